@@ -1,0 +1,40 @@
+"""opendml: DirectML's operator model in Python, on the CPU (NumPy) and on NVIDIA GPUs.
+
+>>> import numpy as np, opendml
+>>> opendml.clip(np.array([-4.0, 0.5, 4.0], np.float32), -2.5, 2.5)
+array([-2.5,  0.5,  2.5], dtype=float32)
+"""
+
+from __future__ import annotations
+
+from .buffer import Buffer, BufferBinding
+from .device import Device
+from .dtypes import DataType
+from .enums import AxisDirection, ExecutionFlags, TensorFlags
+from .errors import (
+    BackendUnavailableError,
+    BindingError,
+    InvalidArgumentError,
+    OpenDMLError,
+    UnsupportedFeatureLevelError,
+)
+from .feature_levels import FeatureLevel
+from .functional import argmin, clip, dequantize_linear, threshold
+from .operator import CompiledOperator, Operator
+from .ops.argmin import ArgMinDesc
+from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
+from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
+from .ops.elementwise import ScaleBias
+from .ops.threshold import ElementWiseThresholdDesc
+from .tensor import TensorDesc, calc_buffer_tensor_size
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ArgMinDesc", "AxisDirection", "BackendUnavailableError", "BindingError", "Buffer", "BufferBinding",
+    "CompiledOperator", "DataType", "Device", "ElementWiseClip1Desc", "ElementWiseClipDesc",
+    "ElementWiseDequantizeLinearDesc", "ElementWiseThresholdDesc", "ExecutionFlags", "FeatureLevel",
+    "InvalidArgumentError", "OpenDMLError", "Operator", "ScaleBias", "TensorDesc", "TensorFlags",
+    "UnsupportedFeatureLevelError", "argmin", "calc_buffer_tensor_size", "clip", "dequantize_linear",
+    "threshold",
+]

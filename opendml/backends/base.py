@@ -1,0 +1,30 @@
+"""What a backend provides to the device."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..dtypes import DataType
+
+if TYPE_CHECKING:
+    from ..buffer import Buffer
+    from ..device import Device
+    from ..operator import Kernel, Operator
+
+
+class Backend(Protocol):
+    name: str
+
+    def allocate(self, device: Device, size_in_bytes: int) -> Buffer:
+        """A new zero-filled buffer."""
+
+    def upload(self, device: Device, array: Any) -> Buffer:
+        """A new buffer holding a copy of the array's bytes (row-major)."""
+
+    def wrap(self, device: Device, raw: Any) -> Buffer:
+        """A buffer over existing memory: ``raw`` is a 1-D uint8 array of this backend's kind."""
+
+    def compile(self, operator: Operator) -> Kernel:
+        """The kernel that executes the operator."""
+
+    def supports_data_type(self, data_type: DataType) -> bool: ...

@@ -1,0 +1,77 @@
+"""The CPU backend: NumPy memory, and the NumPy reference of each operator run over strided views."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..buffer import Buffer
+from ..dtypes import ALL_TYPES, DataType
+
+if TYPE_CHECKING:
+    from ..binding import BoundTensor
+    from ..device import Device
+    from ..operator import Operator
+
+
+class CpuBuffer(Buffer):
+    """Host memory: a 1-D uint8 NumPy array."""
+
+    def __init__(self, device: Device, data: np.ndarray) -> None:
+        super().__init__(device, int(data.size))
+        self.data = data
+
+    @property
+    def address(self) -> int:
+        return int(self.data.__array_interface__["data"][0])
+
+    def to_numpy(self) -> np.ndarray:
+        return self.data.copy()
+
+
+class CpuKernel:
+    def __init__(self, operator: Operator) -> None:
+        self.operator = operator
+
+    def initialize(self) -> None:
+        """Nothing to prepare: the operators have no weights or persistent resources."""
+
+    def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
+        views = [None if b is None else _view(b) for b in inputs]
+        (out,) = outputs
+        result = self.operator.definition.reference(views, self.operator.params)
+        # Computed in full before writing, so an exact in-place alias is safe; the view addresses only
+        # the output's elements, so padding between them is never written.
+        _view(out)[...] = result
+
+
+def _view(bound: BoundTensor) -> np.ndarray:
+    return bound.desc.numpy_view(bound.buffer.data, bound.offset)  # type: ignore[attr-defined]
+
+
+class CpuBackend:
+    name = "cpu"
+
+    def allocate(self, device: Device, size_in_bytes: int) -> Buffer:
+        return CpuBuffer(device, np.zeros(size_in_bytes, dtype=np.uint8))
+
+    def upload(self, device: Device, array: Any) -> Buffer:
+        host = np.ascontiguousarray(array)
+        if host.dtype.byteorder == ">":
+            host = host.astype(host.dtype.newbyteorder("<"))  # DirectML's bytes are little-endian
+        return CpuBuffer(device, host.reshape(-1).view(np.uint8).copy())
+
+    def wrap(self, device: Device, raw: Any) -> Buffer:
+        return CpuBuffer(device, raw)
+
+    def compile(self, operator: Operator) -> CpuKernel:
+        return CpuKernel(operator)
+
+    def supports_data_type(self, data_type: DataType) -> bool:
+        return data_type in ALL_TYPES
+
+
+def create() -> CpuBackend:
+    return CpuBackend()

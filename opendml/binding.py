@@ -1,0 +1,106 @@
+"""The binding rules of SPEC 2-3: counts, alignment, sizes, ranges and overlaps."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .buffer import Buffer, BufferBinding
+from .errors import binding_error
+from .schema import TensorField
+from .tensor import TensorDesc
+
+if TYPE_CHECKING:
+    from .operator import Operator
+
+MIN_OFFSET_ALIGNMENT = 16  # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT
+
+
+@dataclass(frozen=True)
+class BoundTensor:
+    """A tensor description placed in a buffer: the operator touches only ``[start, end)``."""
+
+    field: TensorField
+    desc: TensorDesc
+    buffer: Buffer
+    offset: int
+
+    @property
+    def start(self) -> int:
+        return self.buffer.address + self.offset
+
+    @property
+    def end(self) -> int:
+        return self.start + self.desc.total_tensor_size_in_bytes
+
+    def aliases(self, other: BoundTensor) -> bool:
+        """The exact alias that in-place execution allows."""
+        return self.start == other.start and self.desc.same_layout(other.desc)
+
+    def overlaps(self, other: BoundTensor) -> bool:
+        return self.start < other.end and other.start < self.end
+
+
+def bind(op: Operator, inputs: Sequence[BufferBinding | Buffer | None],
+         outputs: Sequence[BufferBinding | Buffer | None]) -> tuple[list[BoundTensor | None], list[BoundTensor]]:
+    """Check every binding rule and place each tensor in its buffer."""
+    schema = op.definition.schema
+    bound_inputs = _bind_group(op, schema.inputs, inputs, "inputs")
+    bound_outputs = [b for b in _bind_group(op, schema.outputs, outputs, "outputs") if b is not None]
+    for k, out in enumerate(bound_outputs):
+        for other in [b for b in bound_inputs if b is not None] + bound_outputs[:k]:
+            if not out.overlaps(other):
+                continue
+            if other.field.kind == "input" and schema.in_place and out.aliases(other):
+                continue
+            rule = ("may alias InputTensor only exactly (same buffer, offset, sizes, strides and total size)"
+                    if schema.in_place and other.field.kind == "input" else "must not overlap")
+            raise binding_error(schema.name, f"{out.field.name} binding", f"{rule} {other.field.name}",
+                                f"bytes [{out.offset}, {out.offset + out.desc.total_tensor_size_in_bytes}) "
+                                f"against [{other.offset}, {other.offset + other.desc.total_tensor_size_in_bytes})")
+    return bound_inputs, bound_outputs
+
+
+def _bind_group(op: Operator, fields: tuple[TensorField, ...], bindings: object,
+                group: str) -> list[BoundTensor | None]:
+    name = op.definition.schema.name
+    if isinstance(bindings, (str, bytes)) or not isinstance(bindings, Sequence):
+        raise binding_error(name, group, "must be a list of bindings", type(bindings).__name__)
+    if len(bindings) != len(fields):
+        wanted = ", ".join(f.name for f in fields)
+        raise binding_error(name, group, f"must hold {len(fields)} binding(s), one per tensor ({wanted})",
+                            len(bindings))
+    return [_bind_one(op, f, b) for f, b in zip(fields, bindings)]
+
+
+def _bind_one(op: Operator, field: TensorField, binding: object) -> BoundTensor | None:
+    name = op.definition.schema.name
+    desc = op.tensors[field.name]
+    if desc is None:
+        if binding is not None:
+            raise binding_error(name, field.name, "must be bound as None (the tensor is absent)",
+                                type(binding).__name__)
+        return None
+    if isinstance(binding, Buffer):
+        binding = BufferBinding(binding)
+    if not isinstance(binding, BufferBinding):
+        raise binding_error(name, field.name, "must be a BufferBinding", repr(binding))
+    buffer = binding.buffer
+    if not isinstance(buffer, Buffer) or buffer.device.backend is not op.device.backend:
+        raise binding_error(name, f"{field.name}.Buffer", f"must be a buffer of {op.device}", repr(buffer))
+    offset = binding.offset
+    alignment = max(MIN_OFFSET_ALIGNMENT, desc.guaranteed_base_offset_alignment)
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0 or offset % alignment:
+        raise binding_error(name, f"{field.name}.Offset", f"must be a non-negative multiple of {alignment}",
+                            repr(offset))
+    size = buffer.size_in_bytes - offset if binding.size_in_bytes is None else binding.size_in_bytes
+    if isinstance(size, bool) or not isinstance(size, int) or size < desc.total_tensor_size_in_bytes:
+        raise binding_error(name, f"{field.name}.SizeInBytes",
+                            f"must be at least TotalTensorSizeInBytes ({desc.total_tensor_size_in_bytes})",
+                            repr(size))
+    if offset + size > buffer.size_in_bytes:
+        raise binding_error(name, f"{field.name} binding",
+                            f"must lie inside its buffer of {buffer.size_in_bytes} bytes",
+                            f"bytes [{offset}, {offset + size})")
+    return BoundTensor(field, desc, buffer, offset)

@@ -1,0 +1,98 @@
+"""Device: a backend at a feature level; creates operators (all validation), compiles them, makes buffers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from . import backends
+from .buffer import Buffer
+from .dtypes import DataType
+from .enums import ExecutionFlags
+from .errors import UnsupportedFeatureLevelError, invalid
+from .feature_levels import NEWEST, FeatureLevel
+from .operator import CompiledOperator, Operator
+from .ops import BY_DESC_TYPE
+from .tensor import TensorDesc
+from .validate import check_no_owned_by_dml, check_output_writable, check_support
+
+_COMPILE_CACHE_LIMIT = 256
+
+
+class Device:
+    """A device (IDMLDevice) on a backend, created at a feature level.
+
+    >>> Device("cpu", "5_0").check_feature_levels(["4_1", "6_0"])
+    <FeatureLevel.FL_4_1: 16640>
+    """
+
+    def __init__(self, backend: str = "cpu", feature_level: FeatureLevel | str | int = NEWEST) -> None:
+        self.feature_level = FeatureLevel.parse(feature_level, owner="Device", field="feature_level")
+        self.backend = backends.load(backend)
+        self._compiled: dict[Any, CompiledOperator] = {}
+
+    def __repr__(self) -> str:
+        return f"Device({self.backend.name!r}, {self.feature_level.label!r})"
+
+    def check_feature_levels(self, levels: Iterable[FeatureLevel | str | int]) -> FeatureLevel:
+        """The highest of ``levels`` that this device supports."""
+        asked = [FeatureLevel.parse(level, owner="Device", field="feature_levels") for level in levels]
+        supported = [level for level in asked if level <= self.feature_level]
+        if not supported:
+            wanted = ", ".join(level.label for level in asked) or "none"
+            raise UnsupportedFeatureLevelError(
+                f"Device: feature_levels must include one at or below {self.feature_level}; got {wanted}.")
+        return max(supported)
+
+    def supports_data_type(self, data_type: DataType | str) -> bool:
+        return self.backend.supports_data_type(DataType.parse(data_type, owner="Device"))
+
+    def create_operator(self, desc: object) -> Operator:
+        """Validate a description against every rule and this device's feature level."""
+        definition = BY_DESC_TYPE.get(type(desc))
+        if definition is None:
+            known = ", ".join(t.__name__ for t in BY_DESC_TYPE)
+            raise invalid("Device", "desc", f"must be one of {known}", type(desc).__name__)
+        schema = definition.schema
+        for field in schema.tensors:
+            value = getattr(desc, field.attribute)
+            if not isinstance(value, TensorDesc) and not (field.optional and value is None):
+                raise invalid(schema.name, field.name, "must be a TensorDesc", repr(value))
+        params = definition.prepare(desc)  # relations first: a mismatch is invalid at every level
+        tensors = definition.tensors(desc)
+        check_support(schema, tensors, self.feature_level)
+        check_no_owned_by_dml(schema, tensors)
+        for field in schema.outputs:
+            check_output_writable(schema.name, field.name, tensors[field.name])  # type: ignore[arg-type]
+        return Operator(self, definition, desc, params)
+
+    def compile_operator(self, operator: Operator, flags: ExecutionFlags | int | str = ExecutionFlags.NONE
+                         ) -> CompiledOperator:
+        if not isinstance(operator, Operator) or operator.device.backend is not self.backend:
+            raise invalid("Device", "operator", f"must be an operator created on {self}", repr(operator))
+        flags = ExecutionFlags.parse(flags, owner=operator.name, field="ExecutionFlags")
+        return CompiledOperator(operator, flags, self.backend.compile(operator))
+
+    def create_buffer(self, size_in_bytes: int) -> Buffer:
+        """A new zero-filled buffer."""
+        if isinstance(size_in_bytes, bool) or not isinstance(size_in_bytes, int) or size_in_bytes < 0:
+            raise invalid("Device", "size_in_bytes", "must be a non-negative integer", repr(size_in_bytes))
+        return self.backend.allocate(self, size_in_bytes)
+
+    def buffer_from(self, array: Any) -> Buffer:
+        """A new buffer holding a copy of the array's bytes, in row-major order."""
+        return self.backend.upload(self, array)
+
+    def compiled(self, desc: Any) -> CompiledOperator:
+        """Create and compile ``desc`` once, then reuse it (the functional API's cache)."""
+        try:
+            return self._compiled[desc]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable description: no caching
+            return self.compile_operator(self.create_operator(desc))
+        compiled = self.compile_operator(self.create_operator(desc))
+        if len(self._compiled) >= _COMPILE_CACHE_LIMIT:
+            self._compiled.clear()
+        self._compiled[desc] = compiled
+        return compiled

@@ -1,0 +1,47 @@
+"""One exception family, one phrasing.
+
+Every error opendml raises is an :class:`OpenDMLError`. Messages follow DirectML's vocabulary and one
+pattern: ``<OPERATOR>: <Field> <requirement>; got <actual>.``
+"""
+
+from __future__ import annotations
+
+
+class OpenDMLError(Exception):
+    """Base class of every error raised by opendml."""
+
+
+class InvalidArgumentError(OpenDMLError, ValueError):
+    """A description or argument is invalid at every feature level (DirectML's E_INVALIDARG)."""
+
+
+class UnsupportedFeatureLevelError(OpenDMLError):
+    """A description is valid, but not at the device's feature level.
+
+    ``required_level`` is the lowest feature level that would accept it.
+    """
+
+    def __init__(self, message: str, required_level: object = None) -> None:
+        super().__init__(message)
+        self.required_level = required_level
+
+
+class BindingError(OpenDMLError, ValueError):
+    """A buffer binding breaks a binding rule (alignment, size, range, count or overlap)."""
+
+
+class BackendUnavailableError(OpenDMLError, RuntimeError):
+    """The requested backend cannot run on this machine."""
+
+
+def message(owner: str, field: str, requirement: str, got: object) -> str:
+    """Format an error message in opendml's one pattern."""
+    return f"{owner}: {field} {requirement}; got {got}."
+
+
+def invalid(owner: str, field: str, requirement: str, got: object) -> InvalidArgumentError:
+    return InvalidArgumentError(message(owner, field, requirement, got))
+
+
+def binding_error(owner: str, field: str, requirement: str, got: object) -> BindingError:
+    return BindingError(message(owner, field, requirement, got))

@@ -1,0 +1,77 @@
+"""The operator lifecycle: created (validated) -> compiled -> initialized -> bound and executed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .binding import BoundTensor, bind
+from .buffer import Buffer, BufferBinding
+from .enums import ExecutionFlags
+from .ops.definition import OperatorDefinition
+from .tensor import TensorDesc
+
+if TYPE_CHECKING:
+    from .device import Device
+
+
+class Kernel(Protocol):
+    """What a backend compiles an operator into."""
+
+    def initialize(self) -> None: ...
+
+    def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None: ...
+
+
+class Operator:
+    """A validated operator description on a device (IDMLOperator). Made by ``Device.create_operator``."""
+
+    def __init__(self, device: Device, definition: OperatorDefinition, desc: object, params: Any) -> None:
+        self.device = device
+        self.definition = definition
+        self.desc = desc
+        self.params = params
+        self.tensors: dict[str, TensorDesc | None] = definition.tensors(desc)
+
+    @property
+    def name(self) -> str:
+        return self.definition.schema.name
+
+    def __repr__(self) -> str:
+        return f"<Operator {self.name} on {self.device}>"
+
+
+class CompiledOperator:
+    """A compiled operator (IDMLCompiledOperator): bind buffers and execute.
+
+    >>> import numpy as np, opendml as dml
+    >>> device = dml.Device()
+    >>> desc = dml.TensorDesc("FLOAT32", [4])
+    >>> op = device.compile_operator(device.create_operator(dml.ElementWiseClipDesc(desc, desc, -1.0, 1.0)))
+    >>> buffer = device.buffer_from(np.array([-3, 0.5, 2, 1], np.float32))
+    >>> op.execute([dml.BufferBinding(buffer)], [dml.BufferBinding(buffer)])  # in place
+    >>> buffer.to_numpy().view(np.float32)
+    array([-1. ,  0.5,  1. ,  1. ], dtype=float32)
+    """
+
+    def __init__(self, operator: Operator, flags: ExecutionFlags, kernel: Kernel) -> None:
+        self.operator = operator
+        self.flags = flags
+        self._kernel = kernel
+        self._initialized = False
+
+    @property
+    def initialized(self) -> bool:
+        return self._initialized
+
+    def execute(self, inputs: Sequence[BufferBinding | Buffer | None],
+                outputs: Sequence[BufferBinding | Buffer | None]) -> None:
+        """Run once. ``inputs``/``outputs`` hold one binding per tensor in DirectML's order."""
+        bound_inputs, bound_outputs = bind(self.operator, inputs, outputs)
+        if not self._initialized:
+            self._kernel.initialize()
+            self._initialized = True
+        self._kernel.execute(bound_inputs, bound_outputs)
+
+    def __repr__(self) -> str:
+        return f"<CompiledOperator {self.operator.name} on {self.operator.device}>"

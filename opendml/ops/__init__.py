@@ -1,0 +1,14 @@
+"""The operators, listed explicitly (a completeness test checks the list against the descriptions)."""
+
+from __future__ import annotations
+
+from .argmin import ARGMIN
+from .clip import CLIP, CLIP1
+from .definition import OperatorDefinition
+from .dequantize_linear import DEQUANTIZE_LINEAR
+from .threshold import THRESHOLD
+
+OPERATORS: tuple[OperatorDefinition, ...] = (CLIP, CLIP1, THRESHOLD, DEQUANTIZE_LINEAR, ARGMIN)
+
+BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}
+BY_NAME: dict[str, OperatorDefinition] = {op.schema.name: op for op in OPERATORS}

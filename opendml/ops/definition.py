@@ -1,0 +1,32 @@
+"""What every operator module provides: its schema, its description type, its rules and its math."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..schema import OperatorSchema
+from ..tensor import TensorDesc
+
+
+@dataclass(frozen=True)
+class OperatorDefinition:
+    """An operator: schema (data), relation rules (``prepare``) and NumPy reference (the oracle).
+
+    ``prepare(desc)`` checks the rules that tie the tensors and fields together (beyond the support
+    table, which the one validator reads from ``schema``) and returns the parameters the math needs.
+    ``reference(inputs, params)`` takes NumPy views of the inputs (None for an absent optional tensor)
+    and returns the output values, shaped and typed as the output tensor.
+    """
+
+    schema: OperatorSchema
+    desc_type: type
+    prepare: Callable[[Any], Any]
+    reference: Callable[[Sequence[np.ndarray | None], Any], np.ndarray]
+
+    def tensors(self, desc: object) -> dict[str, TensorDesc | None]:
+        """The description's tensors by DirectML field name, in binding order."""
+        return {t.name: getattr(desc, t.attribute) for t in self.schema.tensors}

@@ -1,0 +1,86 @@
+"""ELEMENT_WISE_DEQUANTIZE_LINEAR: ``f = (input - zero_point) * scale``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dtypes import DataType as T
+from ..feature_levels import FeatureLevel as L
+from ..schema import OperatorSchema, SupportRow, TensorField
+from ..tensor import TensorDesc
+from ..validate import check_same_data_type, check_same_sizes
+from .clip import INTEGERS_32
+from .definition import OperatorDefinition
+
+_F32 = frozenset({T.FLOAT32})
+_F32_F16 = frozenset({T.FLOAT32, T.FLOAT16})
+
+
+def _row(level: L, dimensions: tuple[int, int], inputs: frozenset[T], floats: frozenset[T],
+         zero_point_optional: bool = False) -> SupportRow:
+    types = {"InputTensor": inputs, "ScaleTensor": floats, "ZeroPointTensor": inputs, "OutputTensor": floats}
+    absent = frozenset({"ZeroPointTensor"}) if zero_point_optional else frozenset()
+    return SupportRow(level, dimensions, types, absent)
+
+
+DEQUANTIZE_LINEAR_SCHEMA = OperatorSchema(
+    name="ELEMENT_WISE_DEQUANTIZE_LINEAR",
+    introduced=L.FL_1_0,
+    tensors=(
+        TensorField("InputTensor", "input"),
+        TensorField("ScaleTensor", "input"),
+        TensorField("ZeroPointTensor", "input", optional=True),
+        TensorField("OutputTensor", "output"),
+    ),
+    rows=(
+        _row(L.FL_6_2, (1, 8), INTEGERS_32, _F32_F16, zero_point_optional=True),
+        _row(L.FL_6_0, (1, 8), INTEGERS_32, _F32_F16),
+        _row(L.FL_3_0, (1, 8), INTEGERS_32, _F32),
+        _row(L.FL_2_1, (4, 4), INTEGERS_32, _F32),
+        _row(L.FL_1_0, (4, 4), frozenset({T.UINT8}), _F32),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ElementWiseDequantizeLinearDesc:
+    """DML_ELEMENT_WISE_DEQUANTIZE_LINEAR_OPERATOR_DESC. An absent zero point means 0."""
+
+    input_tensor: TensorDesc
+    scale_tensor: TensorDesc
+    zero_point_tensor: TensorDesc | None
+    output_tensor: TensorDesc
+
+
+@dataclass(frozen=True)
+class DequantizeParams:
+    output_type: T
+
+
+def prepare_dequantize_linear(desc: ElementWiseDequantizeLinearDesc) -> DequantizeParams:
+    owner = DEQUANTIZE_LINEAR_SCHEMA.name
+    x, scale, zero_point, out = desc.input_tensor, desc.scale_tensor, desc.zero_point_tensor, desc.output_tensor
+    check_same_data_type(owner, "ScaleTensor", scale, "OutputTensor", out)
+    check_same_sizes(owner, "InputTensor", x, "ScaleTensor", scale)
+    check_same_sizes(owner, "InputTensor", x, "OutputTensor", out)
+    if zero_point is not None:
+        check_same_data_type(owner, "InputTensor", x, "ZeroPointTensor", zero_point)
+        check_same_sizes(owner, "InputTensor", x, "ZeroPointTensor", zero_point)
+    return DequantizeParams(out.data_type)
+
+
+def dequantize_linear_reference(inputs: Sequence[np.ndarray | None], params: DequantizeParams) -> np.ndarray:
+    """Exact integer difference, rounded once to float32, times the scale in float32 (SPEC 8.6)."""
+    x, scale, zero_point = inputs
+    difference = x.astype(np.int64)
+    if zero_point is not None:
+        difference = difference - zero_point.astype(np.int64)  # exact: both fit in 33 bits
+    value = np.multiply(difference.astype(np.float32), scale.astype(np.float32), dtype=np.float32)
+    return value.astype(params.output_type.numpy)
+
+
+DEQUANTIZE_LINEAR = OperatorDefinition(DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc,
+                                       prepare_dequantize_linear, dequantize_linear_reference)

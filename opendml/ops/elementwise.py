@@ -1,0 +1,156 @@
+"""Shared pieces of CLIP, CLIP1 and THRESHOLD: ScaleBias, typed bounds, and the per-element math.
+
+The math is written as functions of whole arrays that touch each element on its own, so that a later
+graph builder can compose them (DEQUANTIZE_LINEAR -> CLIP -> ...) into one pass.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dtypes import DataType
+from ..errors import invalid
+from ..tensor import TensorDesc
+from ..validate import check_same_data_type, check_same_sizes
+
+Number = int | float | np.integer | np.floating
+
+
+@dataclass(frozen=True)
+class ScaleBias:
+    """DML_SCALE_BIAS: ``g(x) = x * scale + bias``, computed in float32 with two roundings."""
+
+    scale: float
+    bias: float
+
+    @classmethod
+    def parse(cls, value: object, owner: str) -> ScaleBias | None:
+        """Accept None, a ScaleBias or a ``(scale, bias)`` pair."""
+        if value is None or isinstance(value, ScaleBias):
+            return value
+        if isinstance(value, (tuple, list)) and len(value) == 2:
+            return cls(*value)
+        raise invalid(owner, "ScaleBias", "must be a ScaleBias or a (scale, bias) pair", repr(value))
+
+
+@dataclass(frozen=True)
+class ClampParams:
+    """Everything the per-element math of CLIP, CLIP1 and THRESHOLD needs.
+
+    ``low``/``high`` are in the compute type (float32 for float tensors, the tensor's type for
+    integers); None means no bound on that side (THRESHOLD's Max, or a NaN bound on a float tensor).
+    """
+
+    data_type: DataType
+    scale_bias: tuple[np.float32, np.float32] | None
+    low: np.generic | None
+    high: np.generic | None
+
+
+def float_field(value: object, owner: str, field: str) -> np.float32:
+    """A DirectML FLOAT field: any real number, rounded to float32 as a C cast would."""
+    if isinstance(value, bool) or not isinstance(value, Number):
+        raise invalid(owner, field, "must be a number", repr(value))
+    try:
+        as_double = float(value)
+    except OverflowError:  # a Python int beyond float64: it rounds to an infinity
+        as_double = math.copysign(math.inf, value)
+    with np.errstate(over="ignore"):
+        return np.float32(as_double)
+
+
+def exact_scalar(value: object, data_type: DataType, owner: str, field: str) -> np.generic:
+    """A DML_SCALAR_UNION of ``data_type``: integers exact and in range, floats without overflow."""
+    if isinstance(value, bool) or not isinstance(value, Number):
+        raise invalid(owner, field, f"must be a number of type {data_type.name}", repr(value))
+    if data_type.is_integer:
+        if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+            raise invalid(owner, field, f"must be an integer for MinMaxDataType {data_type.name}", value)
+        low, high = data_type.integer_range
+        if not low <= int(value) <= high:
+            raise invalid(owner, field, f"must be in [{low}, {high}] for {data_type.name}", int(value))
+        return data_type.numpy.type(int(value))
+    with np.errstate(over="ignore"):
+        typed = data_type.numpy.type(float(value))
+    if math.isfinite(float(value)) and not np.isfinite(typed):
+        raise invalid(owner, field, f"must be representable in {data_type.name}", value)
+    return typed
+
+
+def typed_bound(value: Number, data_type: DataType, owner: str, field: str) -> np.generic | None:
+    """A bound in the compute type of ``data_type`` (SPEC 8.3), or None where it bounds nothing.
+
+    Floats round to the tensor's type (nearest even) and a NaN bound bounds nothing. Integer tensors
+    take the bound truncated toward zero, then saturated, in exact arithmetic (so an exact integer
+    given as a Python int stays exact); a NaN bound is rejected.
+    """
+    if data_type.is_float:
+        if np.isnan(value):
+            return None
+        with np.errstate(over="ignore"):
+            return np.float32(data_type.numpy.type(value))
+    low, high = data_type.integer_range
+    if isinstance(value, (int, np.integer)):
+        exact = int(value)
+    elif math.isnan(value):
+        raise invalid(owner, field, f"must not be NaN on a {data_type.name} tensor", "nan")
+    elif math.isinf(value):
+        exact = high if value > 0 else low
+    else:
+        exact = math.trunc(float(value))
+    return data_type.numpy.type(min(max(exact, low), high))
+
+
+def prepare_unary(owner: str, input_tensor: TensorDesc, output_tensor: TensorDesc,
+                  scale_bias: object) -> tuple[np.float32, np.float32] | None:
+    """The tensor rules shared by CLIP, CLIP1 and THRESHOLD; returns the float32 ScaleBias, if any."""
+    check_same_data_type(owner, "InputTensor", input_tensor, "OutputTensor", output_tensor)
+    check_same_sizes(owner, "InputTensor", input_tensor, "OutputTensor", output_tensor)
+    parsed = ScaleBias.parse(scale_bias, owner)
+    if parsed is None:
+        return None
+    if not input_tensor.data_type.is_float:
+        raise invalid(owner, "ScaleBias", "must be absent on integer tensors",
+                      f"ScaleBias on {input_tensor.data_type.name}")
+    return (float_field(parsed.scale, owner, "ScaleBias.Scale"),
+            float_field(parsed.bias, owner, "ScaleBias.Bias"))
+
+
+def compute_values(x: np.ndarray, data_type: DataType) -> np.ndarray:
+    """Elements in the compute type: float32 for FLOAT16/FLOAT32 (exact), the type itself otherwise."""
+    return x.astype(np.float32) if data_type.is_float else np.asarray(x)
+
+
+def apply_scale_bias(v: np.ndarray, scale_bias: tuple[np.float32, np.float32] | None) -> np.ndarray:
+    """``v * scale + bias`` in float32: a rounded multiply, then a rounded add (never fused)."""
+    if scale_bias is None:
+        return v
+    scale, bias = scale_bias
+    product = np.multiply(v, scale, dtype=np.float32)
+    return np.add(product, bias, dtype=np.float32)
+
+
+def clamp(v: np.ndarray, low: np.generic | None, high: np.generic | None) -> np.ndarray:
+    """``max(low, min(v, high))`` with one rule for every backend.
+
+    A bound replaces an element only when the comparison is strictly true: a NaN element stays NaN,
+    a NaN bound replaces nothing, and on a tie (-0.0 against +0.0) the element is kept.
+    """
+    if high is not None:
+        v = np.where(v > high, high, v)
+    if low is not None:
+        v = np.where(v < low, low, v)
+    return v
+
+
+def clamp_reference(inputs: Sequence[np.ndarray | None], params: ClampParams) -> np.ndarray:
+    """The NumPy reference of CLIP, CLIP1 and THRESHOLD."""
+    (x,) = inputs
+    v = compute_values(x, params.data_type)
+    v = apply_scale_bias(v, params.scale_bias)
+    v = clamp(v, params.low, params.high)
+    return v.astype(params.data_type.numpy)

@@ -1,0 +1,175 @@
+"""DML_BUFFER_TENSOR_DESC: sizes and strides in elements over a byte range, checked at construction."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .dtypes import DataType
+from .enums import TensorFlags
+from .errors import invalid
+
+MAX_DIMENSIONS = 8  # DML_TENSOR_DIMENSION_COUNT_MAX1
+UINT32_MAX = 2**32 - 1
+UINT64_MAX = 2**64 - 1
+_OWNER = "DML_BUFFER_TENSOR_DESC"
+
+# Above this many elements an exact self-overlap check (which lists every offset) is too costly.
+_EXACT_OVERLAP_LIMIT = 1 << 22
+
+
+def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
+    """Row-major strides, in elements, of a packed tensor."""
+    strides = [1] * len(sizes)
+    for k in range(len(sizes) - 2, -1, -1):
+        strides[k] = strides[k + 1] * sizes[k + 1]
+    return tuple(strides)
+
+
+def calc_buffer_tensor_size(data_type: DataType, sizes: Sequence[int], strides: Sequence[int] | None) -> int:
+    """DMLCalcBufferTensorSize: the fewest bytes a tensor of this description occupies, rounded up to 4.
+
+    >>> calc_buffer_tensor_size(DataType.FLOAT16, [5], None)
+    12
+    """
+    if strides is None:
+        elements = math.prod(sizes)
+    else:
+        elements = sum((n - 1) * s for n, s in zip(sizes, strides)) + 1
+    return (elements * data_type.size + 3) // 4 * 4
+
+
+def _check_uint(value: object, field: str, upper: int, lower: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise invalid(_OWNER, field, "must be an integer", repr(value))
+    value = int(value)
+    if not lower <= value <= upper:
+        raise invalid(_OWNER, field, f"must be in [{lower}, {upper}]", value)
+    return value
+
+
+def _int_tuple(values: object, field: str, lower: int) -> tuple[int, ...]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray):
+        raise invalid(_OWNER, field, "must be a sequence of integers", repr(values))
+    return tuple(_check_uint(v, f"{field}[{k}]", UINT32_MAX, lower) for k, v in enumerate(values))
+
+
+@dataclass(frozen=True, eq=True)
+class TensorDesc:
+    """A buffer tensor description, as DirectML's DML_BUFFER_TENSOR_DESC.
+
+    >>> desc = TensorDesc("FLOAT32", [2, 3], strides=[0, 1])
+    >>> desc.total_tensor_size_in_bytes
+    12
+    """
+
+    data_type: DataType
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...] | None = None
+    flags: TensorFlags = field(default=TensorFlags.NONE, kw_only=True)
+    total_tensor_size_in_bytes: int = field(default=None, kw_only=True)  # type: ignore[assignment]
+    guaranteed_base_offset_alignment: int = field(default=0, kw_only=True)
+
+    def __init__(
+        self,
+        data_type: DataType | str,
+        sizes: Sequence[int],
+        strides: Sequence[int] | None = None,
+        *,
+        flags: TensorFlags | str | int = TensorFlags.NONE,
+        total_tensor_size_in_bytes: int | None = None,
+        guaranteed_base_offset_alignment: int = 0,
+    ) -> None:
+        data_type = DataType.parse(data_type, owner=_OWNER)
+        sizes = _int_tuple(sizes, "Sizes", lower=1)
+        if not 1 <= len(sizes) <= MAX_DIMENSIONS:
+            raise invalid(_OWNER, "DimensionCount", f"must be between 1 and {MAX_DIMENSIONS}", len(sizes))
+        if math.prod(sizes) > UINT32_MAX:
+            raise invalid(_OWNER, "Sizes", f"must hold at most {UINT32_MAX} elements", math.prod(sizes))
+        if strides is not None:
+            strides = _int_tuple(strides, "Strides", lower=0)
+            if len(strides) != len(sizes):
+                raise invalid(_OWNER, "Strides", f"must have DimensionCount ({len(sizes)}) entries", len(strides))
+        minimum = calc_buffer_tensor_size(data_type, sizes, strides)
+        if total_tensor_size_in_bytes is None:
+            total = minimum
+        else:
+            total = _check_uint(total_tensor_size_in_bytes, "TotalTensorSizeInBytes", UINT64_MAX)
+            if total < minimum:
+                raise invalid(_OWNER, "TotalTensorSizeInBytes", f"must be at least {minimum}", total)
+        alignment = _check_uint(guaranteed_base_offset_alignment, "GuaranteedBaseOffsetAlignment", UINT32_MAX)
+        if alignment and (alignment & (alignment - 1) or alignment < data_type.size):
+            raise invalid(_OWNER, "GuaranteedBaseOffsetAlignment",
+                          f"must be 0 or a power of two of at least {data_type.size}", alignment)
+        set_ = object.__setattr__
+        set_(self, "data_type", data_type)
+        set_(self, "sizes", sizes)
+        set_(self, "strides", strides)
+        set_(self, "flags", TensorFlags.parse(flags, owner=_OWNER))
+        set_(self, "total_tensor_size_in_bytes", total)
+        set_(self, "guaranteed_base_offset_alignment", alignment)
+
+    @property
+    def dimension_count(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def element_count(self) -> int:
+        return math.prod(self.sizes)
+
+    @property
+    def effective_strides(self) -> tuple[int, ...]:
+        """The strides in use: the given ones, or packed row-major ones."""
+        return self.strides if self.strides is not None else packed_strides(self.sizes)
+
+    @property
+    def is_packed(self) -> bool:
+        return self.effective_strides == packed_strides(self.sizes)
+
+    @property
+    def span_in_bytes(self) -> int:
+        """Bytes from the first addressed element to the end of the last one (before rounding up to 4)."""
+        last = sum((n - 1) * s for n, s in zip(self.sizes, self.effective_strides))
+        return (last + 1) * self.data_type.size
+
+    def same_layout(self, other: TensorDesc) -> bool:
+        """Whether two descriptions address the same bytes the same way (the in-place rule)."""
+        return (self.data_type == other.data_type and self.sizes == other.sizes
+                and self.effective_strides == other.effective_strides
+                and self.total_tensor_size_in_bytes == other.total_tensor_size_in_bytes)
+
+    def has_overlapping_elements(self) -> bool:
+        """Whether two index vectors reach the same element (such a tensor cannot be written)."""
+        dims = sorted((s, n) for n, s in zip(self.sizes, self.effective_strides) if n > 1)
+        reach = 0  # the largest offset reachable with the dimensions seen so far
+        for stride, size in dims:
+            if stride <= reach:
+                break
+            reach += (size - 1) * stride
+        else:
+            return False  # each stride jumps past everything smaller: provably disjoint
+        if any(stride == 0 for stride, _ in dims):
+            return True
+        if self.element_count > _EXACT_OVERLAP_LIMIT:
+            return True  # too large to prove disjoint: treated as overlapping (documented)
+        offsets = element_offsets(self.sizes, self.effective_strides)
+        return np.unique(offsets).size != offsets.size
+
+    def numpy_view(self, data: np.ndarray, offset: int) -> np.ndarray:
+        """A NumPy view of this tensor inside ``data`` (a 1-D uint8 array) starting at byte ``offset``."""
+        itemsize = self.data_type.size
+        return np.ndarray(self.sizes, dtype=self.data_type.numpy, buffer=data, offset=offset,
+                          strides=tuple(s * itemsize for s in self.effective_strides))
+
+
+def element_offsets(sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
+    """Element offsets of every index vector, in row-major index order."""
+    offsets = np.zeros((1,) * len(sizes), dtype=np.int64)
+    for k, (n, s) in enumerate(zip(sizes, strides)):
+        shape = [1] * len(sizes)
+        shape[k] = n
+        offsets = offsets + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+    return offsets.reshape(-1)
