@@ -1,0 +1,44 @@
+"""Small helpers shared by the tests: run one description on a device over NumPy data."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+import opendml as dml
+
+
+def packed_bytes(values: np.ndarray, total: int) -> np.ndarray:
+    """The array's bytes (row-major), zero-padded to ``total`` bytes."""
+    raw = np.zeros(total, np.uint8)
+    data = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+    raw[: data.size] = data
+    return raw
+
+
+def run(device: dml.Device, desc: object, inputs: Sequence[np.ndarray | None],
+        fill: int = 0) -> np.ndarray:
+    """Execute ``desc`` on packed copies of ``inputs``; return the packed output as a NumPy array."""
+    op = device.compile_operator(device.create_operator(desc))
+    tensors = op.operator.tensors
+    names = [f.name for f in op.operator.definition.schema.inputs]
+    bindings = []
+    for name, values in zip(names, inputs):
+        if values is None:
+            bindings.append(None)
+            continue
+        total = tensors[name].total_tensor_size_in_bytes
+        bindings.append(dml.BufferBinding(device.buffer_from(packed_bytes(np.asarray(values), total))))
+    (out_field,) = op.operator.definition.schema.outputs
+    out_desc = tensors[out_field.name]
+    out = device.buffer_from(np.full(out_desc.total_tensor_size_in_bytes, fill, np.uint8))
+    op.execute(bindings, [dml.BufferBinding(out)])
+    count = out_desc.element_count * out_desc.data_type.size
+    return out.to_numpy()[:count].view(out_desc.data_type.numpy).reshape(out_desc.sizes)
+
+
+def bits(values: np.ndarray) -> np.ndarray:
+    """Raw bits of a float array, for bit-exact comparisons that also see -0.0."""
+    values = np.asarray(values)
+    return values.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[values.itemsize])

@@ -1,0 +1,130 @@
+"""Every support-table row of SPEC 4-7, transcribed here independently of opendml's schemas.
+
+For each operator, level, data-type combination and dimension count, the description must be accepted
+exactly when the table in force at that level allows it; when it is rejected but a higher level would
+accept it, the error must name the lowest such level.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+import opendml as dml
+from opendml import DataType as T
+from opendml import FeatureLevel as L
+
+F = {T.FLOAT32, T.FLOAT16}
+I32 = {T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16, T.UINT8}
+I64 = {T.INT64, T.UINT64}
+IDX = {T.INT64, T.INT32, T.UINT64, T.UINT32}
+EVERY_TYPE = [t for t in T if t is not T.UNKNOWN]
+ALL_RANKS = range(1, 9)
+FOUR = range(4, 5)
+
+# (from level, dimension counts, data types) — SPEC 4 and 5.
+CLIP_TABLE = [(L.FL_5_0, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32),
+              (L.FL_2_1, FOUR, F | I32), (L.FL_1_0, FOUR, F)]
+CLIP1_TABLE = [(L.FL_5_0, ALL_RANKS, F | I32 | I64)]
+THRESHOLD_TABLE = [(L.FL_3_0, ALL_RANKS, F | I32), (L.FL_2_1, FOUR, F | I32), (L.FL_1_0, FOUR, F)]
+# SPEC 6: (from level, ranks, input = zero point types, scale = output types, zero point optional).
+DEQUANTIZE_TABLE = [(L.FL_6_2, ALL_RANKS, I32, F, True), (L.FL_6_0, ALL_RANKS, I32, F, False),
+                    (L.FL_3_0, ALL_RANKS, I32, {T.FLOAT32}, False), (L.FL_2_1, FOUR, I32, {T.FLOAT32}, False),
+                    (L.FL_1_0, FOUR, {T.UINT8}, {T.FLOAT32}, False)]
+# SPEC 7: (from level, ranks, input types, output types).
+ARGMIN_TABLE = [(L.FL_4_1, ALL_RANKS, F | I32 | I64, IDX), (L.FL_3_0, ALL_RANKS, F | I32, IDX)]
+
+
+def in_force(table: list, level: L) -> tuple | None:
+    rows = [row for row in table if row[0] <= level]
+    return max(rows, key=lambda row: row[0]) if rows else None
+
+
+def expected_outcome(table: list, allows, levels=tuple(L)) -> dict[L, bool]:
+    return {level: (row := in_force(table, level)) is not None and allows(row) for level in levels}
+
+
+def check(make_desc, outcome: dict[L, bool]) -> None:
+    for level, accepted in outcome.items():
+        device = dml.Device("cpu", level)
+        if accepted:
+            device.create_operator(make_desc())
+            continue
+        higher = [lv for lv, ok in outcome.items() if ok and lv > level]
+        expected_error = dml.UnsupportedFeatureLevelError if higher else dml.InvalidArgumentError
+        with pytest.raises(expected_error) as info:
+            device.create_operator(make_desc())
+        if higher:
+            assert info.value.required_level == min(higher)
+            assert f"accepts this description is {min(higher).label}" in str(info.value)
+
+
+def sizes(rank: int) -> list[int]:
+    return [2] * rank
+
+
+@pytest.mark.parametrize("rank", ALL_RANKS)
+@pytest.mark.parametrize("data_type", EVERY_TYPE, ids=lambda t: t.name)
+@pytest.mark.parametrize("kind", ["CLIP", "CLIP1", "THRESHOLD"])
+def test_unary_tables(kind: str, data_type: T, rank: int) -> None:
+    t = dml.TensorDesc(data_type, sizes(rank))
+    table = {"CLIP": CLIP_TABLE, "CLIP1": CLIP1_TABLE, "THRESHOLD": THRESHOLD_TABLE}[kind]
+    make = {
+        "CLIP": lambda: dml.ElementWiseClipDesc(t, t, 0.0, 1.0),
+        "CLIP1": lambda: dml.ElementWiseClip1Desc(t, t, data_type, 0, 1),
+        "THRESHOLD": lambda: dml.ElementWiseThresholdDesc(t, t, 0.0),
+    }[kind]
+    check(make, expected_outcome(table, lambda row: rank in row[1] and data_type in row[2]))
+
+
+@pytest.mark.parametrize("rank", ALL_RANKS)
+@pytest.mark.parametrize("with_zero_point", [True, False])
+@pytest.mark.parametrize("input_type", EVERY_TYPE, ids=lambda t: t.name)
+@pytest.mark.parametrize("scale_type", [T.FLOAT32, T.FLOAT16, T.FLOAT64, T.INT32], ids=lambda t: t.name)
+def test_dequantize_linear_table(scale_type: T, input_type: T, with_zero_point: bool, rank: int) -> None:
+    x = dml.TensorDesc(input_type, sizes(rank))
+    scale = dml.TensorDesc(scale_type, sizes(rank), [0] * rank)
+    zero_point = dml.TensorDesc(input_type, sizes(rank), [0] * rank) if with_zero_point else None
+    out = dml.TensorDesc(scale_type, sizes(rank))
+
+    def allows(row: tuple) -> bool:
+        _, ranks, inputs, floats, optional = row
+        return (rank in ranks and input_type in inputs and scale_type in floats
+                and (with_zero_point or optional))
+
+    check(lambda: dml.ElementWiseDequantizeLinearDesc(x, scale, zero_point, out),
+          expected_outcome(DEQUANTIZE_TABLE, allows))
+
+
+@pytest.mark.parametrize("rank", ALL_RANKS)
+@pytest.mark.parametrize(("input_type", "output_type"), list(itertools.product(EVERY_TYPE, EVERY_TYPE)),
+                         ids=lambda t: t.name)
+def test_argmin_table(input_type: T, output_type: T, rank: int) -> None:
+    x = dml.TensorDesc(input_type, sizes(rank))
+    out = dml.TensorDesc(output_type, [1] + sizes(rank)[1:])
+    outcome = expected_outcome(ARGMIN_TABLE, lambda row: rank in row[1] and input_type in row[2]
+                               and output_type in row[3])
+    check(lambda: dml.ArgMinDesc(x, out, [0]), outcome)
+
+
+def test_argmin_names_its_introduction_level() -> None:
+    t = dml.TensorDesc("FLOAT32", [2])
+    with pytest.raises(dml.UnsupportedFeatureLevelError, match=r"^ARGMIN: FeatureLevel must be at least 3_0"):
+        dml.Device("cpu", "2_1").create_operator(dml.ArgMinDesc(t, dml.TensorDesc("UINT32", [1]), [0]))
+
+
+def test_clip1_names_its_introduction_level() -> None:
+    t = dml.TensorDesc("INT32", [2])
+    with pytest.raises(dml.UnsupportedFeatureLevelError, match="ELEMENT_WISE_CLIP1") as info:
+        dml.Device("cpu", "4_1").create_operator(dml.ElementWiseClip1Desc(t, t, "INT32", 0, 1))
+    assert info.value.required_level is L.FL_5_0
+
+
+def test_level_message_names_field_type_and_level() -> None:
+    t = dml.TensorDesc("INT8", [1, 1, 2, 2])
+    with pytest.raises(dml.UnsupportedFeatureLevelError) as info:
+        dml.Device("cpu", "2_0").create_operator(dml.ElementWiseClipDesc(t, t, 0.0, 1.0))
+    assert str(info.value) == (
+        "ELEMENT_WISE_CLIP: InputTensor.DataType must be one of FLOAT32, FLOAT16 at feature level 2_0; got INT8."
+        " The lowest feature level that accepts this description is 2_1.")
