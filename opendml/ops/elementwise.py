@@ -58,7 +58,7 @@ def float_field(value: object, owner: str, field: str) -> np.float32:
     try:
         as_double = float(value)
     except OverflowError:  # a Python int beyond float64: it rounds to an infinity
-        as_double = math.copysign(math.inf, value)
+        as_double = math.inf if value > 0 else -math.inf
     with np.errstate(over="ignore"):
         return np.float32(as_double)
 
