@@ -87,7 +87,7 @@ def _bind_one(op: Operator, field: TensorField, binding: object) -> BoundTensor 
     if not isinstance(binding, BufferBinding):
         raise binding_error(name, field.name, "must be a BufferBinding", repr(binding))
     buffer = binding.buffer
-    if not isinstance(buffer, Buffer) or buffer.device.backend is not op.device.backend:
+    if not isinstance(buffer, Buffer) or getattr(buffer.device, "backend", None) is not op.device.backend:
         raise binding_error(name, f"{field.name}.Buffer", f"must be a buffer of {op.device}", repr(buffer))
     offset = binding.offset
     alignment = max(MIN_OFFSET_ALIGNMENT, desc.guaranteed_base_offset_alignment)

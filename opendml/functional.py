@@ -137,7 +137,7 @@ def _unary(schema: OperatorSchema, x: Any, out: np.ndarray | None, device: Devic
     result = _output(out, x.shape, x.dtype, schema.name)
     pad = _leading_ones(schema, device, max(x.ndim, 1))
     shape = (1,) * pad + (x.shape or (1,))
-    _run(device, make_desc, [x.reshape(shape)], result.reshape(shape) if result.ndim else result.reshape(1))
+    _run(device, make_desc, [x.reshape(shape)], result.reshape(shape))
     return result
 
 

@@ -1,0 +1,193 @@
+"""Binding rules (SPEC 2-3): alignment, sizes, ranges, counts, overlaps, in place; and the lifecycle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opendml as dml
+from opendml import BufferBinding, TensorDesc
+
+T8 = TensorDesc("FLOAT32", [8])
+
+
+def compiled(device: dml.Device, desc: object) -> dml.CompiledOperator:
+    return device.compile_operator(device.create_operator(desc))
+
+
+def clip_op(device: dml.Device, t: TensorDesc = T8) -> dml.CompiledOperator:
+    return compiled(device, dml.ElementWiseClipDesc(t, t, -1.0, 1.0))
+
+
+def floats(device: dml.Device, values: np.ndarray) -> dml.Buffer:
+    return device.buffer_from(np.asarray(values, np.float32))
+
+
+@pytest.mark.parametrize(("binding", "message"), [
+    (lambda b: BufferBinding(b, offset=8), r"ELEMENT_WISE_CLIP: InputTensor.Offset must be a non-negative multiple of 16; got 8\."),
+    (lambda b: BufferBinding(b, offset=-16), r"InputTensor.Offset must be a non-negative multiple of 16; got -16\."),
+    (lambda b: BufferBinding(b, offset=16), r"InputTensor.SizeInBytes must be at least TotalTensorSizeInBytes \(32\); got 24\."),
+    (lambda b: BufferBinding(b, size_in_bytes=28), r"InputTensor.SizeInBytes must be at least TotalTensorSizeInBytes \(32\); got 28\."),
+    (lambda b: BufferBinding(b, offset=16, size_in_bytes=32), r"InputTensor binding must lie inside its buffer of 40 bytes; got bytes \[16, 48\)\."),
+    (lambda b: "buffer", r"InputTensor must be a BufferBinding; got 'buffer'\."),
+    (lambda b: None, r"InputTensor must be a BufferBinding; got None\."),
+])
+def test_bad_input_binding(device: dml.Device, binding, message: str) -> None:
+    op = clip_op(device)
+    buffer = device.create_buffer(40)
+    out = device.create_buffer(32)
+    with pytest.raises(dml.BindingError, match=message):
+        op.execute([binding(buffer)], [BufferBinding(out)])
+
+
+def test_guaranteed_alignment_raises_the_offset_rule(device: dml.Device) -> None:
+    t = TensorDesc("FLOAT32", [4], guaranteed_base_offset_alignment=64)
+    op = clip_op(device, t)
+    buffer = device.create_buffer(256)
+    with pytest.raises(dml.BindingError, match=r"Offset must be a non-negative multiple of 64; got 32\."):
+        op.execute([BufferBinding(buffer, 32)], [BufferBinding(buffer, 128)])
+    op.execute([BufferBinding(buffer, 64)], [BufferBinding(buffer, 128)])
+
+
+@pytest.mark.parametrize(("inputs", "outputs", "message"), [
+    (2, 1, r"ELEMENT_WISE_CLIP: inputs must hold 1 binding\(s\), one per tensor \(InputTensor\); got 2\."),
+    (0, 1, r"inputs must hold 1 binding\(s\)"),
+    (1, 0, r"outputs must hold 1 binding\(s\), one per tensor \(OutputTensor\); got 0\."),
+])
+def test_binding_counts(device: dml.Device, inputs: int, outputs: int, message: str) -> None:
+    op = clip_op(device)
+    buffer = device.create_buffer(32)
+    with pytest.raises(dml.BindingError, match=message):
+        op.execute([BufferBinding(buffer)] * inputs, [BufferBinding(device.create_buffer(32))] * outputs)
+
+
+def test_bindings_must_be_a_list(device: dml.Device) -> None:
+    with pytest.raises(dml.BindingError, match=r"inputs must be a list of bindings; got CpuBuffer|inputs must be"):
+        clip_op(device).execute(device.create_buffer(32), [device.create_buffer(32)])  # type: ignore[arg-type]
+
+
+def test_absent_optional_tensor_binds_as_none(device: dml.Device) -> None:
+    t = TensorDesc("UINT8", [4])
+    f = TensorDesc("FLOAT32", [4])
+    op = compiled(device, dml.ElementWiseDequantizeLinearDesc(t, f, None, f))
+    x, scale, out = device.create_buffer(4), floats(device, [1, 1, 1, 1]), device.create_buffer(16)
+    with pytest.raises(dml.BindingError, match=r"ZeroPointTensor must be bound as None \(the tensor is absent\)"):
+        op.execute([x, scale, x], [out])
+    op.execute([x, scale, None], [out])
+    with_zero_point = compiled(device, dml.ElementWiseDequantizeLinearDesc(t, f, t, f))
+    with pytest.raises(dml.BindingError, match=r"ZeroPointTensor must be a BufferBinding; got None"):
+        with_zero_point.execute([x, scale, None], [out])
+
+
+def test_in_place_clip_and_threshold(device: dml.Device) -> None:
+    buffer = floats(device, [-3, -0.5, 0, 0.5, 3, 7, -7, 1])
+    clip_op(device).execute([BufferBinding(buffer)], [BufferBinding(buffer)])
+    assert buffer.to_numpy().view(np.float32).tolist() == [-1, -0.5, 0, 0.5, 1, 1, -1, 1]
+    threshold = compiled(device, dml.ElementWiseThresholdDesc(T8, T8, 0.25))
+    threshold.execute([buffer], [buffer])
+    assert buffer.to_numpy().view(np.float32).tolist() == [0.25, 0.25, 0.25, 0.5, 1, 1, 0.25, 1]
+
+
+def test_in_place_needs_an_exact_alias(device: dml.Device) -> None:
+    buffer = device.create_buffer(64)
+    op = clip_op(device)
+    with pytest.raises(dml.BindingError, match=r"OutputTensor binding may alias InputTensor only exactly"):
+        op.execute([BufferBinding(buffer, 0)], [BufferBinding(buffer, 16)])
+    reversed_layout = TensorDesc("FLOAT32", [2, 4], [1, 2])
+    packed = TensorDesc("FLOAT32", [2, 4])
+    transpose = compiled(device, dml.ElementWiseClipDesc(packed, reversed_layout, 0.0, 1.0))
+    with pytest.raises(dml.BindingError, match=r"may alias InputTensor only exactly"):
+        transpose.execute([buffer], [buffer])
+
+
+@pytest.mark.parametrize("kind", ["argmin", "dequantize"])
+def test_no_in_place_for_argmin_and_dequantize(device: dml.Device, kind: str) -> None:
+    buffer = device.create_buffer(64)
+    if kind == "argmin":
+        op = compiled(device, dml.ArgMinDesc(TensorDesc("UINT32", [4]), TensorDesc("UINT32", [1]), [0]))
+        inputs = [BufferBinding(buffer)]
+    else:
+        t = TensorDesc("FLOAT32", [4])
+        op = compiled(device, dml.ElementWiseDequantizeLinearDesc(TensorDesc("INT32", [4]), t, None, t))
+        inputs = [BufferBinding(buffer), BufferBinding(buffer), None]  # inputs may share memory
+    with pytest.raises(dml.BindingError, match=r"OutputTensor binding must not overlap InputTensor"):
+        op.execute(inputs, [BufferBinding(buffer)])
+
+
+def test_disjoint_ranges_of_one_buffer_are_fine(device: dml.Device) -> None:
+    buffer = device.buffer_from(np.array([5, -5, 0.5, 9] + [0] * 4, np.float32))
+    t = TensorDesc("FLOAT32", [4])
+    clip_op(device, t).execute([BufferBinding(buffer, 0, 16)], [BufferBinding(buffer, 16)])
+    assert buffer.to_numpy().view(np.float32).tolist() == [5, -5, 0.5, 9, 1, -1, 0.5, 1]
+
+
+def test_output_padding_and_surroundings_are_never_written(device: dml.Device) -> None:
+    x = TensorDesc("INT16", [2, 3])
+    out = TensorDesc("INT16", [2, 3], [8, 2], total_tensor_size_in_bytes=64)  # padded rows and columns
+    op = compiled(device, dml.ElementWiseClipDesc(x, out, -100, 100))
+    src = device.buffer_from(np.array([1, -200, 3, 400, 5, 6, 0, 0], np.int16))
+    dst = device.buffer_from(np.full(128, 0xAB, np.uint8))
+    op.execute([src], [BufferBinding(dst, 32, 64)])
+    raw = dst.to_numpy()
+    elements = raw[32:96].view(np.int16)
+    addressed = [0, 2, 4, 8, 10, 12]
+    assert elements[addressed].tolist() == [1, -100, 3, 100, 5, 6]
+    untouched = np.ones(128, bool)
+    for k in addressed:
+        untouched[32 + 2 * k: 32 + 2 * k + 2] = False
+    assert (raw[untouched] == 0xAB).all()
+
+
+def test_strided_and_broadcast_inputs(device: dml.Device) -> None:
+    # Input read with a zero stride on rows and stride 2 on columns: every row sees [0, 2, 4] of the data.
+    x = TensorDesc("FLOAT32", [3, 3], [0, 2])
+    out = TensorDesc("FLOAT32", [3, 3])
+    op = compiled(device, dml.ElementWiseThresholdDesc(x, out, 1.5))
+    src = floats(device, [1, 100, 2, 100, 3, 100])
+    dst = device.create_buffer(36)
+    op.execute([src], [dst])
+    assert dst.to_numpy().view(np.float32).tolist() == [1.5, 2, 3] * 3
+
+
+def test_buffers_of_another_backend_are_rejected(device: dml.Device) -> None:
+    class Foreign(dml.Buffer):
+        address = 0
+
+    op = clip_op(device)
+    with pytest.raises(dml.BindingError, match=r"InputTensor.Buffer must be a buffer of Device"):
+        op.execute([BufferBinding(Foreign(object(), 64))], [device.create_buffer(32)])  # type: ignore[arg-type]
+
+
+def test_initialization_happens_once_before_the_first_execution(device: dml.Device) -> None:
+    op = clip_op(device)
+    assert not op.initialized
+    buffer = device.create_buffer(32)
+    op.execute([buffer], [buffer])
+    assert op.initialized
+    op.execute([buffer], [buffer])
+    assert op.initialized
+
+
+def test_a_failed_binding_changes_nothing(device: dml.Device) -> None:
+    op = clip_op(device)
+    src = floats(device, [9] * 8)
+    dst = device.buffer_from(np.full(32, 7, np.uint8))
+    with pytest.raises(dml.BindingError):
+        op.execute([BufferBinding(src, 16)], [dst])
+    assert (dst.to_numpy() == 7).all() and not op.initialized
+
+
+def test_compile_rejects_foreign_objects(device: dml.Device) -> None:
+    with pytest.raises(dml.InvalidArgumentError, match=r"Device: operator must be an operator created on"):
+        device.compile_operator("clip")  # type: ignore[arg-type]
+    with pytest.raises(dml.InvalidArgumentError, match=r"ExecutionFlags must be one of"):
+        device.compile_operator(device.create_operator(dml.ElementWiseClipDesc(T8, T8, 0, 1)), flags="FAST")
+
+
+def test_buffers(device: dml.Device) -> None:
+    buffer = device.create_buffer(10)
+    assert buffer.size_in_bytes == 10 and buffer.to_numpy().tolist() == [0] * 10
+    copied = device.buffer_from(np.array([[1, 2], [3, 4]], np.uint16).T)  # row-major copy of the view
+    assert copied.to_numpy().view(np.uint16).tolist() == [1, 3, 2, 4]
+    with pytest.raises(dml.InvalidArgumentError, match=r"size_in_bytes must be a non-negative integer; got -1\."):
+        device.create_buffer(-1)

@@ -1,0 +1,152 @@
+"""The functional API on NumPy arrays: views described by strides, out=, broadcasting, padding to 4-D."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opendml as dml
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(7)
+
+
+def test_clip_on_views_matches_numpy_and_keeps_kind(rng: np.random.Generator) -> None:
+    base = rng.standard_normal((6, 8, 5)).astype(np.float32)
+    for view in (base, base[::2, 1:7:3], base.transpose(2, 0, 1), base[:, ::-1], base[..., 3]):
+        result = dml.clip(view, -0.5, 0.75)
+        assert isinstance(result, np.ndarray) and result.shape == view.shape and result.dtype == np.float32
+        assert np.array_equal(result, np.clip(view, np.float32(-0.5), np.float32(0.75)))
+        assert result.flags.c_contiguous
+
+
+def test_out_parameter_writes_only_the_view(rng: np.random.Generator) -> None:
+    x = rng.integers(-100, 100, (4, 6)).astype(np.int16)
+    canvas = np.full((4, 12), 999, np.int16)
+    view = canvas[:, ::2]
+    returned = dml.clip(x, -10, 10, out=view)
+    assert returned is view
+    assert np.array_equal(canvas[:, ::2], np.clip(x, -10, 10)) and (canvas[:, 1::2] == 999).all()
+
+
+def test_in_place_through_out(rng: np.random.Generator) -> None:
+    x = rng.standard_normal(1000).astype(np.float16)
+    expected = np.maximum(x, np.float16(0.25))
+    dml.threshold(x, 0.25, out=x)
+    assert np.array_equal(x, expected)
+
+
+def test_partial_overlap_through_out_is_an_error() -> None:
+    x = np.arange(64, dtype=np.float32)
+    with pytest.raises(dml.BindingError, match=r"ELEMENT_WISE_CLIP: OutputTensor binding may alias InputTensor only"):
+        dml.clip(x[:32], 0, 1, out=x[16:48])
+
+
+def test_out_must_match(rng: np.random.Generator) -> None:
+    x = np.zeros(4, np.float32)
+    with pytest.raises(dml.InvalidArgumentError, match=r"out must have shape \(4,\) and dtype float32"):
+        dml.clip(x, 0, 1, out=np.zeros(4, np.float16))
+    readonly = np.zeros(4, np.float32)
+    readonly.flags.writeable = False
+    with pytest.raises(dml.InvalidArgumentError, match=r"out must be writeable"):
+        dml.clip(x, 0, 1, out=readonly)
+
+
+def test_integer_clip_uses_exact_typed_bounds_when_the_level_allows() -> None:
+    x = np.array([2147483646, 2147483647, -7], np.int32)
+    assert dml.clip(x, -6.9, 2147483645).tolist() == [2147483645, 2147483645, -6]
+    old = dml.Device("cpu", "3_0")  # no CLIP1: the FLOAT bound 2147483645 rounds to 2^31 and saturates
+    assert dml.clip(x, -6.9, 2147483645, device=old).tolist() == [2147483646, 2147483647, -6]
+    big = np.array([2**63 - 1, -(2**63)], np.int64)
+    assert dml.clip(big, -(2**63) + 5, 2**63 - 2).tolist() == [2**63 - 2, -(2**63) + 5]
+    assert dml.clip(np.array([3, 250], np.uint8), -5, 1e9).tolist() == [3, 250]
+    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_CLIP1: Min must not be NaN on a INT32 tensor"):
+        dml.clip(x, float("nan"), 1)
+
+
+def test_clip_with_one_side_open() -> None:
+    x = np.array([-5, 0, 5], np.float32)
+    assert dml.clip(x, None, 1).tolist() == [-5, 0, 1]
+    assert dml.clip(x, -1, None).tolist() == [-1, 0, 5]
+    assert dml.clip(np.array([-5, 5], np.int8), None, 1).tolist() == [-5, 1]
+
+
+def test_scale_bias_as_pair() -> None:
+    x = np.array([1, 2, 3], np.float32)
+    assert dml.clip(x, 0, 5, scale_bias=(2.0, -1.0)).tolist() == [1, 3, 5]
+    assert dml.threshold(x, 2, scale_bias=dml.ScaleBias(-1, 4)).tolist() == [3, 2, 2]
+
+
+def test_levels_that_need_four_dimensions_get_leading_ones() -> None:
+    device = dml.Device("cpu", "1_0")
+    x = np.array([[-2.0, 0.5], [3.0, -0.25]], np.float32)
+    assert dml.clip(x, -1, 1, device=device).tolist() == [[-1, 0.5], [1, -0.25]]
+    assert dml.threshold(np.float32(-3), 0, device=device) == 0
+    q = np.array([1, 2, 3], np.uint8)
+    assert dml.dequantize_linear(q, np.float32(2), np.uint8(1), device=device).tolist() == [0, 2, 4]
+    with pytest.raises(dml.UnsupportedFeatureLevelError, match=r"DimensionCount must be 4 at feature level 1_0; got 5"):
+        dml.clip(np.zeros((1, 1, 1, 1, 2), np.float32), 0, 1, device=device)
+    t = dml.TensorDesc("FLOAT32", [2])
+    with pytest.raises(dml.UnsupportedFeatureLevelError):  # the low-level API never reshapes
+        device.create_operator(dml.ElementWiseClipDesc(t, t, 0, 1))
+
+
+def test_dequantize_broadcasts_without_copies(rng: np.random.Generator) -> None:
+    x = rng.integers(0, 256, (5, 4, 3)).astype(np.uint8)
+    scale = rng.random(3).astype(np.float32)  # per channel on the last axis
+    zero_point = rng.integers(0, 256, (5, 1, 1)).astype(np.uint8)
+    result = dml.dequantize_linear(x, scale, zero_point)
+    expected = ((x.astype(np.int64) - zero_point.astype(np.int64)).astype(np.float32) * scale).astype(np.float32)
+    assert result.dtype == np.float32 and np.array_equal(result, expected)
+    half = dml.dequantize_linear(x, scale.astype(np.float16))
+    assert half.dtype == np.float16
+    assert np.array_equal(half, (x.astype(np.float32) * scale.astype(np.float16).astype(np.float32)).astype(np.float16))
+
+
+def test_dequantize_without_zero_point_below_6_2_passes_an_explicit_zero() -> None:
+    x = np.array([-3, 4], np.int8)
+    for level in ("6_0", "6_4"):
+        assert dml.dequantize_linear(x, 0.5, device=dml.Device("cpu", level)).tolist() == [-1.5, 2.0]
+    with pytest.raises(dml.InvalidArgumentError, match=r"ZeroPointTensor must hold values of the input's type"):
+        dml.dequantize_linear(x, 0.5, 300)
+
+
+def test_argmin_axes_forms() -> None:
+    x = np.array([[[5, 1], [0, 7]], [[2, 2], [9, -1]]], np.int32)
+    assert dml.argmin(x).tolist() == [[[7]]]
+    assert dml.argmin(x, -1).tolist() == [[[1], [0]], [[0], [1]]]
+    assert dml.argmin(x, (0, 2)).tolist() == [[[1], [3]]]
+    assert dml.argmin(x, [2, 0], axis_direction="DECREASING", output_type="UINT32").dtype == np.uint32
+    assert dml.argmin(x, 1, output_type=dml.DataType.INT32).tolist() == [[[1, 0]], [[0, 1]]]
+    with pytest.raises(dml.InvalidArgumentError, match=r"ARGMIN: Axes\[0\] must be an integer in \[-3, 2\]; got 3\."):
+        dml.argmin(x, 3)
+    with pytest.raises(dml.InvalidArgumentError, match=r"ARGMIN: Axes must not repeat an axis"):
+        dml.argmin(x, [1, -2])
+
+
+def test_empty_and_scalar_arrays() -> None:
+    empty = np.zeros((0, 3), np.float32)
+    assert dml.clip(empty, 0, 1).shape == (0, 3)
+    assert dml.clip(np.float32(7), 0, 1) == 1 and dml.clip(np.float32(7), 0, 1).shape == ()
+    assert dml.argmin(np.float32(7)).shape == ()
+    with pytest.raises(dml.InvalidArgumentError):  # still validated
+        dml.clip(np.zeros((0, 3), np.int8), float("nan"), 1)
+
+
+def test_unsupported_dtypes_are_clear_errors() -> None:
+    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_CLIP: InputTensor.DataType must be one of .*got FLOAT64"):
+        dml.clip(np.zeros(3), 0, 1)
+    with pytest.raises(dml.InvalidArgumentError, match=r"DataType must be one of .*got dtype\('bool'\)"):
+        dml.clip(np.zeros(3, bool), 0, 1)
+
+
+def test_odd_byte_sizes_are_staged(rng: np.random.Generator) -> None:
+    # 3 bytes of UINT8 round up to 4: the array cannot be bound directly, so it goes through a padded copy.
+    x = np.array([1, 200, 30], np.uint8)
+    out = np.zeros(3, np.uint8)
+    dml.clip(x, 10, 100, out=out)
+    assert out.tolist() == [10, 100, 30]
+    big_endian = np.array([1.5, -2.5], ">f4")
+    assert dml.clip(big_endian, -2, 2).tolist() == [1.5, -2.0]
