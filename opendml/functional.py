@@ -27,68 +27,75 @@ from .ops.threshold import THRESHOLD_SCHEMA, ElementWiseThresholdDesc
 from .schema import OperatorSchema
 from .tensor import TensorDesc, calc_buffer_tensor_size
 
-_default_device: Device | None = None
+_default_devices: dict[str, Device] = {}
 
 
-def default_device() -> Device:
-    """The CPU device at the newest feature level, made once."""
-    global _default_device
-    if _default_device is None:
-        _default_device = Device("cpu")
-    return _default_device
+def default_device(x: Any = None) -> Device:
+    """The device used when none is given: CUDA for arrays in GPU memory, else the CPU; newest level."""
+    backend = "cuda" if _on_gpu(x) else "cpu"
+    if backend not in _default_devices:
+        _default_devices[backend] = Device(backend)
+    return _default_devices[backend]
+
+
+def _on_gpu(x: Any) -> bool:
+    """Whether ``x`` lives in CUDA memory (CuPy, PyTorch and others, through their array protocols)."""
+    if hasattr(x, "__cuda_array_interface__"):
+        return True
+    try:
+        return x.__dlpack_device__()[0] in (2, 3, 13)  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+    except Exception:
+        return False
 
 
 @dataclass
 class _Placed:
-    """An array described as a tensor in a buffer; ``finish`` copies a staged output back."""
+    """An array described as a tensor in a buffer; ``staged`` is the padded copy bound instead, if any."""
 
     desc: TensorDesc
     binding: BufferBinding
-    staged: np.ndarray | None = None  # the packed copy actually bound, when the array could not be
+    staged: Any = None
 
 
-def _as_array(x: Any, owner: str, name: str) -> np.ndarray:
-    array = np.asarray(x)
+def _as_array(device: Device, x: Any, owner: str, name: str) -> Any:
+    """``x`` as an array of the device's kind (same memory where the protocols allow), type checked."""
+    array = device.backend.as_array(x)
     try:
         from_numpy(array.dtype)
     except KeyError:
-        raise invalid(owner, name, "must have a DirectML data type (float16/32/64 or a sized integer)",
+        raise invalid(owner, f"{name}.DataType", "must be one of FLOAT32, FLOAT16, FLOAT64 or a sized integer",
                       array.dtype) from None
     if array.dtype.byteorder == ">":
         array = array.astype(array.dtype.newbyteorder("<"))
     return array
 
 
-def _describe(array: np.ndarray) -> TensorDesc:
+def _describe(array: Any) -> TensorDesc:
     itemsize = array.itemsize
     strides = tuple(s // itemsize for s in array.strides)
     return TensorDesc(from_numpy(array.dtype), array.shape, strides)
 
 
-def _byte_range(array: np.ndarray, size: int) -> np.ndarray:
-    """A 1-D uint8 view of ``size`` bytes starting at the array's first element."""
-    first = array[(slice(0, 1),) * array.ndim].reshape(-1).view(np.uint8)
-    return np.lib.stride_tricks.as_strided(first, shape=(size,), strides=(1,))
-
-
-def _padded_empty(shape: tuple[int, ...], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+def _padded_empty(device: Device, shape: tuple[int, ...], dtype: np.dtype) -> tuple[Any, Any]:
     """A new packed array and the raw bytes under it, rounded up to DirectML's 4-byte sizes."""
+    xp = device.backend.xp
     nbytes = math.prod(shape) * dtype.itemsize
-    raw = np.zeros(calc_buffer_tensor_size(from_numpy(dtype), shape, None), dtype=np.uint8)
+    raw = xp.zeros(calc_buffer_tensor_size(from_numpy(dtype), shape, None), dtype=xp.uint8)
     return raw[:nbytes].view(dtype).reshape(shape), raw
 
 
-def _place(device: Device, array: np.ndarray) -> _Placed:
+def _place(device: Device, array: Any) -> _Placed:
     """Describe ``array`` where it lies; stage a packed copy when that cannot be bound directly."""
+    backend = device.backend
     if any(s < 0 or s % array.itemsize for s in array.strides):
-        array = np.ascontiguousarray(array)
+        array = backend.xp.ascontiguousarray(array)
     desc = _describe(array)
     if desc.span_in_bytes >= desc.total_tensor_size_in_bytes:
-        raw = _byte_range(array, desc.total_tensor_size_in_bytes)
-        return _Placed(desc, BufferBinding(device.backend.wrap(device, raw)))
-    staged, raw = _padded_empty(array.shape, array.dtype)
+        raw = backend.byte_range(array, desc.total_tensor_size_in_bytes)
+        return _Placed(desc, BufferBinding(backend.wrap(device, raw)))
+    staged, raw = _padded_empty(device, array.shape, array.dtype)
     staged[...] = array
-    return _Placed(_describe(staged), BufferBinding(device.backend.wrap(device, raw)), staged)
+    return _Placed(_describe(staged), BufferBinding(backend.wrap(device, raw)), staged)
 
 
 def _leading_ones(schema: OperatorSchema, device: Device, rank: int) -> int:
@@ -97,12 +104,11 @@ def _leading_ones(schema: OperatorSchema, device: Device, rank: int) -> int:
     return max(0, row.dimensions[0] - rank) if row is not None else 0
 
 
-def _unsqueeze(array: np.ndarray, count: int) -> np.ndarray:
+def _unsqueeze(array: Any, count: int) -> Any:
     return array.reshape((1,) * count + array.shape)
 
 
-def _run(device: Device, make_desc: Callable[..., object], inputs: Sequence[np.ndarray | None],
-         out: np.ndarray) -> None:
+def _run(device: Device, make_desc: Callable[..., object], inputs: Sequence[Any], out: Any) -> None:
     """Describe, validate and run one operator over arrays, writing ``out`` (which may alias an input)."""
     if out.size == 0:
         stand_ins = [None if a is None else np.zeros((1,) * a.ndim, a.dtype) for a in inputs]
@@ -118,31 +124,50 @@ def _run(device: Device, make_desc: Callable[..., object], inputs: Sequence[np.n
         out[...] = placed_out.staged
 
 
-def _output(out: np.ndarray | None, shape: tuple[int, ...], dtype: np.dtype, owner: str) -> np.ndarray:
+@dataclass
+class _Output:
+    """Where results go: ``array`` is of the device's kind; ``deliver`` hands the caller its kind back."""
+
+    device: Device
+    array: Any
+    out: Any  # the caller's out=, or None
+    like: Any  # the caller's primary input, whose kind a new result takes
+
+    def deliver(self) -> Any:
+        backend = self.device.backend
+        if self.out is None:
+            return backend.to_caller(self.array, self.like)
+        if self.array is not self.out and isinstance(self.out, np.ndarray) and backend.xp is not np:
+            self.out[...] = backend.to_caller(self.array, self.out)  # a host out= of a GPU computation
+        return self.out
+
+
+def _output(device: Device, out: Any, shape: tuple[int, ...], dtype: np.dtype, owner: str, like: Any) -> _Output:
     if out is None:
-        return _padded_empty(shape, dtype)[0]
-    if not isinstance(out, np.ndarray):
-        raise invalid(owner, "out", "must be a NumPy array", type(out).__name__)
-    if out.shape != shape or out.dtype != dtype:
-        raise invalid(owner, "out", f"must have shape {shape} and dtype {dtype}", f"{out.shape} {out.dtype}")
-    if not out.flags.writeable:
+        return _Output(device, _padded_empty(device, shape, dtype)[0], None, like)
+    if isinstance(out, np.ndarray) and not out.flags.writeable:
         raise invalid(owner, "out", "must be writeable", "a read-only array")
-    return out
+    try:
+        array = device.backend.as_array(out)
+    except Exception:
+        raise invalid(owner, "out", "must be an array", type(out).__name__) from None
+    if tuple(array.shape) != shape or array.dtype != dtype:
+        raise invalid(owner, "out", f"must have shape {shape} and dtype {dtype}", f"{array.shape} {array.dtype}")
+    return _Output(device, array, out, like)
 
 
-def _unary(schema: OperatorSchema, x: Any, out: np.ndarray | None, device: Device | None,
-           make_desc: Callable[[TensorDesc, TensorDesc], object]) -> np.ndarray:
-    device = device or default_device()
-    x = _as_array(x, schema.name, "InputTensor")
-    result = _output(out, x.shape, x.dtype, schema.name)
-    pad = _leading_ones(schema, device, max(x.ndim, 1))
-    shape = (1,) * pad + (x.shape or (1,))
-    _run(device, make_desc, [x.reshape(shape)], result.reshape(shape))
-    return result
+def _unary(schema: OperatorSchema, x: Any, out: Any, device: Device,
+           make_desc: Callable[[TensorDesc, TensorDesc], object]) -> Any:
+    array = _as_array(device, x, schema.name, "InputTensor")
+    result = _output(device, out, array.shape, array.dtype, schema.name, x)
+    pad = _leading_ones(schema, device, max(array.ndim, 1))
+    shape = (1,) * pad + (array.shape or (1,))
+    _run(device, make_desc, [array.reshape(shape)], result.array.reshape(shape))
+    return result.deliver()
 
 
 def clip(x: Any, min: float | None, max: float | None, *, scale_bias: ScaleBias | tuple[float, float] | None = None,
-         out: np.ndarray | None = None, device: Device | None = None) -> np.ndarray:
+         out: Any = None, device: Device | None = None) -> Any:
     """``max(min, min(x * scale + bias, max))`` element by element; None leaves a side unbounded.
 
     Integer tensors use ELEMENT_WISE_CLIP1 with exact typed bounds where the device's level has it.
@@ -150,8 +175,9 @@ def clip(x: Any, min: float | None, max: float | None, *, scale_bias: ScaleBias 
     >>> clip(np.array([-3, 0, 5], np.int32), -1, 2.7)
     array([-1,  0,  2], dtype=int32)
     """
-    device = device or default_device()
-    data_type = DataType.parse(np.asarray(x).dtype, owner=CLIP_SCHEMA.name, field="InputTensor.DataType")
+    device = device or default_device(x)
+    x = _as_array(device, x, CLIP_SCHEMA.name, "InputTensor") if not hasattr(x, "dtype") else x
+    data_type = DataType.parse(x.dtype, owner=CLIP_SCHEMA.name, field="InputTensor.DataType")
     sb = ScaleBias.parse(scale_bias, CLIP_SCHEMA.name)
     if data_type.is_integer and device.feature_level >= CLIP1_SCHEMA.introduced:
         owner = CLIP1_SCHEMA.name
@@ -175,18 +201,19 @@ def _number(value: object, owner: str, field: str) -> int | float:
 
 
 def threshold(x: Any, min: float, *, scale_bias: ScaleBias | tuple[float, float] | None = None,
-              out: np.ndarray | None = None, device: Device | None = None) -> np.ndarray:
+              out: Any = None, device: Device | None = None) -> Any:
     """``max(x * scale + bias, min)`` element by element (ELEMENT_WISE_THRESHOLD).
 
     >>> threshold(np.array([-2.0, 0.5], np.float32), 0.0)
     array([0. , 0.5], dtype=float32)
     """
+    device = device or default_device(x)
     sb = ScaleBias.parse(scale_bias, THRESHOLD_SCHEMA.name)
     return _unary(THRESHOLD_SCHEMA, x, out, device, lambda i, o: ElementWiseThresholdDesc(i, o, min, sb))
 
 
-def dequantize_linear(x: Any, scale: Any, zero_point: Any = None, *, out: np.ndarray | None = None,
-                      device: Device | None = None) -> np.ndarray:
+def dequantize_linear(x: Any, scale: Any, zero_point: Any = None, *, out: Any = None,
+                      device: Device | None = None) -> Any:
     """``(x - zero_point) * scale``, broadcasting NumPy-style; the result has the scale's type.
 
     Broadcast operands reach the operator as zero-stride descriptions (nothing is materialised).
@@ -194,26 +221,29 @@ def dequantize_linear(x: Any, scale: Any, zero_point: Any = None, *, out: np.nda
     >>> dequantize_linear(np.array([0, 10, 255], np.uint8), np.float32(0.5), 10)
     array([ -5. ,   0. , 122.5], dtype=float32)
     """
-    device = device or default_device()
+    device = device or default_device(x)
     owner = DEQUANTIZE_LINEAR_SCHEMA.name
-    x = _as_array(x, owner, "InputTensor")
-    scale = _as_array(np.float32(scale) if isinstance(scale, (int, float)) else scale, owner, "ScaleTensor")
+    array = _as_array(device, x, owner, "InputTensor")
+    if isinstance(scale, (int, float)):
+        scale = np.float32(scale)
+    scale = _as_array(device, scale, owner, "ScaleTensor")
     if zero_point is None and device.feature_level < FeatureLevel.FL_6_2:
         zero_point = 0  # the optional ZeroPointTensor needs 6_2: pass an explicit zero below it
     if zero_point is not None:
-        zero_point = _typed_like(zero_point, x.dtype, owner)
-    shape = np.broadcast_shapes(*(a.shape for a in (x, scale, zero_point) if a is not None))
-    result = _output(out, shape, scale.dtype, owner)
+        zero_point = _as_array(device, _typed_like(zero_point, array.dtype, owner), owner, "ZeroPointTensor")
+    shape = np.broadcast_shapes(*(a.shape for a in (array, scale, zero_point) if a is not None))
+    result = _output(device, out, shape, scale.dtype, owner, x)
     pad = _leading_ones(DEQUANTIZE_LINEAR_SCHEMA, device, max(len(shape), 1))
     full = (1,) * pad + (shape or (1,))
-    operands = [None if a is None else np.broadcast_to(a, full) for a in (x, scale, zero_point)]
-    _run(device, ElementWiseDequantizeLinearDesc, operands, result.reshape(full))
-    return result
+    xp = device.backend.xp
+    operands = [None if a is None else xp.broadcast_to(a, full) for a in (array, scale, zero_point)]
+    _run(device, ElementWiseDequantizeLinearDesc, operands, result.array.reshape(full))
+    return result.deliver()
 
 
-def _typed_like(value: Any, dtype: np.dtype, owner: str) -> np.ndarray:
-    if isinstance(value, np.ndarray):
-        return _as_array(value, owner, "ZeroPointTensor")
+def _typed_like(value: Any, dtype: np.dtype, owner: str) -> Any:
+    if hasattr(value, "dtype") and getattr(value, "shape", ()) != ():
+        return value
     try:
         return np.asarray(value, dtype=dtype)
     except (OverflowError, ValueError, TypeError):
@@ -223,7 +253,7 @@ def _typed_like(value: Any, dtype: np.dtype, owner: str) -> np.ndarray:
 
 def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
            axis_direction: AxisDirection | str = "INCREASING", output_type: DataType | str = "INT64",
-           device: Device | None = None) -> np.ndarray:
+           device: Device | None = None) -> Any:
     """Indices of the smallest elements over ``axes`` (None: all); the rank is kept, as in DirectML.
 
     >>> argmin(np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], np.float32), 1)
@@ -231,23 +261,24 @@ def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
            [1],
            [0]])
     """
-    device = device or default_device()
+    device = device or default_device(x)
     owner = ARGMIN_SCHEMA.name
-    x = _as_array(x, owner, "InputTensor")
-    rank = max(x.ndim, 1)
+    array = _as_array(device, x, owner, "InputTensor")
+    rank = max(array.ndim, 1)
     reduced = _normalize_axes(axes, rank, owner)
     direction = AxisDirection.parse(axis_direction, owner=owner)
     out_type = DataType.parse(output_type, owner=owner, field="OutputTensor.DataType")
-    out_shape = tuple(1 if k in reduced else n for k, n in enumerate(x.shape or (1,)))
-    result = _padded_empty(out_shape, out_type.numpy)[0]
+    out_shape = tuple(1 if k in reduced else n for k, n in enumerate(array.shape or (1,)))
+    result = _output(device, None, out_shape, out_type.numpy, owner, x)
     pad = _leading_ones(ARGMIN_SCHEMA, device, rank)
     shifted = tuple(a + pad for a in reduced)
 
     def make(i: TensorDesc, o: TensorDesc) -> object:
         return ArgMinDesc(i, o, shifted, direction)
 
-    _run(device, make, [_unsqueeze(x.reshape(x.shape or (1,)), pad)], _unsqueeze(result, pad))
-    return result.reshape(x.shape and out_shape)
+    _run(device, make, [_unsqueeze(array.reshape(array.shape or (1,)), pad)], _unsqueeze(result.array, pad))
+    result.array = result.array.reshape(array.shape and out_shape)
+    return result.deliver()
 
 
 def _normalize_axes(axes: int | Sequence[int] | None, rank: int, owner: str) -> tuple[int, ...]:

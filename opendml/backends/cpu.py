@@ -9,6 +9,7 @@ import numpy as np
 
 from ..buffer import Buffer
 from ..dtypes import ALL_TYPES, DataType
+from ..errors import invalid
 
 if TYPE_CHECKING:
     from ..binding import BoundTensor
@@ -54,6 +55,22 @@ def _view(bound: BoundTensor) -> np.ndarray:
 
 class CpuBackend:
     name = "cpu"
+    xp = np
+
+    def as_array(self, x: Any) -> np.ndarray:
+        """``x`` as a NumPy array; GPU arrays are refused rather than copied behind the caller's back."""
+        if hasattr(x, "__cuda_array_interface__"):
+            raise invalid("Device", "array", "must be in host memory for a cpu device (use Device('cuda'))",
+                          type(x).__name__)
+        return np.asarray(x)
+
+    def byte_range(self, array: np.ndarray, size: int) -> np.ndarray:
+        """A 1-D uint8 view of ``size`` bytes starting at the array's first element."""
+        first = array[(slice(0, 1),) * array.ndim].reshape(-1).view(np.uint8)
+        return np.lib.stride_tricks.as_strided(first, shape=(size,), strides=(1,))
+
+    def to_caller(self, result: np.ndarray, like: Any) -> np.ndarray:
+        return result
 
     def allocate(self, device: Device, size_in_bytes: int) -> Buffer:
         return CpuBuffer(device, np.zeros(size_in_bytes, dtype=np.uint8))

@@ -1,0 +1,213 @@
+"""CUDA buffers and kernels: plans made once at compile time, launches at execute time."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import cupy
+import numpy as np
+
+from ...buffer import Buffer
+from ...dtypes import ALL_TYPES, DataType
+from ...ops.argmin import ArgMinParams
+from ...ops.elementwise import ClampParams
+from ..layout import Layout, collapse, split_axes
+from . import codegen
+from .compiler import kernel
+from .plan import BLOCK, plan_argmin
+
+if TYPE_CHECKING:
+    from ...binding import BoundTensor
+    from ...device import Device
+    from ...operator import Operator
+
+
+class CudaBuffer(Buffer):
+    """Device memory: a 1-D uint8 CuPy array."""
+
+    def __init__(self, device: Device, data: cupy.ndarray) -> None:
+        super().__init__(device, int(data.size))
+        self.data = data
+
+    @property
+    def address(self) -> int:
+        return int(self.data.data.ptr)
+
+    def to_numpy(self) -> np.ndarray:
+        return cupy.asnumpy(self.data)
+
+
+def _on_gpu(x: Any) -> bool:
+    try:
+        return x.__dlpack_device__()[0] in (2, 3, 13)  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+    except Exception:
+        return False
+
+
+def _as_device_array(array: Any) -> cupy.ndarray:
+    """A CuPy array over the same memory (CuPy, DLPack) or uploaded (NumPy and the rest)."""
+    if isinstance(array, cupy.ndarray):
+        return array
+    if hasattr(array, "__dlpack__") and not isinstance(array, np.ndarray):
+        try:
+            return cupy.from_dlpack(array)
+        except Exception:  # a host tensor: go through NumPy below
+            pass
+    return cupy.asarray(np.asarray(array))
+
+
+class CudaBackend:
+    name = "cuda"
+    xp = cupy
+
+    def as_array(self, x: Any) -> cupy.ndarray:
+        """``x`` as a CuPy array: GPU arrays keep their memory (DLPack), host data is uploaded."""
+        return _as_device_array(x)
+
+    def byte_range(self, array: cupy.ndarray, size: int) -> cupy.ndarray:
+        """A 1-D uint8 array over ``size`` bytes starting at the array's first element."""
+        return cupy.ndarray((size,), dtype=cupy.uint8, memptr=array.data)
+
+    def to_caller(self, result: cupy.ndarray, like: Any) -> Any:
+        """The result in the caller's kind: CuPy stays, PyTorch through DLPack, host data downloaded."""
+        if isinstance(like, cupy.ndarray):
+            return result
+        if type(like).__module__.split(".")[0] == "torch" and _on_gpu(like):
+            import torch
+
+            return torch.from_dlpack(result)
+        if hasattr(like, "__cuda_array_interface__") or _on_gpu(like):
+            return result
+        return cupy.asnumpy(result)
+
+    def __init__(self) -> None:
+        self.sm_count = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+
+    def allocate(self, device: Device, size_in_bytes: int) -> Buffer:
+        return CudaBuffer(device, cupy.zeros(size_in_bytes, dtype=cupy.uint8))
+
+    def upload(self, device: Device, array: Any) -> Buffer:
+        data = cupy.ascontiguousarray(_as_device_array(array))
+        if data.dtype.byteorder == ">":
+            data = data.astype(data.dtype.newbyteorder("<"))
+        return CudaBuffer(device, data.reshape(-1).view(cupy.uint8).copy())
+
+    def wrap(self, device: Device, raw: Any) -> Buffer:
+        return CudaBuffer(device, raw)
+
+    def compile(self, operator: Operator) -> Any:
+        if operator.name == "ARGMIN":
+            return ArgMinKernel(self, operator)
+        return ElementwiseKernel(self, operator)
+
+    def supports_data_type(self, data_type: DataType) -> bool:
+        return data_type in ALL_TYPES
+
+    def synchronize(self) -> None:
+        cupy.cuda.get_current_stream().synchronize()
+
+    def grid(self, work_items: int, per_block: int = BLOCK) -> int:
+        """Blocks for a grid-stride loop: enough to fill the GPU, no more than the work needs."""
+        return max(1, min(math.ceil(work_items / per_block), self.sm_count * 32))
+
+
+def _pointer(bound: BoundTensor) -> int:
+    return bound.buffer.address + bound.offset
+
+
+class ElementwiseKernel:
+    """CLIP, CLIP1, THRESHOLD and DEQUANTIZE_LINEAR: one generated kernel per layout."""
+
+    def __init__(self, backend: CudaBackend, operator: Operator) -> None:
+        self.backend = backend
+        schema = operator.definition.schema
+        tensors = operator.tensors
+        self.inputs = [None if tensors[f.name] is None else codegen.Operand(k, tensors[f.name].data_type)
+                       for k, f in enumerate(schema.inputs)]
+        out_desc = tensors[schema.outputs[0].name]
+        self.output = out_desc.data_type
+        present = [tensors[f.name] for f in schema.inputs if tensors[f.name] is not None]
+        self.layout: Layout = collapse(out_desc.sizes, [d.effective_strides for d in present]
+                                       + [out_desc.effective_strides])
+        self.count = out_desc.element_count
+        self.snippet = _snippet(operator)
+        self.width = codegen.vector_width(self.inputs, self.output, self.layout)
+        self._vector = None
+        self._general = None
+        if self.width is not None:
+            self._vector = kernel(codegen.elementwise_vector(self.inputs, self.output, self.snippet,
+                                                             self.layout, self.width))
+        else:
+            self._general = self._general_kernel()
+
+    def _general_kernel(self) -> Any:
+        if self._general is None:
+            self._general = kernel(codegen.elementwise_general(self.inputs, self.output, self.snippet, self.layout))
+        return self._general
+
+    def initialize(self) -> None:
+        """Nothing to prepare: the kernels were compiled with the operator."""
+
+    def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
+        pointers = [_pointer(b) for b in inputs if b is not None] + [_pointer(outputs[0])]
+        args = tuple(np.uint64(p) for p in pointers)
+        vector_ok = self.width is not None and all(
+            p % 16 == 0 for p, st in zip(pointers, self.layout.strides) if st[-1] == 1)
+        if vector_ok:
+            chunks = self.count // self.width  # type: ignore[operator]
+            grid = self.backend.grid(max(chunks, self.count % self.width))  # type: ignore[operator]
+            self._vector((grid,), (BLOCK,), args)
+        else:
+            self._general_kernel()((self.backend.grid(self.count),), (BLOCK,), args)
+
+
+def _snippet(operator: Operator) -> str:
+    params = operator.params
+    if isinstance(params, ClampParams):
+        return codegen.clamp_snippet(params)
+    tensors = operator.tensors
+    return codegen.dequantize_snippet(tensors["InputTensor"].data_type, tensors["ScaleTensor"].data_type,
+                                      tensors["ZeroPointTensor"] is not None)
+
+
+class ArgMinKernel:
+    """ARGMIN as a reduction whose strategy follows the layout (see ``plan_argmin``)."""
+
+    def __init__(self, backend: CudaBackend, operator: Operator) -> None:
+        self.backend = backend
+        params: ArgMinParams = operator.params
+        x, out = operator.tensors["InputTensor"], operator.tensors["OutputTensor"]
+        self.in_type, self.out_type = x.data_type, out.data_type
+        kept, reduced = split_axes(x.sizes, x.effective_strides, out.effective_strides, params.axes)
+        self.plan = plan_argmin(x.sizes, x.effective_strides, params.axes, kept, reduced, backend.sm_count)
+        direction = params.axis_direction
+        self._kernel = kernel(codegen.argmin_kernel(self.plan, x.data_type, out.data_type, direction, kept, reduced))
+        self._combine = None
+        if self.plan.splits > 1:
+            self._combine = kernel(codegen.argmin_combine_kernel(self.plan, x.data_type, out.data_type,
+                                                                 direction, kept))
+        self.compute_dtype = codegen.COMPUTE_NUMPY[codegen.COMPUTE_TYPE[x.data_type]]
+
+    def initialize(self) -> None:
+        """Nothing to prepare: partial results live in the memory pool for one execution."""
+
+    def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
+        plan = self.plan
+        px, pout = np.uint64(_pointer(inputs[0])), np.uint64(_pointer(outputs[0]))  # type: ignore[arg-type]
+        items = plan.outputs * plan.splits
+        if plan.family == "columns":
+            grid = self.backend.grid(items)
+        elif plan.group == 32:
+            grid = self.backend.grid(items * 32)
+        else:
+            grid = max(1, min(items, self.backend.sm_count * 32))
+        if self._combine is None:
+            self._kernel((grid,), (plan.block,), (px, pout, np.uint64(0), np.uint64(0)))
+            return
+        values = cupy.empty(items, dtype=self.compute_dtype)
+        indices = cupy.empty(items, dtype=cupy.uint64)
+        pv, pi = np.uint64(values.data.ptr), np.uint64(indices.data.ptr)
+        self._kernel((grid,), (plan.block,), (px, pout, pv, pi))
+        self._combine((self.backend.grid(plan.outputs),), (BLOCK,), (pv, pi, pout))

@@ -1,0 +1,29 @@
+"""Compiling generated CUDA C with CuPy: memoized per device and source, kept in CuPy's disk cache."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import cupy
+
+# Set OPENDML_CUDA_DEBUG=1 to print every generated kernel's source when it is first compiled.
+DEBUG = os.environ.get("OPENDML_CUDA_DEBUG", "") not in ("", "0")
+
+# --fmad=false keeps the compiler from contracting any multiply-add we did not write as an intrinsic.
+OPTIONS = ("--std=c++14", "--fmad=false")
+
+_kernels: dict[tuple[int, str], Any] = {}
+
+
+def kernel(source: str) -> Any:
+    """The compiled ``opendml_kernel`` of ``source`` on the current device."""
+    key = (cupy.cuda.Device().id, source)
+    found = _kernels.get(key)
+    if found is None:
+        if DEBUG:
+            print(f"// opendml: compiling\n{source}", file=sys.stderr)
+        module = cupy.RawModule(code=source, options=OPTIONS)
+        found = _kernels[key] = module.get_function("opendml_kernel")
+    return found
