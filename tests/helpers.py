@@ -42,3 +42,30 @@ def bits(values: np.ndarray) -> np.ndarray:
     """Raw bits of a float array, for bit-exact comparisons that also see -0.0."""
     values = np.asarray(values)
     return values.view({2: np.uint16, 4: np.uint32, 8: np.uint64}[values.itemsize])
+
+
+def edge_values(data_type: dml.DataType, count: int, rng: np.random.Generator) -> np.ndarray:
+    """Random values of a type, mixed with its edge cases (NaN, ±inf, ±0, denormals, limits, ties)."""
+    dtype = data_type.numpy
+    if data_type.is_float:
+        info = np.finfo(dtype)
+        special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, info.tiny / 4, -info.tiny / 2, info.max,
+                            -info.max, 1.0, -1.0, 0.5], dtype=dtype)
+        values = (rng.standard_normal(count) * 4).astype(dtype)
+    else:
+        low, high = data_type.integer_range
+        special = np.array([low, high, 0, 1, low + 1, high - 1], dtype=dtype)
+        values = rng.integers(low, high, count, dtype=dtype, endpoint=True)
+        values[: count // 2] = rng.integers(-3 if low < 0 else 0, 4, count // 2).astype(dtype)  # ties
+        rng.shuffle(values)
+    picks = rng.random(count) < 0.2
+    values[picks] = rng.choice(special, int(picks.sum()))
+    return values
+
+
+def same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit-identical, except that any NaN equals any NaN (payloads may differ)."""
+    if a.dtype.kind == "f":
+        nan_a, nan_b = np.isnan(a), np.isnan(b)
+        return bool((nan_a == nan_b).all() and (bits(a)[~nan_a] == bits(b)[~nan_b]).all())
+    return bool((a == b).all())

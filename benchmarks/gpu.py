@@ -1,0 +1,368 @@
+"""GPU bandwidth of opendml's CUDA backend against PyTorch eager, torch.compile, CuPy and a plain copy.
+
+Effective bandwidth = (bytes read + bytes written, each once) / time, the median of many CUDA-event-timed
+runs after warm-up. Inputs of 2^28 elements dwarf the L2 cache; the size sweep rotates among several input
+sets so small sizes are not timed out of the cache either.
+
+    python benchmarks/gpu.py                 # everything: table, size sweep, host cost, CSV and PNG
+    python benchmarks/gpu.py --quick         # no torch.compile, fewer repetitions
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import cupy as cp
+import numpy as np
+
+import opendml as dml
+
+try:
+    import torch
+except ImportError:  # the PyTorch columns are left empty
+    torch = None
+
+RESULTS = Path(__file__).parent / "results"
+N = 2**28
+
+
+def event_time_ms(fn: Callable[[], object], repeat: int, warmup: int = 3) -> float:
+    """Median milliseconds of ``fn`` between two CUDA events, after ``warmup`` untimed calls."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    for _ in range(repeat):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    return statistics.median(times)
+
+
+@dataclass
+class Row:
+    name: str
+    bytes_moved: int
+    opendml: Callable[[], object]
+    peers: dict[str, Callable[[], object] | None]
+
+
+def as_torch(array: cp.ndarray) -> object:
+    return torch.from_dlpack(array) if torch is not None else None
+
+
+def compiled_operator(device: dml.Device, desc: object) -> dml.CompiledOperator:
+    return device.compile_operator(device.create_operator(desc))
+
+
+def buffer_of(device: dml.Device, array: cp.ndarray) -> dml.Buffer:
+    """A buffer over a CuPy array's memory, so that peers and opendml read the same bytes."""
+    return device.backend.wrap(device, array.reshape(-1).view(cp.uint8))
+
+
+def elementwise_row(device: dml.Device, name: str, data_type: str, desc_of: Callable, torch_fn: Callable | None,
+                    cupy_fn: Callable, shape: tuple[int, ...] = (N,)) -> Row:
+    dtype = dml.DataType.parse(data_type).numpy
+    rng = cp.random.default_rng(0)
+    if np.dtype(dtype).kind == "f":
+        x = (rng.standard_normal(shape, dtype=cp.float32) * 2).astype(dtype)
+    else:
+        x = rng.integers(-128, 127, shape, dtype=cp.int64).astype(dtype)
+    y = cp.empty_like(x)
+    t = dml.TensorDesc(data_type, shape)
+    op = compiled_operator(device, desc_of(t))
+    bx, by = buffer_of(device, x), buffer_of(device, y)
+    tx = as_torch(x)
+    peers = {"torch": (lambda: torch_fn(tx)) if torch_fn and tx is not None else None,
+             "torch.compile": torch.compile(torch_fn) if torch_fn and tx is not None else None,
+             "cupy": lambda: cupy_fn(x)}
+    if peers["torch.compile"] is not None:
+        compiled = peers["torch.compile"]
+        peers["torch.compile"] = lambda: compiled(tx)
+    return Row(name, 2 * x.nbytes, lambda: op.execute([bx], [by]), peers)
+
+
+def dequantize_row(device: dml.Device, name: str, shape: tuple[int, ...], per_channel: bool) -> Row:
+    rng = cp.random.default_rng(1)
+    x = rng.integers(0, 256, shape, dtype=cp.int32).astype(cp.uint8)
+    channels = shape[-1] if per_channel else 1
+    scale = rng.random(channels, dtype=cp.float32) + 0.01
+    zero_point = rng.integers(0, 256, channels, dtype=cp.int32).astype(cp.uint8)
+    y = cp.empty(shape, cp.float32)
+    rank = len(shape)
+    bcast = [0] * (rank - 1) + ([1] if per_channel else [0])
+    desc = dml.ElementWiseDequantizeLinearDesc(
+        dml.TensorDesc("UINT8", shape), dml.TensorDesc("FLOAT32", shape, bcast),
+        dml.TensorDesc("UINT8", shape, bcast), dml.TensorDesc("FLOAT32", shape))
+    op = compiled_operator(device, desc)
+    buffers = [buffer_of(device, a) for a in (x, scale, zero_point)]
+    out = buffer_of(device, y)
+    tx, ts, tz = (as_torch(a) for a in (x, scale, zero_point))
+
+    def torch_fn(a, s, z):
+        return (a.to(torch.int32) - z.to(torch.int32)).to(torch.float32) * s
+
+    peers: dict[str, Callable[[], object] | None] = {
+        "torch": (lambda: torch_fn(tx, ts, tz)) if torch is not None else None,
+        "torch.compile": None,
+        "cupy": lambda: (x.astype(cp.int32) - zero_point.astype(cp.int32)).astype(cp.float32) * scale,
+    }
+    if torch is not None:
+        compiled = torch.compile(torch_fn)
+        peers["torch.compile"] = lambda: compiled(tx, ts, tz)
+    return Row(name, x.nbytes + y.nbytes, lambda: op.execute(buffers, [out]), peers)
+
+
+def argmin_row(device: dml.Device, name: str, shape: tuple[int, ...], axes: list[int], data_type: str = "FLOAT32",
+               direction: str = "INCREASING") -> Row:
+    dtype = dml.DataType.parse(data_type).numpy
+    x = cp.random.default_rng(2).standard_normal(shape, dtype=cp.float32).astype(dtype)
+    out_shape = tuple(1 if k in axes else n for k, n in enumerate(shape))
+    y = cp.empty(out_shape, cp.int64)
+    desc = dml.ArgMinDesc(dml.TensorDesc(data_type, shape), dml.TensorDesc("INT64", out_shape), axes, direction)
+    op = compiled_operator(device, desc)
+    bx, by = buffer_of(device, x), buffer_of(device, y)
+    tx = as_torch(x)
+    kept = [k for k in range(len(shape)) if k not in axes]
+
+    def torch_fn(a):
+        if len(axes) == len(shape):
+            return torch.argmin(a)
+        if len(axes) == 1:
+            return torch.argmin(a, dim=axes[0], keepdim=True)
+        return a.permute(*kept, *axes).reshape(*(shape[k] for k in kept), -1).argmin(-1)
+
+    def cupy_fn():
+        if len(axes) == len(shape):
+            return cp.argmin(x)
+        if len(axes) == 1:
+            return cp.argmin(x, axis=axes[0])
+        return x.transpose(*kept, *axes).reshape(*(shape[k] for k in kept), -1).argmin(-1)
+
+    peers: dict[str, Callable[[], object] | None] = {
+        "torch": (lambda: torch_fn(tx)) if tx is not None else None, "torch.compile": None, "cupy": cupy_fn}
+    if tx is not None:
+        compiled = torch.compile(torch_fn)
+        peers["torch.compile"] = lambda: compiled(tx)
+    return Row(name, x.nbytes + y.nbytes, lambda: op.execute([bx], [by]), peers)
+
+
+def rows(device: dml.Device) -> list[Row]:
+    def clip(lo: float, hi: float, sb: tuple | None = None) -> Callable:
+        return lambda t: dml.ElementWiseClipDesc(t, t, lo, hi, sb)
+
+    return [
+        elementwise_row(device, "CLIP FLOAT32", "FLOAT32", clip(-1, 1),
+                        lambda a: torch.clamp(a, -1, 1), lambda a: cp.clip(a, -1, 1)),
+        elementwise_row(device, "CLIP FLOAT32 ScaleBias", "FLOAT32", clip(-1, 1, (0.5, 0.25)),
+                        lambda a: torch.clamp(a * 0.5 + 0.25, -1, 1), lambda a: cp.clip(a * 0.5 + 0.25, -1, 1)),
+        elementwise_row(device, "CLIP FLOAT16", "FLOAT16", clip(-1, 1),
+                        lambda a: torch.clamp(a, -1, 1), lambda a: cp.clip(a, -1, 1)),
+        elementwise_row(device, "CLIP INT8", "INT8", clip(-20, 20),
+                        lambda a: torch.clamp(a, -20, 20), lambda a: cp.clip(a, -20, 20)),
+        elementwise_row(device, "THRESHOLD FLOAT32", "FLOAT32", lambda t: dml.ElementWiseThresholdDesc(t, t, 0.0),
+                        lambda a: torch.clamp_min(a, 0.0), lambda a: cp.maximum(a, 0)),
+        dequantize_row(device, "DEQUANTIZE_LINEAR UINT8->FLOAT32 per-tensor", (N,), per_channel=False),
+        dequantize_row(device, "DEQUANTIZE_LINEAR UINT8->FLOAT32 per-channel [65536,4096]", (65536, 4096), True),
+        argmin_row(device, "ARGMIN FLOAT32 all axes", (N,), [0]),
+        argmin_row(device, "ARGMIN FLOAT32 last axis [16384,16384]", (16384, 16384), [1]),
+        argmin_row(device, "ARGMIN FLOAT32 first axis [16384,16384]", (16384, 16384), [0]),
+        argmin_row(device, "ARGMIN FLOAT32 last axis [1048576,256]", (1048576, 256), [1]),
+        argmin_row(device, "ARGMIN FLOAT32 DECREASING last axis [16384,16384]", (16384, 16384), [1],
+                   direction="DECREASING"),
+        argmin_row(device, "ARGMIN FLOAT16 last axis [16384,16384]", (16384, 16384), [1], data_type="FLOAT16"),
+        argmin_row(device, "ARGMIN FLOAT32 axes {0,2} [512,1024,512]", (512, 1024, 512), [0, 2]),
+    ]
+
+
+def copy_bandwidth(bytes_moved: int, repeat: int) -> float:
+    """GB/s of a device-to-device copy moving the same bytes (half read, half written)."""
+    src = cp.empty(max(bytes_moved // 2, 1), cp.uint8)
+    dst = cp.empty_like(src)
+    ms = event_time_ms(lambda: cp.copyto(dst, src), repeat)
+    return 2 * src.nbytes / ms / 1e6
+
+
+def main_table(device: dml.Device, repeat: int, quick: bool) -> list[dict]:
+    results = []
+    for row in rows(device):
+        print(f"  {row.name} ...", file=sys.stderr, flush=True)
+        entry = {"row": row.name, "bytes": row.bytes_moved}
+        entry["copy"] = copy_bandwidth(row.bytes_moved, repeat)
+        entry["opendml"] = row.bytes_moved / event_time_ms(row.opendml, repeat) / 1e6
+        for peer, fn in row.peers.items():
+            if fn is None or (quick and peer == "torch.compile"):
+                entry[peer] = math.nan
+                continue
+            try:
+                entry[peer] = row.bytes_moved / event_time_ms(fn, repeat) / 1e6
+            except Exception as error:  # a peer that cannot run this row leaves its cell empty
+                print(f"    {peer} failed: {type(error).__name__}: {error}", file=sys.stderr)
+                entry[peer] = math.nan
+        cp.get_default_memory_pool().free_all_blocks()
+        if torch is not None:
+            torch.cuda.empty_cache()
+        results.append(entry)
+    return results
+
+
+def rotating(fn: Callable, argument_sets: list) -> Callable[[], object]:
+    """A call of ``fn`` on the next of several argument sets each time, to keep the cache cold."""
+    state = {"k": 0}
+
+    def call() -> object:
+        state["k"] = (state["k"] + 1) % len(argument_sets)
+        return fn(*argument_sets[state["k"]])
+
+    return call
+
+
+def sweep(device: dml.Device, repeat: int) -> list[dict]:
+    """CLIP FLOAT32 and ARGMIN over the last axis (rows of 512) from 2^12 to 2^28 elements."""
+    l2 = cp.cuda.Device().attributes["L2CacheSize"]
+    points = []
+    for exponent in range(12, 29, 2):
+        n = 2**exponent
+        copies = max(1, math.ceil(4 * l2 / (8 * n)))  # rotate so the working set is 4x the L2
+        for kind in ("CLIP FLOAT32", "ARGMIN last axis"):
+            shape = (n,) if kind.startswith("CLIP") else (n // 512, 512)
+            xs = [cp.random.default_rng(k).standard_normal(shape, dtype=cp.float32) for k in range(copies)]
+            if kind.startswith("CLIP"):
+                t = dml.TensorDesc("FLOAT32", shape)
+                op = compiled_operator(device, dml.ElementWiseClipDesc(t, t, -1, 1))
+                outs = [cp.empty_like(x) for x in xs]
+                moved = 8 * n
+                torch_fn = lambda a: torch.clamp(a, -1, 1)  # noqa: E731
+            else:
+                op = compiled_operator(device, dml.ArgMinDesc(dml.TensorDesc("FLOAT32", shape),
+                                                              dml.TensorDesc("INT64", (shape[0], 1)), [1]))
+                outs = [cp.empty((shape[0], 1), cp.int64) for _ in xs]
+                moved = 4 * n + 8 * shape[0]
+                torch_fn = lambda a: torch.argmin(a, dim=1)  # noqa: E731
+            bound = [([buffer_of(device, x)], [buffer_of(device, y)]) for x, y in zip(xs, outs)]
+            point = {"kind": kind, "elements": n,
+                     "opendml": moved / event_time_ms(rotating(op.execute, bound), repeat) / 1e6}
+            if torch is not None:
+                txs = [(as_torch(x),) for x in xs]
+                point["torch"] = moved / event_time_ms(rotating(torch_fn, txs), repeat) / 1e6
+            points.append(point)
+    return points
+
+
+def host_cost(device: dml.Device, calls: int = 20000) -> dict:
+    """Microseconds of host time per execute of a compiled 1024-element CLIP, next to PyTorch eager's."""
+    t = dml.TensorDesc("FLOAT32", [1024])
+    op = compiled_operator(device, dml.ElementWiseClipDesc(t, t, -1, 1))
+    x = cp.random.default_rng(0).standard_normal(1024, dtype=cp.float32)
+    y = cp.empty_like(x)
+    bindings = ([dml.BufferBinding(buffer_of(device, x))], [dml.BufferBinding(buffer_of(device, y))])
+
+    def per_call(fn: Callable[[], object]) -> float:
+        for _ in range(200):
+            fn()
+        cp.cuda.get_current_stream().synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        elapsed = time.perf_counter() - start
+        cp.cuda.get_current_stream().synchronize()
+        return elapsed / calls * 1e6
+
+    result = {"opendml_us": per_call(lambda: op.execute(*bindings))}
+    if torch is not None:
+        tx = as_torch(x)
+        result["torch_us"] = per_call(lambda: torch.clamp(tx, -1, 1))
+    return result
+
+
+def check_correctness(device: dml.Device) -> None:
+    """opendml on the GPU against PyTorch, on data where the two must agree exactly."""
+    x = cp.random.default_rng(5).standard_normal((4096, 1000), dtype=cp.float32)
+    assert cp.array_equal(dml.clip(x, -0.5, 0.5, device=device), cp.clip(x, -0.5, 0.5))
+    assert cp.array_equal(dml.argmin(x, 1, device=device).reshape(-1), cp.argmin(x, 1))
+    assert cp.array_equal(dml.argmin(x, 0, device=device).reshape(-1), cp.argmin(x, 0))
+
+
+def plot(table: list[dict], points: list[dict], path: Path, gpu_name: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(15, 6))
+    names = [r["row"] for r in table]
+    peers = ["opendml", "torch", "torch.compile", "cupy", "copy"]
+    width = 0.16
+    for k, peer in enumerate(peers):
+        left.barh([i + k * width for i in range(len(names))], [r.get(peer, math.nan) for r in table], width,
+                  label=peer)
+    left.set_yticks([i + 2 * width for i in range(len(names))], names, fontsize=7)
+    left.invert_yaxis()
+    left.set_xlabel("GB/s (bytes read + written)")
+    left.legend(fontsize=8)
+    left.set_title(f"2^28 elements, {gpu_name}")
+    for kind in ("CLIP FLOAT32", "ARGMIN last axis"):
+        pts = [p for p in points if p["kind"] == kind]
+        for peer, style in (("opendml", "-o"), ("torch", "--x")):
+            if all(peer in p for p in pts):
+                right.plot([p["elements"] for p in pts], [p[peer] for p in pts], style, label=f"{kind}: {peer}")
+    right.set_xscale("log", base=2)
+    right.set_xlabel("elements")
+    right.set_ylabel("GB/s")
+    right.legend(fontsize=8)
+    right.set_title("size sweep")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="skip torch.compile, fewer repetitions")
+    parser.add_argument("--repeat", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    repeat = args.repeat or (10 if args.quick else 30)
+    device = dml.Device("cuda")
+    gpu_name = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    slug = gpu_name.lower().replace("nvidia", "").strip().replace(" ", "-")
+    check_correctness(device)
+    print(f"opendml on {gpu_name}: main table", file=sys.stderr)
+    table = main_table(device, repeat, args.quick)
+    print("size sweep", file=sys.stderr)
+    points = sweep(device, repeat)
+    cost = host_cost(device)
+    args.out.mkdir(parents=True, exist_ok=True)
+    columns = ["row", "bytes", "opendml", "torch", "torch.compile", "cupy", "copy"]
+    with open(args.out / f"gpu-{slug}.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns + ["opendml/copy", "opendml/best peer"])
+        for r in table:
+            best = max((r[p] for p in ("torch", "torch.compile", "cupy") if not math.isnan(r[p])), default=math.nan)
+            writer.writerow([r[c] if isinstance(r[c], str) else f"{r[c]:.1f}" for c in columns]
+                            + [f"{r['opendml'] / r['copy']:.3f}", f"{r['opendml'] / best:.3f}"])
+    with open(args.out / f"gpu-{slug}-sweep.csv", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["kind", "elements", "opendml", "torch"])
+        writer.writeheader()
+        writer.writerows(points)
+    plot(table, points, args.out / f"gpu-{slug}.png", gpu_name)
+    print(f"\n{'row':58} {'opendml':>8} {'torch':>8} {'compile':>8} {'cupy':>8} {'copy':>8} {'/copy':>6} {'/peer':>6}")
+    for r in table:
+        best = max((r[p] for p in ("torch", "torch.compile", "cupy") if not math.isnan(r[p])), default=math.nan)
+        print(f"{r['row']:58} {r['opendml']:8.0f} {r['torch']:8.0f} {r['torch.compile']:8.0f} {r['cupy']:8.0f} "
+              f"{r['copy']:8.0f} {r['opendml'] / r['copy']:6.2f} {r['opendml'] / best:6.2f}")
+    print(f"host cost per execute (1024-element CLIP): opendml {cost['opendml_us']:.1f} us, "
+          f"PyTorch eager {cost.get('torch_us', math.nan):.1f} us")
+
+
+if __name__ == "__main__":
+    main()
