@@ -65,9 +65,10 @@ def compiled_operator(device: dml.Device, desc: object) -> dml.CompiledOperator:
     return device.compile_operator(device.create_operator(desc))
 
 
-def buffer_of(device: dml.Device, array: cp.ndarray) -> dml.Buffer:
-    """A buffer over a CuPy array's memory, so that peers and opendml read the same bytes."""
-    return device.backend.wrap(device, array.reshape(-1).view(cp.uint8))
+def buffer_of(device: dml.Device, array: cp.ndarray, size: int | None = None) -> dml.Buffer:
+    """A buffer over a CuPy array's memory (rounded up to 16 bytes), so peers and opendml read the same bytes."""
+    size = size or -(-array.nbytes // 16) * 16
+    return device.backend.wrap(device, cp.ndarray((size,), cp.uint8, memptr=array.data))
 
 
 def elementwise_row(device: dml.Device, name: str, data_type: str, desc_of: Callable, torch_fn: Callable | None,
@@ -96,8 +97,9 @@ def dequantize_row(device: dml.Device, name: str, shape: tuple[int, ...], per_ch
     rng = cp.random.default_rng(1)
     x = rng.integers(0, 256, shape, dtype=cp.int32).astype(cp.uint8)
     channels = shape[-1] if per_channel else 1
-    scale = rng.random(channels, dtype=cp.float32) + 0.01
-    zero_point = rng.integers(0, 256, channels, dtype=cp.int32).astype(cp.uint8)
+    # Allocated with room to spare: a bound range is at least 16-byte granular, a tensor at least 4 bytes.
+    scale = (rng.random(channels + 16, dtype=cp.float32) + 0.01)[:channels]
+    zero_point = rng.integers(0, 256, channels + 16, dtype=cp.int32).astype(cp.uint8)[:channels]
     y = cp.empty(shape, cp.float32)
     rank = len(shape)
     bcast = [0] * (rank - 1) + ([1] if per_channel else [0])

@@ -59,7 +59,14 @@ def compare(cpu: dml.Device, gpu: dml.Device, desc: object, in_raw: list, offset
         outputs.append(out_binding.buffer.to_numpy())
     expected, got = outputs
     offset = offsets[0] if in_place else out_offset
-    assert same_values(out_desc.numpy_view(got, offset), out_desc.numpy_view(expected, offset))
+    got_values, expected_values = out_desc.numpy_view(got, offset), out_desc.numpy_view(expected, offset)
+    if not same_values(got_values, expected_values):
+        bad = np.argwhere(~((got_values == expected_values) | (np.isnan(got_values) & np.isnan(expected_values))
+                            if got_values.dtype.kind == "f" else got_values != expected_values))[:5]
+        inputs = [None if r is None else r for r in in_raw]
+        pytest.fail(f"{desc}: first mismatches at {bad.tolist()}: "
+                    f"got {[got_values[tuple(i)] for i in bad]}, expected {[expected_values[tuple(i)] for i in bad]}"
+                    f" (inputs {len(inputs)})")
     mask = np.ones(expected.size, bool)
     out_desc.numpy_view(mask.view(np.uint8), offset)[...] = 0
     assert (got[mask] == expected[mask]).all(), "bytes outside the output's elements differ"
