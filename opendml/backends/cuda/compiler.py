@@ -11,8 +11,9 @@ import cupy
 # Set OPENDML_CUDA_DEBUG=1 to print every generated kernel's source when it is first compiled.
 DEBUG = os.environ.get("OPENDML_CUDA_DEBUG", "") not in ("", "0")
 
-# --fmad=false keeps the compiler from contracting any multiply-add we did not write as an intrinsic.
-OPTIONS = ("--std=c++14", "--fmad=false")
+# IEEE float32 as the CPU reference computes it: no contraction of multiply-adds that were not written as
+# intrinsics, and denormals kept (flush-to-zero would also change comparisons against them).
+OPTIONS = ("--std=c++14", "--fmad=false", "--ftz=false", "--prec-div=true", "--prec-sqrt=true")
 
 _kernels: dict[tuple[int, str], Any] = {}
 
