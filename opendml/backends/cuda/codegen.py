@@ -2,8 +2,10 @@
 
 Everything a kernel needs to know about sizes and strides is baked in as constants, so index arithmetic
 compiles to multiplies and shifts; kernels are memoized per source (see compiler.py). Floating-point math
-uses round-to-nearest intrinsics (``__fmul_rn``, ``__fadd_rn``, ``__ll2float_rn``) that the compiler never
-contracts into fused multiply-adds, and FLOAT16 converts through PTX ``cvt`` (nearest even, denormals kept).
+is a rounded multiply then a rounded add (never fused), and FLOAT16 converts through PTX ``cvt`` (nearest
+even, denormals kept).
+Float arithmetic and comparisons are written as PTX instructions without ``.ftz``, so no compiler setting
+(fast math, flush-to-zero, select-to-max rewrites) can change a result bit.
 """
 
 from __future__ import annotations
@@ -30,6 +32,27 @@ __device__ __forceinline__ float h2f(unsigned short h) {
 __device__ __forceinline__ unsigned short f2h(float f) {
     unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
 }
+__device__ __forceinline__ float mul_rn(float a, float b) {
+    float r; asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
+}
+__device__ __forceinline__ float add_rn(float a, float b) {
+    float r; asm("add.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
+}
+__device__ __forceinline__ float ll2f_rn(ll a) {
+    float r; asm("cvt.rn.f32.s64 %0, %1;" : "=f"(r) : "l"(a)); return r;
+}
+__device__ __forceinline__ bool lt(float a, float b) {
+    unsigned int r; asm("{ .reg .pred p; setp.lt.f32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "f"(a), "f"(b));
+    return r != 0;
+}
+__device__ __forceinline__ bool is_number(float a) {
+    unsigned int r; asm("{ .reg .pred p; setp.num.f32 p, %1, %1; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "f"(a));
+    return r != 0;
+}
+__device__ __forceinline__ bool lt(unsigned int a, unsigned int b) { return a < b; }
+__device__ __forceinline__ bool lt(int a, int b) { return a < b; }
+__device__ __forceinline__ bool lt(ull a, ull b) { return a < b; }
+__device__ __forceinline__ bool lt(ll a, ll b) { return a < b; }
 """
 
 # Storage types; FLOAT16 is stored as its 16 bits.
@@ -91,7 +114,7 @@ def clamp_snippet(params: ClampParams) -> str:
         lines = [f"float v = {load(dt, 'a0')};"]
         if params.scale_bias is not None:
             scale, bias = params.scale_bias
-            lines.append(f"v = __fadd_rn(__fmul_rn(v, {float_literal(scale)}), {float_literal(bias)});")
+            lines.append(f"v = add_rn(mul_rn(v, {float_literal(scale)}), {float_literal(bias)});")
         bound = float_literal
     else:
         lines = [f"{C_TYPE[dt]} v = a0;"]
@@ -99,9 +122,9 @@ def clamp_snippet(params: ClampParams) -> str:
         def bound(value: object) -> str:
             return int_literal(int(value), dt)  # type: ignore[arg-type]
     if params.high is not None:
-        lines.append(f"v = v > {bound(params.high)} ? {bound(params.high)} : v;")
+        lines.append(f"v = lt({bound(params.high)}, v) ? {bound(params.high)} : v;")
     if params.low is not None:
-        lines.append(f"v = v < {bound(params.low)} ? {bound(params.low)} : v;")
+        lines.append(f"v = lt(v, {bound(params.low)}) ? {bound(params.low)} : v;")
     lines.append(f"return {store(dt, 'v')};" if dt.is_float else "return v;")
     return "\n    ".join(lines)
 
@@ -109,7 +132,7 @@ def clamp_snippet(params: ClampParams) -> str:
 def dequantize_snippet(input_type: DataType, scale_type: DataType, has_zero_point: bool) -> str:
     difference = "(ll)a0 - (ll)a2" if has_zero_point else "(ll)a0"
     return (f"ll d = {difference};\n"
-            f"    float v = __fmul_rn(__ll2float_rn(d), {load(scale_type, 'a1')});\n"
+            f"    float v = mul_rn(ll2f_rn(d), {load(scale_type, 'a1')});\n"
             f"    return {store(scale_type, 'v')};")
 
 
@@ -243,7 +266,7 @@ def _take_function(compute: str, direction: AxisDirection) -> str:
     return f"""
 __device__ __forceinline__ void take({compute}& bv, ull& bi, {compute} v, ull i) {{
     if (i == INVALID_INDEX) return;
-    if (bi == INVALID_INDEX || v < bv || (!(bv < v) && {later})) {{ bv = v; bi = i; }}
+    if (bi == INVALID_INDEX || lt(v, bv) || (!lt(bv, v) && {later})) {{ bv = v; bi = i; }}
 }}
 """
 
@@ -260,7 +283,7 @@ def _finish(plan: ArgMinPlan, direction: AxisDirection, out_type: DataType, comp
 
 def _scan(compute: str, in_type: DataType, reduced: Layout, step: str, unroll: int) -> str:
     """Code scanning r in [begin + t, end) by ``step``, taking each valid element into (bv, bi)."""
-    valid = "v == v" if in_type.is_float else "true"  # NaN elements are ignored
+    valid = "is_number(v)" if in_type.is_float else "true"  # NaN elements are ignored
     red = decompose("(unsigned int)rr", reduced.sizes, reduced.strides, ["ro"])
     element = f"""{{ ull rr = (X); ull ro = 0;
             {red}
