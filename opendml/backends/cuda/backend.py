@@ -16,7 +16,7 @@ from ...ops.elementwise import ClampParams
 from ..layout import Layout, collapse, split_axes
 from . import codegen
 from .compiler import kernel
-from .plan import BLOCK, plan_argmin
+from .plan import BLOCK, ArgMinPlan, plan_argmin
 
 if TYPE_CHECKING:
     from ...binding import BoundTensor
@@ -173,41 +173,51 @@ def _snippet(operator: Operator) -> str:
 
 
 class ArgMinKernel:
-    """ARGMIN as a reduction whose strategy follows the layout (see ``plan_argmin``)."""
+    """ARGMIN as a reduction whose strategy follows the layout (see ``plan.plan_argmin``)."""
 
     def __init__(self, backend: CudaBackend, operator: Operator) -> None:
         self.backend = backend
         params: ArgMinParams = operator.params
         x, out = operator.tensors["InputTensor"], operator.tensors["OutputTensor"]
-        self.in_type, self.out_type = x.data_type, out.data_type
-        kept, reduced = split_axes(x.sizes, x.effective_strides, out.effective_strides, params.axes)
-        self.plan = plan_argmin(x.sizes, x.effective_strides, params.axes, kept, reduced, backend.sm_count)
-        direction = params.axis_direction
-        self._kernel = kernel(codegen.argmin_kernel(self.plan, x.data_type, out.data_type, direction, kept, reduced))
+        self.in_type, self.out_type, self.direction = x.data_type, out.data_type, params.axis_direction
+        self.kept, self.reduced = split_axes(x.sizes, x.effective_strides, out.effective_strides, params.axes)
+        self.plan = plan_argmin(x.sizes, x.effective_strides, params.axes, self.kept, self.reduced,
+                                backend.sm_count, x.data_type.size)
+        self._kernels = {self.plan.vector: self._kernel_for(self.plan)}
         self._combine = None
         if self.plan.splits > 1:
             self._combine = kernel(codegen.argmin_combine_kernel(self.plan, x.data_type, out.data_type,
-                                                                 direction, kept))
+                                                                 self.direction, self.kept))
         self.compute_dtype = codegen.COMPUTE_NUMPY[codegen.COMPUTE_TYPE[x.data_type]]
+
+    def _kernel_for(self, plan: ArgMinPlan) -> Any:
+        return kernel(codegen.argmin_kernel(plan, self.in_type, self.out_type, self.direction, self.kept,
+                                            self.reduced))
 
     def initialize(self) -> None:
         """Nothing to prepare: partial results live in the memory pool for one execution."""
 
     def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
         plan = self.plan
-        px, pout = np.uint64(_pointer(inputs[0])), np.uint64(_pointer(outputs[0]))  # type: ignore[arg-type]
-        items = plan.outputs * plan.splits
+        x_address = _pointer(inputs[0])  # type: ignore[arg-type]
+        if plan.vector > 1 and x_address % 16:
+            plan = plan.scalar()  # 16-byte loads need a 16-byte aligned input
+            if 1 not in self._kernels:
+                self._kernels[1] = self._kernel_for(plan)
+        px, pout = np.uint64(x_address), np.uint64(_pointer(outputs[0]))
+        items = plan.outputs // plan.columns * plan.splits
         if plan.family == "columns":
             grid = self.backend.grid(items)
         elif plan.group == 32:
             grid = self.backend.grid(items * 32)
         else:
             grid = max(1, min(items, self.backend.sm_count * 32))
+        launch = self._kernels[plan.vector]
         if self._combine is None:
-            self._kernel((grid,), (plan.block,), (px, pout, np.uint64(0), np.uint64(0)))
+            launch((grid,), (plan.block,), (px, pout, np.uint64(0), np.uint64(0)))
             return
-        values = cupy.empty(items, dtype=self.compute_dtype)
-        indices = cupy.empty(items, dtype=cupy.uint64)
+        values = cupy.empty(plan.outputs * plan.splits, dtype=self.compute_dtype)
+        indices = cupy.empty(plan.outputs * plan.splits, dtype=cupy.uint64)
         pv, pi = np.uint64(values.data.ptr), np.uint64(indices.data.ptr)
-        self._kernel((grid,), (plan.block,), (px, pout, pv, pi))
+        launch((grid,), (plan.block,), (px, pout, pv, pi))
         self._combine((self.backend.grid(plan.outputs),), (BLOCK,), (pv, pi, pout))

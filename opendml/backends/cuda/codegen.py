@@ -41,6 +41,9 @@ __device__ __forceinline__ float add_rn(float a, float b) {
 __device__ __forceinline__ float ll2f_rn(ll a) {
     float r; asm("cvt.rn.f32.s64 %0, %1;" : "=f"(r) : "l"(a)); return r;
 }
+__device__ __forceinline__ float i2f_rn(int a) {
+    float r; asm("cvt.rn.f32.s32 %0, %1;" : "=f"(r) : "r"(a)); return r;
+}
 __device__ __forceinline__ bool lt(float a, float b) {
     unsigned int r; asm("{ .reg .pred p; setp.lt.f32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "f"(a), "f"(b));
     return r != 0;
@@ -130,9 +133,11 @@ def clamp_snippet(params: ClampParams) -> str:
 
 
 def dequantize_snippet(input_type: DataType, scale_type: DataType, has_zero_point: bool) -> str:
-    difference = "(ll)a0 - (ll)a2" if has_zero_point else "(ll)a0"
-    return (f"ll d = {difference};\n"
-            f"    float v = mul_rn(ll2f_rn(d), {load(scale_type, 'a1')});\n"
+    """The difference is exact: in 32-bit integers for 8- and 16-bit inputs, 64-bit ones for 32-bit inputs."""
+    wide, convert = ("int", "i2f_rn") if input_type.size <= 2 else ("ll", "ll2f_rn")
+    difference = f"({wide})a0 - ({wide})a2" if has_zero_point else f"({wide})a0"
+    return (f"{wide} d = {difference};\n"
+            f"    float v = mul_rn({convert}(d), {load(scale_type, 'a1')});\n"
             f"    return {store(scale_type, 'v')};")
 
 
@@ -213,47 +218,61 @@ def vector_width(inputs: Sequence[Operand | None], output: DataType, layout: Lay
     return width
 
 
+UNROLL = 4  # chunks each thread loads before it computes and stores any: bytes in flight hide latency
+
+
 def elementwise_vector(inputs: Sequence[Operand | None], output: DataType, snippet: str, layout: Layout,
                        width: int) -> str:
-    """16-byte loads and stores of ``width`` consecutive elements per chunk; a scalar tail in 1-D."""
+    """16-byte loads and stores of ``width`` consecutive elements per chunk; a scalar tail in 1-D.
+
+    Each thread takes ``UNROLL`` chunks a grid apart per iteration, issuing all their loads first.
+    """
     present = [op for op in inputs if op is not None]
-    names = [f"o{op.slot}" for op in present] + ["oo"]
     count = int(np.prod(layout.sizes))
     chunks = count // width
-    body = []
-    values: dict[int, str] = {}
-    for op, st in zip(present, layout.strides):
-        c_type = C_TYPE[op.data_type]
-        if st[-1] == 0:
-            body.append(f"const {c_type} s{op.slot} = ((const {c_type}*)p{op.slot})[o{op.slot}];")
-            values[op.slot] = f"s{op.slot}"
-            continue
-        words = width * op.data_type.size // 16
-        body.append(f"union {{ uint4 w[{words}]; {c_type} e[{width}]; }} u{op.slot};")
-        body.append(f"#pragma unroll\n        for (int w = 0; w < {words}; ++w) u{op.slot}.w[w] = "
-                    f"((const uint4*)(p{op.slot} + o{op.slot} * {op.data_type.size}ull))[w];")
-        values[op.slot] = f"u{op.slot}.e[e]"
     out_type = C_TYPE[output]
     out_words = width * output.size // 16
+    loads, stores = [], []
+    for u in range(UNROLL):
+        names = [f"o{op.slot}_{u}" for op in present] + [f"oo_{u}"]
+        loads.append(f"const ull c{u} = c + {u}ull * T; const bool ok{u} = c{u} < {chunks}ull;")
+        loads.append(" ".join(f"ull {n} = 0;" for n in names))
+        values: dict[int, str] = {}
+        body = []
+        for op, st in zip(present, layout.strides):
+            c_type = C_TYPE[op.data_type]
+            if st[-1] == 0:
+                loads.append(f"{c_type} s{op.slot}_{u} = 0;")
+                body.append(f"s{op.slot}_{u} = ((const {c_type}*)p{op.slot})[o{op.slot}_{u}];")
+                values[op.slot] = f"s{op.slot}_{u}"
+                continue
+            words = width * op.data_type.size // 16
+            loads.append(f"union {{ uint4 w[{words}]; {c_type} e[{width}]; }} u{op.slot}_{u};")
+            body.append(f"for (int w = 0; w < {words}; ++w) u{op.slot}_{u}.w[w] = "
+                        f"((const uint4*)(p{op.slot} + o{op.slot}_{u} * {op.data_type.size}ull))[w];")
+            values[op.slot] = f"u{op.slot}_{u}.e[e]"
+        offsets = decompose(f"(unsigned int)(c{u} * {width}ull)", layout.sizes, layout.strides, names)
+        loads.append(f"if (ok{u}) {{\n        {offsets}\n        " + "\n        ".join(body) + "\n        }")
+        stores.append(f"""if (ok{u}) {{
+            union {{ uint4 w[{out_words}]; {out_type} e[{width}]; }} uo;
+            #pragma unroll
+            for (int e = 0; e < {width}; ++e) uo.e[e] = apply({_args(inputs, values)});
+            #pragma unroll
+            for (int w = 0; w < {out_words}; ++w) ((uint4*)(pout + oo_{u} * {output.size}ull))[w] = uo.w[w];
+        }}""")
     tail_loads = {op.slot: f"((const {C_TYPE[op.data_type]}*)p{op.slot})[i * {st[-1]}ull]"
                   for op, st in zip(present, layout.strides)}
     tail = "" if layout.rank > 1 or count % width == 0 else f"""
-    for (ull i = {chunks * width}ull + (ull)blockIdx.x * blockDim.x + threadIdx.x; i < {count}ull;
-         i += (ull)gridDim.x * blockDim.x) {{
+    for (ull i = {chunks * width}ull + (ull)blockIdx.x * blockDim.x + threadIdx.x; i < {count}ull; i += T) {{
         (({out_type}*)pout)[i] = apply({_args(inputs, tail_loads)});
     }}"""
     nl = "\n        "
     return PRELUDE + _apply_function(inputs, output, snippet) + f"""
 extern "C" __global__ void opendml_kernel({_params(inputs)}) {{
-    for (ull c = (ull)blockIdx.x * blockDim.x + threadIdx.x; c < {chunks}ull; c += (ull)gridDim.x * blockDim.x) {{
-        {" ".join(f"ull {n} = 0;" for n in names)}
-        {decompose(f"(unsigned int)(c * {width}ull)", layout.sizes, layout.strides, names)}
-        {nl.join(body)}
-        union {{ uint4 w[{out_words}]; {out_type} e[{width}]; }} uo;
-        #pragma unroll
-        for (int e = 0; e < {width}; ++e) uo.e[e] = apply({_args(inputs, values)});
-        #pragma unroll
-        for (int w = 0; w < {out_words}; ++w) ((uint4*)(pout + oo * {output.size}ull))[w] = uo.w[w];
+    const ull T = (ull)gridDim.x * blockDim.x;
+    for (ull c = (ull)blockIdx.x * blockDim.x + threadIdx.x; c < {chunks}ull; c += {UNROLL}ull * T) {{
+        {nl.join(loads)}
+        {nl.join(stores)}
     }}{tail}
 }}
 """
@@ -271,104 +290,146 @@ __device__ __forceinline__ void take({compute}& bv, ull& bi, {compute} v, ull i)
 """
 
 
-def _finish(plan: ArgMinPlan, direction: AxisDirection, out_type: DataType, compute: str) -> str:
-    """Code that writes (bv, bi) of output ``o`` as the final index or as a partial result."""
+def _finish(plan: ArgMinPlan, direction: AxisDirection, out_type: DataType, compute: str, out_step: int) -> str:
+    """Code that writes each (bv[j], bi[j]) of outputs ``o + j`` as the final index or as a partial result."""
     empty = plan.length - 1 if direction is AxisDirection.DECREASING else 0
-    if plan.splits > 1:
-        return (f"(({compute}*)pv)[(ull)s * {plan.outputs}ull + o] = bv; "
-                f"((ull*)pi)[(ull)s * {plan.outputs}ull + o] = bi;")
-    return (f"(({C_TYPE[out_type]}*)pout)[oo] = ({C_TYPE[out_type]})"
-            f"(bi == INVALID_INDEX ? {empty}ull : bi);")
+    lines = []
+    for j in range(plan.columns):
+        if plan.splits > 1:
+            lines.append(f"(({compute}*)pv)[(ull)s * {plan.outputs}ull + o + {j}] = bv[{j}]; "
+                         f"((ull*)pi)[(ull)s * {plan.outputs}ull + o + {j}] = bi[{j}];")
+        else:
+            lines.append(f"(({C_TYPE[out_type]}*)pout)[oo + {j * out_step}ull] = ({C_TYPE[out_type]})"
+                         f"(bi[{j}] == INVALID_INDEX ? {empty}ull : bi[{j}]);")
+    return "\n            ".join(lines)
 
 
-def _scan(compute: str, in_type: DataType, reduced: Layout, step: str, unroll: int) -> str:
-    """Code scanning r in [begin + t, end) by ``step``, taking each valid element into (bv, bi)."""
-    valid = "is_number(v)" if in_type.is_float else "true"  # NaN elements are ignored
+def _valid(in_type: DataType, value: str) -> str:
+    return f"is_number({value})" if in_type.is_float else "true"  # NaN elements are ignored
+
+
+def _scan(plan: ArgMinPlan, in_type: DataType, reduced: Layout) -> str:
+    """Code scanning this thread's share of [begin, end), taking each valid element into (bv, bi)."""
+    compute, storage, size = COMPUTE_TYPE[in_type], C_TYPE[in_type], in_type.size
+    vector = plan.vector
+    unroll = 8 if plan.vector == 1 and size <= 2 else 4
     red = decompose("(unsigned int)rr", reduced.sizes, reduced.strides, ["ro"])
-    element = f"""{{ ull rr = (X); ull ro = 0;
-            {red}
-            v[u] = {load(in_type, f"((const {C_TYPE[in_type]}*)px)[ko + ro]")}; }}"""
-    fetch = "\n        ".join(element.replace("(X)", f"r + {u}ull * {step}").replace("[u]", f"[{u}]")
-                               for u in range(unroll))
-    takes = " ".join(f"if ({valid.replace('v', f'v[{u}]')}) take(bv, bi, v[{u}], r + {u}ull * {step});"
-                     for u in range(unroll))
-    single = element.replace("(X)", "r").replace("[u]", "[0]")
+    if plan.family == "rows" and vector > 1:
+        # Positions count 16-byte vectors along the contiguous innermost reduced dimension: element e of
+        # vector q has reduction index q * V + e.
+        position, step, first, last = "q", f"{plan.group}ull", f"begin / {vector}ull + t", f"end / {vector}ull"
+    else:
+        position, step, first, last = "r", "1ull" if plan.family == "columns" else f"{plan.group}ull", \
+            "begin + t", "end"
+    fetch, takes = [], []
+    for u in range(unroll):
+        here = f"{position} + {u}ull * {step}"
+        if vector == 1:
+            fetch.append(f"ull ro{u} = 0; {{ ull rr = {here}; {red.replace('ro', f'ro{u}')} }}")
+            fetch.append(f"{compute} v{u} = {load(in_type, f'(({storage}*)px)[ko + ro{u}]')};")
+            takes.append(f"if ({_valid(in_type, f'v{u}')}) take(bv[0], bi[0], v{u}, {here});")
+            continue
+        fetch.append(f"union {{ uint4 w; {storage} e[{vector}]; }} u{u};")
+        if plan.family == "rows":
+            fetch.append(f"ull ro{u} = 0; {{ ull rr = ({here}) * {vector}ull; {red.replace('ro', f'ro{u}')} }}")
+            fetch.append(f"u{u}.w = *(const uint4*)(px + (ko + ro{u}) * {size}ull);")
+            for e in range(vector):
+                value = load(in_type, f"u{u}.e[{e}]")
+                takes.append(f"{{ {compute} v = {value}; if ({_valid(in_type, 'v')}) "
+                             f"take(bv[0], bi[0], v, ({here}) * {vector}ull + {e}ull); }}")
+        else:
+            fetch.append(f"ull ro{u} = 0; {{ ull rr = {here}; {red.replace('ro', f'ro{u}')} }}")
+            fetch.append(f"u{u}.w = *(const uint4*)(px + (ko + ro{u}) * {size}ull);")
+            for e in range(vector):
+                value = load(in_type, f"u{u}.e[{e}]")
+                takes.append(f"{{ {compute} v = {value}; if ({_valid(in_type, 'v')}) "
+                             f"take(bv[{e}], bi[{e}], v, {here}); }}")
+    single_fetch = [line.replace(f"{position} + 0ull * {step}", position) for line in fetch[: len(fetch) // unroll]]
+    single_takes = [line.replace(f"{position} + 0ull * {step}", position) for line in takes[: len(takes) // unroll]]
+    nl = "\n            "
     return f"""
-        ull r = begin + t;
-        for (; r + {unroll - 1}ull * {step} < end; r += {unroll}ull * {step}) {{
-            {compute} v[{unroll}];
-            {fetch}
-            {takes}
+        ull {position} = {first};
+        const ull stop = {last};
+        for (; {position} + {unroll - 1}ull * {step} < stop; {position} += {unroll}ull * {step}) {{
+            {nl.join(fetch)}
+            {nl.join(takes)}
         }}
-        for (; r < end; r += {step}) {{
-            {compute} v[1];
-            {single}
-            if ({valid.replace('v', 'v[0]')}) take(bv, bi, v[0], r);
+        for (; {position} < stop; {position} += {step}) {{
+            {nl.join(single_fetch)}
+            {nl.join(single_takes)}
         }}"""
+
+
+def _group_reduce(plan: ArgMinPlan, compute: str) -> str:
+    """Combine the (bv, bi) of the threads that shared an item: warp shuffles, then shared memory."""
+    if plan.family == "columns":
+        return ""
+    code = f"""
+        #pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {{
+            {compute} ov = __shfl_xor_sync(0xffffffffu, bv[0], off);
+            ull oi = __shfl_xor_sync(0xffffffffu, bi[0], off);
+            take(bv[0], bi[0], ov, oi);
+        }}"""
+    if plan.group > 32:
+        warps = plan.group // 32
+        code += f"""
+        __shared__ {compute} sv[{warps}];
+        __shared__ ull si[{warps}];
+        if ((threadIdx.x & 31) == 0) {{ sv[threadIdx.x >> 5] = bv[0]; si[threadIdx.x >> 5] = bi[0]; }}
+        __syncthreads();
+        if (threadIdx.x < 32) {{
+            bv[0] = threadIdx.x < {warps} ? sv[threadIdx.x] : ({compute})0;
+            bi[0] = threadIdx.x < {warps} ? si[threadIdx.x] : INVALID_INDEX;
+            #pragma unroll
+            for (int off = 16; off > 0; off >>= 1) {{
+                {compute} ov = __shfl_xor_sync(0xffffffffu, bv[0], off);
+                ull oi = __shfl_xor_sync(0xffffffffu, bi[0], off);
+                take(bv[0], bi[0], ov, oi);
+            }}
+        }}
+        __syncthreads();"""
+    return code
+
+
+def _item_loop(plan: ArgMinPlan) -> str:
+    """The loop over (output group, piece) items and who shares each: a thread, a warp or a block."""
+    groups = plan.outputs // plan.columns
+    items = groups * plan.splits
+    if plan.family == "columns":
+        # Consecutive threads take consecutive output groups, so their loads are coalesced.
+        return (f"for (ull w = (ull)blockIdx.x * blockDim.x + threadIdx.x; w < {items}ull; "
+                f"w += (ull)gridDim.x * blockDim.x) {{\n        const ull t = 0; "
+                f"ull o = (w % {groups}ull) * {plan.columns}ull; unsigned int s = (unsigned int)(w / {groups}ull);")
+    split = f"        ull o = w / {plan.splits}ull; unsigned int s = (unsigned int)(w % {plan.splits}ull);"
+    if plan.group == 32:
+        return (f"const ull t = threadIdx.x & 31;\n    for (ull w = ((ull)blockIdx.x * blockDim.x + "
+                f"threadIdx.x) >> 5; w < {items}ull; w += ((ull)gridDim.x * blockDim.x) >> 5) {{\n" + split)
+    return f"const ull t = threadIdx.x;\n    for (ull w = blockIdx.x; w < {items}ull; w += gridDim.x) {{\n" + split
 
 
 def argmin_kernel(plan: ArgMinPlan, in_type: DataType, out_type: DataType, direction: AxisDirection,
                   kept: Layout, reduced: Layout) -> str:
-    """The reduction kernel: each (output, split) item is reduced by ``plan.group`` threads."""
+    """The reduction kernel: each (output group, piece) item is reduced by ``plan.group`` threads."""
     compute = COMPUTE_TYPE[in_type]
-    unroll = 8 if in_type.size <= 2 else 4
     kept_offsets = decompose("(unsigned int)o", kept.sizes, kept.strides, ["ko", "oo"])
-    items = plan.outputs * plan.splits
-    if plan.family == "columns":
-        # Consecutive threads take consecutive outputs, so their loads are coalesced.
-        item_loop = (f"for (ull w = (ull)blockIdx.x * blockDim.x + threadIdx.x; w < {items}ull; "
-                     f"w += (ull)gridDim.x * blockDim.x) {{\n        ull o = w % {plan.outputs}ull; "
-                     f"unsigned int s = (unsigned int)(w / {plan.outputs}ull); const ull t = 0;")
-        step, reduce = "1ull", ""
-        finish_guard = ""
-    else:
-        group = plan.group
-        item_split = f"        ull o = w / {plan.splits}ull; unsigned int s = (unsigned int)(w % {plan.splits}ull);"
-        if group == 32:
-            item_loop = (f"const ull t = threadIdx.x & 31;\n    for (ull w = ((ull)blockIdx.x * blockDim.x + "
-                         f"threadIdx.x) >> 5; w < {items}ull; w += ((ull)gridDim.x * blockDim.x) >> 5) {{\n"
-                         + item_split)
-        else:
-            item_loop = (f"const ull t = threadIdx.x;\n    "
-                         f"for (ull w = blockIdx.x; w < {items}ull; w += gridDim.x) {{\n" + item_split)
-        step = f"{group}ull"
-        reduce = f"""
-        #pragma unroll
-        for (int off = 16; off > 0; off >>= 1) {{
-            {compute} ov = __shfl_xor_sync(0xffffffffu, bv, off);
-            ull oi = __shfl_xor_sync(0xffffffffu, bi, off);
-            take(bv, bi, ov, oi);
-        }}"""
-        if group > 32:
-            warps = group // 32
-            reduce += f"""
-        __shared__ {compute} sv[{warps}];
-        __shared__ ull si[{warps}];
-        if ((threadIdx.x & 31) == 0) {{ sv[threadIdx.x >> 5] = bv; si[threadIdx.x >> 5] = bi; }}
-        __syncthreads();
-        if (threadIdx.x < 32) {{
-            bv = threadIdx.x < {warps} ? sv[threadIdx.x] : ({compute})0;
-            bi = threadIdx.x < {warps} ? si[threadIdx.x] : INVALID_INDEX;
-            #pragma unroll
-            for (int off = 16; off > 0; off >>= 1) {{
-                {compute} ov = __shfl_xor_sync(0xffffffffu, bv, off);
-                ull oi = __shfl_xor_sync(0xffffffffu, bi, off);
-                take(bv, bi, ov, oi);
-            }}
-        }}
-        __syncthreads();"""
-        finish_guard = "if (threadIdx.x == 0)" if group > 32 else "if ((threadIdx.x & 31) == 0)"
+    guard = {"columns": "", "rows": "if (threadIdx.x == 0)" if plan.group > 32 else "if ((threadIdx.x & 31) == 0)"}
+    columns = plan.columns
     return PRELUDE + _take_function(compute, direction) + f"""
 extern "C" __global__ void opendml_kernel(ull px, ull pout, ull pv, ull pi) {{
-    {item_loop}
+    {_item_loop(plan)}
         ull ko = 0, oo = 0;
         {kept_offsets}
         const ull begin = (ull)s * {plan.chunk}ull;
         const ull end = begin + {plan.chunk}ull < {plan.length}ull ? begin + {plan.chunk}ull : {plan.length}ull;
-        {compute} bv = ({compute})0; ull bi = INVALID_INDEX;
-        {_scan(compute, in_type, reduced, step, unroll)}
-        {reduce}
-        {finish_guard} {{ {_finish(plan, direction, out_type, compute)} }}
+        {compute} bv[{columns}]; ull bi[{columns}];
+        #pragma unroll
+        for (int j = 0; j < {columns}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
+        {_scan(plan, in_type, reduced)}
+        {_group_reduce(plan, compute)}
+        {guard[plan.family]} {{
+            {_finish(plan, direction, out_type, compute, kept.strides[1][-1])}
+        }}
     }}
 }}
 """

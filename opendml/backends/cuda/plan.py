@@ -22,28 +22,46 @@ class ArgMinPlan:
     chunk: int  # reduced elements per piece
     outputs: int
     length: int  # reduced elements per output
+    vector: int = 1  # elements per 16-byte load: along the row (rows) or across outputs (columns)
+
+    @property
+    def columns(self) -> int:
+        """Outputs one thread keeps: the vector width for vectorized columns, else 1."""
+        return self.vector if self.family == "columns" else 1
+
+    def scalar(self) -> ArgMinPlan:
+        """The same plan with one element per load (for inputs not 16-byte aligned)."""
+        return ArgMinPlan(self.family, self.group, self.block, self.splits, self.chunk, self.outputs, self.length)
 
 
 def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int], kept: Layout,
-                reduced: Layout, sm_count: int) -> ArgMinPlan:
+                reduced: Layout, sm_count: int, itemsize: int = 4) -> ArgMinPlan:
     """Choose the reduction strategy by shape.
 
     Rows (the input's fastest-moving dimension is reduced): a warp per output for short rows, a block per
-    output for long ones, and long rows cut into pieces when there are too few outputs to fill the GPU.
-    Columns (the fastest-moving dimension is kept): a thread per output so that neighbouring threads read
-    neighbouring elements, the reduction cut into pieces when there are too few outputs.
+    output for long ones, and long rows cut into pieces when there are too few outputs to fill the GPU;
+    16-byte loads along rows that are contiguous and aligned. Columns (the fastest-moving dimension is
+    kept): a thread per output, or per 16 bytes of adjacent outputs, so that neighbouring threads read
+    neighbouring memory; the reduction cut into pieces when there are too few outputs.
     """
     outputs, length = math.prod(kept.sizes), math.prod(reduced.sizes)
+    width = 16 // itemsize
     moving = [(s, k) for k, (n, s) in enumerate(zip(sizes, strides)) if n > 1 and s > 0]
-    rows = not moving or min(moving)[1] in axes
-    if not rows:
+    if moving and min(moving)[1] not in axes:
+        aligned = (kept.strides[0][-1] == 1 and kept.sizes[-1] % width == 0
+                   and all(s * itemsize % 16 == 0 for s in kept.strides[0][:-1] + reduced.strides[0]))
+        vector = width if aligned else 1
         threads = sm_count * 2048
-        splits = 1 if outputs >= threads // 2 else min(math.ceil(threads / outputs), length)
+        groups = outputs // vector
+        splits = 1 if groups >= threads // 2 else min(math.ceil(threads / groups), length)
         chunk = math.ceil(length / splits)
-        return ArgMinPlan("columns", 1, BLOCK, math.ceil(length / chunk), chunk, outputs, length)
+        return ArgMinPlan("columns", 1, BLOCK, math.ceil(length / chunk), chunk, outputs, length, vector)
+    aligned = (reduced.strides[0][-1] == 1 and reduced.sizes[-1] % width == 0
+               and all(s * itemsize % 16 == 0 for s in kept.strides[0] + reduced.strides[0][:-1]))
+    vector = width if aligned else 1
     if length <= 1024:
-        return ArgMinPlan("rows", 32, BLOCK, 1, length, outputs, length)
+        return ArgMinPlan("rows", 32, BLOCK, 1, length, outputs, length, vector)
     blocks = sm_count * 8
     splits = 1 if outputs >= blocks else max(1, min(math.ceil(blocks / outputs), math.ceil(length / (BLOCK * 16))))
-    chunk = math.ceil(length / splits)
-    return ArgMinPlan("rows", BLOCK, BLOCK, math.ceil(length / chunk), chunk, outputs, length)
+    chunk = math.ceil(math.ceil(length / splits) / vector) * vector
+    return ArgMinPlan("rows", BLOCK, BLOCK, math.ceil(length / chunk), chunk, outputs, length, vector)
