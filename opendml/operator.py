@@ -15,6 +15,30 @@ if TYPE_CHECKING:
     from .device import Device
 
 
+_BINDING_CACHE_LIMIT = 16
+
+
+def _binding_key(inputs: object, outputs: object) -> tuple | None:
+    """What a checked binding depends on (buffers, offsets, sizes), or None when it cannot be cached.
+
+    Buffers and bindings never change after they are made, so bindings checked once stay valid.
+    """
+    if not isinstance(inputs, (list, tuple)) or not isinstance(outputs, (list, tuple)):
+        return None
+    key = []
+    for binding in (*inputs, *outputs):
+        if binding is None:
+            key.append(None)
+        elif type(binding) is BufferBinding:
+            key.append((id(binding.buffer), type(binding.offset), binding.offset,
+                        type(binding.size_in_bytes), binding.size_in_bytes))
+        elif isinstance(binding, Buffer):
+            key.append((id(binding),))
+        else:
+            return None
+    return (len(inputs), *key)
+
+
 class Kernel(Protocol):
     """What a backend compiles an operator into."""
 
@@ -59,6 +83,7 @@ class CompiledOperator:
         self.flags = flags
         self._kernel = kernel
         self._initialized = False
+        self._bound: dict[tuple, tuple[list[BoundTensor | None], list[BoundTensor]]] = {}
 
     @property
     def initialized(self) -> bool:
@@ -67,7 +92,15 @@ class CompiledOperator:
     def execute(self, inputs: Sequence[BufferBinding | Buffer | None],
                 outputs: Sequence[BufferBinding | Buffer | None]) -> None:
         """Run once. ``inputs``/``outputs`` hold one binding per tensor in DirectML's order."""
-        bound_inputs, bound_outputs = bind(self.operator, inputs, outputs)
+        key = _binding_key(inputs, outputs)
+        bound = self._bound.get(key) if key is not None else None
+        if bound is None:
+            bound = bind(self.operator, inputs, outputs)
+            if key is not None:
+                if len(self._bound) >= _BINDING_CACHE_LIMIT:
+                    self._bound.clear()
+                self._bound[key] = bound  # holds the buffers, so the ids in the key stay theirs
+        bound_inputs, bound_outputs = bound
         if not self._initialized:
             self._kernel.initialize()
             self._initialized = True
