@@ -195,11 +195,11 @@ def test_buffers(device: dml.Device) -> None:
 
 def test_repeated_executions_recheck_what_changed(device: dml.Device) -> None:
     op = clip_op(device)
-    src, dst = floats(device, [5] * 8), device.create_buffer(32)
+    src, dst = floats(device, [5] * 16), device.create_buffer(32)
     for _ in range(3):
         op.execute([BufferBinding(src)], [BufferBinding(dst)])
     assert dst.to_numpy().view(np.float32).tolist() == [1] * 8
     with pytest.raises(dml.BindingError, match=r"Offset must be a non-negative multiple of 16; got 16\.0"):
         op.execute([BufferBinding(src, 16.0)], [BufferBinding(dst)])  # type: ignore[arg-type]
     with pytest.raises(dml.BindingError, match=r"OutputTensor binding may alias InputTensor only exactly"):
-        op.execute([BufferBinding(src)], [BufferBinding(src, 16, 16)])
+        op.execute([BufferBinding(src)], [BufferBinding(src, 16, 32)])
