@@ -176,8 +176,8 @@ def clip(x: Any, min: float | None, max: float | None, *, scale_bias: ScaleBias 
     array([-1,  0,  2], dtype=int32)
     """
     device = device or default_device(x)
-    x = _as_array(device, x, CLIP_SCHEMA.name, "InputTensor") if not hasattr(x, "dtype") else x
-    data_type = DataType.parse(x.dtype, owner=CLIP_SCHEMA.name, field="InputTensor.DataType")
+    dtype = _as_array(device, x, CLIP_SCHEMA.name, "InputTensor").dtype
+    data_type = DataType.parse(dtype, owner=CLIP_SCHEMA.name, field="InputTensor.DataType")
     sb = ScaleBias.parse(scale_bias, CLIP_SCHEMA.name)
     if data_type.is_integer and device.feature_level >= CLIP1_SCHEMA.introduced:
         owner = CLIP1_SCHEMA.name

@@ -128,6 +128,7 @@ class ElementwiseKernel:
                        for k, f in enumerate(schema.inputs)]
         out_desc = tensors[schema.outputs[0].name]
         self.output = out_desc.data_type
+        self.sizes = [op.data_type.size for op in self.inputs if op is not None] + [self.output.size]
         present = [tensors[f.name] for f in schema.inputs if tensors[f.name] is not None]
         self.layout: Layout = collapse(out_desc.sizes, [d.effective_strides for d in present]
                                        + [out_desc.effective_strides])
@@ -153,12 +154,10 @@ class ElementwiseKernel:
     def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
         pointers = [_pointer(b) for b in inputs if b is not None] + [_pointer(outputs[0])]
         args = tuple(np.uint64(p) for p in pointers)
-        vector_ok = self.width is not None and all(
-            p % 16 == 0 for p, st in zip(pointers, self.layout.strides) if st[-1] == 1)
-        if vector_ok:
-            chunks = self.count // self.width  # type: ignore[operator]
-            grid = self.backend.grid(max(chunks, self.count % self.width))  # type: ignore[operator]
-            self._vector((grid,), (BLOCK,), args)
+        if self.width is not None and all(p % (self.width * size) == 0 for p, size, st in
+                                          zip(pointers, self.sizes, self.layout.strides) if st[-1] == 1):
+            tiles = math.ceil(self.count // self.width / (BLOCK * codegen.UNROLL))
+            self._vector((max(1, min(tiles, 1 << 20)),), (BLOCK,), args)
         else:
             self._general_kernel()((self.backend.grid(self.count),), (BLOCK,), args)
 
@@ -220,4 +219,6 @@ class ArgMinKernel:
         indices = cupy.empty(plan.outputs * plan.splits, dtype=cupy.uint64)
         pv, pi = np.uint64(values.data.ptr), np.uint64(indices.data.ptr)
         launch((grid,), (plan.block,), (px, pout, pv, pi))
-        self._combine((self.backend.grid(plan.outputs),), (BLOCK,), (pv, pi, pout))
+        per_block = BLOCK // plan.combine_group  # outputs one block merges at a time
+        self._combine((max(1, min(math.ceil(plan.outputs / per_block), self.backend.sm_count * 32)),), (BLOCK,),
+                      (pv, pi, pout))

@@ -197,23 +197,27 @@ extern "C" __global__ void opendml_kernel({_params(inputs)}) {{
 """
 
 
-def vector_width(inputs: Sequence[Operand | None], output: DataType, layout: Layout) -> int | None:
-    """Elements per 16-byte chunk if the inner-vector path applies to this layout, else None.
+WORD = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
 
-    It applies when, in the innermost dimension, every operand walks with stride 1 (loaded 16 bytes at a
-    time) or 0 (one value per chunk), chunks stay inside a row, and every chunk of a stride-1 operand starts
-    16-byte aligned (given a 16-byte aligned base).
+
+def vector_width(inputs: Sequence[Operand | None], output: DataType, layout: Layout) -> int | None:
+    """Elements per chunk if the inner-vector path applies to this layout, else None.
+
+    A chunk is 16 bytes of the widest operand (so each thread stores 16 bytes, and narrower operands load
+    4 or 8). The path applies when, in the innermost dimension, every operand walks with stride 1 (loaded
+    a chunk at a time) or 0 (one value per chunk), chunks stay inside a row, and every chunk of a stride-1
+    operand starts aligned to its size (given a 16-byte aligned base).
     """
     present = [op for op in inputs if op is not None]
     types = [op.data_type for op in present] + [output]
     inner = [st[-1] for st in layout.strides]
     if any(s not in (0, 1) for s in inner) or inner[-1] != 1:
         return None
-    width = 16 // min(t.size for t, s in zip(types, inner) if s == 1)
+    width = 16 // max(t.size for t, s in zip(types, inner) if s == 1)
     if layout.rank > 1 and layout.sizes[-1] % width:
         return None
-    for t, st in zip(types, layout.strides):
-        if st[-1] == 1 and any(s * t.size % 16 for s in st[:-1]):
+    for st in layout.strides:
+        if st[-1] == 1 and any(s % width for s in st[:-1]):
             return None
     return width
 
@@ -225,17 +229,17 @@ def elementwise_vector(inputs: Sequence[Operand | None], output: DataType, snipp
                        width: int) -> str:
     """16-byte loads and stores of ``width`` consecutive elements per chunk; a scalar tail in 1-D.
 
-    Each thread takes ``UNROLL`` chunks a grid apart per iteration, issuing all their loads first.
+    A block takes tiles of ``UNROLL`` x 256 consecutive chunks; each thread loads its ``UNROLL`` chunks of a
+    tile (256 apart) before it computes and stores any. Blocks are launched 256 threads wide.
     """
     present = [op for op in inputs if op is not None]
     count = int(np.prod(layout.sizes))
     chunks = count // width
     out_type = C_TYPE[output]
-    out_words = width * output.size // 16
     loads, stores = [], []
     for u in range(UNROLL):
         names = [f"o{op.slot}_{u}" for op in present] + [f"oo_{u}"]
-        loads.append(f"const ull c{u} = c + {u}ull * T; const bool ok{u} = c{u} < {chunks}ull;")
+        loads.append(f"const ull c{u} = c + {u * 256}ull; const bool ok{u} = c{u} < {chunks}ull;")
         loads.append(" ".join(f"ull {n} = 0;" for n in names))
         values: dict[int, str] = {}
         body = []
@@ -246,19 +250,17 @@ def elementwise_vector(inputs: Sequence[Operand | None], output: DataType, snipp
                 body.append(f"s{op.slot}_{u} = ((const {c_type}*)p{op.slot})[o{op.slot}_{u}];")
                 values[op.slot] = f"s{op.slot}_{u}"
                 continue
-            words = width * op.data_type.size // 16
-            loads.append(f"union {{ uint4 w[{words}]; {c_type} e[{width}]; }} u{op.slot}_{u};")
-            body.append(f"for (int w = 0; w < {words}; ++w) u{op.slot}_{u}.w[w] = "
-                        f"((const uint4*)(p{op.slot} + o{op.slot}_{u} * {op.data_type.size}ull))[w];")
+            word = WORD[width * op.data_type.size]
+            loads.append(f"union {{ {word} w; {c_type} e[{width}]; }} u{op.slot}_{u};")
+            body.append(f"u{op.slot}_{u}.w = *(const {word}*)(p{op.slot} + o{op.slot}_{u} * {op.data_type.size}ull);")
             values[op.slot] = f"u{op.slot}_{u}.e[e]"
         offsets = decompose(f"(unsigned int)(c{u} * {width}ull)", layout.sizes, layout.strides, names)
         loads.append(f"if (ok{u}) {{\n        {offsets}\n        " + "\n        ".join(body) + "\n        }")
         stores.append(f"""if (ok{u}) {{
-            union {{ uint4 w[{out_words}]; {out_type} e[{width}]; }} uo;
+            union {{ {WORD[width * output.size]} w; {out_type} e[{width}]; }} uo;
             #pragma unroll
             for (int e = 0; e < {width}; ++e) uo.e[e] = apply({_args(inputs, values)});
-            #pragma unroll
-            for (int w = 0; w < {out_words}; ++w) ((uint4*)(pout + oo_{u} * {output.size}ull))[w] = uo.w[w];
+            *({WORD[width * output.size]}*)(pout + oo_{u} * {output.size}ull) = uo.w;
         }}""")
     tail_loads = {op.slot: f"((const {C_TYPE[op.data_type]}*)p{op.slot})[i * {st[-1]}ull]"
                   for op, st in zip(present, layout.strides)}
@@ -270,7 +272,7 @@ def elementwise_vector(inputs: Sequence[Operand | None], output: DataType, snipp
     return PRELUDE + _apply_function(inputs, output, snippet) + f"""
 extern "C" __global__ void opendml_kernel({_params(inputs)}) {{
     const ull T = (ull)gridDim.x * blockDim.x;
-    for (ull c = (ull)blockIdx.x * blockDim.x + threadIdx.x; c < {chunks}ull; c += {UNROLL}ull * T) {{
+    for (ull c = (ull)blockIdx.x * {256 * UNROLL}ull + threadIdx.x; c < {chunks}ull; c += {UNROLL}ull * T) {{
         {nl.join(loads)}
         {nl.join(stores)}
     }}{tail}
@@ -281,11 +283,18 @@ extern "C" __global__ void opendml_kernel({_params(inputs)}) {{
 # --- ARGMIN ----------------------------------------------------------------------------------------------
 
 def _take_function(compute: str, direction: AxisDirection) -> str:
-    later = "i > bi" if direction is AxisDirection.DECREASING else "i < bi"
+    """``take`` merges any two candidates; ``scan_take`` is for one thread visiting indices in increasing
+    order, where a tie goes to the earlier index (INCREASING) or to the later one (DECREASING)."""
+    decreasing = direction is AxisDirection.DECREASING
+    later = "i > bi" if decreasing else "i < bi"
+    scan_better = "!lt(bv, v)" if decreasing else "lt(v, bv)"
     return f"""
 __device__ __forceinline__ void take({compute}& bv, ull& bi, {compute} v, ull i) {{
     if (i == INVALID_INDEX) return;
     if (bi == INVALID_INDEX || lt(v, bv) || (!lt(bv, v) && {later})) {{ bv = v; bi = i; }}
+}}
+__device__ __forceinline__ void scan_take({compute}& bv, ull& bi, {compute} v, ull i) {{
+    if (bi == INVALID_INDEX || {scan_better}) {{ bv = v; bi = i; }}
 }}
 """
 
@@ -327,7 +336,7 @@ def _scan(plan: ArgMinPlan, in_type: DataType, reduced: Layout) -> str:
         if vector == 1:
             fetch.append(f"ull ro{u} = 0; {{ ull rr = {here}; {red.replace('ro', f'ro{u}')} }}")
             fetch.append(f"{compute} v{u} = {load(in_type, f'(({storage}*)px)[ko + ro{u}]')};")
-            takes.append(f"if ({_valid(in_type, f'v{u}')}) take(bv[0], bi[0], v{u}, {here});")
+            takes.append(f"if ({_valid(in_type, f'v{u}')}) scan_take(bv[0], bi[0], v{u}, {here});")
             continue
         fetch.append(f"union {{ uint4 w; {storage} e[{vector}]; }} u{u};")
         if plan.family == "rows":
@@ -336,14 +345,14 @@ def _scan(plan: ArgMinPlan, in_type: DataType, reduced: Layout) -> str:
             for e in range(vector):
                 value = load(in_type, f"u{u}.e[{e}]")
                 takes.append(f"{{ {compute} v = {value}; if ({_valid(in_type, 'v')}) "
-                             f"take(bv[0], bi[0], v, ({here}) * {vector}ull + {e}ull); }}")
+                             f"scan_take(bv[0], bi[0], v, ({here}) * {vector}ull + {e}ull); }}")
         else:
             fetch.append(f"ull ro{u} = 0; {{ ull rr = {here}; {red.replace('ro', f'ro{u}')} }}")
             fetch.append(f"u{u}.w = *(const uint4*)(px + (ko + ro{u}) * {size}ull);")
             for e in range(vector):
                 value = load(in_type, f"u{u}.e[{e}]")
                 takes.append(f"{{ {compute} v = {value}; if ({_valid(in_type, 'v')}) "
-                             f"take(bv[{e}], bi[{e}], v, {here}); }}")
+                             f"scan_take(bv[{e}], bi[{e}], v, {here}); }}")
     single_fetch = [line.replace(f"{position} + 0ull * {step}", position) for line in fetch[: len(fetch) // unroll]]
     single_takes = [line.replace(f"{position} + 0ull * {step}", position) for line in takes[: len(takes) // unroll]]
     nl = "\n            "
@@ -360,9 +369,9 @@ def _scan(plan: ArgMinPlan, in_type: DataType, reduced: Layout) -> str:
         }}"""
 
 
-def _group_reduce(plan: ArgMinPlan, compute: str) -> str:
-    """Combine the (bv, bi) of the threads that shared an item: warp shuffles, then shared memory."""
-    if plan.family == "columns":
+def _group_reduce(group: int, compute: str) -> str:
+    """Combine the (bv, bi) of the ``group`` threads that shared an item: warp shuffles, then shared memory."""
+    if group == 1:
         return ""
     code = f"""
         #pragma unroll
@@ -371,8 +380,8 @@ def _group_reduce(plan: ArgMinPlan, compute: str) -> str:
             ull oi = __shfl_xor_sync(0xffffffffu, bi[0], off);
             take(bv[0], bi[0], ov, oi);
         }}"""
-    if plan.group > 32:
-        warps = plan.group // 32
+    if group > 32:
+        warps = group // 32
         code += f"""
         __shared__ {compute} sv[{warps}];
         __shared__ ull si[{warps}];
@@ -426,7 +435,7 @@ extern "C" __global__ void opendml_kernel(ull px, ull pout, ull pv, ull pi) {{
         #pragma unroll
         for (int j = 0; j < {columns}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
         {_scan(plan, in_type, reduced)}
-        {_group_reduce(plan, compute)}
+        {_group_reduce(plan.group, compute)}
         {guard[plan.family]} {{
             {_finish(plan, direction, out_type, compute, kept.strides[1][-1])}
         }}
@@ -437,21 +446,32 @@ extern "C" __global__ void opendml_kernel(ull px, ull pout, ull pv, ull pi) {{
 
 def argmin_combine_kernel(plan: ArgMinPlan, in_type: DataType, out_type: DataType, direction: AxisDirection,
                           kept: Layout) -> str:
-    """The second pass: each output takes the best of its ``plan.splits`` partial results."""
+    """The second pass: each output's ``plan.splits`` partial results, merged by a warp or a block."""
     compute = COMPUTE_TYPE[in_type]
+    group = plan.combine_group
     empty = plan.length - 1 if direction is AxisDirection.DECREASING else 0
     kept_offsets = decompose("(unsigned int)o", kept.sizes, kept.strides, ["ko", "oo"])
+    if group == 32:
+        loop = (f"const ull t = threadIdx.x & 31;\n    for (ull o = ((ull)blockIdx.x * blockDim.x + threadIdx.x) >> 5; "
+                f"o < {plan.outputs}ull; o += ((ull)gridDim.x * blockDim.x) >> 5) {{")
+        guard = "if ((threadIdx.x & 31) == 0)"
+    else:
+        loop = f"const ull t = threadIdx.x;\n    for (ull o = blockIdx.x; o < {plan.outputs}ull; o += gridDim.x) {{"
+        guard = "if (threadIdx.x == 0)"
     return PRELUDE + _take_function(compute, direction) + f"""
 extern "C" __global__ void opendml_kernel(ull pv, ull pi, ull pout) {{
-    for (ull o = (ull)blockIdx.x * blockDim.x + threadIdx.x; o < {plan.outputs}ull; o += (ull)gridDim.x * blockDim.x) {{
-        {compute} bv = ({compute})0; ull bi = INVALID_INDEX;
-        for (unsigned int s = 0; s < {plan.splits}u; ++s) {{
-            ull k = (ull)s * {plan.outputs}ull + o;
-            take(bv, bi, ((const {compute}*)pv)[k], ((const ull*)pi)[k]);
+    {loop}
+        {compute} bv[1] = {{({compute})0}}; ull bi[1] = {{INVALID_INDEX}};
+        for (ull s = t; s < {plan.splits}ull; s += {group}ull) {{
+            ull k = s * {plan.outputs}ull + o;
+            take(bv[0], bi[0], ((const {compute}*)pv)[k], ((const ull*)pi)[k]);
         }}
-        ull ko = 0, oo = 0;
-        {kept_offsets}
-        (({C_TYPE[out_type]}*)pout)[oo] = ({C_TYPE[out_type]})(bi == INVALID_INDEX ? {empty}ull : bi);
+        {_group_reduce(group, compute)}
+        {guard} {{
+            ull ko = 0, oo = 0;
+            {kept_offsets}
+            (({C_TYPE[out_type]}*)pout)[oo] = ({C_TYPE[out_type]})(bi[0] == INVALID_INDEX ? {empty}ull : bi[0]);
+        }}
     }}
 }}
 """

@@ -29,6 +29,11 @@ class ArgMinPlan:
         """Outputs one thread keeps: the vector width for vectorized columns, else 1."""
         return self.vector if self.family == "columns" else 1
 
+    @property
+    def combine_group(self) -> int:
+        """Threads merging one output's partial results: a block when there are few outputs, else a warp."""
+        return BLOCK if self.outputs <= 512 else 32
+
     def scalar(self) -> ArgMinPlan:
         """The same plan with one element per load (for inputs not 16-byte aligned)."""
         return ArgMinPlan(self.family, self.group, self.block, self.splits, self.chunk, self.outputs, self.length)
