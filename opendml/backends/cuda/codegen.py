@@ -245,6 +245,9 @@ def elementwise_vector(inputs: Sequence[Operand | None], output: DataType, snipp
         body = []
         for op, st in zip(present, layout.strides):
             c_type = C_TYPE[op.data_type]
+            if not any(st):  # one value for the whole tensor: loaded once per thread, before the loop
+                values[op.slot] = f"s{op.slot}"
+                continue
             if st[-1] == 0:
                 loads.append(f"{c_type} s{op.slot}_{u} = 0;")
                 body.append(f"s{op.slot}_{u} = ((const {c_type}*)p{op.slot})[o{op.slot}_{u}];")
@@ -264,6 +267,8 @@ def elementwise_vector(inputs: Sequence[Operand | None], output: DataType, snipp
         }}""")
     tail_loads = {op.slot: f"((const {C_TYPE[op.data_type]}*)p{op.slot})[i * {st[-1]}ull]"
                   for op, st in zip(present, layout.strides)}
+    uniform = " ".join(f"const {C_TYPE[op.data_type]} s{op.slot} = *(const {C_TYPE[op.data_type]}*)p{op.slot};"
+                       for op, st in zip(present, layout.strides) if not any(st))
     tail = "" if layout.rank > 1 or count % width == 0 else f"""
     for (ull i = {chunks * width}ull + (ull)blockIdx.x * blockDim.x + threadIdx.x; i < {count}ull; i += T) {{
         (({out_type}*)pout)[i] = apply({_args(inputs, tail_loads)});
@@ -272,6 +277,7 @@ def elementwise_vector(inputs: Sequence[Operand | None], output: DataType, snipp
     return PRELUDE + _apply_function(inputs, output, snippet) + f"""
 extern "C" __global__ void opendml_kernel({_params(inputs)}) {{
     const ull T = (ull)gridDim.x * blockDim.x;
+    {uniform}
     for (ull c = (ull)blockIdx.x * {256 * UNROLL}ull + threadIdx.x; c < {chunks}ull; c += {UNROLL}ull * T) {{
         {nl.join(loads)}
         {nl.join(stores)}
