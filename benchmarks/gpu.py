@@ -1,8 +1,8 @@
 """GPU bandwidth of opendml's CUDA backend against PyTorch eager, torch.compile, CuPy and a plain copy.
 
 Effective bandwidth = (bytes read + bytes written, each once) / time, the median of many CUDA-event-timed
-samples after warm-up, each sample five calls in a row. Inputs of 2^28 elements dwarf the L2 cache; the size sweep rotates among several input
-sets so small sizes are not timed out of the cache either.
+samples after warm-up, each sample five calls in a row. Inputs of 2^28 elements dwarf the L2 cache; the
+size sweep rotates among several input sets so small sizes are not timed out of the cache either.
 
     python benchmarks/gpu.py                 # everything: table, size sweep, host cost, CSV and PNG
     python benchmarks/gpu.py --quick         # no torch.compile, fewer repetitions
