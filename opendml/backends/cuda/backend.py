@@ -156,7 +156,7 @@ class ElementwiseKernel:
         args = tuple(np.uint64(p) for p in pointers)
         if self.width is not None and all(p % (self.width * size) == 0 for p, size, st in
                                           zip(pointers, self.sizes, self.layout.strides) if st[-1] == 1):
-            tiles = math.ceil(self.count // self.width / (BLOCK * codegen.UNROLL))
+            tiles = math.ceil(self.count // self.width / (BLOCK * codegen.chunk_unroll(self.inputs, self.output)))
             self._vector((max(1, min(tiles, 1 << 20)),), (BLOCK,), args)
         else:
             self._general_kernel()((self.backend.grid(self.count),), (BLOCK,), args)

@@ -223,21 +223,30 @@ def vector_width(inputs: Sequence[Operand | None], output: DataType, layout: Lay
 
 
 UNROLL = 4  # chunks each thread loads before it computes and stores any: bytes in flight hide latency
+VECTOR_UNROLL = 8  # 16-byte loads in flight per thread in ARGMIN scans (measured best on an H100)
+
+
+def chunk_unroll(inputs: Sequence[Operand | None], output: DataType) -> int:
+    """Chunks per thread per tile: one where the output is wider than every input (writes dominate, and
+    spreading them evenly measured faster on an H100, e.g. UINT8 -> FLOAT32), else ``UNROLL``."""
+    widest_input = max(op.data_type.size for op in inputs if op is not None)
+    return 1 if output.size > widest_input else UNROLL
 
 
 def elementwise_vector(inputs: Sequence[Operand | None], output: DataType, snippet: str, layout: Layout,
                        width: int) -> str:
     """16-byte loads and stores of ``width`` consecutive elements per chunk; a scalar tail in 1-D.
 
-    A block takes tiles of ``UNROLL`` x 256 consecutive chunks; each thread loads its ``UNROLL`` chunks of a
+    A block takes tiles of ``unroll`` x 256 consecutive chunks; each thread loads its ``unroll`` chunks of a
     tile (256 apart) before it computes and stores any. Blocks are launched 256 threads wide.
     """
     present = [op for op in inputs if op is not None]
     count = int(np.prod(layout.sizes))
     chunks = count // width
     out_type = C_TYPE[output]
+    unroll = chunk_unroll(inputs, output)
     loads, stores = [], []
-    for u in range(UNROLL):
+    for u in range(unroll):
         names = [f"o{op.slot}_{u}" for op in present] + [f"oo_{u}"]
         loads.append(f"const ull c{u} = c + {u * 256}ull; const bool ok{u} = c{u} < {chunks}ull;")
         loads.append(" ".join(f"ull {n} = 0;" for n in names))
@@ -278,7 +287,7 @@ def elementwise_vector(inputs: Sequence[Operand | None], output: DataType, snipp
 extern "C" __global__ void opendml_kernel({_params(inputs)}) {{
     const ull T = (ull)gridDim.x * blockDim.x;
     {uniform}
-    for (ull c = (ull)blockIdx.x * {256 * UNROLL}ull + threadIdx.x; c < {chunks}ull; c += {UNROLL}ull * T) {{
+    for (ull c = (ull)blockIdx.x * {256 * unroll}ull + threadIdx.x; c < {chunks}ull; c += {unroll}ull * T) {{
         {nl.join(loads)}
         {nl.join(stores)}
     }}{tail}
@@ -327,7 +336,7 @@ def _scan(plan: ArgMinPlan, in_type: DataType, reduced: Layout) -> str:
     """Code scanning this thread's share of [begin, end), taking each valid element into (bv, bi)."""
     compute, storage, size = COMPUTE_TYPE[in_type], C_TYPE[in_type], in_type.size
     vector = plan.vector
-    unroll = 8 if plan.vector == 1 and size <= 2 else 4
+    unroll = 8 if plan.vector == 1 and size <= 2 else VECTOR_UNROLL
     red = decompose("(unsigned int)rr", reduced.sizes, reduced.strides, ["ro"])
     if plan.family == "rows" and vector > 1:
         # Positions count 16-byte vectors along the contiguous innermost reduced dimension: element e of
