@@ -179,3 +179,26 @@ def test_comments_and_trailing_commas_are_allowed(tmp_path: Path) -> None:
     result = run_dispatch(tmp_path / "m.json", "--backend", "cpu", "--output-path", tmp_path)
     assert result.returncode == 0, result.stderr
     assert "Resource 'B': -2.5, -2.5, -2, -1, 0, 1, 2, 2.5, 2.5" in result.stdout
+
+
+def _cuda_usable() -> bool:
+    import opendml
+
+    try:
+        opendml.Device("cuda")
+    except opendml.OpenDMLError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(_cuda_usable(), reason="a usable CUDA GPU is present, so --backend cuda cannot fail here")
+def test_cuda_backend_missing_is_a_clean_error() -> None:
+    result = run_dispatch("--example", "clip", "--backend", "cuda")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("opendml dispatch: error: Device: backend 'cuda'"), result.stderr
+
+
+def test_model_and_example_together(tmp_path: Path) -> None:
+    result = run_dispatch(tmp_path / "m.json", "--example", "clip")
+    assert result.returncode == 2
+    assert result.stderr == "opendml dispatch: error: give a model or --example NAME, not both.\n"
