@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..errors import OpenDMLError
-from ..feature_levels import NEWEST, FeatureLevel
+from .. import FeatureLevel, OpenDMLError
+
+NEWEST = max(FeatureLevel)
 
 NAME = "dispatch"
 HELP = "run a DxDispatch-style JSON model of operators, with timing"

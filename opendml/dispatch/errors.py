@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from ..errors import OpenDMLError
+from .. import OpenDMLError
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_$][\w$-]*")
 # The field an opendml message names: "ELEMENT_WISE_CLIP: OutputTensor.Sizes[0] must equal ..."

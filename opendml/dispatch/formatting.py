@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..dtypes import DataType
+from .. import DataType
 
 
 def format_value(value: float | int, data_type: DataType) -> str:

@@ -13,15 +13,19 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..dtypes import DataType
-from ..enums import ExecutionFlags, TensorFlags
-from ..errors import OpenDMLError
-from ..ops.argmin import ArgMinDesc
-from ..ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
-from ..ops.dequantize_linear import ElementWiseDequantizeLinearDesc
-from ..ops.elementwise import ScaleBias
-from ..ops.threshold import ElementWiseThresholdDesc
-from ..tensor import TensorDesc
+from .. import (
+    ArgMinDesc,
+    DataType,
+    ElementWiseClip1Desc,
+    ElementWiseClipDesc,
+    ElementWiseDequantizeLinearDesc,
+    ElementWiseThresholdDesc,
+    ExecutionFlags,
+    OpenDMLError,
+    ScaleBias,
+    TensorDesc,
+    TensorFlags,
+)
 from .errors import ModelError, child, locate, model_error
 from .fields import (
     UINT64_MAX,

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..dtypes import DataType
-from ..errors import OpenDMLError
+from .. import DataType, OpenDMLError
 from .errors import child, model_error
 from .fields import (
     UINT64_MAX,

@@ -13,10 +13,7 @@ from typing import TextIO
 
 import numpy as np
 
-from ..buffer import Buffer, BufferBinding
-from ..device import Device
-from ..errors import OpenDMLError
-from ..operator import CompiledOperator
+from .. import Buffer, BufferBinding, CompiledOperator, Device, FeatureLevel, OpenDMLError
 from .commands import DispatchCommand, PrintCommand, WriteFileCommand
 from .errors import ModelError, locate
 from .formatting import format_values, format_verbose
@@ -26,7 +23,7 @@ from .progress import Progress
 from .timing import TimingOptions, measure, report
 
 
-def make_device(backend: str, feature_level: str) -> Device:
+def make_device(backend: str, feature_level: FeatureLevel | str) -> Device:
     """``backend`` "auto" is CUDA when a CUDA device can be created, else the CPU."""
     if backend == "auto":
         try:
