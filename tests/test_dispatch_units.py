@@ -43,6 +43,11 @@ def test_tensor_desc_defaults_and_long_form() -> None:
                   ' "OutputTensor": {"Type": "DML_TENSOR_TYPE_BUFFER", "Desc": {"DataType": "UINT32",'
                   ' "Sizes": [2, 1], "DimensionCount": 2, "TotalTensorSizeInBytes": 0}},'
                   ' "Axes": [1], "AxisDirection": "DML_AXIS_DIRECTION_DECREASING"}}')
+    inline = _desc('{"type": "ELEMENT_WISE_THRESHOLD", "desc": {"InputTensor": {"Type": "BUFFER", "DataType": "INT8",'
+                   ' "Sizes": [4], "Flags": ["NONE"]}, "OutputTensor": {"DataType": "INT8", "Sizes": [4],'
+                   ' "Strides": [2], "GuaranteedBaseOffsetAlignment": 16}, "Min": 0}}')
+    assert inline.desc.input_tensor == dml.TensorDesc("INT8", [4])
+    assert inline.desc.output_tensor == dml.TensorDesc("INT8", [4], [2], guaranteed_base_offset_alignment=16)
     assert short.desc.input_tensor == dml.TensorDesc("FLOAT16", [2, 3])
     assert short.desc.output_tensor == dml.TensorDesc("UINT32", [2, 1])
     assert list(short.desc.axes) == [1] and short.desc.axis_direction == "DML_AXIS_DIRECTION_DECREASING"

@@ -198,7 +198,7 @@ def tensor_desc(value: object, path: str) -> TensorDesc:
             raise model_error(child(path, extra[0]), 'must be inside "Desc" when "Desc" is given', "it beside it")
         path = child(path, "Desc")
         obj = expect_object(obj["Desc"], path, _BUFFER_TENSOR_FIELDS)
-    expect_object(obj, path, _BUFFER_TENSOR_FIELDS, required=("DataType", "Sizes"))
+    expect_object(obj, path, required=("DataType", "Sizes"))
     sizes = expect_uint_array(obj["Sizes"], child(path, "Sizes"))
     if "DimensionCount" in obj:
         count = expect_uint(obj["DimensionCount"], child(path, "DimensionCount"))
