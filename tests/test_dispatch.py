@@ -31,8 +31,8 @@ def test_no_model_lists_the_examples() -> None:
     assert listed == EXAMPLES
 
 
-def test_example_clip() -> None:
-    result = run_dispatch("--example", "clip", "--backend", "cpu")
+def test_example_clip(backend: str) -> None:
+    result = run_dispatch("--example", "clip", "--backend", backend)
     assert result.returncode == 0, result.stderr
     x = np.arange(-4, 4, dtype=np.float32)
     assert_printed(result.stdout, "x", x)
@@ -40,8 +40,8 @@ def test_example_clip() -> None:
     assert median_ms(result.stdout, "clip")[0] == 1
 
 
-def test_example_clip1_keeps_integer_bounds_exact() -> None:
-    result = run_dispatch("--example", "clip1.json", "--backend", "cpu")
+def test_example_clip1_keeps_integer_bounds_exact(backend: str) -> None:
+    result = run_dispatch("--example", "clip1.json", "--backend", backend)
     assert result.returncode == 0, result.stderr
     x = np.array([-2**31, -1000, -5, 0, 5, 2**31 - 2, 2**31 - 1], dtype=np.int64)
     line = next(line for line in result.stdout.splitlines() if line.startswith("Resource 'y': "))
@@ -49,24 +49,24 @@ def test_example_clip1_keeps_integer_bounds_exact() -> None:
     assert [int(v) for v in line.split(": ")[1].split(", ")] == np.clip(x, -100, 2147483645).tolist()
 
 
-def test_example_threshold_in_place_on_float16() -> None:
-    result = run_dispatch("--example", "threshold", "--backend", "cpu")
+def test_example_threshold_in_place_on_float16(backend: str) -> None:
+    result = run_dispatch("--example", "threshold", "--backend", backend)
     assert result.returncode == 0, result.stderr
     x = np.array([-2, -0.5, 0, 0.5, 2, 65504, np.inf, -np.inf, np.nan])
     expected = np.where(np.isnan(x), np.nan, np.maximum(x, 0.0))
     assert_printed(result.stdout, "x", expected)
 
 
-def test_example_dequantize_linear_per_column() -> None:
-    result = run_dispatch("--example", "dequantize_linear", "--backend", "cpu")
+def test_example_dequantize_linear_per_column(backend: str) -> None:
+    result = run_dispatch("--example", "dequantize_linear", "--backend", backend)
     assert result.returncode == 0, result.stderr
     q = np.array([[0, 128, 255], [10, 20, 30]])
     scale = np.array([0.1, 0.2, 0.5], dtype=np.float32)
     assert_printed(result.stdout, "x", ((q - 128).astype(np.float32) * scale).reshape(-1))
 
 
-def test_example_argmin_ties_both_ways() -> None:
-    result = run_dispatch("--example", "argmin", "--backend", "cpu")
+def test_example_argmin_ties_both_ways(backend: str) -> None:
+    result = run_dispatch("--example", "argmin", "--backend", backend)
     assert result.returncode == 0, result.stderr
     m = np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], dtype=np.float32)
     first = [int(np.flatnonzero(row == row.min())[0]) for row in m]
@@ -80,8 +80,8 @@ CHAIN_Q = np.array([[90, 200, 128, 255, 140, 10], [130, 129, 131, 127, 126, 132]
                     [0, 255, 64, 192, 32, 224], [160, 96, 120, 136, 100, 156]])
 
 
-def test_example_chain_through_intermediate_resources() -> None:
-    result = run_dispatch("--example", "dequantize_clip_argmin", "--backend", "cpu")
+def test_example_chain_through_intermediate_resources(backend: str) -> None:
+    result = run_dispatch("--example", "dequantize_clip_argmin", "--backend", backend)
     assert result.returncode == 0, result.stderr
     x = np.clip((CHAIN_Q - 128) * 0.25, -8, 8)
     assert_printed(result.stdout, "x", x.reshape(-1))
@@ -90,14 +90,15 @@ def test_example_chain_through_intermediate_resources() -> None:
         "dequantize", "clip", "argmin"]
 
 
-def test_example_clip_timing_values_and_iterations(tmp_path) -> None:
+def test_example_clip_timing_values_and_iterations(tmp_path, backend: str) -> None:
     """The timing example, unchanged but for a writeFile of its output, gives exact values."""
     model = json.loads((examples_dir() / "clip_timing.json").read_text())
     model["commands"].append({"type": "writeFile", "resource": "y", "targetPath": "y.npy"})
     path = write_model(tmp_path / "timing.json", model)
-    result = run_dispatch(path, "--backend", "cpu", "-i", "3", "--output-path", tmp_path)
+    result = run_dispatch(path, "--backend", backend, "-i", "3", "--output-path", tmp_path)
     assert result.returncode == 0, result.stderr
     assert median_ms(result.stdout, "clip")[0] == 3
+    assert ("ms median (GPU)" in result.stdout) == (backend == "cuda")
     n = 8 * 1024 * 1024
     x = np.arange(n, dtype=np.float64) / 1024 - 4096  # exact in float32: 22 significant bits at most
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), np.clip(x, -1000, 1000).astype(np.float32))
@@ -108,8 +109,8 @@ def test_example_clip_timing_values_and_iterations(tmp_path) -> None:
     ("dml_element_wise_clip.json", "Resource 'A': -2.5, -2.5, -2, -1, 0, 1, 2, 2.5, 2.5"),
     ("dml_scalar_union_fp16.json", "Resource 'output': 2, 2, 3, 4, 4"),
 ])
-def test_dxdispatch_models_run_unchanged(model: str, line: str) -> None:
-    result = run_dispatch(DATA / "dxdispatch" / model, "--backend", "cpu")
+def test_dxdispatch_models_run_unchanged(model: str, line: str, backend: str) -> None:
+    result = run_dispatch(DATA / "dxdispatch" / model, "--backend", backend)
     assert result.returncode == 0, result.stderr
     assert line in result.stdout.splitlines()
     assert result.stdout.splitlines()[1].startswith("Dispatch 'clip': 1 iterations, ")
@@ -134,7 +135,7 @@ def _model(resources: dict, desc: dict, commands: list, op: str = "ELEMENT_WISE_
 F32_9 = {"DataType": "FLOAT32", "Sizes": [9]}
 
 
-def test_files_in_and_out(tmp_path) -> None:
+def test_files_in_and_out(tmp_path, backend: str) -> None:
     """sourcePath (.npy and raw) beside the model; writeFile (.npy and raw) under --output-path."""
     models, out = tmp_path / "models", tmp_path / "out"
     models.mkdir()
@@ -157,7 +158,7 @@ def test_files_in_and_out(tmp_path) -> None:
             {"type": "writeFile", "resource": "y", "targetPath": "b.dat"},
         ],
     }
-    result = run_dispatch(write_model(models / "m.json", model), "--backend", "cpu", "--output-path", out,
+    result = run_dispatch(write_model(models / "m.json", model), "--backend", backend, "--output-path", out,
                           cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     expected = np.clip(x, -1, 1.5)
@@ -170,7 +171,7 @@ def test_files_in_and_out(tmp_path) -> None:
     assert "Resource 'y' written to" in result.stdout
 
 
-def test_binding_offsets_and_sequences(tmp_path) -> None:
+def test_binding_offsets_and_sequences(tmp_path, backend: str) -> None:
     """elementOffset moves a binding; sequences accumulate in the element type (FLOAT16 here)."""
     model = _model(
         {"a": {"initialValuesDataType": "FLOAT16",
@@ -180,7 +181,7 @@ def test_binding_offsets_and_sequences(tmp_path) -> None:
         [{"type": "dispatch", "dispatchable": "op",
           "bindings": {"InputTensor": "a", "OutputTensor": {"name": "a", "elementOffset": 8}}},
          {"type": "print", "resource": "a"}])
-    result = run_dispatch(write_model(tmp_path / "m.json", model), "--backend", "cpu")
+    result = run_dispatch(write_model(tmp_path / "m.json", model), "--backend", backend)
     assert result.returncode == 0, result.stderr
     sequence = [np.float16(-2)]
     for _ in range(15):  # DxDispatch's "value += delta" on half-precision values
@@ -190,8 +191,8 @@ def test_binding_offsets_and_sequences(tmp_path) -> None:
     assert_printed(result.stdout, "a", a.astype(np.float64))
 
 
-def test_timing_options() -> None:
-    result = run_dispatch("--example", "clip", "--backend", "cpu", "-i", "5", "-w", "2", "-r", "3", "-v", "2",
+def test_timing_options(backend: str) -> None:
+    result = run_dispatch("--example", "clip", "--backend", backend, "-i", "5", "-w", "2", "-r", "3", "-v", "2",
                           "--print-commands")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -200,6 +201,9 @@ def test_timing_options() -> None:
     assert any(line.startswith("CPU Timings (Cold) : 2 samples, ") for line in lines)
     assert any(line.startswith("CPU Timings (Hot)  : 3 samples, ") for line in lines)
     assert sum(line.startswith("iteration ") for line in lines) == 5
+    on_gpu = backend == "cuda"  # GPU times from CUDA events, beside the CPU's
+    assert any(line.startswith("GPU Timings (Hot)  : 3 samples, ") for line in lines) == on_gpu
+    assert sum(line.endswith(" ms (GPU)") for line in lines) == (5 if on_gpu else 0)
     assert lines.count('Command 1: {"type":"print","resource":"x"}') == 1
 
 
