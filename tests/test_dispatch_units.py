@@ -76,6 +76,12 @@ def test_reader_rejects_duplicate_keys() -> None:
     assert caught.value.path == "resources.a.initialValues"
 
 
+def test_float64_values_keep_double_precision() -> None:
+    resource = parse_resource("a", parse_json('{"initialValuesDataType": "FLOAT64", "initialValues": [0.1]}', "m"),
+                              "resources.a", None)
+    assert resource.values.tolist() == [0.1]
+
+
 def test_sequence_wraps_in_integer_types() -> None:
     resource = parse_resource("a", parse_json(
         '{"initialValuesDataType": "UINT8", "initialValues": {"valueCount": 5, "valueStart": 250, "valueDelta": 3}}',

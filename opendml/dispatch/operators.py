@@ -236,18 +236,10 @@ def _scale_bias(value: object, path: str) -> ScaleBias:
     return ScaleBias(expect_float(obj["Scale"], child(path, "Scale")), expect_float(obj["Bias"], child(path, "Bias")))
 
 
-def _data_type_name(value: object, path: str) -> str:
-    return expect_string(value, path)  # opendml checks the name (and its relation to the tensors)
-
-
 def _enum_name(value: object, path: str) -> str | int:
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     return expect_string(value, path)
-
-
-def _axes(value: object, path: str) -> list[int]:
-    return expect_uint_array(value, path)
 
 
 def _check_axis_count(value: object, path: str, axes: object) -> None:
@@ -280,8 +272,8 @@ _READERS: dict[str, Callable[[object, str], Any]] = {
     "input": tensor_desc,
     "output": tensor_desc,
     "float": expect_float,
-    "data_type": _data_type_name,
+    "data_type": expect_string,  # opendml checks the name, and its relation to the tensors
     "scale_bias": _scale_bias,
-    "axes": _axes,
+    "axes": expect_uint_array,
     "enum": _enum_name,
 }

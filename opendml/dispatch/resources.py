@@ -136,8 +136,9 @@ def _convert(items: list[object], paths: list[str], data_type: DataType) -> np.n
     if data_type.is_float:
         doubles = np.array([expect_float(item, at) for item, at in zip(items, paths)], dtype=np.float64)
         with np.errstate(over="ignore"):
-            # DxDispatch converts through float32 for FLOAT16 too (double -> float -> half).
-            typed = doubles.astype(np.float32).astype(data_type.numpy)
+            # DxDispatch converts FLOAT16 values through float32 (double -> float -> half).
+            narrowed = doubles if data_type == DataType.FLOAT64 else doubles.astype(np.float32)
+            typed = narrowed.astype(data_type.numpy)
         overflow = np.isfinite(doubles) & ~np.isfinite(typed)
         if overflow.any():
             k = int(np.argmax(overflow))
