@@ -1,0 +1,10 @@
+"""``python -m opendml``: the same as the ``opendml`` command."""
+
+from __future__ import annotations
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,25 @@
+"""``opendml dispatch``: run DxDispatch-style JSON models (resources, dispatchables, commands), with timing.
+
+The pieces, each in its own module: ``reader`` (JSON as DxDispatch reads it), ``fields`` (typed reads
+naming JSON paths), ``resources`` (buffers and initial values), ``operators`` (DirectML operator
+descriptions to opendml descriptions), ``commands`` (dispatch, print, writeFile), ``model`` (the
+whole file, checked before anything runs), ``runner`` (running it on a device), ``timing`` and
+``progress`` (DxDispatch's timing lines), ``catalog`` (the bundled examples) and ``cli``.
+
+>>> from pathlib import Path
+>>> from opendml.dispatch import Runner, load_model, make_device
+>>> from opendml.dispatch.catalog import find_example
+>>> model = load_model(find_example("clip1").path, output_dir=Path("."))
+>>> Runner(model, make_device("cpu", "6_4")).run()  # doctest: +ELLIPSIS
+Dispatch 'clip1': 1 iterations, ... ms median (CPU)
+Resource 'y': -100, -100, -5, 0, 5, 2147483645, 2147483645
+"""
+
+from __future__ import annotations
+
+from .errors import ModelError
+from .model import Model, load_model, parse_model
+from .runner import Runner, make_device
+from .timing import TimingOptions
+
+__all__ = ["Model", "ModelError", "Runner", "TimingOptions", "load_model", "make_device", "parse_model"]

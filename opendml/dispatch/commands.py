@@ -1,0 +1,154 @@
+"""Commands of a model: dispatch, print and writeFile, checked against the model's names."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import child, describe, model_error
+from .fields import UINT64_MAX, expect_bool, expect_object, expect_string, expect_uint, expect_uint_array, wrong_type
+from .operators import Dispatchable
+from .reader import JsonObject
+from .resources import Resource
+
+_BINDING_FIELDS = ("name", "elementOffset", "elementSizeInBytes", "elementCount")
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A resource bound to a tensor, from ``offset`` bytes to the end of the resource (as DxDispatch)."""
+
+    resource: str
+    offset: int
+    path: str
+
+
+@dataclass(frozen=True)
+class DispatchCommand:
+    index: int
+    path: str
+    source: str  # the command's JSON, for --print-commands
+    dispatchable: str
+    bindings: dict[str, Binding]  # tensor field name -> binding
+    bindings_path: str
+    bindings_json: JsonObject
+
+
+@dataclass(frozen=True)
+class PrintCommand:
+    index: int
+    path: str
+    source: str
+    resource: str
+    verbose: bool
+
+
+@dataclass(frozen=True)
+class WriteFileCommand:
+    index: int
+    path: str
+    source: str
+    resource: str
+    target: Path
+    dimensions: tuple[int, ...] | None
+
+
+Command = DispatchCommand | PrintCommand | WriteFileCommand
+
+
+def parse_command(index: int, value: object, path: str, resources: Mapping[str, Resource],
+                  dispatchables: Mapping[str, Dispatchable], output_dir: Path) -> Command:
+    obj = expect_object(value, path, required=("type",))
+    kind = expect_string(obj["type"], child(path, "type"))
+    source = json.dumps(obj, separators=(",", ":"))
+    if kind.lower() == "dispatch":
+        expect_object(obj, path, ("type", "dispatchable", "bindings", "threadGroupCount"),
+                      required=("dispatchable", "bindings"))
+        if "threadGroupCount" in obj:  # HLSL's; DirectML operators ignore it, as in DxDispatch
+            expect_uint_array(obj["threadGroupCount"], child(path, "threadGroupCount"))
+        name = _reference(obj["dispatchable"], child(path, "dispatchable"), dispatchables, "dispatchable")
+        return _dispatch(index, path, source, obj, dispatchables[name], resources)
+    if kind.lower() == "print":
+        expect_object(obj, path, ("type", "resource", "verbose"), required=("resource",))
+        resource = _reference(obj["resource"], child(path, "resource"), resources, "resource")
+        verbose = expect_bool(obj.get("verbose", False), child(path, "verbose"))
+        return PrintCommand(index, path, source, resource, verbose)
+    if kind.lower() == "writefile":
+        expect_object(obj, path, ("type", "resource", "targetPath", "dimensions"), required=("resource", "targetPath"))
+        resource = _reference(obj["resource"], child(path, "resource"), resources, "resource")
+        target = _target(obj["targetPath"], child(path, "targetPath"), output_dir)
+        dimensions = None
+        if "dimensions" in obj:
+            dimensions = _dimensions(obj["dimensions"], child(path, "dimensions"), resources[resource])
+        return WriteFileCommand(index, path, source, resource, target, dimensions)
+    raise model_error(child(path, "type"), 'must be "dispatch", "print" or "writeFile"', repr(kind))
+
+
+def _reference(value: object, path: str, names: Mapping[str, object], what: str) -> str:
+    name = expect_string(value, path)
+    if name not in names:
+        known = ", ".join(repr(n) for n in names) or "none"
+        raise model_error(path, f"must name a {what} of the model (known: {known})", repr(name))
+    return name
+
+
+def _dispatch(index: int, path: str, source: str, obj: JsonObject, dispatchable: Dispatchable,
+              resources: Mapping[str, Resource]) -> DispatchCommand:
+    bindings_path = child(path, "bindings")
+    tensors = [f for f in dispatchable.operator.tensors if dispatchable.has_tensor(f)]
+    bindings_json = expect_object(obj["bindings"], bindings_path, what="an object mapping tensors to resources")
+    bindings: dict[str, Binding] = {}
+    for tensor, value in bindings_json.items():
+        at = child(bindings_path, tensor)
+        if tensor not in [f.name for f in tensors]:
+            known = ", ".join(f.name for f in tensors)
+            raise model_error(at, f"must be a tensor of {dispatchable.name!r} (tensors: {known})",
+                              "a tensor it does not have")
+        bindings[tensor] = _binding(value, at, resources)
+    for field in tensors:
+        if field.name not in bindings:
+            raise model_error(child(bindings_path, field.name), "must be bound to a resource", "no binding")
+    return DispatchCommand(index, path, source, dispatchable.name, bindings, bindings_path, bindings_json)
+
+
+def _binding(value: object, path: str, resources: Mapping[str, Resource]) -> Binding:
+    """A resource name, {"name", "elementOffset"?, ...}, or an array holding one of these."""
+    if isinstance(value, list):
+        if len(value) != 1:
+            raise model_error(path, "must bind one resource (these operators take one buffer per tensor)",
+                              f"{len(value)} bindings")
+        value, path = value[0], child(path, 0)
+    if isinstance(value, str):
+        return Binding(_reference(value, path, resources, "resource"), 0, path)
+    if not isinstance(value, dict):
+        raise wrong_type(path, 'a resource name or an object {"name", "elementOffset"}', value)
+    obj = expect_object(value, path, _BINDING_FIELDS, required=("name",))
+    name = _reference(obj["name"], child(path, "name"), resources, "resource")
+    element_offset = expect_uint(obj.get("elementOffset", 0), child(path, "elementOffset"), UINT64_MAX)
+    element_size = resources[name].data_type.size
+    if "elementSizeInBytes" in obj:
+        element_size = expect_uint(obj["elementSizeInBytes"], child(path, "elementSizeInBytes"), low=1)
+    if "elementCount" in obj:  # a view's length for HLSL; a DirectML binding runs to the buffer's end
+        expect_uint(obj["elementCount"], child(path, "elementCount"), UINT64_MAX)
+    return Binding(name, element_offset * element_size, path)
+
+
+def _target(value: object, path: str, output_dir: Path) -> Path:
+    target = Path(expect_string(value, path))
+    if not target.name:
+        raise model_error(path, "must name a file", describe(str(value)))
+    if target.suffix.lower() in (".png", ".jpg", ".jpeg"):
+        raise model_error(path, "must be a .npy or raw binary file (images are not supported)", str(target))
+    return target if target.is_absolute() else output_dir / target
+
+
+def _dimensions(value: object, path: str, resource: Resource) -> tuple[int, ...]:
+    dimensions = tuple(expect_uint_array(value, path))
+    available = resource.size_in_bytes // resource.data_type.size
+    if not dimensions or 0 in dimensions or math.prod(dimensions) > available:
+        raise model_error(path, f"must be non-zero sizes of at most {available} elements in all "
+                          f"(the size of {resource.name!r})", list(dimensions))
+    return dimensions

@@ -1,0 +1,279 @@
+"""Dispatchables: DirectML operator descriptions in DxDispatch's JSON, translated to opendml descriptions.
+
+Each operator is listed with its fields by their DirectML C names, in the order of its C struct; a
+field's kind says how its JSON is read and which attribute of the opendml description receives it.
+opendml itself then validates the description when the operator is created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from .. import (
+    ArgMinDesc,
+    DataType,
+    ElementWiseClip1Desc,
+    ElementWiseClipDesc,
+    ElementWiseDequantizeLinearDesc,
+    ElementWiseThresholdDesc,
+    ExecutionFlags,
+    OpenDMLError,
+    ScaleBias,
+    TensorDesc,
+    TensorFlags,
+)
+from .errors import ModelError, child, locate, model_error
+from .fields import (
+    UINT64_MAX,
+    expect_float,
+    expect_integer,
+    expect_names,
+    expect_object,
+    expect_string,
+    expect_uint,
+    expect_uint_array,
+    wrong_type,
+)
+from .reader import JsonObject
+
+Kind = Literal["input", "output", "float", "scalar", "data_type", "scale_bias", "axes", "axis_count", "enum"]
+
+
+@dataclass(frozen=True)
+class Field:
+    """A field of a DirectML operator description."""
+
+    name: str  # DirectML's C name, used in JSON: "InputTensor"
+    kind: Kind  # "input"/"output" are tensors, bound by a dispatch command under this name
+    attribute: str | None  # the opendml description's attribute (None: read and checked, not passed on)
+    optional: bool = False
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind in ("input", "output")
+
+
+@dataclass(frozen=True)
+class OperatorSpec:
+    name: str  # DirectML's name without DML_OPERATOR_
+    desc_type: type
+    fields: tuple[Field, ...]
+
+    @property
+    def inputs(self) -> tuple[Field, ...]:
+        return tuple(f for f in self.fields if f.kind == "input")
+
+    @property
+    def outputs(self) -> tuple[Field, ...]:
+        return tuple(f for f in self.fields if f.kind == "output")
+
+    @property
+    def tensors(self) -> tuple[Field, ...]:
+        return tuple(f for f in self.fields if f.is_tensor)
+
+
+_INPUT = Field("InputTensor", "input", "input_tensor")
+_OUTPUT = Field("OutputTensor", "output", "output_tensor")
+_SCALE_BIAS = Field("ScaleBias", "scale_bias", "scale_bias", optional=True)
+
+OPERATORS: tuple[OperatorSpec, ...] = (
+    OperatorSpec("ELEMENT_WISE_CLIP", ElementWiseClipDesc, (
+        _INPUT, _OUTPUT, _SCALE_BIAS, Field("Min", "float", "min"), Field("Max", "float", "max"))),
+    OperatorSpec("ELEMENT_WISE_CLIP1", ElementWiseClip1Desc, (
+        _INPUT, _OUTPUT, _SCALE_BIAS, Field("MinMaxDataType", "data_type", "min_max_data_type"),
+        Field("Min", "scalar", "min"), Field("Max", "scalar", "max"))),
+    OperatorSpec("ELEMENT_WISE_THRESHOLD", ElementWiseThresholdDesc, (
+        _INPUT, _OUTPUT, _SCALE_BIAS, Field("Min", "float", "min"))),
+    OperatorSpec("ELEMENT_WISE_DEQUANTIZE_LINEAR", ElementWiseDequantizeLinearDesc, (
+        _INPUT, Field("ScaleTensor", "input", "scale_tensor"),
+        Field("ZeroPointTensor", "input", "zero_point_tensor", optional=True), _OUTPUT)),
+    OperatorSpec("ARGMIN", ArgMinDesc, (
+        _INPUT, _OUTPUT, Field("AxisCount", "axis_count", None, optional=True), Field("Axes", "axes", "axes"),
+        Field("AxisDirection", "enum", "axis_direction"))),
+)
+
+BY_NAME: dict[str, OperatorSpec] = {op.name: op for op in OPERATORS}
+
+DISPATCHABLE_FIELDS = ("type", "desc", "Desc", "executionFlags", "dmlCompileType", "bindings")
+_TENSOR_FIELDS = ("Type", "Desc", "DataType", "Flags", "DimensionCount", "Sizes", "Strides",
+                  "TotalTensorSizeInBytes", "GuaranteedBaseOffsetAlignment")
+_BUFFER_TENSOR_FIELDS = _TENSOR_FIELDS[2:]
+# DML_SCALAR_UNION written as an object names its member: {"Int32": 5}; FLOAT16 is given by its bits.
+_SCALAR_MEMBERS = {
+    DataType.FLOAT32: "Float32", DataType.FLOAT16: "UInt16", DataType.FLOAT64: "Float64",
+    DataType.UINT8: "UInt8", DataType.UINT16: "UInt16", DataType.UINT32: "UInt32", DataType.UINT64: "UInt64",
+    DataType.INT8: "Int8", DataType.INT16: "Int16", DataType.INT32: "Int32", DataType.INT64: "Int64",
+}
+
+
+@dataclass(frozen=True)
+class Dispatchable:
+    """A dispatchable of the model: an opendml description, not yet validated by a device."""
+
+    name: str
+    path: str
+    operator: OperatorSpec
+    desc: Any
+    desc_path: str
+    desc_json: JsonObject
+    execution_flags: ExecutionFlags
+
+    def has_tensor(self, field: Field) -> bool:
+        return getattr(self.desc, field.attribute) is not None  # type: ignore[arg-type]
+
+
+def parse_operator_type(value: object, path: str) -> OperatorSpec:
+    text = expect_string(value, path)
+    name = text.upper().removeprefix("DML_OPERATOR_")
+    if name in BY_NAME:
+        return BY_NAME[name]
+    if text.lower() in ("hlsl", "onnx", "dmlserializedgraph"):
+        raise model_error(path, "must be a DirectML operator (opendml runs no HLSL, ONNX or serialized graphs)",
+                          repr(text))
+    known = ", ".join(f"DML_OPERATOR_{op.name}" for op in OPERATORS)
+    raise model_error(path, f"must be one of {known} (with or without DML_OPERATOR_)", repr(text))
+
+
+def parse_dispatchable(name: str, value: object, path: str) -> Dispatchable:
+    obj = expect_object(value, path, DISPATCHABLE_FIELDS, required=("type",))
+    operator = parse_operator_type(obj["type"], child(path, "type"))
+    if "desc" in obj and "Desc" in obj:
+        raise model_error(child(path, "Desc"), 'must not be given together with "desc"', "both")
+    key = "Desc" if "Desc" in obj else "desc"
+    desc_path = child(path, key)
+    if key not in obj:
+        raise model_error(desc_path, f"is required (the DML_{operator.name}_OPERATOR_DESC)", "nothing")
+    if obj.get("bindings"):
+        raise model_error(child(path, "bindings"),
+                          "must be empty: initialization bindings are for OWNED_BY_DML tensors, which these "
+                          "operators do not take", "bindings")
+    if "dmlCompileType" in obj:
+        compile_type = expect_string(obj["dmlCompileType"], child(path, "dmlCompileType"))
+        if compile_type not in ("DmlCompileOp", "DmlCompileGraph"):  # either way, one operator runs
+            raise model_error(child(path, "dmlCompileType"), "must be DmlCompileOp or DmlCompileGraph",
+                              repr(compile_type))
+    flags = ExecutionFlags.NONE
+    if "executionFlags" in obj:
+        flags = _parse_flags(obj["executionFlags"], child(path, "executionFlags"), ExecutionFlags.parse,
+                             "DML_EXECUTION_FLAGS", "executionFlags")
+    desc_json = expect_object(obj[key], desc_path, [f.name for f in operator.fields],
+                              required=[f.name for f in operator.fields if not f.optional])
+    desc = translate(operator, desc_json, desc_path)
+    return Dispatchable(name, path, operator, desc, desc_path, desc_json, flags)
+
+
+def translate(operator: OperatorSpec, desc: JsonObject, path: str) -> Any:
+    """The opendml description of a JSON ``desc``; JSON shapes and types are checked here, meaning later."""
+    kwargs: dict[str, Any] = {}
+    for field in operator.fields:
+        at = child(path, field.name)
+        if field.name not in desc:
+            if field.attribute is not None:
+                kwargs[field.attribute] = None  # an absent optional field
+            continue
+        value = desc[field.name]
+        if field.kind == "axis_count":
+            _check_axis_count(value, at, desc.get("Axes"))
+        elif field.kind == "scalar":
+            kwargs[field.attribute] = _scalar(value, at, desc, path)  # type: ignore[index]
+        else:
+            kwargs[field.attribute] = _READERS[field.kind](value, at)  # type: ignore[index]
+    return operator.desc_type(**kwargs)
+
+
+def tensor_desc(value: object, path: str) -> TensorDesc:
+    """A DML_TENSOR_DESC: DxDispatch's inline form, or {"Type": "DML_TENSOR_TYPE_BUFFER", "Desc": {...}}."""
+    obj = expect_object(value, path, _TENSOR_FIELDS)
+    if "Type" in obj:
+        kind = expect_string(obj["Type"], child(path, "Type"))
+        if kind.upper().removeprefix("DML_TENSOR_TYPE_") != "BUFFER":
+            raise model_error(child(path, "Type"), "must be DML_TENSOR_TYPE_BUFFER", repr(kind))
+    if "Desc" in obj:
+        extra = [k for k in obj if k not in ("Type", "Desc")]
+        if extra:
+            raise model_error(child(path, extra[0]), 'must be inside "Desc" when "Desc" is given', "it beside it")
+        path = child(path, "Desc")
+        obj = expect_object(obj["Desc"], path, _BUFFER_TENSOR_FIELDS)
+    expect_object(obj, path, required=("DataType", "Sizes"))
+    sizes = expect_uint_array(obj["Sizes"], child(path, "Sizes"))
+    if "DimensionCount" in obj:
+        count = expect_uint(obj["DimensionCount"], child(path, "DimensionCount"))
+        if count != len(sizes):
+            raise model_error(child(path, "DimensionCount"), f"must equal the length of Sizes ({len(sizes)})", count)
+    strides = expect_uint_array(obj["Strides"], child(path, "Strides")) if "Strides" in obj else None
+    flags = TensorFlags.NONE
+    if "Flags" in obj:
+        flags = _parse_flags(obj["Flags"], child(path, "Flags"), TensorFlags.parse, "DML_BUFFER_TENSOR_DESC", "Flags")
+    # 0 means "compute it", as in DxDispatch.
+    total = expect_uint(obj.get("TotalTensorSizeInBytes", 0), child(path, "TotalTensorSizeInBytes"), UINT64_MAX)
+    alignment = expect_uint(obj.get("GuaranteedBaseOffsetAlignment", 0), child(path, "GuaranteedBaseOffsetAlignment"))
+    data_type = expect_string(obj["DataType"], child(path, "DataType"))
+    try:
+        return TensorDesc(data_type, sizes, strides, flags=flags, total_tensor_size_in_bytes=total or None,
+                          guaranteed_base_offset_alignment=alignment)
+    except OpenDMLError as error:
+        raise locate(error, path, obj) from None
+
+
+def _parse_flags(value: object, path: str, parse: Callable[..., Any], owner: str, field: str) -> Any:
+    """Flags as DxDispatch writes them: one name, or an array of names OR-ed together."""
+    names = expect_names(value, path)
+    flags = parse("NONE")
+    for k, name in enumerate(names):
+        try:
+            flags |= parse(name, owner=owner, field=field)
+        except OpenDMLError as error:
+            raise ModelError(child(path, k) if isinstance(value, list) else path, str(error)) from None
+    return flags
+
+
+def _scale_bias(value: object, path: str) -> ScaleBias:
+    obj = expect_object(value, path, ("Scale", "Bias"), required=("Scale", "Bias"))
+    return ScaleBias(expect_float(obj["Scale"], child(path, "Scale")), expect_float(obj["Bias"], child(path, "Bias")))
+
+
+def _enum_name(value: object, path: str) -> str | int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return expect_string(value, path)
+
+
+def _check_axis_count(value: object, path: str, axes: object) -> None:
+    count = expect_uint(value, path)
+    if isinstance(axes, list) and count != len(axes):
+        raise model_error(path, f"must equal the number of Axes ({len(axes)})", count)
+
+
+def _scalar(value: object, path: str, desc: JsonObject, desc_path: str) -> int | float:
+    """A DML_SCALAR_UNION of MinMaxDataType: a number, or an object naming its member ({"Int32": 5})."""
+    try:
+        data_type = DataType.parse(desc.get("MinMaxDataType"), owner="ELEMENT_WISE_CLIP1", field="MinMaxDataType")
+    except OpenDMLError as error:
+        raise locate(error, desc_path, desc) from None
+    if isinstance(value, dict):
+        member = _SCALAR_MEMBERS[data_type]
+        obj = expect_object(value, path, (member,), required=(member,))
+        path, value = child(path, member), obj[member]
+        if data_type == DataType.FLOAT16:
+            bits = expect_integer(value, path, 0, 0xFFFF)
+            return float(np.array([bits], dtype=np.uint16).view(np.float16)[0])
+    if data_type.is_float:
+        return expect_float(value, path)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise wrong_type(path, f"an integer (MinMaxDataType is {data_type.name})", value)
+    return value  # opendml checks the range of the type
+
+
+_READERS: dict[str, Callable[[object, str], Any]] = {
+    "input": tensor_desc,
+    "output": tensor_desc,
+    "float": expect_float,
+    "data_type": expect_string,  # opendml checks the name, and its relation to the tensors
+    "scale_bias": _scale_bias,
+    "axes": expect_uint_array,
+    "enum": _enum_name,
+}
