@@ -52,5 +52,9 @@ def type_name(onnx_type: int) -> str:
         return f"element type {onnx_type}"
 
 
+_ORDER = [FLOAT, FLOAT16, DOUBLE, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8]  # DirectML's tables'
+
+
 def type_names(types: Iterable[int]) -> str:
-    return ", ".join(type_name(t) for t in sorted(types))
+    """Names in the order of DirectML's support tables: floats, then signed and unsigned integers, widest first."""
+    return ", ".join(type_name(t) for t in sorted(types, key=lambda t: (_ORDER.index(t) if t in _ORDER else 99, t)))
