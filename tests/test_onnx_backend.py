@@ -50,11 +50,18 @@ def _must_stay_unsupported(test: Callable[..., Any], reason: str) -> Callable[..
     return pytest.mark.xfail(raises=UnsupportedModelError, strict=True, reason=f"onnx_exclusions.txt: {reason}")(test)
 
 
+class _Backend(backend.OpenDMLBackend):
+    """opendml's backend, except that ONNX's runner may not skip a model as incompatible: every model
+    must then run, or fail as its exclusion says."""
+
+    is_compatible = None  # type: ignore[assignment]
+
+
 def _selected_cases() -> dict[str, type[unittest.TestCase]]:
     """ONNX's generated test classes, cut down to the four operators' node tests."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # generating other operators' cases warns (NumPy overflow in casts)
-        runner = onnx.backend.test.BackendTest(backend, __name__)
+        runner = onnx.backend.test.BackendTest(_Backend, __name__)
         cases = runner.test_cases
     selected = {}
     for class_name, case in cases.items():
@@ -80,10 +87,17 @@ _SELECTED_NAMES = {_DEVICE_SUFFIX.sub("", name) for case in SELECTED.values() fo
 def test_every_operator_has_node_tests() -> None:
     for operator in OPERATORS:
         assert any(name.startswith(f"test_{operator}") for name in _SELECTED_NAMES), f"no node test of {operator}"
-    assert {"test_dequantizelinear_axis", "test_dequantizelinear_blocked", "test_clip_min_greater_than_max",
-            "test_argmin_keepdims_example_select_last_index", "test_clip_default_int8_min"} <= _SELECTED_NAMES
+    assert {"test_dequantizelinear_axis", "test_dequantizelinear_blocked", "test_clip_default_int8_min",
+            "test_argmin_keepdims_example_select_last_index", "test_relu"} <= _SELECTED_NAMES
 
 
+# The list is written against the node tests of the onnx versions that CI installs (1.23 on); older
+# versions lack some of the cases it names (int2, float4e2m1, ...).
+_LIST_VERSION = (1, 23)
+
+
+@pytest.mark.skipif(tuple(int(p) for p in onnx.__version__.split(".")[:2]) < _LIST_VERSION,
+                    reason=f"onnx {onnx.__version__} predates some node tests that onnx_exclusions.txt names")
 @pytest.mark.parametrize("pattern", sorted(EXCLUSIONS))
 def test_every_exclusion_matches_a_node_test(pattern: str) -> None:
     assert any(re.fullmatch(pattern, name) for name in _SELECTED_NAMES), f"{pattern} matches no node test"
