@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-onnx = pytest.importorskip("onnx", reason="the ONNX front end needs the onnx extra (pip install 'opendml[onnx]')")
+pytest.importorskip("onnx", reason="the ONNX front end needs the onnx extra (pip install 'opendml[onnx]')")
 
+import onnx
 from onnx import TensorProto
 from onnx_models import feeds, reference, single
 
