@@ -232,3 +232,36 @@ def test_missing_onnx_is_one_clear_error() -> None:
                           capture_output=True, text=True)
     assert done.stdout.startswith("opendml.onnx: the onnx package must be installed (pip install 'opendml[onnx]')")
     assert opendml.onnx.OnnxUnavailableError.__mro__[1:3] == (dml.OpenDMLError, ImportError)
+
+
+def test_constant_nodes_feed_bounds_and_outputs() -> None:
+    nodes = [helper.make_node("Constant", [], ["low"], value_float=-1.0),
+             helper.make_node("Constant", [], ["high"], value=numpy_helper.from_array(np.float32(0.5))),
+             helper.make_node("Constant", [], ["table"], value_ints=[3, 1, 2]),
+             helper.make_node("Clip", ["x", "low", "high"], ["y"])]
+    built = model(nodes, {"x": np.zeros(9, np.float32)}, ["y", "table"], 13)
+    x = np.linspace(-3, 3, 9, dtype=np.float32)
+    got, want = run(built, {"x": x}), reference(built, {"x": x})
+    np.testing.assert_array_equal(got["y"], want["y"])
+    assert got["table"].tolist() == [3, 1, 2] and got["table"].dtype == np.int64
+
+
+@pytest.mark.parametrize(("op_type", "inputs", "message"), [
+    ("Clip", {"x": np.zeros(3, np.float32), "min": np.float16(0)},
+     "Clip node #0: Input min must have input's type (FLOAT); got FLOAT16."),
+    ("DequantizeLinear", {"x": np.zeros(3, np.uint8), "s": np.float32(1), "zp": np.int8(0)},
+     "DequantizeLinear node #0: Input x_zero_point must have x's type (UINT8); got INT8."),
+])
+def test_inputs_typed_alike_must_match(op_type: str, inputs: dict[str, np.ndarray], message: str) -> None:
+    built = single(op_type, 21, inputs, output=(TensorProto.FLOAT, [3]))
+    with pytest.raises(UnsupportedModelError) as caught:
+        run(built, inputs)
+    assert caught.value.problems == (message,)
+
+
+def test_a_string_constant_is_listed() -> None:
+    nodes = [helper.make_node("Constant", [], ["low"], value=helper.make_tensor("t", TensorProto.STRING, [], [b"a"])),
+             helper.make_node("Clip", ["x", "low"], ["y"])]
+    built = model(nodes, {"x": np.zeros(3, np.float32)}, {"y": (TensorProto.FLOAT, [3])}, 13)
+    with pytest.raises(UnsupportedModelError, match="Input min must have input's type \\(FLOAT\\); got STRING"):
+        run(built, {"x": np.zeros(3, np.float32)})

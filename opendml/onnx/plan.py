@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from onnx import ModelProto
+from onnx import ModelProto, numpy_helper
 
 from ..device import Device
 from ..errors import OpenDMLError
@@ -64,12 +64,16 @@ def check_model(model: ModelProto, nodes: Sequence[NodeView] | None = None) -> N
         raise UnsupportedModelError(problems)
 
 
+def constant_values(model: ModelProto) -> dict[str, Value]:
+    """The initializers, as values known before running."""
+    return {t.name: Value(t.name, t.data_type, tuple(t.dims), numpy_helper.to_array(t), CONSTANT)
+            for t in model.graph.initializer}
+
+
 def build_plan(model: ModelProto, nodes: Sequence[NodeView], feeds: Mapping[str, np.ndarray],
-               constants: Mapping[str, np.ndarray], device: Device) -> Plan:
+               constants: Mapping[str, Value], device: Device) -> Plan:
     """Lower every node onto the device, in order; raise every problem at once, before running."""
-    values: dict[str, Value] = {}
-    for name, array in constants.items():
-        values[name] = Value(name, types.onnx_type_of(array.dtype), array.shape, array, CONSTANT)
+    values: dict[str, Value] = dict(constants)
     for name, array in feeds.items():  # a given input overrides its initializer
         values[name] = Value(name, types.onnx_type_of(array.dtype), array.shape, array, GRAPH_INPUT)
     steps: list[Step] = []

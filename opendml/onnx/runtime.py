@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-from onnx import numpy_helper
 
 from ..buffer import Buffer, BufferBinding
 from ..device import Device
@@ -17,7 +16,7 @@ from ..functional import default_device
 from ..tensor import calc_buffer_tensor_size
 from .graph import CONSTANT, Value, node_views
 from .model import ModelLike, check_feeds, load_model
-from .plan import Plan, build_plan, check_model
+from .plan import Plan, build_plan, check_model, constant_values
 
 Progress = Callable[[int, int, str], None]  # (steps done, steps in all, label of the step just run)
 
@@ -51,7 +50,7 @@ class Session:
         self.device = resolve_device(device)
         self._nodes = node_views(self.model)
         check_model(self.model, self._nodes)
-        self._constants = {t.name: numpy_helper.to_array(t) for t in self.model.graph.initializer}
+        self._constants = constant_values(self.model)
         self._uploaded: dict[str, Buffer] = {}  # constants on the device, uploaded on first use
 
     @property
@@ -95,12 +94,13 @@ def upload(device: Device, array: np.ndarray, data_type: DataType) -> Buffer:
 
 
 def _last_readers(plan: Plan) -> dict[int, list[str]]:
-    """Step index -> the intermediates no later step reads (graph outputs are kept)."""
+    """Step index -> the values no later step reads, to release after it (graph outputs are kept)."""
     last: dict[str, int] = {}
     for k, step in enumerate(plan.steps):
         for source in step.inputs:
             if isinstance(source, str):
                 last[source] = k
+        last.setdefault(step.output, k)  # an output nothing reads goes at once
     released: dict[int, list[str]] = {}
     for name, k in last.items():
         if name not in plan.outputs:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from ...device import Device
 from ...dtypes import DataType
 from ...enums import AxisDirection
+from ...errors import InvalidArgumentError
 from ...ops.argmin import ARGMIN_SCHEMA, ArgMinDesc
 from .. import types
 from ..graph import NodeView, Value
@@ -41,7 +42,7 @@ def check_argmin(node: NodeView, inputs: Sequence[Value | None]) -> list[str]:
         else:
             try:
                 _axis(node, len(x.shape))
-            except ValueError as error:
+            except InvalidArgumentError as error:
                 problems.append(str(error))
     return problems
 

@@ -76,6 +76,17 @@ def expect_type(node: NodeView, field: str, value: Value | None, allowed: Collec
                     types.type_name(value.onnx_type))]
 
 
+def expect_same_type(node: NodeView, field: str, value: Value | None, other_field: str, other: Value | None
+                     ) -> list[str]:
+    """A problem when two inputs that ONNX types alike have different known types."""
+    if value is None or other is None or not value.onnx_type or not other.onnx_type:
+        return []
+    if value.onnx_type == other.onnx_type:
+        return []
+    return [problem(node, f"Input {field}", f"must have {other_field}'s type ({types.type_name(other.onnx_type)})",
+                    types.type_name(value.onnx_type))]
+
+
 def expect_known(node: NodeView, field: str, value: Value | None, why: str) -> list[str]:
     """A problem when a value that becomes a DirectML field is computed by another node."""
     if value is None or value.known_before_running:

@@ -29,6 +29,7 @@ from .base import (
     Mapping,
     describe,
     expect_known,
+    expect_same_type,
     expect_single_element,
     expect_type,
     fail,
@@ -48,10 +49,12 @@ def _allowed(version: int) -> frozenset[int]:
 
 def check_clip(node: NodeView, inputs: Sequence[Value | None]) -> list[str]:
     assert node.version is not None
-    problems = expect_type(node, "input", inputs[0], _allowed(node.version))
+    x = inputs[0]
+    problems = expect_type(node, "input", x, _allowed(node.version))
     for k, field in ((1, "min"), (2, "max")):
         bound = optional(inputs, k)
         problems += expect_known(node, field, bound, _WHY) + expect_single_element(node, field, bound)
+        problems += expect_same_type(node, field, bound, "input", x)
     return problems
 
 

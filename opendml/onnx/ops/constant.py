@@ -16,21 +16,21 @@ from .. import types
 from ..graph import CONSTANT, NodeView, Value
 from .base import Lowered, Mapping, problem
 
-# value_* attribute -> how it becomes an array (value_string(s) and sparse_value are not mapped).
-_SIMPLE = {
-    "value_float": lambda v: np.asarray(v, np.float32),
-    "value_floats": lambda v: np.asarray(list(v), np.float32),
-    "value_int": lambda v: np.asarray(v, np.int64),
-    "value_ints": lambda v: np.asarray(list(v), np.int64),
-}
+# value_* attribute -> its ONNX element type (value_string(s) and sparse_value are not mapped).
+_SIMPLE = {"value_float": types.FLOAT, "value_floats": types.FLOAT, "value_int": types.INT64,
+           "value_ints": types.INT64}
 
 
-def _array(node: NodeView) -> np.ndarray | None:
+def _array(node: NodeView) -> tuple[np.ndarray, int] | None:
+    """The constant and its ONNX element type."""
     if "value" in node.attributes:
-        return numpy_helper.to_array(node.attributes["value"])
-    for name, convert in _SIMPLE.items():
+        tensor = node.attributes["value"]
+        return numpy_helper.to_array(tensor), tensor.data_type
+    for name, onnx_type in _SIMPLE.items():
         if name in node.attributes:
-            return convert(node.attributes[name])
+            value = node.attributes[name]
+            listed = list(value) if isinstance(value, (list, tuple)) else value
+            return np.asarray(listed, types.data_type(onnx_type).numpy), onnx_type  # type: ignore[union-attr]
     return None
 
 
@@ -42,9 +42,10 @@ def check_constant(node: NodeView, inputs: Sequence[Value | None]) -> list[str]:
 
 
 def lower_constant(node: NodeView, inputs: Sequence[Value | None], device: Device) -> Lowered:
-    array = _array(node)
-    assert array is not None
-    value = Value(node.proto.output[0], types.onnx_type_of(array.dtype), array.shape, array, CONSTANT)
+    found = _array(node)
+    assert found is not None
+    array, onnx_type = found
+    value = Value(node.proto.output[0], onnx_type, array.shape, array, CONSTANT)
     return Lowered((value,))
 
 

@@ -31,7 +31,18 @@ from ...ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequan
 from ...tensor import MAX_DIMENSIONS, packed_strides
 from .. import types
 from ..graph import NodeView, Value, optional
-from .base import Lowered, Mapping, describe, expect_type, fail, leading_ones, make_step, output_value, problem
+from .base import (
+    Lowered,
+    Mapping,
+    describe,
+    expect_same_type,
+    expect_type,
+    fail,
+    leading_ones,
+    make_step,
+    output_value,
+    problem,
+)
 
 # The integer types of ONNX's T1 that DirectML holds; float8, int4, int2 and float4 have no DirectML type.
 _X_TYPES = frozenset({types.INT8, types.UINT8, types.INT16, types.UINT16, types.INT32})
@@ -42,6 +53,8 @@ def check_dequantize_linear(node: NodeView, inputs: Sequence[Value | None]) -> l
     x, scale, zero_point = inputs[0], inputs[1], optional(inputs, 2)
     problems = (expect_type(node, "x", x, _X_TYPES) + expect_type(node, "x_scale", scale, types.FLOATS)
                 + expect_type(node, "x_zero_point", zero_point, _X_TYPES))
+    if not problems:
+        problems += expect_same_type(node, "x_zero_point", zero_point, "x", x)
     output_dtype = int(node.attribute("output_dtype", 0))
     if output_dtype and scale is not None and scale.onnx_type and output_dtype != scale.onnx_type:
         problems.append(problem(node, "output_dtype", "must be x_scale's type "
@@ -66,9 +79,6 @@ def _axis(node: NodeView, rank: int) -> int:
 def _check_grouped(node: NodeView, field: str, value: Value, shape: tuple[int, ...], axis: int,
                    block: int) -> None:
     """A per-axis or blocked scale or zero point must fit x's shape as ONNX says."""
-    if node.version is not None and node.version < 13:
-        raise fail(node, f"Input {field}", "must be a scalar before DequantizeLinear-13 (no axis attribute)",
-                   f"shape {list(value.concrete_shape)}")
     if block == 0:
         wanted: tuple[int, ...] = (shape[axis],)
         why = f"a 1-D tensor of x's size along axis {axis} (per-axis)"
@@ -107,6 +117,10 @@ def lower_dequantize_linear(node: NodeView, inputs: Sequence[Value | None], devi
     block = int(node.attribute("block_size", 0))
     operands = [(field, optional(inputs, k)) for k, field in _OPERANDS]
     grouped = [(field, v) for field, v in operands if v is not None and _size(v) != 1]
+    if grouped and node.version is not None and node.version < 13:
+        field, value = grouped[0]
+        raise fail(node, f"Input {field}", "must be a scalar before DequantizeLinear-13 (no axis attribute)",
+                   f"shape {list(value.concrete_shape)}")
     axis = _axis(node, len(shape)) if grouped else 0
     for field, value in grouped:
         _check_grouped(node, field, value, shape, axis, block)
