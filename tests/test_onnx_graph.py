@@ -56,6 +56,12 @@ def test_pipeline_matches_onnx_reference() -> None:
     assert (got["clipped"] == -1.5).any()  # the data reaches the bounds: ties for ArgMin to break
 
 
+def test_pipeline_on_every_backend(device: dml.Device) -> None:
+    got, want = run(pipeline(), {"x": X}, device=device), reference(pipeline(), {"x": X})
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name])
+
+
 def test_pipeline_intermediates_stay_on_the_device(monkeypatch: pytest.MonkeyPatch) -> None:
     uploads: list[int] = []
     downloads: list[int] = []

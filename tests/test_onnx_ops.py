@@ -364,3 +364,38 @@ def test_four_dimensional_levels_pad_with_leading_ones(level: str) -> None:
                                                                     constants={"s", "zp"}, axis=1), {"x": x}))
     dims = first_step(model, {"x": x}, device).operator.operator.desc.scale_tensor
     assert (dims.sizes, dims.strides) == (((1, 1, 3, 4), (0, 0, 0, 1)) if level == "2_1" else ((3, 4), (0, 1)))
+
+
+# ------------------------------------------------------------------------------- on every backend
+
+def _dequantize_case(shape: tuple[int, ...], scale_shape: tuple[int, ...], zero_point: bool,
+                     **attributes: int) -> tuple[str, int, dict[str, np.ndarray | None], dict[str, int]]:
+    arrays: dict[str, np.ndarray | None] = {
+        "x": RNG.integers(0, 255, shape, dtype=np.uint8, endpoint=True),
+        "s": RNG.uniform(0.1, 2, scale_shape).astype(np.float32),
+        "zp": RNG.integers(0, 255, scale_shape, dtype=np.uint8) if zero_point else None}
+    return "DequantizeLinear", 21, arrays, attributes
+
+
+BACKEND_CASES = {
+    "clip-float": ("Clip", 13, {"x": X, "min": np.float32(-1), "max": np.float32(2)}, {}),
+    "clip-6-defaults": ("Clip", 6, {"x": X}, {}),
+    "clip-int64": ("Clip", 13, {"x": np.array([-(2**40), 0, 2**40 + 2], np.int64), "min": np.int64(-5),
+                                "max": np.int64(2**40 + 1)}, {}),
+    "relu-float16": ("Relu", 14, {"x": X.astype(np.float16)}, {}),
+    "relu-int64": ("Relu", 14, {"x": np.array([-(2**62), -1, 0, 7], np.int64)}, {}),
+    "argmin": ("ArgMin", 13, {"data": ARGMIN_DATA}, {"axis": 1, "keepdims": 0, "select_last_index": 1}),
+    "dequantize-per-tensor": _dequantize_case((3, 5), (), True),
+    "dequantize-per-axis": _dequantize_case((3, 5, 2), (5,), True, axis=1),
+    "dequantize-blocked": _dequantize_case((4, 6), (4, 2), True, axis=1, block_size=3),
+    "dequantize-blocked-uneven": _dequantize_case((4, 7), (4, 2), True, axis=1, block_size=4),
+    "dequantize-no-zero-point": _dequantize_case((3, 5), (3, 1), False, axis=1, block_size=5),
+}
+
+
+@pytest.mark.parametrize("case", list(BACKEND_CASES))
+def test_every_mapping_on_every_backend(device: dml.Device, case: str) -> None:
+    op_type, opset, arrays, attributes = BACKEND_CASES[case]
+    constants = {"s", "zp"} if op_type == "DequantizeLinear" else ()
+    check_against_reference(single(op_type, opset, arrays, constants=constants, **attributes), arrays,
+                            device=device)
