@@ -271,3 +271,15 @@ def test_a_string_constant_is_listed() -> None:
     built = model(nodes, {"x": np.zeros(3, np.float32)}, {"y": (TensorProto.FLOAT, [3])}, 13)
     with pytest.raises(UnsupportedModelError, match="Input min must have input's type \\(FLOAT\\); got STRING"):
         run(built, {"x": np.zeros(3, np.float32)})
+
+
+def test_a_sparse_initializer_is_listed() -> None:
+    values = numpy_helper.from_array(np.array([2.0], np.float32), "low")
+    indices = numpy_helper.from_array(np.array([0], np.int64), "low_indices")
+    sparse = helper.make_sparse_tensor(values, indices, [1])
+    graph = helper.make_graph([helper.make_node("Clip", ["x", "low"], ["y"])], "sparse",
+                              [info("x", TensorProto.FLOAT, [3])], [info("y", TensorProto.FLOAT, [3])])
+    graph.sparse_initializer.append(sparse)
+    with pytest.raises(UnsupportedModelError) as caught:
+        run(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), {"x": np.zeros(3, np.float32)})
+    assert caught.value.problems == ("ONNX model: Initializer 'low' must be dense; got a sparse initializer.",)

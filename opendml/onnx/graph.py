@@ -101,7 +101,8 @@ def _view(node: NodeProto, index: int, opset: int | None) -> NodeView:
 
 def topological_order(graph: GraphProto) -> list[NodeProto]:
     """Kahn's algorithm, taking ready nodes in the file's order (ONNX files are usually sorted already)."""
-    available = {i.name for i in graph.input} | {t.name for t in graph.initializer} | {""}
+    available = ({i.name for i in graph.input} | {t.name for t in graph.initializer}
+                 | {t.values.name for t in graph.sparse_initializer} | {""})
     nodes = list(graph.node)
     waiting_on: dict[str, list[int]] = defaultdict(list)  # value name -> nodes that still need it
     needs = []

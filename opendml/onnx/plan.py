@@ -53,7 +53,9 @@ def check_model(model: ModelProto, nodes: Sequence[NodeView] | None = None) -> N
     for info in model.graph.input:
         if tensor_type(info.type) is None:
             problems.append(f"ONNX model: Input '{info.name}' must be a tensor; got {info.type.WhichOneof('value')}.")
-    initialized = {t.name for t in model.graph.initializer}
+    for sparse in model.graph.sparse_initializer:
+        problems.append(f"ONNX model: Initializer '{sparse.values.name}' must be dense; got a sparse initializer.")
+    initialized = {t.name for t in model.graph.initializer} | {t.values.name for t in model.graph.sparse_initializer}
     values = {name: Value(name, *typed.get(name, (0, None)), source=CONSTANT if name in initialized else GRAPH_INPUT)
               for name in [i.name for i in model.graph.input] + list(initialized)}
     for node in nodes:
