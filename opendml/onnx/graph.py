@@ -73,10 +73,10 @@ class NodeView:
         return self.attributes.get(name, default)
 
 
-def opset_version(model: ModelProto, domain: str = "") -> int | None:
+def opset_version(model: ModelProto) -> int | None:
     """The model's opset version of the default ONNX domain."""
     for entry in model.opset_import:
-        if entry.domain in DEFAULT_DOMAINS if domain == "" else entry.domain == domain:
+        if entry.domain in DEFAULT_DOMAINS:
             return int(entry.version)
     return None
 
@@ -128,11 +128,6 @@ def topological_order(graph: GraphProto) -> list[NodeProto]:
         got = f"undefined inputs {', '.join(undefined)}" if undefined else "a cycle"
         raise invalid("ONNX model", "Graph", "must be a graph whose every node input is defined", got)
     return ordered
-
-
-def node_inputs(node: NodeView, values: dict[str, Value]) -> list[Value | None]:
-    """The node's input values, None for an absent optional input (an empty name)."""
-    return [values.get(name) if name else None for name in node.proto.input]
 
 
 def optional(inputs: Sequence[Value | None], k: int) -> Value | None:

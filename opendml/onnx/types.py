@@ -24,16 +24,11 @@ _TO_DATA_TYPE = {
     INT8: DataType.INT8, INT16: DataType.INT16, INT32: DataType.INT32, INT64: DataType.INT64,
     UINT8: DataType.UINT8, UINT16: DataType.UINT16, UINT32: DataType.UINT32, UINT64: DataType.UINT64,
 }
-_FROM_DATA_TYPE = {dt: t for t, dt in _TO_DATA_TYPE.items()}
 
 
 def data_type(onnx_type: int) -> DataType | None:
     """The DirectML data type of an ONNX element type, or None where DirectML has none (float8, int4, ...)."""
     return _TO_DATA_TYPE.get(onnx_type)
-
-
-def onnx_type(data_type: DataType) -> int:
-    return _FROM_DATA_TYPE[data_type]
 
 
 def onnx_type_of(dtype: np.dtype) -> int:
