@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from onnx import helper
 from onnx_models import model, reference
 
 import opendml as dml
-from opendml.onnx.cli import main
+from opendml.onnx.cli import main, register
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -121,3 +122,19 @@ def test_as_a_module(files: dict[str, Path]) -> None:
     assert failed.returncode == 2
     assert failed.stderr.startswith("python -m opendml.onnx.cli: error: ONNX model: inputs must give")
     assert "Traceback" not in failed.stderr
+
+
+def test_as_a_subcommand_of_the_opendml_command(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser(prog="opendml")
+    register(parser.add_subparsers(required=True))
+    args = parser.parse_args(["onnx", str(files["model"]), "--input", f"x={files['x']}", "-o", str(files["out"])])
+    assert args.handler(args) == 0
+    assert (files["out"] / "values.npy").exists()
+    args = parser.parse_args(["onnx", str(files["model"]), "--input", "x"])
+    assert args.handler(args) == 2
+    assert capsys.readouterr().err == "opendml onnx: error: argument --input: must be NAME=FILE.npy; got 'x'\n"
+    with pytest.raises(SystemExit) as exited:
+        parser.parse_args(["onnx", "--bogus"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "opendml onnx: error: the following arguments are required: MODEL.onnx"]

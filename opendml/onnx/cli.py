@@ -1,7 +1,8 @@
 """``opendml onnx MODEL.onnx --input NAME=FILE.npy ... [--output-dir DIR] [--backend cpu|cuda]``.
 
 Runs an ONNX model on opendml and prints its outputs, or saves each as ``DIR/NAME.npy``. Errors are
-reported on one line, with exit status 2. Also runnable as ``python -m opendml.onnx.cli``.
+reported on one line, with exit status 2. ``register(subparsers)`` adds the command to the ``opendml``
+command (its handler is ``run(args)``); ``main(argv)`` runs it alone, as ``python -m opendml.onnx.cli``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from ..backends import BACKENDS
 from ..errors import OpenDMLError
 
 PROG = "opendml onnx"
+DESCRIPTION = "Run an ONNX model of Clip, Relu, ArgMin and DequantizeLinear nodes on opendml, with ONNX's semantics."
 
 
 class _UsageError(Exception):
@@ -29,9 +31,7 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
-def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
-    parser = _Parser(prog=prog, description="Run an ONNX model of Clip, Relu, ArgMin and DequantizeLinear "
-                                            "nodes on opendml, with ONNX's semantics.")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL.onnx", help="the ONNX model file")
     parser.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE.npy",
                         help="a graph input from a .npy file (repeat for each input)")
@@ -41,7 +41,24 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser.add_argument("--feature-level", metavar="LEVEL", help="the device's DirectML feature level, "
                                                                  "e.g. 6_2 (default: the newest)")
     parser.add_argument("--verbose", "-v", action="store_true", help="report each operator as it runs, on stderr")
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    parser = _Parser(prog=prog, description=DESCRIPTION)
+    add_arguments(parser)
     return parser
+
+
+def register(subparsers: Any) -> None:
+    """Add ``onnx`` to the ``opendml`` command's subparsers; its handler is :func:`run`."""
+    parser = subparsers.add_parser("onnx", help="run an ONNX model on opendml", description=DESCRIPTION)
+    add_arguments(parser)
+
+    def one_line(message: str) -> NoReturn:  # argparse's report takes two lines (usage, then the error)
+        parser.exit(2, f"{parser.prog}: error: {message}\n")
+
+    parser.error = one_line  # type: ignore[method-assign]
+    parser.set_defaults(handler=run)
 
 
 def _load_input(spec: str) -> tuple[str, np.ndarray]:
@@ -101,15 +118,25 @@ def _one_line(error: BaseException) -> str:
     return " ".join(line.strip().removeprefix("- ") for line in str(error).splitlines() if line.strip())
 
 
-def main(argv: list[str] | None = None, prog: str = PROG) -> int:
-    """Run the command; returns the exit status (2 for any error, reported on one line of stderr)."""
+def run(args: argparse.Namespace, prog: str = PROG) -> int:
+    """Run the parsed command; returns the exit status (2 for any error, reported on one line of stderr)."""
     try:
-        return _run(build_parser(prog).parse_args(argv))
-    except SystemExit as exit_:  # --help
-        return int(exit_.code or 0)
+        return _run(args)
     except (_UsageError, OpenDMLError, OSError) as error:
         print(f"{prog}: error: {_one_line(error)}", file=sys.stderr)
         return 2
+
+
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
+    """Parse ``argv`` and run; returns the exit status (2 for any error, reported on one line of stderr)."""
+    try:
+        args = build_parser(prog).parse_args(argv)
+    except SystemExit as exit_:  # --help
+        return int(exit_.code or 0)
+    except _UsageError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 2
+    return run(args, prog)
 
 
 if __name__ == "__main__":
