@@ -1,4 +1,8 @@
-"""Doctest collection: modules that import CuPy are only collected where CuPy is installed."""
+"""Doctest collection: modules that import an optional package are only collected where it is installed.
+
+CuPy: the CUDA backend's modules. onnx (the ``onnx`` extra): the ONNX front end's modules and
+tests/onnx_models.py (tests/test_onnx*.py then skip, saying so).
+"""
 
 from __future__ import annotations
 
@@ -8,3 +12,7 @@ collect_ignore = [] if importlib.util.find_spec("cupy") else [
     "opendml/backends/cuda/backend.py",
     "opendml/backends/cuda/compiler.py",
 ]
+
+_NEED_ONNX = ["opendml/onnx/*.py", "opendml/onnx/ops/*.py", "tests/onnx_models.py"]
+
+collect_ignore_glob = [] if importlib.util.find_spec("onnx") else _NEED_ONNX

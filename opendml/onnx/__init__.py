@@ -1,0 +1,43 @@
+"""Run ONNX models of Clip, Relu, ArgMin and DequantizeLinear on opendml (needs the ``onnx`` extra).
+
+Each node maps onto one opendml operator with ONNX's semantics kept; the graph runs in topological
+order on the chosen device, its intermediates kept there. Anything the model needs that opendml lacks
+is reported, all of it in one UnsupportedModelError, before anything runs.
+
+>>> import numpy as np, opendml.onnx
+>>> from onnx import TensorProto, helper
+>>> node = helper.make_node("Clip", ["x", "lo", "hi"], ["y"])
+>>> graph = helper.make_graph([node], "clip", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])],
+...     [helper.make_tensor("lo", TensorProto.FLOAT, [], [2.0]),
+...      helper.make_tensor("hi", TensorProto.FLOAT, [], [1.0])])
+>>> opendml.onnx.run(helper.make_model(graph), {"x": np.array([-2.0, 0.0, 6.0], np.float32)})  # min > max: max
+{'y': array([1., 1., 1.], dtype=float32)}
+
+Importing this package needs nothing beyond NumPy; its functions import ``onnx`` when first used, and
+raise OnnxUnavailableError (with the install command) where it is missing.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .errors import OnnxUnavailableError, UnsupportedModelError, require_onnx
+
+# Public name -> the submodule defining it, imported on first use (they import onnx).
+_LAZY = {"run": "runtime", "check": "runtime", "Session": "runtime", "load_model": "model"}
+
+__all__ = ["OnnxUnavailableError", "Session", "UnsupportedModelError", "backend", "check", "load_model", "run"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "backend" or name in _LAZY:
+        require_onnx()
+        module = importlib.import_module(f".{_LAZY.get(name, name)}", __name__)
+        return module if name == "backend" else getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

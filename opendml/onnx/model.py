@@ -1,0 +1,108 @@
+"""Loading a model, checking it with onnx.checker, and reading the types its graph declares."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import ModelProto, TypeProto, ValueInfoProto, shape_inference
+
+from ..errors import invalid
+from . import types
+
+_OWNER = "ONNX model"
+
+ModelLike = ModelProto | str | os.PathLike | bytes
+
+
+def load_model(model: ModelLike) -> ModelProto:
+    """A ModelProto from itself, a path or serialized bytes, checked by onnx.checker."""
+    if isinstance(model, (str, os.PathLike)):
+        try:
+            model = onnx.load(os.fspath(model))
+        except (OSError, DecodeError) as error:
+            raise invalid(_OWNER, "Path", "must name a readable ONNX file", f"{os.fspath(model)!r} ({error})") from None
+    elif isinstance(model, bytes):
+        try:
+            model = onnx.load_from_string(model)
+        except DecodeError as error:
+            raise invalid(_OWNER, "Bytes", "must be a serialized ModelProto", str(error)) from None
+    if not isinstance(model, ModelProto):
+        raise invalid(_OWNER, "Model", "must be a ModelProto, a path or bytes", type(model).__name__)
+    try:
+        onnx.checker.check_model(model)
+    except onnx.checker.ValidationError as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise invalid(_OWNER, "Model", "must pass onnx.checker", first_line) from None
+    return model
+
+
+def tensor_type(type_proto: TypeProto) -> tuple[int, tuple[int | None, ...] | None] | None:
+    """(element type, shape) of a tensor type, None dims unknown; None when it is not a tensor."""
+    if type_proto.WhichOneof("value") != "tensor_type":
+        return None
+    tensor = type_proto.tensor_type
+    if not tensor.HasField("shape"):
+        return tensor.elem_type, None
+    return tensor.elem_type, tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
+
+
+def inferred_types(model: ModelProto) -> dict[str, tuple[int, tuple[int | None, ...] | None]]:
+    """Every value's declared or inferred tensor type (ONNX's shape inference; declared types alone
+    where inference fails, since the check it serves must not depend on it)."""
+    with contextlib.suppress(Exception):
+        model = shape_inference.infer_shapes(model)
+    graph = model.graph
+    found: dict[str, tuple[int, tuple[int | None, ...] | None]] = {}
+    for info in [*graph.input, *graph.value_info, *graph.output]:
+        typed = tensor_type(info.type)
+        if typed is not None:
+            found[info.name] = typed
+    for tensor in graph.initializer:
+        found[tensor.name] = (tensor.data_type, tuple(tensor.dims))
+    return found
+
+
+def required_inputs(model: ModelProto) -> list[ValueInfoProto]:
+    """Graph inputs the caller must give (an input with an initializer of its name has a default)."""
+    initialized = {t.name for t in model.graph.initializer}
+    return [i for i in model.graph.input if i.name not in initialized]
+
+
+def check_feeds(model: ModelProto, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The caller's inputs as arrays, each of the type and shape its graph input declares."""
+    if not isinstance(inputs, Mapping):
+        raise invalid(_OWNER, "inputs", "must be a mapping of input names to arrays", type(inputs).__name__)
+    declared = {i.name: i for i in model.graph.input}
+    unknown = [name for name in inputs if name not in declared]
+    if unknown:
+        raise invalid(_OWNER, "inputs", f"must name graph inputs ({', '.join(declared) or 'none'})",
+                      ", ".join(map(str, unknown)))
+    missing = [i.name for i in required_inputs(model) if i.name not in inputs]
+    if missing:
+        raise invalid(_OWNER, "inputs", "must give every graph input without an initializer",
+                      f"none for {', '.join(missing)}")
+    return {name: _check_feed(declared[name], value) for name, value in inputs.items()}
+
+
+def _check_feed(info: ValueInfoProto, value: Any) -> np.ndarray:
+    array = np.asarray(value)
+    field = f"Input '{info.name}'"
+    typed = tensor_type(info.type)
+    if typed is None:
+        raise invalid(_OWNER, field, "must be a tensor input", info.type.WhichOneof("value"))
+    elem_type, shape = typed
+    got = types.onnx_type_of(array.dtype)
+    if got == 0 or (elem_type and got != elem_type):
+        wanted = types.type_name(elem_type) if elem_type else "an ONNX tensor type"
+        raise invalid(_OWNER, field, f"must have type {wanted}", f"{array.dtype}")
+    if shape is not None and (len(shape) != array.ndim
+                              or any(d is not None and d != n for d, n in zip(shape, array.shape))):
+        wanted = "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+        raise invalid(_OWNER, field, f"must have shape {wanted}", f"shape {list(array.shape)}")
+    return array

@@ -1,0 +1,16 @@
+"""The operator mappings, listed explicitly (a completeness test checks the list against the modules)."""
+
+from __future__ import annotations
+
+from .argmin import ARGMIN
+from .base import Lowered, Mapping, Step
+from .clip import CLIP
+from .constant import CONSTANT_MAPPING
+from .dequantize_linear import DEQUANTIZE_LINEAR
+from .relu import RELU
+
+MAPPINGS: tuple[Mapping, ...] = (ARGMIN, CLIP, CONSTANT_MAPPING, DEQUANTIZE_LINEAR, RELU)
+
+BY_OP_TYPE: dict[str, Mapping] = {m.op_type: m for m in MAPPINGS}
+
+__all__ = ["BY_OP_TYPE", "MAPPINGS", "Lowered", "Mapping", "Step"]
