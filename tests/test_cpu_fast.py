@@ -112,7 +112,7 @@ def check_clamp(kernels, params, x: np.ndarray, out: np.ndarray, in_place: bool 
         expected = clamp_reference([x.copy()], params)
     base = out.base if out.base is not None else out
     before = base.copy()
-    kernels.clamp(params, x, out, 2)
+    kernels.clamp(params)(x, out, 2)
     assert same(out, expected)
     if not in_place:  # padding and everything outside the view is untouched (SPEC 8.8)
         assert np.array_equal(bits(_outside(base, out)), bits(_outside(before, out, like=base)))
@@ -212,7 +212,7 @@ def test_dequantize_every_type_and_broadcast(kernels, in_type: str, out_type: st
                 with np.errstate(all="ignore"):
                     expected = dequantize_linear_reference([xv, scale, zp], params)
                 out = layouts(shape)["padded"](np.zeros(shape, DataType[out_type].numpy))
-                kernels.dequantize(params, xv, scale, zp, out, 2)
+                kernels.dequantize(params)(xv, scale, zp, out, 2)
                 assert same(out, expected), (zname, sname, layout)
 
 
@@ -225,7 +225,7 @@ def test_dequantize_sizes_across_seams(kernels, size: int) -> None:  # type: ign
     t_in, t_out = dml.TensorDesc("UINT8", (size,)), dml.TensorDesc("FLOAT32", (size,))
     params = DEQUANTIZE_LINEAR.prepare(dml.ElementWiseDequantizeLinearDesc(t_in, t_out, t_in, t_out))
     out = np.zeros(size, np.float32)
-    kernels.dequantize(params, x, scale, zp, out, 2)
+    kernels.dequantize(params)(x, scale, zp, out, 2)
     assert same(out, dequantize_linear_reference([x, scale, zp], params))
 
 
@@ -243,7 +243,7 @@ def argmin_check(kernels, x: np.ndarray, axes: tuple[int, ...], direction: str, 
                                            dml.TensorDesc(out_type, out_shape), axes, direction))
     expected = argmin_reference([x], params)
     out = layouts(out_shape)["padded"](np.full(out_shape, 77, DataType[out_type].numpy))
-    kernels.argmin(params, x, out, 2)
+    kernels.argmin(params)(x, out, 2)
     assert same(out, expected), (axes, direction)
 
 
@@ -258,7 +258,7 @@ def test_argmin_every_axis_layout_type_and_direction(kernels, data_type: str, di
     if data_type.startswith("FLOAT"):
         ties[1] = np.nan  # whole reductions of NaN only
     for name, axes in AXES_4D.items():
-        for layout, place in layouts(shape).items():
+        for _layout, place in layouts(shape).items():
             for data in (values, ties):
                 argmin_check(kernels, place(data), axes, direction)
         assert name
@@ -312,8 +312,8 @@ def test_one_thread_and_many_threads_agree(kernels) -> None:  # type: ignore[no-
     x = sample("FLOAT32", (BIG,), rng)
     params = unary_params("CLIP", "FLOAT32", (BIG,), -1.0, 1.0, (2.0, 0.5))
     one, many = np.zeros_like(x), np.zeros_like(x)
-    kernels.clamp(params, x, one, 1)
-    kernels.clamp(params, x, many, 4)
+    kernels.clamp(params)(x, one, 1)
+    kernels.clamp(params)(x, many, 4)
     assert same(one, many)
 
 

@@ -39,8 +39,15 @@ class CpuKernel:
     def __init__(self, operator: Operator) -> None:
         self.operator = operator
         self.threads: int = getattr(operator.device, "threads", 1)
-        self._run = _RUNNERS[operator.definition.schema.name]
-        self._kernels = cpu_kernels.kernels()
+        kernels = cpu_kernels.kernels()
+        params = operator.params
+        name = operator.definition.schema.name
+        if name == "ARGMIN":
+            self._run = kernels.argmin(params)
+        elif name == "ELEMENT_WISE_DEQUANTIZE_LINEAR":
+            self._run = kernels.dequantize(params)
+        else:  # CLIP, CLIP1, THRESHOLD
+            self._run = kernels.clamp(params)
 
     def initialize(self) -> None:
         """Nothing to prepare: the operators have no weights or persistent resources."""
@@ -54,30 +61,7 @@ class CpuKernel:
         Elements are read and written in blocks, so an exact in-place alias is safe; only the output's
         elements are written, so padding between them is never touched.
         """
-        self._run(self._kernels, self.operator.params, inputs, out, self.threads)
-
-
-def _clamp(kernels: Any, params: Any, inputs: Sequence[np.ndarray | None], out: np.ndarray, threads: int) -> None:
-    kernels.clamp(params, inputs[0], out, threads)
-
-
-def _dequantize(kernels: Any, params: Any, inputs: Sequence[np.ndarray | None], out: np.ndarray,
-                threads: int) -> None:
-    x, scale, zero_point = inputs
-    kernels.dequantize(params, x, scale, zero_point, out, threads)
-
-
-def _argmin(kernels: Any, params: Any, inputs: Sequence[np.ndarray | None], out: np.ndarray, threads: int) -> None:
-    kernels.argmin(params, inputs[0], out, threads)
-
-
-_RUNNERS = {
-    "ELEMENT_WISE_CLIP": _clamp,
-    "ELEMENT_WISE_CLIP1": _clamp,
-    "ELEMENT_WISE_THRESHOLD": _clamp,
-    "ELEMENT_WISE_DEQUANTIZE_LINEAR": _dequantize,
-    "ARGMIN": _argmin,
-}
+        self._run(*inputs, out, self.threads)
 
 
 def _view(bound: BoundTensor) -> np.ndarray:

@@ -7,7 +7,7 @@ block makes several passes over its elements: see docs/cpu-backend.md for how mu
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,19 @@ def _deal(work: list[Any], threads: int, total: int) -> list[list[Any]]:
     return [work[g::count] for g in range(count)]
 
 
-def clamp(params: ClampParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
+def clamp(params: ClampParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
+    return lambda x, out, threads: _clamp(params, x, out, threads)
+
+
+def dequantize(params: DequantizeParams) -> Callable[..., None]:
+    return lambda x, scale, zero_point, out, threads: _dequantize(params, x, scale, zero_point, out, threads)
+
+
+def argmin(params: ArgMinParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
+    return lambda x, out, threads: _argmin(params, x, out, threads)
+
+
+def _clamp(params: ClampParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
     def run(indices: list[Any]) -> None:
         with np.errstate(all="ignore"):
             for index in indices:
@@ -56,7 +68,7 @@ def clamp(params: ClampParams, x: np.ndarray, out: np.ndarray, threads: int) -> 
     run_tasks(run, [(g,) for g in groups], threads)
 
 
-def dequantize(params: DequantizeParams, x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None,
+def _dequantize(params: DequantizeParams, x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None,
                out: np.ndarray, threads: int) -> None:
     def run(indices: list[Any]) -> None:
         with np.errstate(all="ignore"):
@@ -68,7 +80,7 @@ def dequantize(params: DequantizeParams, x: np.ndarray, scale: np.ndarray, zero_
     run_tasks(run, [(g,) for g in groups], threads)
 
 
-def argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
+def _argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
     """Blocks of output elements; a reduction longer than a block is cut along its first axis and the
     pieces' winners compared by value, then index (SPEC 7)."""
     axes = params.axes

@@ -41,6 +41,18 @@ class _Walk:
 
 
 _walks: dict[Any, _Walk] = {}
+_lengths: dict[int, np.ndarray] = {}
+_UNIT = int64s([1])
+
+
+def _length(n: int) -> np.ndarray:
+    """``[n]`` as the kernels' sizes array, made once per length."""
+    sizes = _lengths.get(n)
+    if sizes is None:
+        if len(_lengths) > 1024:
+            _lengths.clear()
+        sizes = _lengths[n] = int64s([n])
+    return sizes
 
 
 def _walk(arrays: list[np.ndarray], threads: int) -> _Walk:
@@ -65,33 +77,46 @@ def _run_shares(kernel: Callable[..., None], head: tuple[Any, ...], walk: _Walk,
         run_tasks(kernel, args, threads)
 
 
-def clamp(params: ClampParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
-    """CLIP, CLIP1 and THRESHOLD."""
+def clamp(params: ClampParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
+    """CLIP, CLIP1 and THRESHOLD: the kernel and its scalar arguments chosen once per operator."""
     data_type = params.data_type
-    walk = _walk([x, out], threads)
-    fx, fo = flat(_bits(x)), flat(_bits(out))
     if data_type.is_float:
-        low = np.float32(np.nan) if params.low is None else np.float32(params.low)
+        low = np.float32(np.nan) if params.low is None else np.float32(params.low)  # NaN compares false
         high = np.float32(np.nan) if params.high is None else np.float32(params.high)
         if data_type == DataType.FLOAT16:
             scale, bias = params.scale_bias or (np.float32(1), np.float32(0))
-            tail = (scale, bias, params.scale_bias is not None, low, high)
-            _run_shares(jit.clamp_half, (fx, fo), walk, tail, threads)
+            kernel, tail = jit.clamp_half, (scale, bias, params.scale_bias is not None, low, high)
         elif params.scale_bias is not None:
-            _run_shares(jit.clamp_scale_bias, (fx, fo), walk, (*params.scale_bias, low, high), threads)
+            kernel, tail = jit.clamp_scale_bias, (*params.scale_bias, low, high)
         else:
-            _run_shares(jit.clamp, (fx, fo), walk, (low, high), threads)
-        return
-    info = np.iinfo(data_type.numpy)
-    scalar = data_type.numpy.type
-    low = scalar(info.min) if params.low is None else scalar(params.low)
-    high = scalar(info.max) if params.high is None else scalar(params.high)
-    _run_shares(jit.clamp, (fx, fo), walk, (low, high), threads)
+            kernel, tail = jit.clamp, (low, high)
+    else:
+        info, scalar = np.iinfo(data_type.numpy), data_type.numpy.type
+        low = scalar(info.min) if params.low is None else scalar(params.low)
+        high = scalar(info.max) if params.high is None else scalar(params.high)
+        kernel, tail = jit.clamp, (low, high)
+    half = data_type == DataType.FLOAT16
+
+    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
+        if half:
+            x, out = x.view(np.uint16), out.view(np.uint16)
+        n = out.size
+        if n < PARALLEL_MIN and x.flags.c_contiguous and out.flags.c_contiguous:  # the per-call cost path
+            kernel(x.reshape(-1), out.reshape(-1), _length(n), _UNIT, _UNIT, 0, n, *tail)
+            return
+        walk = _walk([x, out], threads)
+        _run_shares(kernel, (flat(x), flat(out)), walk, tail, threads)
+
+    return run
 
 
-def dequantize(params: DequantizeParams, x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None,
-               out: np.ndarray, threads: int) -> None:
+def dequantize(params: DequantizeParams) -> Callable[..., None]:
     """DEQUANTIZE_LINEAR."""
+    return _dequantize
+
+
+def _dequantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, out: np.ndarray,
+                threads: int) -> None:
     if zero_point is None:
         walk = _walk([x, scale, out], threads)
         _run_shares(jit.dequantize_no_zero_point, (flat(x), flat(_bits(scale)), flat(_bits(out))), walk, (),
@@ -151,8 +176,12 @@ class _State:
         self.has = np.zeros(slots, np.uint8)
 
 
-def argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
+def argmin(params: ArgMinParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
     """ARGMIN over any axes of any layout, reading each element once."""
+    return lambda x, out, threads: _argmin(params, x, out, threads)
+
+
+def _argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
     decreasing = params.axis_direction == AxisDirection.DECREASING
     red = _reduction(x, params.axes)
     half = jit.HALF if x.dtype == np.float16 else None
@@ -258,6 +287,6 @@ def _argmin_rows_block(matrix: np.ndarray, a: int, b: int, block: int, state: _S
         state.has[r0:r0 + rows.shape[0]] = 1
         if values.dtype.kind == "f":
             for r in np.flatnonzero(values != values):
-                value, k, found = jit._scan(rows[r], 0, rows.shape[1], 1, None, False)
+                _value, k, found = jit._scan(rows[r], 0, rows.shape[1], 1, None, False)
                 state.idx[r0 + r] = k
                 state.has[r0 + r] = 1 if found else 0
