@@ -85,7 +85,7 @@ def _padded_empty(device: Device, shape: tuple[int, ...], dtype: np.dtype) -> tu
     return raw[:nbytes].view(dtype).reshape(shape), raw
 
 
-def _place(device: Device, array: Any) -> _Placed:
+def _place(device: Device, array: Any, output: bool = False) -> _Placed:
     """Describe ``array`` where it lies; stage a packed copy when that cannot be bound directly."""
     backend = device.backend
     if any(s < 0 or s % array.itemsize for s in array.strides):
@@ -93,6 +93,10 @@ def _place(device: Device, array: Any) -> _Placed:
     desc = _describe(array)
     if desc.span_in_bytes >= desc.total_tensor_size_in_bytes:
         raw = backend.byte_range(array, desc.total_tensor_size_in_bytes)
+        return _Placed(desc, BufferBinding(backend.wrap(device, raw)))
+    if not output:  # too short for the 4-byte rounding: copy only the bytes it spans (a broadcast scalar: one)
+        raw = backend.xp.zeros(desc.total_tensor_size_in_bytes, dtype=backend.xp.uint8)
+        raw[:desc.span_in_bytes] = backend.byte_range(array, desc.span_in_bytes)
         return _Placed(desc, BufferBinding(backend.wrap(device, raw)))
     staged, raw = _padded_empty(device, array.shape, array.dtype)
     staged[...] = array
@@ -120,7 +124,7 @@ def _run(device: Device, make_desc: Callable[..., object], inputs: Sequence[Any]
                                          _describe(np.zeros((1,) * out.ndim, out.dtype))))
         return None
     placed_inputs = [None if a is None else _place(device, a) for a in inputs]
-    placed_out = _place(device, out)
+    placed_out = _place(device, out, output=True)
     descs = [None if p is None else p.desc for p in placed_inputs]
     compiled = device.compiled(make_desc(*descs, placed_out.desc))
     compiled.execute([None if p is None else p.binding for p in placed_inputs], [placed_out.binding])

@@ -2,7 +2,8 @@
 
 ARGMIN over a contiguous last axis (rows), INCREASING, uses NumPy's vectorised argmin instead: it reads
 memory at full speed and finds the first of equal minima; rows where it stopped at a NaN are redone by
-the exact kernel (SPEC 8.5 ignores NaN).
+the exact kernel (SPEC 8.5 ignores NaN). NumPy's argmin holds the GIL, so that path runs on one thread
+(one core already reads memory at the machine's bandwidth there; see docs/cpu-backend.md).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from . import jit
 from .threads import run_tasks
 from .views import PARALLEL_MIN, elementwise_layout, flat, int64s, shares
 
-_ROW_BLOCK_BYTES = 1 << 18  # rows handed to NumPy's argmin at once: a block that stays in the L2 cache
+_ROW_BLOCK_BYTES = 1 << 22  # rows handed to NumPy's argmin at once (fewer calls, same single pass)
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -252,8 +253,9 @@ def _numpy_rows(fx: np.ndarray, red: _Reduction, state: _State, threads: int) ->
     rows = red.sizes[0] if len(red.sizes) == 2 else 1
     length = red.sizes[-1]
     row_stride = red.strides[0] if len(red.sizes) == 2 else length
-    if rows == 1:  # one long run: pieces per thread, merged by value then index
-        count = threads if length >= PARALLEL_MIN else 1
+    threads = 1  # NumPy's argmin holds the GIL: more threads only add contention
+    if rows == 1:  # one long run: pieces merged by value then index
+        count = 1
         pieces = shares_of(length, count)
         results = run_tasks(_argmin_piece, [(fx, a, b) for a, b in pieces], threads)
         for value, index, found in results:

@@ -253,14 +253,23 @@ def dequantize(x, s, z, o, sizes, xs, ss, zs, os, start, stop):  # type: ignore[
         xb, sb, ob = base_offset(row, sizes, xs), base_offset(row, sizes, ss), base_offset(row, sizes, os)
         zb = base_offset(row, sizes, zs)
         xr, orow = x[xb + j * sx:], o[ob + j * so:]
-        if sx == 1 and so == 1 and s_s == 0 and sz == 0:  # per-tensor (or per-row) parameters: hoisted
-            sv, zv = s[sb], z[zb]
-            for k in range(end - j):
-                orow[k] = dequantize_value(xr[k], zv, sv, o)
-        elif sx == 1 and so == 1 and s_s == 1 and sz == 1:  # per-channel along the last axis
-            sr, zr = s[sb + j:], z[zb + j:]
-            for k in range(end - j):
-                orow[k] = dequantize_value(xr[k], zr[k], sr[k], o)
+        if sx == 1 and so == 1 and s_s <= 1 and sz <= 1:  # scale and zero point each per-element or hoisted
+            sr, zr = s[sb + j * s_s:], z[zb + j * sz:]
+            if s_s == 0 and sz == 0:
+                sv, zv = sr[0], zr[0]
+                for k in range(end - j):
+                    orow[k] = dequantize_value(xr[k], zv, sv, o)
+            elif s_s == 0:
+                sv = sr[0]
+                for k in range(end - j):
+                    orow[k] = dequantize_value(xr[k], zr[k], sv, o)
+            elif sz == 0:
+                zv = zr[0]
+                for k in range(end - j):
+                    orow[k] = dequantize_value(xr[k], zv, sr[k], o)
+            else:
+                for k in range(end - j):
+                    orow[k] = dequantize_value(xr[k], zr[k], sr[k], o)
         else:
             for k in range(j, end):
                 o[ob + k * so] = dequantize_value(x[xb + k * sx], z[zb + k * sz], s[sb + k * s_s], o)
@@ -359,7 +368,7 @@ def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, 
             merge(cur, idx, has, slot, best, index + pos * wn, decreasing)
 
 
-COLUMN_TILE = 2048  # columns whose running state stays in the L1 cache
+COLUMN_TILE = 16384  # columns whose running state (12 bytes each) stays in the L2 cache
 
 
 @jit
