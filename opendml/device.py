@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from . import backends
+from .backends.cpu_kernels.threads import resolve_threads
 from .buffer import Buffer
 from .dtypes import DataType
 from .enums import ExecutionFlags
@@ -26,8 +27,11 @@ class Device:
     <FeatureLevel.FL_4_1: 16640>
     """
 
-    def __init__(self, backend: str = "cpu", feature_level: FeatureLevel | str | int = NEWEST) -> None:
+    def __init__(self, backend: str = "cpu", feature_level: FeatureLevel | str | int = NEWEST, *,
+                 threads: int | None = None) -> None:
+        """``threads``: CPU threads an operator may use (default: OPENDML_NUM_THREADS, else every core)."""
         self.feature_level = FeatureLevel.parse(feature_level, owner="Device", field="feature_level")
+        self.threads = resolve_threads(threads)
         self.backend = backends.load(backend)
         self._compiled: dict[Any, CompiledOperator] = {}
 

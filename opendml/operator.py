@@ -89,6 +89,11 @@ class CompiledOperator:
     def initialized(self) -> bool:
         return self._initialized
 
+    @property
+    def kernel(self) -> Kernel:
+        """What the backend compiled: ``execute`` checks the bindings, then runs it."""
+        return self._kernel
+
     def execute(self, inputs: Sequence[BufferBinding | Buffer | None],
                 outputs: Sequence[BufferBinding | Buffer | None]) -> None:
         """Run once. ``inputs``/``outputs`` hold one binding per tensor in DirectML's order."""

@@ -1,0 +1,286 @@
+"""CPU benchmark: opendml against ONNX Runtime, NumPy and a plain copy of the same bytes.
+
+Run ``python benchmarks/cpu.py`` (needs the ``bench`` extra: onnx, onnxruntime, matplotlib, numba). Every
+row uses 2^26-element tensors and the same inputs for every implementation; each time is the median of
+several timed runs after one warm-up. ONNX Runtime runs with intra-op threads = all cores, opendml with its
+default (all cores), and the copy is ``np.copyto`` spread over the same threads. Writes
+``benchmarks/results/cpu.csv`` and ``benchmarks/results/cpu.png``.
+
+Bandwidth counts the bytes an operator must move (inputs read once, output written once); the copy moves
+the input's bytes twice (read and write). ``ratio`` is the fastest peer's time over opendml's (>= 1.0 means
+opendml is at least as fast); ``of_copy`` is opendml's bandwidth over the copy's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import opendml as dml
+from opendml.backends.cpu_kernels import kernels
+from opendml.backends.cpu_kernels.threads import available_cores, run_tasks
+
+RESULTS = Path(__file__).parent / "results"
+N = 1 << 26
+
+
+def timed(fn: Callable[[], object], repeats: int, budget_s: float = 6.0) -> list[float]:
+    """Seconds of each timed run, after one warm-up; fewer runs when one run is slow."""
+    start = time.perf_counter()
+    fn()
+    first = time.perf_counter() - start
+    repeats = max(3, min(repeats, int(budget_s / max(first, 1e-9))))
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def threaded_copy(src: np.ndarray, dst: np.ndarray, threads: int) -> Callable[[], None]:
+    a, b = src.reshape(-1), dst.reshape(-1)
+    step = math.ceil(a.size / threads)
+    parts = [(a[k:k + step], b[k:k + step]) for k in range(0, a.size, step)]
+    return lambda: run_tasks(np.copyto, [(d, s) for s, d in parts], threads) and None
+
+
+# ONNX Runtime sessions, one small graph per row.
+
+
+def ort_session(nodes: list, inputs: list, outputs: list, initializers: list | None = None):  # type: ignore
+    import onnx
+    import onnxruntime as ort
+    from onnx import helper
+
+    graph = helper.make_graph(nodes, "bench", inputs, outputs, initializers or [])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    onnx.checker.check_model(model)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = available_cores()
+    options.inter_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def ort_unary(op: str, x: np.ndarray, attrs: dict | None = None, extra: list | None = None,  # type: ignore
+              pre: list | None = None, out_type: int | None = None, out_shape: list | None = None,
+              constants: list | None = None):
+    """A one-operator session (after the ``pre`` nodes); ``extra`` are the operator's constant inputs."""
+    from onnx import TensorProto, helper
+
+    elem = helper.np_dtype_to_tensor_dtype(x.dtype)
+    first = "t" if pre else "x"
+    nodes = (pre or []) + [helper.make_node(op, [first] + [e.name for e in (extra or [])], ["y"], **(attrs or {}))]
+    session = ort_session(nodes, [helper.make_tensor_value_info("x", elem, list(x.shape))],
+                          [helper.make_tensor_value_info("y", out_type or elem, out_shape or list(x.shape))],
+                          (extra or []) + (constants or []))
+    del TensorProto
+    return lambda: session.run(None, {"x": x})[0]
+
+
+@dataclass
+class Row:
+    name: str
+    shape: str
+    moved_bytes: int  # what the operator reads and writes
+    copy_bytes: int  # what the copy of the input moves
+    times: dict[str, list[float]]
+
+    def median_ms(self, who: str) -> float | None:
+        return statistics.median(self.times[who]) * 1e3 if who in self.times else None
+
+
+def bench(repeats: int) -> list[Row]:
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    threads = dml.Device().threads
+    rows: list[Row] = []
+
+    def add(name: str, shape: str, x: np.ndarray, out_nbytes: int, impls: dict[str, Callable[[], object]],
+            check: Callable[[], bool] | None = None) -> None:
+        copy_dst = np.empty_like(x)
+        impls = {**impls, "copy": threaded_copy(x, copy_dst, threads)}
+        times = {}
+        for who, fn in impls.items():
+            print(f"  {name:<36} {who:<12}", end="", flush=True)
+            times[who] = timed(fn, repeats)
+            print(f"{statistics.median(times[who]) * 1e3:9.2f} ms  (min {min(times[who]) * 1e3:.2f}, "
+                  f"max {max(times[who]) * 1e3:.2f}, n={len(times[who])})")
+        if check is not None and not check():
+            raise SystemExit(f"{name}: opendml's result differs from a peer's on the same input")
+        rows.append(Row(name, shape, x.nbytes + out_nbytes, 2 * x.nbytes, times))
+
+    x = (rng.standard_normal(N) * 2).astype(np.float32)
+    out = np.empty_like(x)
+    ort_clip = ort_unary("Clip", x, extra=[numpy_helper.from_array(np.float32(-1), "lo"),
+                                           numpy_helper.from_array(np.float32(1), "hi")])
+    add("CLIP FLOAT32", "[2^26]", x, x.nbytes, {
+        "opendml": lambda: dml.clip(x, -1.0, 1.0, out=out),
+        "onnxruntime": ort_clip,
+        "numpy": lambda: np.clip(x, -1.0, 1.0, out=out),
+    }, lambda: np.array_equal(dml.clip(x, -1.0, 1.0), ort_clip()))
+
+    scale, bias = np.float32(1.5), np.float32(0.25)
+    mul_add = [helper.make_node("Mul", ["x", "s"], ["m"]), helper.make_node("Add", ["m", "b"], ["t"])]
+    ort_sb = ort_unary("Clip", x, pre=mul_add, extra=[numpy_helper.from_array(np.float32(-1), "lo"),
+                                                      numpy_helper.from_array(np.float32(1), "hi")],
+                       constants=[numpy_helper.from_array(scale, "s"), numpy_helper.from_array(bias, "b")])
+
+    def numpy_scale_bias() -> None:
+        np.multiply(x, scale, out=out)
+        np.add(out, bias, out=out)
+        np.clip(out, -1.0, 1.0, out=out)
+
+    add("CLIP FLOAT32 with ScaleBias", "[2^26]", x, x.nbytes, {
+        "opendml": lambda: dml.clip(x, -1.0, 1.0, scale_bias=(1.5, 0.25), out=out),
+        "onnxruntime": ort_sb,
+        "numpy": numpy_scale_bias,
+    }, lambda: np.array_equal(dml.clip(x, -1.0, 1.0, scale_bias=(1.5, 0.25)), ort_sb()))
+
+    xi = rng.integers(-128, 128, N, dtype=np.int8)
+    oi = np.empty_like(xi)
+    ort_i8 = ort_unary("Clip", xi, extra=[numpy_helper.from_array(np.int8(-50), "lo"),
+                                          numpy_helper.from_array(np.int8(50), "hi")])
+    add("CLIP INT8", "[2^26]", xi, xi.nbytes, {
+        "opendml": lambda: dml.clip(xi, -50, 50, out=oi),
+        "onnxruntime": ort_i8,
+        "numpy": lambda: np.clip(xi, -50, 50, out=oi),
+    }, lambda: np.array_equal(dml.clip(xi, -50, 50), ort_i8()))
+
+    ort_relu = ort_unary("Relu", x)
+    add("THRESHOLD FLOAT32 (Min = 0)", "[2^26]", x, x.nbytes, {
+        "opendml": lambda: dml.threshold(x, 0.0, out=out),
+        "onnxruntime": ort_relu,
+        "numpy": lambda: np.maximum(x, np.float32(0), out=out),
+    }, lambda: np.array_equal(dml.threshold(x, 0.0), ort_relu()))
+
+    q = rng.integers(0, 256, N, dtype=np.uint8)
+    s_t, z_t = np.float32(0.0371), np.uint8(131)
+    ort_dq = ort_unary("DequantizeLinear", q, extra=[numpy_helper.from_array(s_t, "s"),
+                                                     numpy_helper.from_array(z_t, "z")],
+                       out_type=TensorProto.FLOAT)
+    add("DEQUANTIZE_LINEAR UINT8->FLOAT32 per-tensor", "[2^26]", q, 4 * q.nbytes, {
+        "opendml": lambda: dml.dequantize_linear(q, s_t, z_t, out=out),
+        "onnxruntime": ort_dq,
+        "numpy": lambda: np.multiply((q.astype(np.int32) - np.int32(z_t)).astype(np.float32), s_t, out=out),
+    }, lambda: np.array_equal(dml.dequantize_linear(q, s_t, z_t), ort_dq()))
+
+    q2 = q.reshape(16384, 4096)
+    s_c = (rng.random(4096, dtype=np.float32) * 0.1).astype(np.float32)
+    z_c = rng.integers(0, 256, 4096, dtype=np.uint8)
+    out2 = out.reshape(16384, 4096)
+    ort_dqc = ort_unary("DequantizeLinear", q2, attrs={"axis": 1},
+                        extra=[numpy_helper.from_array(s_c, "s"), numpy_helper.from_array(z_c, "z")],
+                        out_type=TensorProto.FLOAT)
+    add("DEQUANTIZE_LINEAR UINT8->FLOAT32 per-channel", "[16384, 4096] axis 1", q2, 4 * q2.nbytes, {
+        "opendml": lambda: dml.dequantize_linear(q2, s_c, z_c, out=out2),
+        "onnxruntime": ort_dqc,
+        "numpy": lambda: np.multiply((q2.astype(np.int32) - z_c.astype(np.int32)).astype(np.float32), s_c,
+                                     out=out2),
+    }, lambda: np.array_equal(dml.dequantize_linear(q2, s_c, z_c), ort_dqc()))
+
+    def argmin_row(name: str, shape: tuple[int, ...], axis: int | None) -> None:
+        m = x.reshape(shape)
+        if axis is None:
+            flat_pre = [helper.make_node("Reshape", ["x", "shape"], ["t"])]
+            ort = ort_unary("ArgMin", m, attrs={"axis": 0, "keepdims": 1}, pre=flat_pre,
+                            constants=[numpy_helper.from_array(np.array([-1], np.int64), "shape")],
+                            out_type=TensorProto.INT64, out_shape=[1])
+            np_fn: Callable[[], object] = lambda: np.argmin(m)  # noqa: E731
+        else:
+            ort = ort_unary("ArgMin", m, attrs={"axis": axis, "keepdims": 1}, out_type=TensorProto.INT64,
+                            out_shape=[1 if k == axis else n for k, n in enumerate(shape)])
+            np_fn = lambda: np.argmin(m, axis=axis)  # noqa: E731
+        ours = lambda: dml.argmin(m, axes=axis)  # noqa: E731
+        add(name, str(list(shape)), m, 8 * math.prod(1 if (axis is None or k == axis) else n
+                                                      for k, n in enumerate(shape)),
+            {"opendml": ours, "onnxruntime": ort, "numpy": np_fn},
+            lambda: np.array_equal(np.asarray(ours()).reshape(-1), np.asarray(ort()).reshape(-1)))
+
+    argmin_row("ARGMIN FLOAT32 last axis", (8192, 8192), 1)
+    argmin_row("ARGMIN FLOAT32 first axis", (8192, 8192), 0)
+    argmin_row("ARGMIN FLOAT32 last axis (short rows)", (262144, 256), 1)
+    argmin_row("ARGMIN FLOAT32 all axes", (8192, 8192), None)
+    return rows
+
+
+def write(rows: list[Row], header: dict[str, str]) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    with open(RESULTS / "cpu.csv", "w", newline="") as f:
+        for k, v in header.items():
+            f.write(f"# {k}: {v}\n")
+        w = csv.writer(f)
+        w.writerow(["operator", "shape", "opendml_ms", "opendml_min_ms", "opendml_max_ms", "onnxruntime_ms",
+                    "numpy_ms", "copy_ms", "ratio", "opendml_GBps", "copy_GBps", "of_copy"])
+        for r in rows:
+            ours = r.median_ms("opendml")
+            peers = [t for t in (r.median_ms("onnxruntime"), r.median_ms("numpy")) if t is not None]
+            ours_bw = r.moved_bytes / ours / 1e6
+            copy_bw = r.copy_bytes / r.median_ms("copy") / 1e6  # type: ignore[operator]
+            w.writerow([r.name, r.shape, f"{ours:.2f}", f"{min(r.times['opendml']) * 1e3:.2f}",
+                        f"{max(r.times['opendml']) * 1e3:.2f}", f"{r.median_ms('onnxruntime'):.2f}",
+                        f"{r.median_ms('numpy'):.2f}", f"{r.median_ms('copy'):.2f}", f"{min(peers) / ours:.2f}",
+                        f"{ours_bw:.1f}", f"{copy_bw:.1f}", f"{ours_bw / copy_bw:.2f}"])
+
+
+def plot(rows: list[Row], header: dict[str, str]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    who = ["opendml", "onnxruntime", "numpy"]
+    fig, ax = plt.subplots(figsize=(12, 6))
+    width = 0.27
+    for k, name in enumerate(who):
+        bw = [r.moved_bytes / r.median_ms(name) / 1e6 for r in rows]  # type: ignore[operator]
+        ax.bar([i + (k - 1) * width for i in range(len(rows))], bw, width, label=name)
+    copy = [r.copy_bytes / r.median_ms("copy") / 1e6 for r in rows]  # type: ignore[operator]
+    ax.scatter(range(len(rows)), copy, marker="_", s=900, color="black", label="copy (same threads)", zorder=3)
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([r.name.replace("DEQUANTIZE_LINEAR", "DEQUANT") for r in rows], rotation=30, ha="right",
+                       fontsize=8)
+    ax.set_ylabel("GB/s (bytes the operator must move / median time)")
+    ax.set_title(f"opendml CPU backend, 2^26 elements: {header['cores']} cores, {header['kernels']} kernels")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(RESULTS / "cpu.png", dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7, help="timed runs per implementation (median reported)")
+    args = parser.parse_args()
+    import onnxruntime
+
+    header = {
+        "cores": str(available_cores()),
+        "threads": str(dml.Device().threads),
+        "kernels": kernels().__name__.rsplit(".", 1)[-1],
+        "load average at start": " ".join(f"{v:.2f}" for v in os.getloadavg()),
+        "numpy": np.__version__,
+        "onnxruntime": onnxruntime.__version__,
+        "python": sys.version.split()[0],
+    }
+    print(", ".join(f"{k}: {v}" for k, v in header.items()))
+    rows = bench(args.repeats)
+    header["load average at end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    write(rows, header)
+    plot(rows, header)
+    print((RESULTS / "cpu.csv").read_text())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""The NumPy path (no Numba installed): the reference itself, run block by block on the worker threads.
+
+Bit-identical by construction (it is the reference), and no temporary is larger than a block, but each
+block makes several passes over its elements: see docs/cpu-backend.md for how much slower this is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ...enums import AxisDirection
+from ...ops.argmin import ArgMinParams, argmin_reference
+from ...ops.dequantize_linear import DequantizeParams, dequantize_linear_reference
+from ...ops.elementwise import ClampParams, clamp_reference
+from .threads import run_tasks
+from .views import PARALLEL_MIN
+
+BLOCK = 1 << 16  # elements per block: the reference's temporaries stay in the L2 cache
+
+
+def blocks(shape: tuple[int, ...], limit: int, axes: tuple[int, ...] | None = None) -> Iterator[tuple[Any, ...]]:
+    """Index tuples cutting ``shape`` into blocks of about ``limit`` elements, cut only along ``axes``
+    (every axis by default): whole trailing axes, a range of one axis, single indices before it."""
+    allowed = list(range(len(shape))) if axes is None else list(axes)
+    if not allowed:
+        yield (slice(None),) * len(shape)
+        return
+    split = next((k for k in allowed if math.prod(shape[k + 1:]) <= limit), allowed[-1])
+    step = max(1, limit // max(math.prod(shape[split + 1:]), 1))
+    outer_axes = [k for k in allowed if k < split]
+    for prefix in np.ndindex(*(shape[k] for k in outer_axes)):
+        index: list[Any] = [slice(None)] * len(shape)
+        for k, i in zip(outer_axes, prefix):
+            index[k] = slice(i, i + 1)
+        for a in range(0, shape[split], step):
+            index[split] = slice(a, a + step)
+            yield tuple(index)
+
+
+def _deal(work: list[Any], threads: int, total: int) -> list[list[Any]]:
+    count = 1 if total < PARALLEL_MIN else max(1, min(threads, len(work)))
+    return [work[g::count] for g in range(count)]
+
+
+def clamp(params: ClampParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
+    return lambda x, out, threads: _clamp(params, x, out, threads)
+
+
+def dequantize(params: DequantizeParams) -> Callable[..., None]:
+    return lambda x, scale, zero_point, out, threads: _dequantize(params, x, scale, zero_point, out, threads)
+
+
+def argmin(params: ArgMinParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
+    return lambda x, out, threads: _argmin(params, x, out, threads)
+
+
+def _clamp(params: ClampParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
+    def run(indices: list[Any]) -> None:
+        with np.errstate(all="ignore"):
+            for index in indices:
+                out[index] = clamp_reference([x[index]], params)
+
+    groups = _deal(list(blocks(out.shape, BLOCK)), threads, out.size)
+    run_tasks(run, [(g,) for g in groups], threads)
+
+
+def _dequantize(params: DequantizeParams, x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None,
+               out: np.ndarray, threads: int) -> None:
+    def run(indices: list[Any]) -> None:
+        with np.errstate(all="ignore"):
+            for index in indices:
+                zp = None if zero_point is None else zero_point[index]
+                out[index] = dequantize_linear_reference([x[index], scale[index], zp], params)
+
+    groups = _deal(list(blocks(out.shape, BLOCK)), threads, out.size)
+    run_tasks(run, [(g,) for g in groups], threads)
+
+
+def _argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
+    """Blocks of output elements; a reduction longer than a block is cut along its first axis and the
+    pieces' winners compared by value, then index (SPEC 7)."""
+    axes = params.axes
+    kept = tuple(k for k in range(x.ndim) if k not in axes)
+    length = math.prod(x.shape[a] for a in axes)
+    per_block = max(1, BLOCK // length)
+    work = list(blocks(out.shape, per_block, kept)) if kept else [(slice(None),) * x.ndim]
+
+    def run(indices: list[Any]) -> None:
+        for index in indices:
+            out[index] = _argmin_block(params, x[index], length)
+
+    groups = _deal(work, threads, x.size)
+    run_tasks(run, [(g,) for g in groups], threads)
+
+
+def _argmin_block(params: ArgMinParams, x: np.ndarray, length: int) -> np.ndarray:
+    if length <= BLOCK * 4:
+        return argmin_reference([x], params)
+    first = params.axes[0]
+    inner = length // x.shape[first]  # flattened indices per step along the first reduced axis
+    step = max(1, BLOCK // inner)
+    decreasing = params.axis_direction == AxisDirection.DECREASING
+    best_index: np.ndarray | None = None
+    best_value: np.ndarray | None = None
+    for a in range(0, x.shape[first], step):
+        piece = x[(slice(None),) * first + (slice(a, a + step),)]
+        local = argmin_reference([piece], params).astype(np.int64)
+        index = local + a * inner
+        # The piece's winning value: the element at the local flat index over the reduced axes.
+        value = _gather(piece, params.axes, local)
+        if best_index is None:
+            best_index, best_value = index, value
+            continue
+        assert best_value is not None
+        nan_best = best_value != best_value
+        better = (value < best_value) | (nan_best & (value == value))
+        better |= (value == best_value) & decreasing
+        best_index = np.where(better, index, best_index)
+        best_value = np.where(better, value, best_value)
+    assert best_index is not None and best_value is not None
+    if decreasing:  # a reduction of NaN only: the last index (each piece gave its own last)
+        best_index = np.where(best_value != best_value, length - 1, best_index)
+    return best_index
+
+
+def _gather(x: np.ndarray, axes: tuple[int, ...], local: np.ndarray) -> np.ndarray:
+    kept = [k for k in range(x.ndim) if k not in axes]
+    rows = np.transpose(x, kept + list(axes)).reshape(*(x.shape[k] for k in kept), -1)
+    flat_local = local.reshape(*(x.shape[k] for k in kept), 1)
+    return np.take_along_axis(rows, flat_local, axis=-1).reshape(local.shape)

@@ -1,0 +1,294 @@
+"""The JIT path: each operator as one Numba kernel over the views' memory, shared out to threads.
+
+ARGMIN over a contiguous last axis (rows), INCREASING, uses NumPy's vectorised argmin instead: it reads
+memory at full speed and finds the first of equal minima; rows where it stopped at a NaN are redone by
+the exact kernel (SPEC 8.5 ignores NaN). NumPy's argmin holds the GIL, so that path runs on one thread
+(one core already reads memory at the machine's bandwidth there; see docs/cpu-backend.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...dtypes import DataType
+from ...enums import AxisDirection
+from ...ops.argmin import ArgMinParams
+from ...ops.dequantize_linear import DequantizeParams
+from ...ops.elementwise import ClampParams
+from . import jit
+from .threads import run_tasks
+from .views import PARALLEL_MIN, elementwise_layout, flat, int64s, shares
+
+_ROW_BLOCK_BYTES = 1 << 22  # rows handed to NumPy's argmin at once (fewer calls, same single pass)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    """FLOAT16 data as uint16 bits (the kernels convert them); other types as they are."""
+    return a.view(np.uint16) if a.dtype == np.float16 else a
+
+
+@dataclass(frozen=True)
+class _Walk:
+    """A merged layout as the kernels take it, and the thread shares of its elements."""
+
+    sizes: np.ndarray
+    strides: tuple[np.ndarray, ...]
+    shares: list[tuple[int, int]]
+
+
+_walks: dict[Any, _Walk] = {}
+_lengths: dict[int, np.ndarray] = {}
+_UNIT = int64s([1])
+
+
+def _length(n: int) -> np.ndarray:
+    """``[n]`` as the kernels' sizes array, made once per length."""
+    sizes = _lengths.get(n)
+    if sizes is None:
+        if len(_lengths) > 1024:
+            _lengths.clear()
+        sizes = _lengths[n] = int64s([n])
+    return sizes
+
+
+def _walk(arrays: list[np.ndarray], threads: int) -> _Walk:
+    key = (threads, arrays[-1].shape, *(a.strides for a in arrays), *(a.itemsize for a in arrays))
+    walk = _walks.get(key)
+    if walk is None:
+        layout = elementwise_layout(arrays)
+        walk = _Walk(int64s(layout.sizes), tuple(int64s(s) for s in layout.strides),
+                     shares(math.prod(layout.sizes), threads))
+        if len(_walks) > 1024:
+            _walks.clear()
+        _walks[key] = walk
+    return walk
+
+
+def _run_shares(kernel: Callable[..., None], head: tuple[Any, ...], walk: _Walk, tail: tuple[Any, ...],
+                threads: int) -> None:
+    args = [(*head, walk.sizes, *walk.strides, a, b, *tail) for a, b in walk.shares]
+    if len(args) == 1:
+        kernel(*args[0])
+    else:
+        run_tasks(kernel, args, threads)
+
+
+def clamp(params: ClampParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
+    """CLIP, CLIP1 and THRESHOLD: the kernel and its scalar arguments chosen once per operator."""
+    data_type = params.data_type
+    if data_type.is_float:
+        low = np.float32(np.nan) if params.low is None else np.float32(params.low)  # NaN compares false
+        high = np.float32(np.nan) if params.high is None else np.float32(params.high)
+        if data_type == DataType.FLOAT16:
+            scale, bias = params.scale_bias or (np.float32(1), np.float32(0))
+            kernel, tail = jit.clamp_half, (scale, bias, params.scale_bias is not None, low, high)
+        elif params.scale_bias is not None:
+            kernel, tail = jit.clamp_scale_bias, (*params.scale_bias, low, high)
+        else:
+            kernel, tail = jit.clamp, (low, high)
+    else:
+        info, scalar = np.iinfo(data_type.numpy), data_type.numpy.type
+        low = scalar(info.min) if params.low is None else scalar(params.low)
+        high = scalar(info.max) if params.high is None else scalar(params.high)
+        kernel, tail = jit.clamp, (low, high)
+    half = data_type == DataType.FLOAT16
+
+    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
+        if half:
+            x, out = x.view(np.uint16), out.view(np.uint16)
+        n = out.size
+        if n < PARALLEL_MIN and x.flags.c_contiguous and out.flags.c_contiguous:  # the per-call cost path
+            kernel(x.reshape(-1), out.reshape(-1), _length(n), _UNIT, _UNIT, 0, n, *tail)
+            return
+        walk = _walk([x, out], threads)
+        _run_shares(kernel, (flat(x), flat(out)), walk, tail, threads)
+
+    return run
+
+
+def dequantize(params: DequantizeParams) -> Callable[..., None]:
+    """DEQUANTIZE_LINEAR."""
+    return _dequantize
+
+
+def _dequantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, out: np.ndarray,
+                threads: int) -> None:
+    if zero_point is None:
+        walk = _walk([x, scale, out], threads)
+        _run_shares(jit.dequantize_no_zero_point, (flat(x), flat(_bits(scale)), flat(_bits(out))), walk, (),
+                    threads)
+        return
+    walk = _walk([x, scale, zero_point, out], threads)
+    _run_shares(jit.dequantize, (flat(x), flat(_bits(scale)), flat(zero_point), flat(_bits(out))), walk, (),
+                threads)
+
+
+@dataclass(frozen=True)
+class _Reduction:
+    """ARGMIN's dimensions after dropping 1s and merging neighbours of one kind.
+
+    ``weights`` are slot strides (kept dimensions: output elements in row-major order) or index strides
+    (reduced dimensions: the flattened index over the reduced axes, SPEC 7).
+    """
+
+    sizes: list[int]
+    strides: list[int]
+    reduced: list[bool]
+    weights: list[int]
+    slots: int
+    length: int
+
+
+def _reduction(x: np.ndarray, axes: tuple[int, ...]) -> _Reduction:
+    shape, strides = x.shape, [s // x.itemsize for s in x.strides]
+    kept_sizes = [n for k, n in enumerate(shape) if k not in axes]
+    red_sizes = [shape[k] for k in axes]
+    dims: list[list[int]] = []  # [size, stride, reduced, weight]
+    for k, n in enumerate(shape):
+        if n == 1:
+            continue
+        reduced = k in axes
+        later = [shape[a] for a in axes if a > k] if reduced else [shape[j] for j in range(k + 1, len(shape))
+                                                                    if j not in axes]
+        weight = math.prod(later)
+        if dims and dims[-1][2] == reduced and dims[-1][1] == strides[k] * n:
+            dims[-1][0] *= n
+            dims[-1][1] = strides[k]
+            dims[-1][3] = weight
+            continue
+        dims.append([n, strides[k], reduced, weight])
+    if not dims:
+        dims = [[1, 0, True, 1]]
+    return _Reduction([d[0] for d in dims], [d[1] for d in dims], [bool(d[2]) for d in dims],
+                      [d[3] for d in dims], math.prod(kept_sizes), math.prod(red_sizes))
+
+
+class _State:
+    """Per-slot running (value, index, found)."""
+
+    def __init__(self, slots: int, compute: np.dtype) -> None:
+        self.cur = np.empty(slots, compute)
+        self.idx = np.zeros(slots, np.int64)
+        self.has = np.zeros(slots, np.uint8)
+
+
+def argmin(params: ArgMinParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
+    """ARGMIN over any axes of any layout, reading each element once."""
+    return lambda x, out, threads: _argmin(params, x, out, threads)
+
+
+def _argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
+    decreasing = params.axis_direction == AxisDirection.DECREASING
+    red = _reduction(x, params.axes)
+    half = jit.HALF if x.dtype == np.float16 else None
+    compute = np.dtype(np.float32) if half is not None else x.dtype
+    fx = flat(_bits(x))
+    state = _State(red.slots, compute)
+    if red.reduced[-1] and not decreasing and half is None and red.strides[-1] == 1 and (
+            len(red.sizes) == 1 or (len(red.sizes) == 2 and not red.reduced[0])):
+        _numpy_rows(fx, red, state, threads)
+    else:
+        _jit_argmin(fx, red, state, half, decreasing, threads)
+    default = red.length - 1 if decreasing else 0  # every element NaN (SPEC 8.5)
+    result = np.where(state.has.astype(bool), state.idx, default)
+    np.copyto(out, result.reshape(out.shape), casting="unsafe")
+
+
+def _task_args(fx: np.ndarray, red: _Reduction, x0: int, sizes: list[int], slot0: int, index0: int,
+               start: int, stop: int, state: _State, half: Any, decreasing: bool) -> tuple[Any, ...]:
+    return (fx, x0, int64s(sizes), int64s(red.strides), np.array(red.reduced, np.uint8), int64s(red.weights),
+            slot0, index0, start, stop, state.cur, state.idx, state.has, half, decreasing)
+
+
+def _jit_argmin(fx: np.ndarray, red: _Reduction, state: _State, half: Any, decreasing: bool, threads: int) -> None:
+    rows_mode = red.reduced[-1]
+    kernel = jit.argmin_rows if rows_mode else jit.argmin_columns
+    inner = 1 if rows_mode else (2 if len(red.sizes) >= 2 and red.reduced[-2] else 1)
+    outer_dims = len(red.sizes) - inner
+    outer = math.prod(red.sizes[:outer_dims])
+    outer_kept = not any(red.reduced[:outer_dims])
+    total = math.prod(red.sizes)
+    count = 1 if total < PARALLEL_MIN else threads
+    sizes = list(red.sizes)
+    if count > 1 and outer_kept and outer >= count:  # disjoint slots: one shared state
+        parts = shares_of(outer, count)
+        run_tasks(kernel, [_task_args(fx, red, 0, sizes, 0, 0, a, b, state, half, decreasing)
+                           for a, b in parts], threads)
+        return
+    last = red.sizes[-1]
+    if count > 1 and not rows_mode and last >= count * jit.COLUMN_TILE // 4:  # split the columns
+        args = []
+        for a, b in shares_of(last, count):
+            part = sizes[:-1] + [b - a]
+            args.append(_task_args(fx, red, a * red.strides[-1], part, a * red.weights[-1], 0, 0, outer, state,
+                                   half, decreasing))
+        run_tasks(kernel, args, threads)
+        return
+    if count > 1 and rows_mode and last >= count * 4096:  # split the reduced run: private states, merged
+        states = [state] + [_State(red.slots, state.cur.dtype) for _ in range(count - 1)]
+        args = []
+        for (a, b), st in zip(shares_of(last, count), states):
+            part = sizes[:-1] + [b - a]
+            args.append(_task_args(fx, red, a * red.strides[-1], part, 0, a * red.weights[-1], 0, outer, st,
+                                   half, decreasing))
+        run_tasks(kernel, args, threads)
+        for st in states[1:]:
+            jit.merge_states(state.cur, state.idx, state.has, st.cur, st.idx, st.has, decreasing)
+        return
+    kernel(*_task_args(fx, red, 0, sizes, 0, 0, 0, outer, state, half, decreasing))
+
+
+def shares_of(total: int, count: int) -> list[tuple[int, int]]:
+    step = math.ceil(total / count)
+    return [(a, min(total, a + step)) for a in range(0, total, step)]
+
+
+def _numpy_rows(fx: np.ndarray, red: _Reduction, state: _State, threads: int) -> None:
+    """INCREASING over contiguous rows: NumPy's argmin per block of rows, NaN rows redone exactly."""
+    rows = red.sizes[0] if len(red.sizes) == 2 else 1
+    length = red.sizes[-1]
+    row_stride = red.strides[0] if len(red.sizes) == 2 else length
+    threads = 1  # NumPy's argmin holds the GIL: more threads only add contention
+    if rows == 1:  # one long run: pieces merged by value then index
+        count = 1
+        pieces = shares_of(length, count)
+        results = run_tasks(_argmin_piece, [(fx, a, b) for a, b in pieces], threads)
+        for value, index, found in results:
+            if found:
+                jit.merge(state.cur, state.idx, state.has, 0, value, index, False)
+        return
+    matrix = np.lib.stride_tricks.as_strided(fx, shape=(rows, length), strides=(row_stride * fx.itemsize,
+                                                                               fx.itemsize))
+    block = max(1, _ROW_BLOCK_BYTES // (length * fx.itemsize))
+    count = threads if rows * length >= PARALLEL_MIN else 1
+    parts = shares_of(rows, count)
+    run_tasks(_argmin_rows_block, [(matrix, a, b, block, state) for a, b in parts], threads)
+
+
+def _argmin_piece(fx: np.ndarray, a: int, b: int) -> tuple[Any, int, bool]:
+    piece = fx[a:b]
+    k = int(np.argmin(piece))
+    value = piece[k]
+    if value != value:  # NumPy stopped at a NaN: scan exactly
+        value, k, found = jit._scan(piece, 0, piece.size, 1, None, False)
+        return value, a + k, bool(found)
+    return value, a + k, True
+
+
+def _argmin_rows_block(matrix: np.ndarray, a: int, b: int, block: int, state: _State) -> None:
+    for r0 in range(a, b, block):
+        rows = matrix[r0:min(b, r0 + block)]
+        index = np.argmin(rows, axis=1)
+        values = rows[np.arange(rows.shape[0]), index]
+        state.idx[r0:r0 + rows.shape[0]] = index
+        state.has[r0:r0 + rows.shape[0]] = 1
+        if values.dtype.kind == "f":
+            for r in np.flatnonzero(values != values):
+                _value, k, found = jit._scan(rows[r], 0, rows.shape[1], 1, None, False)
+                state.idx[r0 + r] = k
+                state.has[r0 + r] = 1 if found else 0

@@ -1,0 +1,78 @@
+"""Thread count and the shared worker pool of the CPU backend.
+
+NumPy ufuncs and the JIT kernels release the GIL, so plain Python threads run them on every core.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ...errors import invalid
+
+ENV_THREADS = "OPENDML_NUM_THREADS"
+
+_pool: ThreadPoolExecutor | None = None
+_pool_size = 0
+_pool_lock = threading.Lock()
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the platform reports it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _positive(value: object, field: str) -> int:
+    if isinstance(value, str):
+        try:
+            value = int(value.strip())
+        except ValueError:
+            raise invalid("Device", field, "must be a positive integer", repr(value)) from None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise invalid("Device", field, "must be a positive integer", repr(value))
+    return value
+
+
+def resolve_threads(threads: int | None) -> int:
+    """The thread count of a device: ``threads`` if given, else OPENDML_NUM_THREADS, else every core."""
+    if threads is not None:
+        return _positive(threads, "threads")
+    from_env = os.environ.get(ENV_THREADS, "").strip()
+    if from_env:
+        return _positive(from_env, ENV_THREADS)
+    return available_cores()
+
+
+def _executor(workers: int) -> ThreadPoolExecutor:
+    global _pool, _pool_size
+    with _pool_lock:
+        if _pool is None or _pool_size < workers:
+            # A larger pool replaces the old one, which finishes what it holds (never shut down under a caller).
+            _pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="opendml-cpu")
+            _pool_size = workers
+        return _pool
+
+
+def run_tasks(task: Callable[..., Any], arguments: Sequence[tuple[Any, ...]], threads: int) -> list[Any]:
+    """``task(*a)`` for each ``a``, on up to ``threads`` threads; results in order.
+
+    One task, or one thread, runs in the calling thread: small work pays no threading cost. The tasks
+    are dealt into at most ``threads`` groups, so no more than ``threads`` run at once whatever the pool's size.
+    """
+    if threads <= 1 or len(arguments) <= 1:
+        return [task(*a) for a in arguments]
+    groups = min(threads, len(arguments))
+    pool = _executor(groups)
+
+    def run_group(first: int) -> list[Any]:
+        return [task(*arguments[k]) for k in range(first, len(arguments), groups)]
+
+    futures = [pool.submit(run_group, g) for g in range(groups)]
+    by_group = [f.result() for f in futures]
+    return [by_group[k % groups][k // groups] for k in range(len(arguments))]

@@ -1,0 +1,334 @@
+"""The CPU backend's kernels against the NumPy references, bit for bit.
+
+Both kernel sets run (Numba where installed, the blocked NumPy path always) over every data type, over
+layouts that are contiguous, strided, padded, broadcast (stride 0), offset and in place, over every ARGMIN
+axis layout in both directions, and at sizes that straddle the thread, block and tile boundaries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+import opendml as dml
+from opendml.backends import cpu_kernels
+from opendml.backends.cpu_kernels import blocked, threads, views
+from opendml.dtypes import DataType
+from opendml.ops.argmin import ARGMIN, argmin_reference
+from opendml.ops.clip import CLIP, CLIP1
+from opendml.ops.dequantize_linear import DEQUANTIZE_LINEAR, dequantize_linear_reference
+from opendml.ops.elementwise import clamp_reference
+from opendml.ops.threshold import THRESHOLD
+
+KERNELS = [
+    pytest.param("numba", id="numba", marks=pytest.mark.skipif(
+        not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")),
+    pytest.param("numpy", id="numpy"),
+]
+
+ALL = ["FLOAT32", "FLOAT16", "INT64", "INT32", "INT16", "INT8", "UINT64", "UINT32", "UINT16", "UINT8"]
+BIG = views.PARALLEL_MIN + 1000  # more than one thread share, and not a multiple of the share alignment
+SEAM = blocked.BLOCK * 2 + 7
+
+
+@pytest.fixture(params=KERNELS)
+def kernels(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    return cpu_kernels.load(request.param)
+
+
+def bits(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize])
+
+
+def same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit-identical, except that any NaN equals any NaN (payloads may differ, SPEC 8.5)."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.kind == "f":
+        nan_a, nan_b = np.isnan(a), np.isnan(b)
+        return bool(np.array_equal(nan_a, nan_b) and np.array_equal(bits(a)[~nan_a], bits(b)[~nan_b]))
+    return bool(np.array_equal(a, b))
+
+
+def sample(data_type: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    """Values that exercise every rule: NaN, signed zeros, infinities, subnormals, type limits, ties."""
+    dtype = DataType[data_type].numpy
+    count = int(np.prod(shape))
+    if dtype.kind == "f":
+        values = rng.standard_normal(count).astype(np.float32) * np.float32(rng.choice([1, 100, 70000], count))
+        special = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, 1e-45, -1e-45, 6e-8, 65504, 65520, 3.4e38],
+                           np.float32)
+        picks = rng.random(count) < 0.08
+        values[picks] = rng.choice(special, int(picks.sum()))
+        with np.errstate(over="ignore"):
+            return values.astype(dtype).reshape(shape)
+    info = np.iinfo(dtype)
+    values = rng.integers(info.min, info.max, count, dtype=dtype, endpoint=True)
+    picks = rng.random(count) < 0.05
+    values[picks] = rng.choice(np.array([info.min, info.max, 0], dtype), int(picks.sum()))
+    return values.reshape(shape)
+
+
+def layouts(shape: tuple[int, ...]) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
+    """Ways to lay ``shape`` out in a larger buffer: each maps packed values to a view holding them."""
+    def strided(v: np.ndarray) -> np.ndarray:
+        buf = np.zeros((*v.shape[:-1], v.shape[-1] * 2), v.dtype)
+        buf[..., ::2] = v
+        return buf[..., ::2]
+
+    def padded(v: np.ndarray) -> np.ndarray:
+        buf = np.zeros((*v.shape[:-1], v.shape[-1] + 3), v.dtype)
+        buf[..., :v.shape[-1]] = v
+        return buf[..., :v.shape[-1]]
+
+    def offset(v: np.ndarray) -> np.ndarray:
+        buf = np.zeros(v.size + 5, v.dtype)
+        buf[5:] = v.reshape(-1)
+        return buf[5:].reshape(v.shape)
+
+    def transposed(v: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(v.T).T if v.ndim > 1 else v
+
+    return {"packed": lambda v: v.copy(), "strided": strided, "padded": padded, "offset": offset,
+            "transposed": transposed}
+
+
+def unary_params(op: str, data_type: str, shape: tuple[int, ...], low: float, high: float,
+                 scale_bias: tuple[float, float] | None) -> object:
+    t = dml.TensorDesc(data_type, shape)
+    if op == "THRESHOLD":
+        return THRESHOLD.prepare(dml.ElementWiseThresholdDesc(t, t, low, scale_bias))
+    if op == "CLIP1" and data_type in ALL[2:]:
+        info = np.iinfo(DataType[data_type].numpy)
+        return CLIP1.prepare(dml.ElementWiseClip1Desc(t, t, data_type, int(info.min) + 3, int(info.max) - 2))
+    return CLIP.prepare(dml.ElementWiseClipDesc(t, t, low, high, scale_bias))
+
+
+def check_clamp(kernels, params, x: np.ndarray, out: np.ndarray, in_place: bool = False) -> None:  # type: ignore
+    with np.errstate(all="ignore"):
+        expected = clamp_reference([x.copy()], params)
+    base = out.base if out.base is not None else out
+    before = base.copy()
+    kernels.clamp(params)(x, out, 2)
+    assert same(out, expected)
+    if not in_place:  # padding and everything outside the view is untouched (SPEC 8.8)
+        assert np.array_equal(bits(_outside(base, out)), bits(_outside(before, out, like=base)))
+
+
+def _outside(buf: np.ndarray, view: np.ndarray, like: np.ndarray | None = None) -> np.ndarray:
+    """The elements of ``buf`` (shaped like the base of ``view``) that ``view`` does not address."""
+    base = like if like is not None else buf
+    marks = np.zeros(base.size, bool)
+    start = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // view.itemsize
+    offsets = np.zeros(view.shape, np.int64) + start
+    for k, (n, s) in enumerate(zip(view.shape, view.strides)):
+        shape = [1] * view.ndim
+        shape[k] = n
+        offsets = offsets + (np.arange(n) * (s // view.itemsize)).reshape(shape)
+    marks[offsets.reshape(-1)] = True
+    return np.ascontiguousarray(buf).reshape(-1)[~marks]
+
+
+@pytest.mark.parametrize("data_type", ALL)
+@pytest.mark.parametrize("op", ["CLIP", "CLIP1", "THRESHOLD"])
+def test_clamp_every_type_and_layout(kernels, op: str, data_type: str) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(7)
+    if op == "THRESHOLD" and data_type in ("INT64", "UINT64"):
+        pytest.skip("THRESHOLD has no 64-bit types (SPEC 5)")
+    shape = (3, 5, 67)
+    floats = data_type.startswith("FLOAT")
+    for scale_bias in ([None, (1.5, -0.25), (-3.0, 1e-3)] if floats else [None]):
+        params = unary_params(op, data_type, shape, -0.0 if floats else -7.9, 2.5 if floats else 100.2, scale_bias)
+        values = sample(data_type, shape, rng)
+        for name, place in layouts(shape).items():
+            x = place(values)
+            out = layouts(shape)["padded"](np.zeros(shape, values.dtype))
+            check_clamp(kernels, params, x, out)
+            assert name and same(x, values)  # the input is never written
+        x = layouts(shape)["strided"](values)
+        check_clamp(kernels, params, x, x, in_place=True)
+
+
+@pytest.mark.parametrize("data_type", ["FLOAT32", "FLOAT16", "INT8", "UINT16"])
+def test_clamp_broadcast_input_and_bounds(kernels, data_type: str) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(3)
+    row = sample(data_type, (1, 40), rng)
+    x = np.broadcast_to(row, (9, 40))  # a zero stride on the first axis
+    for low, high in [(-1.0, 1.0), (2.0, -2.0), (float("nan"), 0.5), (-np.inf, np.inf)]:
+        if not data_type.startswith("FLOAT") and np.isnan(low):
+            continue
+        params = unary_params("CLIP", data_type, (9, 40), low, high, None)
+        check_clamp(kernels, params, x, np.zeros((9, 40), x.dtype))
+
+
+@pytest.mark.parametrize("data_type", ["FLOAT32", "FLOAT16", "UINT8"])
+@pytest.mark.parametrize("size", [1, 63, 64, 65, SEAM, BIG])
+def test_clamp_sizes_across_thread_and_block_seams(kernels, data_type: str, size: int) -> None:  # type: ignore
+    rng = np.random.default_rng(size)
+    values = sample(data_type, (size,), rng)
+    sb = (0.75, 0.125) if data_type.startswith("FLOAT") else None
+    params = unary_params("CLIP", data_type, (size,), -1.0, 50.0, sb)
+    check_clamp(kernels, params, values.copy(), np.zeros(size, values.dtype))
+    inplace = values.copy()
+    check_clamp(kernels, params, inplace, inplace, in_place=True)
+
+
+def test_float16_rounding_is_exact_for_every_half_and_many_floats(kernels) -> None:  # type: ignore
+    """Every FLOAT16 value through ScaleBias (1, 0), and float32 values around every rounding boundary."""
+    halves = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    for sb in [(1.0, 0.0), (1.0009765625, 0.0), (0.5, 0.0), (1.0, 2.0 ** -25)]:
+        params = unary_params("CLIP", "FLOAT16", (65536,), float("nan"), float("nan"), sb)
+        check_clamp(kernels, params, halves, np.zeros(65536, np.float16))
+
+
+@pytest.mark.parametrize("in_type", ["INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"])
+@pytest.mark.parametrize("out_type", ["FLOAT32", "FLOAT16"])
+def test_dequantize_every_type_and_broadcast(kernels, in_type: str, out_type: str) -> None:  # type: ignore
+    rng = np.random.default_rng(11)
+    shape = (4, 6, 70)
+    x = sample(in_type, shape, rng)
+    scales = {
+        "per-tensor": np.broadcast_to(np.asarray(rng.standard_normal() * 0.01, DataType[out_type].numpy), shape),
+        "per-channel": np.broadcast_to(sample(out_type, (1, 1, 70), rng), shape),
+        "per-row": np.broadcast_to(sample(out_type, (4, 1, 1), rng), shape),
+        "full": layouts(shape)["strided"](sample(out_type, shape, rng)),
+    }
+    zero_points = {
+        "none": None,
+        "per-tensor": np.broadcast_to(sample(in_type, (1, 1, 1), rng), shape),
+        "per-channel": np.broadcast_to(sample(in_type, (1, 1, 70), rng), shape),
+        "full": sample(in_type, shape, rng),
+    }
+    t_in, t_out = dml.TensorDesc(in_type, shape), dml.TensorDesc(out_type, shape)
+    for zname, zp in zero_points.items():
+        params = DEQUANTIZE_LINEAR.prepare(dml.ElementWiseDequantizeLinearDesc(
+            t_in, t_out, None if zp is None else t_in, t_out))
+        for sname, scale in scales.items():
+            for layout, place in layouts(shape).items():
+                xv = place(x)
+                with np.errstate(all="ignore"):
+                    expected = dequantize_linear_reference([xv, scale, zp], params)
+                out = layouts(shape)["padded"](np.zeros(shape, DataType[out_type].numpy))
+                kernels.dequantize(params)(xv, scale, zp, out, 2)
+                assert same(out, expected), (zname, sname, layout)
+
+
+@pytest.mark.parametrize("size", [5, SEAM, BIG])
+def test_dequantize_sizes_across_seams(kernels, size: int) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(size)
+    x = sample("UINT8", (size,), rng)
+    scale = np.broadcast_to(np.float32(0.0371), (size,))
+    zp = np.broadcast_to(np.uint8(131), (size,))
+    t_in, t_out = dml.TensorDesc("UINT8", (size,)), dml.TensorDesc("FLOAT32", (size,))
+    params = DEQUANTIZE_LINEAR.prepare(dml.ElementWiseDequantizeLinearDesc(t_in, t_out, t_in, t_out))
+    out = np.zeros(size, np.float32)
+    kernels.dequantize(params)(x, scale, zp, out, 2)
+    assert same(out, dequantize_linear_reference([x, scale, zp], params))
+
+
+AXES_4D = {
+    "inner": (3,), "outer": (0,), "middle": (1,), "two-middle": (1, 2), "non-adjacent": (0, 2),
+    "outer-and-inner": (0, 3), "three": (0, 1, 3), "all": (0, 1, 2, 3),
+}
+
+
+def argmin_check(kernels, x: np.ndarray, axes: tuple[int, ...], direction: str,  # type: ignore
+                 out_type: str = "INT64") -> None:
+    shape = x.shape
+    out_shape = tuple(1 if k in axes else n for k, n in enumerate(shape))
+    params = ARGMIN.prepare(dml.ArgMinDesc(dml.TensorDesc(DataType.parse(x.dtype).name, shape),
+                                           dml.TensorDesc(out_type, out_shape), axes, direction))
+    expected = argmin_reference([x], params)
+    out = layouts(out_shape)["padded"](np.full(out_shape, 77, DataType[out_type].numpy))
+    kernels.argmin(params)(x, out, 2)
+    assert same(out, expected), (axes, direction)
+
+
+@pytest.mark.parametrize("data_type", ALL)
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+def test_argmin_every_axis_layout_type_and_direction(kernels, data_type: str, direction: str) -> None:  # type: ignore
+    rng = np.random.default_rng(5)
+    shape = (5, 4, 3, 37)
+    values = sample(data_type, shape, rng)
+    ties = values.copy()  # few distinct values: many ties, so the direction decides
+    ties.reshape(-1)[:] = np.resize(values.reshape(-1)[:6], values.size)[rng.permutation(values.size)]
+    if data_type.startswith("FLOAT"):
+        ties[1] = np.nan  # whole reductions of NaN only
+    for name, axes in AXES_4D.items():
+        for _layout, place in layouts(shape).items():
+            for data in (values, ties):
+                argmin_check(kernels, place(data), axes, direction)
+        assert name
+
+
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+@pytest.mark.parametrize("shape,axes", [
+    ((BIG,), (0,)),  # one long reduction split over threads
+    ((3, 70001), (1,)),  # long rows
+    ((70001, 4), (0,)),  # few columns
+    ((300, 2 * 2048 + 3), (0,)),  # columns across the tile seam, split over threads
+    ((1100, 300), (1,)),  # many rows over threads
+    ((2, 90000, 2), (1,)),  # middle
+    ((SEAM,), (0,)),
+])
+def test_argmin_sizes_across_seams(kernels, shape: tuple[int, ...], axes: tuple[int, ...], direction: str) -> None:  # type: ignore
+    rng = np.random.default_rng(len(shape))
+    x = sample("FLOAT32", shape, rng)
+    x[x > 0] = 1.0  # ties everywhere
+    argmin_check(kernels, x, axes, direction)
+    argmin_check(kernels, np.full(shape, np.nan, np.float32), axes, direction)
+    argmin_check(kernels, np.where(np.isnan(x), np.inf, np.float32(np.inf)), axes, direction)
+
+
+@pytest.mark.parametrize("out_type", ["INT32", "UINT32", "UINT64"])
+def test_argmin_output_types_and_broadcast_input(kernels, out_type: str) -> None:  # type: ignore
+    rng = np.random.default_rng(2)
+    row = sample("INT16", (1, 50), rng)
+    x = np.broadcast_to(row, (6, 50))  # every column holds one value: ties along axis 0
+    for axes in [(0,), (1,), (0, 1)]:
+        for direction in ["INCREASING", "DECREASING"]:
+            argmin_check(kernels, x, axes, direction, out_type)
+
+
+def test_thread_count_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(threads.ENV_THREADS, "3")
+    assert dml.Device("cpu").threads == 3
+    assert dml.Device("cpu", threads=1).threads == 1
+    monkeypatch.delenv(threads.ENV_THREADS)
+    assert dml.Device("cpu").threads == threads.available_cores()
+    for bad in (0, -2, 1.5, "two", True):
+        with pytest.raises(dml.InvalidArgumentError, match="Device: threads must be a positive integer"):
+            dml.Device("cpu", threads=bad)  # type: ignore[arg-type]
+    monkeypatch.setenv(threads.ENV_THREADS, "many")
+    with pytest.raises(dml.InvalidArgumentError, match="OPENDML_NUM_THREADS must be a positive integer"):
+        dml.Device("cpu")
+
+
+def test_one_thread_and_many_threads_agree(kernels) -> None:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(1)
+    x = sample("FLOAT32", (BIG,), rng)
+    params = unary_params("CLIP", "FLOAT32", (BIG,), -1.0, 1.0, (2.0, 0.5))
+    one, many = np.zeros_like(x), np.zeros_like(x)
+    kernels.clamp(params)(x, one, 1)
+    kernels.clamp(params)(x, many, 4)
+    assert same(one, many)
+
+
+def test_run_tasks_keeps_order_and_bounds_concurrency() -> None:
+    import threading
+
+    active, peak, lock = [0], [0], threading.Lock()
+
+    def task(k: int) -> int:
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        with lock:
+            active[0] -= 1
+        return k * k
+
+    assert threads.run_tasks(task, [(k,) for k in range(10)], 3) == [k * k for k in range(10)]
+    assert peak[0] <= 3
