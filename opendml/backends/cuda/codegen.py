@@ -353,21 +353,17 @@ def _scan(plan: ArgMinPlan, in_type: DataType, reduced: Layout) -> str:
             fetch.append(f"{compute} v{u} = {load(in_type, f'(({storage}*)px)[ko + ro{u}]')};")
             takes.append(f"if ({_valid(in_type, f'v{u}')}) scan_take(bv[0], bi[0], v{u}, {here});")
             continue
+        # Rows: the vector holds V consecutive reduced elements of one output. Columns: one reduced element
+        # of V neighbouring outputs.
+        rows = plan.family == "rows"
+        first_element = f"({here}) * {vector}ull" if rows else here
         fetch.append(f"union {{ uint4 w; {storage} e[{vector}]; }} u{u};")
-        if plan.family == "rows":
-            fetch.append(f"ull ro{u} = 0; {{ ull rr = ({here}) * {vector}ull; {red.replace('ro', f'ro{u}')} }}")
-            fetch.append(f"u{u}.w = *(const uint4*)(px + (ko + ro{u}) * {size}ull);")
-            for e in range(vector):
-                value = load(in_type, f"u{u}.e[{e}]")
-                takes.append(f"{{ {compute} v = {value}; if ({_valid(in_type, 'v')}) "
-                             f"scan_take(bv[0], bi[0], v, ({here}) * {vector}ull + {e}ull); }}")
-        else:
-            fetch.append(f"ull ro{u} = 0; {{ ull rr = {here}; {red.replace('ro', f'ro{u}')} }}")
-            fetch.append(f"u{u}.w = *(const uint4*)(px + (ko + ro{u}) * {size}ull);")
-            for e in range(vector):
-                value = load(in_type, f"u{u}.e[{e}]")
-                takes.append(f"{{ {compute} v = {value}; if ({_valid(in_type, 'v')}) "
-                             f"scan_take(bv[{e}], bi[{e}], v, {here}); }}")
+        fetch.append(f"ull ro{u} = 0; {{ ull rr = {first_element}; {red.replace('ro', f'ro{u}')} }}")
+        fetch.append(f"u{u}.w = *(const uint4*)(px + (ko + ro{u}) * {size}ull);")
+        for e in range(vector):
+            slot, index = ("0", f"{first_element} + {e}ull") if rows else (str(e), here)
+            takes.append(f"{{ {compute} v = {load(in_type, f'u{u}.e[{e}]')}; if ({_valid(in_type, 'v')}) "
+                         f"scan_take(bv[{slot}], bi[{slot}], v, {index}); }}")
     single_fetch = [line.replace(f"{position} + 0ull * {step}", position) for line in fetch[: len(fetch) // unroll]]
     single_takes = [line.replace(f"{position} + 0ull * {step}", position) for line in takes[: len(takes) // unroll]]
     nl = "\n            "
