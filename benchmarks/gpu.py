@@ -355,7 +355,7 @@ def main() -> None:
         writer.writerow(columns + ["opendml/copy", "opendml/best peer"])
         for r in table:
             best = max((r[p] for p in ("torch", "torch.compile", "cupy") if not math.isnan(r[p])), default=math.nan)
-            writer.writerow([r[c] if isinstance(r[c], str) else f"{r[c]:.1f}" for c in columns]
+            writer.writerow([r[c] if isinstance(r[c], (str, int)) else f"{r[c]:.1f}" for c in columns]
                             + [f"{r['opendml'] / r['copy']:.3f}", f"{r['opendml'] / best:.3f}"])
     with open(args.out / f"gpu-{slug}-sweep.csv", "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=["kind", "elements", "opendml", "torch"])
