@@ -88,15 +88,16 @@ class Device:
         return self.backend.upload(self, array)
 
     def compiled(self, desc: Any) -> CompiledOperator:
-        """Create and compile ``desc`` once, then reuse it (the functional API's cache)."""
-        try:
-            return self._compiled[desc]
-        except KeyError:
-            pass
-        except TypeError:  # unhashable description: no caching
-            return self.compile_operator(self.create_operator(desc))
-        compiled = self.compile_operator(self.create_operator(desc))
-        if len(self._compiled) >= _COMPILE_CACHE_LIMIT:
-            self._compiled.clear()
-        self._compiled[desc] = compiled
+        """Create and compile ``desc`` once, then reuse it (the functional API's cache).
+
+        Descriptions are looked up by their repr, not by ==, which would take -0.0 for 0.0 (a different
+        bound bit for bit) and never find one holding a NaN.
+        """
+        key = (type(desc), repr(desc))
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self.compile_operator(self.create_operator(desc))
+            if len(self._compiled) >= _COMPILE_CACHE_LIMIT:
+                self._compiled.clear()
+            self._compiled[key] = compiled
         return compiled

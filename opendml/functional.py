@@ -72,8 +72,9 @@ def _as_array(device: Device, x: Any, owner: str, name: str) -> Any:
 
 
 def _describe(array: Any) -> TensorDesc:
+    """The array's layout as a description (a size-1 dimension's stride, whatever its sign, is moot: 0)."""
     itemsize = array.itemsize
-    strides = tuple(s // itemsize for s in array.strides)
+    strides = tuple(0 if n == 1 else s // itemsize for n, s in zip(array.shape, array.strides))
     return TensorDesc(from_numpy(array.dtype), array.shape, strides)
 
 
@@ -88,7 +89,7 @@ def _padded_empty(device: Device, shape: tuple[int, ...], dtype: np.dtype) -> tu
 def _place(device: Device, array: Any, output: bool = False) -> _Placed:
     """Describe ``array`` where it lies; stage a packed copy when that cannot be bound directly."""
     backend = device.backend
-    if any(s < 0 or s % array.itemsize for s in array.strides):
+    if any(n > 1 and (s < 0 or s % array.itemsize) for n, s in zip(array.shape, array.strides)):
         array = backend.xp.ascontiguousarray(array)
     desc = _describe(array)
     if desc.span_in_bytes >= desc.total_tensor_size_in_bytes:

@@ -150,3 +150,20 @@ def test_odd_byte_sizes_are_staged(rng: np.random.Generator) -> None:
     assert out.tolist() == [10, 100, 30]
     big_endian = np.array([1.5, -2.5], ">f4")
     assert dml.clip(big_endian, -2, 2).tolist() == [1.5, -2.0]
+
+
+def test_view_with_a_negative_stride_on_a_size_1_axis() -> None:
+    x = np.arange(3, dtype=np.float32)[0::-1]  # shape (1,), strides (-4,)
+    assert dml.clip(x, -1.0, 1.0).tolist() == [0.0]
+    y = np.arange(6, dtype=np.float32).reshape(3, 2)[:1][::-1]
+    assert dml.threshold(y, 0.5).tolist() == [[0.5, 1.0]]
+
+
+def test_cached_operators_tell_negative_zero_from_zero() -> None:
+    device = dml.Device()
+    x = np.zeros(4, np.float32)
+    assert np.signbit(dml.clip(x, 0.0, -0.0, scale_bias=(1.0, 1.0), device=device)).all()  # Max = -0.0
+    assert not np.signbit(dml.clip(x, 0.0, 0.0, scale_bias=(1.0, 1.0), device=device)).any()  # Max = +0.0
+    minus_one = np.array([-1.0], np.float32)
+    assert not np.signbit(dml.threshold(minus_one, 0.0, device=device)).any()
+    assert np.signbit(dml.threshold(minus_one, -0.0, device=device)).all()
