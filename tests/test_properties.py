@@ -29,6 +29,7 @@ from elementwise_oracle import (
     clamp_element,
     dequantize_element,
     encode,
+    float_field,
     float_field_bound,
     indices,
     min_tensor_bytes,
@@ -63,14 +64,16 @@ def _float_edges(type_name: str) -> list[float]:
         largest, smallest_normal, smallest = 65504.0, 2.0**-14, 2.0**-24
     else:
         largest, smallest_normal, smallest = float(np.finfo(np.float32).max), 2.0**-126, 2.0**-149
-    edges = [0.0, 1.0, 0.5, 1.5, 2.5, largest, smallest_normal, smallest, smallest_normal - smallest,
+    edges = [0.0, 1.0, 0.5, 1.5, 2.5, 2.0**-10, largest, smallest_normal, smallest, smallest_normal - smallest,
              math.inf, 3.0 * smallest]
     return [*edges, *(-v for v in edges), math.nan]
 
 
 def _integer_edges(type_name: str) -> list[int]:
     low, high = TYPES[type_name].integer_range  # type: ignore[misc]
-    candidates = [low, low + 1, high, high - 1, 0, 1, -1, 2, -2, high // 2, low // 2]
+    # 2**24 + 1 and 2049 * 2**13 + 1 are the first integers float32 rounds (the latter to a FLOAT16 tie).
+    candidates = [low, low + 1, high, high - 1, 0, 1, -1, 2, -2, high // 2, low // 2,
+                  2**24 + 1, -(2**24) - 1, 2049 * 2**13 + 1]
     return [v for v in candidates if low <= v <= high]
 
 
@@ -85,7 +88,9 @@ def values_of(type_name: str, palette: Sequence[Value] = ()) -> st.SearchStrateg
         general = st.integers(low, high)
         edges = list(_integer_edges(type_name))
     favoured = st.sampled_from([*palette, *edges])
-    return st.one_of(favoured, general, st.sampled_from(palette)) if palette else st.one_of(favoured, general)
+    if not palette:
+        return st.one_of(favoured, general)
+    return st.one_of(favoured, general, st.sampled_from(palette), st.sampled_from(palette))
 
 
 def in_type(value: Bound, type_name: str) -> list[Value]:
@@ -96,6 +101,20 @@ def in_type(value: Bound, type_name: str) -> list[Value]:
         return [value, -value] if math.isfinite(value) else [value]
     low, high = TYPES[type_name].integer_range  # type: ignore[misc]
     return [v for v in (value - 1, value, value + 1) if low <= v <= high]
+
+
+def near_bound(raw: Value | None, bound: Bound, type_name: str) -> list[Value]:
+    """Elements that tell the right reading of a bound from plausible wrong ones.
+
+    Besides the bound itself: the value given, taken without the float32 field rounding (truncated
+    for integer tensors, rounded straight to FLOAT16), and for floats both zeros and NaN.
+    """
+    near = in_type(bound, type_name)
+    if raw is None or (isinstance(raw, float) and not math.isfinite(raw)):
+        return near
+    if TYPES[type_name].is_float:
+        return [*near, *in_type(round_to(float(raw), type_name), type_name), 0.0, -0.0, math.nan]
+    return near + in_type(math.trunc(raw), type_name)
 
 
 # --- tensor layouts ------------------------------------------------------------------------------------
@@ -269,10 +288,17 @@ def check_output(output: Tensor, expected: dict[Index, Value], before: bytes, af
 def float_bounds(type_name: str) -> st.SearchStrategy[int | float]:
     """Values for a FLOAT field: any double (rounded to float32 by the field), ints, type limits, ties."""
     t = TYPES[type_name]
+    # Doubles whose float32 rounding matters: integers float32 cannot hold, FLOAT16 ties once rounded to
+    # float32 (1 + 2**-11 + 2**-40 and 65520 - 2**-30 round to 1 and to infinity, not up and to 65504).
+    special = [-2.5, -0.5, 0.5, 2.7, -2.7, 0.0, -0.0, 1e-40, 16777217, 2147483645, -(2**31) - 1, 2**63, 2**64 - 1,
+               1 + 2**-11 + 2**-40, -1 - 2**-11 - 2**-40, 65520 - 2**-30, -65520 + 2**-30, math.inf, -math.inf]
+    if t.is_float:
+        special.append(math.nan)
     choices: list[st.SearchStrategy] = [
         st.floats(allow_nan=t.is_float),
         st.floats(width=32, allow_nan=t.is_float),
-        st.sampled_from([-2.5, -0.5, 0.5, 2.7, -2.7, 1e-40, 16777217, 2147483645, -(2**31) - 1, 2**63, 2**64 - 1]),
+        st.sampled_from(special),
+        st.sampled_from(special),
     ]
     if t.is_float:
         choices.append(values_of(type_name))
@@ -322,9 +348,9 @@ CLAMP_TYPES = {"ELEMENT_WISE_CLIP": CLIP_TYPES, "ELEMENT_WISE_CLIP1": CLIP_TYPES
 
 
 @st.composite
-def clamp_cases(draw: st.DrawFn, operators: Sequence[str], in_place: bool = False) -> ClampCase:
-    operator = draw(st.sampled_from(operators))
-    type_name = draw(st.sampled_from(CLAMP_TYPES[operator]))
+def clamp_cases(draw: st.DrawFn, type_names: Sequence[str], in_place: bool = False) -> ClampCase:
+    type_name = draw(st.sampled_from(type_names))
+    operator = draw(st.sampled_from([op for op, types in CLAMP_TYPES.items() if type_name in types]))
     if operator == "ELEMENT_WISE_CLIP1":  # typed bounds: values of MinMaxDataType, used exactly
         lo, hi = draw(values_of(type_name)), draw(values_of(type_name))
         low, high = typed_bound(lo, type_name), typed_bound(hi, type_name)
@@ -335,26 +361,69 @@ def clamp_cases(draw: st.DrawFn, operators: Sequence[str], in_place: bool = Fals
         if operator == "ELEMENT_WISE_CLIP":
             hi = draw(float_bounds(type_name))
             high = float_field_bound(hi, type_name)
+    palette = near_bound(lo, low, type_name) + near_bound(hi, high, type_name)
     scale_bias = draw(scale_biases(type_name))
+    if scale_bias is not None and draw(st.booleans()):
+        # Bias cancels x0 * Scale rounded to float32: the rounding error of the product (what a fused
+        # multiply-add would keep) must vanish.
+        x0 = draw(values_of(type_name))
+        scale_bias = (scale_bias[0], -(x0 * float_field(scale_bias[0])))
+        palette.append(x0)
     sizes = draw(shapes())
-    values = values_of(type_name, in_type(low, type_name) + in_type(high, type_name))
+    values = values_of(type_name, palette)
     source = draw(tensors(type_name, sizes, values, writable=in_place))
     target = source if in_place else draw(tensors(type_name, sizes, writable=True))
     return ClampCase(operator, type_name, lo, hi, scale_bias, source, target, low, high)
 
 
+@pytest.mark.parametrize("type_name", CLIP_TYPES)
 @per_test_device
-@given(case=clamp_cases(["ELEMENT_WISE_CLIP", "ELEMENT_WISE_CLIP1", "ELEMENT_WISE_THRESHOLD"]))
-def test_clamp_operators_match_the_model(device: dml.Device, case: ClampCase) -> None:
-    data = case.input.initial_bytes()
-    expected = case.expected(input_values(case.input, data))
+@given(data=st.data())
+def test_clamp_operators_match_the_model(device: dml.Device, type_name: str, data: st.DataObject) -> None:
+    check_clamp_case(device, data.draw(clamp_cases([type_name]), "case"))
+
+
+def check_clamp_case(device: dml.Device, case: ClampCase) -> None:
+    raw = case.input.initial_bytes()
+    expected = case.expected(input_values(case.input, raw))
     desc = case.desc(case.input.desc(), case.output.desc())
-    before, after = execute(device, desc, [(case.input, data)], case.output)
+    before, after = execute(device, desc, [(case.input, raw)], case.output)
     check_output(case.output, expected, before, after)
 
 
+@st.composite
+def float16_tie_bounds(draw: st.DrawFn) -> tuple[float, list[float]]:
+    """A double just off a FLOAT16 tie that float32 rounds onto the tie, and the two FLOAT16 values around it.
+
+    The FLOAT bound is a float32 first (so the tie goes to even), never the double rounded straight to
+    FLOAT16 (which would go to the nearer side).
+    """
+    below = draw(st.floats(min_value=0, allow_infinity=False, width=16))
+    above = float(np.nextafter(np.float16(below), np.float16(math.inf)))
+    tie = 65520.0 if math.isinf(above) else (below + above) / 2
+    sign = draw(st.sampled_from([1.0, -1.0]))
+    nudge = draw(st.sampled_from([1.0, -1.0])) * tie * 2.0**-30  # far below half a float32 step
+    return sign * (tie + nudge), [sign * below, sign * above]
+
+
 @per_test_device
-@given(case=clamp_cases(["ELEMENT_WISE_CLIP", "ELEMENT_WISE_CLIP1", "ELEMENT_WISE_THRESHOLD"], in_place=True))
+@given(data=st.data())
+def test_float16_bounds_are_float32_fields_first(device: dml.Device, data: st.DataObject) -> None:
+    raw, neighbours = data.draw(float16_tie_bounds(), "bound near a tie")
+    operator = data.draw(st.sampled_from(["ELEMENT_WISE_CLIP", "ELEMENT_WISE_THRESHOLD"]), "operator")
+    as_max = operator == "ELEMENT_WISE_CLIP" and data.draw(st.booleans(), "as Max")
+    lo, hi = (-math.inf, raw) if as_max else (raw, None if operator == "ELEMENT_WISE_THRESHOLD" else math.inf)
+    sizes = data.draw(shapes(), "sizes")
+    values = values_of("FLOAT16", neighbours)
+    source = data.draw(tensors("FLOAT16", sizes, values), "input")
+    target = data.draw(tensors("FLOAT16", sizes, writable=True), "output")
+    low = float_field_bound(lo, "FLOAT16")
+    high = None if hi is None else float_field_bound(hi, "FLOAT16")
+    check_clamp_case(device, ClampCase(operator, "FLOAT16", lo, hi, None, source, target, low, high))
+
+
+@per_test_device
+@given(case=clamp_cases(CLIP_TYPES, in_place=True))
 def test_clamp_operators_in_place(device: dml.Device, case: ClampCase) -> None:
     """The output binding is the input binding itself: every element is read before it is overwritten."""
     data = case.input.initial_bytes()
@@ -379,8 +448,7 @@ class DequantizeCase:
 
 
 @st.composite
-def dequantize_cases(draw: st.DrawFn) -> DequantizeCase:
-    input_type = draw(st.sampled_from(DEQUANTIZE_INPUT_TYPES))
+def dequantize_cases(draw: st.DrawFn, input_type: str) -> DequantizeCase:
     scale_type = draw(st.sampled_from(DEQUANTIZE_SCALE_TYPES))
     sizes = draw(shapes())
     x = draw(tensors(input_type, sizes, values_of(input_type)))
@@ -391,20 +459,58 @@ def dequantize_cases(draw: st.DrawFn) -> DequantizeCase:
     return DequantizeCase(x, scale, zero_point, output)
 
 
+@pytest.mark.parametrize("input_type", DEQUANTIZE_INPUT_TYPES)
 @per_test_device
-@given(case=dequantize_cases())
-def test_dequantize_linear_matches_the_model(device: dml.Device, case: DequantizeCase) -> None:
+@given(data=st.data())
+def test_dequantize_linear_matches_the_model(device: dml.Device, input_type: str, data: st.DataObject) -> None:
+    check_dequantize_case(device, data.draw(dequantize_cases(input_type), "case"))
+
+
+def check_dequantize_case(device: dml.Device, case: DequantizeCase) -> None:
     operands = [case.input, case.scale, case.zero_point]
-    data = [None if t is None else t.initial_bytes() for t in operands]
-    x, scale, zero_point = (None if t is None else input_values(t, d) for t, d in zip(operands, data))
+    raw = [None if t is None else t.initial_bytes() for t in operands]
+    x, scale, zero_point = (None if t is None else input_values(t, d) for t, d in zip(operands, raw))
     out_type = case.output.type_name
     expected = {i: dequantize_element(x[i], scale[i], None if zero_point is None else zero_point[i], out_type)
                 for i in x}
     descs = [None if t is None else t.desc() for t in operands]
     desc = dml.ElementWiseDequantizeLinearDesc(*descs, case.output.desc())
-    bound = [None if t is None else (t, d) for t, d in zip(operands, data)]
+    bound = [None if t is None else (t, d) for t, d in zip(operands, raw)]
     before, after = execute(device, desc, bound, case.output)
     check_output(case.output, expected, before, after)
+
+
+@st.composite
+def float16_tie_dequantize(draw: st.DrawFn, input_type: str) -> DequantizeCase:
+    """Differences that float32 rounds onto a FLOAT16 tie once scaled (so the tie goes to even).
+
+    ``tie`` has 12 significant bits ending in 1 and float32 steps of 8 or more, so ``tie + r`` for
+    small ``r`` becomes ``tie`` in float32; rounding the exact ``(tie + r) * scale`` straight to
+    FLOAT16 would go to the nearer side instead.
+    """
+    low, high = TYPES[input_type].integer_range  # type: ignore[misc]
+    mantissa = 2 * draw(st.integers(1024, 2047)) + 1
+    tie = mantissa << draw(st.integers(15, (high.bit_length() - 12)))
+    sign = draw(st.sampled_from([1, -1])) if low < 0 else 1
+    difference = sign * (tie + draw(st.sampled_from([-3, -2, -1, 1, 2, 3])))
+    exponent = tie.bit_length() - 1 - draw(st.integers(tie.bit_length() - 25, 15))  # the result in [2, 2**15]
+    zero_point = draw(st.integers(max(low, low - difference), min(high, high - difference)))
+    sizes = draw(shapes())
+    per_tensor = st.just((0,) * len(sizes))
+    xs = [v + zero_point for v in (difference, sign * tie) if low <= v + zero_point <= high]
+    x = draw(tensors(input_type, sizes, st.sampled_from(xs)))
+    scale = draw(tensors("FLOAT16", sizes, st.just(2.0**-exponent), strides=per_tensor))
+    zp = draw(tensors(input_type, sizes, st.just(zero_point), strides=per_tensor))
+    output = draw(tensors("FLOAT16", sizes, writable=True))
+    return DequantizeCase(x, scale, zp, output)
+
+
+@pytest.mark.parametrize("input_type", ["INT32", "UINT32"])
+@per_test_device
+@given(data=st.data())
+def test_dequantize_float16_output_rounds_through_float32(device: dml.Device, input_type: str,
+                                                          data: st.DataObject) -> None:
+    check_dequantize_case(device, data.draw(float16_tie_dequantize(input_type), "case"))
 
 
 # --- ARGMIN ----------------------------------------------------------------------------------------------
@@ -418,24 +524,26 @@ class ArgMinCase:
 
 
 @st.composite
-def argmin_cases(draw: st.DrawFn) -> ArgMinCase:
-    input_type = draw(st.sampled_from(ARGMIN_INPUT_TYPES))
+def argmin_cases(draw: st.DrawFn, input_type: str) -> ArgMinCase:
     output_type = draw(st.sampled_from(ARGMIN_OUTPUT_TYPES))
     sizes = draw(shapes())
     axes = draw(st.lists(st.integers(0, len(sizes) - 1), min_size=1, max_size=len(sizes), unique=True))
     direction = draw(st.sampled_from(["INCREASING", "DECREASING"]))
-    palette = draw(st.lists(values_of(input_type), min_size=1, max_size=3))  # repeated values: ties
-    if TYPES[input_type].is_float:
-        palette += [math.nan, -0.0, 0.0]
-    x = draw(tensors(input_type, sizes, values_of(input_type, palette)))
+    # Repeated values make ties; drawing only from the palette makes rows of ties and rows of NaN.
+    special = [math.nan, math.nan, -0.0, 0.0, -math.inf] if TYPES[input_type].is_float else [0]
+    palette = draw(st.lists(st.one_of(st.sampled_from(special), values_of(input_type)), min_size=1, max_size=3))
+    values = st.sampled_from(palette) if draw(st.booleans()) else values_of(input_type, palette)
+    x = draw(tensors(input_type, sizes, values))
     out_sizes = [1 if k in axes else n for k, n in enumerate(sizes)]
     output = draw(tensors(output_type, out_sizes, writable=True))
     return ArgMinCase(axes, direction, x, output)
 
 
+@pytest.mark.parametrize("input_type", ARGMIN_INPUT_TYPES)
 @per_test_device
-@given(case=argmin_cases())
-def test_argmin_matches_the_model(device: dml.Device, case: ArgMinCase) -> None:
+@given(data=st.data())
+def test_argmin_matches_the_model(device: dml.Device, input_type: str, data: st.DataObject) -> None:
+    case = data.draw(argmin_cases(input_type), "case")
     data = case.input.initial_bytes()
     expected = argmin_tensor(input_values(case.input, data), case.input.sizes, case.axes, case.direction)
     desc = dml.ArgMinDesc(case.input.desc(), case.output.desc(), case.axes, case.direction)
