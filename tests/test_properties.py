@@ -565,6 +565,12 @@ def numpy_views(draw: st.DrawFn, type_name: str, palette: Sequence[Value] = ()) 
     return view.transpose(draw(st.permutations(range(rank))))
 
 
+def fresh_device(backend: str) -> dml.Device:
+    """A new device for each example, so that every example stands alone (the functional API keeps a
+    per-device cache of compiled operators)."""
+    return dml.Device(backend)
+
+
 def _model_values(array: np.ndarray, type_name: str) -> dict[Index, Value]:
     convert: Callable[[object], Value] = float if TYPES[type_name].is_float else int
     return {i: convert(array[i]) for i in indices(array.shape)}
@@ -590,7 +596,8 @@ def exact_integer_bound(value: int | float | None, type_name: str) -> Bound:
 
 @per_test_device
 @given(data=st.data())
-def test_functional_clip_on_views(device: dml.Device, data: st.DataObject) -> None:
+def test_functional_clip_on_views(backend: str, data: st.DataObject) -> None:
+    device = fresh_device(backend)
     type_name = data.draw(st.sampled_from(CLIP_TYPES), "type")
     t = TYPES[type_name]
     bound = st.one_of(st.none(), float_bounds(type_name))
@@ -617,7 +624,8 @@ def test_functional_clip_on_views(device: dml.Device, data: st.DataObject) -> No
 
 @per_test_device
 @given(data=st.data())
-def test_functional_threshold_on_views(device: dml.Device, data: st.DataObject) -> None:
+def test_functional_threshold_on_views(backend: str, data: st.DataObject) -> None:
+    device = fresh_device(backend)
     type_name = data.draw(st.sampled_from(THRESHOLD_TYPES), "type")
     lo = data.draw(float_bounds(type_name), "min")
     low = float_field_bound(lo, type_name)
@@ -630,7 +638,8 @@ def test_functional_threshold_on_views(device: dml.Device, data: st.DataObject) 
 
 @per_test_device
 @given(data=st.data())
-def test_functional_dequantize_linear_broadcasts(device: dml.Device, data: st.DataObject) -> None:
+def test_functional_dequantize_linear_broadcasts(backend: str, data: st.DataObject) -> None:
+    device = fresh_device(backend)
     input_type = data.draw(st.sampled_from(DEQUANTIZE_INPUT_TYPES), "input type")
     scale_type = data.draw(st.sampled_from(DEQUANTIZE_SCALE_TYPES), "scale type")
     x = data.draw(numpy_views(input_type), "x")
@@ -660,7 +669,8 @@ def test_functional_dequantize_linear_broadcasts(device: dml.Device, data: st.Da
 
 @per_test_device
 @given(data=st.data())
-def test_functional_argmin_on_views(device: dml.Device, data: st.DataObject) -> None:
+def test_functional_argmin_on_views(backend: str, data: st.DataObject) -> None:
+    device = fresh_device(backend)
     input_type = data.draw(st.sampled_from(ARGMIN_INPUT_TYPES), "type")
     palette = data.draw(st.lists(values_of(input_type), min_size=1, max_size=3), "palette")
     x = data.draw(numpy_views(input_type, palette), "x")
