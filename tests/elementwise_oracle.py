@@ -1,0 +1,235 @@
+"""An independent, element-by-element model of SPEC.md sections 4-8, for the property-based tests.
+
+Written from the specification alone, in plain Python: one element at a time, Python floats with
+explicit float32/FLOAT16 rounding through NumPy scalars, and exact Python ints. It shares no code with
+opendml, so that opendml and this model can only agree by both following the specification.
+
+Values are Python scalars: ``float`` for FLOAT32/FLOAT16 (always exactly representable in the type),
+``int`` for the integer types.
+
+>>> clamp_element(-0.0, "FLOAT32", None, 0.0, 1.0)  # a tie keeps the element
+-0.0
+>>> argmin_of([1, 2, 3, 2, 1], "DECREASING")
+4
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """A DirectML data type as the model sees it: how its bytes read and which values it holds."""
+
+    name: str
+    numpy: str  # little-endian NumPy type code, used only to read and write bytes and to round
+    size: int
+    integer_range: tuple[int, int] | None  # None for the float types
+
+    @property
+    def is_float(self) -> bool:
+        return self.integer_range is None
+
+
+TYPES: dict[str, ElementType] = {t.name: t for t in (
+    ElementType("FLOAT32", "<f4", 4, None),
+    ElementType("FLOAT16", "<f2", 2, None),
+    ElementType("UINT32", "<u4", 4, (0, 2**32 - 1)),
+    ElementType("UINT16", "<u2", 2, (0, 2**16 - 1)),
+    ElementType("UINT8", "<u1", 1, (0, 2**8 - 1)),
+    ElementType("INT32", "<i4", 4, (-(2**31), 2**31 - 1)),
+    ElementType("INT16", "<i2", 2, (-(2**15), 2**15 - 1)),
+    ElementType("INT8", "<i1", 1, (-(2**7), 2**7 - 1)),
+    ElementType("UINT64", "<u8", 8, (0, 2**64 - 1)),
+    ElementType("INT64", "<i8", 8, (-(2**63), 2**63 - 1)),
+)}
+
+FLOATS = ("FLOAT32", "FLOAT16")
+INTEGERS_32 = ("INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8")
+INTEGERS_64 = ("INT64", "UINT64")
+
+# What each operator accepts at feature level 6_4 (SPEC 4-7, the newest row of each table).
+CLIP_TYPES = FLOATS + INTEGERS_32 + INTEGERS_64
+THRESHOLD_TYPES = FLOATS + INTEGERS_32
+DEQUANTIZE_INPUT_TYPES = INTEGERS_32
+DEQUANTIZE_SCALE_TYPES = FLOATS
+ARGMIN_INPUT_TYPES = FLOATS + INTEGERS_32 + INTEGERS_64
+ARGMIN_OUTPUT_TYPES = ("INT64", "INT32", "UINT64", "UINT32")
+
+
+# --- rounding -------------------------------------------------------------------------------------------
+
+def round_f32(x: float) -> float:
+    """``x`` rounded to float32, nearest even; overflow gives an infinity."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(x))
+
+
+def round_f16(x: float) -> float:
+    """``x`` rounded to FLOAT16, nearest even; overflow gives an infinity."""
+    with np.errstate(over="ignore"):
+        return float(np.float16(x))
+
+
+def round_to(x: float, type_name: str) -> float:
+    return round_f16(x) if type_name == "FLOAT16" else round_f32(x)
+
+
+# --- bytes ----------------------------------------------------------------------------------------------
+
+def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
+    strides, step = [], 1
+    for n in reversed(sizes):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
+def min_tensor_bytes(type_name: str, sizes: Sequence[int], strides: Sequence[int] | None) -> int:
+    """DMLCalcBufferTensorSize as SPEC 2 words it."""
+    if strides is None:
+        elements = math.prod(sizes)
+    else:
+        elements = sum((n - 1) * s for n, s in zip(sizes, strides)) + 1
+    return -(-elements * TYPES[type_name].size // 4) * 4
+
+
+def indices(sizes: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    """Every index vector, in row-major order."""
+    return itertools.product(*(range(n) for n in sizes))
+
+
+def byte_offset(index: Sequence[int], strides: Sequence[int], type_name: str, base: int) -> int:
+    return base + sum(i * s for i, s in zip(index, strides)) * TYPES[type_name].size
+
+
+def read(data: bytes | bytearray, position: int, type_name: str) -> int | float:
+    """The element of ``type_name`` whose first byte is ``data[position]``, as a Python scalar."""
+    t = TYPES[type_name]
+    value = np.frombuffer(bytes(data[position:position + t.size]), dtype=t.numpy)[0]
+    return float(value) if t.is_float else int(value)
+
+
+def encode(value: int | float, type_name: str) -> bytes:
+    """The bytes of a value that the type holds exactly."""
+    t = TYPES[type_name]
+    if t.is_float:
+        assert math.isnan(value) or round_to(value, type_name) == value, value
+    return np.array([value], dtype=t.numpy).tobytes()
+
+
+def same_value(got: int | float, expected: int | float) -> bool:
+    """Bit-identical, except that any NaN equals any NaN (SPEC 8.5 lets payloads differ)."""
+    if isinstance(expected, float):
+        if math.isnan(expected):
+            return math.isnan(got)
+        return got == expected and math.copysign(1.0, got) == math.copysign(1.0, expected)
+    return got == expected
+
+
+# --- CLIP, CLIP1, THRESHOLD (SPEC 4, 5, 8.1-8.5) -------------------------------------------------------
+
+Bound = int | float | None  # None: this side bounds nothing
+
+
+def float_field(value: int | float) -> float:
+    """A DirectML FLOAT field (CLIP's Min/Max, THRESHOLD's Min, ScaleBias): a float32."""
+    return round_f32(float(value))
+
+
+def float_field_bound(value: int | float, type_name: str) -> Bound:
+    """CLIP's or THRESHOLD's FLOAT bound on a tensor of ``type_name`` (SPEC 4 and 8.3)."""
+    v = float_field(value)
+    t = TYPES[type_name]
+    if t.is_float:
+        return None if math.isnan(v) else round_to(v, type_name)  # float32 first, then the tensor's type
+    if math.isnan(v):
+        raise ValueError("a NaN bound on an integer tensor is rejected at creation")
+    low, high = t.integer_range  # type: ignore[misc]
+    if math.isinf(v):
+        return high if v > 0 else low
+    return min(max(math.trunc(v), low), high)
+
+
+def typed_bound(value: int | float, type_name: str) -> Bound:
+    """CLIP1's bound: a value of MinMaxDataType, used exactly; a NaN float bound bounds nothing."""
+    if TYPES[type_name].is_float:
+        return None if math.isnan(value) else float(value)
+    return int(value)
+
+
+def scale_bias_element(x: float, scale_bias: tuple[float, float] | None) -> float:
+    """``g(x) = x * Scale + Bias`` in float32: the product rounded, then the sum rounded (never fused).
+
+    A product or sum of two float32 values computed in double and rounded once to float32 is the
+    correctly rounded float32 result (a double holds the product exactly, and has enough precision
+    for the sum's double rounding to be harmless).
+    """
+    if scale_bias is None:
+        return x
+    scale, bias = (float_field(v) for v in scale_bias)
+    return round_f32(round_f32(x * scale) + bias)
+
+
+def clamp_element(x: int | float, type_name: str, scale_bias: tuple[float, float] | None,
+                  low: Bound, high: Bound) -> int | float:
+    """``max(Min, min(g(x), Max))``; a bound replaces the element only when strictly beyond it.
+
+    So a NaN element stays NaN, a NaN bound (None) replaces nothing, -0.0 against +0.0 keeps the
+    element, and Min > Max gives Min. FLOAT16 is computed in float32 and rounded once at the end.
+    """
+    v = scale_bias_element(x, scale_bias) if TYPES[type_name].is_float else x
+    if high is not None and v > high:
+        v = high
+    if low is not None and v < low:
+        v = low
+    return round_to(v, type_name) if TYPES[type_name].is_float else v
+
+
+# --- DEQUANTIZE_LINEAR (SPEC 6, 8.6) ---------------------------------------------------------------------
+
+def dequantize_element(x: int, scale: float, zero_point: int | None, output_type: str) -> float:
+    """``(x - zero_point) * scale``: exact difference, to float32, times the scale in float32, then FLOAT16."""
+    difference = x - (0 if zero_point is None else zero_point)  # exact Python int
+    product = round_f32(round_f32(float(difference)) * scale)  # |difference| < 2**33: exact as a double
+    return round_to(product, output_type)
+
+
+# --- ARGMIN (SPEC 7, 8.5) --------------------------------------------------------------------------------
+
+def argmin_of(values: Sequence[int | float], direction: str) -> int:
+    """Index of the smallest value, NaN ignored; ties (-0.0 == +0.0 included) by direction."""
+    best: int | float | None = None
+    best_index = 0 if direction == "INCREASING" else len(values) - 1  # every value NaN
+    for k, v in enumerate(values):
+        if isinstance(v, float) and math.isnan(v):
+            continue
+        if best is None or v < best or (v == best and direction == "DECREASING"):
+            best, best_index = v, k
+    return best_index
+
+
+def argmin_tensor(read_input: dict[tuple[int, ...], int | float], sizes: Sequence[int], axes: Sequence[int],
+                  direction: str) -> dict[tuple[int, ...], int]:
+    """ARGMIN over ``axes`` of the input given by index vector; output keyed by its own index vectors.
+
+    The index counts row-major over the reduced axes only, in increasing axis order.
+    """
+    axes = sorted(axes)
+    out_sizes = [1 if k in axes else n for k, n in enumerate(sizes)]
+    result = {}
+    for out_index in indices(out_sizes):
+        row = []
+        for reduced in indices([sizes[a] for a in axes]):
+            full = list(out_index)
+            for axis, i in zip(axes, reduced):
+                full[axis] = i
+            row.append(read_input[tuple(full)])
+        result[out_index] = argmin_of(row, direction)
+    return result
