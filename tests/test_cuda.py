@@ -212,3 +212,10 @@ def test_functional_on_pytorch_tensors() -> None:
 def test_importing_opendml_does_not_import_cupy() -> None:
     code = "import sys, opendml, numpy; opendml.clip(numpy.ones(3, 'f4'), 0, 1); assert 'cupy' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_uploads_keep_every_bit(gpu) -> None:
+    # A 0-d -0.0 must reach the GPU as -0.0: (-2^31) * (-0.0) is +0.0, (-2^31) * (+0.0) would be -0.0.
+    result = dml.dequantize_linear(np.array([-(2**31)], np.int32), np.float32(-0.0), device=gpu)
+    assert not np.signbit(result).any()
+    assert np.signbit(dml.threshold(np.float32(-1.0), -0.0, device=gpu))

@@ -55,7 +55,10 @@ def _as_device_array(array: Any) -> cupy.ndarray:
             return cupy.from_dlpack(array)
         except Exception:  # a host tensor: go through NumPy below
             pass
-    return cupy.asarray(np.asarray(array))
+    host = np.asarray(array)
+    # Uploaded as 1-D: CuPy makes a 0-d array by filling it, and fills a zero with a memset, which turns
+    # -0.0 into +0.0; a copy of the bytes keeps every bit.
+    return cupy.asarray(host.reshape(-1)).reshape(host.shape)
 
 
 class CudaBackend:
