@@ -1,9 +1,7 @@
 """The JIT path: each operator as one Numba kernel over the views' memory, shared out to threads.
 
-ARGMIN over a contiguous last axis (rows), INCREASING, uses NumPy's vectorised argmin instead: it reads
-memory at full speed and finds the first of equal minima; rows where it stopped at a NaN are redone by
-the exact kernel (SPEC 8.5 ignores NaN). NumPy's argmin holds the GIL, so that path runs on one thread
-(one core already reads memory at the machine's bandwidth there; see docs/cpu-backend.md).
+ARGMIN compares integer keys of the elements (``jit.key_of``), so one vectorised kernel serves every
+data type, NaN and signed zeros included, and releases the GIL like the others.
 """
 
 from __future__ import annotations
@@ -23,8 +21,6 @@ from ...ops.elementwise import ClampParams
 from . import jit
 from .threads import run_tasks
 from .views import PARALLEL_MIN, elementwise_layout, flat, int64s, shares
-
-_ROW_BLOCK_BYTES = 1 << 22  # rows handed to NumPy's argmin at once (fewer calls, same single pass)
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -169,10 +165,10 @@ def _reduction(x: np.ndarray, axes: tuple[int, ...]) -> _Reduction:
 
 
 class _State:
-    """Per-slot running (value, index, found)."""
+    """Per-slot running (key, index, found)."""
 
-    def __init__(self, slots: int, compute: np.dtype) -> None:
-        self.cur = np.empty(slots, compute)
+    def __init__(self, slots: int, key: np.dtype) -> None:
+        self.cur = np.empty(slots, key)
         self.idx = np.zeros(slots, np.int64)
         self.has = np.zeros(slots, np.uint8)
 
@@ -182,30 +178,33 @@ def argmin(params: ArgMinParams) -> Callable[[np.ndarray, np.ndarray, int], None
     return lambda x, out, threads: _argmin(params, x, out, threads)
 
 
+def _keyed(x: np.ndarray) -> tuple[np.ndarray, Any, np.dtype]:
+    """The input as the kernels read it, its ``kind`` and its key type: floats as their bits (jit.key_of)."""
+    if x.dtype == np.float32:
+        return x.view(np.int32), jit.FLOAT, np.dtype(np.int32)
+    if x.dtype == np.float16:
+        return x.view(np.uint16), jit.HALF, np.dtype(np.int16)
+    return x, None, x.dtype
+
+
 def _argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
     decreasing = params.axis_direction == AxisDirection.DECREASING
     red = _reduction(x, params.axes)
-    half = jit.HALF if x.dtype == np.float16 else None
-    compute = np.dtype(np.float32) if half is not None else x.dtype
-    fx = flat(_bits(x))
-    state = _State(red.slots, compute)
-    if red.reduced[-1] and not decreasing and half is None and red.strides[-1] == 1 and (
-            len(red.sizes) == 1 or (len(red.sizes) == 2 and not red.reduced[0])):
-        _numpy_rows(fx, red, state, threads)
-    else:
-        _jit_argmin(fx, red, state, half, decreasing, threads)
+    bits, kind, key = _keyed(x)
+    state = _State(red.slots, key)
+    _jit_argmin(flat(bits), red, state, kind, jit.DECREASING if decreasing else None, threads)
     default = red.length - 1 if decreasing else 0  # every element NaN (SPEC 8.5)
     result = np.where(state.has.astype(bool), state.idx, default)
     np.copyto(out, result.reshape(out.shape), casting="unsafe")
 
 
 def _task_args(fx: np.ndarray, red: _Reduction, x0: int, sizes: list[int], slot0: int, index0: int,
-               start: int, stop: int, state: _State, half: Any, decreasing: bool) -> tuple[Any, ...]:
+               start: int, stop: int, state: _State, kind: Any, order: Any) -> tuple[Any, ...]:
     return (fx, x0, int64s(sizes), int64s(red.strides), np.array(red.reduced, np.uint8), int64s(red.weights),
-            slot0, index0, start, stop, state.cur, state.idx, state.has, half, decreasing)
+            slot0, index0, start, stop, state.cur, state.idx, state.has, kind, order)
 
 
-def _jit_argmin(fx: np.ndarray, red: _Reduction, state: _State, half: Any, decreasing: bool, threads: int) -> None:
+def _jit_argmin(fx: np.ndarray, red: _Reduction, state: _State, kind: Any, order: Any, threads: int) -> None:
     rows_mode = red.reduced[-1]
     kernel = jit.argmin_rows if rows_mode else jit.argmin_columns
     inner = 1 if rows_mode else (2 if len(red.sizes) >= 2 and red.reduced[-2] else 1)
@@ -217,7 +216,7 @@ def _jit_argmin(fx: np.ndarray, red: _Reduction, state: _State, half: Any, decre
     sizes = list(red.sizes)
     if count > 1 and outer_kept and outer >= count:  # disjoint slots: one shared state
         parts = shares_of(outer, count)
-        run_tasks(kernel, [_task_args(fx, red, 0, sizes, 0, 0, a, b, state, half, decreasing)
+        run_tasks(kernel, [_task_args(fx, red, 0, sizes, 0, 0, a, b, state, kind, order)
                            for a, b in parts], threads)
         return
     last = red.sizes[-1]
@@ -226,7 +225,7 @@ def _jit_argmin(fx: np.ndarray, red: _Reduction, state: _State, half: Any, decre
         for a, b in shares_of(last, count):
             part = sizes[:-1] + [b - a]
             args.append(_task_args(fx, red, a * red.strides[-1], part, a * red.weights[-1], 0, 0, outer, state,
-                                   half, decreasing))
+                                   kind, order))
         run_tasks(kernel, args, threads)
         return
     if count > 1 and rows_mode and last >= count * 4096:  # split the reduced run: private states, merged
@@ -235,60 +234,14 @@ def _jit_argmin(fx: np.ndarray, red: _Reduction, state: _State, half: Any, decre
         for (a, b), st in zip(shares_of(last, count), states):
             part = sizes[:-1] + [b - a]
             args.append(_task_args(fx, red, a * red.strides[-1], part, 0, a * red.weights[-1], 0, outer, st,
-                                   half, decreasing))
+                                   kind, order))
         run_tasks(kernel, args, threads)
         for st in states[1:]:
-            jit.merge_states(state.cur, state.idx, state.has, st.cur, st.idx, st.has, decreasing)
+            jit.merge_states(state.cur, state.idx, state.has, st.cur, st.idx, st.has, order)
         return
-    kernel(*_task_args(fx, red, 0, sizes, 0, 0, 0, outer, state, half, decreasing))
+    kernel(*_task_args(fx, red, 0, sizes, 0, 0, 0, outer, state, kind, order))
 
 
 def shares_of(total: int, count: int) -> list[tuple[int, int]]:
     step = math.ceil(total / count)
     return [(a, min(total, a + step)) for a in range(0, total, step)]
-
-
-def _numpy_rows(fx: np.ndarray, red: _Reduction, state: _State, threads: int) -> None:
-    """INCREASING over contiguous rows: NumPy's argmin per block of rows, NaN rows redone exactly."""
-    rows = red.sizes[0] if len(red.sizes) == 2 else 1
-    length = red.sizes[-1]
-    row_stride = red.strides[0] if len(red.sizes) == 2 else length
-    threads = 1  # NumPy's argmin holds the GIL: more threads only add contention
-    if rows == 1:  # one long run: pieces merged by value then index
-        count = 1
-        pieces = shares_of(length, count)
-        results = run_tasks(_argmin_piece, [(fx, a, b) for a, b in pieces], threads)
-        for value, index, found in results:
-            if found:
-                jit.merge(state.cur, state.idx, state.has, 0, value, index, False)
-        return
-    matrix = np.lib.stride_tricks.as_strided(fx, shape=(rows, length), strides=(row_stride * fx.itemsize,
-                                                                               fx.itemsize))
-    block = max(1, _ROW_BLOCK_BYTES // (length * fx.itemsize))
-    count = threads if rows * length >= PARALLEL_MIN else 1
-    parts = shares_of(rows, count)
-    run_tasks(_argmin_rows_block, [(matrix, a, b, block, state) for a, b in parts], threads)
-
-
-def _argmin_piece(fx: np.ndarray, a: int, b: int) -> tuple[Any, int, bool]:
-    piece = fx[a:b]
-    k = int(np.argmin(piece))
-    value = piece[k]
-    if value != value:  # NumPy stopped at a NaN: scan exactly
-        value, k, found = jit._scan(piece, 0, piece.size, 1, None, False)
-        return value, a + k, bool(found)
-    return value, a + k, True
-
-
-def _argmin_rows_block(matrix: np.ndarray, a: int, b: int, block: int, state: _State) -> None:
-    for r0 in range(a, b, block):
-        rows = matrix[r0:min(b, r0 + block)]
-        index = np.argmin(rows, axis=1)
-        values = rows[np.arange(rows.shape[0]), index]
-        state.idx[r0:r0 + rows.shape[0]] = index
-        state.has[r0:r0 + rows.shape[0]] = 1
-        if values.dtype.kind == "f":
-            for r in np.flatnonzero(values != values):
-                _value, k, found = jit._scan(rows[r], 0, rows.shape[1], 1, None, False)
-                state.idx[r0 + r] = k
-                state.has[r0 + r] = 1 if found else 0

@@ -81,17 +81,6 @@ def float_to_half(f):  # type: ignore[no-untyped-def]
     return np.uint16(o | U32(sign >> U32(16)))
 
 
-def value_of(v, half):  # type: ignore[no-untyped-def]
-    """An element in its compute type: float32 for FLOAT16 bits (``half`` not None), else as stored."""
-
-
-@overload(value_of, jit_options={"cache": True})
-def _value_of(v, half):  # type: ignore[no-untyped-def]
-    if isinstance(half, types.NoneType):
-        return lambda v, half: v
-    return lambda v, half: half_to_float(v)
-
-
 def wide(v):  # type: ignore[no-untyped-def]
     """An integer widened so that a difference of two is exact (SPEC 8.6)."""
 
@@ -305,79 +294,262 @@ def dequantize_no_zero_point(x, s, o, sizes, xs, ss, os, start, stop):  # type: 
         j = 0
 
 
-# ARGMIN. A task reduces part of the input into per-slot state (value, index, found); slots are the
-# output elements in row-major order. Within a task each slot sees its elements in increasing index
-# order, so a strict ``<`` (INCREASING) or ``<=`` (DECREASING) keeps the right one of equal values;
-# ``merge`` compares indices explicitly, so tasks may cover any parts in any order. NaN is never taken.
+# ARGMIN. Elements are compared as integer keys (``key_of``): an order-preserving map that makes -0.0 and
+# +0.0 equal and sends every NaN to the largest key, which no number reaches, so comparisons need no NaN
+# rule and vectorise as integer min/compare instructions. A task reduces part of the input into per-slot
+# state (key, index, found); slots are the output elements in row-major order. Within a task each slot sees
+# its elements in increasing index order, so a strict ``<`` (INCREASING) or ``<=`` (DECREASING) keeps the
+# right one of equal keys; ``merge`` compares indices explicitly, so tasks may cover any parts in any order.
+
+FLOAT = np.zeros(1, np.float32)  # passed as ``kind`` for FLOAT32 data read as int32 bits (HALF: FLOAT16 bits)
+DECREASING = np.zeros(1, np.uint8)  # passed as ``order`` for AxisDirection DECREASING (None: INCREASING)
+FLOAT_NAN_KEY = np.int32(0x7FFFFFFF)
+HALF_NAN_KEY = np.int16(0x7FFF)
+
+
+def key_of(v, kind):  # type: ignore[no-untyped-def]
+    """An element's comparison key: integers as they are; float bits as sign-and-magnitude, NaN largest."""
+
+
+@overload(key_of, jit_options={"cache": True})
+def _key_of(v, kind):  # type: ignore[no-untyped-def]
+    if isinstance(kind, types.NoneType):
+        return lambda v, kind: v
+    if kind.dtype == types.float32:
+        def float_key(v, kind):  # type: ignore[no-untyped-def]
+            magnitude = np.int32(v & np.int32(0x7FFFFFFF))
+            key = np.int32(-magnitude) if v < 0 else magnitude
+            return FLOAT_NAN_KEY if magnitude > np.int32(0x7F800000) else key
+        return float_key
+
+    def half_key(v, kind):  # type: ignore[no-untyped-def]
+        magnitude = np.int16(v & np.uint16(0x7FFF))
+        key = np.int16(-magnitude) if v & np.uint16(0x8000) else magnitude
+        return HALF_NAN_KEY if magnitude > np.int16(0x7C00) else key
+    return half_key
+
+
+def found_key(key, kind):  # type: ignore[no-untyped-def]
+    """Whether a reduction's best key is an element's (False: every element was NaN)."""
+
+
+@overload(found_key, jit_options={"cache": True})
+def _found_key(key, kind):  # type: ignore[no-untyped-def]
+    if isinstance(kind, types.NoneType):
+        return lambda key, kind: True
+    if kind.dtype == types.float32:
+        return lambda key, kind: key != FLOAT_NAN_KEY
+    return lambda key, kind: key != HALF_NAN_KEY
+
+
+def takes(v, best, order):  # type: ignore[no-untyped-def]
+    """Whether key ``v``, met after ``best``, replaces it: strictly smaller (INCREASING) or not larger."""
+
+
+@overload(takes, jit_options={"cache": True})
+def _takes(v, best, order):  # type: ignore[no-untyped-def]
+    if isinstance(order, types.NoneType):
+        return lambda v, best, order: v < best
+    return lambda v, best, order: v <= best
 
 
 @jit
-def merge(cur, idx, has, slot, value, index, decreasing):  # type: ignore[no-untyped-def]
-    """Fold one found (value, index) into a slot's state, ties broken by index (SPEC 7)."""
+def merge(cur, idx, has, slot, key, index, order):  # type: ignore[no-untyped-def]
+    """Fold one found (key, index) into a slot's state, ties broken by index (SPEC 7)."""
     if not has[slot]:
-        cur[slot] = value
+        cur[slot] = key
         idx[slot] = index
         has[slot] = 1
         return
     best = cur[slot]
-    if value < best or (value == best and ((index > idx[slot]) if decreasing else (index < idx[slot]))):
-        cur[slot] = value
+    if key < best or (key == best and ((index < idx[slot]) if order is None else (index > idx[slot]))):
+        cur[slot] = key
         idx[slot] = index
 
 
 @jit
-def merge_states(cur, idx, has, cur2, idx2, has2, decreasing):  # type: ignore[no-untyped-def]
+def merge_states(cur, idx, has, cur2, idx2, has2, order):  # type: ignore[no-untyped-def]
     for s in range(cur.size):
         if has2[s]:
-            merge(cur, idx, has, s, cur2[s], idx2[s], decreasing)
+            merge(cur, idx, has, s, cur2[s], idx2[s], order)
 
 
 @jit
-def _scan(x, xb, n, sx, half, decreasing):  # type: ignore[no-untyped-def]
-    """The best (value, position, found) of a run of ``n`` elements."""
-    best = value_of(x[xb], half)
+def scan(x, xb, n, sx, kind, order):  # type: ignore[no-untyped-def]
+    """The best (key, position, found) of a run of ``n`` elements ``sx`` apart."""
+    best = key_of(x[xb], kind)
     pos = 0
-    found = best == best
     for k in range(1, n):
-        v = value_of(x[xb + k * sx], half)
-        if v == v and (not found or v < best or (decreasing and v == best)):
+        v = key_of(x[xb + k * sx], kind)
+        if takes(v, best, order):
             best = v
             pos = k
-            found = True
-    return best, pos, found
+    return best, pos, found_key(best, kind)
+
+
+ROW_BLOCK = 256  # elements of a contiguous run reduced at once: the block is searched again from L1
 
 
 @jit
-def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, has, half, decreasing):  # type: ignore
-    """The last dimension is reduced: scan each run of it (rows ``start``..``stop`` of the others)."""
+def block_min(xs, kind):  # type: ignore[no-untyped-def]
+    """The smallest key of a block: an integer min reduction, which vectorises."""
+    m = key_of(xs[0], kind)
+    for k in range(xs.size):  # from 0, not 1: whole vectors, no remainder loop on power-of-two blocks
+        m = min(m, key_of(xs[k], kind))
+    return m
+
+
+def key_bits(key, kind):  # type: ignore[no-untyped-def]
+    """``(mask, bits)``: the elements whose key is ``key`` are those with ``element & mask == bits``."""
+
+
+@overload(key_bits, jit_options={"cache": True})
+def _key_bits(key, kind):  # type: ignore[no-untyped-def]
+    if isinstance(kind, types.NoneType):
+        return lambda key, kind: (~type(key)(0), key)
+    if kind.dtype == types.float32:
+        def float_bits(key, kind):  # type: ignore[no-untyped-def]
+            if key == 0:  # -0.0 and +0.0
+                return np.int32(0x7FFFFFFF), np.int32(0)
+            return np.int32(-1), key if key > 0 else np.int32(-key | np.int32(-0x80000000))
+        return float_bits
+
+    def half_bits(key, kind):  # type: ignore[no-untyped-def]
+        if key == 0:
+            return np.uint16(0x7FFF), np.uint16(0)
+        return np.uint16(0xFFFF), np.uint16(key) if key > 0 else np.uint16(np.uint16(-key) | np.uint16(0x8000))
+    return half_bits
+
+
+@jit
+def block_find(xs, key, kind, order):  # type: ignore[no-untyped-def]
+    """The first (INCREASING) or last position of ``key`` in a block, branch-free so that it vectorises."""
+    mask, bits = key_bits(key, kind)
+    n = xs.size
+    if order is None:
+        pos = n
+        for k in range(n):
+            pos = min(pos, k if xs[k] & mask == bits else n)
+        return pos
+    pos = -1
+    for k in range(n):
+        pos = max(pos, k if xs[k] & mask == bits else -1)
+    return pos
+
+
+@jit
+def run_best(x, xb, n, kind, order):  # type: ignore[no-untyped-def]
+    """``scan`` of a contiguous run: the smallest key of each block, then one search of the block holding it."""
+    best = block_min(x[xb:xb + min(n, ROW_BLOCK)], kind)
+    where = 0
+    for b in range(ROW_BLOCK, n, ROW_BLOCK):
+        m = block_min(x[xb + b:xb + min(n, b + ROW_BLOCK)], kind)
+        if takes(m, best, order):
+            best = m
+            where = b
+    pos = where + block_find(x[xb + where:xb + min(n, where + ROW_BLOCK)], best, kind, order)
+    return best, pos, found_key(best, kind)
+
+
+@jit
+def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, has, kind, order):  # type: ignore
+    """The last dimension is reduced: reduce each run of it (rows ``start``..``stop`` of the others).
+
+    The position of each row is carried from the previous one (an odometer over the other dimensions):
+    a division per dimension and row would cost as much as reducing a short row.
+    """
     nd = sizes.size
     n, sx, wn = sizes[-1], xs[-1], w[-1]
-    for row in range(start, stop):
-        xb, slot, index = x0, slot0, index0
-        r = row
-        for d in range(nd - 2, -1, -1):
-            i = r % sizes[d]
-            r //= sizes[d]
-            xb += i * xs[d]
-            if red[d]:
-                index += i * w[d]
-            else:
-                slot += i * w[d]
-        best, pos, found = _scan(x, xb, n, sx, half, decreasing)
+    digits = np.zeros(max(nd - 1, 1), np.int64)
+    xb, slot, index = x0, slot0, index0
+    r = start
+    for d in range(nd - 2, -1, -1):
+        i = r % sizes[d]
+        r //= sizes[d]
+        digits[d] = i
+        xb += i * xs[d]
+        if red[d]:
+            index += i * w[d]
+        else:
+            slot += i * w[d]
+    for _row in range(start, stop):
+        if sx == 1:
+            best, pos, found = run_best(x, xb, n, kind, order)
+        else:
+            best, pos, found = scan(x, xb, n, sx, kind, order)
         if found:
-            merge(cur, idx, has, slot, best, index + pos * wn, decreasing)
+            merge(cur, idx, has, slot, best, index + pos * wn, order)
+        for d in range(nd - 2, -1, -1):  # the next row
+            step = w[d] if digits[d] + 1 < sizes[d] else -w[d] * (sizes[d] - 1)
+            xb += xs[d] if digits[d] + 1 < sizes[d] else -xs[d] * (sizes[d] - 1)
+            if red[d]:
+                index += step
+            else:
+                slot += step
+            if digits[d] + 1 < sizes[d]:
+                digits[d] += 1
+                break
+            digits[d] = 0
 
 
-COLUMN_TILE = 16384  # columns whose running state (12 bytes each) stays in the L2 cache
+COLUMN_TILE = 8192  # columns whose running state (key and row, 16 bytes each) stays in the L2 cache
+ROW_GROUP = 8  # rows folded into the state per pass over a tile: 8 reads of input per state load and store
 
 
 @jit
-def argmin_columns(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, has, half, decreasing):  # type: ignore
-    """The last dimension is kept: a running minimum and index per column, updated row after row.
+def fold_row(best, pos, xr, row, kind, order):  # type: ignore[no-untyped-def]
+    for c in range(best.size):
+        v = key_of(xr[c], kind)
+        t = takes(v, best[c], order)
+        best[c] = v if t else best[c]
+        pos[c] = row if t else pos[c]
+
+
+@jit
+def fold_rows(best, pos, x, rb, sr, row, kind, order):  # type: ignore[no-untyped-def]
+    """Rows ``row``..``row + 7`` of a contiguous tile (``sr`` apart), in order, folded into the state at once."""
+    w = best.size
+    x0, x1 = x[rb:rb + w], x[rb + sr:rb + sr + w]
+    x2, x3 = x[rb + 2 * sr:rb + 2 * sr + w], x[rb + 3 * sr:rb + 3 * sr + w]
+    x4, x5 = x[rb + 4 * sr:rb + 4 * sr + w], x[rb + 5 * sr:rb + 5 * sr + w]
+    x6, x7 = x[rb + 6 * sr:rb + 6 * sr + w], x[rb + 7 * sr:rb + 7 * sr + w]
+    for c in range(w):
+        m, p = best[c], pos[c]
+        v = key_of(x0[c], kind)
+        t = takes(v, m, order)
+        m, p = (v, row) if t else (m, p)
+        v = key_of(x1[c], kind)
+        t = takes(v, m, order)
+        m, p = (v, row + 1) if t else (m, p)
+        v = key_of(x2[c], kind)
+        t = takes(v, m, order)
+        m, p = (v, row + 2) if t else (m, p)
+        v = key_of(x3[c], kind)
+        t = takes(v, m, order)
+        m, p = (v, row + 3) if t else (m, p)
+        v = key_of(x4[c], kind)
+        t = takes(v, m, order)
+        m, p = (v, row + 4) if t else (m, p)
+        v = key_of(x5[c], kind)
+        t = takes(v, m, order)
+        m, p = (v, row + 5) if t else (m, p)
+        v = key_of(x6[c], kind)
+        t = takes(v, m, order)
+        m, p = (v, row + 6) if t else (m, p)
+        v = key_of(x7[c], kind)
+        t = takes(v, m, order)
+        m, p = (v, row + 7) if t else (m, p)
+        best[c] = m
+        pos[c] = p
+
+
+@jit
+def argmin_columns(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, has, kind, order):  # type: ignore
+    """The last dimension is kept: a running minimum key and row per column, updated row after row.
 
     The reduced dimension just before the last one gives the rows (one row when there is none); every
     dimension before those walks outer positions ``start``..``stop``. Columns go in tiles whose running
-    state stays in cache, and the update is branch-free so that it vectorises.
+    state stays in cache; contiguous tiles fold eight rows per pass, branch-free, so that it vectorises.
     """
     nd = sizes.size
     ncols, sc, wc = sizes[-1], xs[-1], w[-1]
@@ -387,8 +559,8 @@ def argmin_columns(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, id
     wr = w[nd - 2] if has_rows else 0
     outer_dims = nd - 2 if has_rows else nd - 1
     tile = min(ncols, COLUMN_TILE)
-    best = np.full(tile, value_of(x[x0], half))
-    pos = np.zeros(tile, dtype=np.int64)
+    best = np.empty(tile, dtype=cur.dtype)
+    pos = np.empty(tile, dtype=np.int64)
     for outer in range(start, stop):
         xb, slot_base, index = x0, slot0, index0
         r = outer
@@ -402,26 +574,28 @@ def argmin_columns(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, id
                 slot_base += i * w[d]
         for c0 in range(0, ncols, tile):
             width = min(tile, ncols - c0)
+            tb, tp = best[:width], pos[:width]
+            cb = xb + c0 * sc
             for c in range(width):
-                best[c] = value_of(x[xb + (c0 + c) * sc], half)
-                pos[c] = 0
-            for row in range(1, nrows):
-                rb = xb + row * sr + c0 * sc
-                if decreasing:
+                tb[c] = key_of(x[cb + c * sc], kind)
+                tp[c] = 0
+            row = 1
+            if sc == 1:
+                while row + ROW_GROUP <= nrows:
+                    fold_rows(tb, tp, x, cb + row * sr, sr, row, kind, order)
+                    row += ROW_GROUP
+                while row < nrows:
+                    fold_row(tb, tp, x[cb + row * sr:cb + row * sr + width], row, kind, order)
+                    row += 1
+            else:
+                for row in range(1, nrows):
+                    rb = cb + row * sr
                     for c in range(width):
-                        v = value_of(x[rb + c * sc], half)
-                        m = best[c]
-                        take = (v <= m) | ((m != m) & (v == v))
-                        best[c] = v if take else m
-                        pos[c] = row if take else pos[c]
-                else:
-                    for c in range(width):
-                        v = value_of(x[rb + c * sc], half)
-                        m = best[c]
-                        take = (v < m) | ((m != m) & (v == v))
-                        best[c] = v if take else m
-                        pos[c] = row if take else pos[c]
+                        v = key_of(x[rb + c * sc], kind)
+                        t = takes(v, tb[c], order)
+                        tb[c] = v if t else tb[c]
+                        tp[c] = row if t else tp[c]
             for c in range(width):
-                m = best[c]
-                if m == m:  # a column of NaN found nothing
-                    merge(cur, idx, has, slot_base + (c0 + c) * wc, m, index + pos[c] * wr, decreasing)
+                m = tb[c]
+                if found_key(m, kind):  # a column of NaN found nothing
+                    merge(cur, idx, has, slot_base + (c0 + c) * wc, m, index + tp[c] * wr, order)
