@@ -212,34 +212,46 @@ def _jit_argmin(fx: np.ndarray, red: _Reduction, state: _State, kind: Any, order
     outer = math.prod(red.sizes[:outer_dims])
     outer_kept = not any(red.reduced[:outer_dims])
     total = math.prod(red.sizes)
-    count = 1 if total < PARALLEL_MIN else threads
+    pieces = len(shares(total, threads))
     sizes = list(red.sizes)
-    if count > 1 and outer_kept and outer >= count:  # disjoint slots: one shared state
-        parts = shares_of(outer, count)
+    if pieces > 1 and outer_kept and outer >= threads:  # disjoint slots: one shared state
         run_tasks(kernel, [_task_args(fx, red, 0, sizes, 0, 0, a, b, state, kind, order)
-                           for a, b in parts], threads)
+                           for a, b in shares_of(outer, min(outer, pieces))], threads)
+        return
+    if pieces > 1 and not rows_mode and inner == 2 and red.sizes[-2] >= 4 * jit.ROW_GROUP * pieces and (
+            red.slots * pieces <= total // 4):  # split the rows: whole rows stream through memory
+        _split_reduced(fx, red, state, kernel, len(sizes) - 2, pieces, kind, order, threads)
         return
     last = red.sizes[-1]
-    if count > 1 and not rows_mode and last >= count * jit.COLUMN_TILE // 4:  # split the columns
+    if pieces > 1 and not rows_mode and last >= pieces * 1024:  # split the columns: disjoint slots
         args = []
-        for a, b in shares_of(last, count):
+        for a, b in shares_of(last, pieces):
             part = sizes[:-1] + [b - a]
             args.append(_task_args(fx, red, a * red.strides[-1], part, a * red.weights[-1], 0, 0, outer, state,
                                    kind, order))
         run_tasks(kernel, args, threads)
         return
-    if count > 1 and rows_mode and last >= count * 4096:  # split the reduced run: private states, merged
-        states = [state] + [_State(red.slots, state.cur.dtype) for _ in range(count - 1)]
-        args = []
-        for (a, b), st in zip(shares_of(last, count), states):
-            part = sizes[:-1] + [b - a]
-            args.append(_task_args(fx, red, a * red.strides[-1], part, 0, a * red.weights[-1], 0, outer, st,
-                                   kind, order))
-        run_tasks(kernel, args, threads)
-        for st in states[1:]:
-            jit.merge_states(state.cur, state.idx, state.has, st.cur, st.idx, st.has, order)
+    if pieces > 1 and rows_mode and last >= pieces * 4096:  # split the reduced run
+        _split_reduced(fx, red, state, kernel, len(sizes) - 1, pieces, kind, order, threads)
         return
     kernel(*_task_args(fx, red, 0, sizes, 0, 0, 0, outer, state, kind, order))
+
+
+def _split_reduced(fx: np.ndarray, red: _Reduction, state: _State, kernel: Callable[..., None], dim: int,
+                   pieces: int, kind: Any, order: Any, threads: int) -> None:
+    """Reduced dimension ``dim`` cut into pieces, each into a private state; the states merged by key, then index."""
+    outer = math.prod(red.sizes[:-1] if kernel is jit.argmin_rows else red.sizes[:-2])  # what the kernel walks
+    parts = shares_of(red.sizes[dim], pieces)
+    states = [state] + [_State(red.slots, state.cur.dtype) for _ in parts[1:]]
+    args = []
+    for (a, b), st in zip(parts, states):
+        sizes = list(red.sizes)
+        sizes[dim] = b - a
+        args.append(_task_args(fx, red, a * red.strides[dim], sizes, 0, a * red.weights[dim], 0, outer, st, kind,
+                               order))
+    run_tasks(kernel, args, threads)
+    for st in states[1:]:
+        jit.merge_states(state.cur, state.idx, state.has, st.cur, st.idx, st.has, order)
 
 
 def shares_of(total: int, count: int) -> list[tuple[int, int]]:

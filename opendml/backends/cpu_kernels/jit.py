@@ -354,29 +354,26 @@ def _takes(v, best, order):  # type: ignore[no-untyped-def]
 
 
 @jit
-def merge(cur, idx, has, slot, key, index, order):  # type: ignore[no-untyped-def]
-    """Fold one found (key, index) into a slot's state, ties broken by index (SPEC 7)."""
-    if not has[slot]:
-        cur[slot] = key
-        idx[slot] = index
-        has[slot] = 1
-        return
-    best = cur[slot]
-    if key < best or (key == best and ((index < idx[slot]) if order is None else (index > idx[slot]))):
-        cur[slot] = key
-        idx[slot] = index
+def replaces(key, index, best, best_index, order):  # type: ignore[no-untyped-def]
+    """Whether a found (key, index) replaces a slot's (best, best_index): a smaller key, or an equal key
+    at the index the direction prefers (SPEC 7).
+
+    Scalars only: the callers store into the state arrays themselves, because a call taking arrays costs
+    reference counting that LLVM does not remove, as much as reducing a short row.
+    """
+    return key < best or (key == best and ((index < best_index) if order is None else (index > best_index)))
 
 
 @jit
 def merge_states(cur, idx, has, cur2, idx2, has2, order):  # type: ignore[no-untyped-def]
     for s in range(cur.size):
-        if has2[s]:
-            merge(cur, idx, has, s, cur2[s], idx2[s], order)
+        if has2[s] and (not has[s] or replaces(cur2[s], idx2[s], cur[s], idx[s], order)):
+            cur[s], idx[s], has[s] = cur2[s], idx2[s], 1
 
 
 @jit
 def scan(x, xb, n, sx, kind, order):  # type: ignore[no-untyped-def]
-    """The best (key, position, found) of a run of ``n`` elements ``sx`` apart."""
+    """The best (key, position) of a run of ``n`` elements ``sx`` apart."""
     best = key_of(x[xb], kind)
     pos = 0
     for k in range(1, n):
@@ -384,7 +381,7 @@ def scan(x, xb, n, sx, kind, order):  # type: ignore[no-untyped-def]
         if takes(v, best, order):
             best = v
             pos = k
-    return best, pos, found_key(best, kind)
+    return best, pos
 
 
 ROW_BLOCK = 256  # elements of a contiguous run reduced at once: the block is searched again from L1
@@ -411,7 +408,7 @@ def _key_bits(key, kind):  # type: ignore[no-untyped-def]
         def float_bits(key, kind):  # type: ignore[no-untyped-def]
             if key == 0:  # -0.0 and +0.0
                 return np.int32(0x7FFFFFFF), np.int32(0)
-            return np.int32(-1), key if key > 0 else np.int32(-key | np.int32(-0x80000000))
+            return np.int32(-1), np.int32(key if key > 0 else np.int32(-key) | np.int32(-0x80000000))
         return float_bits
 
     def half_bits(key, kind):  # type: ignore[no-untyped-def]
@@ -423,17 +420,18 @@ def _key_bits(key, kind):  # type: ignore[no-untyped-def]
 
 @jit
 def block_find(xs, key, kind, order):  # type: ignore[no-untyped-def]
-    """The first (INCREASING) or last position of ``key`` in a block, branch-free so that it vectorises."""
+    """The first (INCREASING) or last position of ``key`` in a block (at most ROW_BLOCK elements), as a
+    branch-free int32 min or max reduction so that it vectorises at the elements' width."""
     mask, bits = key_bits(key, kind)
-    n = xs.size
+    n = np.int32(xs.size)
     if order is None:
         pos = n
         for k in range(n):
-            pos = min(pos, k if xs[k] & mask == bits else n)
+            pos = min(pos, np.int32(k) if xs[k] & mask == bits else n)
         return pos
-    pos = -1
+    pos = np.int32(-1)
     for k in range(n):
-        pos = max(pos, k if xs[k] & mask == bits else -1)
+        pos = max(pos, np.int32(k) if xs[k] & mask == bits else np.int32(-1))
     return pos
 
 
@@ -448,48 +446,90 @@ def run_best(x, xb, n, kind, order):  # type: ignore[no-untyped-def]
             best = m
             where = b
     pos = where + block_find(x[xb + where:xb + min(n, where + ROW_BLOCK)], best, kind, order)
-    return best, pos, found_key(best, kind)
+    return best, pos
+
+
+@jit
+def row_start(row, sizes, xs, red, w, where, digits):  # type: ignore[no-untyped-def]
+    """Set ``where`` (element offset, slot, index; from the task's origin) and ``digits`` to row ``row``."""
+    for d in range(sizes.size - 2, -1, -1):
+        i = row % sizes[d]
+        row //= sizes[d]
+        digits[d] = i
+        where[0] += i * xs[d]
+        where[2 if red[d] else 1] += i * w[d]
+
+
+@jit
+def next_rows(sizes, xs, red, w, where, digits, count, offsets, slots, indices):  # type: ignore[no-untyped-def]
+    """The offset, slot and index of ``count`` rows from ``where``, stepping ``where`` and ``digits`` past
+    them as an odometer (no division per row); one dimension before the run steps without one."""
+    nd = sizes.size
+    if nd <= 2:
+        step_x = xs[0] if nd == 2 else 0
+        step_slot = w[0] if nd == 2 and not red[0] else 0
+        step_index = w[0] if nd == 2 and red[0] else 0
+        offset, slot, index = where[0], where[1], where[2]
+        for j in range(count):
+            offsets[j], slots[j], indices[j] = offset, slot, index
+            offset += step_x
+            slot += step_slot
+            index += step_index
+        where[0], where[1], where[2] = offset, slot, index
+        return
+    for j in range(count):
+        offsets[j], slots[j], indices[j] = where[0], where[1], where[2]
+        for d in range(nd - 2, -1, -1):
+            field = 2 if red[d] else 1
+            if digits[d] + 1 < sizes[d]:
+                digits[d] += 1
+                where[0] += xs[d]
+                where[field] += w[d]
+                break
+            where[0] -= xs[d] * (sizes[d] - 1)
+            where[field] -= w[d] * (sizes[d] - 1)
+            digits[d] = 0
+
+
+ROW_BATCH = 16  # short rows reduced in a batch: their block minima first, then their searches
 
 
 @jit
 def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, has, kind, order):  # type: ignore
     """The last dimension is reduced: reduce each run of it (rows ``start``..``stop`` of the others).
 
-    The position of each row is carried from the previous one (an odometer over the other dimensions):
-    a division per dimension and row would cost as much as reducing a short row.
+    Rows go in batches; rows that fit one block have the minima of the whole batch found first: they are
+    independent of each other, so the processor overlaps them instead of waiting for each row's minimum
+    before searching for it.
     """
-    nd = sizes.size
     n, sx, wn = sizes[-1], xs[-1], w[-1]
-    digits = np.zeros(max(nd - 1, 1), np.int64)
-    xb, slot, index = x0, slot0, index0
-    r = start
-    for d in range(nd - 2, -1, -1):
-        i = r % sizes[d]
-        r //= sizes[d]
-        digits[d] = i
-        xb += i * xs[d]
-        if red[d]:
-            index += i * w[d]
+    where = np.array([x0, slot0, index0], np.int64)
+    digits = np.zeros(max(sizes.size - 1, 1), np.int64)
+    row_start(start, sizes, xs, red, w, where, digits)
+    offsets = np.empty(ROW_BATCH, np.int64)
+    slots = np.empty(ROW_BATCH, np.int64)
+    indices = np.empty(ROW_BATCH, np.int64)
+    keys = np.empty(ROW_BATCH, cur.dtype)
+    positions = np.empty(ROW_BATCH, np.int64)
+    short = sx == 1 and n <= ROW_BLOCK
+    for first in range(start, stop, ROW_BATCH):
+        count = min(ROW_BATCH, stop - first)
+        next_rows(sizes, xs, red, w, where, digits, count, offsets, slots, indices)
+        if short:
+            for j in range(count):
+                keys[j] = block_min(x[offsets[j]:offsets[j] + n], kind)
+            for j in range(count):
+                positions[j] = block_find(x[offsets[j]:offsets[j] + n], keys[j], kind, order)
         else:
-            slot += i * w[d]
-    for _row in range(start, stop):
-        if sx == 1:
-            best, pos, found = run_best(x, xb, n, kind, order)
-        else:
-            best, pos, found = scan(x, xb, n, sx, kind, order)
-        if found:
-            merge(cur, idx, has, slot, best, index + pos * wn, order)
-        for d in range(nd - 2, -1, -1):  # the next row
-            step = w[d] if digits[d] + 1 < sizes[d] else -w[d] * (sizes[d] - 1)
-            xb += xs[d] if digits[d] + 1 < sizes[d] else -xs[d] * (sizes[d] - 1)
-            if red[d]:
-                index += step
-            else:
-                slot += step
-            if digits[d] + 1 < sizes[d]:
-                digits[d] += 1
-                break
-            digits[d] = 0
+            for j in range(count):
+                if sx == 1:
+                    keys[j], positions[j] = run_best(x, offsets[j], n, kind, order)
+                else:
+                    keys[j], positions[j] = scan(x, offsets[j], n, sx, kind, order)
+        for j in range(count):
+            slot, key, index = slots[j], keys[j], indices[j] + positions[j] * wn
+            if found_key(key, kind) and (not has[slot] or replaces(key, index, cur[slot], idx[slot], order)):
+                cur[slot], idx[slot], has[slot] = key, index, 1
 
 
 COLUMN_TILE = 8192  # columns whose running state (key and row, 16 bytes each) stays in the L2 cache
@@ -597,5 +637,6 @@ def argmin_columns(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, id
                         tp[c] = row if t else tp[c]
             for c in range(width):
                 m = tb[c]
-                if found_key(m, kind):  # a column of NaN found nothing
-                    merge(cur, idx, has, slot_base + (c0 + c) * wc, m, index + tp[c] * wr, order)
+                slot, at = slot_base + (c0 + c) * wc, index + tp[c] * wr
+                if found_key(m, kind) and (not has[slot] or replaces(m, at, cur[slot], idx[slot], order)):
+                    cur[slot], idx[slot], has[slot] = m, at, 1  # (a column of NaN found nothing)

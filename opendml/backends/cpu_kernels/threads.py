@@ -5,6 +5,7 @@ NumPy ufuncs and the JIT kernels release the GIL, so plain Python threads run th
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -60,19 +61,30 @@ def _executor(workers: int) -> ThreadPoolExecutor:
 
 
 def run_tasks(task: Callable[..., Any], arguments: Sequence[tuple[Any, ...]], threads: int) -> list[Any]:
-    """``task(*a)`` for each ``a``, on up to ``threads`` threads; results in order.
+    """``task(*a)`` for each ``a``, on up to ``threads`` threads (the calling one included); results in order.
 
-    One task, or one thread, runs in the calling thread: small work pays no threading cost. The tasks
-    are dealt into at most ``threads`` groups, so no more than ``threads`` run at once whatever the pool's size.
+    One task, or one thread, runs in the calling thread: small work pays no threading cost. Otherwise each
+    thread takes the next task not yet started until none is left, so a thread slowed by other work on its
+    core (a shared machine) does fewer tasks instead of holding up the rest; the calling thread works too,
+    instead of only waiting. No more than ``threads`` tasks run at once whatever the pool's size.
     """
     if threads <= 1 or len(arguments) <= 1:
         return [task(*a) for a in arguments]
-    groups = min(threads, len(arguments))
-    pool = _executor(groups)
+    workers = min(threads, len(arguments))
+    results: list[Any] = [None] * len(arguments)
+    order = itertools.count()  # next() on a count is atomic under the GIL
 
-    def run_group(first: int) -> list[Any]:
-        return [task(*arguments[k]) for k in range(first, len(arguments), groups)]
+    def work() -> None:
+        for k in iter(order.__next__, None):
+            if k >= len(arguments):
+                return
+            results[k] = task(*arguments[k])
 
-    futures = [pool.submit(run_group, g) for g in range(groups)]
-    by_group = [f.result() for f in futures]
-    return [by_group[k % groups][k // groups] for k in range(len(arguments))]
+    pool = _executor(workers - 1)
+    futures = [pool.submit(work) for _ in range(workers - 1)]
+    try:
+        work()
+    finally:
+        for f in futures:
+            f.result()
+    return results

@@ -9,6 +9,7 @@ import numpy as np
 from ..layout import Layout, collapse
 
 PARALLEL_MIN = 1 << 18  # elements below which one thread is faster than waking others
+PIECES = 4  # pieces per thread: a thread slowed by other work on its core takes fewer
 ALIGN = 64  # thread shares start on multiples of this many elements (whole cache lines of output)
 
 
@@ -30,8 +31,12 @@ def elementwise_layout(arrays: list[np.ndarray]) -> Layout:
 
 
 def shares(total: int, threads: int) -> list[tuple[int, int]]:
-    """``[start, stop)`` ranges splitting ``total`` items over the threads worth using."""
-    count = 1 if total < PARALLEL_MIN else min(threads, max(1, total // (PARALLEL_MIN // 2)))
+    """``[start, stop)`` ranges splitting ``total`` items into pieces for the threads worth using.
+
+    Several pieces per thread (``run_tasks`` hands them out as threads come free), none under half of
+    ``PARALLEL_MIN``.
+    """
+    count = 1 if total < PARALLEL_MIN or threads <= 1 else min(threads * PIECES, max(1, total // (PARALLEL_MIN // 2)))
     if count <= 1:
         return [(0, total)]
     step = math.ceil(total / count / ALIGN) * ALIGN
