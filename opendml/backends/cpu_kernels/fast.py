@@ -165,12 +165,11 @@ def _reduction(x: np.ndarray, axes: tuple[int, ...]) -> _Reduction:
 
 
 class _State:
-    """Per-slot running (key, index, found)."""
+    """Per-slot running (key, index); index -1 while a slot has found nothing."""
 
     def __init__(self, slots: int, key: np.dtype) -> None:
         self.cur = np.empty(slots, key)
-        self.idx = np.zeros(slots, np.int64)
-        self.has = np.zeros(slots, np.uint8)
+        self.idx = np.full(slots, -1, np.int64)
 
 
 def argmin(params: ArgMinParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
@@ -194,14 +193,14 @@ def _argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) 
     state = _State(red.slots, key)
     _jit_argmin(flat(bits), red, state, kind, jit.DECREASING if decreasing else None, threads)
     default = red.length - 1 if decreasing else 0  # every element NaN (SPEC 8.5)
-    result = np.where(state.has.astype(bool), state.idx, default)
-    np.copyto(out, result.reshape(out.shape), casting="unsafe")
+    jit.fill_missing(state.idx, default)
+    np.copyto(out, state.idx.reshape(out.shape), casting="unsafe")
 
 
 def _task_args(fx: np.ndarray, red: _Reduction, x0: int, sizes: list[int], slot0: int, index0: int,
                start: int, stop: int, state: _State, kind: Any, order: Any) -> tuple[Any, ...]:
     return (fx, x0, int64s(sizes), int64s(red.strides), np.array(red.reduced, np.uint8), int64s(red.weights),
-            slot0, index0, start, stop, state.cur, state.idx, state.has, kind, order)
+            slot0, index0, start, stop, state.cur, state.idx, kind, order)
 
 
 def _jit_argmin(fx: np.ndarray, red: _Reduction, state: _State, kind: Any, order: Any, threads: int) -> None:
@@ -251,7 +250,7 @@ def _split_reduced(fx: np.ndarray, red: _Reduction, state: _State, kernel: Calla
                                order))
     run_tasks(kernel, args, threads)
     for st in states[1:]:
-        jit.merge_states(state.cur, state.idx, state.has, st.cur, st.idx, st.has, order)
+        jit.merge_states(state.cur, state.idx, st.cur, st.idx, order)
 
 
 def shares_of(total: int, count: int) -> list[tuple[int, int]]:

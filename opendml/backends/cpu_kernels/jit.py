@@ -365,10 +365,18 @@ def replaces(key, index, best, best_index, order):  # type: ignore[no-untyped-de
 
 
 @jit
-def merge_states(cur, idx, has, cur2, idx2, has2, order):  # type: ignore[no-untyped-def]
+def merge_states(cur, idx, cur2, idx2, order):  # type: ignore[no-untyped-def]
     for s in range(cur.size):
-        if has2[s] and (not has[s] or replaces(cur2[s], idx2[s], cur[s], idx[s], order)):
-            cur[s], idx[s], has[s] = cur2[s], idx2[s], 1
+        if idx2[s] >= 0 and (idx[s] < 0 or replaces(cur2[s], idx2[s], cur[s], idx[s], order)):
+            cur[s], idx[s] = cur2[s], idx2[s]
+
+
+@jit
+def fill_missing(idx, default):  # type: ignore[no-untyped-def]
+    """Slots that found nothing (every element NaN) take the default index (SPEC 8.5)."""
+    for s in range(idx.size):
+        if idx[s] < 0:
+            idx[s] = default
 
 
 @jit
@@ -495,7 +503,7 @@ ROW_BATCH = 16  # short rows reduced in a batch: their block minima first, then 
 
 
 @jit
-def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, has, kind, order):  # type: ignore
+def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, kind, order):  # type: ignore
     """The last dimension is reduced: reduce each run of it (rows ``start``..``stop`` of the others).
 
     Rows go in batches; rows that fit one block have the minima of the whole batch found first: they are
@@ -528,8 +536,8 @@ def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, 
                     keys[j], positions[j] = scan(x, offsets[j], n, sx, kind, order)
         for j in range(count):
             slot, key, index = slots[j], keys[j], indices[j] + positions[j] * wn
-            if found_key(key, kind) and (not has[slot] or replaces(key, index, cur[slot], idx[slot], order)):
-                cur[slot], idx[slot], has[slot] = key, index, 1
+            if found_key(key, kind) and (idx[slot] < 0 or replaces(key, index, cur[slot], idx[slot], order)):
+                cur[slot], idx[slot] = key, index
 
 
 COLUMN_TILE = 8192  # columns whose running state (key and row, 16 bytes each) stays in the L2 cache
@@ -537,54 +545,45 @@ ROW_GROUP = 8  # rows folded into the state per pass over a tile: 8 reads of inp
 
 
 @jit
+def fold(v, m, p, row, order):  # type: ignore[no-untyped-def]
+    """One element (key ``v`` of row ``row``) folded into a column's (key ``m``, row ``p``)."""
+    return (v, row) if takes(v, m, order) else (m, p)
+
+
+@jit
 def fold_row(best, pos, xr, row, kind, order):  # type: ignore[no-untyped-def]
     for c in range(best.size):
-        v = key_of(xr[c], kind)
-        t = takes(v, best[c], order)
-        best[c] = v if t else best[c]
-        pos[c] = row if t else pos[c]
+        best[c], pos[c] = fold(key_of(xr[c], kind), best[c], pos[c], row, order)
 
 
 @jit
 def fold_rows(best, pos, x, rb, sr, row, kind, order):  # type: ignore[no-untyped-def]
-    """Rows ``row``..``row + 7`` of a contiguous tile (``sr`` apart), in order, folded into the state at once."""
+    """Rows ``row``..``row + 7`` of a contiguous tile (``sr`` apart), in order, folded into the state at once:
+    the state is loaded and stored once per eight input rows."""
     w = best.size
     x0, x1 = x[rb:rb + w], x[rb + sr:rb + sr + w]
     x2, x3 = x[rb + 2 * sr:rb + 2 * sr + w], x[rb + 3 * sr:rb + 3 * sr + w]
     x4, x5 = x[rb + 4 * sr:rb + 4 * sr + w], x[rb + 5 * sr:rb + 5 * sr + w]
     x6, x7 = x[rb + 6 * sr:rb + 6 * sr + w], x[rb + 7 * sr:rb + 7 * sr + w]
+    r0, r1, r2, r3 = row, np.int32(row + 1), np.int32(row + 2), np.int32(row + 3)
+    r4, r5, r6, r7 = np.int32(row + 4), np.int32(row + 5), np.int32(row + 6), np.int32(row + 7)
     for c in range(w):
-        m, p = best[c], pos[c]
-        v = key_of(x0[c], kind)
-        t = takes(v, m, order)
-        m, p = (v, row) if t else (m, p)
-        v = key_of(x1[c], kind)
-        t = takes(v, m, order)
-        m, p = (v, row + 1) if t else (m, p)
-        v = key_of(x2[c], kind)
-        t = takes(v, m, order)
-        m, p = (v, row + 2) if t else (m, p)
-        v = key_of(x3[c], kind)
-        t = takes(v, m, order)
-        m, p = (v, row + 3) if t else (m, p)
-        v = key_of(x4[c], kind)
-        t = takes(v, m, order)
-        m, p = (v, row + 4) if t else (m, p)
-        v = key_of(x5[c], kind)
-        t = takes(v, m, order)
-        m, p = (v, row + 5) if t else (m, p)
-        v = key_of(x6[c], kind)
-        t = takes(v, m, order)
-        m, p = (v, row + 6) if t else (m, p)
-        v = key_of(x7[c], kind)
-        t = takes(v, m, order)
-        m, p = (v, row + 7) if t else (m, p)
-        best[c] = m
-        pos[c] = p
+        m, p = fold(key_of(x0[c], kind), best[c], pos[c], r0, order)
+        m, p = fold(key_of(x1[c], kind), m, p, r1, order)
+        m, p = fold(key_of(x2[c], kind), m, p, r2, order)
+        m, p = fold(key_of(x3[c], kind), m, p, r3, order)
+        m, p = fold(key_of(x4[c], kind), m, p, r4, order)
+        m, p = fold(key_of(x5[c], kind), m, p, r5, order)
+        m, p = fold(key_of(x6[c], kind), m, p, r6, order)
+        m, p = fold(key_of(x7[c], kind), m, p, r7, order)
+        best[c], pos[c] = m, p
+
+
+ROW_CHUNK = 1 << 30  # rows reduced into one tile state: row numbers fit int32, as wide as the keys
 
 
 @jit
-def argmin_columns(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, has, kind, order):  # type: ignore
+def argmin_columns(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, kind, order):  # type: ignore
     """The last dimension is kept: a running minimum key and row per column, updated row after row.
 
     The reduced dimension just before the last one gives the rows (one row when there is none); every
@@ -600,7 +599,7 @@ def argmin_columns(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, id
     outer_dims = nd - 2 if has_rows else nd - 1
     tile = min(ncols, COLUMN_TILE)
     best = np.empty(tile, dtype=cur.dtype)
-    pos = np.empty(tile, dtype=np.int64)
+    pos = np.empty(tile, dtype=np.int32)
     for outer in range(start, stop):
         xb, slot_base, index = x0, slot0, index0
         r = outer
@@ -615,28 +614,27 @@ def argmin_columns(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, id
         for c0 in range(0, ncols, tile):
             width = min(tile, ncols - c0)
             tb, tp = best[:width], pos[:width]
-            cb = xb + c0 * sc
-            for c in range(width):
-                tb[c] = key_of(x[cb + c * sc], kind)
-                tp[c] = 0
-            row = 1
-            if sc == 1:
-                while row + ROW_GROUP <= nrows:
-                    fold_rows(tb, tp, x, cb + row * sr, sr, row, kind, order)
-                    row += ROW_GROUP
-                while row < nrows:
-                    fold_row(tb, tp, x[cb + row * sr:cb + row * sr + width], row, kind, order)
-                    row += 1
-            else:
-                for row in range(1, nrows):
-                    rb = cb + row * sr
-                    for c in range(width):
-                        v = key_of(x[rb + c * sc], kind)
-                        t = takes(v, tb[c], order)
-                        tb[c] = v if t else tb[c]
-                        tp[c] = row if t else tp[c]
-            for c in range(width):
-                m = tb[c]
-                slot, at = slot_base + (c0 + c) * wc, index + tp[c] * wr
-                if found_key(m, kind) and (not has[slot] or replaces(m, at, cur[slot], idx[slot], order)):
-                    cur[slot], idx[slot], has[slot] = m, at, 1  # (a column of NaN found nothing)
+            for r0 in range(0, nrows, ROW_CHUNK):
+                rows = min(nrows - r0, ROW_CHUNK)
+                cb = xb + c0 * sc + r0 * sr
+                for c in range(width):
+                    tb[c] = key_of(x[cb + c * sc], kind)
+                    tp[c] = 0
+                row = 1
+                if sc == 1:
+                    while row + ROW_GROUP <= rows:
+                        fold_rows(tb, tp, x, cb + row * sr, sr, np.int32(row), kind, order)
+                        row += ROW_GROUP
+                    while row < rows:
+                        fold_row(tb, tp, x[cb + row * sr:cb + row * sr + width], np.int32(row), kind, order)
+                        row += 1
+                else:
+                    for row in range(1, rows):
+                        rb = cb + row * sr
+                        for c in range(width):
+                            tb[c], tp[c] = fold(key_of(x[rb + c * sc], kind), tb[c], tp[c], np.int32(row), order)
+                for c in range(width):
+                    m = tb[c]
+                    slot, at = slot_base + (c0 + c) * wc, index + (r0 + tp[c]) * wr
+                    if found_key(m, kind) and (idx[slot] < 0 or replaces(m, at, cur[slot], idx[slot], order)):
+                        cur[slot], idx[slot] = m, at  # (a column of NaN found nothing)
