@@ -31,6 +31,10 @@ KERNELS = [
 ALL = ["FLOAT32", "FLOAT16", "INT64", "INT32", "INT16", "INT8", "UINT64", "UINT32", "UINT16", "UINT8"]
 BIG = views.PARALLEL_MIN + 1000  # more than one thread share, and not a multiple of the share alignment
 SEAM = blocked.BLOCK * 2 + 7
+if cpu_kernels.numba_available():  # the fast kernels' blocks, tiles and groups, which the ARGMIN tests straddle
+    from opendml.backends.cpu_kernels.jit import COLUMN_TILE, ROW_BLOCK, ROW_CHUNK, ROW_GROUP
+else:
+    COLUMN_TILE, ROW_BLOCK, ROW_CHUNK, ROW_GROUP = 8192, 256, 1 << 20, 8
 
 
 @pytest.fixture(params=KERNELS)
@@ -236,14 +240,14 @@ AXES_4D = {
 
 
 def argmin_check(kernels, x: np.ndarray, axes: tuple[int, ...], direction: str,  # type: ignore
-                 out_type: str = "INT64") -> None:
+                 out_type: str = "INT64", threads: int = 2) -> None:
     shape = x.shape
     out_shape = tuple(1 if k in axes else n for k, n in enumerate(shape))
     params = ARGMIN.prepare(dml.ArgMinDesc(dml.TensorDesc(DataType.parse(x.dtype).name, shape),
                                            dml.TensorDesc(out_type, out_shape), axes, direction))
     expected = argmin_reference([x], params)
     out = layouts(out_shape)["padded"](np.full(out_shape, 77, DataType[out_type].numpy))
-    kernels.argmin(params)(x, out, 2)
+    kernels.argmin(params)(x, out, threads)
     assert same(out, expected), (axes, direction)
 
 
@@ -272,6 +276,9 @@ def test_argmin_every_axis_layout_type_and_direction(kernels, data_type: str, di
     ((300, 2 * 2048 + 3), (0,)),  # columns across the tile seam, split over threads
     ((1100, 300), (1,)),  # many rows over threads
     ((2, 90000, 2), (1,)),  # middle
+    ((20, 70001), (0,)),  # few rows of many columns: the columns split over threads
+    ((2048 + 13, 129), (0,)),  # many rows of a few columns: the rows split over threads, states merged
+    ((4 * ROW_GROUP + 3, COLUMN_TILE + 5), (0,)),  # two column tiles, rows not a multiple of the group
     ((SEAM,), (0,)),
 ])
 def test_argmin_sizes_across_seams(kernels, shape: tuple[int, ...], axes: tuple[int, ...], direction: str) -> None:  # type: ignore
@@ -281,6 +288,78 @@ def test_argmin_sizes_across_seams(kernels, shape: tuple[int, ...], axes: tuple[
     argmin_check(kernels, x, axes, direction)
     argmin_check(kernels, np.full(shape, np.nan, np.float32), axes, direction)
     argmin_check(kernels, np.where(np.isnan(x), np.inf, np.float32(np.inf)), axes, direction)
+
+
+def float_specials(data_type: str) -> np.ndarray:
+    """Values whose order is easy to get wrong: NaN of both signs and other payloads, signed zeros,
+    infinities, the smallest subnormals, the largest finite values, and their neighbours."""
+    if data_type == "FLOAT16":
+        bits16 = [0x7E00, 0xFE00, 0x7C01, 0xFFFF, 0x8000, 0x0000, 0x7C00, 0xFC00, 0x0001, 0x8001, 0x7BFF, 0xFBFF,
+                  0x3C00, 0xBC00, 0x3C01]
+        return np.array(bits16, np.uint16).view(np.float16)
+    bits32 = [0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF, 0x80000000, 0x00000000, 0x7F800000, 0xFF800000,
+              0x00000001, 0x80000001, 0x7F7FFFFF, 0xFF7FFFFF, 0x3F800000, 0xBF800000, 0x3F800001]
+    return np.array(bits32, np.uint32).view(np.float32)
+
+
+@pytest.mark.parametrize("data_type", ["FLOAT32", "FLOAT16"])
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+def test_argmin_orders_every_pair_of_special_floats(kernels, data_type: str, direction: str) -> None:  # type: ignore
+    """Every ordered pair (and triple with a repeat) of special values, reduced along rows and along columns."""
+    v = float_specials(data_type)
+    a, b = np.meshgrid(v, v, indexing="ij")
+    pairs = np.stack([a.reshape(-1), b.reshape(-1)], axis=1)  # one pair per row
+    triples = np.concatenate([pairs, pairs[:, :1]], axis=1)  # the first value again, last: a tie at both ends
+    for rows in (pairs, triples):
+        argmin_check(kernels, rows, (1,), direction)
+        argmin_check(kernels, np.ascontiguousarray(rows.T), (0,), direction)
+
+
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+def test_argmin_every_half_in_one_reduction(kernels, direction: str) -> None:  # type: ignore[no-untyped-def]
+    halves = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    rng = np.random.default_rng(9)
+    for x in (halves, halves[rng.permutation(65536)], halves[::-1].copy()):
+        argmin_check(kernels, x.reshape(256, 256), (1,), direction)
+        argmin_check(kernels, x.reshape(256, 256), (0,), direction)
+        argmin_check(kernels, x.reshape(1, -1), (1,), direction)
+
+
+@pytest.mark.parametrize("data_type", ALL)
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+def test_argmin_long_runs_with_ties_across_blocks(kernels, data_type: str, direction: str) -> None:  # type: ignore
+    """Runs longer than a block, whose minimum appears in several blocks (at block edges and in the last,
+    partial block), as -0.0 in one place and +0.0 in another, or after a NaN: along rows and columns."""
+    block = ROW_BLOCK
+    n = 3 * block + 5
+    rng = np.random.default_rng(4)
+    dtype = DataType[data_type].numpy
+    rows = np.zeros((8, n), dtype)
+    rows[...] = 100 if dtype.kind != "f" else 100.0
+    rows += (rng.integers(1, 20, rows.shape)).astype(dtype)
+    low = -3 if dtype.kind in "if" else 1
+    places = [[block - 1, 2 * block], [0, n - 1], [block, 3 * block + 2], [n - 1], [2 * block + 7, block + 3],
+              [5, block - 1, 2 * block - 1, 3 * block]]
+    for r, where in enumerate(places):
+        rows[r, where] = low
+    if dtype.kind == "f":
+        rows[6, [block + 1, 2 * block + 4]] = (-0.0, 0.0)  # equal: the direction picks
+        rows[6, rows[6] > 0] = 7.0
+        rows[7, :] = np.nan
+        rows[7, [3 * block + 1, 3 * block + 4]] = 2.0
+    for x in (rows, rows[:, ::-1].copy()):
+        argmin_check(kernels, x, (1,), direction)
+        argmin_check(kernels, np.ascontiguousarray(x.T), (0,), direction)
+        argmin_check(kernels, x.reshape(1, -1), (1,), direction)
+
+
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+def test_argmin_more_rows_than_one_tile_state_holds(kernels, direction: str) -> None:  # type: ignore[no-untyped-def]
+    """Past ROW_CHUNK rows a column's running state is merged and started again; the minimum on both sides."""
+    x = np.full((ROW_CHUNK + 37, 2), 5, np.int8)
+    x[[3, ROW_CHUNK + 30], 0] = -1  # a tie across the seam
+    x[ROW_CHUNK + 1, 1] = -2  # the minimum only after it
+    argmin_check(kernels, x, (0,), direction, threads=1)  # one thread: no split into smaller pieces
 
 
 @pytest.mark.parametrize("out_type", ["INT32", "UINT32", "UINT64"])
@@ -332,3 +411,30 @@ def test_run_tasks_keeps_order_and_bounds_concurrency() -> None:
 
     assert threads.run_tasks(task, [(k,) for k in range(10)], 3) == [k * k for k in range(10)]
     assert peak[0] <= 3
+
+
+def test_run_tasks_deals_tasks_to_free_threads_and_the_caller_works_too() -> None:
+    """A thread held up by one slow task (as by other work on its core) leaves the rest to the others."""
+    import threading
+    import time
+
+    ran_on: dict[int, int] = {}
+
+    def task(k: int) -> int:
+        ran_on[k] = threading.get_ident()
+        time.sleep(0.3 if k == 0 else 0.005)
+        return k
+
+    assert threads.run_tasks(task, [(k,) for k in range(12)], 2) == list(range(12))
+    assert all(ran_on[k] != ran_on[0] for k in range(1, 12))  # none waited behind the slow task
+    assert threading.get_ident() in ran_on.values()
+
+
+def test_run_tasks_raises_what_a_task_raises() -> None:
+    def task(k: int) -> int:
+        if k == 3:
+            raise dml.InvalidArgumentError("ARGMIN: Axes must be valid; got 3.")
+        return k
+
+    with pytest.raises(dml.InvalidArgumentError, match="got 3"):
+        threads.run_tasks(task, [(k,) for k in range(8)], 2)

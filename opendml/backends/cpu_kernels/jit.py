@@ -579,7 +579,7 @@ def fold_rows(best, pos, x, rb, sr, row, kind, order):  # type: ignore[no-untype
         best[c], pos[c] = m, p
 
 
-ROW_CHUNK = 1 << 30  # rows reduced into one tile state: row numbers fit int32, as wide as the keys
+ROW_CHUNK = 1 << 20  # rows reduced into one tile state before it is merged: row numbers stay int32, as wide as the keys
 
 
 @jit
