@@ -22,9 +22,11 @@ from opendml.ops.dequantize_linear import DEQUANTIZE_LINEAR, dequantize_linear_r
 from opendml.ops.elementwise import clamp_reference
 from opendml.ops.threshold import THRESHOLD
 
+NO_NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
 KERNELS = [
-    pytest.param("numba", id="numba", marks=pytest.mark.skipif(
-        not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")),
+    pytest.param("numba", id="numba", marks=NO_NUMBA),
+    # Every output streamed (non-temporal stores), not only those of STREAM_MIN_BYTES and more.
+    pytest.param("numba-streaming", id="numba-streaming", marks=NO_NUMBA),
     pytest.param("numpy", id="numpy"),
 ]
 
@@ -38,8 +40,12 @@ else:
 
 
 @pytest.fixture(params=KERNELS)
-def kernels(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
-    return cpu_kernels.load(request.param)
+def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    name = request.param.split("-")[0]
+    module = cpu_kernels.load(name)
+    if request.param == "numba-streaming":
+        monkeypatch.setattr(module, "STREAM_MIN_BYTES", 0)
+    return module
 
 
 def bits(a: np.ndarray) -> np.ndarray:
@@ -188,6 +194,31 @@ def test_float16_rounding_is_exact_for_every_half_and_many_floats(kernels) -> No
         check_clamp(kernels, params, halves, np.zeros(65536, np.float16))
 
 
+@pytest.mark.parametrize("data_type", ALL)
+def test_streamed_outputs_at_every_alignment(data_type: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Streaming stores write whole aligned vectors: runs start at every element offset within a vector and
+    end anywhere, in and out of place, with and without ScaleBias; the rest of the buffer is untouched."""
+    if not cpu_kernels.numba_available():
+        pytest.skip("Numba is not installed (the opendml[fast] extra)")
+    fast = cpu_kernels.load("numba")
+    monkeypatch.setattr(fast, "STREAM_MIN_BYTES", 0)
+    rng = np.random.default_rng(6)
+    dtype = DataType[data_type].numpy
+    lanes = 64 // dtype.itemsize
+    floats = data_type.startswith("FLOAT")
+    for size in (1, lanes - 1, lanes, lanes + 1, 3 * lanes + 5, 300):
+        for shift in range(0, lanes + 1, max(1, lanes // 8)):
+            values = sample(data_type, (size,), rng)
+            for sb in ([None, (1.5, -0.25)] if floats else [None]):
+                params = unary_params("CLIP", data_type, (size,), -1.0 if floats else -7.9, 2.5 if floats else 100.2,
+                                      sb)
+                buf = np.zeros(size + 2 * lanes, dtype)
+                check_clamp(fast, params, values.copy(), buf[shift:shift + size])
+                inplace = np.zeros(size + 2 * lanes, dtype)
+                inplace[shift:shift + size] = values
+                check_clamp(fast, params, inplace[shift:shift + size], inplace[shift:shift + size], in_place=True)
+
+
 @pytest.mark.parametrize("in_type", ["INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"])
 @pytest.mark.parametrize("out_type", ["FLOAT32", "FLOAT16"])
 def test_dequantize_every_type_and_broadcast(kernels, in_type: str, out_type: str) -> None:  # type: ignore
@@ -218,6 +249,37 @@ def test_dequantize_every_type_and_broadcast(kernels, in_type: str, out_type: st
                 out = layouts(shape)["padded"](np.zeros(shape, DataType[out_type].numpy))
                 kernels.dequantize(params)(xv, scale, zp, out, 2)
                 assert same(out, expected), (zname, sname, layout)
+
+
+@pytest.mark.parametrize("in_type", ["INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"])
+def test_streamed_dequantize_at_every_alignment(in_type: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FLOAT32 outputs streamed from every element offset within a vector: rows of per-channel and
+    per-tensor scales and zero points, and none."""
+    if not cpu_kernels.numba_available():
+        pytest.skip("Numba is not installed (the opendml[fast] extra)")
+    fast = cpu_kernels.load("numba")
+    monkeypatch.setattr(fast, "STREAM_MIN_BYTES", 0)
+    rng = np.random.default_rng(12)
+    for columns in (1, 15, 16, 17, 53):
+        shape = (3, columns)
+        x = sample(in_type, shape, rng)
+        channel = np.broadcast_to(sample("FLOAT32", (1, columns), rng), shape)
+        tensor = np.broadcast_to(np.float32(0.0371), shape)
+        zero_points = [None, np.broadcast_to(sample(in_type, (1, columns), rng), shape),
+                       np.broadcast_to(sample(in_type, (1, 1), rng), shape)]
+        t_in, t_out = dml.TensorDesc(in_type, shape), dml.TensorDesc("FLOAT32", shape)
+        for zp in zero_points:
+            params = DEQUANTIZE_LINEAR.prepare(dml.ElementWiseDequantizeLinearDesc(
+                t_in, t_out, None if zp is None else t_in, t_out))
+            for scale in (channel, tensor):
+                with np.errstate(all="ignore"):
+                    expected = dequantize_linear_reference([x, scale, zp], params)
+                for shift in range(0, 17, 3):
+                    buf = np.zeros(x.size + 40, np.float32)
+                    out = buf[shift:shift + x.size].reshape(shape)
+                    fast.dequantize(params)(x, scale, zp, out, 2)
+                    assert same(out, expected), (columns, shift)
+                    assert not buf[:shift].any() and not buf[shift + x.size:].any()
 
 
 @pytest.mark.parametrize("size", [5, SEAM, BIG])

@@ -37,6 +37,10 @@ class _Walk:
     shares: list[tuple[int, int]]
 
 
+# Outputs of at least this many bytes are written with streaming (non-temporal) stores (``stream``): they
+# would not stay in the caches for the next operator anyway, and the stores skip reading every line first.
+STREAM_MIN_BYTES = 1 << 25
+
 _walks: dict[Any, _Walk] = {}
 _lengths: dict[int, np.ndarray] = {}
 _UNIT = int64s([1])
@@ -98,11 +102,12 @@ def clamp(params: ClampParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
         if half:
             x, out = x.view(np.uint16), out.view(np.uint16)
         n = out.size
+        streaming = not half and out.nbytes >= STREAM_MIN_BYTES
         if n < PARALLEL_MIN and x.flags.c_contiguous and out.flags.c_contiguous:  # the per-call cost path
-            kernel(x.reshape(-1), out.reshape(-1), _length(n), _UNIT, _UNIT, 0, n, *tail)
+            kernel(x.reshape(-1), out.reshape(-1), _length(n), _UNIT, _UNIT, 0, n, *tail, streaming)
             return
         walk = _walk([x, out], threads)
-        _run_shares(kernel, (flat(x), flat(out)), walk, tail, threads)
+        _run_shares(kernel, (flat(x), flat(out)), walk, (*tail, streaming), threads)
 
     return run
 
@@ -114,14 +119,15 @@ def dequantize(params: DequantizeParams) -> Callable[..., None]:
 
 def _dequantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, out: np.ndarray,
                 threads: int) -> None:
+    streaming = (out.dtype == np.float32 and out.nbytes >= STREAM_MIN_BYTES,)
     if zero_point is None:
         walk = _walk([x, scale, out], threads)
-        _run_shares(jit.dequantize_no_zero_point, (flat(x), flat(_bits(scale)), flat(_bits(out))), walk, (),
-                    threads)
+        _run_shares(jit.dequantize_no_zero_point, (flat(x), flat(_bits(scale)), flat(_bits(out))), walk,
+                    streaming, threads)
         return
     walk = _walk([x, scale, zero_point, out], threads)
-    _run_shares(jit.dequantize, (flat(x), flat(_bits(scale)), flat(zero_point), flat(_bits(out))), walk, (),
-                threads)
+    _run_shares(jit.dequantize, (flat(x), flat(_bits(scale)), flat(zero_point), flat(_bits(out))), walk,
+                streaming, threads)
 
 
 @dataclass(frozen=True)

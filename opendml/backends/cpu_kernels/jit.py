@@ -13,9 +13,13 @@ every layout and a range is one thread's share.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 jit = njit(nogil=True, cache=True)
@@ -81,14 +85,26 @@ def float_to_half(f):  # type: ignore[no-untyped-def]
     return np.uint16(o | U32(sign >> U32(16)))
 
 
+def difference(x, z):  # type: ignore[no-untyped-def]
+    """``x - z`` exactly, in int32 for 8- and 16-bit integers (as wide as float32, so 16 lanes a vector) and
+    int64 for 32-bit ones (SPEC 8.6)."""
+
+
+@overload(difference, jit_options={"cache": True})
+def _difference(x, z):  # type: ignore[no-untyped-def]
+    if x.bitwidth <= 16 and z.bitwidth <= 16:
+        return lambda x, z: np.int32(np.int32(x) - np.int32(z))  # Numba would widen int32 - int32 to int64
+    return lambda x, z: np.int64(x) - np.int64(z)
+
+
 def wide(v):  # type: ignore[no-untyped-def]
-    """An integer widened so that a difference of two is exact (SPEC 8.6)."""
+    """An integer as the type ``difference`` would compute in."""
 
 
 @overload(wide, jit_options={"cache": True})
 def _wide(v):  # type: ignore[no-untyped-def]
     if v.bitwidth <= 16:
-        return lambda v: np.int32(v)  # 8- and 16-bit: int32 holds every difference and vectorises well
+        return lambda v: np.int32(v)
     return lambda v: np.int64(v)
 
 
@@ -114,6 +130,160 @@ def _to_output(v, like):  # type: ignore[no-untyped-def]
     return lambda v, like: v
 
 
+# Streaming stores: the bulk of a large contiguous output written with non-temporal vector stores.
+#
+# An ordinary store first reads the cache line it writes (to own it) and leaves it in the caches, so an
+# element-wise operator on a tensor larger than the caches moves its output's bytes over the memory bus
+# twice and evicts everything else. A non-temporal store writes whole lines straight to memory. LLVM's loop
+# vectoriser will not emit one unless the scalar store is aligned to the whole vector, which it cannot
+# know, so these kernels are written as LLVM vector code directly: each call runs ``count`` elements (a
+# multiple of VECTOR_BYTES / itemsize) from ``o[os]``, which the caller has aligned to VECTOR_BYTES
+# (``stream_span``), loading the inputs unaligned. The arithmetic is the scalar kernels', instruction for
+# instruction: the same comparisons (ordered, so NaN compares false), a multiply and an add never fused,
+# one int32 or int64 difference converted once. Other targets split or scalarise the vectors; the results
+# do not change. (They live in this file because Numba's disk cache of a kernel is invalidated by changes
+# to the kernel's own file only.)
+
+VECTOR_BYTES = 64  # one cache line: every store writes a whole line
+
+
+def lanes(itemsize: int) -> int:
+    """Elements of ``itemsize`` bytes per vector."""
+    return VECTOR_BYTES // itemsize
+
+
+def _i64(value: int) -> ir.Constant:
+    return ir.Constant(ir.IntType(64), value)
+
+
+def _splat(builder: ir.IRBuilder, value: ir.Value, count: int) -> ir.Value:
+    vector = ir.VectorType(value.type, count)
+    undef = ir.Constant(vector, ir.Undefined)
+    first = builder.insert_element(undef, value, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(first, undef, ir.Constant(ir.VectorType(ir.IntType(32), count), [0] * count))
+
+
+class _Loop:
+    """The vector loop of one call: element pointers of its arrays, vector loads and the streaming store."""
+
+    def __init__(self, context: Any, builder: ir.IRBuilder, out_type: types.Array, count: int) -> None:
+        self.context, self.builder, self.count = context, builder, count
+        self.nontemporal = builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
+        self.out_type = out_type
+
+    def base(self, array_type: types.Array, array: ir.Value, start: ir.Value) -> ir.Value:
+        data = self.context.make_array(array_type)(self.context, self.builder, array).data
+        return self.builder.gep(data, [start])
+
+    def load(self, base: ir.Value, k: ir.Value, dtype: types.Type) -> ir.Value:
+        element = self.context.get_data_type(dtype)
+        vector = ir.VectorType(element, self.count)
+        pointer = self.builder.bitcast(self.builder.gep(base, [k]), vector.as_pointer())
+        return self.builder.load(pointer, align=self.context.get_abi_sizeof(element))
+
+    def store(self, base: ir.Value, k: ir.Value, value: ir.Value) -> None:
+        pointer = self.builder.bitcast(self.builder.gep(base, [k]), value.type.as_pointer())
+        self.builder.store(value, pointer, align=VECTOR_BYTES).set_metadata("nontemporal", self.nontemporal)
+
+    def run(self, total: ir.Value, body: Callable[[ir.Value], None]) -> None:
+        with cgutils.for_range_slice(self.builder, _i64(0), total, _i64(self.count)) as (k, _):
+            body(k)
+
+
+def _clamp_vector(builder: ir.IRBuilder, dtype: types.Type, v: ir.Value, low: ir.Value, high: ir.Value) -> ir.Value:
+    """``jit.clamp_value``: a bound replaces the value only when the comparison is strictly true."""
+    if isinstance(dtype, types.Float):
+        above, below = builder.fcmp_ordered(">", v, high), None
+        v = builder.select(above, high, v)
+        below = builder.fcmp_ordered("<", v, low)
+    else:
+        signed = dtype.signed
+        above = builder.icmp_signed(">", v, high) if signed else builder.icmp_unsigned(">", v, high)
+        v = builder.select(above, high, v)
+        below = builder.icmp_signed("<", v, low) if signed else builder.icmp_unsigned("<", v, low)
+    return builder.select(below, low, v)
+
+
+@intrinsic
+def stream_clamp(typingctx, x, o, xs, os, count, low, high):  # type: ignore[no-untyped-def]
+    """``o[os + k] = clamp(x[xs + k])`` for ``k < count``: FLOAT32 and integer CLIP and THRESHOLD."""
+    if not (isinstance(x, types.Array) and isinstance(o, types.Array) and x.dtype == o.dtype):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        loop = _Loop(context, builder, signature.args[1], lanes(context.get_abi_sizeof(
+            context.get_data_type(o.dtype))))
+        xb, ob = loop.base(signature.args[0], args[0], args[2]), loop.base(signature.args[1], args[1], args[3])
+        low_v, high_v = _splat(builder, args[5], loop.count), _splat(builder, args[6], loop.count)
+        loop.run(args[4], lambda k: loop.store(ob, k, _clamp_vector(builder, o.dtype, loop.load(xb, k, x.dtype),
+                                                                      low_v, high_v)))
+        return context.get_dummy_value()
+
+    return types.void(x, o, xs, os, count, low, high), codegen
+
+
+@intrinsic
+def stream_clamp_scale_bias(typingctx, x, o, xs, os, count, scale, bias, low, high):  # type: ignore
+    """``stream_clamp`` after ``v * scale + bias`` (FLOAT32): a multiply, then an add, each rounded."""
+    if not (isinstance(x, types.Array) and x.dtype == types.float32 and o == x):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        loop = _Loop(context, builder, signature.args[1], lanes(4))
+        xb, ob = loop.base(signature.args[0], args[0], args[2]), loop.base(signature.args[1], args[1], args[3])
+        scale_v, bias_v, low_v, high_v = (_splat(builder, a, loop.count) for a in args[5:9])
+
+        def body(k: ir.Value) -> None:
+            product = builder.fmul(loop.load(xb, k, x.dtype), scale_v)  # no fast-math flags: never contracted
+            loop.store(ob, k, _clamp_vector(builder, x.dtype, builder.fadd(product, bias_v), low_v, high_v))
+
+        loop.run(args[4], body)
+        return context.get_dummy_value()
+
+    return types.void(x, o, xs, os, count, scale, bias, low, high), codegen
+
+
+def _widen(builder: ir.IRBuilder, value: ir.Value, dtype: types.Integer, wide: ir.Type) -> ir.Value:
+    return builder.sext(value, wide) if dtype.signed else builder.zext(value, wide)
+
+
+@intrinsic
+def stream_dequantize_vectors(typingctx, x, s, z, o, xs, ss, zs, os, count):  # type: ignore[no-untyped-def]
+    """``o[os + k] = float32(x - z) * s`` (SPEC 8.6) into FLOAT32. ``s`` and ``z`` are arrays read from
+    ``ss``/``zs`` on (one per element) or scalars (per-tensor or per-row); ``z`` may be None."""
+    if not (isinstance(x, types.Array) and isinstance(o, types.Array) and o.dtype == types.float32):
+        return None
+    if isinstance(s, types.Array) and s.dtype != types.float32:
+        return None
+    wide_bits = 32 if x.dtype.bitwidth <= 16 else 64  # as jit.difference
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        loop = _Loop(context, builder, signature.args[3], lanes(4))
+        wide = ir.VectorType(ir.IntType(wide_bits), loop.count)
+        xb, ob = loop.base(signature.args[0], args[0], args[4]), loop.base(signature.args[3], args[3], args[7])
+        s_base = loop.base(s, args[1], args[5]) if isinstance(s, types.Array) else None
+        z_base = loop.base(z, args[2], args[6]) if isinstance(z, types.Array) else None
+        s_all = None if s_base is not None else _splat(builder, args[1], loop.count)
+        z_all = None
+        if isinstance(z, types.Integer):
+            z_all = _widen(builder, _splat(builder, args[2], loop.count), z, wide)
+
+        def body(k: ir.Value) -> None:
+            value = _widen(builder, loop.load(xb, k, x.dtype), x.dtype, wide)
+            if z_base is not None:
+                value = builder.sub(value, _widen(builder, loop.load(z_base, k, z.dtype), z.dtype, wide))
+            elif z_all is not None:
+                value = builder.sub(value, z_all)
+            scale = loop.load(s_base, k, types.float32) if s_base is not None else s_all
+            loop.store(ob, k, builder.fmul(builder.sitofp(value, ir.VectorType(ir.FloatType(), loop.count)),
+                                           scale))
+
+        loop.run(args[8], body)
+        return context.get_dummy_value()
+
+    return types.void(x, s, z, o, xs, ss, zs, os, count), codegen
+
+
 @jit
 def base_offset(row, sizes, strides):  # type: ignore[no-untyped-def]
     """Element offset of the first element of ``row``, a linear index over every dimension but the last."""
@@ -136,8 +306,30 @@ def clamp_value(v, low, high):  # type: ignore[no-untyped-def]
 
 
 @jit
-def clamp(x, o, sizes, xs, os, start, stop, low, high):  # type: ignore[no-untyped-def]
-    """CLIP/THRESHOLD without ScaleBias on FLOAT32 and integers (a NaN bound bounds nothing)."""
+def stream_span(o, start, stop):  # type: ignore[no-untyped-def]
+    """``(a, b)``: the part of ``o[start:stop]`` that streaming stores write, whole aligned vectors."""
+    per = VECTOR_BYTES // o.itemsize
+    address = o.ctypes.data + start * o.itemsize
+    a = min(stop, start + (-address % VECTOR_BYTES) // o.itemsize)
+    return a, a + (stop - a) // per * per
+
+
+@jit
+def clamp_run(xr, orow, low, high):  # type: ignore[no-untyped-def]
+    if xr.ctypes.data == orow.ctypes.data:  # in place: one array, so the loop vectorises
+        for k in range(orow.size):
+            orow[k] = clamp_value(orow[k], low, high)
+    else:
+        for k in range(orow.size):
+            orow[k] = clamp_value(xr[k], low, high)
+
+
+@jit
+def clamp(x, o, sizes, xs, os, start, stop, low, high, streaming):  # type: ignore[no-untyped-def]
+    """CLIP/THRESHOLD without ScaleBias on FLOAT32 and integers (a NaN bound bounds nothing).
+
+    ``streaming``: write contiguous runs with non-temporal stores (outputs larger than the caches).
+    """
     n = sizes[-1]
     sx, so = xs[-1], os[-1]
     row = start // n
@@ -146,13 +338,10 @@ def clamp(x, o, sizes, xs, os, start, stop, low, high):  # type: ignore[no-untyp
         end = min(n, j + stop - start)
         xb, ob = base_offset(row, sizes, xs), base_offset(row, sizes, os)
         if sx == 1 and so == 1:
-            xr, orow = x[xb + j:xb + end], o[ob + j:ob + end]
-            if xr.ctypes.data == orow.ctypes.data:  # in place: one array, so the loop vectorises
-                for k in range(orow.size):
-                    orow[k] = clamp_value(orow[k], low, high)
-            else:
-                for k in range(orow.size):
-                    orow[k] = clamp_value(xr[k], low, high)
+            a, b = stream_span(o, ob + j, ob + end) if streaming else (ob + end, ob + end)
+            clamp_run(x[xb + j:xb + a - ob], o[ob + j:a], low, high)
+            stream_clamp(x, o, xb + a - ob, a, b - a, low, high)
+            clamp_run(x[xb + b - ob:xb + end], o[b:ob + end], low, high)
         else:
             for k in range(j, end):
                 o[ob + k * so] = clamp_value(x[xb + k * sx], low, high)
@@ -169,7 +358,17 @@ def scale_bias_value(v, scale, bias):  # type: ignore[no-untyped-def]
 
 
 @jit
-def clamp_scale_bias(x, o, sizes, xs, os, start, stop, scale, bias, low, high):  # type: ignore[no-untyped-def]
+def clamp_scale_bias_run(xr, orow, scale, bias, low, high):  # type: ignore[no-untyped-def]
+    if xr.ctypes.data == orow.ctypes.data:
+        for k in range(orow.size):
+            orow[k] = clamp_value(scale_bias_value(orow[k], scale, bias), low, high)
+    else:
+        for k in range(orow.size):
+            orow[k] = clamp_value(scale_bias_value(xr[k], scale, bias), low, high)
+
+
+@jit
+def clamp_scale_bias(x, o, sizes, xs, os, start, stop, scale, bias, low, high, streaming):  # type: ignore
     """CLIP/THRESHOLD with ScaleBias on FLOAT32."""
     n = sizes[-1]
     sx, so = xs[-1], os[-1]
@@ -179,13 +378,10 @@ def clamp_scale_bias(x, o, sizes, xs, os, start, stop, scale, bias, low, high): 
         end = min(n, j + stop - start)
         xb, ob = base_offset(row, sizes, xs), base_offset(row, sizes, os)
         if sx == 1 and so == 1:
-            xr, orow = x[xb + j:xb + end], o[ob + j:ob + end]
-            if xr.ctypes.data == orow.ctypes.data:
-                for k in range(orow.size):
-                    orow[k] = clamp_value(scale_bias_value(orow[k], scale, bias), low, high)
-            else:
-                for k in range(orow.size):
-                    orow[k] = clamp_value(scale_bias_value(xr[k], scale, bias), low, high)
+            a, b = stream_span(o, ob + j, ob + end) if streaming else (ob + end, ob + end)
+            clamp_scale_bias_run(x[xb + j:xb + a - ob], o[ob + j:a], scale, bias, low, high)
+            stream_clamp_scale_bias(x, o, xb + a - ob, a, b - a, scale, bias, low, high)
+            clamp_scale_bias_run(x[xb + b - ob:xb + end], o[b:ob + end], scale, bias, low, high)
         else:
             for k in range(j, end):
                 o[ob + k * so] = clamp_value(scale_bias_value(x[xb + k * sx], scale, bias), low, high)
@@ -203,8 +399,9 @@ def half_clamp_value(h, scale, bias, has_scale_bias, low, high):  # type: ignore
 
 
 @jit
-def clamp_half(x, o, sizes, xs, os, start, stop, scale, bias, has_scale_bias, low, high):  # type: ignore
-    """CLIP/THRESHOLD on FLOAT16 bits: computed in float32, rounded once."""
+def clamp_half(x, o, sizes, xs, os, start, stop, scale, bias, has_scale_bias, low, high, streaming):  # type: ignore
+    """CLIP/THRESHOLD on FLOAT16 bits: computed in float32, rounded once (never streamed: the conversions,
+    not the memory, take the time)."""
     n = sizes[-1]
     sx, so = xs[-1], os[-1]
     row = start // n
@@ -222,7 +419,7 @@ def clamp_half(x, o, sizes, xs, os, start, stop, scale, bias, has_scale_bias, lo
 @jit
 def dequantize_value(xv, zv, sv, like):  # type: ignore[no-untyped-def]
     """SPEC 8.6: exact wide difference, one rounding to float32, one float32 multiply, then the output type."""
-    return to_output(np.float32(wide(xv) - wide(zv)) * as_float(sv), like)
+    return to_output(np.float32(difference(xv, zv)) * as_float(sv), like)
 
 
 @jit
@@ -230,8 +427,63 @@ def dequantize_value_no_zero_point(xv, sv, like):  # type: ignore[no-untyped-def
     return to_output(np.float32(wide(xv)) * as_float(sv), like)
 
 
+def stream_dequantize(x, s, z, o, xs, ss, zs, os, count):  # type: ignore[no-untyped-def]
+    """``stream_dequantize_vectors`` for FLOAT32 outputs; nothing for FLOAT16 ones (never streamed)."""
+
+
+@overload(stream_dequantize, jit_options={"cache": True})
+def _stream_dequantize(x, s, z, o, xs, ss, zs, os, count):  # type: ignore[no-untyped-def]
+    if o.dtype != types.float32:
+        return lambda x, s, z, o, xs, ss, zs, os, count: None
+    return lambda x, s, z, o, xs, ss, zs, os, count: stream_dequantize_vectors(x, s, z, o, xs, ss, zs, os, count)
+
+
 @jit
-def dequantize(x, s, z, o, sizes, xs, ss, zs, os, start, stop):  # type: ignore[no-untyped-def]
+def dequantize_run(xr, sr, zr, orow, s_step, z_step):  # type: ignore[no-untyped-def]
+    """A contiguous run; the scale and zero point each per element (step 1) or one value (step 0)."""
+    if s_step == 0 and z_step == 0:
+        sv, zv = sr[0], zr[0]
+        for k in range(orow.size):
+            orow[k] = dequantize_value(xr[k], zv, sv, orow)
+    elif s_step == 0:
+        sv = sr[0]
+        for k in range(orow.size):
+            orow[k] = dequantize_value(xr[k], zr[k], sv, orow)
+    elif z_step == 0:
+        zv = zr[0]
+        for k in range(orow.size):
+            orow[k] = dequantize_value(xr[k], zv, sr[k], orow)
+    else:
+        for k in range(orow.size):
+            orow[k] = dequantize_value(xr[k], zr[k], sr[k], orow)
+
+
+@jit
+def dequantize_run_no_zero_point(xr, sr, orow, s_step):  # type: ignore[no-untyped-def]
+    if s_step == 0:
+        sv = sr[0]
+        for k in range(orow.size):
+            orow[k] = dequantize_value_no_zero_point(xr[k], sv, orow)
+    else:
+        for k in range(orow.size):
+            orow[k] = dequantize_value_no_zero_point(xr[k], sr[k], orow)
+
+
+@jit
+def dequantize_stream_run(x, s, z, o, xb, sb, zb, a, count, s_step, z_step):  # type: ignore[no-untyped-def]
+    """``count`` elements from ``o[a]`` (``x[xb]``, ``s[sb]``, ``z[zb]``) with streaming stores."""
+    if s_step == 0 and z_step == 0:
+        stream_dequantize(x, s[sb], z[zb], o, xb, 0, 0, a, count)
+    elif s_step == 0:
+        stream_dequantize(x, s[sb], z, o, xb, 0, zb, a, count)
+    elif z_step == 0:
+        stream_dequantize(x, s, z[zb], o, xb, sb, 0, a, count)
+    else:
+        stream_dequantize(x, s, z, o, xb, sb, zb, a, count)
+
+
+@jit
+def dequantize(x, s, z, o, sizes, xs, ss, zs, os, start, stop, streaming):  # type: ignore[no-untyped-def]
     """DEQUANTIZE_LINEAR with a zero point. Broadcast operands (per-tensor, per-axis) have stride 0."""
     n = sizes[-1]
     sx, s_s, sz, so = xs[-1], ss[-1], zs[-1], os[-1]
@@ -241,24 +493,12 @@ def dequantize(x, s, z, o, sizes, xs, ss, zs, os, start, stop):  # type: ignore[
         end = min(n, j + stop - start)
         xb, sb, ob = base_offset(row, sizes, xs), base_offset(row, sizes, ss), base_offset(row, sizes, os)
         zb = base_offset(row, sizes, zs)
-        xr, orow = x[xb + j * sx:], o[ob + j * so:]
         if sx == 1 and so == 1 and s_s <= 1 and sz <= 1:  # scale and zero point each per-element or hoisted
-            sr, zr = s[sb + j * s_s:], z[zb + j * sz:]
-            if s_s == 0 and sz == 0:
-                sv, zv = sr[0], zr[0]
-                for k in range(end - j):
-                    orow[k] = dequantize_value(xr[k], zv, sv, o)
-            elif s_s == 0:
-                sv = sr[0]
-                for k in range(end - j):
-                    orow[k] = dequantize_value(xr[k], zr[k], sv, o)
-            elif sz == 0:
-                zv = zr[0]
-                for k in range(end - j):
-                    orow[k] = dequantize_value(xr[k], zv, sr[k], o)
-            else:
-                for k in range(end - j):
-                    orow[k] = dequantize_value(xr[k], zr[k], sr[k], o)
+            a, b = stream_span(o, ob + j, ob + end) if streaming else (ob + end, ob + end)
+            h, t = a - ob, b - ob  # the streamed part, as positions in the run
+            dequantize_run(x[xb + j:xb + h], s[sb + j * s_s:], z[zb + j * sz:], o[ob + j:a], s_s, sz)
+            dequantize_stream_run(x, s, z, o, xb + h, sb + h * s_s, zb + h * sz, a, b - a, s_s, sz)
+            dequantize_run(x[xb + t:xb + end], s[sb + t * s_s:], z[zb + t * sz:], o[b:ob + end], s_s, sz)
         else:
             for k in range(j, end):
                 o[ob + k * so] = dequantize_value(x[xb + k * sx], z[zb + k * sz], s[sb + k * s_s], o)
@@ -268,7 +508,7 @@ def dequantize(x, s, z, o, sizes, xs, ss, zs, os, start, stop):  # type: ignore[
 
 
 @jit
-def dequantize_no_zero_point(x, s, o, sizes, xs, ss, os, start, stop):  # type: ignore[no-untyped-def]
+def dequantize_no_zero_point(x, s, o, sizes, xs, ss, os, start, stop, streaming):  # type: ignore
     """DEQUANTIZE_LINEAR without a zero point (SPEC 8.6: it means 0)."""
     n = sizes[-1]
     sx, s_s, so = xs[-1], ss[-1], os[-1]
@@ -277,15 +517,15 @@ def dequantize_no_zero_point(x, s, o, sizes, xs, ss, os, start, stop):  # type: 
     while start < stop:
         end = min(n, j + stop - start)
         xb, sb, ob = base_offset(row, sizes, xs), base_offset(row, sizes, ss), base_offset(row, sizes, os)
-        xr, orow = x[xb + j * sx:], o[ob + j * so:]
-        if sx == 1 and so == 1 and s_s == 0:
-            sv = s[sb]
-            for k in range(end - j):
-                orow[k] = dequantize_value_no_zero_point(xr[k], sv, o)
-        elif sx == 1 and so == 1 and s_s == 1:
-            sr = s[sb + j:]
-            for k in range(end - j):
-                orow[k] = dequantize_value_no_zero_point(xr[k], sr[k], o)
+        if sx == 1 and so == 1 and s_s <= 1:
+            a, b = stream_span(o, ob + j, ob + end) if streaming else (ob + end, ob + end)
+            h, t = a - ob, b - ob
+            dequantize_run_no_zero_point(x[xb + j:xb + h], s[sb + j * s_s:], o[ob + j:a], s_s)
+            if s_s == 0:
+                stream_dequantize(x, s[sb], None, o, xb + h, 0, 0, a, b - a)
+            else:
+                stream_dequantize(x, s, None, o, xb + h, sb + h, 0, a, b - a)
+            dequantize_run_no_zero_point(x[xb + t:xb + end], s[sb + t * s_s:], o[b:ob + end], s_s)
         else:
             for k in range(j, end):
                 o[ob + k * so] = dequantize_value_no_zero_point(x[xb + k * sx], s[sb + k * s_s], o)
