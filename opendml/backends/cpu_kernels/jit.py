@@ -138,7 +138,7 @@ def _to_output(v, like):  # type: ignore[no-untyped-def]
 # vectoriser will not emit one unless the scalar store is aligned to the whole vector, which it cannot
 # know, so these kernels are written as LLVM vector code directly: each call runs ``count`` elements (a
 # multiple of VECTOR_BYTES / itemsize) from ``o[os]``, which the caller has aligned to VECTOR_BYTES
-# (``stream_span``), loading the inputs unaligned. The arithmetic is the scalar kernels', instruction for
+# (``streamed``), loading the inputs unaligned. The arithmetic is the scalar kernels', instruction for
 # instruction: the same comparisons (ordered, so NaN compares false), a multiply and an add never fused,
 # one int32 or int64 difference converted once. Other targets split or scalarise the vectors; the results
 # do not change. (They live in this file because Numba's disk cache of a kernel is invalidated by changes
@@ -306,12 +306,15 @@ def clamp_value(v, low, high):  # type: ignore[no-untyped-def]
 
 
 @jit
-def stream_span(o, start, stop):  # type: ignore[no-untyped-def]
-    """``(a, b)``: the part of ``o[start:stop]`` that streaming stores write, whole aligned vectors."""
+def streamed(o, ob, j, end, contiguous):  # type: ignore[no-untyped-def]
+    """``(h, t)``: the positions of run ``j``..``end`` (from ``o[ob]``) that streaming stores write, whole
+    vectors from the first aligned element; ``(end, end)`` when the run is not contiguous."""
+    if not contiguous:
+        return end, end
     per = VECTOR_BYTES // o.itemsize
-    address = o.ctypes.data + start * o.itemsize
-    a = min(stop, start + (-address % VECTOR_BYTES) // o.itemsize)
-    return a, a + (stop - a) // per * per
+    address = o.ctypes.data + (ob + j) * o.itemsize
+    h = min(end, j + (-address % VECTOR_BYTES) // o.itemsize)
+    return h, h + (end - h) // per * per
 
 
 @jit
@@ -337,13 +340,14 @@ def clamp(x, o, sizes, xs, os, start, stop, low, high, streaming):  # type: igno
     while start < stop:
         end = min(n, j + stop - start)
         xb, ob = base_offset(row, sizes, xs), base_offset(row, sizes, os)
-        if sx == 1 and so == 1:
-            a, b = stream_span(o, ob + j, ob + end) if streaming else (ob + end, ob + end)
-            clamp_run(x[xb + j:xb + a - ob], o[ob + j:a], low, high)
-            stream_clamp(x, o, xb + a - ob, a, b - a, low, high)
-            clamp_run(x[xb + b - ob:xb + end], o[b:ob + end], low, high)
+        if sx == 1 and so == 1 and not streaming:
+            clamp_run(x[xb + j:xb + end], o[ob + j:ob + end], low, high)
         else:
-            for k in range(j, end):
+            h, t = streamed(o, ob, j, end, sx == 1 and so == 1)
+            stream_clamp(x, o, xb + h, ob + h, t - h, low, high)
+            for k in range(j, h):  # the rest one by one: a few elements, or a strided run
+                o[ob + k * so] = clamp_value(x[xb + k * sx], low, high)
+            for k in range(t, end):
                 o[ob + k * so] = clamp_value(x[xb + k * sx], low, high)
         start += end - j
         row += 1
@@ -377,13 +381,14 @@ def clamp_scale_bias(x, o, sizes, xs, os, start, stop, scale, bias, low, high, s
     while start < stop:
         end = min(n, j + stop - start)
         xb, ob = base_offset(row, sizes, xs), base_offset(row, sizes, os)
-        if sx == 1 and so == 1:
-            a, b = stream_span(o, ob + j, ob + end) if streaming else (ob + end, ob + end)
-            clamp_scale_bias_run(x[xb + j:xb + a - ob], o[ob + j:a], scale, bias, low, high)
-            stream_clamp_scale_bias(x, o, xb + a - ob, a, b - a, scale, bias, low, high)
-            clamp_scale_bias_run(x[xb + b - ob:xb + end], o[b:ob + end], scale, bias, low, high)
+        if sx == 1 and so == 1 and not streaming:
+            clamp_scale_bias_run(x[xb + j:xb + end], o[ob + j:ob + end], scale, bias, low, high)
         else:
-            for k in range(j, end):
+            h, t = streamed(o, ob, j, end, sx == 1 and so == 1)
+            stream_clamp_scale_bias(x, o, xb + h, ob + h, t - h, scale, bias, low, high)
+            for k in range(j, h):
+                o[ob + k * so] = clamp_value(scale_bias_value(x[xb + k * sx], scale, bias), low, high)
+            for k in range(t, end):
                 o[ob + k * so] = clamp_value(scale_bias_value(x[xb + k * sx], scale, bias), low, high)
         start += end - j
         row += 1
@@ -493,14 +498,15 @@ def dequantize(x, s, z, o, sizes, xs, ss, zs, os, start, stop, streaming):  # ty
         end = min(n, j + stop - start)
         xb, sb, ob = base_offset(row, sizes, xs), base_offset(row, sizes, ss), base_offset(row, sizes, os)
         zb = base_offset(row, sizes, zs)
-        if sx == 1 and so == 1 and s_s <= 1 and sz <= 1:  # scale and zero point each per-element or hoisted
-            a, b = stream_span(o, ob + j, ob + end) if streaming else (ob + end, ob + end)
-            h, t = a - ob, b - ob  # the streamed part, as positions in the run
-            dequantize_run(x[xb + j:xb + h], s[sb + j * s_s:], z[zb + j * sz:], o[ob + j:a], s_s, sz)
-            dequantize_stream_run(x, s, z, o, xb + h, sb + h * s_s, zb + h * sz, a, b - a, s_s, sz)
-            dequantize_run(x[xb + t:xb + end], s[sb + t * s_s:], z[zb + t * sz:], o[b:ob + end], s_s, sz)
+        contiguous = sx == 1 and so == 1 and s_s <= 1 and sz <= 1  # scale and zero point per element or hoisted
+        if contiguous and not streaming:
+            dequantize_run(x[xb + j:xb + end], s[sb + j * s_s:], z[zb + j * sz:], o[ob + j:ob + end], s_s, sz)
         else:
-            for k in range(j, end):
+            h, t = streamed(o, ob, j, end, contiguous)
+            dequantize_stream_run(x, s, z, o, xb + h, sb + h * s_s, zb + h * sz, ob + h, t - h, s_s, sz)
+            for k in range(j, h):
+                o[ob + k * so] = dequantize_value(x[xb + k * sx], z[zb + k * sz], s[sb + k * s_s], o)
+            for k in range(t, end):
                 o[ob + k * so] = dequantize_value(x[xb + k * sx], z[zb + k * sz], s[sb + k * s_s], o)
         start += end - j
         row += 1
@@ -517,17 +523,18 @@ def dequantize_no_zero_point(x, s, o, sizes, xs, ss, os, start, stop, streaming)
     while start < stop:
         end = min(n, j + stop - start)
         xb, sb, ob = base_offset(row, sizes, xs), base_offset(row, sizes, ss), base_offset(row, sizes, os)
-        if sx == 1 and so == 1 and s_s <= 1:
-            a, b = stream_span(o, ob + j, ob + end) if streaming else (ob + end, ob + end)
-            h, t = a - ob, b - ob
-            dequantize_run_no_zero_point(x[xb + j:xb + h], s[sb + j * s_s:], o[ob + j:a], s_s)
-            if s_s == 0:
-                stream_dequantize(x, s[sb], None, o, xb + h, 0, 0, a, b - a)
-            else:
-                stream_dequantize(x, s, None, o, xb + h, sb + h, 0, a, b - a)
-            dequantize_run_no_zero_point(x[xb + t:xb + end], s[sb + t * s_s:], o[b:ob + end], s_s)
+        contiguous = sx == 1 and so == 1 and s_s <= 1
+        if contiguous and not streaming:
+            dequantize_run_no_zero_point(x[xb + j:xb + end], s[sb + j * s_s:], o[ob + j:ob + end], s_s)
         else:
-            for k in range(j, end):
+            h, t = streamed(o, ob, j, end, contiguous)
+            if s_s == 0:
+                stream_dequantize(x, s[sb], None, o, xb + h, 0, 0, ob + h, t - h)
+            else:
+                stream_dequantize(x, s, None, o, xb + h, sb + h, 0, ob + h, t - h)
+            for k in range(j, h):
+                o[ob + k * so] = dequantize_value_no_zero_point(x[xb + k * sx], s[sb + k * s_s], o)
+            for k in range(t, end):
                 o[ob + k * so] = dequantize_value_no_zero_point(x[xb + k * sx], s[sb + k * s_s], o)
         start += end - j
         row += 1
