@@ -2,9 +2,9 @@
 
 Run ``python benchmarks/cpu.py`` (needs the ``bench`` extra: onnx, onnxruntime, matplotlib, numba). Every
 row uses 2^26-element tensors and the same inputs for every implementation; each time is the median of
-several timed runs after one warm-up. ONNX Runtime runs with intra-op threads = all cores, opendml with its
-default (all cores), and the copy is ``np.copyto`` spread over the same threads. Writes
-``benchmarks/results/cpu.csv`` and ``benchmarks/results/cpu.png``.
+several timed runs after one warm-up, the implementations of a row taking turns. ONNX Runtime runs with
+intra-op threads = all cores, opendml with its default (all cores), and the copy is ``np.copyto`` spread
+over the same threads. Writes ``benchmarks/results/cpu.csv`` and ``benchmarks/results/cpu.png``.
 
 Bandwidth counts the bytes an operator must move (inputs read once, output written once); the copy moves
 the input's bytes twice (read and write). ``ratio`` is the fastest peer's time over opendml's (>= 1.0 means
@@ -34,17 +34,25 @@ RESULTS = Path(__file__).parent / "results"
 N = 1 << 26
 
 
-def timed(fn: Callable[[], object], repeats: int, budget_s: float = 6.0) -> list[float]:
-    """Seconds of each timed run, after one warm-up; fewer runs when one run is slow."""
-    start = time.perf_counter()
-    fn()
-    first = time.perf_counter() - start
-    repeats = max(3, min(repeats, int(budget_s / max(first, 1e-9))))
-    times = []
-    for _ in range(repeats):
+def timed_together(fns: dict[str, Callable[[], object]], repeats: int, budget_s: float = 6.0) -> dict[str, list[float]]:
+    """Seconds of each timed run of each implementation, after one warm-up each; fewer runs of a slow one.
+
+    The implementations take turns, run by run, so that a change in the machine's load (it is shared)
+    falls on all of them alike instead of on whichever was being timed at that moment.
+    """
+    counts = {}
+    for who, fn in fns.items():
         start = time.perf_counter()
         fn()
-        times.append(time.perf_counter() - start)
+        first = time.perf_counter() - start
+        counts[who] = max(3, min(repeats, int(budget_s / max(first, 1e-9))))
+    times: dict[str, list[float]] = {who: [] for who in fns}
+    for turn in range(max(counts.values())):
+        for who, fn in fns.items():
+            if turn < counts[who]:
+                start = time.perf_counter()
+                fn()
+                times[who].append(time.perf_counter() - start)
     return times
 
 
@@ -112,12 +120,11 @@ def bench(repeats: int) -> list[Row]:
             check: Callable[[], bool] | None = None) -> None:
         copy_dst = np.empty_like(x)
         impls = {**impls, "copy": threaded_copy(x, copy_dst, threads)}
-        times = {}
-        for who, fn in impls.items():
-            print(f"  {name:<36} {who:<12}", end="", flush=True)
-            times[who] = timed(fn, repeats)
-            print(f"{statistics.median(times[who]) * 1e3:9.2f} ms  (min {min(times[who]) * 1e3:.2f}, "
-                  f"max {max(times[who]) * 1e3:.2f}, n={len(times[who])})")
+        print(f"  {name} ...", flush=True)
+        times = timed_together(impls, repeats)
+        for who in impls:
+            print(f"  {name:<36} {who:<12}{statistics.median(times[who]) * 1e3:9.2f} ms  (min "
+                  f"{min(times[who]) * 1e3:.2f}, max {max(times[who]) * 1e3:.2f}, n={len(times[who])})")
         if check is not None and not check():
             raise SystemExit(f"{name}: opendml's result differs from a peer's on the same input")
         rows.append(Row(name, shape, x.nbytes + out_nbytes, 2 * x.nbytes, times))
@@ -261,7 +268,7 @@ def plot(rows: list[Row], header: dict[str, str]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7, help="timed runs per implementation (median reported)")
+    parser.add_argument("--repeats", type=int, default=9, help="timed runs per implementation (median reported)")
     args = parser.parse_args()
     import onnxruntime
 
