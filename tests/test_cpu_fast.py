@@ -377,6 +377,22 @@ def test_argmin_orders_every_pair_of_special_floats(kernels, data_type: str, dir
         argmin_check(kernels, np.ascontiguousarray(rows.T), (0,), direction)
 
 
+@NO_NUMBA
+def test_float32_block_minimum_agrees_with_the_keys_on_special_values() -> None:
+    """The FLOAT32 block minimum (bits flipped and compared unsigned) against the minimum of the keys,
+    over blocks of special values of every length up to past two vectors, so the remainder loop runs too."""
+    import numba
+
+    from opendml.backends.cpu_kernels import jit
+
+    block_min = numba.njit(lambda block, kind: jit.block_min(block, kind))  # an overload: compiled callers only
+    v = float_specials("FLOAT32").view(np.int32)
+    rng = np.random.default_rng(11)
+    for _ in range(4000):
+        block = rng.choice(v, size=int(rng.integers(1, 70)))
+        assert block_min(block, jit.FLOAT) == jit.keyed_min(block, jit.FLOAT), block.view(np.float32)
+
+
 @pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
 def test_argmin_every_half_in_one_reduction(kernels, direction: str) -> None:  # type: ignore[no-untyped-def]
     halves = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)

@@ -639,16 +639,82 @@ def scan(x, xb, n, sx, kind, order):  # type: ignore[no-untyped-def]
     return best, pos
 
 
+@intrinsic
+def prefetch(typingctx, x, k):  # type: ignore[no-untyped-def]
+    """Ask for the cache line of ``x[k]`` to be read into the caches (a hint: it never faults)."""
+    if not (isinstance(x, types.Array) and isinstance(k, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        byte = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        hint = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]),
+                                              "llvm.prefetch.p0i8")
+        address = builder.bitcast(builder.gep(data, [args[1]]), byte)
+        builder.call(hint, [address, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])  # read, keep
+        return context.get_dummy_value()
+
+    return types.void(x, k), codegen
+
+
+PREFETCH_BYTES = 4096  # how far ahead of a reduction's reads their cache lines are asked for
+
+
+@jit
+def prefetch_ahead(x, a, n):  # type: ignore[no-untyped-def]
+    """Ask for ``x[a + d:a + d + n]``, ``d`` elements being PREFETCH_BYTES: a reduction reading forward
+    through memory keeps more reads in flight than the processor's own prefetcher (measured: short rows
+    of ARGMIN went from 23 to 31 GB/s on two cores), because it spends most of its time computing."""
+    step = 64 // x.itemsize
+    first = a + PREFETCH_BYTES // x.itemsize
+    for k in range(first, min(first + n, x.size), step):
+        prefetch(x, k)
+
+
 ROW_BLOCK = 256  # elements of a contiguous run reduced at once: the block is searched again from L1
 
 
 @jit
-def block_min(xs, kind):  # type: ignore[no-untyped-def]
+def keyed_min(xs, kind):  # type: ignore[no-untyped-def]
     """The smallest key of a block: an integer min reduction, which vectorises."""
     m = key_of(xs[0], kind)
     for k in range(xs.size):  # from 0, not 1: whole vectors, no remainder loop on power-of-two blocks
         m = min(m, key_of(xs[k], kind))
     return m
+
+
+FLIP_BIAS = np.int64(-0x7F800001)  # the bits of -inf, 0xFF800000, with the magnitude flipped: the least
+
+
+@jit
+def flipped_min(xs):  # type: ignore[no-untyped-def]
+    """``keyed_min`` of FLOAT32 bits in five instructions an element instead of seven.
+
+    A negative's magnitude bits are flipped, which orders the bits as the floats (the key minus one for a
+    negative, so -0.0 lands just under +0.0; the key for a positive), and the bits of -inf are subtracted:
+    as unsigned numbers, -inf is then 0, +inf 0xFF000001, and every NaN of either sign above it.
+    """
+    v = xs[0]
+    m = np.uint32((v ^ ((v >> 31) & 0x7FFFFFFF)) - FLIP_BIAS)
+    for k in range(xs.size):
+        v = xs[k]
+        m = min(m, np.uint32((v ^ ((v >> 31) & 0x7FFFFFFF)) - FLIP_BIAS))
+    if m > np.uint32(0xFF000001):  # above +inf: the block is all NaN
+        return FLOAT_NAN_KEY
+    flipped = np.int32(np.int64(m) + FLIP_BIAS)
+    return np.int32(flipped + 1) if flipped < 0 else flipped
+
+
+def block_min(xs, kind):  # type: ignore[no-untyped-def]
+    """The smallest key of a block."""
+
+
+@overload(block_min, jit_options={"cache": True})
+def _block_min(xs, kind):  # type: ignore[no-untyped-def]
+    if not isinstance(kind, types.NoneType) and kind.dtype == types.float32:
+        return lambda xs, kind: flipped_min(xs)
+    return lambda xs, kind: keyed_min(xs, kind)
 
 
 def key_bits(key, kind):  # type: ignore[no-untyped-def]
@@ -696,6 +762,7 @@ def run_best(x, xb, n, kind, order):  # type: ignore[no-untyped-def]
     best = block_min(x[xb:xb + min(n, ROW_BLOCK)], kind)
     where = 0
     for b in range(ROW_BLOCK, n, ROW_BLOCK):
+        prefetch_ahead(x, xb + b, ROW_BLOCK)
         m = block_min(x[xb + b:xb + min(n, b + ROW_BLOCK)], kind)
         if takes(m, best, order):
             best = m
@@ -746,16 +813,15 @@ def next_rows(sizes, xs, red, w, where, digits, count, offsets, slots, indices):
             digits[d] = 0
 
 
-ROW_BATCH = 16  # short rows reduced in a batch: their block minima first, then their searches
+ROW_BATCH = 16  # rows whose offsets, slots and indices are found at once
 
 
 @jit
 def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, kind, order):  # type: ignore
     """The last dimension is reduced: reduce each run of it (rows ``start``..``stop`` of the others).
 
-    Rows go in batches; rows that fit one block have the minima of the whole batch found first: they are
-    independent of each other, so the processor overlaps them instead of waiting for each row's minimum
-    before searching for it.
+    Each row's code is written out here rather than called: a call that takes a slice of ``x`` costs
+    reference counting that LLVM does not remove, as much as a fifth of reducing a short row.
     """
     n, sx, wn = sizes[-1], xs[-1], w[-1]
     where = np.array([x0, slot0, index0], np.int64)
@@ -764,25 +830,22 @@ def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, 
     offsets = np.empty(ROW_BATCH, np.int64)
     slots = np.empty(ROW_BATCH, np.int64)
     indices = np.empty(ROW_BATCH, np.int64)
-    keys = np.empty(ROW_BATCH, cur.dtype)
-    positions = np.empty(ROW_BATCH, np.int64)
     short = sx == 1 and n <= ROW_BLOCK
     for first in range(start, stop, ROW_BATCH):
         count = min(ROW_BATCH, stop - first)
         next_rows(sizes, xs, red, w, where, digits, count, offsets, slots, indices)
-        if short:
-            for j in range(count):
-                keys[j] = block_min(x[offsets[j]:offsets[j] + n], kind)
-            for j in range(count):
-                positions[j] = block_find(x[offsets[j]:offsets[j] + n], keys[j], kind, order)
-        else:
-            for j in range(count):
-                if sx == 1:
-                    keys[j], positions[j] = run_best(x, offsets[j], n, kind, order)
-                else:
-                    keys[j], positions[j] = scan(x, offsets[j], n, sx, kind, order)
         for j in range(count):
-            slot, key, index = slots[j], keys[j], indices[j] + positions[j] * wn
+            xb = offsets[j]
+            if short:
+                prefetch_ahead(x, xb, n)
+                row = x[xb:xb + n]
+                key = block_min(row, kind)
+                pos = block_find(row, key, kind, order)
+            elif sx == 1:
+                key, pos = run_best(x, xb, n, kind, order)
+            else:
+                key, pos = scan(x, xb, n, sx, kind, order)
+            slot, index = slots[j], indices[j] + pos * wn
             if found_key(key, kind) and (idx[slot] < 0 or replaces(key, index, cur[slot], idx[slot], order)):
                 cur[slot], idx[slot] = key, index
 
