@@ -431,6 +431,31 @@ def test_argmin_long_runs_with_ties_across_blocks(kernels, data_type: str, direc
         argmin_check(kernels, x.reshape(1, -1), (1,), direction)
 
 
+@pytest.mark.parametrize("data_type", ALL)
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+def test_argmin_short_rows_of_every_length_around_whole_vectors(kernels, data_type: str, direction: str) -> None:  # type: ignore
+    """Short rows are reduced a vector of lanes at a time, then element by element: rows of every length
+    around one, two and four vectors of any element size, up to ROW_BLOCK, with the minimum in a lane, in
+    the elements after the vectors, tied between both, as a signed zero pair, or absent (NaN rows)."""
+    rng = np.random.default_rng(21)
+    dtype = DataType[data_type].numpy
+    for n in sorted({1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, ROW_BLOCK - 1, ROW_BLOCK}):
+        x = sample(data_type, (12, n), rng)
+        few = x.copy()
+        few.reshape(-1)[:] = np.resize(x.reshape(-1)[:3], x.size)[rng.permutation(x.size)]  # ties in every row
+        low = np.array(-5 if dtype.kind in "if" else 0, dtype)
+        x[0, :] = x[0, ::-1].max() if dtype.kind != "f" else 9
+        x[0, n - 1] = low  # in the last element (after the vectors, where there is a remainder)
+        x[1, :] = x[0, :]
+        x[1, [0, n - 1]] = low  # tied between the first vector and the remainder
+        if dtype.kind == "f":
+            x[2, :] = np.nan
+            x[3, :] = 5
+            x[3, [n // 3, n - 1]] = (0.0, -0.0)  # equal: the direction picks
+        argmin_check(kernels, x, (1,), direction)
+        argmin_check(kernels, few, (1,), direction)
+
+
 @pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
 def test_argmin_more_rows_than_one_tile_state_holds(kernels, direction: str) -> None:  # type: ignore[no-untyped-def]
     """Past ROW_CHUNK rows a column's running state is merged and started again; the minimum on both sides."""

@@ -714,6 +714,100 @@ def flipped_min(xs):  # type: ignore[no-untyped-def]
     return np.int32(flipped + 1) if flipped < 0 else flipped
 
 
+# A short contiguous row in one pass: each vector lane keeps its own smallest key and the vector where it
+# was found (strictly smaller for INCREASING, not larger for DECREASING, so each lane keeps the element the
+# direction prefers), then the lanes are reduced to the smallest key and, among lanes holding it, the
+# first (or last) element. Float bits are flipped as in ``flipped_min`` and then shifted so that -inf is
+# the least signed integer: every NaN lands above +inf, and the comparisons are signed ones (the processor
+# has no unsigned vector comparison). -0.0 stays one under +0.0 there, so a row whose minimum is a zero has
+# its zeros searched again as equals.
+
+FLIP = {32: (0x7FFFFFFF, 0x007FFFFF), 16: (0x7FFF, 0x03FF)}  # magnitude mask; -inf's flipped bits + sign bit
+
+
+def _lane_key(builder: ir.IRBuilder, v: ir.Value, bits: int, flipped: bool) -> ir.Value:
+    if not flipped:
+        return v
+    mask, bias = (_splat(builder, ir.Constant(ir.IntType(bits), c), v.type.count) for c in FLIP[bits])
+    sign = builder.ashr(v, _splat(builder, ir.Constant(ir.IntType(bits), bits - 1), v.type.count))
+    return builder.sub(builder.xor(v, builder.and_(sign, mask)), bias)
+
+
+def _reduce(builder: ir.IRBuilder, how: str, v: ir.Value) -> ir.Value:
+    element = v.type.element
+    name = f"llvm.vector.reduce.{how}.v{v.type.count}i{element.width}"
+    return builder.call(cgutils.get_or_insert_function(builder.module, ir.FunctionType(element, [v.type]), name),
+                        [v])
+
+
+@intrinsic
+def lane_argmin(typingctx, x, xb, vectors, kind, order):  # type: ignore[no-untyped-def]
+    """``(key, position)`` of the best element of ``x[xb:xb + vectors * lanes]`` (``lanes(itemsize)``
+    elements a vector; at most 127 vectors). The key is raw: for float bits, flipped and shifted
+    (``unflip`` makes it a key)."""
+    if not isinstance(x, types.Array):
+        return None
+    flipped = not isinstance(kind, types.NoneType)
+    unsigned = not flipped and not x.dtype.signed
+    increasing = isinstance(order, types.NoneType)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        bits = x.dtype.bitwidth
+        count = lanes(bits // 8)
+        loop = _Loop(context, builder, signature.args[0], count)
+        base = loop.base(signature.args[0], args[0], args[1])
+        element, i32 = ir.IntType(bits), ir.IntType(32)
+        best = cgutils.alloca_once_value(builder, _lane_key(builder, loop.load(base, _i64(0), x.dtype), bits, flipped))
+        where = cgutils.alloca_once_value(builder, ir.Constant(ir.VectorType(element, count), [0] * count))
+        with cgutils.for_range_slice(builder, _i64(1), args[2], _i64(1)) as (j, _):
+            key = _lane_key(builder, loop.load(base, builder.mul(j, _i64(count)), x.dtype), bits, flipped)
+            old = builder.load(best)
+            op = "<" if increasing else "<="
+            takes = builder.icmp_unsigned(op, key, old) if unsigned else builder.icmp_signed(op, key, old)
+            builder.store(builder.select(takes, key, old), best)
+            at = _splat(builder, builder.trunc(j, element) if bits < 64 else j, count)  # vectors < 128
+            builder.store(builder.select(takes, at, builder.load(where)), where)
+        keys = builder.load(best)
+        smallest = _reduce(builder, "umin" if unsigned else "smin", keys)
+        found, wide = builder.load(where), ir.VectorType(i32, count)
+        if bits != 32:
+            found = builder.zext(found, wide) if bits < 32 else builder.trunc(found, wide)
+        position = builder.add(builder.mul(found, _splat(builder, ir.Constant(i32, count), count)),
+                               ir.Constant(ir.VectorType(i32, count), list(range(count))))
+        holds = builder.icmp_unsigned("==", keys, _splat(builder, smallest, count))
+        none = ir.Constant(i32, 0x7FFFFFFF if increasing else -1)
+        chosen = builder.select(holds, position, _splat(builder, none, count))
+        pos = builder.sext(_reduce(builder, "smin" if increasing else "smax", chosen), ir.IntType(64))
+        return context.make_tuple(builder, signature.return_type, [smallest, pos])
+
+    return types.Tuple((x.dtype, types.int64))(x, xb, vectors, kind, order), codegen
+
+
+def unflip(raw, kind):  # type: ignore[no-untyped-def]
+    """A key from ``lane_argmin``'s raw key."""
+
+
+@overload(unflip, jit_options={"cache": True})
+def _unflip(raw, kind):  # type: ignore[no-untyped-def]
+    if isinstance(kind, types.NoneType):
+        return lambda raw, kind: raw
+    if kind.dtype == types.float32:
+        def float_key(raw, kind):  # type: ignore[no-untyped-def]
+            if raw > np.int32(0x7F000001):  # above +inf: NaN
+                return FLOAT_NAN_KEY
+            f = np.int32(raw + np.int32(0x007FFFFF))
+            return np.int32(f + 1) if f < 0 else f
+        return float_key
+
+    def half_key(raw, kind):  # type: ignore[no-untyped-def]
+        r = np.int16(raw)  # FLOAT16 bits are read as uint16
+        if r > np.int16(0x7801):
+            return HALF_NAN_KEY
+        f = np.int16(r + np.int16(0x03FF))
+        return np.int16(f + 1) if f < 0 else f
+    return half_key
+
+
 def block_min(xs, kind):  # type: ignore[no-untyped-def]
     """The smallest key of a block."""
 
@@ -821,6 +915,25 @@ def next_rows(sizes, xs, red, w, where, digits, count, offsets, slots, indices):
             digits[d] = 0
 
 
+@inline
+def short_best(x, xb, n, kind, order):  # type: ignore[no-untyped-def]
+    """``scan`` of a contiguous run of at most ROW_BLOCK elements: its whole vectors in one pass
+    (``lane_argmin``), then the few elements after them."""
+    per = VECTOR_BYTES // x.itemsize
+    vectors = n // per
+    if vectors == 0:
+        return scan(x, xb, n, 1, kind, order)
+    raw, pos = lane_argmin(x, xb, vectors, kind, order)
+    key = unflip(raw, kind)
+    if kind is not None and key == 0:  # -0.0 flipped is just under +0.0: find the zeros as equals
+        pos = block_find(x[xb:xb + vectors * per], key, kind, order)
+    for k in range(vectors * per, n):
+        v = key_of(x[xb + k], kind)
+        if takes(v, key, order):
+            key, pos = v, k
+    return key, pos
+
+
 ROW_BATCH = 16  # rows whose offsets, slots and indices are found at once
 
 
@@ -846,9 +959,7 @@ def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, 
             xb = offsets[j]
             if short:
                 prefetch_ahead(x, xb, n)
-                row = x[xb:xb + n]
-                key = block_min(row, kind)
-                pos = block_find(row, key, kind, order)
+                key, pos = short_best(x, xb, n, kind, order)
             elif sx == 1:
                 key, pos = run_best(x, xb, n, kind, order)
             else:
