@@ -34,11 +34,19 @@ RESULTS = Path(__file__).parent / "results"
 N = 1 << 26
 
 
+PAUSE_S = float(os.environ.get("BENCH_PAUSE_S", "0.05"))
+
+
 def timed_together(fns: dict[str, Callable[[], object]], repeats: int, budget_s: float = 6.0) -> dict[str, list[float]]:
     """Seconds of each timed run of each implementation, after one warm-up each; fewer runs of a slow one.
 
     The implementations take turns, run by run, so that a change in the machine's load (it is shared)
-    falls on all of them alike instead of on whichever was being timed at that moment.
+    falls on all of them alike instead of on whichever was being timed at that moment. Each turn starts
+    with the next implementation, so that each follows every other equally often: a run that writes
+    hundreds of MB (the copy) leaves the caches full of lines the next run must first write back, and a
+    fixed order would always hand that cost to the same one. A short pause before each run lets the
+    worker threads of the previous one go idle: ONNX Runtime's keep spinning on the cores for a while
+    after a run returns.
     """
     counts = {}
     for who, fn in fns.items():
@@ -47,9 +55,12 @@ def timed_together(fns: dict[str, Callable[[], object]], repeats: int, budget_s:
         first = time.perf_counter() - start
         counts[who] = max(3, min(repeats, int(budget_s / max(first, 1e-9))))
     times: dict[str, list[float]] = {who: [] for who in fns}
+    names = list(fns)
     for turn in range(max(counts.values())):
-        for who, fn in fns.items():
+        for who in names[turn % len(names):] + names[:turn % len(names)]:
+            fn = fns[who]
             if turn < counts[who]:
+                time.sleep(PAUSE_S)
                 start = time.perf_counter()
                 fn()
                 times[who].append(time.perf_counter() - start)
@@ -109,7 +120,7 @@ class Row:
         return statistics.median(self.times[who]) * 1e3 if who in self.times else None
 
 
-def bench(repeats: int) -> list[Row]:
+def bench(repeats: int, only: str = "") -> list[Row]:
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)
@@ -118,6 +129,8 @@ def bench(repeats: int) -> list[Row]:
 
     def add(name: str, shape: str, x: np.ndarray, out_nbytes: int, impls: dict[str, Callable[[], object]],
             check: Callable[[], bool] | None = None) -> None:
+        if only.lower() not in name.lower():
+            return
         copy_dst = np.empty_like(x)
         impls = {**impls, "copy": threaded_copy(x, copy_dst, threads)}
         print(f"  {name} ...", flush=True)
@@ -269,6 +282,7 @@ def plot(rows: list[Row], header: dict[str, str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=9, help="timed runs per implementation (median reported)")
+    parser.add_argument("--only", default="", help="run only the rows whose name contains this (no files written)")
     args = parser.parse_args()
     import onnxruntime
 
@@ -282,8 +296,10 @@ def main() -> None:
         "python": sys.version.split()[0],
     }
     print(", ".join(f"{k}: {v}" for k, v in header.items()))
-    rows = bench(args.repeats)
+    rows = bench(args.repeats, args.only)
     header["load average at end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    if args.only:
+        return
     write(rows, header)
     plot(rows, header)
     print((RESULTS / "cpu.csv").read_text())
