@@ -6,6 +6,8 @@ several timed runs after one warm-up, the implementations of a row taking turns.
 intra-op threads = all cores, opendml with its default (all cores), and the copy is ``np.copyto`` spread
 over the same threads. Writes ``benchmarks/results/cpu.csv`` and ``benchmarks/results/cpu.png``.
 
+The header of the CSV also gives the cost of one call on a 1024-element CLIP next to ``np.clip``'s.
+
 Bandwidth counts the bytes an operator must move (inputs read once, output written once); the copy moves
 the input's bytes twice (read and write). ``ratio`` is the fastest peer's time over opendml's (>= 1.0 means
 opendml is at least as fast); ``of_copy`` is opendml's bandwidth over the copy's.
@@ -72,6 +74,25 @@ def threaded_copy(src: np.ndarray, dst: np.ndarray, threads: int) -> Callable[[]
     step = math.ceil(a.size / threads)
     parts = [(a[k:k + step], b[k:k + step]) for k in range(0, a.size, step)]
     return lambda: run_tasks(np.copyto, [(d, s) for s, d in parts], threads) and None
+
+
+def per_call_us(repeats: int = 7, calls: int = 20000) -> dict[str, float]:
+    """Microseconds per call of a 1024-element FLOAT32 CLIP into an existing output: opendml's functional
+    ``clip`` (description, cached compiled operator, binding, execution) against ``np.clip``; the median of
+    ``repeats`` batches of ``calls``, the two taking turns batch by batch."""
+    x = np.random.default_rng(1).standard_normal(1024).astype(np.float32)
+    out = np.empty_like(x)
+    fns = {"opendml": lambda: dml.clip(x, -1.0, 1.0, out=out), "numpy": lambda: np.clip(x, -1.0, 1.0, out=out)}
+    times: dict[str, list[float]] = {who: [] for who in fns}
+    for fn in fns.values():
+        fn()
+    for _ in range(repeats):
+        for who, fn in fns.items():
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            times[who].append((time.perf_counter() - start) / calls * 1e6)
+    return {who: statistics.median(t) for who, t in times.items()}
 
 
 # ONNX Runtime sessions, one small graph per row.
@@ -297,6 +318,12 @@ def main() -> None:
     }
     print(", ".join(f"{k}: {v}" for k, v in header.items()))
     rows = bench(args.repeats, args.only)
+    if not args.only:
+        call = per_call_us()
+        header["per call, 1024-element CLIP FLOAT32"] = (f"opendml {call['opendml']:.2f} us, np.clip "
+                                                          f"{call['numpy']:.2f} us, "
+                                                          f"{call['opendml'] / call['numpy']:.2f}x")
+        print(f"  per call, 1024-element CLIP FLOAT32: {header['per call, 1024-element CLIP FLOAT32']}")
     header["load average at end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
     if args.only:
         return
