@@ -44,11 +44,10 @@ def timed_together(fns: dict[str, Callable[[], object]], repeats: int, budget_s:
 
     The implementations take turns, run by run, so that a change in the machine's load (it is shared)
     falls on all of them alike instead of on whichever was being timed at that moment. Each turn starts
-    with the next implementation, so that each follows every other equally often: a run that writes
-    hundreds of MB (the copy) leaves the caches full of lines the next run must first write back, and a
-    fixed order would always hand that cost to the same one. A short pause before each run lets the
-    worker threads of the previous one go idle: ONNX Runtime's keep spinning on the cores for a while
-    after a run returns.
+    with the next implementation, so that each follows every other equally often and whatever a run
+    leaves behind does not always fall on the same one. A short pause before each run lets the worker
+    threads of the previous one go idle: ONNX Runtime's keep spinning on the cores for a while after a
+    run returns.
     """
     counts = {}
     for who, fn in fns.items():

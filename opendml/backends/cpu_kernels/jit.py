@@ -647,39 +647,6 @@ def scan(x, xb, n, sx, kind, order):  # type: ignore[no-untyped-def]
     return best, pos
 
 
-@intrinsic
-def prefetch(typingctx, x, k):  # type: ignore[no-untyped-def]
-    """Ask for the cache line of ``x[k]`` to be read into the caches (a hint: it never faults)."""
-    if not (isinstance(x, types.Array) and isinstance(k, types.Integer)):
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        byte = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        hint = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]),
-                                              "llvm.prefetch.p0i8")
-        address = builder.bitcast(builder.gep(data, [args[1]]), byte)
-        builder.call(hint, [address, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])  # read, keep
-        return context.get_dummy_value()
-
-    return types.void(x, k), codegen
-
-
-PREFETCH_BYTES = 4096  # how far ahead of a reduction's reads their cache lines are asked for
-
-
-@jit
-def prefetch_ahead(x, a, n):  # type: ignore[no-untyped-def]
-    """Ask for ``x[a + d:a + d + n]``, ``d`` elements being PREFETCH_BYTES: a reduction reading forward
-    through memory keeps more reads in flight than the processor's own prefetcher (measured: short rows
-    of ARGMIN went from 23 to 31 GB/s on two cores), because it spends most of its time computing."""
-    step = 64 // x.itemsize
-    first = a + PREFETCH_BYTES // x.itemsize
-    for k in range(first, min(first + n, x.size), step):
-        prefetch(x, k)
-
-
 ROW_BLOCK = 256  # elements of a contiguous run reduced at once: the block is searched again from L1
 
 
@@ -864,7 +831,6 @@ def run_best(x, xb, n, kind, order):  # type: ignore[no-untyped-def]
     best = block_min(x[xb:xb + min(n, ROW_BLOCK)], kind)
     where = 0
     for b in range(ROW_BLOCK, n, ROW_BLOCK):
-        prefetch_ahead(x, xb + b, ROW_BLOCK)
         m = block_min(x[xb + b:xb + min(n, b + ROW_BLOCK)], kind)
         if takes(m, best, order):
             best = m
@@ -941,8 +907,9 @@ ROW_BATCH = 16  # rows whose offsets, slots and indices are found at once
 def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, kind, order):  # type: ignore
     """The last dimension is reduced: reduce each run of it (rows ``start``..``stop`` of the others).
 
-    Each row's code is written out here rather than called: a call that takes a slice of ``x`` costs
-    reference counting that LLVM does not remove, as much as a fifth of reducing a short row.
+    Rows are handed to the reductions as ``x`` and an offset, never as slices: a call that takes a slice
+    costs reference counting that LLVM does not remove, as much as a fifth of reducing a short row (the
+    batches of 16 once did that).
     """
     n, sx, wn = sizes[-1], xs[-1], w[-1]
     where = np.array([x0, slot0, index0], np.int64)
@@ -958,7 +925,6 @@ def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, 
         for j in range(count):
             xb = offsets[j]
             if short:
-                prefetch_ahead(x, xb, n)
                 key, pos = short_best(x, xb, n, kind, order)
             elif sx == 1:
                 key, pos = run_best(x, xb, n, kind, order)
