@@ -456,6 +456,24 @@ def test_argmin_short_rows_of_every_length_around_whole_vectors(kernels, data_ty
         argmin_check(kernels, few, (1,), direction)
 
 
+def test_argmin_from_several_threads_at_once_and_in_turn(kernels) -> None:  # type: ignore[no-untyped-def]
+    """Reductions keep their running state in arrays each thread reuses: calls from several threads at
+    once, and calls in turn with more and fewer outputs, each give their own reference result."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(8)
+    inputs = [sample("FLOAT32", (rows, 40 + k), rng) for k, rows in enumerate([3000, 50, 2000, 7, 3000, 1])]
+
+    def one(x: np.ndarray) -> bool:
+        for _ in range(3):
+            argmin_check(kernels, x, (1,), "INCREASING")
+        return True
+
+    assert all(one(x) for x in inputs)  # in turn: the kept arrays grow, then serve fewer outputs
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(one, inputs * 2))
+
+
 @pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
 def test_argmin_more_rows_than_one_tile_state_holds(kernels, direction: str) -> None:  # type: ignore[no-untyped-def]
     """Past ROW_CHUNK rows a column's running state is merged and started again; the minimum on both sides."""

@@ -912,13 +912,21 @@ def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, 
     batches of 16 once did that).
     """
     n, sx, wn = sizes[-1], xs[-1], w[-1]
+    short = sx == 1 and n <= ROW_BLOCK
+    if short and sizes.size == 2:  # the usual layout after merging: rows one stride apart, no odometer
+        step_slot, step_index = (0, w[0]) if red[0] else (w[0], 0)
+        for r in range(start, stop):
+            key, pos = short_best(x, x0 + r * xs[0], n, kind, order)
+            slot, index = slot0 + r * step_slot, index0 + r * step_index + pos * wn
+            if found_key(key, kind) and (idx[slot] < 0 or replaces(key, index, cur[slot], idx[slot], order)):
+                cur[slot], idx[slot] = key, index
+        return
     where = np.array([x0, slot0, index0], np.int64)
     digits = np.zeros(max(sizes.size - 1, 1), np.int64)
     row_start(start, sizes, xs, red, w, where, digits)
     offsets = np.empty(ROW_BATCH, np.int64)
     slots = np.empty(ROW_BATCH, np.int64)
     indices = np.empty(ROW_BATCH, np.int64)
-    short = sx == 1 and n <= ROW_BLOCK
     for first in range(start, stop, ROW_BATCH):
         count = min(ROW_BATCH, stop - first)
         next_rows(sizes, xs, red, w, where, digits, count, offsets, slots, indices)
