@@ -325,8 +325,9 @@ def _typed_like(value: Any, dtype: np.dtype, owner: str) -> Any:
 
 def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
            axis_direction: AxisDirection | str = "INCREASING", output_type: DataType | str = "INT64",
-           device: Device | None = None) -> Any:
+           out: Any = None, device: Device | None = None) -> Any:
     """Indices of the smallest elements over ``axes`` (None: all); the rank is kept, as in DirectML.
+    ``out``, if given, receives them: an array of the result's shape and of ``output_type``.
 
     >>> argmin(np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], np.float32), 1)
     array([[0],
@@ -341,15 +342,15 @@ def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
     direction = AxisDirection.parse(axis_direction, owner=owner)
     out_type = DataType.parse(output_type, owner=owner, field="OutputTensor.DataType")
     out_shape = tuple(1 if k in reduced else n for k, n in enumerate(array.shape or (1,)))
-    result = _output(device, None, out_shape, out_type.numpy, owner, x)
+    result = _output(device, out, array.shape and out_shape, out_type.numpy, owner, x)
     pad = _leading_ones(ARGMIN_SCHEMA, device, rank)
     shifted = tuple(a + pad for a in reduced)
 
     def make(i: TensorDesc, o: TensorDesc) -> object:
         return ArgMinDesc(i, o, shifted, direction)
 
-    _run(device, make, [_unsqueeze(array.reshape(array.shape or (1,)), pad)], _unsqueeze(result.array, pad))
-    result.array = result.array.reshape(array.shape and out_shape)
+    _run(device, make, [_unsqueeze(array.reshape(array.shape or (1,)), pad)],
+         _unsqueeze(result.array.reshape(out_shape), pad))
     return result.deliver()
 
 

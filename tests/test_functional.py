@@ -126,6 +126,23 @@ def test_argmin_axes_forms() -> None:
         dml.argmin(x, [1, -2])
 
 
+def test_argmin_out_parameter(rng: np.random.Generator) -> None:
+    x = rng.standard_normal((5, 7)).astype(np.float32)
+    canvas = np.full((5, 3), 99, np.int64)
+    view = canvas[:, 1:2]  # strided: only this column is written
+    assert dml.argmin(x, 1, out=view) is view
+    assert view[:, 0].tolist() == np.argmin(x, axis=1).tolist() and (canvas[:, [0, 2]] == 99).all()
+    small = np.zeros((1, 7), np.uint32)
+    dml.argmin(x, 0, axis_direction="DECREASING", output_type="UINT32", out=small)
+    assert small[0].tolist() == (4 - np.argmin(x[::-1], axis=0)).tolist()
+    scalar = np.zeros((), np.int64)
+    assert dml.argmin(np.float32(3), out=scalar) is scalar and scalar == 0
+    with pytest.raises(dml.InvalidArgumentError, match=r"ARGMIN: out must have shape \(5, 1\) and dtype int64"):
+        dml.argmin(x, 1, out=np.zeros((5, 1), np.int32))
+    with pytest.raises(dml.InvalidArgumentError, match=r"ARGMIN: out must have shape \(5, 1\) and dtype int64"):
+        dml.argmin(x, 1, out=np.zeros(5, np.int64))
+
+
 def test_empty_and_scalar_arrays() -> None:
     empty = np.zeros((0, 3), np.float32)
     assert dml.clip(empty, 0, 1).shape == (0, 3)
