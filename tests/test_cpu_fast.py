@@ -27,6 +27,8 @@ KERNELS = [
     pytest.param("numba", id="numba", marks=NO_NUMBA),
     # Every output streamed (non-temporal stores), not only those of STREAM_MIN_BYTES and more.
     pytest.param("numba-streaming", id="numba-streaming", marks=NO_NUMBA),
+    # FLOAT32 ARGMIN with integer keys only, never compared as floats.
+    pytest.param("numba-integer", id="numba-integer", marks=NO_NUMBA),
     pytest.param("numpy", id="numpy"),
 ]
 
@@ -45,6 +47,8 @@ def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):  #
     module = cpu_kernels.load(name)
     if request.param == "numba-streaming":
         monkeypatch.setattr(module, "STREAM_MIN_BYTES", 0)
+    if request.param == "numba-integer":
+        monkeypatch.setattr(module, "FLOAT_COMPARISONS", False)
     return module
 
 
@@ -454,6 +458,22 @@ def test_argmin_short_rows_of_every_length_around_whole_vectors(kernels, data_ty
             x[3, [n // 3, n - 1]] = (0.0, -0.0)  # equal: the direction picks
         argmin_check(kernels, x, (1,), direction)
         argmin_check(kernels, few, (1,), direction)
+
+
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+def test_argmin_rows_whose_minimum_is_infinity_next_to_nan_only_parts(kernels, direction: str) -> None:  # type: ignore
+    """Rows compared as floats start every lane and block at +inf, as a part holding only NaN ends: rows
+    whose minimum is +inf (after, before and between such parts), short and long, must still find it."""
+    for n in (64, 200, ROW_BLOCK, 3 * ROW_BLOCK + 9):
+        x = np.full((6, n), np.nan, np.float32)
+        x[0, n - 1] = np.inf  # after NaN only
+        x[1, 0] = np.inf  # before
+        x[2, [n // 2, n - 2]] = np.inf  # between, tied
+        x[3, :] = np.inf  # all +inf
+        x[4, n // 3] = -np.inf
+        x[5, [1, n - 1]] = (np.inf, 3.0)
+        argmin_check(kernels, x, (1,), direction)
+        argmin_check(kernels, x.reshape(1, -1), (1,), direction)
 
 
 def test_argmin_from_several_threads_at_once_and_in_turn(kernels) -> None:  # type: ignore[no-untyped-def]

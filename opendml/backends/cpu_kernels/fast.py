@@ -199,6 +199,9 @@ class _State:
 
 
 STATE_KEPT_BYTES = 16 << 20
+# FLOAT32 ARGMIN rows compared as floats where the thread's comparisons are exact (``jit.argmin_rows``);
+# False forces integer keys everywhere (the tests run both).
+FLOAT_COMPARISONS = True
 _kept = threading.local()
 
 
@@ -230,7 +233,7 @@ def _argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) 
 def _task_args(fx: np.ndarray, red: _Reduction, x0: int, sizes: list[int], slot0: int, index0: int,
                start: int, stop: int, state: _State, kind: Any, order: Any) -> tuple[Any, ...]:
     return (fx, x0, int64s(sizes), int64s(red.strides), np.array(red.reduced, np.uint8), int64s(red.weights),
-            slot0, index0, start, stop, state.cur, state.idx, kind, order)
+            slot0, index0, start, stop, state.cur, state.idx, kind, order, FLOAT_COMPARISONS)
 
 
 def _jit_argmin(fx: np.ndarray, red: _Reduction, state: _State, kind: Any, order: Any, threads: int) -> None:
