@@ -196,6 +196,10 @@ def test_functional_keeps_the_array_kind(gpu) -> None:
     assert dml.threshold(on_gpu, 0.0, out=out) is out
     dml.clip(on_gpu, 0, 0.25, out=on_gpu)  # in place
     assert float(on_gpu.max()) <= 0.25
+    indices = cupy.full((3, 64), 99, np.int64)
+    assert dml.argmin(on_gpu, 1, out=indices[1:2].T) is not None  # a strided view of a CuPy array
+    assert np.array_equal(cupy.asnumpy(indices[1]), dml.argmin(cupy.asnumpy(on_gpu), 1)[:, 0])
+    assert (cupy.asnumpy(indices[[0, 2]]) == 99).all()
 
 
 def test_functional_on_pytorch_tensors() -> None:
