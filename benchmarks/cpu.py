@@ -232,6 +232,7 @@ def bench(repeats: int, only: str = "") -> list[Row]:
 
     def argmin_row(name: str, shape: tuple[int, ...], axis: int | None) -> None:
         m = x.reshape(shape)
+        kept = [1 if axis in (None, k) else n for k, n in enumerate(shape)]  # the output's shape (keepdims)
         if axis is None:
             flat_pre = [helper.make_node("Reshape", ["x", "shape"], ["t"])]
             ort = ort_unary("ArgMin", m, attrs={"axis": 0, "keepdims": 1}, pre=flat_pre,
@@ -240,17 +241,14 @@ def bench(repeats: int, only: str = "") -> list[Row]:
             np_fn: Callable[[], object] = lambda: np.argmin(m)  # noqa: E731
         else:
             ort = ort_unary("ArgMin", m, attrs={"axis": axis, "keepdims": 1}, out_type=TensorProto.INT64,
-                            out_shape=[1 if k == axis else n for k, n in enumerate(shape)])
-            np_out = np.empty([1 if k == axis else n for k, n in enumerate(shape)], np.intp)
+                            out_shape=kept)
+            np_out = np.empty(kept, np.intp)
             np_fn = lambda: np.argmin(m, axis=axis, out=np_out, keepdims=True)  # noqa: E731
         # Into existing outputs where the library allows it, as the element-wise rows do: the time of the
         # operator, not of first touching a new output (2 MiB of int64 cost 1.2 ms in page faults here).
-        dml_out = np.empty([1] * m.ndim if axis is None else [1 if k == axis else n for k, n in enumerate(shape)],
-                           np.int64)
+        dml_out = np.empty(kept, np.int64)
         ours = lambda: dml.argmin(m, axes=axis, out=dml_out)  # noqa: E731
-        add(name, str(list(shape)), m, 8 * math.prod(1 if (axis is None or k == axis) else n
-                                                      for k, n in enumerate(shape)),
-            {"opendml": ours, "onnxruntime": ort, "numpy": np_fn},
+        add(name, str(list(shape)), m, 8 * math.prod(kept), {"opendml": ours, "onnxruntime": ort, "numpy": np_fn},
             lambda: np.array_equal(np.asarray(ours()).reshape(-1).copy(), np.asarray(ort()).reshape(-1)))
 
     argmin_row("ARGMIN FLOAT32 last axis", (8192, 8192), 1)
@@ -321,15 +319,13 @@ def main() -> None:
     }
     print(", ".join(f"{k}: {v}" for k, v in header.items()))
     rows = bench(args.repeats, args.only)
-    if not args.only:
-        call = per_call_us()
-        header["per call, 1024-element CLIP FLOAT32"] = (f"opendml {call['opendml']:.2f} us, np.clip "
-                                                          f"{call['numpy']:.2f} us, "
-                                                          f"{call['opendml'] / call['numpy']:.2f}x")
-        print(f"  per call, 1024-element CLIP FLOAT32: {header['per call, 1024-element CLIP FLOAT32']}")
-    header["load average at end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
     if args.only:
         return
+    call = per_call_us()
+    header["per call, 1024-element CLIP FLOAT32"] = (f"opendml {call['opendml']:.2f} us, np.clip "
+                                                      f"{call['numpy']:.2f} us, {call['opendml'] / call['numpy']:.2f}x")
+    print(f"  per call, 1024-element CLIP FLOAT32: {header['per call, 1024-element CLIP FLOAT32']}")
+    header["load average at end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
     write(rows, header)
     plot(rows, header)
     print((RESULTS / "cpu.csv").read_text())

@@ -383,7 +383,7 @@ def test_argmin_orders_every_pair_of_special_floats(kernels, data_type: str, dir
 
 @NO_NUMBA
 def test_float32_block_minimum_agrees_with_the_keys_on_special_values() -> None:
-    """The FLOAT32 block minimum (bits flipped and compared unsigned) against the minimum of the keys,
+    """The FLOAT32 block minimum (bits flipped and shifted to signed order) against the minimum of the keys,
     over blocks of special values of every length up to past two vectors, so the remainder loop runs too."""
     import numba
 

@@ -174,9 +174,12 @@ def _reduction(x: np.ndarray, axes: tuple[int, ...]) -> _Reduction:
 class _State:
     """Per-slot running (key, index); index -1 while a slot has found nothing."""
 
-    def __init__(self, slots: int, key: np.dtype) -> None:
-        self.cur = np.empty(slots, key)
-        self.idx = np.full(slots, -1, np.int64)
+    def __init__(self, cur: np.ndarray, idx: np.ndarray) -> None:
+        self.cur, self.idx = cur, idx
+
+    @classmethod
+    def fresh(cls, slots: int, key: np.dtype) -> _State:
+        return cls(np.empty(slots, key), np.full(slots, -1, np.int64))
 
     @classmethod
     def reused(cls, slots: int, key: np.dtype) -> _State:
@@ -185,17 +188,13 @@ class _State:
         a call filling a new index array), while refilling kept memory costs a tenth of that. Each thread
         has its own, and a state lives only during one ``_argmin`` on the thread that made it."""
         if slots * (8 + key.itemsize) > STATE_KEPT_BYTES:
-            return cls(slots, key)
-        kept = getattr(_kept, "states", None)
-        if kept is None:
-            kept = _kept.states = {}
-        state = kept.get(key)
-        if state is None or state.idx.size < slots:
-            state = kept[key] = cls(slots, key)
-        view = object.__new__(cls)
-        view.cur, view.idx = state.cur[:slots], state.idx[:slots]
-        view.idx.fill(-1)
-        return view
+            return cls.fresh(slots, key)
+        kept = _kept.__dict__.setdefault("states", {})
+        if key not in kept or kept[key].idx.size < slots:
+            kept[key] = cls.fresh(slots, key)
+        state = cls(kept[key].cur[:slots], kept[key].idx[:slots])
+        state.idx.fill(-1)
+        return state
 
 
 STATE_KEPT_BYTES = 16 << 20
@@ -274,7 +273,7 @@ def _split_reduced(fx: np.ndarray, red: _Reduction, state: _State, kernel: Calla
     """Reduced dimension ``dim`` cut into pieces, each into a private state; the states merged by key, then index."""
     outer = math.prod(red.sizes[:-1] if kernel is jit.argmin_rows else red.sizes[:-2])  # what the kernel walks
     parts = shares_of(red.sizes[dim], pieces)
-    states = [state] + [_State(red.slots, state.cur.dtype) for _ in parts[1:]]
+    states = [state] + [_State.fresh(red.slots, state.cur.dtype) for _ in parts[1:]]
     args = []
     for (a, b), st in zip(parts, states):
         sizes = list(red.sizes)

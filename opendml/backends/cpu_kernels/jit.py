@@ -660,37 +660,29 @@ def keyed_min(xs, kind):  # type: ignore[no-untyped-def]
     return m
 
 
-FLIP_BIAS = np.int64(-0x7F800001)  # the bits of -inf, 0xFF800000, with the magnitude flipped: the least
+# FLOAT32 (FLOAT16) bits as integers that order as the floats, in three instructions an element: a
+# negative's magnitude bits are flipped (its key minus one, so -0.0 lands just under +0.0; a positive's bits
+# are its key), then the flipped bits of -inf plus the sign bit are subtracted, so that -inf becomes the
+# least signed integer and every NaN, of either sign, lands above +inf (the processor has no unsigned
+# vector comparison). ``unflip`` turns the smallest back into a key. The block minimum (``flipped_min``)
+# needs only that key; a row reduced in one pass (``lane_argmin``: each vector lane keeps its own smallest
+# and the vector where it was found, strictly smaller for INCREASING, not larger for DECREASING, then the
+# lanes are reduced to the smallest and, among lanes holding it, the first or last element) has its zeros
+# searched again as equals when its minimum is a zero.
+
+FLIP_SHIFT = 0x007FFFFF  # FLOAT32: -inf's flipped bits, 0x807FFFFF, plus the sign bit
+FLIP = {32: (0x7FFFFFFF, FLIP_SHIFT), 16: (0x7FFF, 0x03FF)}  # magnitude mask, shift
 
 
 @jit
 def flipped_min(xs):  # type: ignore[no-untyped-def]
-    """``keyed_min`` of FLOAT32 bits in five instructions an element instead of seven.
-
-    A negative's magnitude bits are flipped, which orders the bits as the floats (the key minus one for a
-    negative, so -0.0 lands just under +0.0; the key for a positive), and the bits of -inf are subtracted:
-    as unsigned numbers, -inf is then 0, +inf 0xFF000001, and every NaN of either sign above it.
-    """
+    """``keyed_min`` of FLOAT32 bits, flipped and shifted (five instructions an element instead of seven)."""
     v = xs[0]
-    m = np.uint32((v ^ ((v >> 31) & 0x7FFFFFFF)) - FLIP_BIAS)
+    m = np.int32((v ^ ((v >> 31) & 0x7FFFFFFF)) - FLIP_SHIFT)
     for k in range(xs.size):
         v = xs[k]
-        m = min(m, np.uint32((v ^ ((v >> 31) & 0x7FFFFFFF)) - FLIP_BIAS))
-    if m > np.uint32(0xFF000001):  # above +inf: the block is all NaN
-        return FLOAT_NAN_KEY
-    flipped = np.int32(np.int64(m) + FLIP_BIAS)
-    return np.int32(flipped + 1) if flipped < 0 else flipped
-
-
-# A short contiguous row in one pass: each vector lane keeps its own smallest key and the vector where it
-# was found (strictly smaller for INCREASING, not larger for DECREASING, so each lane keeps the element the
-# direction prefers), then the lanes are reduced to the smallest key and, among lanes holding it, the
-# first (or last) element. Float bits are flipped as in ``flipped_min`` and then shifted so that -inf is
-# the least signed integer: every NaN lands above +inf, and the comparisons are signed ones (the processor
-# has no unsigned vector comparison). -0.0 stays one under +0.0 there, so a row whose minimum is a zero has
-# its zeros searched again as equals.
-
-FLIP = {32: (0x7FFFFFFF, 0x007FFFFF), 16: (0x7FFF, 0x03FF)}  # magnitude mask; -inf's flipped bits + sign bit
+        m = min(m, np.int32((v ^ ((v >> 31) & 0x7FFFFFFF)) - FLIP_SHIFT))
+    return unflip(m, FLOAT)
 
 
 def _lane_key(builder: ir.IRBuilder, v: ir.Value, bits: int, flipped: bool) -> ir.Value:
@@ -706,6 +698,17 @@ def _reduce(builder: ir.IRBuilder, how: str, v: ir.Value) -> ir.Value:
     name = f"llvm.vector.reduce.{how}.v{v.type.count}i{element.width}"
     return builder.call(cgutils.get_or_insert_function(builder.module, ir.FunctionType(element, [v.type]), name),
                         [v])
+
+
+def _chosen_position(builder: ir.IRBuilder, holds: ir.Value, where: ir.Value, increasing: bool) -> ir.Value:
+    """The int64 position of the first (INCREASING) or last element among the lanes in ``holds``; ``where``
+    (int32 lanes) is the vector each lane's element came from."""
+    i32, count = ir.IntType(32), where.type.count
+    position = builder.add(builder.mul(where, _splat(builder, ir.Constant(i32, count), count)),
+                           ir.Constant(where.type, list(range(count))))
+    none = ir.Constant(i32, 0x7FFFFFFF if increasing else -1)
+    chosen = builder.select(holds, position, _splat(builder, none, count))
+    return builder.sext(_reduce(builder, "smin" if increasing else "smax", chosen), ir.IntType(64))
 
 
 @intrinsic
@@ -740,13 +743,9 @@ def lane_argmin(typingctx, x, xb, vectors, kind, order):  # type: ignore[no-unty
         found, wide = builder.load(where), ir.VectorType(i32, count)
         if bits != 32:
             found = builder.zext(found, wide) if bits < 32 else builder.trunc(found, wide)
-        position = builder.add(builder.mul(found, _splat(builder, ir.Constant(i32, count), count)),
-                               ir.Constant(ir.VectorType(i32, count), list(range(count))))
         holds = builder.icmp_unsigned("==", keys, _splat(builder, smallest, count))
-        none = ir.Constant(i32, 0x7FFFFFFF if increasing else -1)
-        chosen = builder.select(holds, position, _splat(builder, none, count))
-        pos = builder.sext(_reduce(builder, "smin" if increasing else "smax", chosen), ir.IntType(64))
-        return context.make_tuple(builder, signature.return_type, [smallest, pos])
+        return context.make_tuple(builder, signature.return_type,
+                                  [smallest, _chosen_position(builder, holds, found, increasing)])
 
     return types.Tuple((x.dtype, types.int64))(x, xb, vectors, kind, order), codegen
 
@@ -842,13 +841,10 @@ def lane_argmin_float(typingctx, x, xb, vectors, order):  # type: ignore[no-unty
             builder.store(builder.select(takes, at, builder.load(where)), where)
         values = builder.load(best)
         smallest = _float_minimum(builder, values)
-        position = builder.add(builder.mul(builder.load(where), _splat(builder, ir.Constant(i32, count), count)),
-                               ir.Constant(ints, list(range(count))))
         holds = builder.fcmp_ordered("==", values, _splat(builder, smallest, count))
-        none = ir.Constant(i32, 0x7FFFFFFF if increasing else -1)
-        chosen = builder.select(holds, position, _splat(builder, none, count))
-        pos = builder.sext(_reduce(builder, "smin" if increasing else "smax", chosen), ir.IntType(64))
-        return context.make_tuple(builder, signature.return_type, [builder.bitcast(smallest, i32), pos])
+        return context.make_tuple(builder, signature.return_type,
+                                  [builder.bitcast(smallest, i32), _chosen_position(builder, holds,
+                                                                                    builder.load(where), increasing)])
 
     return types.Tuple((types.int32, types.int64))(x, xb, vectors, order), codegen
 
@@ -900,7 +896,7 @@ def _unflip(raw, kind):  # type: ignore[no-untyped-def]
         def float_key(raw, kind):  # type: ignore[no-untyped-def]
             if raw > np.int32(0x7F000001):  # above +inf: NaN
                 return FLOAT_NAN_KEY
-            f = np.int32(raw + np.int32(0x007FFFFF))
+            f = np.int32(raw + np.int32(FLIP_SHIFT))
             return np.int32(f + 1) if f < 0 else f
         return float_key
 
