@@ -4,7 +4,7 @@ Run ``python benchmarks/cpu.py`` (needs the ``bench`` extra: onnx, onnxruntime, 
 row uses 2^26-element tensors and the same inputs for every implementation; each time is the median of
 several timed runs after one warm-up, the implementations of a row taking turns. ONNX Runtime runs with
 intra-op threads = all cores, opendml with its default (all cores), and the copy is ``np.copyto`` spread
-over the same threads. Writes ``benchmarks/results/cpu.csv`` and ``benchmarks/results/cpu.png``.
+over the same threads. Writes ``cpu.csv`` and ``cpu.png`` into ``benchmarks/results`` (or ``--out``).
 
 The header of the CSV also gives the cost of one call on a 1024-element CLIP next to ``np.clip``'s.
 
@@ -258,9 +258,9 @@ def bench(repeats: int, only: str = "") -> list[Row]:
     return rows
 
 
-def write(rows: list[Row], header: dict[str, str]) -> None:
-    RESULTS.mkdir(exist_ok=True)
-    with open(RESULTS / "cpu.csv", "w", newline="") as f:
+def write(rows: list[Row], header: dict[str, str], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "cpu.csv", "w", newline="") as f:
         for k, v in header.items():
             f.write(f"# {k}: {v}\n")
         w = csv.writer(f)
@@ -277,7 +277,7 @@ def write(rows: list[Row], header: dict[str, str]) -> None:
                         f"{ours_bw:.1f}", f"{copy_bw:.1f}", f"{ours_bw / copy_bw:.2f}"])
 
 
-def plot(rows: list[Row], header: dict[str, str]) -> None:
+def plot(rows: list[Row], header: dict[str, str], out: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -298,13 +298,14 @@ def plot(rows: list[Row], header: dict[str, str]) -> None:
     ax.set_title(f"opendml CPU backend, 2^26 elements: {header['cores']} cores, {header['kernels']} kernels")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(RESULTS / "cpu.png", dpi=110)
+    fig.savefig(out / "cpu.png", dpi=110)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=9, help="timed runs per implementation (median reported)")
     parser.add_argument("--only", default="", help="run only the rows whose name contains this (no files written)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for cpu.csv and cpu.png")
     args = parser.parse_args()
     import onnxruntime
 
@@ -326,9 +327,9 @@ def main() -> None:
                                                       f"{call['numpy']:.2f} us, {call['opendml'] / call['numpy']:.2f}x")
     print(f"  per call, 1024-element CLIP FLOAT32: {header['per call, 1024-element CLIP FLOAT32']}")
     header["load average at end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
-    write(rows, header)
-    plot(rows, header)
-    print((RESULTS / "cpu.csv").read_text())
+    write(rows, header, args.out)
+    plot(rows, header, args.out)
+    print((args.out / "cpu.csv").read_text())
 
 
 if __name__ == "__main__":
