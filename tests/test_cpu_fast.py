@@ -29,6 +29,8 @@ KERNELS = [
     pytest.param("numba-streaming", id="numba-streaming", marks=NO_NUMBA),
     # FLOAT32 ARGMIN with integer keys only, never compared as floats.
     pytest.param("numba-integer", id="numba-integer", marks=NO_NUMBA),
+    # Shares on Python threads, as in a child forked from a process using GNU OpenMP (drivers.usable).
+    pytest.param("numba-python-threads", id="numba-python-threads", marks=NO_NUMBA),
     pytest.param("numpy", id="numpy"),
 ]
 
@@ -49,6 +51,8 @@ def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):  #
         monkeypatch.setattr(module, "STREAM_MIN_BYTES", 0)
     if request.param == "numba-integer":
         monkeypatch.setattr(module, "FLOAT_COMPARISONS", False)
+    if request.param == "numba-python-threads":
+        monkeypatch.setattr(module.drivers, "usable", lambda: False)
     return module
 
 
@@ -535,6 +539,78 @@ def test_one_thread_and_many_threads_agree(kernels) -> None:  # type: ignore[no-
     kernels.clamp(params)(x, one, 1)
     kernels.clamp(params)(x, many, 4)
     assert same(one, many)
+
+
+@NO_NUMBA
+def test_shares_run_on_numba_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every operator that is shared out goes through a Numba-parallel driver, and its result is exact."""
+    from opendml.backends.cpu_kernels import drivers, fast
+
+    launched: list[str] = []
+    launch = drivers.launch
+    monkeypatch.setattr(drivers, "launch", lambda d, args, w: launched.append(d.__name__) or launch(d, args, w))
+    rng = np.random.default_rng(4)
+    x = sample("FLOAT32", (BIG,), rng)
+    check_clamp(fast, unary_params("CLIP", "FLOAT32", (BIG,), -1.0, 1.0, None), x, np.empty_like(x))
+    argmin_check(fast, sample("FLOAT32", (64, 8192), rng), (0,), "INCREASING", threads=4)  # columns
+    argmin_check(fast, sample("FLOAT32", (1024, 512), rng), (0,), "INCREASING", threads=4)  # rows, then merged
+    argmin_check(fast, sample("INT8", (4096, 128), rng), (1,), "DECREASING", threads=4)  # output rows
+    assert launched == ["clamp", "argmin", "argmin", "argmin"]
+
+
+@NO_NUMBA
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+def test_parallel_merge_of_states(direction: str) -> None:
+    """Pieces' states merged slot range by slot range on Numba's threads, as one after another would."""
+    from opendml.backends.cpu_kernels import drivers, jit
+
+    rng = np.random.default_rng(7)
+    pieces, slots = 5, 3000
+    cur = rng.integers(-3, 3, (pieces, slots)).astype(np.int32)  # many equal keys: the index decides
+    idx = rng.integers(-1, 50, (pieces, slots)).astype(np.int64)  # -1: that piece found nothing there
+    order = jit.DECREASING if direction == "DECREASING" else None
+    want_cur, want_idx = cur[0].copy(), idx[0].copy()
+    for p in range(1, pieces):
+        jit.merge_states(want_cur, want_idx, cur[p], idx[p], order)
+    drivers.launch(drivers.merge, (cur, idx, order, drivers.bounds_of([(0, 1000), (1000, 1001), (1001, slots)])), 3)
+    found = idx[0] >= 0
+    assert np.array_equal(idx[0], want_idx) and np.array_equal(cur[0][found], want_cur[found])
+
+
+@NO_NUMBA
+def test_more_threads_than_numba_has() -> None:
+    import numba
+
+    from opendml.backends.cpu_kernels import fast
+
+    rng = np.random.default_rng(5)
+    many = numba.config.NUMBA_NUM_THREADS * 4 + 1
+    x = sample("UINT8", (BIG,), rng)
+    params = unary_params("CLIP", "UINT8", (BIG,), 3, 200, None)
+    out = np.empty_like(x)
+    fast.clamp(params)(x, out, many)
+    assert same(out, clamp_reference([x], params))
+    argmin_check(fast, sample("FLOAT16", (512, 2048), rng), (0, 1), "INCREASING", threads=many)
+
+
+@NO_NUMBA
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="os.fork is POSIX only")
+def test_a_forked_child_runs_operators() -> None:
+    """After a parallel run in this process, a forked child still runs shared-out operators (on Python
+    threads where Numba's threads are GNU OpenMP's, which a fork leaves unusable) and gets exact results."""
+    import multiprocessing
+
+    rng = np.random.default_rng(6)
+    x = sample("FLOAT32", (8192, 64), rng)
+    expected = np.asarray(dml.argmin(x, 1, device=dml.Device("cpu", threads=2)))  # starts the threads here
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        got = pool.apply_async(_child_argmin, (x,)).get(timeout=120)  # a child stuck waiting fails, not hangs
+    assert np.array_equal(got, expected)
+
+
+def _child_argmin(x: np.ndarray) -> np.ndarray:
+    return np.asarray(dml.argmin(x, 1, device=dml.Device("cpu", threads=2)))
 
 
 def test_run_tasks_keeps_order_and_bounds_concurrency() -> None:

@@ -19,7 +19,7 @@ from ...enums import AxisDirection
 from ...ops.argmin import ArgMinParams
 from ...ops.dequantize_linear import DequantizeParams
 from ...ops.elementwise import ClampParams
-from . import jit
+from . import drivers, jit
 from .threads import run_tasks
 from .views import PARALLEL_MIN, elementwise_layout, flat, int64s, shares
 
@@ -36,6 +36,7 @@ class _Walk:
     sizes: np.ndarray
     strides: tuple[np.ndarray, ...]
     shares: list[tuple[int, int]]
+    bounds: np.ndarray  # the shares as the drivers take them
 
 
 # Outputs of at least this many bytes are written with streaming (non-temporal) stores (``stream``): they
@@ -62,21 +63,26 @@ def _walk(arrays: list[np.ndarray], threads: int) -> _Walk:
     walk = _walks.get(key)
     if walk is None:
         layout = elementwise_layout(arrays)
-        walk = _Walk(int64s(layout.sizes), tuple(int64s(s) for s in layout.strides),
-                     shares(math.prod(layout.sizes), threads))
+        pieces = shares(math.prod(layout.sizes), threads)
+        walk = _Walk(int64s(layout.sizes), tuple(int64s(s) for s in layout.strides), pieces,
+                     drivers.bounds_of(pieces))
         if len(_walks) > 1024:
             _walks.clear()
         _walks[key] = walk
     return walk
 
 
-def _run_shares(kernel: Callable[..., None], head: tuple[Any, ...], walk: _Walk, tail: tuple[Any, ...],
-                threads: int) -> None:
-    args = [(*head, walk.sizes, *walk.strides, a, b, *tail) for a, b in walk.shares]
-    if len(args) == 1:
-        kernel(*args[0])
+def _run_shares(kernel: Callable[..., None], driver: Callable[..., None], head: tuple[Any, ...], walk: _Walk,
+                tail: tuple[Any, ...], threads: int) -> None:
+    """``kernel`` over each share: here if there is one, else on Numba's threads through ``driver`` (Python
+    threads where those may not run)."""
+    if len(walk.shares) == 1:
+        a, b = walk.shares[0]
+        kernel(*head, walk.sizes, *walk.strides, a, b, *tail)
+    elif drivers.usable():
+        drivers.launch(driver, (*head, walk.sizes, *walk.strides, walk.bounds, *tail), threads)
     else:
-        run_tasks(kernel, args, threads)
+        run_tasks(kernel, [(*head, walk.sizes, *walk.strides, a, b, *tail) for a, b in walk.shares], threads)
 
 
 def clamp(params: ClampParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
@@ -87,16 +93,17 @@ def clamp(params: ClampParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
         high = np.float32(np.nan) if params.high is None else np.float32(params.high)
         if data_type == DataType.FLOAT16:
             scale, bias = params.scale_bias or (np.float32(1), np.float32(0))
-            kernel, tail = jit.clamp_half, (scale, bias, params.scale_bias is not None, low, high)
+            kernel, driver = jit.clamp_half, drivers.clamp_half
+            tail: tuple[Any, ...] = (scale, bias, params.scale_bias is not None, low, high)
         elif params.scale_bias is not None:
-            kernel, tail = jit.clamp_scale_bias, (*params.scale_bias, low, high)
+            kernel, driver, tail = jit.clamp_scale_bias, drivers.clamp_scale_bias, (*params.scale_bias, low, high)
         else:
-            kernel, tail = jit.clamp, (low, high)
+            kernel, driver, tail = jit.clamp, drivers.clamp, (low, high)
     else:
         info, scalar = np.iinfo(data_type.numpy), data_type.numpy.type
         low = scalar(info.min) if params.low is None else scalar(params.low)
         high = scalar(info.max) if params.high is None else scalar(params.high)
-        kernel, tail = jit.clamp, (low, high)
+        kernel, driver, tail = jit.clamp, drivers.clamp, (low, high)
     half = data_type == DataType.FLOAT16
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
@@ -108,7 +115,7 @@ def clamp(params: ClampParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
             kernel(x.reshape(-1), out.reshape(-1), _length(n), _UNIT, _UNIT, 0, n, *tail, streaming)
             return
         walk = _walk([x, out], threads)
-        _run_shares(kernel, (flat(x), flat(out)), walk, (*tail, streaming), threads)
+        _run_shares(kernel, driver, (flat(x), flat(out)), walk, (*tail, streaming), threads)
 
     return run
 
@@ -123,12 +130,12 @@ def _dequantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None,
     streaming = (out.dtype == np.float32 and out.nbytes >= STREAM_MIN_BYTES,)
     if zero_point is None:
         walk = _walk([x, scale, out], threads)
-        _run_shares(jit.dequantize_no_zero_point, (flat(x), flat(_bits(scale)), flat(_bits(out))), walk,
-                    streaming, threads)
+        _run_shares(jit.dequantize_no_zero_point, drivers.dequantize_no_zero_point,
+                    (flat(x), flat(_bits(scale)), flat(_bits(out))), walk, streaming, threads)
         return
     walk = _walk([x, scale, zero_point, out], threads)
-    _run_shares(jit.dequantize, (flat(x), flat(_bits(scale)), flat(zero_point), flat(_bits(out))), walk,
-                streaming, threads)
+    _run_shares(jit.dequantize, drivers.dequantize, (flat(x), flat(_bits(scale)), flat(zero_point), flat(_bits(out))),
+                walk, streaming, threads)
 
 
 @dataclass(frozen=True)
@@ -172,27 +179,30 @@ def _reduction(x: np.ndarray, axes: tuple[int, ...]) -> _Reduction:
 
 
 class _State:
-    """Per-slot running (key, index); index -1 while a slot has found nothing."""
+    """Running (key, index) per slot, one row per piece of a split reduction (row 0 holds the result);
+    index -1 while a slot has found nothing."""
 
     def __init__(self, cur: np.ndarray, idx: np.ndarray) -> None:
         self.cur, self.idx = cur, idx
 
     @classmethod
-    def fresh(cls, slots: int, key: np.dtype) -> _State:
-        return cls(np.empty(slots, key), np.full(slots, -1, np.int64))
+    def fresh(cls, slots: int, key: np.dtype, pieces: int = 1) -> _State:
+        return cls(np.empty((pieces, slots), key), np.full((pieces, slots), -1, np.int64))
 
     @classmethod
-    def reused(cls, slots: int, key: np.dtype) -> _State:
+    def reused(cls, slots: int, key: np.dtype, pieces: int = 1) -> _State:
         """A state on this thread's kept arrays where they are large enough (and at most STATE_KEPT_BYTES):
         fresh memory costs a page fault a page on first touch (short-row ARGMIN of [262144, 256] spent 1 ms
         a call filling a new index array), while refilling kept memory costs a tenth of that. Each thread
         has its own, and a state lives only during one ``_argmin`` on the thread that made it."""
-        if slots * (8 + key.itemsize) > STATE_KEPT_BYTES:
-            return cls.fresh(slots, key)
+        n = pieces * slots
+        if n * (8 + key.itemsize) > STATE_KEPT_BYTES:
+            return cls.fresh(slots, key, pieces)
         kept = _kept.__dict__.setdefault("states", {})
-        if key not in kept or kept[key].idx.size < slots:
-            kept[key] = cls.fresh(slots, key)
-        state = cls(kept[key].cur[:slots], kept[key].idx[:slots])
+        if key not in kept or kept[key].idx.size < n:
+            kept[key] = cls.fresh(n, key)
+        state = cls(kept[key].cur.reshape(-1)[:n].reshape(pieces, slots),
+                    kept[key].idx.reshape(-1)[:n].reshape(pieces, slots))
         state.idx.fill(-1)
         return state
 
@@ -219,26 +229,44 @@ def _keyed(x: np.ndarray) -> tuple[np.ndarray, Any, np.dtype]:
 
 
 def _argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
-    decreasing = params.axis_direction == AxisDirection.DECREASING
+    order = jit.DECREASING if params.axis_direction == AxisDirection.DECREASING else None
     red = _reduction(x, params.axes)
     bits, kind, key = _keyed(x)
-    state = _State.reused(red.slots, key)
-    _jit_argmin(flat(bits), red, state, kind, jit.DECREASING if decreasing else None, threads)
-    default = red.length - 1 if decreasing else 0  # every element NaN (SPEC 8.5)
-    jit.fill_missing(state.idx, default)
-    np.copyto(out, state.idx.reshape(out.shape), casting="unsafe")
+    plan = _plan(red, threads)
+    state = _State.reused(red.slots, key, plan.pieces)
+    _run_plan(flat(bits), red, plan, state, kind, order, threads)
+    if plan.pieces > 1:
+        _merge(state, order, threads)
+    default = red.length - 1 if order is not None else 0  # every element NaN (SPEC 8.5)
+    jit.fill_missing(state.idx[0], default)
+    np.copyto(out, state.idx[0].reshape(out.shape), casting="unsafe")
 
 
-def _task_args(fx: np.ndarray, red: _Reduction, x0: int, sizes: list[int], slot0: int, index0: int,
-               start: int, stop: int, state: _State, kind: Any, order: Any) -> tuple[Any, ...]:
-    return (fx, x0, int64s(sizes), int64s(red.strides), np.array(red.reduced, np.uint8), int64s(red.weights),
-            slot0, index0, start, stop, state.cur, state.idx, kind, order, FLOAT_COMPARISONS)
+@dataclass(frozen=True)
+class _Task:
+    """One share of an ARGMIN: the kernel's arguments that differ from share to share."""
+
+    x0: int
+    slot0: int
+    index0: int
+    start: int
+    stop: int
+    piece: int  # the state row it folds into
+    sizes: list[int]
 
 
-def _jit_argmin(fx: np.ndarray, red: _Reduction, state: _State, kind: Any, order: Any, threads: int) -> None:
-    rows_mode = red.reduced[-1]
-    kernel = jit.argmin_rows if rows_mode else jit.argmin_columns
-    inner = 1 if rows_mode else (2 if len(red.sizes) >= 2 and red.reduced[-2] else 1)
+@dataclass(frozen=True)
+class _Plan:
+    rows: bool  # the last dimension is reduced: ``jit.argmin_rows``, else ``jit.argmin_columns``
+    tasks: list[_Task]
+    pieces: int  # private states to merge (1: the tasks' slots are disjoint)
+
+
+def _plan(red: _Reduction, threads: int) -> _Plan:
+    """How the work is shared: by output rows, by columns, or by cutting the reduced rows or run into
+    pieces with private states."""
+    rows = red.reduced[-1]
+    inner = 1 if rows else (2 if len(red.sizes) >= 2 and red.reduced[-2] else 1)
     outer_dims = len(red.sizes) - inner
     outer = math.prod(red.sizes[:outer_dims])
     outer_kept = not any(red.reduced[:outer_dims])
@@ -246,43 +274,51 @@ def _jit_argmin(fx: np.ndarray, red: _Reduction, state: _State, kind: Any, order
     pieces = len(shares(total, threads))
     sizes = list(red.sizes)
     if pieces > 1 and outer_kept and outer >= threads:  # disjoint slots: one shared state
-        run_tasks(kernel, [_task_args(fx, red, 0, sizes, 0, 0, a, b, state, kind, order)
-                           for a, b in shares_of(outer, min(outer, pieces))], threads)
-        return
-    if pieces > 1 and not rows_mode and inner == 2 and red.sizes[-2] >= 4 * jit.ROW_GROUP * pieces and (
+        return _Plan(rows, [_Task(0, 0, 0, a, b, 0, sizes) for a, b in shares_of(outer, min(outer, pieces))], 1)
+    if pieces > 1 and not rows and inner == 2 and red.sizes[-2] >= 4 * jit.ROW_GROUP * pieces and (
             red.slots * pieces <= total // 4):  # split the rows: whole rows stream through memory
-        _split_reduced(fx, red, state, kernel, len(sizes) - 2, pieces, kind, order, threads)
-        return
+        return _split_reduced(red, rows, len(sizes) - 2, pieces, outer)
     last = red.sizes[-1]
-    if pieces > 1 and not rows_mode and last >= pieces * 1024:  # split the columns: disjoint slots
-        args = []
-        for a, b in shares_of(last, pieces):
-            part = sizes[:-1] + [b - a]
-            args.append(_task_args(fx, red, a * red.strides[-1], part, a * red.weights[-1], 0, 0, outer, state,
-                                   kind, order))
-        run_tasks(kernel, args, threads)
-        return
-    if pieces > 1 and rows_mode and last >= pieces * 4096:  # split the reduced run
-        _split_reduced(fx, red, state, kernel, len(sizes) - 1, pieces, kind, order, threads)
-        return
-    kernel(*_task_args(fx, red, 0, sizes, 0, 0, 0, outer, state, kind, order))
+    if pieces > 1 and not rows and last >= pieces * 1024:  # split the columns: disjoint slots
+        return _Plan(rows, [_Task(a * red.strides[-1], a * red.weights[-1], 0, 0, outer, 0, sizes[:-1] + [b - a])
+                            for a, b in shares_of(last, pieces)], 1)
+    if pieces > 1 and rows and last >= pieces * 4096:  # split the reduced run
+        return _split_reduced(red, rows, len(sizes) - 1, pieces, outer)
+    return _Plan(rows, [_Task(0, 0, 0, 0, outer, 0, sizes)], 1)
 
 
-def _split_reduced(fx: np.ndarray, red: _Reduction, state: _State, kernel: Callable[..., None], dim: int,
-                   pieces: int, kind: Any, order: Any, threads: int) -> None:
-    """Reduced dimension ``dim`` cut into pieces, each into a private state; the states merged by key, then index."""
-    outer = math.prod(red.sizes[:-1] if kernel is jit.argmin_rows else red.sizes[:-2])  # what the kernel walks
-    parts = shares_of(red.sizes[dim], pieces)
-    states = [state] + [_State.fresh(red.slots, state.cur.dtype) for _ in parts[1:]]
-    args = []
-    for (a, b), st in zip(parts, states):
+def _split_reduced(red: _Reduction, rows: bool, dim: int, pieces: int, outer: int) -> _Plan:
+    """Reduced dimension ``dim`` cut into pieces, each folded into a state of its own (merged afterwards)."""
+    tasks = []
+    for p, (a, b) in enumerate(shares_of(red.sizes[dim], pieces)):
         sizes = list(red.sizes)
         sizes[dim] = b - a
-        args.append(_task_args(fx, red, a * red.strides[dim], sizes, 0, a * red.weights[dim], 0, outer, st, kind,
-                               order))
-    run_tasks(kernel, args, threads)
-    for st in states[1:]:
-        jit.merge_states(state.cur, state.idx, st.cur, st.idx, order)
+        tasks.append(_Task(a * red.strides[dim], 0, a * red.weights[dim], 0, outer, p, sizes))
+    return _Plan(rows, tasks, len(tasks))
+
+
+def _run_plan(fx: np.ndarray, red: _Reduction, plan: _Plan, state: _State, kind: Any, order: Any,
+              threads: int) -> None:
+    strides, reduced, weights = int64s(red.strides), np.array(red.reduced, np.uint8), int64s(red.weights)
+    if len(plan.tasks) > 1 and drivers.usable():
+        table = np.array([[t.x0, t.slot0, t.index0, t.start, t.stop, t.piece, *t.sizes] for t in plan.tasks],
+                         np.int64)
+        drivers.launch(drivers.argmin, (plan.rows, fx, table, strides, reduced, weights, state.cur, state.idx,
+                                        kind, order, FLOAT_COMPARISONS), threads)
+        return
+    kernel = jit.argmin_rows if plan.rows else jit.argmin_columns
+    run_tasks(kernel, [(fx, t.x0, int64s(t.sizes), strides, reduced, weights, t.slot0, t.index0, t.start, t.stop,
+                        state.cur[t.piece], state.idx[t.piece], kind, order, FLOAT_COMPARISONS)
+                       for t in plan.tasks], threads)
+
+
+def _merge(state: _State, order: Any, threads: int) -> None:
+    """Every piece's state folded into row 0, slot ranges on the threads."""
+    parts = shares(state.idx.shape[1], threads)
+    if len(parts) > 1 and drivers.usable():
+        drivers.launch(drivers.merge, (state.cur, state.idx, order, drivers.bounds_of(parts)), threads)
+    else:
+        drivers.merge_range(state.cur, state.idx, 0, state.idx.shape[1], order)
 
 
 def shares_of(total: int, count: int) -> list[tuple[int, int]]:

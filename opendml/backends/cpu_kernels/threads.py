@@ -50,6 +50,15 @@ def resolve_threads(threads: int | None) -> int:
     return available_cores()
 
 
+def _forget_pool_in_child() -> None:
+    """A forked child has none of the parent's worker threads: it starts a pool of its own when needed."""
+    global _pool, _pool_size, _pool_lock
+    _pool, _pool_size, _pool_lock = None, 0, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool_in_child)
+
+
 def _executor(workers: int) -> ThreadPoolExecutor:
     global _pool, _pool_size
     with _pool_lock:

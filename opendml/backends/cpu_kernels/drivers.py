@@ -1,0 +1,175 @@
+"""The JIT kernels run over their shares on Numba's own threads (``parallel=True``), not Python's.
+
+Each Python worker thread had to take the GIL to start its first share, one after another: on 16 cores
+waking them cost about 300 us a call even for no work, a third of an INT8 CLIP of 2^26 elements, and the
+last threads started that much later. A Numba parallel loop starts its threads from native code in a few
+microseconds. Each thread runs one iteration of ``prange(workers)`` and in it takes the next share not yet
+started (an atomic counter), as ``threads.run_tasks`` does: a thread slowed by other work on its core does
+fewer shares instead of holding up the rest.
+
+Every driver takes its kernel's arguments with ``start, stop`` replaced by the shares (``bounds``: share
+``k`` is ``bounds[k]..bounds[k + 1]``; ARGMIN: one row of ``tasks`` per share), then the counter and the
+worker count. ``launch`` runs one; ``usable`` says whether it may (``fast`` falls back to Python threads).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numba
+import numpy as np
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from . import jit
+
+parallel = njit(nogil=True, cache=True, parallel=True)
+
+
+@intrinsic
+def next_share(typingctx, counter):  # type: ignore[no-untyped-def]
+    """``counter[0]``, incremented atomically: the share this thread takes next."""
+    if not isinstance(counter, types.Array) or counter.dtype != types.int64:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        aryty = signature.args[0]
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [context.get_constant(types.intp, 0)])
+        # Monotonic is enough: the shares' data is disjoint, and the loop's end orders everything after it.
+        return builder.atomic_rmw("add", ptr, context.get_constant(types.int64, 1), "monotonic")
+
+    return types.int64(counter), codegen
+
+
+@parallel
+def clamp(x, o, sizes, xs, os, bounds, low, high, streaming, counter, workers):  # type: ignore[no-untyped-def]
+    for _ in prange(workers):
+        k = next_share(counter)
+        while k < bounds.size - 1:
+            jit.clamp(x, o, sizes, xs, os, bounds[k], bounds[k + 1], low, high, streaming)
+            k = next_share(counter)
+
+
+@parallel
+def clamp_scale_bias(x, o, sizes, xs, os, bounds, scale, bias, low, high, streaming, counter,  # type: ignore
+                     workers):
+    for _ in prange(workers):
+        k = next_share(counter)
+        while k < bounds.size - 1:
+            jit.clamp_scale_bias(x, o, sizes, xs, os, bounds[k], bounds[k + 1], scale, bias, low, high, streaming)
+            k = next_share(counter)
+
+
+@parallel
+def clamp_half(x, o, sizes, xs, os, bounds, scale, bias, has_scale_bias, low, high, streaming, counter,  # type: ignore
+               workers):
+    for _ in prange(workers):
+        k = next_share(counter)
+        while k < bounds.size - 1:
+            jit.clamp_half(x, o, sizes, xs, os, bounds[k], bounds[k + 1], scale, bias, has_scale_bias, low, high,
+                           streaming)
+            k = next_share(counter)
+
+
+@parallel
+def dequantize(x, s, z, o, sizes, xs, ss, zs, os, bounds, streaming, counter, workers):  # type: ignore
+    for _ in prange(workers):
+        k = next_share(counter)
+        while k < bounds.size - 1:
+            jit.dequantize(x, s, z, o, sizes, xs, ss, zs, os, bounds[k], bounds[k + 1], streaming)
+            k = next_share(counter)
+
+
+@parallel
+def dequantize_no_zero_point(x, s, o, sizes, xs, ss, os, bounds, streaming, counter, workers):  # type: ignore
+    for _ in prange(workers):
+        k = next_share(counter)
+        while k < bounds.size - 1:
+            jit.dequantize_no_zero_point(x, s, o, sizes, xs, ss, os, bounds[k], bounds[k + 1], streaming)
+            k = next_share(counter)
+
+
+# Columns of an ARGMIN task row: where it starts in x, its first slot and index, its outer range, the
+# state (row of cur/idx) it folds into; its sizes follow.
+X0, SLOT0, INDEX0, START, STOP, STATE, SIZES = range(7)
+
+
+@parallel
+def argmin(rows, x, tasks, xs, red, w, cur, idx, kind, order, floats, counter, workers):  # type: ignore
+    """``jit.argmin_rows`` (``rows``) or ``jit.argmin_columns`` over the task rows."""
+    for _ in prange(workers):
+        k = next_share(counter)
+        while k < tasks.shape[0]:
+            t = tasks[k]
+            st = t[STATE]
+            if rows:
+                jit.argmin_rows(x, t[X0], t[SIZES:], xs, red, w, t[SLOT0], t[INDEX0], t[START], t[STOP], cur[st],
+                                idx[st], kind, order, floats)
+            else:
+                jit.argmin_columns(x, t[X0], t[SIZES:], xs, red, w, t[SLOT0], t[INDEX0], t[START], t[STOP],
+                                   cur[st], idx[st], kind, order, floats)
+            k = next_share(counter)
+
+
+@njit(nogil=True, cache=True)
+def merge_range(cur, idx, a, b, order):  # type: ignore[no-untyped-def]
+    """Slots ``a..b`` of every later state folded into state 0, by key, then index (SPEC 7)."""
+    for p in range(1, cur.shape[0]):
+        for s in range(a, b):
+            if idx[p, s] >= 0 and (idx[0, s] < 0 or jit.replaces(cur[p, s], idx[p, s], cur[0, s], idx[0, s], order)):
+                cur[0, s], idx[0, s] = cur[p, s], idx[p, s]
+
+
+@parallel
+def merge(cur, idx, order, bounds, counter, workers):  # type: ignore[no-untyped-def]
+    for _ in prange(workers):
+        k = next_share(counter)
+        while k < bounds.size - 1:
+            merge_range(cur, idx, bounds[k], bounds[k + 1], order)
+            k = next_share(counter)
+
+
+_lock = threading.Lock()
+_forked_from_omp = False
+
+
+def usable() -> bool:
+    """Whether launches may run here: not in a child forked from a process whose threads are GNU OpenMP's
+    (Numba would end the child: that runtime does not survive a fork)."""
+    return not _forked_from_omp
+
+
+def _after_fork_in_child() -> None:
+    global _lock, _forked_from_omp
+    _lock = threading.Lock()  # a parent thread may have held it at the fork
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel loop ran in the parent: the child starts its own threads
+        return
+    _forked_from_omp = layer == "omp"
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def launch(driver: Callable[..., None], args: tuple[Any, ...], workers: int) -> None:
+    """``driver(*args, counter, workers)`` on ``workers`` of Numba's threads (at most NUMBA_NUM_THREADS).
+
+    One launch at a time in the process: Numba's ``workqueue`` threads (its fallback where neither TBB nor
+    OpenMP is installed) end the process if two Python threads start parallel loops at once. Each launch
+    already uses the threads it was given, so waiting costs nothing in throughput.
+    """
+    workers = max(1, min(workers, numba.config.NUMBA_NUM_THREADS))
+    with _lock:
+        numba.set_num_threads(workers)  # this thread's setting, read by the launch below
+        driver(*args, np.zeros(1, np.int64), workers)
+
+
+def bounds_of(pieces: list[tuple[int, int]]) -> np.ndarray:
+    """Contiguous ``[start, stop)`` pieces as the drivers' ``bounds``."""
+    return np.array([a for a, _ in pieces] + [pieces[-1][1]], np.int64)
