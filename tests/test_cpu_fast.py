@@ -559,6 +559,25 @@ def test_shares_run_on_numba_threads(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @NO_NUMBA
+@pytest.mark.parametrize("out_type", ["INT32", "UINT32", "INT64", "UINT64"])
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+def test_many_output_rows_filled_and_finished_on_the_threads(out_type: str, direction: str) -> None:
+    """More output elements than one thread's share: the state is filled and the indices written out on the
+    threads, NaN-only rows taking the default (SPEC 8.5), into a contiguous output of each index type."""
+    from opendml.backends.cpu_kernels import fast
+
+    rng = np.random.default_rng(8)
+    rows = views.PARALLEL_MIN + 333
+    x = sample("FLOAT32", (rows, 3), rng)
+    x[rng.integers(0, rows, 500)] = np.nan
+    params = ARGMIN.prepare(dml.ArgMinDesc(dml.TensorDesc("FLOAT32", x.shape), dml.TensorDesc(out_type, (rows, 1)),
+                                           (1,), direction))
+    out = np.full((rows, 1), 77, DataType[out_type].numpy)
+    fast.argmin(params)(x, out, 3)
+    assert same(out, argmin_reference([x], params))
+
+
+@NO_NUMBA
 @pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
 def test_parallel_merge_of_states(direction: str) -> None:
     """Pieces' states merged slot range by slot range on Numba's threads, as one after another would."""

@@ -134,6 +134,28 @@ def merge(cur, idx, order, bounds, counter, workers):  # type: ignore[no-untyped
             k = next_share(counter)
 
 
+@parallel
+def fill(a, value, bounds, counter, workers):  # type: ignore[no-untyped-def]
+    for _ in prange(workers):
+        k = next_share(counter)
+        while k < bounds.size - 1:
+            for s in range(bounds[k], bounds[k + 1]):
+                a[s] = value
+            k = next_share(counter)
+
+
+@parallel
+def finish(idx, out, default, bounds, counter, workers):  # type: ignore[no-untyped-def]
+    """ARGMIN's indices written to its output, cast as NumPy's unsafe casting does; ``default`` where a slot
+    found nothing (every element NaN, SPEC 8.5)."""
+    for _ in prange(workers):
+        k = next_share(counter)
+        while k < bounds.size - 1:
+            for s in range(bounds[k], bounds[k + 1]):
+                out[s] = idx[s] if idx[s] >= 0 else default
+            k = next_share(counter)
+
+
 _lock = threading.Lock()
 _forked_from_omp = False
 

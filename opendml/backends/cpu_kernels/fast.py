@@ -187,24 +187,24 @@ class _State:
 
     @classmethod
     def fresh(cls, slots: int, key: np.dtype, pieces: int = 1) -> _State:
-        return cls(np.empty((pieces, slots), key), np.full((pieces, slots), -1, np.int64))
+        """Arrays of the state, not filled (``_fill``)."""
+        return cls(np.empty((pieces, slots), key), np.empty((pieces, slots), np.int64))
 
     @classmethod
     def reused(cls, slots: int, key: np.dtype, pieces: int = 1) -> _State:
-        """A state on this thread's kept arrays where they are large enough (and at most STATE_KEPT_BYTES):
-        fresh memory costs a page fault a page on first touch (short-row ARGMIN of [262144, 256] spent 1 ms
-        a call filling a new index array), while refilling kept memory costs a tenth of that. Each thread
-        has its own, and a state lives only during one ``_argmin`` on the thread that made it."""
+        """A state on this thread's kept arrays where they are large enough (and at most STATE_KEPT_BYTES),
+        not filled (``_fill``): fresh memory costs a page fault a page on first touch (short-row ARGMIN of
+        [262144, 256] spent 1 ms a call filling a new index array), while refilling kept memory costs a
+        tenth of that. Each thread has its own, and a state lives only during one ``_argmin`` on the thread
+        that made it."""
         n = pieces * slots
         if n * (8 + key.itemsize) > STATE_KEPT_BYTES:
             return cls.fresh(slots, key, pieces)
         kept = _kept.__dict__.setdefault("states", {})
         if key not in kept or kept[key].idx.size < n:
             kept[key] = cls.fresh(n, key)
-        state = cls(kept[key].cur.reshape(-1)[:n].reshape(pieces, slots),
-                    kept[key].idx.reshape(-1)[:n].reshape(pieces, slots))
-        state.idx.fill(-1)
-        return state
+        return cls(kept[key].cur.reshape(-1)[:n].reshape(pieces, slots),
+                   kept[key].idx.reshape(-1)[:n].reshape(pieces, slots))
 
 
 STATE_KEPT_BYTES = 16 << 20
@@ -234,12 +234,30 @@ def _argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) 
     bits, kind, key = _keyed(x)
     plan = _plan(red, threads)
     state = _State.reused(red.slots, key, plan.pieces)
+    _fill(state.idx.reshape(-1), -1, threads)
     _run_plan(flat(bits), red, plan, state, kind, order, threads)
     if plan.pieces > 1:
         _merge(state, order, threads)
-    default = red.length - 1 if order is not None else 0  # every element NaN (SPEC 8.5)
-    jit.fill_missing(state.idx[0], default)
-    np.copyto(out, state.idx[0].reshape(out.shape), casting="unsafe")
+    _finish(state.idx[0], out, red.length - 1 if order is not None else 0, threads)
+
+
+def _fill(a: np.ndarray, value: int, threads: int) -> None:
+    """A 1-D array filled, on the threads where it is large (2 MiB of indices took 0.2 ms on one)."""
+    parts = shares(a.size, threads)
+    if len(parts) > 1 and drivers.usable():
+        drivers.launch(drivers.fill, (a, value, drivers.bounds_of(parts)), threads)
+    else:
+        a.fill(value)
+
+
+def _finish(idx: np.ndarray, out: np.ndarray, default: int, threads: int) -> None:
+    """The indices into the output; ``default`` where every element was NaN (SPEC 8.5)."""
+    parts = shares(idx.size, threads)
+    if len(parts) > 1 and drivers.usable() and out.flags.c_contiguous:
+        drivers.launch(drivers.finish, (idx, out.reshape(-1), default, drivers.bounds_of(parts)), threads)
+        return
+    jit.fill_missing(idx, default)
+    np.copyto(out, idx.reshape(out.shape), casting="unsafe")
 
 
 @dataclass(frozen=True)
@@ -313,9 +331,12 @@ def _run_plan(fx: np.ndarray, red: _Reduction, plan: _Plan, state: _State, kind:
 
 
 def _merge(state: _State, order: Any, threads: int) -> None:
-    """Every piece's state folded into row 0, slot ranges on the threads."""
-    parts = shares(state.idx.shape[1], threads)
-    if len(parts) > 1 and drivers.usable():
+    """Every piece's state folded into row 0, ranges of slots on the threads where there is enough to do
+    (first-axis ARGMIN of [8192, 8192] on 16 threads: 64 pieces of 8192 slots)."""
+    pieces, slots = state.idx.shape
+    count = len(shares(pieces * slots, threads))
+    if count > 1 and drivers.usable():
+        parts = shares_of(slots, min(count, slots))
         drivers.launch(drivers.merge, (state.cur, state.idx, order, drivers.bounds_of(parts)), threads)
     else:
         drivers.merge_range(state.cur, state.idx, 0, state.idx.shape[1], order)
