@@ -50,10 +50,11 @@ def timed_together(fns: dict[str, Callable[[], object]], repeats: int, budget_s:
     """
     counts = {}
     for who, fn in fns.items():
+        fn()  # the warm-up: compiles, allocates, faults pages in
         start = time.perf_counter()
-        fn()
-        first = time.perf_counter() - start
-        counts[who] = max(3, min(repeats, int(budget_s / max(first, 1e-9))))
+        fn()  # the count of timed runs follows from this run's time, not the warm-up's
+        second = time.perf_counter() - start
+        counts[who] = max(3, min(repeats, int(budget_s / max(second, 1e-9))))
     times: dict[str, list[float]] = {who: [] for who in fns}
     names = list(fns)
     for turn in range(max(counts.values())):
