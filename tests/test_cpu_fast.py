@@ -559,6 +559,21 @@ def test_shares_run_on_numba_threads(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @NO_NUMBA
+def test_a_run_leaves_the_callers_numba_thread_count_alone() -> None:
+    import numba
+
+    from opendml.backends.cpu_kernels import fast
+
+    x = sample("INT16", (BIG,), np.random.default_rng(9))
+    numba.set_num_threads(1)
+    try:
+        fast.clamp(unary_params("CLIP", "INT16", (BIG,), -5, 5, None))(x, np.empty_like(x), 2)
+        assert numba.get_num_threads() == 1
+    finally:
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+
+
+@NO_NUMBA
 @pytest.mark.parametrize("out_type", ["INT32", "UINT32", "INT64", "UINT64"])
 @pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
 def test_many_output_rows_filled_and_finished_on_the_threads(out_type: str, direction: str) -> None:
@@ -614,6 +629,7 @@ def test_more_threads_than_numba_has() -> None:
 
 @NO_NUMBA
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="os.fork is POSIX only")
+@pytest.mark.filterwarnings("ignore:.*fork.*:DeprecationWarning")  # forking with threads running is the point
 def test_a_forked_child_runs_operators() -> None:
     """After a parallel run in this process, a forked child still runs shared-out operators (on Python
     threads where Numba's threads are GNU OpenMP's, which a fork leaves unusable) and gets exact results."""

@@ -188,8 +188,12 @@ def launch(driver: Callable[..., None], args: tuple[Any, ...], workers: int) -> 
     """
     workers = max(1, min(workers, numba.config.NUMBA_NUM_THREADS))
     with _lock:
-        numba.set_num_threads(workers)  # this thread's setting, read by the launch below
-        driver(*args, np.zeros(1, np.int64), workers)
+        before = numba.get_num_threads()  # this thread's setting, which the caller's own Numba code may use
+        numba.set_num_threads(workers)
+        try:
+            driver(*args, np.zeros(1, np.int64), workers)
+        finally:
+            numba.set_num_threads(before)
 
 
 def bounds_of(pieces: list[tuple[int, int]]) -> np.ndarray:
