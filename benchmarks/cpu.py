@@ -79,6 +79,8 @@ def numba_copy(src: np.ndarray, dst: np.ndarray, threads: int) -> Callable[[], N
     kernels are: Python threads pay about 0.3 ms a call to wake on 16 cores); None without Numba."""
     try:
         import numba
+
+        from opendml.backends.cpu_kernels.drivers import bounds_of
     except ImportError:
         return None
 
@@ -88,8 +90,7 @@ def numba_copy(src: np.ndarray, dst: np.ndarray, threads: int) -> Callable[[], N
             b[bounds[k]:bounds[k + 1]] = a[bounds[k]:bounds[k + 1]]
 
     a, b = src.reshape(-1), dst.reshape(-1)
-    pieces = shares(a.size, threads)
-    bounds = np.array([i for i, _ in pieces] + [a.size], np.int64)
+    bounds = bounds_of(shares(a.size, threads))
     workers = min(threads, numba.config.NUMBA_NUM_THREADS)
 
     def run() -> None:

@@ -118,11 +118,9 @@ def argmin(rows, x, tasks, xs, red, w, cur, idx, kind, order, floats, counter, w
 
 @njit(nogil=True, cache=True)
 def merge_range(cur, idx, a, b, order):  # type: ignore[no-untyped-def]
-    """Slots ``a..b`` of every later state folded into state 0, by key, then index (SPEC 7)."""
+    """Slots ``a..b`` of every later state folded into state 0 (``jit.merge_states``)."""
     for p in range(1, cur.shape[0]):
-        for s in range(a, b):
-            if idx[p, s] >= 0 and (idx[0, s] < 0 or jit.replaces(cur[p, s], idx[p, s], cur[0, s], idx[0, s], order)):
-                cur[0, s], idx[0, s] = cur[p, s], idx[p, s]
+        jit.merge_states(cur[0, a:b], idx[0, a:b], cur[p, a:b], idx[p, a:b], order)
 
 
 @parallel

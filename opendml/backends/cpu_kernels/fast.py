@@ -339,7 +339,7 @@ def _merge(state: _State, order: Any, threads: int) -> None:
         parts = shares_of(slots, min(count, slots))
         drivers.launch(drivers.merge, (state.cur, state.idx, order, drivers.bounds_of(parts)), threads)
     else:
-        drivers.merge_range(state.cur, state.idx, 0, state.idx.shape[1], order)
+        drivers.merge_range(state.cur, state.idx, 0, slots, order)
 
 
 def shares_of(total: int, count: int) -> list[tuple[int, int]]:

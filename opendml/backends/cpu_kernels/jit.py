@@ -949,6 +949,17 @@ def best_block(x, xb, n, kind, order):  # type: ignore[no-untyped-def]
     return best, where
 
 
+@inline
+def rest_best(x, xb, done, n, key, pos, kind, order):  # type: ignore[no-untyped-def]
+    """The best ``(key, position)`` after the elements ``done..n`` of a run (the few after its whole
+    vectors) are compared one by one with the best of the first ``done``."""
+    for k in range(done, n):
+        v = key_of(x[xb + k], kind)
+        if takes(v, key, order):
+            key, pos = v, k
+    return key, pos
+
+
 @jit
 def run_best(x, xb, n, kind, order, floats):  # type: ignore[no-untyped-def]
     """``scan`` of a contiguous run. Where ``floats``, FLOAT32 in one pass compared as floats (a minimum and
@@ -958,11 +969,7 @@ def run_best(x, xb, n, kind, order, floats):  # type: ignore[no-untyped-def]
     if floats:
         key, pos, certain, done = float_lanes(x, xb, n, kind, order)
         if certain:
-            for k in range(done, n):
-                v = key_of(x[xb + k], kind)
-                if takes(v, key, order):
-                    key, pos = v, k
-            return key, pos
+            return rest_best(x, xb, done, n, key, pos, kind, order)
     best, where = best_block(x, xb, n, kind, order)
     pos = where + block_find(x[xb + where:xb + min(n, where + ROW_BLOCK)], best, kind, order)
     return best, pos
@@ -1027,11 +1034,7 @@ def short_best(x, xb, n, kind, order, floats):  # type: ignore[no-untyped-def]
         key = unflip(raw, kind)
         if kind is not None and key == 0:  # -0.0 flipped is just under +0.0: find the zeros as equals
             pos = block_find(x[xb:xb + done], key, kind, order)
-    for k in range(done, n):
-        v = key_of(x[xb + k], kind)
-        if takes(v, key, order):
-            key, pos = v, k
-    return key, pos
+    return rest_best(x, xb, done, n, key, pos, kind, order)
 
 
 ROW_BATCH = 16  # rows whose offsets, slots and indices are found at once
