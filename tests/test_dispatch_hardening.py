@@ -4,6 +4,7 @@ run it as ``python -m opendml`` to see exit statuses and stderr exactly."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import time
@@ -445,3 +446,240 @@ def test_in_place_runs_unchanged(tmp_path: Path, capsys: pytest.CaptureFixture[s
     out = _runs(capsys, path, "--output-path", tmp_path)
     assert "Resource 'A': -1, -1, -1, -1, 0, 1, 1, 1, 1\n" in out
     np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.clip(np.arange(-4, 5), -1, 1).astype(np.float32))
+
+
+def test_schema_option_prints_a_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["dispatch", "--schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert main(["dispatch", "--schema", "--example", "clip"]) == 2
+    assert capsys.readouterr().err == f"{PREFIX}--schema takes no model or --example.\n"
+
+
+# ---- the JSON schema ------------------------------------------------------------------------------------
+
+def _rich_model() -> dict:
+    """A model using every field and form the reader accepts (test_the_rich_model_uses_every_field keeps it so)."""
+    f16 = {"DataType": "FLOAT16", "Sizes": [2, 2]}
+    long_form = {"Type": "DML_TENSOR_TYPE_BUFFER", "Desc": {
+        "DataType": "DML_TENSOR_DATA_TYPE_FLOAT16", "Flags": "DML_TENSOR_FLAG_NONE", "DimensionCount": 2,
+        "Sizes": [2, 2], "Strides": [2, 1], "TotalTensorSizeInBytes": 8, "GuaranteedBaseOffsetAlignment": 16}}
+    return {
+        "$schema": "./schema.json", "$comment": "every form",
+        "resources": {
+            "h": {"type": "buffer", "initialValuesDataType": "FLOAT16", "initialValues": [1, -2.5, "nan", "-INF"],
+                  "initialValuesOffsetInBytes": 0, "sizeInBytes": 16},
+            "c": {"initialValuesDataType": "DML_TENSOR_DATA_TYPE_FLOAT16", "initialValues": {"valueCount": 4, "value": 0}},
+            "s": {"initialValuesDataType": "UINT8", "initialValues": {"valueCount": 4, "valueStart": 250, "valueDelta": 3}},
+            "z": {"initialValuesDataType": "UINT8", "initialValues": [1]},
+            "f": {"initialValues": {"sourcePath": "x.npy"}},
+            "raw": {"initialValuesDataType": "FLOAT32", "initialValues": {"sourcePath": "x.bin"}},
+            "i": {"initialValuesDataType": "INT64", "initialValues": {"valueCount": 2, "value": 0}},
+        },
+        "dispatchables": {
+            "clip": {"type": "DML_OPERATOR_ELEMENT_WISE_CLIP", "executionFlags": ["ALLOW_HALF_PRECISION_COMPUTATION",
+                                                                                  "DML_EXECUTION_FLAG_NONE"],
+                     "dmlCompileType": "DmlCompileOp", "bindings": {},
+                     "desc": {"InputTensor": {"Type": "BUFFER", **f16, "Flags": ["NONE"]}, "OutputTensor": long_form,
+                              "ScaleBias": {"Scale": 2, "Bias": "nan"}, "Min": -1, "Max": "inf"}},
+            "clip1": {"type": "ELEMENT_WISE_CLIP1", "executionFlags": "NONE", "Desc": {
+                "InputTensor": f16, "OutputTensor": f16, "MinMaxDataType": "FLOAT16", "Min": {"UInt16": 15360},
+                "Max": 2}},
+            "threshold": {"type": "ELEMENT_WISE_THRESHOLD", "desc": {"InputTensor": f16, "OutputTensor": f16, "Min": 0}},
+            "dequantize": {"type": "DML_OPERATOR_ELEMENT_WISE_DEQUANTIZE_LINEAR", "desc": {
+                "InputTensor": {"DataType": "UINT8", "Sizes": [4]}, "ScaleTensor": {"DataType": "FLOAT32", "Sizes": [4]},
+                "ZeroPointTensor": {"DataType": "UINT8", "Sizes": [4], "Strides": [0]},
+                "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4]}}},
+            "argmin": {"type": "ARGMIN", "desc": {"InputTensor": f16, "OutputTensor": {"DataType": "INT64", "Sizes": [2, 1]},
+                                                  "AxisCount": 1, "Axes": [1], "AxisDirection": 1}},
+        },
+        "commands": [
+            {"type": "dispatch", "dispatchable": "clip", "bindings": {"InputTensor": "h", "OutputTensor": ["c"]},
+             "threadGroupCount": [1, 1, 1]},
+            {"type": "dispatch", "dispatchable": "clip1", "bindings": {
+                "InputTensor": {"name": "c", "elementOffset": 0, "elementSizeInBytes": 2, "elementCount": 4},
+                "OutputTensor": [{"name": "h"}]}},
+            {"type": "dispatch", "dispatchable": "threshold", "bindings": {"InputTensor": "h", "OutputTensor": "h"}},
+            {"type": "dispatch", "dispatchable": "dequantize", "bindings": {
+                "InputTensor": "s", "ScaleTensor": "raw", "ZeroPointTensor": "z", "OutputTensor": "f"}},
+            {"type": "dispatch", "dispatchable": "argmin", "bindings": {"InputTensor": "h", "OutputTensor": "i"}},
+            {"type": "print", "resource": "h", "verbose": True},
+            {"type": "writeFile", "resource": "i", "targetPath": "i.npy", "dimensions": [2, 1]},
+        ],
+    }
+
+
+def _read_rich_model(tmp_path: Path) -> Path:
+    np.save(tmp_path / "x.npy", np.zeros(4, np.float32))
+    np.full(4, 0.5, np.float32).tofile(tmp_path / "x.bin")
+    return write_model(tmp_path / "rich.json", _rich_model())
+
+
+def _example_models() -> list[Path]:
+    """The bundled examples, and DirectML's own DxDispatch models for opendml's operators."""
+    from dispatch_helpers import DATA
+
+    from opendml.dispatch.catalog import examples_dir
+
+    return sorted(examples_dir().glob("*.json")) + sorted((DATA / "dxdispatch").glob("*.json"))
+
+
+def test_the_rich_model_is_read_and_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = _runs(capsys, _read_rich_model(tmp_path), "--output-path", tmp_path)
+    assert "Resource 'h':\n" in out
+    assert np.load(tmp_path / "i.npy").shape == (2, 1)
+
+
+def _fields_used(value: object, found: set[str]) -> None:
+    if isinstance(value, dict):
+        found.update(value)
+        for item in value.values():
+            _fields_used(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _fields_used(item, found)
+
+
+def test_the_rich_model_uses_every_field() -> None:
+    """Every field of the reader's tables appears in the rich model, so the schema tests below see it."""
+    from opendml.dispatch import commands, model, operators, resources
+
+    tables = [model.MODEL_FIELDS, resources.RESOURCE_FIELDS, resources.CONSTANT_FIELDS, resources.SEQUENCE_FIELDS,
+              resources.FILE_FIELDS, operators.DISPATCHABLE_FIELDS, operators.TENSOR_FIELDS, commands.BINDING_FIELDS,
+              *(fields for fields, _ in commands.COMMAND_FIELDS.values()),
+              *([f.name for f in op.fields] for op in operators.OPERATORS)]
+    used: set[str] = set()
+    _fields_used(_rich_model(), used)
+    assert {field for table in tables for field in table} - used == set()
+
+
+def _resolve(schema: dict, root: dict) -> dict:
+    while "$ref" in schema:
+        schema = root["$defs"][schema["$ref"].removeprefix("#/$defs/")]
+    return schema
+
+
+def _branches(schema: dict, root: dict) -> list[dict]:
+    """The schema and every schema it combines (anyOf, oneOf, allOf, then, else), references resolved."""
+    schema = _resolve(schema, root)
+    found = [schema]
+    for key in ("anyOf", "oneOf", "allOf"):
+        for sub in schema.get(key, []):
+            found += _branches(sub, root)
+    for key in ("then", "else"):
+        if isinstance(schema.get(key), dict):
+            found += _branches(schema[key], root)
+    return found
+
+
+def _unknown_keys(value: object, schema: dict, root: dict, at: str) -> list[str]:
+    """Keys of ``value`` that no branch of ``schema`` lists as a property (a walk without a validator)."""
+    branches = _branches(schema, root)
+    problems = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            subs = [b["properties"][key] for b in branches if key in b.get("properties", {})]
+            subs += [b["additionalProperties"] for b in branches if isinstance(b.get("additionalProperties"), dict)]
+            if any(key.startswith("$") for b in branches if "patternProperties" in b):
+                continue
+            problems += _fewest(item, subs, root, f"{at}.{key}") if subs else [f"{at}.{key}"]
+    elif isinstance(value, list):
+        items = [b["items"] for b in branches if isinstance(b.get("items"), dict)]
+        for k, item in enumerate(value):
+            problems += _fewest(item, items, root, f"{at}[{k}]")
+    return problems
+
+
+def _fewest(value: object, candidates: list[dict], root: dict, at: str) -> list[str]:
+    """The problems of the candidate schema that fits ``value`` best (none if one fits)."""
+    return min((_unknown_keys(value, sub, root, at) for sub in candidates), key=len, default=[])
+
+
+@pytest.mark.parametrize("path", [*_example_models(), "rich"], ids=lambda p: getattr(p, "name", p))
+def test_every_field_of_the_models_is_in_the_schema(tmp_path: Path, path: Path | str) -> None:
+    from opendml.dispatch.schema import model_schema
+
+    document = _rich_model() if path == "rich" else json.loads(Path(path).read_text())
+    schema = model_schema()
+    assert _unknown_keys(document, schema, schema, "") == []
+
+
+def test_the_walk_finds_a_field_the_schema_lacks() -> None:
+    from opendml.dispatch.schema import model_schema
+
+    schema = model_schema()
+    del schema["$defs"]["bufferTensorDesc"]["properties"]["Strides"]
+    assert _unknown_keys(_rich_model(), schema, schema, "") == [
+        ".dispatchables.clip.desc.OutputTensor.Desc.Strides"]
+
+
+@pytest.fixture
+def validator() -> object:
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema validates the schema and models against it")
+    from opendml.dispatch.schema import model_schema
+
+    schema = model_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+@pytest.mark.parametrize("path", [*_example_models(), "rich"], ids=lambda p: getattr(p, "name", p))
+def test_the_models_validate_against_the_schema(validator: object, path: Path | str) -> None:
+    document = _rich_model() if path == "rich" else json.loads(Path(path).read_text())
+    assert [error.message for error in validator.iter_errors(document)] == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("where", "change"), [
+    ("model", lambda m: m.update(resource={})),
+    ("resource", lambda m: m["resources"]["h"].update(initialValue=1)),
+    ("no data type", lambda m: m["resources"]["c"].pop("initialValuesDataType")),
+    ("raw file", lambda m: m["resources"]["raw"].pop("initialValuesDataType")),
+    ("operator", lambda m: m["dispatchables"]["clip"].update(type="DML_OPERATOR_GEMM")),
+    ("desc field", lambda m: m["dispatchables"]["threshold"]["desc"].update(Max=1)),
+    ("missing desc field", lambda m: m["dispatchables"]["threshold"]["desc"].pop("Min")),
+    ("desc and Desc", lambda m: m["dispatchables"]["threshold"].update(Desc={})),
+    ("tensor field", lambda m: m["dispatchables"]["threshold"]["desc"]["InputTensor"].update(Stride=[1])),
+    ("beside Desc", lambda m: m["dispatchables"]["clip"]["desc"]["OutputTensor"].update(DataType="FLOAT16")),
+    ("data type", lambda m: m["dispatchables"]["threshold"]["desc"]["InputTensor"].update(DataType="FLOAT8")),
+    ("axis direction", lambda m: m["dispatchables"]["argmin"]["desc"].update(AxisDirection="UP")),
+    ("scalar member", lambda m: m["dispatchables"]["clip1"]["Desc"].update(Max={"Int32": 1, "Int8": 2})),
+    ("command", lambda m: m["commands"].append({"type": "show", "resource": "h"})),
+    ("command field", lambda m: m["commands"][5].update(targetPath="x")),
+    ("binding field", lambda m: m["commands"][1]["bindings"]["InputTensor"].update(offset=0)),
+    ("two bindings", lambda m: m["commands"][0]["bindings"].update(InputTensor=["h", "c"])),
+])
+def test_what_the_reader_refuses_the_schema_refuses(tmp_path: Path, validator: object, where: str,
+                                                     change: Callable[[dict], None]) -> None:
+    document = _rich_model()
+    change(document)
+    assert list(validator.iter_errors(document)), where  # type: ignore[attr-defined]
+    _read_rich_model(tmp_path)
+    with pytest.raises(ModelError):
+        from opendml.dispatch.model import parse_model
+
+        parse_model(parse_json(json.dumps(document), "m.json"), tmp_path, tmp_path)
+
+
+def test_every_name_the_schema_lists_is_read() -> None:
+    """Enum spellings in the schema are those opendml's parsers take, and every member is listed."""
+    from opendml.dispatch.operators import parse_operator_type
+    from opendml.dispatch.schema import model_schema
+
+    defs = model_schema()["$defs"]
+    parsers = {"dataType": dml_parse("DataType"), "tensorFlag": dml_parse("TensorFlags"),
+               "executionFlag": dml_parse("ExecutionFlags"), "axisDirection": dml_parse("AxisDirection"),
+               "operatorType": lambda name: parse_operator_type(name, "type").name}
+    for name, parse in parsers.items():
+        spelled = defs[name]["enum"] if "enum" in defs[name] else defs[name]["anyOf"][0]["enum"]
+        members = {str(parse(spelling)) for spelling in spelled}
+        assert len(spelled) == 2 * len(members)  # each member with and without its prefix
+    import opendml
+
+    assert {str(opendml.DataType.parse(s)) for s in defs["dataType"]["enum"]} == {
+        str(t) for t in opendml.DataType if t is not opendml.DataType.UNKNOWN}
+
+
+def dml_parse(enum_name: str) -> Callable[[str], object]:
+    import opendml
+
+    return getattr(opendml, enum_name).parse

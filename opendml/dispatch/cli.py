@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -99,6 +100,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     timing.add_argument("-v", "--timing-verbosity", "--timing_verbosity", type=int, choices=(0, 1, 2), default=0,
                         metavar="{0,1,2}",
                         help="0: a median per dispatch; 1: cold/hot statistics; 2: every iteration (default: 0)")
+    parser.add_argument("--schema", action="store_true",
+                        help="print the JSON schema (draft 2020-12) of the models opendml reads, and stop")
     files = parser.add_argument_group("files and memory")
     files.add_argument("--output-path", "--output_path", type=_folder, default=Path("."), metavar="DIR",
                        help="folder that writeFile targetPaths are relative to, and stay inside (default: .)")
@@ -122,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
     """Exit status: 0 done, 2 a bad model or option (one line on stderr), 1 an internal error, 130 interrupted."""
     from . import catalog
 
+    if args.schema:
+        return _print_schema(args)
     if args.model is None and args.example is None:
         _print_examples(catalog.list_examples())
         return 0
@@ -161,6 +166,15 @@ def _fail(message: str, status: int) -> int:
     # One line, whatever the message holds.
     print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
     return status
+
+
+def _print_schema(args: argparse.Namespace) -> int:
+    from .schema import model_schema
+
+    if args.model is not None or args.example is not None:
+        return _fail("--schema takes no model or --example.", 2)
+    print(json.dumps(model_schema(), indent=2))
+    return 0
 
 
 def _print_examples(examples: list) -> None:  # type: ignore[type-arg]
