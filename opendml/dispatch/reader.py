@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .errors import ModelError
+from .errors import ModelError, guard
 from .paths import check_path
 
 MAX_DEPTH = 256  # arrays and objects nested deeper than this are refused (a real model nests about 6 deep)
@@ -138,4 +138,5 @@ def read_model_file(path: Path) -> JsonObject:
         raise ModelError(name, f"cannot read the model: {error.strerror or error}.") from None
     except MemoryError:
         raise ModelError(name, "the model file is too large to read into memory.") from None
-    return parse_json(text, name)
+    with guard(name):  # memory can still run out while the JSON is parsed
+        return parse_json(text, name)
