@@ -11,7 +11,7 @@ from pathlib import Path
 from .errors import child, model_error
 from .fields import UINT64_MAX, expect_bool, expect_object, expect_string, expect_uint, expect_uint_array, wrong_type
 from .operators import Dispatchable
-from .paths import check_replaceable, resolve_output
+from .paths import IMAGE_SUFFIXES, check_replaceable, resolve_output
 from .reader import JsonObject
 from .resources import Resource
 
@@ -22,7 +22,6 @@ COMMAND_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "writeFile": (("type", "resource", "targetPath", "dimensions"), ("resource", "targetPath")),
 }
 BINDING_FIELDS = ("name", "elementOffset", "elementSizeInBytes", "elementCount")
-_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 
 
 @dataclass(frozen=True)
@@ -150,7 +149,7 @@ def _binding(value: object, path: str, resources: Mapping[str, Resource]) -> Bin
 
 def _target(value: object, path: str, output_dir: Path, allow_outside: bool) -> Path:
     target = resolve_output(expect_string(value, path), path, output_dir, allow_outside)
-    if target.suffix.lower() in _IMAGE_SUFFIXES:
+    if target.suffix.lower() in IMAGE_SUFFIXES:
         raise model_error(path, "must be a .npy or raw binary file (images are not supported)", str(target))
     check_replaceable(target, path)  # checked again just before the file is replaced
     return target

@@ -17,6 +17,7 @@ from .errors import describe, model_error
 NAME_MAX = 255  # bytes in one file name
 PATH_MAX = 4096  # bytes in a whole path, its terminating NUL included
 ALLOW_OUTSIDE_OPTION = "--allow-outside-output-path"
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")  # DxDispatch reads and writes images; opendml does not
 
 
 def check_path(text: str, path: str) -> str:

@@ -28,7 +28,7 @@ from .fields import (
     expect_uint,
     wrong_type,
 )
-from .paths import check_path, file_kind, resolve_input
+from .paths import IMAGE_SUFFIXES, check_path, file_kind, resolve_input
 
 RESOURCE_FIELDS = ("type", "initialValuesDataType", "initialValues", "initialValuesOffsetInBytes", "sizeInBytes")
 # The forms of initialValues, each an object with these fields (the first names the form); or an array.
@@ -36,7 +36,6 @@ CONSTANT_FIELDS = ("valueCount", "value")
 SEQUENCE_FIELDS = ("valueCount", "valueStart", "valueDelta")
 FILE_FIELDS = ("sourcePath",)
 MAX_RESOURCE_BYTES = 4 * 2**30  # the default limit on one resource's size (--max-resource-bytes)
-_IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 _CHUNK = 1 << 16  # elements made at a time by a sequence
 
 
@@ -294,7 +293,7 @@ def _from_file(value: object, path: str, declared: DataType | None, resource_pat
     obj = expect_object(value, path, FILE_FIELDS)
     source_field = child(path, "sourcePath")
     source = resolve_input(check_path(expect_string(obj["sourcePath"], source_field), source_field), model_dir)
-    if source.suffix.lower() in _IMAGE_SUFFIXES:
+    if source.suffix.lower() in IMAGE_SUFFIXES:
         raise model_error(source_field, "must be a .npy or raw binary file (images are not supported)", str(source))
     try:
         mode = os.stat(source).st_mode  # before opening: opening a named pipe would wait for a writer
