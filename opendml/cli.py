@@ -11,6 +11,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from . import __version__
 
@@ -20,17 +21,29 @@ SUBCOMMANDS: tuple[str, ...] = (
 )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A command-line mistake is one line, ``<prog>: error: <message>``, exit status 2 (argparse's own
+    report puts the usage block first). Subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="opendml", description="opendml's command-line tools.")
+    parser = OneLineParser(prog="opendml", description="opendml's command-line tools.")
     parser.add_argument("--version", action="version", version=f"opendml {__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     for module in SUBCOMMANDS:
         importlib.import_module(module).register(subparsers)
+    for command in subparsers.choices.values():  # so that a subcommand reports its own unknown options
+        command.set_defaults(command_parser=command)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args, unknown = build_parser().parse_known_args(argv)
+    if unknown:
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.handler(args))
     except BrokenPipeError:  # the reader went away (``opendml dispatch | head``): stop quietly

@@ -79,14 +79,14 @@ def test_reader_rejects_duplicate_keys() -> None:
 def test_float64_values_keep_double_precision() -> None:
     resource = parse_resource("a", parse_json('{"initialValuesDataType": "FLOAT64", "initialValues": [0.1]}', "m"),
                               "resources.a", None)
-    assert resource.values.tolist() == [0.1]
+    assert resource.initial_values().tolist() == [0.1]
 
 
 def test_sequence_wraps_in_integer_types() -> None:
     resource = parse_resource("a", parse_json(
         '{"initialValuesDataType": "UINT8", "initialValues": {"valueCount": 5, "valueStart": 250, "valueDelta": 3}}',
         "m"), "resources.a", None)
-    assert resource.values.tolist() == [250, 253, 0, 3, 6]
+    assert resource.initial_values().tolist() == [250, 253, 0, 3, 6]
     assert resource.size_in_bytes == 8  # rounded up to 4 bytes
 
 

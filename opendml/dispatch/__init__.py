@@ -1,10 +1,12 @@
 """``opendml dispatch``: run DxDispatch-style JSON models (resources, dispatchables, commands), with timing.
 
 The pieces, each in its own module: ``reader`` (JSON as DxDispatch reads it), ``fields`` (typed reads
-naming JSON paths), ``resources`` (buffers and initial values), ``operators`` (DirectML operator
-descriptions to opendml descriptions), ``commands`` (dispatch, print, writeFile), ``model`` (the
-whole file, checked before anything runs), ``runner`` (running it on a device), ``timing`` and
-``progress`` (DxDispatch's timing lines), ``catalog`` (the bundled examples) and ``cli``.
+naming JSON paths), ``paths`` (file names checked, outputs confined), ``resources`` (buffers and
+initial values), ``operators`` (DirectML operator descriptions to opendml descriptions), ``commands``
+(dispatch, print, writeFile), ``model`` (the whole file, checked before anything runs), ``runner``
+(running it on a device), ``outputs`` (files put in place only when a run succeeds), ``timing`` and
+``progress`` (DxDispatch's timing lines), ``schema`` (the JSON schema of a model), ``catalog`` (the
+bundled examples) and ``cli``.
 
 >>> from pathlib import Path
 >>> from opendml.dispatch import Runner, load_model, make_device

@@ -8,13 +8,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import child, describe, model_error
+from .errors import child, model_error
 from .fields import UINT64_MAX, expect_bool, expect_object, expect_string, expect_uint, expect_uint_array, wrong_type
 from .operators import Dispatchable
+from .paths import IMAGE_SUFFIXES, check_replaceable, resolve_output
 from .reader import JsonObject
 from .resources import Resource
 
-_BINDING_FIELDS = ("name", "elementOffset", "elementSizeInBytes", "elementCount")
+# Each command's fields, and those it requires, by its "type" (matched in any letter case).
+COMMAND_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "dispatch": (("type", "dispatchable", "bindings", "threadGroupCount"), ("dispatchable", "bindings")),
+    "print": (("type", "resource", "verbose"), ("resource",)),
+    "writeFile": (("type", "resource", "targetPath", "dimensions"), ("resource", "targetPath")),
+}
+BINDING_FIELDS = ("name", "elementOffset", "elementSizeInBytes", "elementCount")
 
 
 @dataclass(frozen=True)
@@ -60,31 +67,30 @@ Command = DispatchCommand | PrintCommand | WriteFileCommand
 
 
 def parse_command(index: int, value: object, path: str, resources: Mapping[str, Resource],
-                  dispatchables: Mapping[str, Dispatchable], output_dir: Path) -> Command:
+                  dispatchables: Mapping[str, Dispatchable], output_dir: Path,
+                  allow_outside_output_path: bool = False) -> Command:
     obj = expect_object(value, path, required=("type",))
     kind = expect_string(obj["type"], child(path, "type"))
+    name = next((known for known in COMMAND_FIELDS if known.lower() == kind.lower()), None)
+    if name is None:
+        raise model_error(child(path, "type"), 'must be "dispatch", "print" or "writeFile"', repr(kind))
+    allowed, required = COMMAND_FIELDS[name]
+    expect_object(obj, path, allowed, required=required)
     source = json.dumps(obj, separators=(",", ":"))
-    if kind.lower() == "dispatch":
-        expect_object(obj, path, ("type", "dispatchable", "bindings", "threadGroupCount"),
-                      required=("dispatchable", "bindings"))
+    if name == "dispatch":
         if "threadGroupCount" in obj:  # HLSL's; DirectML operators ignore it, as in DxDispatch
             expect_uint_array(obj["threadGroupCount"], child(path, "threadGroupCount"))
-        name = _reference(obj["dispatchable"], child(path, "dispatchable"), dispatchables, "dispatchable")
-        return _dispatch(index, path, source, obj, dispatchables[name], resources)
-    if kind.lower() == "print":
-        expect_object(obj, path, ("type", "resource", "verbose"), required=("resource",))
-        resource = _reference(obj["resource"], child(path, "resource"), resources, "resource")
+        dispatchable = _reference(obj["dispatchable"], child(path, "dispatchable"), dispatchables, "dispatchable")
+        return _dispatch(index, path, source, obj, dispatchables[dispatchable], resources)
+    resource = _reference(obj["resource"], child(path, "resource"), resources, "resource")
+    if name == "print":
         verbose = expect_bool(obj.get("verbose", False), child(path, "verbose"))
         return PrintCommand(index, path, source, resource, verbose)
-    if kind.lower() == "writefile":
-        expect_object(obj, path, ("type", "resource", "targetPath", "dimensions"), required=("resource", "targetPath"))
-        resource = _reference(obj["resource"], child(path, "resource"), resources, "resource")
-        target = _target(obj["targetPath"], child(path, "targetPath"), output_dir)
-        dimensions = None
-        if "dimensions" in obj:
-            dimensions = _dimensions(obj["dimensions"], child(path, "dimensions"), resources[resource])
-        return WriteFileCommand(index, path, source, resource, target, dimensions)
-    raise model_error(child(path, "type"), 'must be "dispatch", "print" or "writeFile"', repr(kind))
+    target = _target(obj["targetPath"], child(path, "targetPath"), output_dir, allow_outside_output_path)
+    dimensions = None
+    if "dimensions" in obj:
+        dimensions = _dimensions(obj["dimensions"], child(path, "dimensions"), resources[resource])
+    return WriteFileCommand(index, path, source, resource, target, dimensions)
 
 
 def _reference(value: object, path: str, names: Mapping[str, object], what: str) -> str:
@@ -125,7 +131,7 @@ def _binding(value: object, path: str, resources: Mapping[str, Resource]) -> Bin
         return Binding(_reference(value, path, resources, "resource"), 0, path)
     if not isinstance(value, dict):
         raise wrong_type(path, 'a resource name or an object {"name", "elementOffset"}', value)
-    obj = expect_object(value, path, _BINDING_FIELDS, required=("name",))
+    obj = expect_object(value, path, BINDING_FIELDS, required=("name",))
     name = _reference(obj["name"], child(path, "name"), resources, "resource")
     element_offset = expect_uint(obj.get("elementOffset", 0), child(path, "elementOffset"), UINT64_MAX)
     element_size = resources[name].data_type.size
@@ -133,16 +139,20 @@ def _binding(value: object, path: str, resources: Mapping[str, Resource]) -> Bin
         element_size = expect_uint(obj["elementSizeInBytes"], child(path, "elementSizeInBytes"), low=1)
     if "elementCount" in obj:  # a view's length for HLSL; a DirectML binding runs to the buffer's end
         expect_uint(obj["elementCount"], child(path, "elementCount"), UINT64_MAX)
-    return Binding(name, element_offset * element_size, path)
+    offset = element_offset * element_size
+    size = resources[name].size_in_bytes
+    if offset >= size:  # a binding runs from its offset to the end of the resource: it must hold something
+        raise model_error(child(path, "elementOffset"), f"must start the binding inside resource {name!r} "
+                          f"({size} bytes)", f"byte {offset}")
+    return Binding(name, offset, path)
 
 
-def _target(value: object, path: str, output_dir: Path) -> Path:
-    target = Path(expect_string(value, path))
-    if not target.name:
-        raise model_error(path, "must name a file", describe(str(value)))
-    if target.suffix.lower() in (".png", ".jpg", ".jpeg"):
+def _target(value: object, path: str, output_dir: Path, allow_outside: bool) -> Path:
+    target = resolve_output(expect_string(value, path), path, output_dir, allow_outside)
+    if target.suffix.lower() in IMAGE_SUFFIXES:
         raise model_error(path, "must be a .npy or raw binary file (images are not supported)", str(target))
-    return target if target.is_absolute() else output_dir / target
+    check_replaceable(target, path)  # checked again just before the file is replaced
+    return target
 
 
 def _dimensions(value: object, path: str, resource: Resource) -> tuple[int, ...]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from .. import OpenDMLError
 
@@ -80,3 +82,23 @@ def locate(error: OpenDMLError, base: str, value: object) -> ModelError:
     located = ModelError(path, str(error))
     located.__cause__ = error
     return located
+
+
+@contextmanager
+def guard(path: str) -> Iterator[None]:
+    """Report what a model can provoke beyond opendml's own checks as a ModelError naming ``path``.
+
+    The causes are prevented where they arise (nesting depth, file names, sizes); this is the one place
+    that turns what is left (memory running out, a file system refusing) into one line, not a traceback.
+    """
+    try:
+        yield
+    except (OpenDMLError, BrokenPipeError):  # a closed stdout ends the command quietly (opendml.cli.main)
+        raise
+    except MemoryError:
+        raise ModelError(path, "needs more memory than this machine can give.") from None
+    except RecursionError:
+        raise ModelError(path, "nests too deeply to be processed.") from None
+    except OSError as error:
+        where = f" ({error.filename})" if error.filename else ""
+        raise ModelError(path, f"the system refused an operation{where}: {error.strerror or error}.") from None

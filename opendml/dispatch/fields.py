@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from .errors import child, describe, model_error
 from .reader import JsonObject
@@ -12,6 +13,29 @@ UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
 # DxDispatch accepts these strings (any case) wherever a floating-point number is expected.
 FLOAT_WORDS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+@dataclass(frozen=True)
+class Names:
+    """The names a JSON string may give a DirectML enum: each member's name, with or without its C prefix
+    (read in any letter case).
+
+    >>> Names("DML_AXIS_DIRECTION_", ("INCREASING", "DECREASING")).spellings
+    ['DML_AXIS_DIRECTION_INCREASING', 'INCREASING', 'DML_AXIS_DIRECTION_DECREASING', 'DECREASING']
+    """
+
+    prefix: str
+    members: tuple[str, ...]
+    numbers: tuple[int, ...] = ()  # the members' values, where a JSON integer is read too
+
+    @property
+    def spellings(self) -> list[str]:
+        return [spelling for member in self.members for spelling in (self.prefix + member, member)]
+
+    def find(self, text: str) -> str | None:
+        """The member ``text`` names, or None."""
+        name = text.upper().removeprefix(self.prefix)
+        return name if name in self.members else None
 
 
 def json_type(value: object) -> str:

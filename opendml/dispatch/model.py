@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .commands import Command, parse_command
-from .errors import child, model_error
+from .errors import child, guard, model_error
 from .fields import expect_object, wrong_type
 from .operators import Dispatchable, parse_dispatchable
 from .reader import JsonObject, read_model_file
-from .resources import Resource, parse_resource
+from .resources import MAX_RESOURCE_BYTES, Resource, parse_resource
 
 MODEL_FIELDS = ("resources", "dispatchables", "commands")
 
@@ -22,27 +22,37 @@ class Model:
     commands: list[Command]
 
 
-def parse_model(document: JsonObject, model_dir: Path, output_dir: Path) -> Model:
+def parse_model(document: JsonObject, model_dir: Path, output_dir: Path, *, allow_outside_output_path: bool = False,
+                max_resource_bytes: int = MAX_RESOURCE_BYTES) -> Model:
     """Check a parsed model file; ``model_dir`` resolves sourcePaths, ``output_dir`` targetPaths.
 
-    Keys starting with "$" ("$schema", "$comment") are ignored, as DxDispatch ignores them.
+    Keys starting with "$" ("$schema", "$comment") are ignored, as DxDispatch ignores them. writeFile
+    targets must stay inside ``output_dir`` unless ``allow_outside_output_path``; no resource may be
+    larger than ``max_resource_bytes``. Nothing is allocated here beyond the model's own numbers.
     """
     for key in document:
         if key not in MODEL_FIELDS and not key.startswith("$"):
             raise model_error(key, f"is not a field of a model (fields: {', '.join(MODEL_FIELDS)})", "an unknown field")
     expect_object(document, "", required=MODEL_FIELDS)
-    resources_json = expect_object(document["resources"], "resources")
-    resources = {name: parse_resource(name, value, child("resources", name), model_dir)
-                 for name, value in resources_json.items()}
-    dispatchables_json = expect_object(document["dispatchables"], "dispatchables")
-    dispatchables = {name: parse_dispatchable(name, value, child("dispatchables", name))
-                     for name, value in dispatchables_json.items()}
+    resources: dict[str, Resource] = {}
+    for name, value in expect_object(document["resources"], "resources").items():
+        with guard(path := child("resources", name)):
+            resources[name] = parse_resource(name, value, path, model_dir, max_resource_bytes)
+    dispatchables: dict[str, Dispatchable] = {}
+    for name, value in expect_object(document["dispatchables"], "dispatchables").items():
+        with guard(path := child("dispatchables", name)):
+            dispatchables[name] = parse_dispatchable(name, value, path)
     if not isinstance(document["commands"], list):
         raise wrong_type("commands", "an array of commands", document["commands"])
-    commands = [parse_command(k, value, child("commands", k), resources, dispatchables, output_dir)
-                for k, value in enumerate(document["commands"])]
+    commands: list[Command] = []
+    for k, value in enumerate(document["commands"]):
+        with guard(path := child("commands", k)):
+            commands.append(parse_command(k, value, path, resources, dispatchables, output_dir,
+                                          allow_outside_output_path))
     return Model(resources, dispatchables, commands)
 
 
-def load_model(path: Path, output_dir: Path) -> Model:
-    return parse_model(read_model_file(path), path.parent, output_dir)
+def load_model(path: Path, output_dir: Path, *, allow_outside_output_path: bool = False,
+               max_resource_bytes: int = MAX_RESOURCE_BYTES) -> Model:
+    return parse_model(read_model_file(path), path.parent, output_dir,
+                       allow_outside_output_path=allow_outside_output_path, max_resource_bytes=max_resource_bytes)

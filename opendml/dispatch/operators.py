@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import (
     ArgMinDesc,
+    AxisDirection,
     DataType,
     ElementWiseClip1Desc,
     ElementWiseClipDesc,
@@ -26,9 +27,10 @@ from .. import (
     TensorDesc,
     TensorFlags,
 )
-from .errors import ModelError, child, locate, model_error
+from .errors import ModelError, child, describe, locate, model_error
 from .fields import (
     UINT64_MAX,
+    Names,
     expect_float,
     expect_integer,
     expect_names,
@@ -51,6 +53,7 @@ class Field:
     kind: Kind  # "input"/"output" are tensors, bound by a dispatch command under this name
     attribute: str | None  # the opendml description's attribute (None: read and checked, not passed on)
     optional: bool = False
+    names: Names | None = None  # an "enum" field's names
 
     @property
     def is_tensor(self) -> bool:
@@ -76,6 +79,14 @@ class OperatorSpec:
         return tuple(f for f in self.fields if f.is_tensor)
 
 
+# The names of DirectML's enums as a model may spell them (opendml's enums read them; the schema lists them).
+DATA_TYPE_NAMES = Names("DML_TENSOR_DATA_TYPE_", tuple(t.name for t in DataType if t is not DataType.UNKNOWN))
+TENSOR_FLAG_NAMES = Names("DML_TENSOR_FLAG_", tuple(TensorFlags.__members__))
+EXECUTION_FLAG_NAMES = Names("DML_EXECUTION_FLAG_", tuple(ExecutionFlags.__members__))
+AXIS_DIRECTION_NAMES = Names("DML_AXIS_DIRECTION_", tuple(AxisDirection.__members__),
+                             tuple(int(m) for m in AxisDirection))
+TENSOR_TYPE_NAMES = Names("DML_TENSOR_TYPE_", ("BUFFER",))
+
 _INPUT = Field("InputTensor", "input", "input_tensor")
 _OUTPUT = Field("OutputTensor", "output", "output_tensor")
 _SCALE_BIAS = Field("ScaleBias", "scale_bias", "scale_bias", optional=True)
@@ -93,17 +104,19 @@ OPERATORS: tuple[OperatorSpec, ...] = (
         Field("ZeroPointTensor", "input", "zero_point_tensor", optional=True), _OUTPUT)),
     OperatorSpec("ARGMIN", ArgMinDesc, (
         _INPUT, _OUTPUT, Field("AxisCount", "axis_count", None, optional=True), Field("Axes", "axes", "axes"),
-        Field("AxisDirection", "enum", "axis_direction"))),
+        Field("AxisDirection", "enum", "axis_direction", names=AXIS_DIRECTION_NAMES))),
 )
 
 BY_NAME: dict[str, OperatorSpec] = {op.name: op for op in OPERATORS}
+OPERATOR_NAMES = Names("DML_OPERATOR_", tuple(BY_NAME))
 
 DISPATCHABLE_FIELDS = ("type", "desc", "Desc", "executionFlags", "dmlCompileType", "bindings")
-_TENSOR_FIELDS = ("Type", "Desc", "DataType", "Flags", "DimensionCount", "Sizes", "Strides",
-                  "TotalTensorSizeInBytes", "GuaranteedBaseOffsetAlignment")
-_BUFFER_TENSOR_FIELDS = _TENSOR_FIELDS[2:]
+COMPILE_TYPES = ("DmlCompileOp", "DmlCompileGraph")  # either way, one operator runs
+TENSOR_FIELDS = ("Type", "Desc", "DataType", "Flags", "DimensionCount", "Sizes", "Strides",
+                 "TotalTensorSizeInBytes", "GuaranteedBaseOffsetAlignment")
+BUFFER_TENSOR_FIELDS = TENSOR_FIELDS[2:]  # those of a DML_BUFFER_TENSOR_DESC (the rest wrap one)
 # DML_SCALAR_UNION written as an object names its member: {"Int32": 5}; FLOAT16 is given by its bits.
-_SCALAR_MEMBERS = {
+SCALAR_MEMBERS = {
     DataType.FLOAT32: "Float32", DataType.FLOAT16: "UInt16", DataType.FLOAT64: "Float64",
     DataType.UINT8: "UInt8", DataType.UINT16: "UInt16", DataType.UINT32: "UInt32", DataType.UINT64: "UInt64",
     DataType.INT8: "Int8", DataType.INT16: "Int16", DataType.INT32: "Int32", DataType.INT64: "Int64",
@@ -128,8 +141,8 @@ class Dispatchable:
 
 def parse_operator_type(value: object, path: str) -> OperatorSpec:
     text = expect_string(value, path)
-    name = text.upper().removeprefix("DML_OPERATOR_")
-    if name in BY_NAME:
+    name = OPERATOR_NAMES.find(text)
+    if name is not None:
         return BY_NAME[name]
     if text.lower() in ("hlsl", "onnx", "dmlserializedgraph"):
         raise model_error(path, "must be a DirectML operator (opendml runs no HLSL, ONNX or serialized graphs)",
@@ -153,7 +166,7 @@ def parse_dispatchable(name: str, value: object, path: str) -> Dispatchable:
                           "operators do not take", "bindings")
     if "dmlCompileType" in obj:
         compile_type = expect_string(obj["dmlCompileType"], child(path, "dmlCompileType"))
-        if compile_type not in ("DmlCompileOp", "DmlCompileGraph"):  # either way, one operator runs
+        if compile_type not in COMPILE_TYPES:
             raise model_error(child(path, "dmlCompileType"), "must be DmlCompileOp or DmlCompileGraph",
                               repr(compile_type))
     flags = ExecutionFlags.NONE
@@ -180,6 +193,8 @@ def translate(operator: OperatorSpec, desc: JsonObject, path: str) -> Any:
             _check_axis_count(value, at, desc.get("Axes"))
         elif field.kind == "scalar":
             kwargs[field.attribute] = _scalar(value, at, desc, path)  # type: ignore[index]
+        elif field.kind == "enum":
+            kwargs[field.attribute] = _enum_name(value, at, field.names)  # type: ignore[index,arg-type]
         else:
             kwargs[field.attribute] = _READERS[field.kind](value, at)  # type: ignore[index]
     return operator.desc_type(**kwargs)
@@ -187,17 +202,17 @@ def translate(operator: OperatorSpec, desc: JsonObject, path: str) -> Any:
 
 def tensor_desc(value: object, path: str) -> TensorDesc:
     """A DML_TENSOR_DESC: DxDispatch's inline form, or {"Type": "DML_TENSOR_TYPE_BUFFER", "Desc": {...}}."""
-    obj = expect_object(value, path, _TENSOR_FIELDS)
+    obj = expect_object(value, path, TENSOR_FIELDS)
     if "Type" in obj:
         kind = expect_string(obj["Type"], child(path, "Type"))
-        if kind.upper().removeprefix("DML_TENSOR_TYPE_") != "BUFFER":
+        if TENSOR_TYPE_NAMES.find(kind) is None:
             raise model_error(child(path, "Type"), "must be DML_TENSOR_TYPE_BUFFER", repr(kind))
     if "Desc" in obj:
         extra = [k for k in obj if k not in ("Type", "Desc")]
         if extra:
             raise model_error(child(path, extra[0]), 'must be inside "Desc" when "Desc" is given', "it beside it")
         path = child(path, "Desc")
-        obj = expect_object(obj["Desc"], path, _BUFFER_TENSOR_FIELDS)
+        obj = expect_object(obj["Desc"], path, BUFFER_TENSOR_FIELDS)
     expect_object(obj, path, required=("DataType", "Sizes"))
     sizes = expect_uint_array(obj["Sizes"], child(path, "Sizes"))
     if "DimensionCount" in obj:
@@ -236,10 +251,15 @@ def _scale_bias(value: object, path: str) -> ScaleBias:
     return ScaleBias(expect_float(obj["Scale"], child(path, "Scale")), expect_float(obj["Bias"], child(path, "Bias")))
 
 
-def _enum_name(value: object, path: str) -> str | int:
-    if isinstance(value, int) and not isinstance(value, bool):
+def _enum_name(value: object, path: str, names: Names) -> str | int:
+    """An enum's name (any case, with or without its prefix) or its number; opendml reads it."""
+    if isinstance(value, int) and not isinstance(value, bool) and value in names.numbers:
         return value
-    return expect_string(value, path)
+    if isinstance(value, str) and names.find(value) is not None:
+        return value
+    numbers = f", or {', '.join(map(str, names.numbers))}" if names.numbers else ""
+    raise model_error(path, f"must be one of {', '.join(names.members)} (with or without {names.prefix}){numbers}",
+                      describe(value))
 
 
 def _check_axis_count(value: object, path: str, axes: object) -> None:
@@ -255,7 +275,7 @@ def _scalar(value: object, path: str, desc: JsonObject, desc_path: str) -> int |
     except OpenDMLError as error:
         raise locate(error, desc_path, desc) from None
     if isinstance(value, dict):
-        member = _SCALAR_MEMBERS[data_type]
+        member = SCALAR_MEMBERS[data_type]
         obj = expect_object(value, path, (member,), required=(member,))
         path, value = child(path, member), obj[member]
         if data_type == DataType.FLOAT16:
@@ -275,5 +295,4 @@ _READERS: dict[str, Callable[[object, str], Any]] = {
     "data_type": expect_string,  # opendml checks the name, and its relation to the tensors
     "scale_bias": _scale_bias,
     "axes": expect_uint_array,
-    "enum": _enum_name,
 }

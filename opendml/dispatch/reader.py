@@ -1,4 +1,9 @@
-"""Reading a model file: JSON as DxDispatch reads it (comments and trailing commas allowed)."""
+"""Reading a model file: JSON as DxDispatch reads it (comments and trailing commas allowed).
+
+One linear scan over the text (``scan``) blanks out comments and trailing commas and measures how deep
+arrays and objects nest, so that a pathological file costs time in proportion to its size and a deeply
+nested one is refused before Python's JSON parser recurses.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,22 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .errors import ModelError
+from .errors import ModelError, guard
+from .paths import check_path
 
-# Strings are matched first so that "//" or "," inside a string is left alone.
-_COMMENTS = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
-_TRAILING_COMMAS = re.compile(r'"(?:\\.|[^"\\])*"|,(?=\s*[\]}])')
+MAX_DEPTH = 256  # arrays and objects nested deeper than this are refused (a real model nests about 6 deep)
+
+# The pieces of text that matter to the scan; everything between them is skipped by the regex engine.
+# Every alternative consumes what it starts, even unterminated, so the scan never retries a position:
+# an unterminated string ends at the end of its line, an unterminated block comment at the end of the text.
+_TOKEN = re.compile(r"""
+      "[^"\\\n]*(?:\\.[^"\\\n]*)*"?    # a string
+    | //[^\n]*                         # a line comment
+    | /\*.*?(?:\*/|\Z)                 # a block comment
+    | ,(?=[ \t\r\n]*[\]}/])            # a comma that may be trailing (a bracket or a comment follows)
+    | [\[\]{}]
+""", re.VERBOSE | re.DOTALL)
+_JSON_SPACE = " \t\r\n"
 
 
 class JsonObject(dict):  # type: ignore[type-arg]
@@ -33,44 +49,94 @@ def _object(pairs: list[tuple[str, Any]]) -> JsonObject:
     return obj
 
 
-def _blank(match: re.Match[str]) -> str:
-    text = match[0]
-    if text.startswith('"'):
-        return text
+def _blank(text: str) -> str:
     # Same length, newlines kept: error positions still point into the original text.
     return re.sub(r"[^\n]", " ", text)
 
 
-def relax(text: str) -> str:
-    """Blank out comments and trailing commas (rapidjson's kParseCommentsFlag and kParseTrailingCommasFlag).
+def _position(text: str, index: int) -> str:
+    line = text.count("\n", 0, index) + 1
+    column = index - text.rfind("\n", 0, index)
+    return f"{line}:{column}"
 
-    >>> json.loads(relax('{"a": [1, 2,], // two\\n "b": "x//y",}'))
+
+def scan(text: str, source: str) -> str:
+    """Blank out comments and trailing commas (rapidjson's kParseCommentsFlag and kParseTrailingCommasFlag),
+    and refuse nesting deeper than MAX_DEPTH; ``source`` names the text in errors.
+
+    >>> json.loads(scan('{"a": [1, 2,], // two\\n "b": "x//y",}', "m.json"))
     {'a': [1, 2], 'b': 'x//y'}
     """
-    return _TRAILING_COMMAS.sub(_blank, _COMMENTS.sub(_blank, text))
+    blanks: list[tuple[int, int]] = []  # spans to blank out, found in order but for commas
+    depth = 0
+    comma = -1  # a comma with only space and comments after it so far
+    gap_start = 0  # where the text after the previous token starts
+    for match in _TOKEN.finditer(text):
+        start, first = match.start(), match[0][0]
+        if comma >= 0 and text[gap_start:start].strip(_JSON_SPACE):
+            comma = -1  # a value came between: not a trailing comma
+        gap_start = match.end()
+        if first == "/":
+            blanks.append((start, match.end()))
+            continue
+        if first in "]}" and comma >= 0:
+            blanks.append((comma, comma + 1))
+        comma = -1
+        if first == ",":
+            comma = start
+        elif first in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ModelError(f"{source}:{_position(text, start)}",
+                                 f"invalid JSON: arrays and objects must nest at most {MAX_DEPTH} levels deep; "
+                                 f"got level {depth} here.")
+        elif first in "]}":
+            depth -= 1
+    return _blank_spans(text, blanks)
+
+
+def _blank_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    if not spans:
+        return text
+    pieces, done = [], 0
+    for start, end in sorted(spans):
+        pieces += [text[done:start], _blank(text[start:end])]
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 def parse_json(text: str, source: str) -> JsonObject:
     """Parse a model's text; ``source`` names it in errors (``model.json:3:7: ...``)."""
     try:
-        document = json.loads(text, object_pairs_hook=_object)
-    except json.JSONDecodeError:
-        try:  # plain JSON parses fast; only a file with comments or trailing commas is relaxed
-            document = json.loads(relax(text), object_pairs_hook=_object)
-        except json.JSONDecodeError as error:
-            raise ModelError(f"{source}:{error.lineno}:{error.colno}", f"invalid JSON: {error.msg}.") from None
+        document = json.loads(scan(text, source), object_pairs_hook=_object)
+    except json.JSONDecodeError as error:
+        raise ModelError(f"{source}:{error.lineno}:{error.colno}", f"invalid JSON: {_phrase(error.msg)}.") from None
     if not isinstance(document, JsonObject):
         raise ModelError(source, "a model must be a JSON object with resources, dispatchables and commands.")
     return document
 
 
+def _phrase(message: str) -> str:
+    """Python's JSON messages end in "at" where they print the position, which the error's prefix gives."""
+    return message[: -len(" at")] + " here" if message.endswith(" at") else message
+
+
 def read_model_file(path: Path) -> JsonObject:
+    name = str(path)
+    check_path(name, "model")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        raise ModelError(str(path), "no such model file.") from None
+        raise ModelError(name, "no such model file.") from None
     except IsADirectoryError:
-        raise ModelError(str(path), "a model must be a JSON file, not a directory.") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ModelError(str(path), f"cannot read the model: {error}.") from None
-    return parse_json(text, str(path))
+        raise ModelError(name, "a model must be a JSON file, not a directory.") from None
+    except UnicodeDecodeError as error:
+        raise ModelError(name, f"a model must be UTF-8 text; got byte 0x{error.object[error.start]:02X} at byte "
+                               f"{error.start}.") from None
+    except OSError as error:
+        raise ModelError(name, f"cannot read the model: {error.strerror or error}.") from None
+    except MemoryError:
+        raise ModelError(name, "the model file is too large to read into memory.") from None
+    with guard(name):  # memory can still run out while the JSON is parsed
+        return parse_json(text, name)

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import io
-import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 import numpy as np
 
 from .. import Buffer, BufferBinding, CompiledOperator, Device, FeatureLevel, OpenDMLError
-from .commands import DispatchCommand, PrintCommand, WriteFileCommand
-from .errors import ModelError, locate
-from .formatting import format_values, format_verbose
+from .commands import Command, DispatchCommand, PrintCommand, WriteFileCommand
+from .errors import ModelError, child, guard, locate
+from .formatting import format_chunks, format_verbose
 from .model import Model
 from .operators import Field
+from .outputs import StagedFiles
 from .progress import Progress
 from .timing import TimingOptions, measure, report
 
@@ -45,25 +42,38 @@ class Runner:
     progress_stream: TextIO | None = None
     buffers: dict[str, Buffer] = field(default_factory=dict)
     operators: dict[str, CompiledOperator] = field(default_factory=dict)
-    _pending: dict[Path, tuple[str, bytes]] = field(default_factory=dict)  # target -> (resource, bytes)
+    files: StagedFiles = field(default_factory=StagedFiles)
 
     def run(self) -> None:
-        self.create_buffers()
-        self.create_operators()
-        for command in self.model.commands:
-            if self.print_commands:
-                self._print(f"Command {command.index}: {command.source}")
-            if isinstance(command, DispatchCommand):
-                self.dispatch(command)
-            elif isinstance(command, PrintCommand):
-                self.print_resource(command)
-            else:
-                self.write_file(command)
-        self.commit_files()
+        try:
+            self.create_operators()  # the rest of the model's errors, before any large allocation
+            self.create_buffers()
+            for command in self.model.commands:
+                if self.print_commands:
+                    self._print(f"Command {command.index}: {command.source}")
+                with guard(command.path):
+                    self.run_command(command)
+            for resource, target in self.files.commit():
+                self._print(f"Resource '{resource}' written to '{target}'")
+        finally:
+            self.files.discard()  # what is left after a failure: nothing once committed
+
+    def run_command(self, command: Command) -> None:
+        if isinstance(command, DispatchCommand):
+            self.dispatch(command)
+        elif isinstance(command, PrintCommand):
+            self.print_resource(command)
+        else:
+            self.write_file(command)
 
     def create_buffers(self) -> None:
+        """Each buffer made in one allocation and filled in place (a CPU buffer takes that memory as it is)."""
+        on_host = self.device.backend.name == "cpu"
         for name, resource in self.model.resources.items():
-            self.buffers[name] = self.device.buffer_from(resource.initial_bytes())
+            with guard(resource.path):
+                data = resource.initial_bytes()
+                self.buffers[name] = (self.device.backend.wrap(self.device, data) if on_host
+                                      else self.device.buffer_from(data))
 
     def create_operators(self) -> None:
         """Create (validate) and compile every dispatchable before any command runs."""
@@ -90,8 +100,18 @@ class Runner:
         try:
             samples = measure(run_once, self.timing, self.device.backend.name == "cuda", progress)
         except OpenDMLError as error:  # a binding rule: checked before the operator touches any buffer
-            raise locate(error, command.bindings_path, command.bindings_json) from None
+            raise self._binding_error(command, locate(error, command.bindings_path, command.bindings_json)) from None
         report(command.dispatchable, samples, self.timing, self._out)
+
+    def _binding_error(self, command: DispatchCommand, error: ModelError) -> ModelError:
+        """The error, naming the resource bound where it points (the JSON names only the binding)."""
+        for tensor, binding in command.bindings.items():
+            at = child(command.bindings_path, tensor)
+            if error.path == at or error.path.startswith((f"{at}.", f"{at}[")):
+                size = self.model.resources[binding.resource].size_in_bytes
+                return ModelError(error.path, f"resource '{binding.resource}' ({size} bytes) from byte "
+                                              f"{binding.offset}: {error.problem}")
+        return error
 
     def _bindings(self, command: DispatchCommand, fields: tuple[Field, ...]) -> list[BufferBinding | None]:
         """One binding per tensor, in DirectML's order; None for an absent optional tensor."""
@@ -102,33 +122,42 @@ class Runner:
         return result
 
     def print_resource(self, command: PrintCommand) -> None:
+        """Values are formatted and written a chunk at a time: a large resource never becomes one string."""
         resource = self.model.resources[command.resource]
-        values = resource.elements(self.buffers[command.resource].to_numpy())
+        values = resource.elements(self._host_bytes(command.resource))
+        out = self._out
         if command.verbose:
-            self._print(f"Resource '{command.resource}':")
+            out.write(f"Resource '{command.resource}':\n")
             for line in format_verbose(values, resource.data_type):
-                self._print(line)
+                out.write(f"{line}\n")
         else:
-            self._print(f"Resource '{command.resource}': {format_values(values, resource.data_type)}")
+            out.write(f"Resource '{command.resource}': ")
+            for k, text in enumerate(format_chunks(values, resource.data_type)):
+                out.write(f", {text}" if k else text)
+            out.write("\n")
+        out.flush()
 
     def write_file(self, command: WriteFileCommand) -> None:
-        """Keep the file's bytes; they are written by ``commit_files`` once the whole model has run."""
+        """Write the resource as it is now to a temporary file; ``files.commit`` puts it in place at the end."""
         resource = self.model.resources[command.resource]
-        data = self.buffers[command.resource].to_numpy()
-        if command.target.suffix.lower() == ".npy":
-            count = None if command.dimensions is None else int(np.prod(command.dimensions))
-            values = resource.elements(data, count)
-            shape = command.dimensions or values.shape
-            payload = _npy_bytes(values.reshape(shape))
-        else:
-            payload = data.tobytes()
-        self._pending[command.target] = (command.resource, payload)
+        data = self._host_bytes(command.resource)
 
-    def commit_files(self) -> None:
-        for target, (resource, payload) in self._pending.items():
-            _write_atomically(target, payload)
-            self._print(f"Resource '{resource}' written to '{target}'")
-        self._pending.clear()
+        def write(file: BinaryIO) -> None:
+            if command.target.suffix.lower() == ".npy":
+                count = None if command.dimensions is None else int(np.prod(command.dimensions))
+                values = resource.elements(data, count)
+                np.lib.format.write_array(file, values.reshape(command.dimensions or values.shape),
+                                          allow_pickle=False)
+            else:
+                data.tofile(file)
+
+        self.files.stage(command.target, child(command.path, "targetPath"), command.resource, write)
+
+    def _host_bytes(self, name: str) -> np.ndarray:
+        """A buffer's bytes on the host: a CPU buffer's own memory (no copy), else a copy."""
+        buffer = self.buffers[name]
+        data = getattr(buffer, "data", None)
+        return data if isinstance(data, np.ndarray) else buffer.to_numpy()
 
     @property
     def _out(self) -> TextIO:
@@ -136,25 +165,3 @@ class Runner:
 
     def _print(self, line: str) -> None:
         print(line, file=self._out, flush=True)
-
-
-def _npy_bytes(array: np.ndarray) -> bytes:
-    stream = io.BytesIO()
-    np.save(stream, array, allow_pickle=False)
-    return stream.getvalue()
-
-
-def _write_atomically(target: Path, payload: bytes) -> None:
-    """Write beside the target, then rename: a reader never sees a half-written file."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(payload)
-            os.replace(temporary, target)
-        except BaseException:
-            os.unlink(temporary)
-            raise
-    except OSError as error:
-        raise ModelError(str(target), f"cannot write the file: {error.strerror or error}.") from None
