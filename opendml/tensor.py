@@ -51,10 +51,21 @@ def _check_uint(value: object, field: str, upper: int, lower: int = 0) -> int:
     return value
 
 
+def sequence_items(values: object, owner: str, field: str, what: str) -> list[object]:
+    """The items of a list, tuple or 1-D array, unchecked; anything else is refused naming ``field``.
+
+    A 0-d array has no items to iterate, and a set or dict has no order: neither is a DirectML array.
+    """
+    if isinstance(values, np.ndarray) and values.ndim == 1:
+        return list(values)
+    if isinstance(values, Sequence) and not isinstance(values, (str, bytes, bytearray)):
+        return list(values)
+    raise invalid(owner, field, f"must be a sequence of {what} (a list, tuple or 1-D array)", repr(values))
+
+
 def _int_tuple(values: object, field: str, lower: int) -> tuple[int, ...]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray):
-        raise invalid(_OWNER, field, "must be a sequence of integers", repr(values))
-    return tuple(_check_uint(v, f"{field}[{k}]", UINT32_MAX, lower) for k, v in enumerate(values))
+    items = sequence_items(values, _OWNER, field, "integers")
+    return tuple(_check_uint(v, f"{field}[{k}]", UINT32_MAX, lower) for k, v in enumerate(items))
 
 
 @dataclass(frozen=True, eq=True)
@@ -94,6 +105,9 @@ class TensorDesc:
             if len(strides) != len(sizes):
                 raise invalid(_OWNER, "Strides", f"must have DimensionCount ({len(sizes)}) entries", len(strides))
         minimum = calc_buffer_tensor_size(data_type, sizes, strides)
+        if minimum > UINT64_MAX:  # large strides reach past what DirectML's UINT64 field can hold
+            raise invalid(_OWNER, "TotalTensorSizeInBytes", f"must be at most {UINT64_MAX} (a UINT64)",
+                          f"{minimum}, the size that Sizes and Strides reach")
         if total_tensor_size_in_bytes is None:
             total = minimum
         else:
