@@ -42,7 +42,8 @@ class Device:
 
     def check_feature_levels(self, levels: Iterable[FeatureLevel | str | int]) -> FeatureLevel:
         """The highest of ``levels`` (DirectML's RequestedFeatureLevels, a list) that this device supports."""
-        if isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable):
+        if isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable) \
+                or (isinstance(levels, np.ndarray) and levels.ndim != 1):
             raise invalid("Device", "feature_levels", "must be a list of feature levels", repr(levels))
         asked = [FeatureLevel.parse(level, owner="Device", field=f"feature_levels[{k}]")
                  for k, level in enumerate(levels)]

@@ -180,9 +180,29 @@ def test_total_size_just_within_uint64_is_accepted() -> None:
     assert TensorDesc("UINT8", [2, 2], [2**32 - 1, 1]).total_tensor_size_in_bytes == 2**32 + 4
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    ((None, [2], None), r"^DMLCalcBufferTensorSize: DataType must be one of .*; got None\.$"),
+    ((DataType.UNKNOWN, [2], None), r"^DMLCalcBufferTensorSize: DataType must be one of .*; got UNKNOWN\.$"),
+    ((DataType.FLOAT32, np.array(2), None), r"^DMLCalcBufferTensorSize: Sizes must be a sequence of integers .*; got array\(2\)\.$"),
+    ((DataType.FLOAT32, [2, None], None), r"^DMLCalcBufferTensorSize: Sizes\[1\] must be an integer; got None\.$"),
+    ((DataType.FLOAT32, [2, 3], [1]), r"^DMLCalcBufferTensorSize: Strides must have DimensionCount \(2\) entries; got 1\.$"),
+    ((DataType.FLOAT32, [2], ["1"]), r"^DMLCalcBufferTensorSize: Strides\[0\] must be an integer; got '1'\.$"),
+])
+def test_calc_buffer_tensor_size_checks_its_arguments(args: tuple, message: str) -> None:
+    with pytest.raises(dml.InvalidArgumentError, match=message):
+        dml.calc_buffer_tensor_size(*args)
+
+
+def test_calc_buffer_tensor_size_takes_names_and_arrays() -> None:
+    # SPEC 2's examples: FLOAT16 [5] -> 12; UINT8 [3] -> 4; FLOAT32 [2,3] strides [0,1] -> 12.
+    assert dml.calc_buffer_tensor_size("FLOAT16", np.array([5]), None) == 12
+    assert dml.calc_buffer_tensor_size("uint8", (3,), None) == 4
+    assert dml.calc_buffer_tensor_size(DataType.FLOAT32, [2, 3], np.array([0, 1])) == 12
+
+
 # --- Device queries ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("levels", "got"), [(5, "5"), (None, "None"), ("6_0", "'6_0'"),
+@pytest.mark.parametrize(("levels", "got"), [(5, "5"), (None, "None"), ("6_0", "'6_0'"), (np.array(0x6000), r"array\(24576\)"),
                                              (dml.FeatureLevel.FL_6_0, "<FeatureLevel.FL_6_0: 24576>")])
 def test_check_feature_levels_needs_a_list(levels: object, got: str) -> None:
     with pytest.raises(dml.InvalidArgumentError,
@@ -274,6 +294,8 @@ def test_binding_offsets_and_sizes_as_numpy_integers(device: dml.Device) -> None
     (lambda b: dml.BufferBinding(b, np.float64(0)), r"InputTensor.Offset must be a non-negative multiple of 16; got np.float64\(0.0\)\.$"),
     (lambda b: dml.BufferBinding(b, -16), r"InputTensor.Offset must be a non-negative multiple of 16; got -16\.$"),
     (lambda b: dml.BufferBinding(b, np.True_), r"InputTensor.Offset must be a non-negative multiple of 16; got np.True_\.$"),
+    (lambda b: dml.BufferBinding(b, [16]), r"InputTensor.Offset must be a non-negative multiple of 16; got \[16\]\.$"),
+    (lambda b: dml.BufferBinding(b, 0, np.array(16)), r"InputTensor.SizeInBytes must be an integer, or None .*; got array\(16\)\.$"),
 ])
 def test_bad_binding_offsets_and_sizes(device: dml.Device, binding, message: str) -> None:
     buffer = device.create_buffer(32)
