@@ -40,7 +40,8 @@ class CudaBuffer(Buffer):
         return cupy.asnumpy(self.data)
 
 
-_OUT_OF_MEMORY = (MemoryError, cupy.cuda.memory.OutOfMemoryError)
+# CuPy's pool rounds a request up to its block size, which overflows a size_t just below 2**63.
+_OUT_OF_MEMORY = (MemoryError, cupy.cuda.memory.OutOfMemoryError, OverflowError)
 
 
 def _out_of_gpu_memory(size_in_bytes: int) -> OutOfMemoryError:
