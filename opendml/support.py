@@ -119,7 +119,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--json", action="store_true", help="print JSON, for tools")
 
     def one_line(message: str) -> NoReturn:  # argparse's own report adds a usage block
-        parser.exit(2, f"{PROG}: error: {message}\n")
+        print(f"{PROG}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
 
     def known_only(args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
         # Left alone, an unknown option goes back to the top-level parser, which reports it as its own.
