@@ -159,6 +159,16 @@ def test_clip1_bounds_beyond_any_float(data_type: str, low: int, high: int, mess
         dml.Device("cpu").create_operator(dml.ElementWiseClip1Desc(t, t, data_type, low, high))
 
 
+@pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(np.float64).max,
+                    reason="long double is float64 on this platform: no finite value beyond float64")
+def test_clip1_long_double_bound_beyond_float64() -> None:
+    # Finite as given, but infinite once converted: as out of range as 10**400.
+    with pytest.raises(dml.InvalidArgumentError, match=r"^ELEMENT_WISE_CLIP1: Max must be representable in FLOAT32; got "):
+        create(dml.ElementWiseClip1Desc(F23, F23, "FLOAT32", 0.0, np.longdouble(10) ** 400))
+    op = create(dml.ElementWiseClip1Desc(F23, F23, "FLOAT32", -np.inf, np.inf))  # infinities are values too
+    assert (float(op.params.low), float(op.params.high)) == (-np.inf, np.inf)
+
+
 def test_clip1_largest_float_bounds_are_kept() -> None:
     t = TensorDesc("FLOAT16", [2])
     op = create(dml.ElementWiseClip1Desc(t, t, "FLOAT16", -65504, 65504))  # FLOAT16's largest finite value

@@ -74,13 +74,15 @@ def exact_scalar(value: object, data_type: DataType, owner: str, field: str) -> 
         if not low <= int(value) <= high:
             raise invalid(owner, field, f"must be in [{low}, {high}] for {data_type.name}", _short(value))
         return data_type.numpy.type(int(value))
+    # Finite as given (a Python int always is; a long double may be finite beyond float64's range).
+    finite = isinstance(value, (int, np.integer)) or bool(np.isfinite(value))
     try:
         as_double = float(value)
     except OverflowError:  # a Python int beyond float64 is beyond every float type
         as_double = math.inf
     with np.errstate(over="ignore"):
         typed = data_type.numpy.type(as_double)
-    if not np.isfinite(typed) and (isinstance(value, (int, np.integer)) or math.isfinite(as_double)):
+    if finite and not np.isfinite(typed):
         raise invalid(owner, field, f"must be representable in {data_type.name}", _short(value))
     return typed
 
