@@ -16,6 +16,7 @@ from .errors import (
     BindingError,
     InvalidArgumentError,
     OpenDMLError,
+    OutOfMemoryError,
     UnsupportedFeatureLevelError,
 )
 from .feature_levels import FeatureLevel
@@ -34,7 +35,7 @@ __all__ = [
     "ArgMinDesc", "AxisDirection", "BackendUnavailableError", "BindingError", "Buffer", "BufferBinding",
     "CompiledOperator", "DataType", "Device", "ElementWiseClip1Desc", "ElementWiseClipDesc",
     "ElementWiseDequantizeLinearDesc", "ElementWiseThresholdDesc", "ExecutionFlags", "FeatureLevel",
-    "InvalidArgumentError", "OpenDMLError", "Operator", "ScaleBias", "TensorDesc", "TensorFlags",
-    "UnsupportedFeatureLevelError", "argmin", "calc_buffer_tensor_size", "clip", "dequantize_linear",
+    "InvalidArgumentError", "OpenDMLError", "Operator", "OutOfMemoryError", "ScaleBias", "TensorDesc",
+    "TensorFlags", "UnsupportedFeatureLevelError", "argmin", "calc_buffer_tensor_size", "clip", "dequantize_linear",
     "threshold",
 ]

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from .buffer import Buffer, BufferBinding
 from .errors import binding_error
 from .schema import TensorField
@@ -89,18 +91,27 @@ def _bind_one(op: Operator, field: TensorField, binding: object) -> BoundTensor 
     buffer = binding.buffer
     if not isinstance(buffer, Buffer) or getattr(buffer.device, "backend", None) is not op.device.backend:
         raise binding_error(name, f"{field.name}.Buffer", f"must be a buffer of {op.device}", repr(buffer))
-    offset = binding.offset
+    offset = _integer(binding.offset)
     alignment = max(MIN_OFFSET_ALIGNMENT, desc.guaranteed_base_offset_alignment)
-    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0 or offset % alignment:
+    if offset is None or offset < 0 or offset % alignment:
         raise binding_error(name, f"{field.name}.Offset", f"must be a non-negative multiple of {alignment}",
-                            repr(offset))
-    size = buffer.size_in_bytes - offset if binding.size_in_bytes is None else binding.size_in_bytes
-    if isinstance(size, bool) or not isinstance(size, int) or size < desc.total_tensor_size_in_bytes:
+                            repr(binding.offset))
+    size = buffer.size_in_bytes - offset if binding.size_in_bytes is None else _integer(binding.size_in_bytes)
+    if size is None:
+        raise binding_error(name, f"{field.name}.SizeInBytes", "must be an integer, or None for the rest of "
+                            "the buffer", repr(binding.size_in_bytes))
+    if size < desc.total_tensor_size_in_bytes:
         raise binding_error(name, f"{field.name}.SizeInBytes",
-                            f"must be at least TotalTensorSizeInBytes ({desc.total_tensor_size_in_bytes})",
-                            repr(size))
+                            f"must be at least TotalTensorSizeInBytes ({desc.total_tensor_size_in_bytes})", size)
     if offset + size > buffer.size_in_bytes:
         raise binding_error(name, f"{field.name} binding",
                             f"must lie inside its buffer of {buffer.size_in_bytes} bytes",
                             f"bytes [{offset}, {offset + size})")
     return BoundTensor(field, desc, buffer, offset)
+
+
+def _integer(value: object) -> int | None:
+    """An offset or size as an int (NumPy integers too), or None for anything else (floats, bools, text)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return None
+    return int(value)

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .dtypes import DataType, from_numpy
+from .errors import invalid
+
 if TYPE_CHECKING:
     from .device import Device
+
+MAX_BUFFER_BYTES = int(np.iinfo(np.intp).max)  # the most bytes a NumPy (or CuPy) array can index
+
+_ACCEPTED = ("must be bytes, or an array (or nested list) of numbers of a DirectML data type ("
+             + ", ".join(t.name for t in DataType if t is not DataType.UNKNOWN) + ")")
 
 
 class Buffer:
@@ -41,3 +50,34 @@ class BufferBinding:
     buffer: Buffer
     offset: int = 0
     size_in_bytes: int | None = None
+
+
+def host_array(array: Any) -> np.ndarray:
+    """What ``Device.buffer_from`` copies, as a NumPy array: bytes as they are, anything else through
+    ``np.asarray``, refused unless its elements are of a DirectML data type.
+
+    Strings, booleans, complex numbers, Python objects and ragged lists have no DirectML layout.
+    """
+    if isinstance(array, (bytes, bytearray)):
+        return np.frombuffer(array, dtype=np.uint8)
+    try:
+        host = np.asarray(array)
+    except (ValueError, TypeError):  # a ragged list, or an object that refuses to be an array
+        raise invalid("Device", "array", _ACCEPTED, f"{_describe(array)}, which NumPy cannot make an array of"
+                      ) from None
+    check_buffer_dtype(host.dtype, array)
+    return host
+
+
+def check_buffer_dtype(dtype: np.dtype, array: Any) -> None:
+    """Refuse an array whose element type is not one of DirectML's (``array`` is named in the error)."""
+    try:
+        from_numpy(dtype)
+    except (KeyError, TypeError):
+        got = _describe(array) if isinstance(array, (list, tuple, str)) else type(array).__name__
+        raise invalid("Device", "array", _ACCEPTED, "None" if array is None else f"{got} of dtype {dtype}"
+                      ) from None
+
+
+def _describe(value: Any) -> str:
+    return f"{type(value).__name__} {reprlib.repr(value)}"

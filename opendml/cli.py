@@ -18,6 +18,7 @@ from . import __version__
 SUBCOMMANDS: tuple[str, ...] = (
     "opendml.dispatch.cli",
     "opendml.onnx.cli",
+    "opendml.support",
 )
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from . import backends
 from .backends.cpu_kernels.threads import resolve_threads
-from .buffer import Buffer
+from .buffer import MAX_BUFFER_BYTES, Buffer
 from .dtypes import DataType
 from .enums import ExecutionFlags
-from .errors import UnsupportedFeatureLevelError, invalid
+from .errors import UnsupportedFeatureLevelError, invalid, out_of_memory
 from .feature_levels import NEWEST, FeatureLevel
 from .operator import CompiledOperator, Operator
 from .ops import BY_DESC_TYPE
@@ -39,8 +41,12 @@ class Device:
         return f"Device({self.backend.name!r}, {self.feature_level.label!r})"
 
     def check_feature_levels(self, levels: Iterable[FeatureLevel | str | int]) -> FeatureLevel:
-        """The highest of ``levels`` that this device supports."""
-        asked = [FeatureLevel.parse(level, owner="Device", field="feature_levels") for level in levels]
+        """The highest of ``levels`` (DirectML's RequestedFeatureLevels, a list) that this device supports."""
+        if isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable) \
+                or (isinstance(levels, np.ndarray) and levels.ndim != 1):
+            raise invalid("Device", "feature_levels", "must be a list of feature levels", repr(levels))
+        asked = [FeatureLevel.parse(level, owner="Device", field=f"feature_levels[{k}]")
+                 for k, level in enumerate(levels)]
         supported = [level for level in asked if level <= self.feature_level]
         if not supported:
             wanted = ", ".join(level.label for level in asked) or "none"
@@ -78,13 +84,27 @@ class Device:
         return CompiledOperator(operator, flags, self.backend.compile(operator))
 
     def create_buffer(self, size_in_bytes: int) -> Buffer:
-        """A new zero-filled buffer."""
-        if isinstance(size_in_bytes, bool) or not isinstance(size_in_bytes, int) or size_in_bytes < 0:
+        """A new zero-filled buffer.
+
+        A size the device cannot hold raises OutOfMemoryError (DirectML's E_OUTOFMEMORY): one beyond
+        what an array can index is refused up front, and a failed allocation is reported as such.
+        """
+        if isinstance(size_in_bytes, (bool, np.bool_)) or not isinstance(size_in_bytes, (int, np.integer)) \
+                or size_in_bytes < 0:
             raise invalid("Device", "size_in_bytes", "must be a non-negative integer", repr(size_in_bytes))
+        size_in_bytes = int(size_in_bytes)
+        if size_in_bytes > MAX_BUFFER_BYTES:
+            raise out_of_memory("Device", "size_in_bytes",
+                                f"must be at most {MAX_BUFFER_BYTES}, the most bytes a buffer can address "
+                                "(out of memory, E_OUTOFMEMORY)", size_in_bytes)
         return self.backend.allocate(self, size_in_bytes)
 
     def buffer_from(self, array: Any) -> Buffer:
-        """A new buffer holding a copy of the array's bytes, in row-major order."""
+        """A new buffer holding a copy of the array's bytes, in row-major order.
+
+        ``array``: bytes, or an array (or nested list) of numbers of a DirectML data type; on a cuda
+        device also a GPU array (CuPy, or any DLPack producer).
+        """
         return self.backend.upload(self, array)
 
     def compiled(self, desc: Any) -> CompiledOperator:

@@ -6,7 +6,7 @@ import enum
 
 import numpy as np
 
-from .errors import invalid
+from .enums import parse_enum
 
 
 class DataType(enum.IntEnum):
@@ -27,20 +27,17 @@ class DataType(enum.IntEnum):
 
     @classmethod
     def parse(cls, value: object, *, owner: str = "opendml", field: str = "DataType") -> DataType:
-        """Accept a DataType, its name (``"FLOAT16"`` or ``"DML_TENSOR_DATA_TYPE_FLOAT16"``) or a NumPy dtype."""
-        if isinstance(value, DataType):
-            return value
-        if isinstance(value, str):
-            name = value.upper().removeprefix("DML_TENSOR_DATA_TYPE_")
-            if name in cls.__members__ and name != "UNKNOWN":
-                return cls[name]
-        elif isinstance(value, (np.dtype, type)):
+        """A real data type (never UNKNOWN) given as a DataType, its value, its name or a NumPy dtype.
+
+        >>> DataType.parse("DML_TENSOR_DATA_TYPE_FLOAT16"), DataType.parse(np.int8), DataType.parse(11)
+        (<DataType.FLOAT16: 2>, <DataType.INT8: 8>, <DataType.INT64: 11>)
+        """
+        if isinstance(value, np.dtype) or (isinstance(value, type) and not issubclass(value, enum.Enum)):
             try:
                 return from_numpy(np.dtype(value))
             except (TypeError, KeyError):
-                pass
-        known = ", ".join(m.name for m in cls if m is not cls.UNKNOWN)
-        raise invalid(owner, field, f"must be one of {known}", repr(value))
+                pass  # not a DirectML type: parse_enum refuses it with the list of types
+        return parse_enum(cls, value, owner, field, prefix="DML_TENSOR_DATA_TYPE_", exclude=(cls.UNKNOWN,))
 
     @property
     def size(self) -> int:

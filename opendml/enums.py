@@ -1,30 +1,69 @@
-"""Small DirectML enums and flags: TensorFlags, ExecutionFlags, AxisDirection."""
+"""Small DirectML enums and flags: TensorFlags, ExecutionFlags, AxisDirection; and the one enum parser."""
 
 from __future__ import annotations
 
 import enum
+import functools
+import operator
+from collections.abc import Callable, Collection
 from typing import TypeVar
+
+import numpy as np
 
 from .errors import invalid
 
 E = TypeVar("E", bound=enum.Enum)
 
 
-def parse_enum(cls: type[E], value: object, prefix: str, owner: str, field: str) -> E:
-    """Accept an enum member, its value, or its name with or without DirectML's C prefix."""
-    if isinstance(value, cls):
-        return value
-    if isinstance(value, str):
-        name = value.strip().upper().removeprefix(prefix)
-        if name in cls.__members__:
-            return cls[name]
-    elif isinstance(value, int) and not isinstance(value, bool):
-        try:
-            return cls(value)
-        except ValueError:
-            pass
-    known = ", ".join(cls.__members__)
-    raise invalid(owner, field, f"must be one of {known}", repr(value))
+def parse_enum(cls: type[E], value: object, owner: str, field: str, *, prefix: str = "",
+               name_of: Callable[[str], str] | None = None, exclude: Collection[E] = (),
+               label: Callable[[E], str] = lambda member: member.name) -> E:
+    """A defined member of ``cls`` given as a member, its DirectML value or its name.
+
+    Names are case-insensitive, with or without DirectML's C ``prefix``; ``name_of`` maps other spellings
+    to a member name, and ``label`` spells members in the error. Flags also take ``|``-joined names, and
+    values made of defined bits only. A value no member defines (``TensorFlags(2)``, -1) and the members
+    in ``exclude`` (a placeholder such as DataType.UNKNOWN where a real type is needed) are refused.
+    """
+    member = _member(cls, value, prefix, name_of)
+    if member is None or member in exclude:
+        known = ", ".join(label(m) for m in cls.__members__.values() if m not in exclude)
+        if issubclass(cls, enum.Flag):
+            known += f", or a bitwise OR of them (0 to {_mask(cls):#x})"
+        given = value.name if isinstance(value, enum.Enum) and value.name else repr(value)
+        raise invalid(owner, field, f"must be one of {known}", given)
+    return member
+
+
+def _member(cls: type[E], value: object, prefix: str, name_of: Callable[[str], str] | None) -> E | None:
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, enum.Enum) and not isinstance(value, cls)):
+        return None  # True is an int to Python, and so is DataType.FLOAT32, but neither is this enum's value
+    if isinstance(value, (int, np.integer)):  # members too: TensorFlags(2) holds an undefined bit
+        return _by_value(cls, int(value))
+    if not isinstance(value, str):
+        return None
+    parts = value.split("|") if issubclass(cls, enum.Flag) else [value]
+    members = [_by_name(cls, part, prefix, name_of) for part in parts]
+    if any(m is None for m in members):
+        return None
+    return functools.reduce(operator.or_, members)  # type: ignore[arg-type]
+
+
+def _by_value(cls: type[E], value: int) -> E | None:
+    if issubclass(cls, enum.Flag):
+        # Python keeps undefined bits (and turns -1 into every bit) where DirectML's API would not.
+        return cls(value) if value >= 0 and not value & ~_mask(cls) else None
+    return cls._value2member_map_.get(value)  # type: ignore[return-value]
+
+
+def _by_name(cls: type[E], text: str, prefix: str, name_of: Callable[[str], str] | None) -> E | None:
+    name = text.strip().upper()
+    name = name_of(name) if name_of is not None else name.removeprefix(prefix)
+    return cls.__members__.get(name)
+
+
+def _mask(cls: type[enum.Flag]) -> int:
+    return functools.reduce(operator.or_, (m.value for m in cls), 0)
 
 
 class TensorFlags(enum.IntFlag):
@@ -35,7 +74,7 @@ class TensorFlags(enum.IntFlag):
 
     @classmethod
     def parse(cls, value: object, *, owner: str = "opendml", field: str = "Flags") -> TensorFlags:
-        return parse_enum(cls, value, "DML_TENSOR_FLAG_", owner, field)
+        return parse_enum(cls, value, owner, field, prefix="DML_TENSOR_FLAG_")
 
 
 class ExecutionFlags(enum.IntFlag):
@@ -48,9 +87,7 @@ class ExecutionFlags(enum.IntFlag):
 
     @classmethod
     def parse(cls, value: object, *, owner: str = "opendml", field: str = "ExecutionFlags") -> ExecutionFlags:
-        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 0x7:
-            return cls(value)
-        return parse_enum(cls, value, "DML_EXECUTION_FLAG_", owner, field)
+        return parse_enum(cls, value, owner, field, prefix="DML_EXECUTION_FLAG_")
 
 
 class AxisDirection(enum.IntEnum):
@@ -61,4 +98,4 @@ class AxisDirection(enum.IntEnum):
 
     @classmethod
     def parse(cls, value: object, *, owner: str = "opendml", field: str = "AxisDirection") -> AxisDirection:
-        return parse_enum(cls, value, "DML_AXIS_DIRECTION_", owner, field)
+        return parse_enum(cls, value, owner, field, prefix="DML_AXIS_DIRECTION_")

@@ -30,6 +30,10 @@ class BindingError(OpenDMLError, ValueError):
     """A buffer binding breaks a binding rule (alignment, size, range, count or overlap)."""
 
 
+class OutOfMemoryError(OpenDMLError, MemoryError):
+    """The device cannot hold an allocation of this size (DirectML's E_OUTOFMEMORY)."""
+
+
 class BackendUnavailableError(OpenDMLError, RuntimeError):
     """The requested backend cannot run on this machine."""
 
@@ -45,3 +49,7 @@ def invalid(owner: str, field: str, requirement: str, got: object) -> InvalidArg
 
 def binding_error(owner: str, field: str, requirement: str, got: object) -> BindingError:
     return BindingError(message(owner, field, requirement, got))
+
+
+def out_of_memory(owner: str, field: str, requirement: str, got: object) -> OutOfMemoryError:
+    return OutOfMemoryError(message(owner, field, requirement, got))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import re
 
-from .errors import invalid
+from .enums import parse_enum
 
 
 class FeatureLevel(enum.IntEnum):
@@ -34,18 +34,7 @@ class FeatureLevel(enum.IntEnum):
         >>> FeatureLevel.parse("6.2") is FeatureLevel.FL_6_2
         True
         """
-        if isinstance(value, FeatureLevel):
-            return value
-        if isinstance(value, int) and not isinstance(value, bool) and value in cls._value2member_map_:
-            return cls(value)
-        if isinstance(value, str):
-            match = re.fullmatch(r"(?:DML_FEATURE_LEVEL_|FL_?)?(\d+)[._](\d+)", value.strip().upper())
-            if match:
-                name = f"FL_{match[1]}_{match[2]}"
-                if name in cls.__members__:
-                    return cls[name]
-        known = ", ".join(level.label for level in cls)
-        raise invalid(owner, field, f"must be one of {known}", repr(value))
+        return parse_enum(cls, value, owner, field, name_of=_member_name, label=lambda level: level.label)
 
     @property
     def label(self) -> str:
@@ -57,3 +46,9 @@ class FeatureLevel(enum.IntEnum):
 
 
 NEWEST = FeatureLevel.FL_6_4
+
+
+def _member_name(text: str) -> str:
+    """``"6_2"``, ``"6.2"``, ``"FL_6_2"`` or ``"DML_FEATURE_LEVEL_6_2"`` (upper-cased) to ``"FL_6_2"``."""
+    match = re.fullmatch(r"(?:DML_FEATURE_LEVEL_|FL_?)?([0-9]+)[._]([0-9]+)", text)
+    return f"FL_{match[1]}_{match[2]}" if match else ""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+import numpy as np
+
 from .binding import BoundTensor, bind
 from .buffer import Buffer, BufferBinding
 from .enums import ExecutionFlags
@@ -30,6 +32,8 @@ def _binding_key(inputs: object, outputs: object) -> tuple | None:
         if binding is None:
             key.append(None)
         elif type(binding) is BufferBinding:
+            if not _hashable_size(binding.offset) or not _hashable_size(binding.size_in_bytes):
+                return None  # a list or an array given as an offset: bind() reports it
             key.append((id(binding.buffer), type(binding.offset), binding.offset,
                         type(binding.size_in_bytes), binding.size_in_bytes))
         elif isinstance(binding, Buffer):
@@ -37,6 +41,10 @@ def _binding_key(inputs: object, outputs: object) -> tuple | None:
         else:
             return None
     return (len(inputs), *key)
+
+
+def _hashable_size(value: object) -> bool:
+    return value is None or isinstance(value, (int, float, str, np.generic))
 
 
 class Kernel(Protocol):

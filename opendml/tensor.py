@@ -16,6 +16,7 @@ MAX_DIMENSIONS = 8  # DML_TENSOR_DIMENSION_COUNT_MAX1
 UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
 _OWNER = "DML_BUFFER_TENSOR_DESC"
+_CALC = "DMLCalcBufferTensorSize"
 
 # Above this many elements an exact self-overlap check (which lists every offset) is too costly.
 _EXACT_OVERLAP_LIMIT = 1 << 22
@@ -29,12 +30,21 @@ def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
     return tuple(strides)
 
 
-def calc_buffer_tensor_size(data_type: DataType, sizes: Sequence[int], strides: Sequence[int] | None) -> int:
+def calc_buffer_tensor_size(data_type: DataType | str, sizes: Sequence[int], strides: Sequence[int] | None) -> int:
     """DMLCalcBufferTensorSize: the fewest bytes a tensor of this description occupies, rounded up to 4.
 
     >>> calc_buffer_tensor_size(DataType.FLOAT16, [5], None)
     12
     """
+    data_type = DataType.parse(data_type, owner=_CALC)
+    sizes = _int_tuple(sizes, "Sizes", lower=0, owner=_CALC)
+    if strides is not None:
+        strides = _int_tuple(strides, "Strides", lower=0, owner=_CALC)
+        _check_stride_count(strides, sizes, _CALC)
+    return _minimum_size(data_type, sizes, strides)
+
+
+def _minimum_size(data_type: DataType, sizes: Sequence[int], strides: Sequence[int] | None) -> int:
     if strides is None:
         elements = math.prod(sizes)
     else:
@@ -42,19 +52,35 @@ def calc_buffer_tensor_size(data_type: DataType, sizes: Sequence[int], strides: 
     return (elements * data_type.size + 3) // 4 * 4
 
 
-def _check_uint(value: object, field: str, upper: int, lower: int = 0) -> int:
+def _check_stride_count(strides: tuple[int, ...], sizes: tuple[int, ...], owner: str) -> None:
+    if len(strides) != len(sizes):
+        raise invalid(owner, "Strides", f"must have DimensionCount ({len(sizes)}) entries", len(strides))
+
+
+def _check_uint(value: object, field: str, upper: int, lower: int = 0, owner: str = _OWNER) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise invalid(_OWNER, field, "must be an integer", repr(value))
+        raise invalid(owner, field, "must be an integer", repr(value))
     value = int(value)
     if not lower <= value <= upper:
-        raise invalid(_OWNER, field, f"must be in [{lower}, {upper}]", value)
+        raise invalid(owner, field, f"must be in [{lower}, {upper}]", value)
     return value
 
 
-def _int_tuple(values: object, field: str, lower: int) -> tuple[int, ...]:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence | np.ndarray):
-        raise invalid(_OWNER, field, "must be a sequence of integers", repr(values))
-    return tuple(_check_uint(v, f"{field}[{k}]", UINT32_MAX, lower) for k, v in enumerate(values))
+def sequence_items(values: object, owner: str, field: str, what: str) -> list[object]:
+    """The items of a list, tuple or 1-D array, unchecked; anything else is refused naming ``field``.
+
+    A 0-d array has no items to iterate, and a set or dict has no order: neither is a DirectML array.
+    """
+    if isinstance(values, np.ndarray) and values.ndim == 1:
+        return list(values)
+    if isinstance(values, Sequence) and not isinstance(values, (str, bytes, bytearray)):
+        return list(values)
+    raise invalid(owner, field, f"must be a sequence of {what} (a list, tuple or 1-D array)", repr(values))
+
+
+def _int_tuple(values: object, field: str, lower: int, owner: str = _OWNER) -> tuple[int, ...]:
+    items = sequence_items(values, owner, field, "integers")
+    return tuple(_check_uint(v, f"{field}[{k}]", UINT32_MAX, lower, owner) for k, v in enumerate(items))
 
 
 @dataclass(frozen=True, eq=True)
@@ -91,9 +117,11 @@ class TensorDesc:
             raise invalid(_OWNER, "Sizes", f"must hold at most {UINT32_MAX} elements", math.prod(sizes))
         if strides is not None:
             strides = _int_tuple(strides, "Strides", lower=0)
-            if len(strides) != len(sizes):
-                raise invalid(_OWNER, "Strides", f"must have DimensionCount ({len(sizes)}) entries", len(strides))
-        minimum = calc_buffer_tensor_size(data_type, sizes, strides)
+            _check_stride_count(strides, sizes, _OWNER)
+        minimum = _minimum_size(data_type, sizes, strides)
+        if minimum > UINT64_MAX:  # large strides reach past what DirectML's UINT64 field can hold
+            raise invalid(_OWNER, "TotalTensorSizeInBytes", f"must be at most {UINT64_MAX} (a UINT64)",
+                          f"{minimum}, the size that Sizes and Strides reach")
         if total_tensor_size_in_bytes is None:
             total = minimum
         else:

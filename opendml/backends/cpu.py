@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..buffer import Buffer
+from ..buffer import Buffer, host_array
 from ..dtypes import ALL_TYPES, DataType
-from ..errors import invalid
+from ..errors import OutOfMemoryError, invalid, out_of_memory
 from . import cpu_kernels
 
 if TYPE_CHECKING:
@@ -86,10 +86,8 @@ class CpuBackend:
     xp = np
 
     def as_array(self, x: Any) -> np.ndarray:
-        """``x`` as a NumPy array; GPU arrays are refused rather than copied behind the caller's back."""
-        if hasattr(x, "__cuda_array_interface__"):
-            raise invalid("Device", "array", "must be in host memory for a cpu device (use Device('cuda'))",
-                          type(x).__name__)
+        """``x`` as a NumPy array."""
+        _refuse_gpu(x)
         return np.asarray(x)
 
     def byte_range(self, array: np.ndarray, size: int) -> np.ndarray:
@@ -101,13 +99,21 @@ class CpuBackend:
         return result
 
     def allocate(self, device: Device, size_in_bytes: int) -> Buffer:
-        return CpuBuffer(device, np.zeros(size_in_bytes, dtype=np.uint8))
+        try:
+            return CpuBuffer(device, np.zeros(size_in_bytes, dtype=np.uint8))
+        except MemoryError:
+            raise out_of_host_memory(size_in_bytes) from None
 
     def upload(self, device: Device, array: Any) -> Buffer:
-        host = np.ascontiguousarray(array)
-        if host.dtype.byteorder == ">":
-            host = host.astype(host.dtype.newbyteorder("<"))  # DirectML's bytes are little-endian
-        return CpuBuffer(device, host.reshape(-1).view(np.uint8).copy())
+        _refuse_gpu(array)
+        host = host_array(array)
+        try:
+            host = np.ascontiguousarray(host)
+            if host.dtype.byteorder == ">":
+                host = host.astype(host.dtype.newbyteorder("<"))  # DirectML's bytes are little-endian
+            return CpuBuffer(device, host.reshape(-1).view(np.uint8).copy())
+        except MemoryError:
+            raise out_of_host_memory(host.nbytes) from None
 
     def wrap(self, device: Device, raw: Any) -> Buffer:
         return CpuBuffer(device, raw)
@@ -117,6 +123,19 @@ class CpuBackend:
 
     def supports_data_type(self, data_type: DataType) -> bool:
         return data_type in ALL_TYPES
+
+
+def _refuse_gpu(x: Any) -> None:
+    """GPU arrays are refused rather than copied behind the caller's back."""
+    if hasattr(x, "__cuda_array_interface__"):
+        raise invalid("Device", "array", "must be in host memory for a cpu device (use Device('cuda'))",
+                      type(x).__name__)
+
+
+def out_of_host_memory(size_in_bytes: int) -> OutOfMemoryError:
+    """A failed host allocation as DirectML reports it, E_OUTOFMEMORY, rather than a bare MemoryError."""
+    return out_of_memory("Device", "size_in_bytes", "must fit in the host memory free now (out of memory, "
+                         "E_OUTOFMEMORY)", size_in_bytes)
 
 
 def create() -> CpuBackend:

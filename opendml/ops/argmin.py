@@ -13,7 +13,7 @@ from ..enums import AxisDirection
 from ..errors import invalid
 from ..feature_levels import FeatureLevel as L
 from ..schema import OperatorSchema, SupportRow, TensorField
-from ..tensor import TensorDesc
+from ..tensor import TensorDesc, sequence_items
 from .clip import FLOATS, INTEGERS_32, INTEGERS_64
 from .definition import OperatorDefinition
 
@@ -50,14 +50,17 @@ class ArgMinParams:
 
 def _check_axes(axes: object, rank: int) -> tuple[int, ...]:
     owner = ARGMIN_SCHEMA.name
-    if isinstance(axes, (str, bytes)) or not isinstance(axes, Sequence | np.ndarray) or len(axes) == 0:
-        raise invalid(owner, "Axes", "must be a non-empty sequence of axes (AxisCount >= 1)", repr(axes))
-    for k, axis in enumerate(axes):
+    items = sequence_items(axes, owner, "Axes", "axes")
+    if not items:
+        raise invalid(owner, "Axes", "must be a non-empty sequence of axes (AxisCount >= 1)", "[]")
+    checked: list[int] = []
+    for k, axis in enumerate(items):
         if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not 0 <= axis < rank:
             raise invalid(owner, f"Axes[{k}]", f"must be an integer in [0, {rank - 1}]", repr(axis))
-    if len(set(int(a) for a in axes)) != len(axes):
-        raise invalid(owner, "Axes", "must not repeat an axis", [int(a) for a in axes])
-    return tuple(sorted(int(a) for a in axes))
+        checked.append(int(axis))
+    if len(set(checked)) != len(checked):
+        raise invalid(owner, "Axes", "must not repeat an axis", checked)
+    return tuple(sorted(checked))
 
 
 def prepare_argmin(desc: ArgMinDesc) -> ArgMinParams:

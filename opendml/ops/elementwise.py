@@ -72,13 +72,28 @@ def exact_scalar(value: object, data_type: DataType, owner: str, field: str) -> 
             raise invalid(owner, field, f"must be an integer for MinMaxDataType {data_type.name}", value)
         low, high = data_type.integer_range
         if not low <= int(value) <= high:
-            raise invalid(owner, field, f"must be in [{low}, {high}] for {data_type.name}", int(value))
+            raise invalid(owner, field, f"must be in [{low}, {high}] for {data_type.name}", _short(value))
         return data_type.numpy.type(int(value))
+    # Finite as given (a Python int always is; a long double may be finite beyond float64's range).
+    finite = isinstance(value, (int, np.integer)) or bool(np.isfinite(value))
+    try:
+        as_double = float(value)
+    except OverflowError:  # a Python int beyond float64 is beyond every float type
+        as_double = math.inf
     with np.errstate(over="ignore"):
-        typed = data_type.numpy.type(float(value))
-    if math.isfinite(float(value)) and not np.isfinite(typed):
-        raise invalid(owner, field, f"must be representable in {data_type.name}", value)
+        typed = data_type.numpy.type(as_double)
+    if finite and not np.isfinite(typed):
+        raise invalid(owner, field, f"must be representable in {data_type.name}", _short(value))
     return typed
+
+
+def _short(value: Number) -> str:
+    """A number for a message: an integer of hundreds of digits is shown in scientific notation."""
+    text = str(value)
+    if len(text) <= 40:
+        return text
+    sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
+    return f"{sign}{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"  # only integers print this long
 
 
 def typed_bound(value: Number, data_type: DataType, owner: str, field: str) -> np.generic | None:

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 import cupy
 import numpy as np
 
-from ...buffer import Buffer
+from ...buffer import Buffer, check_buffer_dtype, host_array
 from ...dtypes import ALL_TYPES, DataType
+from ...errors import OutOfMemoryError, out_of_memory
 from ...ops.argmin import ArgMinParams
 from ...ops.elementwise import ClampParams
 from ..layout import Layout, collapse, split_axes
@@ -37,6 +38,16 @@ class CudaBuffer(Buffer):
 
     def to_numpy(self) -> np.ndarray:
         return cupy.asnumpy(self.data)
+
+
+# CuPy's pool rounds a request up to its block size, which overflows a size_t just below 2**63.
+_OUT_OF_MEMORY = (MemoryError, cupy.cuda.memory.OutOfMemoryError, OverflowError)
+
+
+def _out_of_gpu_memory(size_in_bytes: int) -> OutOfMemoryError:
+    """A failed GPU allocation as DirectML reports it, E_OUTOFMEMORY."""
+    return out_of_memory("Device", "size_in_bytes", "must fit in the GPU memory free now (out of memory, "
+                         "E_OUTOFMEMORY)", size_in_bytes)
 
 
 def _on_gpu(x: Any) -> bool:
@@ -89,13 +100,23 @@ class CudaBackend:
         self.sm_count = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
 
     def allocate(self, device: Device, size_in_bytes: int) -> Buffer:
-        return CudaBuffer(device, cupy.zeros(size_in_bytes, dtype=cupy.uint8))
+        try:
+            return CudaBuffer(device, cupy.zeros(size_in_bytes, dtype=cupy.uint8))
+        except _OUT_OF_MEMORY:
+            raise _out_of_gpu_memory(size_in_bytes) from None
 
     def upload(self, device: Device, array: Any) -> Buffer:
-        data = cupy.ascontiguousarray(_as_device_array(array))
-        if data.dtype.byteorder == ">":
-            data = data.astype(data.dtype.newbyteorder("<"))
-        return CudaBuffer(device, data.reshape(-1).view(cupy.uint8).copy())
+        if not isinstance(array, cupy.ndarray) and not _on_gpu(array):
+            array = host_array(array)  # checked (and bytes read) as on the cpu backend
+        data = _as_device_array(array)
+        check_buffer_dtype(data.dtype, array)
+        try:
+            data = cupy.ascontiguousarray(data)
+            if data.dtype.byteorder == ">":
+                data = data.astype(data.dtype.newbyteorder("<"))
+            return CudaBuffer(device, data.reshape(-1).view(cupy.uint8).copy())
+        except _OUT_OF_MEMORY:
+            raise _out_of_gpu_memory(data.nbytes) from None
 
     def wrap(self, device: Device, raw: Any) -> Buffer:
         return CudaBuffer(device, raw)
