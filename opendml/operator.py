@@ -27,7 +27,7 @@ def _binding_key(inputs: object, outputs: object) -> tuple | None:
     """
     if not isinstance(inputs, (list, tuple)) or not isinstance(outputs, (list, tuple)):
         return None
-    key = []
+    key: list[object] = []
     for binding in (*inputs, *outputs):
         if binding is None:
             key.append(None)

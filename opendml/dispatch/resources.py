@@ -116,7 +116,7 @@ class FileValues:
         try:
             with open(self.source, "rb") as file:
                 file.seek(self.data_offset)
-                read = _read_into(file, memoryview(dest))
+                read = _read_into(file, dest.data)
         except OSError as error:
             raise model_error(self.path, "must name a readable file", f"{self.source} ({error.strerror})") from None
         if read != self.nbytes:
@@ -262,7 +262,7 @@ def to_typed_array(items: list[object], data_type: DataType, path: str) -> np.nd
         return _narrow(np.array([expect_float(item, at(k)) for k, item in enumerate(items)], dtype=np.float64),
                        data_type, items, at)
     low, high = data_type.integer_range
-    if all(type(item) is int for item in items) and low <= min(items) and max(items) <= high:  # type: ignore[type-var]
+    if all(type(item) is int for item in items) and low <= min(items) and max(items) <= high:  # type: ignore[operator, type-var]
         return np.array(items, dtype=data_type.numpy)
     return np.array([expect_integer(item, at(k), low, high) for k, item in enumerate(items)], dtype=data_type.numpy)
 

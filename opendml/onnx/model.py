@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import onnx
@@ -17,7 +17,7 @@ from . import types
 
 _OWNER = "ONNX model"
 
-ModelLike = ModelProto | str | os.PathLike | bytes
+ModelLike: TypeAlias = "ModelProto | str | os.PathLike[str] | bytes"
 
 
 def load_model(model: ModelLike) -> ModelProto:

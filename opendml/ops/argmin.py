@@ -86,6 +86,7 @@ def prepare_argmin(desc: ArgMinDesc) -> ArgMinParams:
 def argmin_reference(inputs: Sequence[np.ndarray | None], params: ArgMinParams) -> np.ndarray:
     """Rows of the reduced axes, NaN ignored, ties broken by AxisDirection (SPEC 7 and 8.5)."""
     (x,) = inputs
+    assert x is not None  # InputTensor is required: execute never binds None for it
     kept = [k for k in range(x.ndim) if k not in params.axes]
     rows = np.transpose(x, kept + list(params.axes)).reshape(*(x.shape[k] for k in kept), -1)
     if rows.dtype.kind == "f":

@@ -75,6 +75,7 @@ def prepare_dequantize_linear(desc: ElementWiseDequantizeLinearDesc) -> Dequanti
 def dequantize_linear_reference(inputs: Sequence[np.ndarray | None], params: DequantizeParams) -> np.ndarray:
     """Exact integer difference, rounded once to float32, times the scale in float32 (SPEC 8.6)."""
     x, scale, zero_point = inputs
+    assert x is not None and scale is not None  # required tensors: execute never binds None for them
     difference = x.astype(np.int64)
     if zero_point is not None:
         difference = difference - zero_point.astype(np.int64)  # exact: both fit in 33 bits

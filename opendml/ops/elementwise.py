@@ -47,8 +47,8 @@ class ClampParams:
 
     data_type: DataType
     scale_bias: tuple[np.float32, np.float32] | None
-    low: np.generic | None
-    high: np.generic | None
+    low: np.integer | np.floating | None
+    high: np.integer | np.floating | None
 
 
 def float_field(value: object, owner: str, field: str) -> np.float32:
@@ -63,7 +63,7 @@ def float_field(value: object, owner: str, field: str) -> np.float32:
         return np.float32(as_double)
 
 
-def exact_scalar(value: object, data_type: DataType, owner: str, field: str) -> np.generic:
+def exact_scalar(value: object, data_type: DataType, owner: str, field: str) -> np.integer | np.floating:
     """A DML_SCALAR_UNION of ``data_type``: integers exact and in range, floats without overflow."""
     if isinstance(value, bool) or not isinstance(value, Number):
         raise invalid(owner, field, f"must be a number of type {data_type.name}", repr(value))
@@ -96,7 +96,7 @@ def _short(value: Number) -> str:
     return f"{sign}{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"  # only integers print this long
 
 
-def typed_bound(value: Number, data_type: DataType, owner: str, field: str) -> np.generic | None:
+def typed_bound(value: Number, data_type: DataType, owner: str, field: str) -> np.integer | np.floating | None:
     """A bound in the compute type of ``data_type`` (SPEC 8.3), or None where it bounds nothing.
 
     Floats round to the tensor's type (nearest even) and a NaN bound bounds nothing. Integer tensors
@@ -165,6 +165,7 @@ def clamp(v: np.ndarray, low: np.generic | None, high: np.generic | None) -> np.
 def clamp_reference(inputs: Sequence[np.ndarray | None], params: ClampParams) -> np.ndarray:
     """The NumPy reference of CLIP, CLIP1 and THRESHOLD."""
     (x,) = inputs
+    assert x is not None  # InputTensor is required: execute never binds None for it
     v = compute_values(x, params.data_type)
     v = apply_scale_bias(v, params.scale_bias)
     v = clamp(v, params.low, params.high)

@@ -92,7 +92,7 @@ def store(data_type: DataType, expr: str) -> str:
     return f"(({C_TYPE[data_type]})({expr}))"
 
 
-def float_literal(value: float) -> str:
+def float_literal(value: float | np.integer | np.floating) -> str:
     """A float32 constant by its bits: exact, and infinities included."""
     bits = struct.unpack("<I", struct.pack("<f", float(np.float32(value))))[0]
     return f"__int_as_float(0x{bits:08x})"
@@ -122,8 +122,8 @@ def clamp_snippet(params: ClampParams) -> str:
     else:
         lines = [f"{C_TYPE[dt]} v = a0;"]
 
-        def bound(value: object) -> str:
-            return int_literal(int(value), dt)  # type: ignore[arg-type]
+        def bound(value: float | np.integer | np.floating) -> str:
+            return int_literal(int(value), dt)
     if params.high is not None:
         lines.append(f"v = lt({bound(params.high)}, v) ? {bound(params.high)} : v;")
     if params.low is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
@@ -98,7 +99,7 @@ def expect_known(node: NodeView, field: str, value: Value | None, why: str) -> l
 
 def expect_single_element(node: NodeView, field: str, value: Value | None) -> list[str]:
     """A problem when a value that must be a scalar has a known size other than 1."""
-    if value is None or value.shape is None or None in value.shape or int(np.prod(value.shape)) == 1:
+    if value is None or value.shape is None or None in value.shape or math.prod(value.shape) == 1:  # type: ignore[arg-type]
         return []
     return [problem(node, f"Input {field}", "must be a scalar (one element)", f"shape {list(value.shape)}")]
 
