@@ -1,7 +1,10 @@
 """Functions on arrays: each builds a description of the arrays as they lie in memory and runs it.
 
-Views are described by their strides, never copied (except views with negative strides, and tensors
-whose last bytes would fall short of DirectML's 4-byte rounding of a tensor's size).
+Views are described by their strides, never copied, except where no description can say where their
+elements lie (negative strides, strides that are not a multiple of the element size, misaligned data),
+tensors whose last bytes would fall short of DirectML's 4-byte rounding of a tensor's size, and an ``out``
+that shares memory with an input other than as an exact in-place alias. Such an input is read through a
+packed copy; such an output is computed into a packed array and copied into exactly its own elements.
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from . import backends
 from .buffer import BufferBinding
 from .device import Device
 from .dtypes import DataType, from_numpy
 from .enums import AxisDirection
-from .errors import invalid
+from .errors import OpenDMLError, invalid
 from .feature_levels import FeatureLevel
 from .operator import CompiledOperator
 from .ops.argmin import ARGMIN_SCHEMA, ArgMinDesc
@@ -26,17 +30,33 @@ from .ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequanti
 from .ops.elementwise import ScaleBias, typed_bound
 from .ops.threshold import THRESHOLD_SCHEMA, ElementWiseThresholdDesc
 from .schema import OperatorSchema
-from .tensor import TensorDesc, calc_buffer_tensor_size
+from .tensor import TensorDesc, calc_buffer_tensor_size, element_offsets
 
 _default_devices: dict[str, Device] = {}
 
 
 def default_device(x: Any = None) -> Device:
     """The device used when none is given: CUDA for arrays in GPU memory, else the CPU; newest level."""
-    backend = "cuda" if _on_gpu(x) else "cpu"
-    if backend not in _default_devices:
-        _default_devices[backend] = Device(backend)
-    return _default_devices[backend]
+    return _backend_device("cuda" if _on_gpu(x) else "cpu")
+
+
+def _backend_device(name: str) -> Device:
+    """The one default device (newest level) of a backend."""
+    if name not in _default_devices:
+        _default_devices[name] = Device(name)
+    return _default_devices[name]
+
+
+def _resolve_device(device: object, x: Any, owner: str) -> Device:
+    """``device=`` as a Device: a Device as is, a backend name's default device, None the array's."""
+    if device is None:
+        return default_device(x)
+    if isinstance(device, Device):
+        return device
+    if isinstance(device, str) and device.strip().lower() in backends.BACKENDS:
+        return _backend_device(device.strip().lower())
+    raise invalid(owner, "device", f"must be a Device, a backend name ({', '.join(map(repr, backends.BACKENDS))}) "
+                  "or None", repr(device))
 
 
 def _on_gpu(x: Any) -> bool:
@@ -51,16 +71,26 @@ def _on_gpu(x: Any) -> bool:
 
 @dataclass
 class _Placed:
-    """An array described as a tensor in a buffer; ``staged`` is the padded copy bound instead, if any."""
+    """An array described as a tensor in a buffer.
+
+    ``source`` is the caller's array when it is bound where it lies (None when a copy is bound);
+    ``staged`` is the packed array an output is computed into, then copied from, if any.
+    """
 
     desc: TensorDesc
     binding: BufferBinding
+    source: Any = None
     staged: Any = None
 
 
 def _as_array(device: Device, x: Any, owner: str, name: str) -> Any:
     """``x`` as an array of the device's kind (same memory where the protocols allow), type checked."""
-    array = device.backend.as_array(x)
+    try:
+        array = device.backend.as_array(x)
+    except OpenDMLError:
+        raise
+    except Exception:  # NumPy's or CuPy's own refusal (a ragged list, an object it cannot take)
+        raise invalid(owner, name, "must be an array or a number", type(x).__name__) from None
     try:
         from_numpy(array.dtype)
     except KeyError:
@@ -69,6 +99,17 @@ def _as_array(device: Device, x: Any, owner: str, name: str) -> Any:
     if array.dtype.byteorder == ">":
         array = array.astype(array.dtype.newbyteorder("<"))
     return array
+
+
+def _plain(array: Any) -> bool:
+    """Whether a description can say where every element lies: strides (of dimensions larger than 1) that
+    are non-negative multiples of the element size, and data aligned to the element size."""
+    itemsize = array.itemsize
+    if any(n > 1 and (s < 0 or s % itemsize) for n, s in zip(array.shape, array.strides)):
+        return False
+    if isinstance(array, np.ndarray):
+        return bool(array.flags.aligned)
+    return array.data.ptr % itemsize == 0  # CuPy
 
 
 def _describe(array: Any) -> TensorDesc:
@@ -86,22 +127,105 @@ def _padded_empty(device: Device, shape: tuple[int, ...], dtype: np.dtype) -> tu
     return raw[:nbytes].view(dtype).reshape(shape), raw
 
 
-def _place(device: Device, array: Any, output: bool = False) -> _Placed:
-    """Describe ``array`` where it lies; stage a packed copy when that cannot be bound directly."""
+def _place_input(device: Device, array: Any) -> _Placed:
+    """Describe an input where it lies, or bind a packed copy where that cannot be described or bound."""
     backend = device.backend
-    if any(n > 1 and (s < 0 or s % array.itemsize) for n, s in zip(array.shape, array.strides)):
+    copied = not _plain(array)
+    if copied:
         array = backend.xp.ascontiguousarray(array)
     desc = _describe(array)
     if desc.span_in_bytes >= desc.total_tensor_size_in_bytes:
         raw = backend.byte_range(array, desc.total_tensor_size_in_bytes)
-        return _Placed(desc, BufferBinding(backend.wrap(device, raw)))
-    if not output:  # too short for the 4-byte rounding: copy only the bytes it spans (a broadcast scalar: one)
-        raw = backend.xp.zeros(desc.total_tensor_size_in_bytes, dtype=backend.xp.uint8)
-        raw[:desc.span_in_bytes] = backend.byte_range(array, desc.span_in_bytes)
-        return _Placed(desc, BufferBinding(backend.wrap(device, raw)))
-    staged, raw = _padded_empty(device, array.shape, array.dtype)
-    staged[...] = array
-    return _Placed(_describe(staged), BufferBinding(backend.wrap(device, raw)), staged)
+        return _Placed(desc, BufferBinding(backend.wrap(device, raw)), None if copied else array)
+    # Too short for the 4-byte rounding: copy only the bytes it spans (a broadcast scalar: one).
+    raw = backend.xp.zeros(desc.total_tensor_size_in_bytes, dtype=backend.xp.uint8)
+    raw[:desc.span_in_bytes] = backend.byte_range(array, desc.span_in_bytes)
+    return _Placed(desc, BufferBinding(backend.wrap(device, raw)))
+
+
+def _place_output(device: Device, out: Any, stage: bool) -> _Placed:
+    """Describe ``out`` where it lies, or (``stage``, or where that cannot be) a packed array to copy from."""
+    backend = device.backend
+    if not stage and _plain(out):
+        desc = _describe(out)
+        if desc.span_in_bytes >= desc.total_tensor_size_in_bytes:
+            raw = backend.byte_range(out, desc.total_tensor_size_in_bytes)
+            return _Placed(desc, BufferBinding(backend.wrap(device, raw)), out)
+    staged, raw = _padded_empty(device, out.shape, out.dtype)
+    return _Placed(_describe(staged), BufferBinding(backend.wrap(device, raw)), None, staged)
+
+
+def _exact_alias(a: Any, b: Any) -> bool:
+    """Whether two arrays are one view: same first element, type and layout (the in-place rule)."""
+    return (a.dtype == b.dtype and a.shape == b.shape and _plain(a) and _plain(b)
+            and _describe(a) == _describe(b) and _address(a) == _address(b))
+
+
+def _address(array: Any) -> int:
+    if isinstance(array, np.ndarray):
+        return int(array.__array_interface__["data"][0])
+    return int(array.data.ptr)  # CuPy
+
+
+# Above this many elements an exact check of a staged ``out``'s own elements is too costly (as TensorDesc's).
+_EXACT_COLLISION_LIMIT = 1 << 22
+
+
+def _check_writes_once(owner: str, out: Any) -> None:
+    """A staged ``out`` is never described to the operator, so its own elements are checked here: no two
+    may share a byte (a write must have one meaning). Mirroring a dimension does not change which bytes it
+    covers, so absolute byte strides tell; they need not be multiples of the element size."""
+    itemsize = out.itemsize
+    dims = sorted((abs(s), n) for n, s in zip(out.shape, out.strides) if n > 1)
+    reach = itemsize  # bytes from the first element's start to the end of the last, over the dimensions seen
+    for stride, size in dims:
+        if stride < reach:
+            break
+        reach += (size - 1) * stride
+    else:
+        return  # each stride jumps past everything smaller: provably disjoint
+    starts = None
+    if out.size <= _EXACT_COLLISION_LIMIT:
+        starts = np.sort(element_offsets(out.shape, [abs(s) for s in out.strides]))
+    if starts is None or bool((np.diff(starts) < itemsize).any()):
+        raise invalid(owner, "out", "must address each element once (no two elements sharing a byte)",
+                      f"strides {tuple(out.strides)} (bytes) for {out.dtype} elements")
+
+
+def _run(device: Device, schema: OperatorSchema, make_desc: Callable[..., object], inputs: Sequence[Any],
+         out: Any) -> CompiledOperator | None:
+    """Describe, validate and run one operator over arrays, writing ``out`` (which may alias an input).
+
+    Returns the compiled operator when it ran on the arrays themselves (nothing copied), else None.
+    """
+    if out.size == 0:
+        stand_ins = [None if a is None else np.zeros((1,) * a.ndim, a.dtype) for a in inputs]
+        device.create_operator(make_desc(*[None if a is None else _describe(a) for a in stand_ins],
+                                         _describe(np.zeros((1,) * out.ndim, out.dtype))))
+        return None
+    placed_inputs = [None if a is None else _place_input(device, a) for a in inputs]
+    xp = device.backend.xp
+    # An output sharing memory with an input is computed apart (then copied), except the exact alias that
+    # in-place operators take: the operator's bindings would refuse any other overlap.
+    shared = any(p is not None and p.source is not None and xp.may_share_memory(out, p.source)
+                 and not (schema.in_place and _exact_alias(out, p.source)) for p in placed_inputs)
+    placed_out = _place_output(device, out, shared)
+    if placed_out.staged is not None:
+        _check_writes_once(schema.name, out)
+    descs = [None if p is None else p.desc for p in placed_inputs]
+    compiled = device.compiled(make_desc(*descs, placed_out.desc))
+    compiled.execute([None if p is None else p.binding for p in placed_inputs], [placed_out.binding])
+    if placed_out.staged is not None:
+        out[...] = placed_out.staged
+        return None
+    return None if any(p is not None and p.source is None for p in placed_inputs) else compiled
+
+
+def _view_as(array: Any, shape: tuple[int, ...]) -> Any:
+    """``array`` with leading dimensions of size 1 added to reach ``shape``: always a view, never a copy
+    (an output written through it must reach the caller's memory)."""
+    count = len(shape) - array.ndim
+    return array[(None,) * count] if count else array
 
 
 def _leading_ones(schema: OperatorSchema, device: Device, rank: int) -> int:
@@ -110,34 +234,12 @@ def _leading_ones(schema: OperatorSchema, device: Device, rank: int) -> int:
     return max(0, row.dimensions[0] - rank) if row is not None else 0
 
 
-def _unsqueeze(array: Any, count: int) -> Any:
-    return array.reshape((1,) * count + array.shape)
-
-
-def _run(device: Device, make_desc: Callable[..., object], inputs: Sequence[Any], out: Any) -> CompiledOperator | None:
-    """Describe, validate and run one operator over arrays, writing ``out`` (which may alias an input).
-
-    Returns the compiled operator when it ran on the arrays themselves (nothing staged), else None.
-    """
-    if out.size == 0:
-        stand_ins = [None if a is None else np.zeros((1,) * a.ndim, a.dtype) for a in inputs]
-        device.create_operator(make_desc(*[None if a is None else _describe(a) for a in stand_ins],
-                                         _describe(np.zeros((1,) * out.ndim, out.dtype))))
-        return None
-    placed_inputs = [None if a is None else _place(device, a) for a in inputs]
-    placed_out = _place(device, out, output=True)
-    descs = [None if p is None else p.desc for p in placed_inputs]
-    compiled = device.compiled(make_desc(*descs, placed_out.desc))
-    compiled.execute([None if p is None else p.binding for p in placed_inputs], [placed_out.binding])
-    if placed_out.staged is not None:
-        out[...] = placed_out.staged
-        return None
-    return None if any(p is not None and p.staged is not None for p in placed_inputs) else compiled
-
-
 # Calls on host arrays shaped like one already run: (device, arguments, layouts) -> the CPU kernel. The
 # first call validated the description (every rule of the SPEC); a call with the same key has the same
 # description, so it runs the kernel on its arrays directly, skipping descriptions, buffers and bindings.
+# Only layouts a description states exactly are remembered (``_plain``), and a call is taken here only
+# when nothing would have been copied: aligned arrays, a writeable ``out`` that is ``x`` or shares no
+# memory with it.
 _direct_runs: dict[Any, Any] = {}
 _DIRECT_LIMIT = 1024
 
@@ -147,26 +249,33 @@ def _exact(value: Any) -> Any:
     return (type(value), repr(value))
 
 
-def _direct_key(device: Device, key: Any, x: Any, out: Any) -> Any:
-    return (device, key, x.dtype, x.shape, x.strides, None if out is None else (out.dtype, out.shape, out.strides))
+def _direct_key(device: Device | None, key: Any, x: Any, out: Any) -> Any:
+    layout = None if out is None else (out is x, out.dtype, out.shape, out.strides)
+    return (device, key, x.dtype, x.shape, x.strides, layout)
 
 
-def _direct(device: Device | None, key: Any, x: Any, out: Any) -> Any:
+def _direct(device: object, key: Any, x: Any, out: Any) -> Any:
     """The result of a call on NumPy arrays run straight through its cached kernel, or None if it cannot be."""
     if type(x) is not np.ndarray or not (out is None or type(out) is np.ndarray):
         return None
-    device = device or _default_devices.get("cpu")
+    if device is None or type(device) is str:
+        resolved = _default_devices.get("cpu" if device is None else device)
+    elif type(device) is Device:
+        resolved = device
+    else:
+        return None
     try:
-        kernel = _direct_runs.get(_direct_key(device, key, x, out)) if device is not None else None
+        kernel = _direct_runs.get(_direct_key(resolved, key, x, out))
     except TypeError:  # an unhashable argument (a list as ScaleBias): the ordinary path handles it
         return None
-    if kernel is None:
+    if kernel is None or not x.flags.aligned:
         return None
     if out is None:
         result = np.empty(x.shape, x.dtype)
-    elif not out.flags.writeable or (out is not x and np.may_share_memory(out, x)):
-        return None  # the ordinary path raises, or accepts an exact alias made of two array objects
     else:
+        flags = out.flags
+        if not (flags.writeable and flags.aligned) or (out is not x and np.may_share_memory(out, x)):
+            return None  # the ordinary path raises, stages, or accepts an exact alias of two array objects
         result = out
     kernel.run_arrays([x], result)
     return result
@@ -175,6 +284,8 @@ def _direct(device: Device | None, key: Any, x: Any, out: Any) -> Any:
 def _remember(device: Device, key: Any, x: Any, out: Any, compiled: CompiledOperator | None) -> None:
     kernel = getattr(compiled, "kernel", None)
     if not hasattr(kernel, "run_arrays") or type(x) is not np.ndarray or not (out is None or type(out) is np.ndarray):
+        return
+    if not _plain(x) or (out is not None and not _plain(out)):
         return
     try:
         direct_key = _direct_key(device, key, x, out)
@@ -199,22 +310,38 @@ class _Output:
         backend = self.device.backend
         if self.out is None:
             return backend.to_caller(self.array, self.like)
-        if self.array is not self.out and isinstance(self.out, np.ndarray) and backend.xp is not np:
+        if self.array is not self.out and isinstance(self.out, np.ndarray):
             self.out[...] = backend.to_caller(self.array, self.out)  # a host out= of a GPU computation
         return self.out
 
 
+_OUT_KINDS = {"cpu": "a writeable NumPy array",
+              "cuda": "a writeable NumPy array or a CUDA array (CuPy, PyTorch)"}
+
+
 def _output(device: Device, out: Any, shape: tuple[int, ...], dtype: np.dtype, owner: str, like: Any) -> _Output:
+    """The array results are written into: a new one, the caller's ``out`` itself, or (a host ``out`` of a
+    GPU computation) a device array copied into it at the end. Anything whose memory cannot be written in
+    place is refused before anything runs: a copy of it would be written and thrown away."""
     if out is None:
         return _Output(device, _padded_empty(device, shape, dtype)[0], None, like)
-    if isinstance(out, np.ndarray) and not out.flags.writeable:
-        raise invalid(owner, "out", "must be writeable", "a read-only array")
-    try:
-        array = device.backend.as_array(out)
-    except Exception:
-        raise invalid(owner, "out", "must be an array", type(out).__name__) from None
+    backend = device.backend
+    kind = _OUT_KINDS.get(backend.name, "a writeable array")
+    if isinstance(out, np.ndarray):
+        if not out.flags.writeable:
+            raise invalid(owner, "out", "must be writeable", "a read-only array")
+        array = out
+    elif backend.xp is not np and _on_gpu(out):
+        try:
+            array = backend.as_array(out)  # the same memory (CuPy, DLPack)
+        except Exception:
+            raise invalid(owner, "out", f"must be {kind}", type(out).__name__) from None
+    else:
+        raise invalid(owner, "out", f"must be {kind}", type(out).__name__)
     if tuple(array.shape) != shape or array.dtype != dtype:
         raise invalid(owner, "out", f"must have shape {shape} and dtype {dtype}", f"{array.shape} {array.dtype}")
+    if array is out and isinstance(out, np.ndarray) and backend.xp is not np:
+        array = backend.xp.empty(shape, dtype)  # computed on the device, copied into ``out`` by ``deliver``
     return _Output(device, array, out, like)
 
 
@@ -224,14 +351,14 @@ def _unary(schema: OperatorSchema, x: Any, out: Any, device: Device,
     result = _output(device, out, array.shape, array.dtype, schema.name, x)
     pad = _leading_ones(schema, device, max(array.ndim, 1))
     shape = (1,) * pad + (array.shape or (1,))
-    compiled = _run(device, make_desc, [array.reshape(shape)], result.array.reshape(shape))
+    compiled = _run(device, schema, make_desc, [_view_as(array, shape)], _view_as(result.array, shape))
     if key is not None and array is x:
         _remember(device, key, x, out, compiled)
     return result.deliver()
 
 
 def clip(x: Any, min: float | None, max: float | None, *, scale_bias: ScaleBias | tuple[float, float] | None = None,
-         out: Any = None, device: Device | None = None) -> Any:
+         out: Any = None, device: Device | str | None = None) -> Any:
     """``max(min, min(x * scale + bias, max))`` element by element; None leaves a side unbounded.
 
     Integer tensors use ELEMENT_WISE_CLIP1 with exact typed bounds where the device's level has it.
@@ -243,7 +370,7 @@ def clip(x: Any, min: float | None, max: float | None, *, scale_bias: ScaleBias 
     done = _direct(device, key, x, out)
     if done is not None:
         return done
-    device = device or default_device(x)
+    device = _resolve_device(device, x, CLIP_SCHEMA.name)
     dtype = _as_array(device, x, CLIP_SCHEMA.name, "InputTensor").dtype
     data_type = DataType.parse(dtype, owner=CLIP_SCHEMA.name, field="InputTensor.DataType")
     sb = ScaleBias.parse(scale_bias, CLIP_SCHEMA.name)
@@ -269,7 +396,7 @@ def _number(value: object, owner: str, field: str) -> int | float:
 
 
 def threshold(x: Any, min: float, *, scale_bias: ScaleBias | tuple[float, float] | None = None,
-              out: Any = None, device: Device | None = None) -> Any:
+              out: Any = None, device: Device | str | None = None) -> Any:
     """``max(x * scale + bias, min)`` element by element (ELEMENT_WISE_THRESHOLD).
 
     >>> threshold(np.array([-2.0, 0.5], np.float32), 0.0)
@@ -279,53 +406,131 @@ def threshold(x: Any, min: float, *, scale_bias: ScaleBias | tuple[float, float]
     done = _direct(device, key, x, out)
     if done is not None:
         return done
-    device = device or default_device(x)
+    device = _resolve_device(device, x, THRESHOLD_SCHEMA.name)
     sb = ScaleBias.parse(scale_bias, THRESHOLD_SCHEMA.name)
     return _unary(THRESHOLD_SCHEMA, x, out, device, lambda i, o: ElementWiseThresholdDesc(i, o, min, sb), key)
 
 
 def dequantize_linear(x: Any, scale: Any, zero_point: Any = None, *, out: Any = None,
-                      device: Device | None = None) -> Any:
+                      device: Device | str | None = None) -> Any:
     """``(x - zero_point) * scale``, broadcasting NumPy-style; the result has the scale's type.
 
-    Broadcast operands reach the operator as zero-stride descriptions (nothing is materialised).
+    Broadcast operands reach the operator as zero-stride descriptions (nothing is materialised). The scale
+    and the zero point may be numbers, or arrays of any kind; one of a single element may also live on
+    another device than ``x``. A Python number as the scale becomes FLOAT32. The zero point takes the
+    input's type: a value of another type (a number, or every element of an array) is converted when it
+    is exactly representable in it, and refused otherwise (never wrapped or truncated).
 
     >>> dequantize_linear(np.array([0, 10, 255], np.uint8), np.float32(0.5), 10)
     array([ -5. ,   0. , 122.5], dtype=float32)
     """
-    device = device or default_device(x)
     owner = DEQUANTIZE_LINEAR_SCHEMA.name
+    device = _resolve_device(device, x, owner)
     array = _as_array(device, x, owner, "InputTensor")
-    if isinstance(scale, (int, float)):
-        scale = np.float32(scale)
-    scale = _as_array(device, scale, owner, "ScaleTensor")
+    scale = _scale(device, scale, owner)
     if zero_point is None and device.feature_level < FeatureLevel.FL_6_2:
         zero_point = 0  # the optional ZeroPointTensor needs 6_2: pass an explicit zero below it
     if zero_point is not None:
-        zero_point = _as_array(device, _typed_like(zero_point, array.dtype, owner), owner, "ZeroPointTensor")
-    shape = np.broadcast_shapes(*(a.shape for a in (array, scale, zero_point) if a is not None))
+        zero_point = _zero_point(device, zero_point, array.dtype, owner)
+    shape = _broadcast(owner, array.shape, "InputTensor", scale.shape, "ScaleTensor")
+    if zero_point is not None:
+        shape = _broadcast(owner, shape, "InputTensor and ScaleTensor", zero_point.shape, "ZeroPointTensor")
     result = _output(device, out, shape, scale.dtype, owner, x)
     pad = _leading_ones(DEQUANTIZE_LINEAR_SCHEMA, device, max(len(shape), 1))
     full = (1,) * pad + (shape or (1,))
     xp = device.backend.xp
     operands = [None if a is None else xp.broadcast_to(a, full) for a in (array, scale, zero_point)]
-    _run(device, ElementWiseDequantizeLinearDesc, operands, result.array.reshape(full))
+    _run(device, DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc, operands, _view_as(result.array, full))
     return result.deliver()
 
 
-def _typed_like(value: Any, dtype: np.dtype, owner: str) -> Any:
-    if hasattr(value, "dtype") and getattr(value, "shape", ()) != ():
-        return value
+def _broadcast(owner: str, shape: tuple[int, ...], of: str, other: tuple[int, ...], field: str) -> tuple[int, ...]:
+    """NumPy's broadcast of two shapes, or an error naming ``field`` and both shapes."""
     try:
-        return np.asarray(value, dtype=dtype)
-    except (OverflowError, ValueError, TypeError):
-        raise invalid(owner, "ZeroPointTensor", f"must hold values of the input's type {dtype}",
-                      repr(value)) from None
+        return np.broadcast_shapes(shape, other)
+    except ValueError:
+        raise invalid(owner, f"{field} shape", f"must broadcast with the shape {shape} of {of}",
+                      tuple(other)) from None
+
+
+def _operand(device: Device, value: Any, owner: str, field: str) -> Any:
+    """A scale or zero point as an array of the device's kind. One of a single element in GPU memory is
+    copied to the host for a CPU device (CuPy, PyTorch); larger ones must be on the device already."""
+    if device.backend.xp is np and _on_gpu(value) and math.prod(getattr(value, "shape", ())) == 1:
+        value = _to_host(value)
+    return _as_array(device, value, owner, field)
+
+
+def _to_host(value: Any) -> np.ndarray:
+    """A NumPy copy of an array in GPU memory (DLPack, else through CuPy's CUDA array interface)."""
+    try:
+        return np.from_dlpack(value, device="cpu", copy=True)
+    except Exception:
+        pass
+    import cupy  # only GPU arrays reach this, and they come with CuPy or a DLPack export to the host
+
+    return cupy.asnumpy(cupy.asarray(value))
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, (bool, np.bool_)) or getattr(getattr(value, "dtype", None), "kind", None) == "b"
+
+
+def _scale(device: Device, scale: Any, owner: str) -> Any:
+    if _is_bool(scale):
+        raise invalid(owner, "ScaleTensor", "must hold FLOAT32 or FLOAT16 values", repr(scale))
+    if isinstance(scale, (int, float)):
+        scale = np.float32(scale)
+    return _operand(device, scale, owner, "ScaleTensor")
+
+
+def _zero_point(device: Device, value: Any, dtype: np.dtype, owner: str) -> Any:
+    """The zero point as an array of the input's type, every value checked exactly (SPEC 6: ZeroPointTensor
+    shares the InputTensor's DataType)."""
+    if dtype.kind not in "iu":  # no support row takes it: a number stands in, so the input's type is refused
+        stand_in = np.zeros((), dtype) if isinstance(value, (int, float, np.number)) else value
+        return _operand(device, stand_in, owner, "ZeroPointTensor")
+    requirement = f"must hold values of the input's type {dtype}"
+    if _is_bool(value):
+        raise invalid(owner, "ZeroPointTensor", requirement, repr(value))
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        exact = _integral(value)
+        info = np.iinfo(dtype)
+        if exact is None or not info.min <= exact <= info.max:
+            raise invalid(owner, "ZeroPointTensor", requirement, repr(value))
+        return _as_array(device, np.asarray(exact, dtype=dtype), owner, "ZeroPointTensor")
+    array = _operand(device, value, owner, "ZeroPointTensor")
+    if array.dtype == dtype:
+        return array
+    if not _fits(array, dtype):
+        raise invalid(owner, "ZeroPointTensor", f"{requirement} (every element exactly)",
+                      f"an array of {array.dtype} that does not fit")
+    return array.astype(dtype)
+
+
+def _integral(value: int | float | np.integer | np.floating) -> int | None:
+    """The number as an exact integer, or None if it is not one (1.5, NaN, an infinity)."""
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    as_float = float(value)
+    return int(as_float) if math.isfinite(as_float) and as_float.is_integer() else None
+
+
+def _fits(array: Any, dtype: np.dtype) -> bool:
+    """Whether every element of an integer or float array is an integer in ``dtype``'s range (reductions on
+    the array's own device; only their results come to the host)."""
+    if array.size == 0:
+        return True
+    info = np.iinfo(dtype)
+    if array.dtype.kind == "f" and not bool((array == array.round()).all()):  # 1.5 fails, and NaN
+        return False
+    low, high = _integral(array.min().item()), _integral(array.max().item())
+    return low is not None and high is not None and info.min <= low and high <= info.max
 
 
 def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
            axis_direction: AxisDirection | str = "INCREASING", output_type: DataType | str = "INT64",
-           out: Any = None, device: Device | None = None) -> Any:
+           out: Any = None, device: Device | str | None = None) -> Any:
     """Indices of the smallest elements over ``axes`` (None: all); the rank is kept, as in DirectML.
     ``out``, if given, receives them: an array of the result's shape and of ``output_type``.
 
@@ -334,8 +539,8 @@ def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
            [1],
            [0]])
     """
-    device = device or default_device(x)
     owner = ARGMIN_SCHEMA.name
+    device = _resolve_device(device, x, owner)
     array = _as_array(device, x, owner, "InputTensor")
     rank = max(array.ndim, 1)
     reduced = _normalize_axes(axes, rank, owner)
@@ -349,15 +554,23 @@ def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
     def make(i: TensorDesc, o: TensorDesc) -> object:
         return ArgMinDesc(i, o, shifted, direction)
 
-    _run(device, make, [_unsqueeze(array.reshape(array.shape or (1,)), pad)],
-         _unsqueeze(result.array.reshape(out_shape), pad))
+    full = (1,) * pad + out_shape
+    _run(device, ARGMIN_SCHEMA, make, [_view_as(array, (1,) * pad + (array.shape or (1,)))],
+         _view_as(result.array, full))
     return result.deliver()
 
 
-def _normalize_axes(axes: int | Sequence[int] | None, rank: int, owner: str) -> tuple[int, ...]:
+def _normalize_axes(axes: object, rank: int, owner: str) -> tuple[int, ...]:
     if axes is None:
         return tuple(range(rank))
-    listed = [axes] if isinstance(axes, (int, np.integer)) else list(axes)
+    if isinstance(axes, np.ndarray) and axes.ndim <= 1:
+        listed: list[object] = axes.reshape(-1).tolist() if axes.ndim else [axes.item()]
+    elif isinstance(axes, (int, np.integer)):
+        listed = [axes]
+    elif isinstance(axes, Sequence) and not isinstance(axes, (str, bytes)):
+        listed = list(axes)
+    else:
+        raise invalid(owner, "Axes", "must be an integer, a sequence of integers or None", repr(axes))
     normalized = []
     for k, axis in enumerate(listed):
         if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -rank <= axis < rank:

@@ -245,7 +245,9 @@ def stream_clamp(typingctx, x, o, xs, os, count, low, high):  # type: ignore[no-
 @intrinsic
 def stream_clamp_scale_bias(typingctx, x, o, xs, os, count, scale, bias, low, high):  # type: ignore
     """``stream_clamp`` after ``v * scale + bias`` (FLOAT32): a multiply, then an add, each rounded."""
-    if not (isinstance(x, types.Array) and x.dtype == types.float32 and o == x):
+    # The output's type is compared by element type only: a read-only input (np.broadcast_to) is typed apart.
+    if not (isinstance(x, types.Array) and x.dtype == types.float32 and isinstance(o, types.Array)
+            and o.dtype == x.dtype):
         return None
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
