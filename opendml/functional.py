@@ -379,6 +379,7 @@ def clip(x: Any, min: float | None, max: float | None, *, scale_bias: ScaleBias 
         low, high = data_type.integer_range
         lo = low if min is None else typed_bound(_number(min, owner, "Min"), data_type, owner, "Min")
         hi = high if max is None else typed_bound(_number(max, owner, "Max"), data_type, owner, "Max")
+        assert lo is not None and hi is not None  # an integer bound is never None: typed_bound refuses NaN
 
         def clip1(i: TensorDesc, o: TensorDesc) -> object:
             return ElementWiseClip1Desc(i, o, data_type, int(lo), int(hi), sb)

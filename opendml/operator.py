@@ -69,6 +69,13 @@ class Operator:
     def name(self) -> str:
         return self.definition.schema.name
 
+    def tensor(self, name: str) -> TensorDesc:
+        """A tensor the operator has (a required one, or an optional one known to be given)."""
+        desc = self.tensors[name]
+        if desc is None:
+            raise KeyError(f"{self.name} has no {name}")
+        return desc
+
     def __repr__(self) -> str:
         return f"<Operator {self.name} on {self.device}>"
 

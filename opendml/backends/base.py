@@ -14,6 +14,16 @@ if TYPE_CHECKING:
 
 class Backend(Protocol):
     name: str
+    xp: Any  # the array module of this backend's memory (NumPy or CuPy)
+
+    def as_array(self, x: Any) -> Any:
+        """``x`` as an array of this backend's kind, sharing its memory where the array protocols allow."""
+
+    def byte_range(self, array: Any, size: int) -> Any:
+        """A 1-D uint8 view of ``size`` bytes starting at the array's first element."""
+
+    def to_caller(self, result: Any, like: Any) -> Any:
+        """A result handed back as the kind of array the caller gave (``like``)."""
 
     def allocate(self, device: Device, size_in_bytes: int) -> Buffer:
         """A new zero-filled buffer."""

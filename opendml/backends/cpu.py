@@ -55,8 +55,8 @@ class CpuKernel:
         """Run once on one-element arrays, so that just-in-time compilation belongs to compiling the
         operator (DirectML's compile step) and not to its first execution."""
         schema, tensors = self.operator.definition.schema, self.operator.tensors
-        ones = [None if tensors[f.name] is None else _one_element(tensors[f.name]) for f in schema.inputs]
-        self.run_arrays(ones, _one_element(tensors[schema.outputs[0].name]))  # type: ignore[arg-type]
+        ones = [None if (desc := tensors[f.name]) is None else _one_element(desc) for f in schema.inputs]
+        self.run_arrays(ones, _one_element(self.operator.tensor(schema.outputs[0].name)))
 
     def initialize(self) -> None:
         """Nothing to prepare: the operators have no weights or persistent resources."""

@@ -51,7 +51,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
 
 def register(subparsers: Any) -> None:
     """Add ``onnx`` to the ``opendml`` command's subparsers; its handler is :func:`run`."""
-    parser: argparse.ArgumentParser = subparsers.add_parser("onnx", help="run an ONNX model on opendml", description=DESCRIPTION)
+    parser: argparse.ArgumentParser = subparsers.add_parser("onnx", help="run an ONNX model on opendml",
+                                                            description=DESCRIPTION)
     add_arguments(parser)
 
     def one_line(message: str) -> NoReturn:  # argparse's report takes two lines (usage, then the error)

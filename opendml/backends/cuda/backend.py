@@ -148,19 +148,19 @@ class ElementwiseKernel:
         self.backend = backend
         schema = operator.definition.schema
         tensors = operator.tensors
-        self.inputs = [None if tensors[f.name] is None else codegen.Operand(k, tensors[f.name].data_type)
+        self.inputs = [None if (desc := tensors[f.name]) is None else codegen.Operand(k, desc.data_type)
                        for k, f in enumerate(schema.inputs)]
-        out_desc = tensors[schema.outputs[0].name]
+        out_desc = operator.tensor(schema.outputs[0].name)
         self.output = out_desc.data_type
         self.sizes = [op.data_type.size for op in self.inputs if op is not None] + [self.output.size]
-        present = [tensors[f.name] for f in schema.inputs if tensors[f.name] is not None]
+        present = [desc for f in schema.inputs if (desc := tensors[f.name]) is not None]
         self.layout: Layout = collapse(out_desc.sizes, [d.effective_strides for d in present]
                                        + [out_desc.effective_strides])
         self.count = out_desc.element_count
         self.snippet = _snippet(operator)
         self.width = codegen.vector_width(self.inputs, self.output, self.layout)
-        self._vector = None
-        self._general = None
+        self._vector: Any = None
+        self._general: Any = None
         if self.width is not None:
             self._vector = kernel(codegen.elementwise_vector(self.inputs, self.output, self.snippet,
                                                              self.layout, self.width))
@@ -190,9 +190,9 @@ def _snippet(operator: Operator) -> str:
     params = operator.params
     if isinstance(params, ClampParams):
         return codegen.clamp_snippet(params)
-    tensors = operator.tensors
-    return codegen.dequantize_snippet(tensors["InputTensor"].data_type, tensors["ScaleTensor"].data_type,
-                                      tensors["ZeroPointTensor"] is not None)
+    return codegen.dequantize_snippet(operator.tensor("InputTensor").data_type,
+                                      operator.tensor("ScaleTensor").data_type,
+                                      operator.tensors["ZeroPointTensor"] is not None)
 
 
 class ArgMinKernel:
@@ -201,7 +201,7 @@ class ArgMinKernel:
     def __init__(self, backend: CudaBackend, operator: Operator) -> None:
         self.backend = backend
         params: ArgMinParams = operator.params
-        x, out = operator.tensors["InputTensor"], operator.tensors["OutputTensor"]
+        x, out = operator.tensor("InputTensor"), operator.tensor("OutputTensor")
         self.in_type, self.out_type, self.direction = x.data_type, out.data_type, params.axis_direction
         self.kept, self.reduced = split_axes(x.sizes, x.effective_strides, out.effective_strides, params.axes)
         self.plan = plan_argmin(x.sizes, x.effective_strides, params.axes, self.kept, self.reduced,
