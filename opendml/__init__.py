@@ -21,7 +21,8 @@ from .errors import (
 )
 from .feature_levels import FeatureLevel
 from .functional import argmin, clip, dequantize_linear, threshold
-from .operator import CompiledOperator, Operator
+from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
+from .operator import BindingProperties, CompiledOperator, Operator
 from .ops.argmin import ArgMinDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
@@ -32,10 +33,11 @@ from .tensor import TensorDesc, calc_buffer_tensor_size
 __version__ = "0.1.0"
 
 __all__ = [
-    "ArgMinDesc", "AxisDirection", "BackendUnavailableError", "BindingError", "Buffer", "BufferBinding",
-    "CompiledOperator", "DataType", "Device", "ElementWiseClip1Desc", "ElementWiseClipDesc",
-    "ElementWiseDequantizeLinearDesc", "ElementWiseThresholdDesc", "ExecutionFlags", "FeatureLevel",
-    "InvalidArgumentError", "OpenDMLError", "Operator", "OutOfMemoryError", "ScaleBias", "TensorDesc",
+    "ArgMinDesc", "AxisDirection", "BackendUnavailableError", "BindingError", "BindingProperties", "Buffer",
+    "BufferBinding", "CompiledGraph", "CompiledOperator", "ConstantNode", "DataType", "Device",
+    "ElementWiseClip1Desc", "ElementWiseClipDesc", "ElementWiseDequantizeLinearDesc", "ElementWiseThresholdDesc",
+    "ExecutionFlags", "FeatureLevel", "GraphDesc", "InputEdge", "IntermediateEdge", "InvalidArgumentError",
+    "OpenDMLError", "Operator", "OperatorNode", "OutOfMemoryError", "OutputEdge", "ScaleBias", "TensorDesc",
     "TensorFlags", "UnsupportedFeatureLevelError", "argmin", "calc_buffer_tensor_size", "clip", "dequantize_linear",
     "threshold",
 ]

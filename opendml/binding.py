@@ -14,6 +14,7 @@ from .schema import TensorField
 from .tensor import TensorDesc
 
 if TYPE_CHECKING:
+    from .device import Device
     from .operator import Operator
 
 MIN_OFFSET_ALIGNMENT = 16  # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT
@@ -50,18 +51,24 @@ def bind(op: Operator, inputs: Sequence[BufferBinding | Buffer | None],
     schema = op.definition.schema
     bound_inputs = _bind_group(op, schema.inputs, inputs, "inputs")
     bound_outputs = [b for b in _bind_group(op, schema.outputs, outputs, "outputs") if b is not None]
+    check_overlaps(schema.name, bound_inputs, bound_outputs, schema.in_place)
+    return bound_inputs, bound_outputs
+
+
+def check_overlaps(owner: str, bound_inputs: Sequence[BoundTensor | None], bound_outputs: Sequence[BoundTensor],
+                   in_place: bool) -> None:
+    """No output may overlap an input or another output, except the exact alias in-place execution allows."""
     for k, out in enumerate(bound_outputs):
-        for other in [b for b in bound_inputs if b is not None] + bound_outputs[:k]:
+        for other in [b for b in bound_inputs if b is not None] + list(bound_outputs[:k]):
             if not out.overlaps(other):
                 continue
-            if other.field.kind == "input" and schema.in_place and out.aliases(other):
+            if other.field.kind == "input" and in_place and out.aliases(other):
                 continue
             rule = ("may alias InputTensor only exactly (same buffer, offset, sizes, strides and total size)"
-                    if schema.in_place and other.field.kind == "input" else "must not overlap")
-            raise binding_error(schema.name, f"{out.field.name} binding", f"{rule} {other.field.name}",
+                    if in_place and other.field.kind == "input" else "must not overlap")
+            raise binding_error(owner, f"{out.field.name} binding", f"{rule} {other.field.name}",
                                 f"bytes [{out.offset}, {out.offset + out.desc.total_tensor_size_in_bytes}) "
                                 f"against [{other.offset}, {other.offset + other.desc.total_tensor_size_in_bytes})")
-    return bound_inputs, bound_outputs
 
 
 def _bind_group(op: Operator, fields: tuple[TensorField, ...], bindings: object,
@@ -77,8 +84,13 @@ def _bind_group(op: Operator, fields: tuple[TensorField, ...], bindings: object,
 
 
 def _bind_one(op: Operator, field: TensorField, binding: object) -> BoundTensor | None:
-    name = op.definition.schema.name
-    desc = op.tensors[field.name]
+    return bind_tensor(op.definition.schema.name, op.device, field, op.tensors[field.name], binding)
+
+
+def bind_tensor(owner: str, device: Device, field: TensorField, desc: TensorDesc | None,
+                binding: object) -> BoundTensor | None:
+    """Check one binding of ``desc`` (None: an absent tensor, bound as None) on ``device``'s backend."""
+    name = owner
     if desc is None:
         if binding is not None:
             raise binding_error(name, field.name, "must be bound as None (the tensor is absent)",
@@ -89,8 +101,8 @@ def _bind_one(op: Operator, field: TensorField, binding: object) -> BoundTensor 
     if not isinstance(binding, BufferBinding):
         raise binding_error(name, field.name, "must be a BufferBinding", repr(binding))
     buffer = binding.buffer
-    if not isinstance(buffer, Buffer) or getattr(buffer.device, "backend", None) is not op.device.backend:
-        raise binding_error(name, f"{field.name}.Buffer", f"must be a buffer of {op.device}", repr(buffer))
+    if not isinstance(buffer, Buffer) or getattr(buffer.device, "backend", None) is not device.backend:
+        raise binding_error(name, f"{field.name}.Buffer", f"must be a buffer of {device}", repr(buffer))
     offset = _integer(binding.offset)
     alignment = max(MIN_OFFSET_ALIGNMENT, desc.guaranteed_base_offset_alignment)
     if offset is None or offset < 0 or offset % alignment:

@@ -14,6 +14,8 @@ from .dtypes import DataType
 from .enums import ExecutionFlags
 from .errors import UnsupportedFeatureLevelError, invalid, out_of_memory
 from .feature_levels import NEWEST, FeatureLevel
+from .graphs.compiled import CompiledGraph, compile_graph
+from .graphs.desc import GraphDesc
 from .operator import CompiledOperator, Operator
 from .ops import BY_DESC_TYPE
 from .tensor import TensorDesc
@@ -82,6 +84,11 @@ class Device:
             raise invalid("Device", "operator", f"must be an operator created on {self}", repr(operator))
         flags = ExecutionFlags.parse(flags, owner=operator.name, field="ExecutionFlags")
         return CompiledOperator(operator, flags, self.backend.compile(operator))
+
+    def compile_graph(self, graph_desc: GraphDesc, flags: ExecutionFlags | int | str = ExecutionFlags.NONE
+                      ) -> CompiledGraph:
+        """IDMLDevice1::CompileGraph (feature level 2_1): check every graph rule, plan, allocate (docs/graphs.md)."""
+        return compile_graph(self, graph_desc, flags)
 
     def create_buffer(self, size_in_bytes: int) -> Buffer:
         """A new zero-filled buffer.

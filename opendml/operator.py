@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -45,6 +46,18 @@ def _binding_key(inputs: object, outputs: object) -> tuple | None:
 
 def _hashable_size(value: object) -> bool:
     return value is None or isinstance(value, (int, float, str, np.generic))
+
+
+@dataclass(frozen=True)
+class BindingProperties:
+    """DML_BINDING_PROPERTIES: the device memory, in bytes, that executing needs beyond the bindings.
+
+    opendml allocates it itself (a compiled graph's intermediates are temporary memory, its constants
+    persistent memory), so these figures say what it holds, not what a caller must provide.
+    """
+
+    temporary_resource_size: int
+    persistent_resource_size: int
 
 
 class Kernel(Protocol):
@@ -103,6 +116,11 @@ class CompiledOperator:
     @property
     def initialized(self) -> bool:
         return self._initialized
+
+    @property
+    def binding_properties(self) -> BindingProperties:
+        """GetBindingProperties: the operators keep no temporary or persistent memory."""
+        return BindingProperties(0, 0)
 
     @property
     def kernel(self) -> Kernel:

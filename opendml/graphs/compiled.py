@@ -1,0 +1,171 @@
+"""A compiled graph: checked, planned, its intermediates and constants allocated; executes its plan."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..binding import BoundTensor, bind_tensor, check_overlaps
+from ..buffer import Buffer, BufferBinding
+from ..enums import ExecutionFlags
+from ..errors import binding_error
+from ..operator import _BINDING_CACHE_LIMIT, BindingProperties, Kernel, _binding_key
+from ..schema import TensorField
+from ..tensor import TensorDesc
+from .desc import GraphDesc
+from .plan import ExecutionPlan, Slot, build_plan
+from .validate import CheckedGraph, check_graph
+
+if TYPE_CHECKING:
+    from ..device import Device
+
+OWNER = "GRAPH"  # bindings of a compiled graph: Inputs[k] and Outputs[k]
+
+_Bound = list[tuple[Kernel, list[BoundTensor | None], list[BoundTensor]]]
+
+
+def compile_graph(device: Device, graph_desc: object, flags: ExecutionFlags | int | str) -> CompiledGraph:
+    """IDMLDevice1::CompileGraph: every rule is checked here, then the plan is made and its memory taken."""
+    flags = ExecutionFlags.parse(flags, owner="GraphDesc", field="ExecutionFlags")
+    graph = check_graph(device, graph_desc)
+    plan = build_plan(graph)
+    kernels = {node: device.compile_operator(operator, flags).kernel for node, operator in graph.operators.items()}
+    return CompiledGraph(device, graph, plan, flags, kernels)
+
+
+class CompiledGraph:
+    """A compiled graph (the IDMLCompiledOperator CompileGraph returns): bind and execute like an operator.
+
+    ``execute(inputs, outputs)`` takes one binding per graph input and per graph output, in graph index
+    order; a graph input that no edge reads is bound as None.
+    """
+
+    def __init__(self, device: Device, graph: CheckedGraph, plan: ExecutionPlan, flags: ExecutionFlags,
+                 kernels: dict[int, Kernel]) -> None:
+        self.device = device
+        self.graph = graph
+        self.plan = plan
+        self.flags = flags
+        self._kernels = kernels
+        self._initialized = False
+        self._temporary: Buffer | None = device.create_buffer(plan.temporary_size) if plan.temporary_size else None
+        self._persistent: Buffer | None = self._upload_constants()
+        self._readers = self._graph_input_readers()
+        self._bound: dict[tuple, _Bound] = {}
+
+    @property
+    def graph_desc(self) -> GraphDesc:
+        return self.graph.desc
+
+    @property
+    def initialized(self) -> bool:
+        return self._initialized
+
+    @property
+    def binding_properties(self) -> BindingProperties:
+        """The intermediates' arena is temporary memory; the constants' arena is persistent."""
+        return BindingProperties(self.plan.temporary_size, self.plan.persistent_size)
+
+    def _upload_constants(self) -> Buffer | None:
+        if not self.plan.constants:
+            return None
+        arena = np.zeros(self.plan.persistent_size, np.uint8)
+        for region, data in zip(self.plan.constants, self.graph.constants.values()):
+            arena[region.offset:region.offset + region.size_in_bytes] = np.frombuffer(data, np.uint8)
+        return self.device.buffer_from(arena)
+
+    def _graph_input_readers(self) -> dict[int, list[TensorDesc]]:
+        """Each graph input's descriptions, one per node input reading it: its binding must suit them all."""
+        readers: dict[int, list[TensorDesc]] = {}
+        for (node, index), source in self.graph.sources.items():
+            if source.node is None:
+                readers.setdefault(source.index, []).append(self.graph.input_desc(node, index))
+        return readers
+
+    def initialize(self) -> None:
+        """IDMLOperatorInitializer: the nodes' kernels are made ready (done by the first execute otherwise)."""
+        if not self._initialized:
+            for kernel in self._kernels.values():
+                kernel.initialize()
+            self._initialized = True
+
+    def execute(self, inputs: Sequence[BufferBinding | Buffer | None],
+                outputs: Sequence[BufferBinding | Buffer | None]) -> None:
+        """Run the plan once over these bindings (checked as an operator's are)."""
+        key = _binding_key(inputs, outputs)
+        bound = self._bound.get(key) if key is not None else None
+        if bound is None:
+            bound = self._bind(inputs, outputs)
+            if key is not None:
+                if len(self._bound) >= _BINDING_CACHE_LIMIT:
+                    self._bound.clear()
+                self._bound[key] = bound  # holds the buffers, so the ids in the key stay theirs
+        self.initialize()
+        for kernel, step_inputs, step_outputs in bound:
+            kernel.execute(step_inputs, step_outputs)
+
+    def _bind(self, inputs: object, outputs: object) -> _Bound:
+        input_bindings = _group(inputs, "inputs", self.graph.desc.input_count, "graph input")
+        output_bindings = _group(outputs, "outputs", self.graph.desc.output_count, "graph output")
+        checked_inputs: list[BoundTensor] = []
+        for k, binding in enumerate(input_bindings):
+            field = TensorField(f"Inputs[{k}]", "input")
+            if k not in self._readers:
+                if binding is not None:
+                    raise binding_error(OWNER, field.name, "must be bound as None (no edge reads this graph "
+                                        "input)", type(binding).__name__)
+                continue
+            for desc in self._readers[k]:
+                checked_inputs.append(bind_tensor(OWNER, self.device, field, desc, binding))  # type: ignore[arg-type]
+        checked_outputs: list[BoundTensor] = []
+        output_descs = {k: self.graph.output_desc(*key)
+                        for key, graph_outputs in self.graph.graph_outputs.items() for k in graph_outputs}
+        for k, binding in enumerate(output_bindings):
+            field = TensorField(f"Outputs[{k}]", "output")
+            checked_outputs.append(bind_tensor(OWNER, self.device, field, output_descs[k], binding))  # type: ignore[arg-type]
+        # Nodes read graph inputs after other nodes wrote graph outputs: no output may touch an input.
+        check_overlaps(OWNER, checked_inputs, checked_outputs, in_place=False)
+        return [self._bind_step(step.node, step.inputs, step.outputs, input_bindings, checked_outputs)
+                for step in self.plan.steps]
+
+    def _bind_step(self, node: int, inputs: tuple[Slot | None, ...], outputs: tuple[Slot, ...],
+                   input_bindings: list, checked_outputs: list[BoundTensor]
+                   ) -> tuple[Kernel, list[BoundTensor | None], list[BoundTensor]]:
+        operator = self.graph.operators[node]
+        schema = operator.definition.schema
+        step_inputs: list[BoundTensor | None] = []
+        for field, slot in zip(schema.inputs, inputs):
+            desc = operator.tensors[field.name]
+            step_inputs.append(None if slot is None or desc is None
+                               else self._place(field, desc, slot, input_bindings, checked_outputs))
+        step_outputs = [self._place(field, operator.tensor(field.name), slot, input_bindings, checked_outputs)
+                        for field, slot in zip(schema.outputs, outputs)]
+        return self._kernels[node], step_inputs, step_outputs
+
+    def _place(self, field: TensorField, desc: TensorDesc, slot: Slot, input_bindings: list,
+               checked_outputs: list[BoundTensor]) -> BoundTensor:
+        """The node's tensor ``field`` placed where ``slot`` lives, read through the node's own description."""
+        if slot.kind == "input":
+            binding = input_bindings[slot.index]
+            binding = binding if isinstance(binding, BufferBinding) else BufferBinding(binding)
+            return BoundTensor(field, desc, binding.buffer, int(binding.offset))
+        if slot.kind == "output":
+            out = checked_outputs[slot.index]
+            return BoundTensor(field, desc, out.buffer, out.offset)
+        arena, regions = ((self._temporary, self.plan.intermediates) if slot.kind == "intermediate"
+                          else (self._persistent, self.plan.constants))
+        assert arena is not None  # a plan with such a slot has a region in that arena
+        return BoundTensor(field, desc, arena, regions[slot.index].offset)
+
+    def __repr__(self) -> str:
+        return f"<CompiledGraph of {len(self.graph.desc.nodes)} nodes on {self.device}>"
+
+
+def _group(bindings: object, group: str, count: int, what: str) -> list:
+    if isinstance(bindings, (str, bytes)) or not isinstance(bindings, Sequence):
+        raise binding_error(OWNER, group, "must be a list of bindings", type(bindings).__name__)
+    if len(bindings) != count:
+        raise binding_error(OWNER, group, f"must hold {count} binding(s), one per {what}", len(bindings))
+    return list(bindings)

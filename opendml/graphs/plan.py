@@ -1,0 +1,128 @@
+"""The execution plan of a compiled graph: ordered steps over nodes, reading and writing named slots.
+
+Each step runs one operator node; its inputs and outputs are slots: a graph input or output binding, a
+constant's data, or a named intermediate buffer. A later pass may merge steps (fusion) and drop the
+intermediates they no longer need: the plan, not the graph, is what executes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .validate import CheckedGraph
+
+MIN_ALIGNMENT = 16  # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT: every slot of an arena starts on it
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Where a step reads or writes: graph input or output ``index``, constant or intermediate ``index``."""
+
+    kind: Literal["input", "output", "constant", "intermediate"]
+    index: int
+
+
+@dataclass(frozen=True)
+class Region:
+    """A named range of an arena (the temporary buffer for intermediates, the persistent one for constants)."""
+
+    name: str
+    offset: int
+    size_in_bytes: int
+
+
+@dataclass(frozen=True)
+class Step:
+    """Run operator node ``node``: input k reads ``inputs[k]`` (None: absent), output k writes ``outputs[k]``."""
+
+    node: int
+    inputs: tuple[Slot | None, ...]
+    outputs: tuple[Slot, ...]
+
+
+@dataclass(frozen=True)
+class ExecutionPlan:
+    steps: tuple[Step, ...]
+    intermediates: tuple[Region, ...]  # by Slot("intermediate", k).index
+    constants: tuple[Region, ...]  # by Slot("constant", k).index
+
+    @property
+    def temporary_size(self) -> int:
+        return _arena_size(self.intermediates)
+
+    @property
+    def persistent_size(self) -> int:
+        return _arena_size(self.constants)
+
+
+def _arena_size(regions: tuple[Region, ...]) -> int:
+    return max((r.offset + r.size_in_bytes for r in regions), default=0)
+
+
+class _Arena:
+    """Lays regions out one after another, each aligned for every description that reads or writes it."""
+
+    def __init__(self) -> None:
+        self.regions: list[Region] = []
+        self.end = 0
+
+    def add(self, name: str, size: int, alignment: int) -> int:
+        alignment = max(MIN_ALIGNMENT, alignment)
+        offset = -(-self.end // alignment) * alignment
+        self.regions.append(Region(name, offset, size))
+        self.end = offset + size
+        return len(self.regions) - 1
+
+
+def build_plan(graph: CheckedGraph) -> ExecutionPlan:
+    """One step per operator node in dependency order (and one more per extra graph output it feeds).
+
+    A node output that feeds graph outputs is written straight into the first of them, and nodes that
+    read it read it there; any other node output gets its own intermediate region, allocated once.
+    """
+    temporary, persistent = _Arena(), _Arena()
+    written: dict[tuple[int, int], Slot] = {}  # (node, output) -> where its value lives
+    for node, data in graph.constants.items():
+        alignment = max((graph.input_desc(*reader).guaranteed_base_offset_alignment
+                         for reader in graph.readers.get((node, 0), [])), default=0)
+        written[(node, 0)] = Slot("constant", persistent.add(_label(graph, node, "Data"), len(data), alignment))
+    steps: list[Step] = []
+    for node in graph.order:
+        operator = graph.operators.get(node)
+        if operator is None:
+            continue
+        schema = operator.definition.schema
+        destinations: list[list[Slot]] = []
+        for index, field in enumerate(schema.outputs):
+            outs = [Slot("output", k) for k in graph.graph_outputs.get((node, index), [])]
+            if not outs:
+                desc = graph.output_desc(node, index)
+                alignment = max([desc.guaranteed_base_offset_alignment]
+                                + [graph.input_desc(*r).guaranteed_base_offset_alignment
+                                   for r in graph.readers.get((node, index), [])])
+                region = temporary.add(_label(graph, node, field.name), desc.total_tensor_size_in_bytes, alignment)
+                outs = [Slot("intermediate", region)]
+            written[(node, index)] = outs[0]
+            destinations.append(outs)
+        inputs = tuple(_read(graph, written, node, index) for index in range(len(schema.inputs)))
+        # An output feeding several graph outputs is computed again for each: bit-identical, and no copy
+        # has to know the layout.
+        for run in range(max(len(outs) for outs in destinations)):
+            steps.append(Step(node, inputs, tuple(outs[min(run, len(outs) - 1)] for outs in destinations)))
+    return ExecutionPlan(tuple(steps), tuple(temporary.regions), tuple(persistent.regions))
+
+
+def _read(graph: CheckedGraph, written: dict[tuple[int, int], Slot], node: int, index: int) -> Slot | None:
+    source = graph.sources.get((node, index))
+    if source is None:
+        return None
+    if source.node is None:
+        return Slot("input", source.index)
+    return written[(source.node, source.index)]
+
+
+def _label(graph: CheckedGraph, node: int, field: str) -> str:
+    nodes = graph.desc.nodes
+    name = nodes[node].name if isinstance(nodes[node].name, str) and nodes[node].name else f"Nodes[{node}]"
+    return f"{name}.{field}"
