@@ -7,6 +7,7 @@ array([-2.5,  0.5,  2.5], dtype=float32)
 
 from __future__ import annotations
 
+from . import graph
 from .buffer import Buffer, BufferBinding
 from .device import Device
 from .dtypes import DataType
@@ -21,6 +22,7 @@ from .errors import (
 )
 from .feature_levels import FeatureLevel
 from .functional import argmin, clip, dequantize_linear, threshold
+from .graph import Graph
 from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from .operator import BindingProperties, CompiledOperator, Operator
 from .ops.argmin import ArgMinDesc
@@ -36,8 +38,8 @@ __all__ = [
     "ArgMinDesc", "AxisDirection", "BackendUnavailableError", "BindingError", "BindingProperties", "Buffer",
     "BufferBinding", "CompiledGraph", "CompiledOperator", "ConstantNode", "DataType", "Device",
     "ElementWiseClip1Desc", "ElementWiseClipDesc", "ElementWiseDequantizeLinearDesc", "ElementWiseThresholdDesc",
-    "ExecutionFlags", "FeatureLevel", "GraphDesc", "InputEdge", "IntermediateEdge", "InvalidArgumentError",
+    "ExecutionFlags", "FeatureLevel", "Graph", "GraphDesc", "InputEdge", "IntermediateEdge", "InvalidArgumentError",
     "OpenDMLError", "Operator", "OperatorNode", "OutOfMemoryError", "OutputEdge", "ScaleBias", "TensorDesc",
     "TensorFlags", "UnsupportedFeatureLevelError", "argmin", "calc_buffer_tensor_size", "clip", "dequantize_linear",
-    "threshold",
+    "graph", "threshold",
 ]

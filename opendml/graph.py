@@ -1,0 +1,25 @@
+"""The graph builder's functions, DirectMLX style: each takes and returns expressions of an ``opendml.Graph``.
+
+>>> import numpy as np, opendml as dml
+>>> from opendml import graph as g
+>>> graph = dml.Graph(dml.Device())
+>>> q = graph.input(0, dml.TensorDesc("UINT8", [2, 2]))
+>>> scale = g.reinterpret(graph.input(1, dml.TensorDesc("FLOAT32", [1])), sizes=[2, 2], strides=[0, 0])
+>>> g.argmin(g.clip(g.dequantize_linear(q, scale), 0.0, 1.0), [1]).desc.sizes
+(2, 1)
+"""
+
+from __future__ import annotations
+
+from .graphs.builder import (
+    Expression,
+    Graph,
+    argmin,
+    clip,
+    clip1,
+    dequantize_linear,
+    reinterpret,
+    threshold,
+)
+
+__all__ = ["Expression", "Graph", "argmin", "clip", "clip1", "dequantize_linear", "reinterpret", "threshold"]

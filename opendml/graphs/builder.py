@@ -1,0 +1,215 @@
+"""A DirectMLX-style builder: expressions over a Graph, each operator created at the line that asks for it.
+
+The builder only produces a GraphDesc; ``Graph.compile`` hands it to ``Device.compile_graph``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..buffer import host_array
+from ..dtypes import DataType, from_numpy
+from ..enums import AxisDirection, ExecutionFlags
+from ..errors import UnsupportedFeatureLevelError, invalid, message
+from ..ops.argmin import ArgMinDesc
+from ..ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
+from ..ops.dequantize_linear import ElementWiseDequantizeLinearDesc
+from ..ops.elementwise import ScaleBias
+from ..ops.threshold import ElementWiseThresholdDesc
+from ..tensor import TensorDesc
+from .compiled import CompiledGraph
+from .desc import ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
+from .validate import CONSTANT_LEVEL
+
+if TYPE_CHECKING:
+    from ..device import Device
+
+
+@dataclass(frozen=True, eq=False)
+class Expression:
+    """A tensor of a Graph: graph input ``index`` (``node`` None) or output ``index`` of ``node``, read as ``desc``."""
+
+    graph: Graph
+    node: int | None
+    index: int
+    desc: TensorDesc
+
+
+class Graph:
+    """DirectMLX's ``dml::Graph`` over a device.
+
+    >>> import numpy as np, opendml as dml
+    >>> from opendml import graph as g
+    >>> device = dml.Device()
+    >>> graph = dml.Graph(device)
+    >>> x = graph.input(0, dml.TensorDesc("FLOAT32", [3]))
+    >>> y = g.threshold(g.clip(x, -2.0, 2.0), 0.0)
+    >>> compiled = graph.compile([y])
+    >>> data, out = device.buffer_from(np.array([-5, 1, 9], np.float32)), device.create_buffer(12)
+    >>> compiled.execute([data], [out])
+    >>> out.to_numpy().view(np.float32)
+    array([0., 1., 2.], dtype=float32)
+    """
+
+    def __init__(self, device: Device) -> None:
+        self.device = device
+        self._inputs: dict[int, TensorDesc] = {}
+        self._nodes: list[OperatorNode | ConstantNode] = []
+        self._reads: list[list[Expression | None]] = []  # per node, what each input reads
+
+    def input(self, index: int, desc: TensorDesc) -> Expression:
+        """Graph input ``index``, described by ``desc`` (asking twice gives the same input)."""
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or index < 0:
+            raise invalid("Graph", "input index", "must be a non-negative integer", repr(index))
+        if not isinstance(desc, TensorDesc):
+            raise invalid("Graph", f"input {index} desc", "must be a TensorDesc", repr(desc))
+        known = self._inputs.setdefault(int(index), desc)
+        if known != desc:
+            raise invalid("Graph", f"input {index} desc", f"must be the one it was first given ({known})", desc)
+        return Expression(self, None, int(index), desc)
+
+    def constant(self, array: Any) -> Expression:
+        """A ConstantNode (feature level 6_2) holding the array, described packed row-major."""
+        if self.device.feature_level < CONSTANT_LEVEL:
+            raise UnsupportedFeatureLevelError(message(
+                "Graph", "constant", f"needs feature level {CONSTANT_LEVEL} (ConstantNode)",
+                self.device.feature_level.label), CONSTANT_LEVEL)
+        values = host_array(array)
+        desc = TensorDesc(from_numpy(values.dtype), values.shape or (1,))
+        data = np.zeros(desc.total_tensor_size_in_bytes, np.uint8)
+        raw = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+        data[:raw.size] = raw
+        return Expression(self, self._add(ConstantNode(data.tobytes()), []), 0, desc)
+
+    def node(self, desc: object, reads: Sequence[Expression | None]) -> Expression:
+        """Create the operator ``desc`` now (so a bad description fails here); its inputs read ``reads``."""
+        for expr in reads:
+            if expr is not None and expr.graph is not self:
+                raise invalid("Graph", "expression", "must belong to this graph", repr(expr))
+        operator = self.device.create_operator(desc)
+        node = self._add(OperatorNode(operator), list(reads))
+        return Expression(self, node, 0, operator.tensor(operator.definition.schema.outputs[0].name))
+
+    def _add(self, node: OperatorNode | ConstantNode, reads: list[Expression | None]) -> int:
+        self._nodes.append(node)
+        self._reads.append(reads)
+        return len(self._nodes) - 1
+
+    def graph_desc(self, outputs: Sequence[Expression]) -> GraphDesc:
+        """The GraphDesc computing ``outputs`` (graph outputs in this order), with only the nodes they need."""
+        for k, expr in enumerate(outputs):
+            if not isinstance(expr, Expression) or expr.graph is not self:
+                raise invalid("Graph", f"outputs[{k}]", "must be an expression of this graph", repr(expr))
+            if expr.node is None or isinstance(self._nodes[expr.node], ConstantNode):
+                what = f"graph input {expr.index}" if expr.node is None else "a constant"
+                raise invalid("Graph", f"outputs[{k}]", "must be computed by an operator (a graph output wired "
+                              "straight to a graph input or a constant is refused, as DirectML does)", what)
+        kept = self._needed([e.node for e in outputs])  # type: ignore[misc]
+        renumber = {old: new for new, old in enumerate(kept)}
+        input_edges, intermediate_edges = [], []
+        for old in kept:
+            for index, expr in enumerate(self._reads[old]):
+                if expr is None:
+                    continue
+                if expr.node is None:
+                    input_edges.append(InputEdge(expr.index, renumber[old], index))
+                else:
+                    intermediate_edges.append(IntermediateEdge(renumber[expr.node], expr.index, renumber[old], index))
+        output_edges = [OutputEdge(renumber[e.node], e.index, k) for k, e in enumerate(outputs)]  # type: ignore[index]
+        input_count = max(self._inputs, default=-1) + 1
+        return GraphDesc(input_count, len(outputs), [self._nodes[old] for old in kept], input_edges, output_edges,
+                         intermediate_edges)
+
+    def _needed(self, roots: list[int]) -> list[int]:
+        needed, stack = set(), list(roots)
+        while stack:
+            node = stack.pop()
+            if node not in needed:
+                needed.add(node)
+                stack.extend(e.node for e in self._reads[node] if e is not None and e.node is not None)
+        return sorted(needed)
+
+    def compile(self, outputs: Sequence[Expression], flags: ExecutionFlags | int | str = ExecutionFlags.NONE
+                ) -> CompiledGraph:
+        """``Device.compile_graph`` of ``graph_desc(outputs)``: the one path a graph is compiled by."""
+        return self.device.compile_graph(self.graph_desc(outputs), flags)
+
+
+def _packed(desc: TensorDesc, data_type: DataType | str | None = None, sizes: Sequence[int] | None = None
+            ) -> TensorDesc:
+    return TensorDesc(desc.data_type if data_type is None else data_type, desc.sizes if sizes is None else sizes)
+
+
+def _expression(x: object, name: str) -> Expression:
+    if not isinstance(x, Expression):
+        raise invalid("opendml.graph", name, "must be an Expression (from Graph.input, Graph.constant or an "
+                      "opendml.graph function)", type(x).__name__)
+    return x
+
+
+def _scale_bias(scale_bias: ScaleBias | tuple[float, float] | None) -> ScaleBias | None:
+    return ScaleBias(*scale_bias) if isinstance(scale_bias, tuple) else scale_bias
+
+
+def clip(x: Expression, min: float, max: float, scale_bias: ScaleBias | None = None) -> Expression:
+    """ELEMENT_WISE_CLIP of ``x``, written packed."""
+    x = _expression(x, "x")
+    return x.graph.node(ElementWiseClipDesc(x.desc, _packed(x.desc), min, max, _scale_bias(scale_bias)), [x])
+
+
+def clip1(x: Expression, min: float, max: float, scale_bias: ScaleBias | None = None) -> Expression:
+    """ELEMENT_WISE_CLIP1 of ``x`` (MinMaxDataType is x's data type), written packed."""
+    x = _expression(x, "x")
+    desc = ElementWiseClip1Desc(x.desc, _packed(x.desc), x.desc.data_type, min, max, _scale_bias(scale_bias))
+    return x.graph.node(desc, [x])
+
+
+def threshold(x: Expression, min: float, scale_bias: ScaleBias | None = None) -> Expression:
+    """ELEMENT_WISE_THRESHOLD of ``x``, written packed."""
+    x = _expression(x, "x")
+    return x.graph.node(ElementWiseThresholdDesc(x.desc, _packed(x.desc), min, _scale_bias(scale_bias)), [x])
+
+
+def dequantize_linear(x: Expression, scale: Expression, zero_point: Expression | None = None) -> Expression:
+    """ELEMENT_WISE_DEQUANTIZE_LINEAR; the output has the scale's data type and x's sizes, packed."""
+    x, scale = _expression(x, "x"), _expression(scale, "scale")
+    zp = None if zero_point is None else _expression(zero_point, "zero_point")
+    desc = ElementWiseDequantizeLinearDesc(x.desc, scale.desc, None if zp is None else zp.desc,
+                                           _packed(x.desc, scale.desc.data_type))
+    return x.graph.node(desc, [x, scale, zp])
+
+
+def argmin(x: Expression, axes: Sequence[int], axis_direction: AxisDirection | str = "INCREASING",
+           output_type: DataType | str = "INT64") -> Expression:
+    """ARGMIN of ``x`` over ``axes``; the output keeps the rank, 1 on the reduced axes, packed."""
+    x = _expression(x, "x")
+    reduced = set(axes) if isinstance(axes, Sequence) and not isinstance(axes, str) else set()
+    sizes = [1 if k in reduced else n for k, n in enumerate(x.desc.sizes)]
+    return x.graph.node(ArgMinDesc(x.desc, _packed(x.desc, output_type, sizes), axes, axis_direction), [x])
+
+
+def reinterpret(x: Expression, sizes: Sequence[int] | None = None, strides: Sequence[int] | None = None,
+                data_type: DataType | str | None = None) -> Expression:
+    """DirectMLX's Reinterpret: no node, a new description of the same bytes (zero strides broadcast).
+
+    Sizes and data type default to x's; strides to x's when the sizes are kept, else packed. The new
+    description may not reach past x's TotalTensorSizeInBytes; a node's output keeps its sizes and data
+    type (an intermediate edge joins tensors of the same DataType and Sizes).
+    """
+    x = _expression(x, "x")
+    if strides is None and sizes is None:
+        strides = x.desc.strides
+    desc = TensorDesc(x.desc.data_type if data_type is None else data_type,
+                      x.desc.sizes if sizes is None else sizes, strides)
+    if desc.total_tensor_size_in_bytes > x.desc.total_tensor_size_in_bytes:
+        raise invalid("reinterpret", "TotalTensorSizeInBytes",
+                      f"must be at most x's ({x.desc.total_tensor_size_in_bytes})", desc.total_tensor_size_in_bytes)
+    if x.node is not None and (desc.data_type != x.desc.data_type or desc.sizes != x.desc.sizes):
+        raise invalid("reinterpret", "Sizes and DataType", f"must stay {list(x.desc.sizes)} "
+                      f"{x.desc.data_type.name} for a node's output (an intermediate edge joins tensors of the "
+                      "same DataType and Sizes)", f"{list(desc.sizes)} {desc.data_type.name}")
+    return Expression(x.graph, x.node, x.index, desc)
