@@ -112,13 +112,13 @@ class Graph:
         renumber = {old: new for new, old in enumerate(kept)}
         input_edges, intermediate_edges = [], []
         for old in kept:
-            for index, expr in enumerate(self._reads[old]):
-                if expr is None:
+            for index, read in enumerate(self._reads[old]):
+                if read is None:
                     continue
-                if expr.node is None:
-                    input_edges.append(InputEdge(expr.index, renumber[old], index))
+                if read.node is None:
+                    input_edges.append(InputEdge(read.index, renumber[old], index))
                 else:
-                    intermediate_edges.append(IntermediateEdge(renumber[expr.node], expr.index, renumber[old], index))
+                    intermediate_edges.append(IntermediateEdge(renumber[read.node], read.index, renumber[old], index))
         output_edges = [OutputEdge(renumber[e.node], e.index, k) for k, e in enumerate(outputs)]  # type: ignore[index]
         input_count = max(self._inputs, default=-1) + 1
         return GraphDesc(input_count, len(outputs), [self._nodes[old] for old in kept], input_edges, output_edges,

@@ -158,10 +158,10 @@ class _Edges:
             graph_input = _index(edge.graph_input_index, f"{name}.GraphInputIndex", self.input_count, "InputCount")
             target = self._target(name, edge.to_node_index, edge.to_node_input_index)
             into.setdefault(target, []).append((name, Source(None, graph_input)))
-        for k, edge in enumerate(intermediate_edges):
+        for k, between in enumerate(intermediate_edges):
             name = f"IntermediateEdges[{k}]"
-            node, output = self._origin(name, edge.from_node_index, edge.from_node_output_index)
-            target = self._target(name, edge.to_node_index, edge.to_node_input_index)
+            node, output = self._origin(name, between.from_node_index, between.from_node_output_index)
+            target = self._target(name, between.to_node_index, between.to_node_input_index)
             into.setdefault(target, []).append((name, Source(node, output)))
         sources: dict[tuple[int, int], Source] = {}
         for node, operator in self.operators.items():
