@@ -7,6 +7,7 @@ temporary folder (never in the checkout).
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import tempfile
@@ -18,6 +19,9 @@ import pytest
 from .settings import FAILURES, totals
 
 REPORT_ENV = "OPENDML_FUZZ_REPORT"
+
+# The ONNX cases import onnx: without it, their doctest collection is skipped too (test_fuzz_onnx.py skips).
+collect_ignore = [] if importlib.util.find_spec("onnx") else ["onnx_cases.py"]
 
 # Hypothesis imports this module to report a failing example; where libcst is installed that import
 # warns (DeprecationWarning from mypy_extensions), which pytest's filterwarnings = error would turn into
@@ -43,11 +47,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return
     if FAILURES:
         terminalreporter.section("opendml fuzz: failure classes (OPENDML_FUZZ_KEEP_GOING)")
-        for key, (count, example, text) in sorted(FAILURES.items(), key=lambda kv: -kv[1][0]):
-            terminalreporter.write_line(f"{count} x {key}")
-            terminalreporter.write_line(f"    example: {example[:1500]}")
-            terminalreporter.write_line(f"    message: {text[:600]}")
-        report["failures"] = {key: {"count": c, "example": e, "message": t} for key, (c, e, t) in FAILURES.items()}
+        for key, failure in sorted(FAILURES.items(), key=lambda item: -item[1].count):
+            terminalreporter.write_line(f"{failure.count} x {key}")
+            terminalreporter.write_line(f"    example: {failure.example[:1500]}")
+            terminalreporter.write_line(f"    message: {failure.message[:600]}")
+        report["failures"] = {key: vars(failure) for key, failure in FAILURES.items()}
     terminalreporter.section("opendml fuzz: examples run")
     for family, counts in totals().items():
         total = counts["total"]

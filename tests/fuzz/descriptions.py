@@ -27,6 +27,7 @@ from .rules import (
     RawOperator,
     RawTensor,
     Tensor,
+    elements_collide,
     judge_tensor,
     packed_strides,
     row_at,
@@ -211,8 +212,6 @@ def _is_nan(value: object) -> bool:
 
 
 def _writable(raw: RawTensor) -> bool:
-    from .rules import elements_collide
-
     judged = judge_tensor(raw)
     return isinstance(judged, Tensor) and not elements_collide(judged)
 

@@ -33,6 +33,7 @@ from .rules import (
     is_integer_value,
     is_number,
     level_index,
+    parse_data_type,
     parse_direction,
     row_at,
 )
@@ -231,7 +232,7 @@ JUNK_ARGUMENTS: dict[str, tuple[object, ...]] = {
     "min": ("1", [1.0], 1j, True, None, math.nan, object()),
     "max": ("1", [1.0], 1j, True, math.nan),
     "scale_bias": ((1.0,), "ab", (1.0, 2.0, 3.0), (1.0, "b"), dml.ScaleBias("a", 1.0), (2.0, 0.5)),
-    "scale": (True, "0.5", [0.5, 1], None, 1j),
+    "scale": (True, "0.5", None, 1j, object()),
     "zero_point": (True, np.True_, "3", 1j, object(), 1.5, 2.0, -1, 300, 70000, 2**32, -(2**63) - 1,
                    np.int16(300), np.int16(-1), np.int16(5), np.int64(2**40)),
     "axes": (1.5, "0", [1.5], [True], True, [], [0, 0], [-9], [9], {0: 0}, {0}, np.array(0), np.array([0])),
@@ -245,7 +246,7 @@ def _add_junk(draw: st.DrawFn, call: Call, seed: int) -> None:
     fields = [f for f in JUNK_ARGUMENTS if f in call.args]
     target = draw(st.sampled_from([*fields, *fields, "device", "x dtype", "x"]))
     if target == "device":
-        call.device = Junk(draw(st.sampled_from([0, "tpu", 1.5, "", object(), "CPU"])), "device")
+        call.device = Junk(draw(st.sampled_from([0, "tpu", 1.5, "", object(), b"cpu"])), "device")
     elif target == "x dtype":
         x = draw_array(draw, JUNK_DTYPES, seed)
         call.x, call.views[0] = x, x
@@ -452,6 +453,7 @@ def _zero_point(value: object, t: str) -> tuple[str, Any]:
 
 def _dequantize(call: Call, level: str, t: str, values: bool) -> Expected:
     scale = call.args["scale"]
+    loose = isinstance(scale, bool)  # True as a scale: read as 1.0 (a Python int) or refused
     if isinstance(scale, View):
         st_name = type_of(scale.dtype)
         scale_array: Any = scale.array()
@@ -479,8 +481,8 @@ def _dequantize(call: Call, level: str, t: str, values: bool) -> Expected:
         zs = None if zero_point is None else np.broadcast_to(zero_point, shape)
         expected.values = {i: dequantize_element(int(xs[i]), float(ss[i]), None if zs is None else int(zs[i]), st_name)
                            for i in np.ndindex(*shape)}
-    if verdict == "either":
-        expected.verdict, expected.reason = "either", "a zero point of another type that fits: converted or refused"
+    if verdict == "either" or loose:
+        expected.verdict, expected.reason = "either", "a zero point of another type that fits, or a boolean scale"
     return expected
 
 
@@ -488,8 +490,10 @@ def _axes(value: object, rank: int) -> tuple[str, tuple[int, ...]]:
     if value is None:
         return "ok", tuple(range(rank))
     verdict = "ok"
-    if isinstance(value, (set, dict)):
-        verdict, value = "either", list(value)
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = list(value)  # a 1-D array of axes is a sequence of them
+    elif isinstance(value, (set, dict, np.ndarray)):  # sets, keys, a 0-d array: one reading or a refusal
+        verdict, value = "either", value.tolist() if isinstance(value, np.ndarray) else list(value)
     listed = [value] if is_integer_value(value) else value
     if not isinstance(listed, (list, tuple)):
         return "reject", ()
@@ -506,8 +510,6 @@ def _axes(value: object, rank: int) -> tuple[str, tuple[int, ...]]:
 def _argmin(call: Call, level: str, t: str, values: bool) -> Expected:
     x: View = call.x  # type: ignore[assignment]
     output_type = call.args["output_type"]
-    from .rules import parse_data_type
-
     out_name = parse_data_type(output_type)
     if out_name is None or not supported("ARGMIN", level, {"InputTensor": t, "OutputTensor": out_name}):
         return Expected("reject", f"ARGMIN of {t} into {output_type} is not supported at {level}")

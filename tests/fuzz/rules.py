@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+import opendml as dml  # only to recognise its enums' members (DirectML's names), never to validate
 from tests.elementwise_oracle import TYPES, round_f32, round_to
 
 # --- data types and feature levels (SPEC 1 and 3) --------------------------------------------------------
@@ -199,8 +200,6 @@ def functional_integer_bound(value: object, type_name: str) -> Bound:
 def parse_data_type(value: object) -> str | None:
     """The DataType a value names, or None: a DataType (never UNKNOWN), its name with or without
     DML_TENSOR_DATA_TYPE_, or a NumPy dtype (or scalar type) of one of the eleven types."""
-    import opendml as dml  # only to recognise the enum's members, whose names are DirectML's
-
     if isinstance(value, dml.DataType):
         return value.name if value.name in SIZES else None
     if isinstance(value, str):
@@ -216,8 +215,6 @@ def parse_data_type(value: object) -> str | None:
 
 def parse_flags(value: object) -> int | None:
     """DML_TENSOR_FLAGS: NONE (0) or OWNED_BY_DML (1), as a member, a value or a name; None when invalid."""
-    import opendml as dml
-
     if isinstance(value, dml.TensorFlags):
         return int(value) if int(value) in (0, 1) else None
     if is_integer_value(value) and not isinstance(value, np.integer):
@@ -230,8 +227,6 @@ def parse_flags(value: object) -> int | None:
 
 def parse_direction(value: object) -> str | None:
     """DML_AXIS_DIRECTION: a member, 0 or 1, or its name with or without DML_AXIS_DIRECTION_."""
-    import opendml as dml
-
     names = ("INCREASING", "DECREASING")
     if isinstance(value, dml.AxisDirection):
         return value.name
@@ -272,9 +267,7 @@ class RawTensor:
     alignment: object = 0
 
     def build(self) -> Any:
-        import opendml as dml
-
-        return dml.TensorDesc(self.data_type, self.sizes, self.strides, flags=self.flags,  # type: ignore[arg-type]
+            return dml.TensorDesc(self.data_type, self.sizes, self.strides, flags=self.flags,  # type: ignore[arg-type]
                               total_tensor_size_in_bytes=self.total,  # type: ignore[arg-type]
                               guaranteed_base_offset_alignment=self.alignment)  # type: ignore[arg-type]
 
@@ -412,8 +405,6 @@ class Verdict:
 
 
 def _scale_bias_problem(value: object, type_name: str) -> str | None:
-    import opendml as dml
-
     if value is None:
         return None
     if isinstance(value, dml.ScaleBias):
@@ -431,8 +422,6 @@ def _scale_bias_problem(value: object, type_name: str) -> str | None:
 
 def scale_bias_values(value: object) -> tuple[float, float] | None:
     """A valid ScaleBias as its two float32 fields."""
-    import opendml as dml
-
     if value is None:
         return None
     pair = (value.scale, value.bias) if isinstance(value, dml.ScaleBias) else value

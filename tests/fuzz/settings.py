@@ -20,6 +20,7 @@ import traceback
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -31,8 +32,19 @@ KEEP_GOING_ENV = "OPENDML_FUZZ_KEEP_GOING"
 # Examples per property in CI: the whole directory stays well under a minute on two cores.
 DEFAULTS = {"descriptions": 40, "bindings": 30, "functional": 25, "dispatch": 20, "onnx": 30}
 
-# signature -> [count, shortest example, its message]
-FAILURES: dict[str, list] = {}  # type: ignore[type-arg]
+
+
+@dataclass
+class Failure:
+    """One kind of failure seen under OPENDML_FUZZ_KEEP_GOING: how often, and its shortest example."""
+
+    count: int
+    example: str
+    message: str
+
+
+# "family/test: signature" -> Failure
+FAILURES: dict[str, Failure] = {}
 
 # family -> test name -> outcome ("accepted", "rejected", "executed", ...) -> count
 COUNTS: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
@@ -125,9 +137,8 @@ def judging(family: str, test: str, example: object) -> Iterator[None]:
         if not keep_going():
             raise
         note(family, test, "failed")
-        key = f"{family}/{test}: {signature(error)}"
-        text = repr(example)
-        entry = FAILURES.setdefault(key, [0, text, str(error)[:2000]])
-        entry[0] += 1
-        if len(text) < len(entry[1]):
-            entry[1:] = [text, str(error)[:2000]]
+        text, message = repr(example), str(error)[:2000]
+        failure = FAILURES.setdefault(f"{family}/{test}: {signature(error)}", Failure(0, text, message))
+        failure.count += 1
+        if len(text) < len(failure.example):
+            failure.example, failure.message = text, message

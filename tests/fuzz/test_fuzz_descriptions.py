@@ -10,6 +10,7 @@ buffers, and its output compared bit for bit with the model, every other byte un
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -138,8 +139,6 @@ def execute_once_judged(compiled: dml.CompiledOperator, op: RawOperator, data: s
 
 def _written(device: dml.Device, memory: bytearray) -> dml.Buffer:
     """A buffer made by create_buffer (zero-filled), then given the bytes through buffer_from's copy."""
-    import numpy as np
-
     buffer = device.create_buffer(len(memory))
     assert buffer.to_numpy().tobytes() == bytes(len(memory)), "create_buffer must give zero-filled memory"
     return device.buffer_from(np.frombuffer(bytes(memory), np.uint8))
@@ -161,3 +160,45 @@ def test_descriptions_device_levels(level: object) -> None:
     record(FAMILY, "levels", "accepted")
     assert level in valid and not isinstance(level, float), f"level {level!r} was accepted"
     assert str(device.feature_level) == valid[level]  # type: ignore[index]
+
+
+EXECUTION_FLAGS = {"NONE": 0, "ALLOW_HALF_PRECISION_COMPUTATION": 1, "DISABLE_META_COMMANDS": 2,
+                   "DESCRIPTORS_VOLATILE": 4}
+
+
+def execution_flags(value: object) -> int | None:
+    """DML_EXECUTION_FLAGS: a combination of the defined bits (0 to 7), a member, or one flag's name."""
+    if isinstance(value, dml.ExecutionFlags):
+        return int(value) if 0 <= int(value) <= 7 else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if 0 <= value <= 7 else None
+    if isinstance(value, str):
+        return EXECUTION_FLAGS.get(value.removeprefix("DML_EXECUTION_FLAG_"))
+    return None
+
+
+@fuzz_settings(FAMILY)
+@given(flags=st.one_of(st.integers(-2, 9), st.sampled_from([
+    *EXECUTION_FLAGS, "DML_EXECUTION_FLAG_DESCRIPTORS_VOLATILE", dml.ExecutionFlags.DISABLE_META_COMMANDS,
+    dml.ExecutionFlags(3), "BOGUS", "DML_EXECUTION_FLAG_", None, 1.5, True, 2**32])))
+def test_descriptions_execution_flags(flags: object) -> None:
+    """compile_operator takes the defined execution flags (which change no result) and refuses others."""
+    with judging(FAMILY, "execution flags", flags):
+        device = device_at("6_4")
+        desc = dml.TensorDesc("FLOAT32", [3])
+        operator = device.create_operator(dml.ElementWiseClipDesc(desc, desc, -1.0, 1.0))
+        expected = execution_flags(flags)
+        try:
+            compiled = device.compile_operator(operator, flags)  # type: ignore[arg-type]
+        except dml.InvalidArgumentError as error:
+            record(FAMILY, "execution flags", "rejected")
+            assert expected is None, f"valid execution flags were refused: {flags!r}: {error}"
+            return
+        except Exception as error:
+            raise AssertionError(f"compile_operator raised {type(error).__name__}: {flags!r}: {error}") from error
+        record(FAMILY, "execution flags", "accepted")
+        assert expected is not None, f"execution flags outside the defined bits were accepted: {flags!r}"
+        assert int(compiled.flags) == expected
+        buffer = device.buffer_from(np.array([-3.0, 0.5, 3.0], np.float32))
+        compiled.execute([dml.BufferBinding(buffer)], [dml.BufferBinding(buffer)])
+        assert buffer.to_numpy().view(np.float32).tolist() == [-1.0, 0.5, 1.0]

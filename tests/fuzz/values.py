@@ -26,6 +26,7 @@ from tests.elementwise_oracle import (
 from .rules import (
     RawOperator,
     Tensor,
+    argmin_axes,
     float_field_bound,
     parse_direction,
     scale_bias_values,
@@ -137,8 +138,6 @@ def expected_output(op: RawOperator, inputs: dict[str, dict[Index, Value] | None
         return {i: dequantize_element(int(v), float(scale[i]), None if zero_point is None else int(zero_point[i]), t)
                 for i, v in x.items()}
     if op.operator == "ARGMIN":
-        from .rules import argmin_axes
-
         source: Tensor = op.tensors["InputTensor"]  # type: ignore[assignment]
         axes = argmin_axes(op.fields["axes"], len(source.sizes))
         direction = parse_direction(op.fields["axis_direction"])
