@@ -9,7 +9,7 @@ direction, to values valid and invalid, well-typed and junk. ``rules`` then judg
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import replace
 from typing import Any
 
@@ -271,11 +271,16 @@ def _fresh_tensor(draw: Draw) -> RawTensor:
     return raw_tensor(draw, type_name, sizes, None)
 
 
-def _sizes_list(raw: RawTensor) -> list[Any]:
+def _as_list(value: object, fallback: list[Any]) -> list[Any]:
+    """A list of what a (possibly junk) sequence holds, or ``fallback`` when it holds nothing iterable."""
     try:
-        return list(raw.sizes)  # type: ignore[call-overload]
+        return list(value)  # type: ignore[call-overload]
     except TypeError:
-        return [2]
+        return fallback
+
+
+def _sizes_list(raw: RawTensor) -> list[Any]:
+    return _as_list(raw.sizes, [2])
 
 
 def m_data_type(draw: Draw, raw: RawTensor) -> RawTensor:
@@ -306,18 +311,21 @@ def m_sizes(draw: Draw, raw: RawTensor) -> RawTensor:
     if kind == "big":
         return replace(raw, sizes=[draw(st.sampled_from([2**22 + 1, 2**21, 70000])), 1])
     container = draw(st.sampled_from(["tuple", "array", "0-d", "str", "set", "dict", "int", "none", "2-d"]))
+    numbers = [int(v) for v in sizes if isinstance(v, (int, np.integer))] or [1]  # what an array can hold
+    keys = [v for v in sizes if isinstance(v, Hashable)]
     return replace(raw, sizes={
-        "tuple": tuple(sizes), "array": np.array(sizes or [1]), "0-d": np.array(sizes[0] if sizes else 1),
-        "str": "23", "set": set(sizes), "dict": dict.fromkeys(sizes, 1), "int": 4, "none": None,
-        "2-d": np.array([sizes or [1]]),
+        "tuple": tuple(sizes), "array": np.array(numbers), "0-d": np.array(numbers[0]),
+        "str": "23", "set": set(keys), "dict": dict.fromkeys(keys, 1), "int": 4, "none": None,
+        "2-d": np.array([numbers]),
     }[container])
 
 
 def m_strides(draw: Draw, raw: RawTensor) -> RawTensor:
     rank = len(_sizes_list(raw))
-    kind = draw(st.sampled_from(["none", "length", "negative", "huge", "float", "zero", "small", "0-d", "hugevalid"]))
-    base = list(raw.strides) if isinstance(raw.strides, (list, tuple, np.ndarray)) else list(
-        packed_strides([int(v) if isinstance(v, (int, np.integer)) else 1 for v in _sizes_list(raw)] or [1]))
+    kind = draw(st.sampled_from(["none", "length", "negative", "huge", "float", "zero", "small", "0-d", "hugevalid",
+                                 "beyond UINT64"]))
+    packed = list(packed_strides([int(v) if isinstance(v, (int, np.integer)) else 1 for v in _sizes_list(raw)]))
+    base = _as_list(raw.strides, packed) if raw.strides is not None else packed
     if not base:
         base = [1]
     k = draw(st.integers(0, max(0, len(base) - 1)))
@@ -329,6 +337,8 @@ def m_strides(draw: Draw, raw: RawTensor) -> RawTensor:
         return replace(raw, strides=draw(st.lists(st.integers(0, 5), min_size=max(rank, 1), max_size=max(rank, 1))))
     if kind == "0-d":
         return replace(raw, strides=np.array(1))
+    if kind == "beyond UINT64":  # a valid layout whose minimum size no UINT64 holds (for 2-byte types and up)
+        return replace(raw, sizes=[2**32 - 1], strides=[2**32 - 1], total=None)
     base[k] = {"negative": -1, "huge": 2**32, "float": 1.0, "zero": 0, "hugevalid": 2**32 - 1}[kind]
     return replace(raw, strides=base)
 

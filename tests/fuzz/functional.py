@@ -282,8 +282,9 @@ def _draw_out(draw: st.DrawFn, call: Call, seed: int) -> None:
             offset = min(max(x.offset + shift, 0), x.offset)
             call.out = View(x.owner, x.dtype, x.shape, offset, x.strides, x.layout)
         return
-    if kind == "junk":
-        call.out = Junk(draw(st.sampled_from([[0.0] * 3, (0, 0), "out", 5])), "out")
+    if kind == "junk":  # not an array: nested lists of the right shape and kind among them
+        shaped = np.zeros(expected.shape, expected.dtype).tolist() if expected.dtype is not None else [0.0] * 3
+        call.out = Junk(draw(st.sampled_from([shaped, shaped, (0, 0), "out", 5])), "out")
         return
     if kind == "none" or expected.dtype is None:
         return
@@ -457,8 +458,8 @@ def _dequantize(call: Call, level: str, t: str, values: bool) -> Expected:
     if isinstance(scale, View):
         st_name = type_of(scale.dtype)
         scale_array: Any = scale.array()
-    elif isinstance(scale, (int, float)) and not isinstance(scale, bool):
-        st_name, scale_array = "FLOAT32", np.array(scale, np.float32)
+    elif isinstance(scale, (int, float)):  # a Python number (a boolean too, loosely) becomes a float32
+        st_name, scale_array = "FLOAT32", np.array(float(scale), np.float32)
     else:
         st_name, scale_array = type_of(np.asarray(scale).dtype), np.asarray(scale)
     if st_name is None:

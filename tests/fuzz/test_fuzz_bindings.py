@@ -99,7 +99,8 @@ def add_defect(draw: st.DrawFn, op: RawOperator, bindings: list[RawBinding], buf
     b = bindings[k]
     if defect == "offset":
         value = draw(st.sampled_from([4, 8, -16, 2**40, 16.0, True, None, buffers[b.buffer] + 16]))
-        offset = b.offset + value if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 64 else value
+        start = b.offset if isinstance(b.offset, int) and not isinstance(b.offset, bool) else 0
+        offset = start + value if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 64 else value
         bindings[k] = RawBinding("binding", b.buffer, offset, b.size)
     elif defect == "size":
         total = op.tensors[TENSOR_FIELDS[op.operator][k]]
