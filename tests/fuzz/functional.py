@@ -54,7 +54,7 @@ class Junk:
         self.value, self.label = value, label
 
     def __repr__(self) -> str:
-        return f"<junk {self.label}>"
+        return f"<junk {self.label} {self.value!r:.60}>"
 
 
 @dataclass
