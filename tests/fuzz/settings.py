@@ -1,0 +1,144 @@
+"""How many examples each fuzz property runs, and a record of how many ran.
+
+``OPENDML_FUZZ_EXAMPLES=N`` sets hypothesis' ``max_examples`` of every fuzz property;
+``OPENDML_FUZZ_EXAMPLES_<FAMILY>=N`` (``DESCRIPTIONS``, ``BINDINGS``, ``FUNCTIONAL``, ``DISPATCH``,
+``ONNX``) sets one family's and wins over the first. Without them each family runs its small CI default.
+The examples that actually ran, and how many were accepted or rejected, are printed at the end of the
+session and written as JSON (see ``conftest.py``).
+
+``OPENDML_FUZZ_KEEP_GOING=1`` (for long runs over code with known failures): a failing example does not
+stop its property; each failure is counted under a signature (exception type, where opendml raised it,
+the message with numbers blanked), the shortest example of each kept, all of them listed at the end,
+and the session fails if there was any.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import traceback
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis.errors import HypothesisException
+
+ENV = "OPENDML_FUZZ_EXAMPLES"
+KEEP_GOING_ENV = "OPENDML_FUZZ_KEEP_GOING"
+
+# Examples per property in CI: the whole directory stays well under a minute on two cores.
+DEFAULTS = {"descriptions": 40, "bindings": 30, "functional": 25, "dispatch": 20, "onnx": 30}
+
+
+
+@dataclass
+class Failure:
+    """One kind of failure seen under OPENDML_FUZZ_KEEP_GOING: how often, and its shortest example."""
+
+    count: int
+    example: str
+    message: str
+
+
+# "family/test: signature" -> Failure
+FAILURES: dict[str, Failure] = {}
+
+# family -> test name -> outcome ("accepted", "rejected", "executed", ...) -> count
+COUNTS: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
+
+
+def _parse(name: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise pytest.UsageError(f"{name} must be a positive integer; got {text!r}.") from None
+    if value < 1:
+        raise pytest.UsageError(f"{name} must be a positive integer; got {text!r}.")
+    return value
+
+
+def examples(family: str) -> int:
+    """max_examples for one family: its own variable, else the general one, else the CI default."""
+    for name in (f"{ENV}_{family.upper()}", ENV):
+        text = os.environ.get(name)
+        if text:
+            return _parse(name, text)
+    return DEFAULTS[family]
+
+
+def fuzz_settings(family: str, share: float = 1.0) -> settings:
+    """Hypothesis settings of a fuzz property: no deadline, no example database (nothing written to the
+    checkout), and no health check about slow or large generation (the generators are deliberately wide).
+
+    ``share``: a slow property runs that fraction of its family's examples (at least three).
+    """
+    count = examples(family) if share == 1.0 else max(3, int(examples(family) * share))
+    return settings(
+        max_examples=count,
+        deadline=None,
+        database=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
+                               HealthCheck.function_scoped_fixture, HealthCheck.large_base_example],
+    )
+
+
+def record(family: str, test: str, outcome: str) -> None:
+    """Count one example of ``test`` (each call of its body, shrinking included) with its outcome."""
+    COUNTS[family][test]["examples"] += 1
+    COUNTS[family][test][outcome] += 1
+
+
+def note(family: str, test: str, what: str) -> None:
+    """Count something within an example (an execution, a subprocess run) without counting an example."""
+    COUNTS[family][test][what] += 1
+
+
+def totals() -> dict[str, dict[str, object]]:
+    """Per family: the examples of every test summed, and each test's own counts."""
+    report: dict[str, dict[str, object]] = {}
+    for family, tests in sorted(COUNTS.items()):
+        summed: dict[str, int] = defaultdict(int)
+        for outcomes in tests.values():
+            for outcome, count in outcomes.items():
+                summed[outcome] += count
+        report[family] = {"total": dict(sorted(summed.items())),
+                          "tests": {test: dict(sorted(o.items())) for test, o in sorted(tests.items())}}
+    return report
+
+
+def keep_going() -> bool:
+    return os.environ.get(KEEP_GOING_ENV, "") not in ("", "0")
+
+
+def signature(error: BaseException) -> str:
+    """What tells failures apart: the exception (the library's, when the check wrapped one), where opendml
+    raised it, and the message's category (the text before its first colon, numbers blanked)."""
+    origin = error.__cause__ or error
+    frames = traceback.extract_tb(origin.__traceback__)
+    where = next((f"{f.filename.rsplit('opendml/', 1)[-1]}:{f.lineno}" for f in reversed(frames)
+                  if "/opendml/" in f.filename), "")
+    first_line = (str(error).strip().splitlines() or [""])[0]
+    category = re.sub(r"0x[0-9a-f]+|\d+", "N", first_line.split(": ")[0])[:160]
+    return " ".join(part for part in (type(origin).__name__, where, category) if part)
+
+
+@contextmanager
+def judging(family: str, test: str, example: object) -> Iterator[None]:
+    """Run one example's checks; with OPENDML_FUZZ_KEEP_GOING, record a failure instead of raising it."""
+    try:
+        yield
+    except HypothesisException:
+        raise
+    except Exception as error:
+        if not keep_going():
+            raise
+        note(family, test, "failed")
+        text, message = repr(example), str(error)[:2000]
+        failure = FAILURES.setdefault(f"{family}/{test}: {signature(error)}", Failure(0, text, message))
+        failure.count += 1
+        if len(text) < len(failure.example):
+            failure.example, failure.message = text, message
