@@ -70,12 +70,14 @@ class Device:
             value = getattr(desc, field.attribute)
             if not isinstance(value, TensorDesc) and not (field.optional and value is None):
                 raise invalid(schema.name, field.name, "must be a TensorDesc", repr(value))
-        params = definition.prepare(desc)  # relations first: a mismatch is invalid at every level
+        # Rules that hold at every level come before the support table, so that an
+        # UnsupportedFeatureLevelError's "lowest level that accepts it" is never a level that would refuse it.
+        params = definition.prepare(desc)
         tensors = definition.tensors(desc)
-        check_support(schema, tensors, self.feature_level)
         check_no_owned_by_dml(schema, tensors)
         for field in schema.outputs:
             check_output_writable(schema.name, field.name, tensors[field.name])  # type: ignore[arg-type]
+        check_support(schema, tensors, self.feature_level)
         return Operator(self, definition, desc, params)
 
     def compile_operator(self, operator: Operator, flags: ExecutionFlags | int | str = ExecutionFlags.NONE
