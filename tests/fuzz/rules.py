@@ -197,13 +197,21 @@ def functional_integer_bound(value: object, type_name: str) -> Bound:
 
 # --- parsing what a caller may give (the spellings opendml documents) ------------------------------------
 
+# DML_TENSOR_DATA_TYPE's values (SPEC 1); 0 is UNKNOWN, never a tensor's type.
+DATA_TYPE_VALUES = {1: "FLOAT32", 2: "FLOAT16", 3: "UINT32", 4: "UINT16", 5: "UINT8", 6: "INT32", 7: "INT16",
+                    8: "INT8", 9: "FLOAT64", 10: "UINT64", 11: "INT64"}
+
+
 def parse_data_type(value: object) -> str | None:
-    """The DataType a value names, or None: a DataType (never UNKNOWN), its name with or without
-    DML_TENSOR_DATA_TYPE_, or a NumPy dtype (or scalar type) of one of the eleven types."""
+    """The DataType a value names, or None: a DataType (never UNKNOWN), DirectML's value of one, its name
+    (any letter case) with or without DML_TENSOR_DATA_TYPE_, or a NumPy dtype (or scalar type) of one of
+    the eleven types."""
     if isinstance(value, dml.DataType):
         return value.name if value.name in SIZES else None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return DATA_TYPE_VALUES.get(int(value))
     if isinstance(value, str):
-        name = value.removeprefix("DML_TENSOR_DATA_TYPE_")
+        name = value.upper().removeprefix("DML_TENSOR_DATA_TYPE_")
         return name if name in SIZES else None
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
         dtype = np.dtype(value)
