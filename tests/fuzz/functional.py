@@ -266,6 +266,17 @@ def _add_junk(draw: st.DrawFn, call: Call, seed: int) -> None:
         call.args[target] = value.copy() if isinstance(value, np.ndarray) else value
 
 
+def _shifted(draw: st.DrawFn, x: View) -> View:
+    """x's layout a few bytes away in the same memory (a partial overlap), where the owner has room."""
+    extents = [(n - 1) * s for n, s in zip(x.shape, x.strides) if n]
+    low, high = sum(e for e in extents if e < 0), sum(e for e in extents if e > 0)
+    size = x.dtype.itemsize
+    offsets = [x.offset + shift for shift in (1, size, -size, 2 * size, -1)
+               if x.offset + shift + low >= 0 and x.offset + shift + high + size <= x.owner.size and shift]
+    offset = draw(st.sampled_from(offsets)) if offsets else x.offset
+    return View(x.owner, x.dtype, x.shape, offset, x.strides, x.layout)
+
+
 def _draw_out(draw: st.DrawFn, call: Call, seed: int) -> None:
     """out=: none, a view of the expected shape and type (or a wrong one), the input itself, or junk."""
     expected = expect(call, values=False)
@@ -278,9 +289,8 @@ def _draw_out(draw: st.DrawFn, call: Call, seed: int) -> None:
         elif kind == "twin":
             call.out = View(x.owner, x.dtype, x.shape, x.offset, x.strides, x.layout)
         else:
-            shift = draw(st.sampled_from([1, x.dtype.itemsize, -x.dtype.itemsize, 2 * x.dtype.itemsize]))
-            offset = min(max(x.offset + shift, 0), x.offset)
-            call.out = View(x.owner, x.dtype, x.shape, offset, x.strides, x.layout)
+            call.out = _shifted(draw, x)
+            call.alias = "overlap" if call.out.offset != x.offset else "twin"
         return
     if kind == "junk":  # not an array: nested lists of the right shape and kind among them
         shaped = np.zeros(expected.shape, expected.dtype).tolist() if expected.dtype is not None else [0.0] * 3
