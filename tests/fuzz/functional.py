@@ -10,6 +10,7 @@ case nothing but the elements of ``out`` may change.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -262,8 +263,7 @@ def _add_junk(draw: st.DrawFn, call: Call, seed: int) -> None:
         call.args["zero_point"] = zero_point  # another type, or a shape that may not broadcast
         call.views.append(zero_point)
     else:
-        value = draw(st.sampled_from(JUNK_ARGUMENTS[target]))
-        call.args[target] = value.copy() if isinstance(value, np.ndarray) else value
+        call.args[target] = copy.deepcopy(draw(st.sampled_from(JUNK_ARGUMENTS[target])))  # never the shared one
 
 
 def _shifted(draw: st.DrawFn, x: View) -> View:
