@@ -10,6 +10,7 @@ case nothing but the elements of ``out`` may change.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -262,8 +263,18 @@ def _add_junk(draw: st.DrawFn, call: Call, seed: int) -> None:
         call.args["zero_point"] = zero_point  # another type, or a shape that may not broadcast
         call.views.append(zero_point)
     else:
-        value = draw(st.sampled_from(JUNK_ARGUMENTS[target]))
-        call.args[target] = value.copy() if isinstance(value, np.ndarray) else value
+        call.args[target] = copy.deepcopy(draw(st.sampled_from(JUNK_ARGUMENTS[target])))  # never the shared one
+
+
+def _shifted(draw: st.DrawFn, x: View) -> View:
+    """x's layout a few bytes away in the same memory (a partial overlap), where the owner has room."""
+    extents = [(n - 1) * s for n, s in zip(x.shape, x.strides) if n]
+    low, high = sum(e for e in extents if e < 0), sum(e for e in extents if e > 0)
+    size = x.dtype.itemsize
+    offsets = [x.offset + shift for shift in (1, size, -size, 2 * size, -1)
+               if x.offset + shift + low >= 0 and x.offset + shift + high + size <= x.owner.size and shift]
+    offset = draw(st.sampled_from(offsets)) if offsets else x.offset
+    return View(x.owner, x.dtype, x.shape, offset, x.strides, x.layout)
 
 
 def _draw_out(draw: st.DrawFn, call: Call, seed: int) -> None:
@@ -278,9 +289,8 @@ def _draw_out(draw: st.DrawFn, call: Call, seed: int) -> None:
         elif kind == "twin":
             call.out = View(x.owner, x.dtype, x.shape, x.offset, x.strides, x.layout)
         else:
-            shift = draw(st.sampled_from([1, x.dtype.itemsize, -x.dtype.itemsize, 2 * x.dtype.itemsize]))
-            offset = min(max(x.offset + shift, 0), x.offset)
-            call.out = View(x.owner, x.dtype, x.shape, offset, x.strides, x.layout)
+            call.out = _shifted(draw, x)
+            call.alias = "overlap" if call.out.offset != x.offset else "twin"
         return
     if kind == "junk":  # not an array: nested lists of the right shape and kind among them
         shaped = np.zeros(expected.shape, expected.dtype).tolist() if expected.dtype is not None else [0.0] * 3

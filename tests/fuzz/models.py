@@ -13,6 +13,7 @@ Every path a mutation writes lies inside the example's sandbox folder: nothing o
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from dataclasses import dataclass, field
@@ -182,7 +183,7 @@ def m_retype(draw: st.DrawFn, model: Model) -> None:
     places = locations(model.tree)
     if places:
         path = draw(st.sampled_from(places))
-        value = draw(st.sampled_from(ANY_VALUES))
+        value = copy.deepcopy(draw(st.sampled_from(ANY_VALUES)))  # a fresh copy: later mutations may change it
         set_at(model.tree, path, value)
         model.changes.append(f"retype {path} to {value!r}")
 
@@ -273,12 +274,13 @@ def m_write_file(draw: st.DrawFn, model: Model) -> None:
     commands = model.tree.get("commands") if isinstance(model.tree, dict) else None
     if not names or not isinstance(commands, list):
         return
-    target = draw(st.sampled_from(TARGETS))
-    command: dict[str, Any] = {"type": "writeFile", "resource": draw(st.sampled_from(names)), "targetPath": target}
-    if draw(st.integers(0, 4)) == 0:
-        command["dimensions"] = draw(st.sampled_from([[1], [2, 2], [0], [2**32], [3, 1, 1]]))
-    commands.insert(draw(st.integers(0, len(commands))), command)
-    model.changes.append(f"writeFile {target!r}")
+    for _ in range(draw(st.integers(1, 2))):  # two: the second may fail after the first was written
+        target = draw(st.sampled_from(TARGETS))
+        command: dict[str, Any] = {"type": "writeFile", "resource": draw(st.sampled_from(names)), "targetPath": target}
+        if draw(st.integers(0, 4)) == 0:
+            command["dimensions"] = draw(st.sampled_from([[1], [2, 2], [0], [2**32], [3, 1, 1]]))
+        commands.insert(draw(st.integers(0, len(commands))), command)
+        model.changes.append(f"writeFile {target!r}")
 
 
 def m_source(draw: st.DrawFn, model: Model) -> None:

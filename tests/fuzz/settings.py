@@ -87,14 +87,11 @@ def fuzz_settings(family: str, share: float = 1.0) -> settings:
 
 
 def record(family: str, test: str, outcome: str) -> None:
-    """Count one example of ``test`` (each call of its body, shrinking included) with its outcome."""
-    COUNTS[family][test]["examples"] += 1
+    """Count an outcome of ``test`` ("accepted", "rejected", "exit 2", ...); ``judging`` counts examples."""
     COUNTS[family][test][outcome] += 1
 
 
-def note(family: str, test: str, what: str) -> None:
-    """Count something within an example (an execution, a subprocess run) without counting an example."""
-    COUNTS[family][test][what] += 1
+note = record  # counts within an example: an execution, a subprocess run
 
 
 def totals() -> dict[str, dict[str, object]]:
@@ -128,7 +125,9 @@ def signature(error: BaseException) -> str:
 
 @contextmanager
 def judging(family: str, test: str, example: object) -> Iterator[None]:
-    """Run one example's checks; with OPENDML_FUZZ_KEEP_GOING, record a failure instead of raising it."""
+    """Run one example's checks, counting it (each call of a test's body, shrinking included); with
+    OPENDML_FUZZ_KEEP_GOING, record a failure instead of raising it."""
+    COUNTS[family][test]["examples"] += 1
     try:
         yield
     except HypothesisException:

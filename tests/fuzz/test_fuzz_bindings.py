@@ -179,13 +179,13 @@ def check_bindings(raw: RawOperator, buffer_sizes: list[int], sets: list[tuple[o
             built_inputs, built_outputs = build_group(inputs, buffers), build_group(outputs, buffers)
         except dml.OpenDMLError as error:  # a BufferBinding may refuse bad arguments when it is made
             assert problem is not None, f"BufferBinding refused valid arguments: {error}"
-            record(FAMILY, "judged", "rejected")
+            record(FAMILY, "judged", "sets rejected")
             continue
         if problem is not None:
-            record(FAMILY, "judged", "rejected")
+            record(FAMILY, "judged", "sets rejected")
             check_refused(compiled, built_inputs, built_outputs, buffers, memory, problem)
             continue
-        record(FAMILY, "judged", "accepted")
+        record(FAMILY, "judged", "sets accepted")
         assert isinstance(inputs, list) and isinstance(outputs, list)
         placements: dict[str, Placement | None] = {}
         fields = TENSOR_FIELDS[raw.operator]
@@ -201,7 +201,7 @@ def check_bindings(raw: RawOperator, buffer_sizes: list[int], sets: list[tuple[o
             check_execution(compiled, op, placements, memory, built_inputs, built_outputs, buffers)
         except dml.OpenDMLError as error:
             raise AssertionError(f"execute refused valid bindings: {type(error).__name__}: {error}") from error
-        note(FAMILY, "judged", "executed")
+        note(FAMILY, "judged", "sets executed")
 
 
 def check_refused(compiled: dml.CompiledOperator, inputs: object, outputs: object, buffers: list[dml.Buffer],
