@@ -294,7 +294,9 @@ def dequantize_node(draw: st.DrawFn, case: Case, version: int, x_name: str, x: n
             attributes["block_size"] = block
             operand_shape = tuple(-(-n // block) if k == axis else n for k, n in enumerate(x.shape))
     if defect and granularity != "tensor" and draw(st.booleans()):
-        operand_shape = (*operand_shape[:-1], operand_shape[-1] + 1) if operand_shape else (2,)
+        # Two more, not one: a one-element scale is a per-tensor scale in ONNX (its reference takes value[0]),
+        # which a per-axis shape with a 0 on the last axis would become.
+        operand_shape = (*operand_shape[:-1], operand_shape[-1] + 2) if operand_shape else (2,)
         case.defects.append("a DequantizeLinear scale of the wrong shape")
     scale = draw(arrays(scale_type, operand_shape))
     names = [x_name, add_operand(draw, case, f"{out}_scale", scale)]

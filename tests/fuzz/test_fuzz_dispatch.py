@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import resource
 import signal
@@ -102,7 +103,10 @@ def check_model(model: Model, through_subprocess: bool) -> None:
         args = ["dispatch", str(path), "--output-path", str(root / OUTPUT), "--backend", "cpu", *model.options]
         if through_subprocess:
             # Reading a model is linear in its size: a few milliseconds per 64 KiB. Seconds are for Python's start.
-            code, stdout, stderr = run_subprocess(args, root / CWD, timeout=15 + len(data) / 65536)
+            # A resource the model declares is filled, run over and printed: 0.1 s per MiB (printing takes
+            # about 40 s per GB of FLOAT32 values) is linear work the model asked for, not a hang.
+            timeout = 15 + len(data) / 65536 + declared_bytes(data) / 2**20 * 0.1
+            code, stdout, stderr = run_subprocess(args, root / CWD, timeout=timeout)
             note(FAMILY, "models", "subprocess runs")
         else:
             code, stdout, stderr = run_in_process(args, root / CWD)
@@ -135,6 +139,26 @@ def test_dispatch_mutated_models(model: Model, route: int) -> None:
     real command in a subprocess."""
     with judging(FAMILY, "models", model):
         check_model(model, through_subprocess=route == 0 or bool(model.heavy))
+
+
+def declared_bytes(data: bytes) -> int:
+    """The bytes a model's resources declare (sizes, value counts of 8-byte values, offsets); 0 where its
+    text is not plain JSON."""
+    try:
+        resources = json.loads(data).get("resources", {})
+    except (ValueError, AttributeError, RecursionError):
+        return 0
+    total = 0
+    for entry in resources.values() if isinstance(resources, dict) else ():
+        if not isinstance(entry, dict):
+            continue
+        values = entry.get("initialValues")
+        count = values.get("valueCount", 0) if isinstance(values, dict) else 0
+        count = count if isinstance(count, int) else 0
+        for number in (entry.get("sizeInBytes", 0), entry.get("initialValuesOffsetInBytes", 0), 8 * count):
+            if isinstance(number, int) and not isinstance(number, bool) and number > 0:
+                total += number
+    return total
 
 
 @fuzz_settings(FAMILY, share=0.2)
