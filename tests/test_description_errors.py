@@ -322,7 +322,7 @@ def test_rules_of_every_level_come_before_the_support_table() -> None:
     """OWNED_BY_DML or an overlapping output is refused at every level, so a description with one of them and
     a dimension count the device's level lacks is invalid, not 'accepted from level 3_0'."""
     owned = TensorDesc("FLOAT16", [1], flags="OWNED_BY_DML")
-    with pytest.raises(dml.InvalidArgumentError, match="InputTensor.Flags must not include OWNED_BY_DML"):
+    with pytest.raises(dml.InvalidArgumentError, match=r"InputTensor\.Flags must not include OWNED_BY_DML"):
         dml.Device("cpu", "1_0").create_operator(dml.ElementWiseClipDesc(owned, TensorDesc("FLOAT16", [1]), 0, 0))
     overlapping = TensorDesc("FLOAT32", [2], [0])
     with pytest.raises(dml.InvalidArgumentError, match="OutputTensor"):
