@@ -1,8 +1,9 @@
 """Run ONNX models of Clip, Relu, ArgMin and DequantizeLinear on opendml (needs the ``onnx`` extra).
 
-Each node maps onto one opendml operator with ONNX's semantics kept; the graph runs in topological
-order on the chosen device, its intermediates kept there. Anything the model needs that opendml lacks
-is reported, all of it in one UnsupportedModelError, before anything runs.
+Each node maps onto one opendml operator with ONNX's semantics kept, and the operators are compiled
+together into one DirectML graph on the chosen device (``Device.compile_graph``; see docs/graphs.md),
+compiled once per set of operators and reused. Anything the model needs that opendml lacks is reported,
+all of it in one UnsupportedModelError, before anything is compiled or runs.
 
 >>> import numpy as np, opendml.onnx
 >>> from onnx import TensorProto, helper

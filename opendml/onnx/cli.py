@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=sorted(BACKENDS), default="cpu", help="where to run (default: cpu)")
     parser.add_argument("--feature-level", metavar="LEVEL", help="the device's DirectML feature level, "
                                                                  "e.g. 6_2 (default: the newest)")
-    parser.add_argument("--verbose", "-v", action="store_true", help="report each operator as it runs, on stderr")
+    parser.add_argument("--verbose", "-v", action="store_true", help="report each node once it has run, on stderr")
 
 
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:

@@ -1,8 +1,13 @@
-"""Running a plan: graph inputs and constants uploaded once, each step bound and executed in order,
-intermediates kept on the device in buffers (released after their last reader), outputs read back."""
+"""Running a plan: compiled into graphs (``program.py``) once per set of operators and reused, graph
+inputs uploaded, constants uploaded once per session, outputs read back. Below feature level 2_1, where
+CompileGraph is missing, each step is bound and executed in order instead, intermediates kept on the
+device in buffers released after their last reader."""
 
 from __future__ import annotations
 
+import hashlib
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -13,12 +18,18 @@ from ..device import Device
 from ..dtypes import DataType, from_numpy
 from ..errors import invalid
 from ..functional import default_device
+from ..graphs.validate import GRAPH_LEVEL
 from ..tensor import calc_buffer_tensor_size
 from .graph import CONSTANT, Value, node_views
 from .model import ModelLike, check_feeds, load_model
 from .plan import Plan, build_plan, check_model, constant_values
+from .program import Program, Source, compile_program, program_key
 
 Progress = Callable[[int, int, str], None]  # (steps done, steps in all, label of the step just run)
+
+_PROGRAM_CACHE_LIMIT = 16  # compiled programs a session keeps (one per set of operators its runs needed)
+_SESSION_CACHE_LIMIT = 8  # sessions ``run`` keeps per device, the most recently used
+_SESSIONS: weakref.WeakKeyDictionary[Device, OrderedDict[bytes, Session]] = weakref.WeakKeyDictionary()
 
 
 def resolve_device(device: Device | str | None) -> Device:
@@ -52,6 +63,7 @@ class Session:
         check_model(self.model, self._nodes)
         self._constants = constant_values(self.model)
         self._uploaded: dict[str, Buffer] = {}  # constants on the device, uploaded on first use
+        self._programs: dict[tuple, Program] = {}
 
     @property
     def input_names(self) -> list[str]:
@@ -66,9 +78,27 @@ class Session:
         """Every node lowered onto a compiled operator for these inputs (nothing runs)."""
         return build_plan(self.model, self._nodes, check_feeds(self.model, inputs), self._constants, self.device)
 
+    def program(self, inputs: Mapping[str, Any]) -> Program:
+        """The plan for these inputs compiled into graphs (feature level 2_1 or later); compiled once per
+        set of operators, so runs on inputs of the same shapes and types reuse it."""
+        return self._program(self.plan(inputs))
+
+    def _program(self, plan: Plan) -> Program:
+        key = program_key(plan)
+        program = self._programs.get(key)
+        if program is None:
+            program = compile_program(plan, self.device)
+            if len(self._programs) >= _PROGRAM_CACHE_LIMIT:
+                self._programs.clear()
+            self._programs[key] = program
+        return program
+
     def run(self, inputs: Mapping[str, Any], progress: Progress | None = None) -> dict[str, np.ndarray]:
         """The graph's outputs by name, as NumPy arrays."""
-        return execute(self.plan(inputs), self.device, self._uploaded, progress)
+        plan = self.plan(inputs)
+        if self.device.feature_level < GRAPH_LEVEL:
+            return execute(plan, self.device, self._uploaded, progress)
+        return execute_program(plan, self._program(plan), self.device, self._uploaded, progress)
 
 
 def check(model: ModelLike) -> None:
@@ -81,8 +111,27 @@ def check(model: ModelLike) -> None:
 
 def run(model: ModelLike, inputs: Mapping[str, Any], *, device: Device | str | None = None
         ) -> dict[str, np.ndarray]:
-    """Run an ONNX model (a ModelProto or a path) on opendml; inputs and outputs by name."""
-    return Session(model, device).run(inputs)
+    """Run an ONNX model (a ModelProto or a path) on opendml; inputs and outputs by name.
+
+    Sessions are kept per device and model, so running a model again on inputs of the same shapes and
+    types reuses its compiled graphs.
+    """
+    return session_for(model, resolve_device(device)).run(inputs)
+
+
+def session_for(model: ModelLike, device: Device) -> Session:
+    """The kept session of this model (by its serialized bytes) on this device, or a new one."""
+    proto = load_model(model)
+    digest = hashlib.sha256(proto.SerializeToString()).digest()
+    sessions = _SESSIONS.setdefault(device, OrderedDict())
+    session = sessions.get(digest)
+    if session is None:
+        session = Session(proto, device)
+        if len(sessions) >= _SESSION_CACHE_LIMIT:
+            sessions.popitem(last=False)
+        sessions[digest] = session
+    sessions.move_to_end(digest)
+    return session
 
 
 def upload(device: Device, array: np.ndarray, data_type: DataType) -> Buffer:
@@ -108,39 +157,86 @@ def _last_readers(plan: Plan) -> dict[int, list[str]]:
     return released
 
 
-def execute(plan: Plan, device: Device, cache: dict[str, Buffer] | None = None,
-            progress: Progress | None = None) -> dict[str, np.ndarray]:
-    """Run the plan's steps in order; ``cache`` keeps uploaded constants between runs."""
-    cache = {} if cache is None else cache
-    buffers: dict[str, Buffer] = {}
+class _Buffers:
+    """The device buffers of a plan's values during one run; ``cache`` keeps uploaded constants between runs."""
 
-    def buffer_of(source: str | np.ndarray) -> Buffer:
+    def __init__(self, plan: Plan, device: Device, cache: dict[str, Buffer] | None) -> None:
+        self.plan = plan
+        self.device = device
+        self.cache = {} if cache is None else cache
+        self.buffers: dict[str, Buffer] = {}
+
+    def of(self, source: str | np.ndarray) -> Buffer:
         if isinstance(source, np.ndarray):  # made by the mapping (a zero point, an expanded scale)
-            return upload(device, source, from_numpy(source.dtype))
-        if source in buffers:
-            return buffers[source]
-        value = plan.values[source]
-        if value.source == CONSTANT and source in cache:
-            return cache[source]
+            return upload(self.device, source, from_numpy(source.dtype))
+        if source in self.buffers:
+            return self.buffers[source]
+        value = self.plan.values[source]
+        if value.source == CONSTANT and source in self.cache:
+            return self.cache[source]
         assert value.host is not None and value.data_type is not None
-        buffer = upload(device, value.host, value.data_type)
+        buffer = upload(self.device, value.host, value.data_type)
         if value.source == CONSTANT:
-            cache[source] = buffer
-        buffers[source] = buffer
+            self.cache[source] = buffer
+        self.buffers[source] = buffer
         return buffer
 
+    def outputs(self) -> dict[str, np.ndarray]:
+        return {name: _read(self.plan.values[name], self.buffers.get(name)) for name in self.plan.outputs}
+
+
+def execute(plan: Plan, device: Device, cache: dict[str, Buffer] | None = None,
+            progress: Progress | None = None) -> dict[str, np.ndarray]:
+    """Run the plan's steps one by one, each through its own compiled operator."""
+    values = _Buffers(plan, device, cache)
     released = _last_readers(plan)
     for k, step in enumerate(plan.steps):
         output = device.create_buffer(step.output_bytes)
         if step.runs:
-            bindings = [None if s is None else BufferBinding(buffer_of(s)) for s in step.inputs]
+            bindings = [None if s is None else BufferBinding(values.of(s)) for s in step.inputs]
             step.operator.execute(bindings, [BufferBinding(output)])
-        buffers[step.output] = output
+        values.buffers[step.output] = output
         for name in released.get(k, []):
-            buffers.pop(name, None)
+            values.buffers.pop(name, None)
         if progress is not None:
             progress(k + 1, len(plan.steps), step.label)
-    return {name: _read(plan.values[name], buffers.get(name)) for name in plan.outputs}
+    return values.outputs()
+
+
+def execute_program(plan: Plan, program: Program, device: Device, cache: dict[str, Buffer] | None = None,
+                    progress: Progress | None = None) -> dict[str, np.ndarray]:
+    """Run the plan's compiled graphs in order. Progress reports the skipped steps first (nothing to run),
+    then each graph's nodes once the graph has run."""
+    values = _Buffers(plan, device, cache)
+    done = 0
+
+    def report(steps: tuple[int, ...]) -> None:
+        nonlocal done
+        for k in steps:
+            done += 1
+            if progress is not None:
+                progress(done, len(plan.steps), plan.steps[k].label)
+
+    for k in program.skipped:  # an empty output reads as zeros, as one that ran on nothing
+        values.buffers[plan.steps[k].output] = device.create_buffer(plan.steps[k].output_bytes)
+    report(program.skipped)
+    for segment in program.segments:
+        inputs = [BufferBinding(values.of(_bound(plan, source))) for source in segment.inputs]
+        outputs = [device.create_buffer(plan.steps[k].output_bytes) for k in segment.outputs]
+        segment.compiled.execute(inputs, [BufferBinding(buffer) for buffer in outputs])
+        values.buffers.update({plan.steps[k].output: buffer for k, buffer in zip(segment.outputs, outputs)})
+        report(segment.steps)
+    return values.outputs()
+
+
+def _bound(plan: Plan, source: Source) -> str | np.ndarray:
+    """A graph input's value: a name, or the array the mapping made for input ``j`` of step ``k``."""
+    if isinstance(source, str):
+        return source
+    k, j = source
+    made = plan.steps[k].inputs[j]
+    assert made is not None
+    return made
 
 
 def _read(value: Value, buffer: Buffer | None) -> np.ndarray:
