@@ -110,11 +110,14 @@ class Runner:
     def _compile(self, dispatchable: Dispatchable, operator: Operator) -> CompiledOperator | CompiledGraph:
         """DmlCompileOp compiles the operator; DmlCompileGraph compiles it as the one node of a graph."""
         flags = dispatchable.execution_flags
+        if dispatchable.compile_type != COMPILE_GRAPH:
+            try:
+                return self.device.compile_operator(operator, flags)
+            except OpenDMLError as error:
+                raise locate(error, dispatchable.desc_path, dispatchable.desc_json) from None
         try:
-            if dispatchable.compile_type == COMPILE_GRAPH:
-                return self.device.compile_graph(one_node_graph(operator, dispatchable.name), flags)
-            return self.device.compile_operator(operator, flags)
-        except OpenDMLError as error:  # the description was valid: what failed is the way it is compiled
+            return self.device.compile_graph(one_node_graph(operator, dispatchable.name), flags)
+        except OpenDMLError as error:  # the description was valid: what failed is compiling it as a graph
             raise locate(error, child(dispatchable.path, "dmlCompileType"), dispatchable.compile_type) from None
 
     def _compile_graph(self, graph: GraphDispatchable, created: dict[str, Operator]) -> CompiledGraph:
