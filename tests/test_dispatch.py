@@ -19,8 +19,10 @@ EXAMPLES = sorted(p.stem for p in examples_dir().glob("*.json"))
 
 
 def test_every_example_is_tested() -> None:
-    """Each bundled example has an end-to-end test below (a new example needs one)."""
-    tested = {"clip", "clip1", "threshold", "dequantize_linear", "argmin", "dequantize_clip_argmin", "clip_timing"}
+    """Each bundled example has an end-to-end test below (a new example needs one); the graph example's is in
+    tests/test_dispatch_graphs.py."""
+    tested = {"clip", "clip1", "threshold", "dequantize_linear", "argmin", "dequantize_clip_argmin", "clip_timing",
+              "dequantize_clip_argmin_graph"}
     assert set(EXAMPLES) == tested
 
 

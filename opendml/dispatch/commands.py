@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .errors import child, model_error
 from .fields import UINT64_MAX, expect_bool, expect_object, expect_string, expect_uint, expect_uint_array, wrong_type
-from .operators import Dispatchable
+from .graphs import AnyDispatchable
 from .paths import IMAGE_SUFFIXES, check_replaceable, resolve_output
 from .reader import JsonObject
 from .resources import Resource
@@ -67,7 +67,7 @@ Command = DispatchCommand | PrintCommand | WriteFileCommand
 
 
 def parse_command(index: int, value: object, path: str, resources: Mapping[str, Resource],
-                  dispatchables: Mapping[str, Dispatchable], output_dir: Path,
+                  dispatchables: Mapping[str, AnyDispatchable], output_dir: Path,
                   allow_outside_output_path: bool = False) -> Command:
     obj = expect_object(value, path, required=("type",))
     kind = expect_string(obj["type"], child(path, "type"))
@@ -101,22 +101,21 @@ def _reference(value: object, path: str, names: Mapping[str, object], what: str)
     return name
 
 
-def _dispatch(index: int, path: str, source: str, obj: JsonObject, dispatchable: Dispatchable,
+def _dispatch(index: int, path: str, source: str, obj: JsonObject, dispatchable: AnyDispatchable,
               resources: Mapping[str, Resource]) -> DispatchCommand:
     bindings_path = child(path, "bindings")
-    tensors = [f for f in dispatchable.operator.tensors if dispatchable.has_tensor(f)]
+    tensors = dispatchable.tensor_names  # an operator's tensor fields, or a graph's input and output names
     bindings_json = expect_object(obj["bindings"], bindings_path, what="an object mapping tensors to resources")
     bindings: dict[str, Binding] = {}
     for tensor, value in bindings_json.items():
         at = child(bindings_path, tensor)
-        if tensor not in [f.name for f in tensors]:
-            known = ", ".join(f.name for f in tensors)
-            raise model_error(at, f"must be a tensor of {dispatchable.name!r} (tensors: {known})",
+        if tensor not in tensors:
+            raise model_error(at, f"must be a tensor of {dispatchable.name!r} (tensors: {', '.join(tensors)})",
                               "a tensor it does not have")
         bindings[tensor] = _binding(value, at, resources)
-    for field in tensors:
-        if field.name not in bindings:
-            raise model_error(child(bindings_path, field.name), "must be bound to a resource", "no binding")
+    for tensor in tensors:
+        if tensor not in bindings:
+            raise model_error(child(bindings_path, tensor), "must be bound to a resource", "no binding")
     return DispatchCommand(index, path, source, dispatchable.name, bindings, bindings_path, bindings_json)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from .commands import Command, parse_command
 from .errors import child, guard, model_error
 from .fields import expect_object, wrong_type
-from .operators import Dispatchable, parse_dispatchable
+from .graphs import AnyDispatchable, GraphDispatchable, check_nodes, parse_any_dispatchable
 from .reader import JsonObject, read_model_file
 from .resources import MAX_RESOURCE_BYTES, Resource, parse_resource
 
@@ -18,7 +18,7 @@ MODEL_FIELDS = ("resources", "dispatchables", "commands")
 @dataclass(frozen=True)
 class Model:
     resources: dict[str, Resource]
-    dispatchables: dict[str, Dispatchable]
+    dispatchables: dict[str, AnyDispatchable]
     commands: list[Command]
 
 
@@ -38,10 +38,13 @@ def parse_model(document: JsonObject, model_dir: Path, output_dir: Path, *, allo
     for name, value in expect_object(document["resources"], "resources").items():
         with guard(path := child("resources", name)):
             resources[name] = parse_resource(name, value, path, model_dir, max_resource_bytes)
-    dispatchables: dict[str, Dispatchable] = {}
+    dispatchables: dict[str, AnyDispatchable] = {}
     for name, value in expect_object(document["dispatchables"], "dispatchables").items():
         with guard(path := child("dispatchables", name)):
-            dispatchables[name] = parse_dispatchable(name, value, path)
+            dispatchables[name] = parse_any_dispatchable(name, value, path)
+    for dispatchable in dispatchables.values():  # a graph may name dispatchables that follow it
+        if isinstance(dispatchable, GraphDispatchable):
+            check_nodes(dispatchable, dispatchables)
     if not isinstance(document["commands"], list):
         raise wrong_type("commands", "an array of commands", document["commands"])
     commands: list[Command] = []

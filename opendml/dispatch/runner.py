@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import BinaryIO, TextIO
 
 import numpy as np
 
 from .. import Buffer, BufferBinding, CompiledOperator, Device, FeatureLevel, OpenDMLError
+from ..graphs import CompiledGraph
+from ..operator import Operator
 from .commands import Command, DispatchCommand, PrintCommand, WriteFileCommand
 from .errors import ModelError, child, guard, locate
 from .formatting import format_chunks, format_verbose
+from .graphs import AnyDispatchable, GraphDispatchable, one_node_graph
 from .model import Model
-from .operators import Field
+from .operators import COMPILE_GRAPH, Dispatchable
 from .outputs import StagedFiles
 from .progress import Progress
 from .timing import TimingOptions, measure, report
@@ -41,7 +47,7 @@ class Runner:
     print_commands: bool = False
     progress_stream: TextIO | None = None
     buffers: dict[str, Buffer] = field(default_factory=dict)
-    operators: dict[str, CompiledOperator] = field(default_factory=dict)
+    operators: dict[str, CompiledOperator | CompiledGraph] = field(default_factory=dict)
     files: StagedFiles = field(default_factory=StagedFiles)
 
     def run(self) -> None:
@@ -76,22 +82,55 @@ class Runner:
                                       else self.device.buffer_from(data))
 
     def create_operators(self) -> None:
-        """Create (validate) and compile every dispatchable before any command runs."""
-        for name, dispatchable in self.model.dispatchables.items():
-            start = time.perf_counter()
+        """Create (validate) and compile every dispatchable before any command runs; graphs come last, as
+        their nodes are the operators created for the operator dispatchables they name."""
+        created: dict[str, Operator] = {}
+        dispatchables = self.model.dispatchables.values()
+        for dispatchable in [d for d in dispatchables if isinstance(d, Dispatchable)]:
+            with self._initializing(dispatchable.name):
+                created[dispatchable.name] = operator = self._create(dispatchable)
+                self.operators[dispatchable.name] = self._compile(dispatchable, operator)
+        for graph in [d for d in dispatchables if isinstance(d, GraphDispatchable)]:
+            with self._initializing(graph.name):
+                self.operators[graph.name] = self._compile_graph(graph, created)
+
+    @contextmanager
+    def _initializing(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        yield
+        if self.timing.verbosity >= 1:
+            self._print(f"Initialize '{name}': {1000 * (time.perf_counter() - start):.4f} ms")
+
+    def _create(self, dispatchable: Dispatchable) -> Operator:
+        try:
+            return self.device.create_operator(dispatchable.desc)
+        except OpenDMLError as error:
+            raise locate(error, dispatchable.desc_path, dispatchable.desc_json) from None
+
+    def _compile(self, dispatchable: Dispatchable, operator: Operator) -> CompiledOperator | CompiledGraph:
+        """DmlCompileOp compiles the operator; DmlCompileGraph compiles it as the one node of a graph."""
+        flags = dispatchable.execution_flags
+        if dispatchable.compile_type != COMPILE_GRAPH:
             try:
-                operator = self.device.create_operator(dispatchable.desc)
-                self.operators[name] = self.device.compile_operator(operator, dispatchable.execution_flags)
+                return self.device.compile_operator(operator, flags)
             except OpenDMLError as error:
                 raise locate(error, dispatchable.desc_path, dispatchable.desc_json) from None
-            if self.timing.verbosity >= 1:
-                self._print(f"Initialize '{name}': {1000 * (time.perf_counter() - start):.4f} ms")
+        try:
+            return self.device.compile_graph(one_node_graph(operator, dispatchable.name), flags)
+        except OpenDMLError as error:  # the description was valid: what failed is compiling it as a graph
+            raise locate(error, child(dispatchable.path, "dmlCompileType"), dispatchable.compile_type) from None
+
+    def _compile_graph(self, graph: GraphDispatchable, created: dict[str, Operator]) -> CompiledGraph:
+        try:
+            return self.device.compile_graph(graph.graph_desc(created), graph.execution_flags)
+        except OpenDMLError as error:  # GraphDesc's fields are the JSON's: "IntermediateEdges[2].ToNodeIndex"
+            raise locate(error, graph.desc_path, graph.desc_json) from None
 
     def dispatch(self, command: DispatchCommand) -> None:
         dispatchable = self.model.dispatchables[command.dispatchable]
         operator = self.operators[command.dispatchable]
-        inputs = self._bindings(command, dispatchable.operator.inputs)
-        outputs = self._bindings(command, dispatchable.operator.outputs)
+        inputs = self._bindings(command, dispatchable.input_names)
+        outputs = self._bindings(command, dispatchable.output_names)
 
         def run_once() -> None:
             operator.execute(inputs, outputs)
@@ -100,6 +139,8 @@ class Runner:
         try:
             samples = measure(run_once, self.timing, self.device.backend.name == "cuda", progress)
         except OpenDMLError as error:  # a binding rule: checked before the operator touches any buffer
+            if isinstance(operator, CompiledGraph):
+                error = _graph_binding_error(error, dispatchable)
             raise self._binding_error(command, locate(error, command.bindings_path, command.bindings_json)) from None
         report(command.dispatchable, samples, self.timing, self._out)
 
@@ -113,11 +154,11 @@ class Runner:
                                               f"{binding.offset}: {error.problem}")
         return error
 
-    def _bindings(self, command: DispatchCommand, fields: tuple[Field, ...]) -> list[BufferBinding | None]:
-        """One binding per tensor, in DirectML's order; None for an absent optional tensor."""
+    def _bindings(self, command: DispatchCommand, names: tuple[str | None, ...]) -> list[BufferBinding | None]:
+        """One binding per input or output of the compiled object, in order; None where ``names`` has None."""
         result: list[BufferBinding | None] = []
-        for f in fields:
-            binding = command.bindings.get(f.name)
+        for name in names:
+            binding = None if name is None else command.bindings.get(name)
             result.append(None if binding is None else BufferBinding(self.buffers[binding.resource], binding.offset))
         return result
 
@@ -165,3 +206,28 @@ class Runner:
 
     def _print(self, line: str) -> None:
         print(line, file=self._out, flush=True)
+
+
+_GRAPH_BINDING = re.compile(r"\b(Inputs|Outputs)\[(\d+)\]")
+
+
+def _graph_binding_error(error: OpenDMLError, dispatchable: AnyDispatchable) -> OpenDMLError:
+    """A compiled graph's binding error names ``Inputs[k]`` and ``Outputs[k]``: name them as the model does.
+
+    >>> from types import SimpleNamespace
+    >>> from opendml.errors import binding_error
+    >>> graph = SimpleNamespace(input_names=("X",), output_names=("Y",))
+    >>> str(_graph_binding_error(binding_error("GRAPH", "Outputs[0] binding", "must not overlap Inputs[0]", "x"),
+    ...                          graph))
+    'GRAPH: Y binding must not overlap X; got x.'
+    """
+    names = {"Inputs": dispatchable.input_names, "Outputs": dispatchable.output_names}
+
+    def name(match: re.Match[str]) -> str:
+        group = names[match[1]]
+        k = int(match[2])
+        return (group[k] or match[0]) if k < len(group) else match[0]
+
+    renamed = OpenDMLError(_GRAPH_BINDING.sub(name, str(error)))  # read by ``locate`` for its text only
+    renamed.__cause__ = error
+    return renamed

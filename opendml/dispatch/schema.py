@@ -16,13 +16,16 @@ from typing import Any
 
 from .commands import BINDING_FIELDS, COMMAND_FIELDS
 from .fields import FLOAT_WORDS, UINT32_MAX, UINT64_MAX, Names
+from .graphs import EDGES, GRAPH_DESC_FIELDS, GRAPH_DESC_REQUIRED
 from .model import MODEL_FIELDS
 from .operators import (
     BUFFER_TENSOR_FIELDS,
+    COMPILE_GRAPH,
     COMPILE_TYPES,
     DATA_TYPE_NAMES,
     DISPATCHABLE_FIELDS,
     EXECUTION_FLAG_NAMES,
+    GRAPH_TYPE,
     OPERATOR_NAMES,
     OPERATORS,
     SCALAR_MEMBERS,
@@ -103,6 +106,23 @@ _DISPATCHABLE: dict[str, Schema] = {
     "bindings": {"type": ["object", "array"], "maxProperties": 0, "maxItems": 0,
                  "description": "initialization bindings: none (these operators take no OWNED_BY_DML tensors)"},
 }
+_GRAPH_DISPATCHABLE: dict[str, Schema] = {
+    **_DISPATCHABLE,
+    "type": {"const": GRAPH_TYPE},
+    "desc": ref("graphDesc"),
+    "Desc": ref("graphDesc"),
+    "dmlCompileType": {"const": COMPILE_GRAPH},
+}
+_NAMES: Schema = {"type": "array", "items": {"type": "string", "minLength": 1}, "uniqueItems": True}
+_GRAPH_DESC: dict[str, Schema] = {
+    "Inputs": {**_NAMES, "description": "the graph inputs' names (InputCount is their number), bound by them"},
+    "Outputs": {**_NAMES, "minItems": 1, "description": "the graph outputs' names, bound by them"},
+    "Nodes": {"type": "array", "items": {"type": "string"}, "minItems": 1,
+              "description": "operator dispatchables of the model, by name; Nodes[k] is node k"},
+    **{key: {"type": "array", "items": ref(key[0].lower() + key[1:-1])} for key in EDGES},
+}
+_EDGE: dict[str, Schema] = {"Name": {"type": "string"}}  # every other field of an edge is an index
+
 _RESOURCE: dict[str, Schema] = {
     "type": {"const": "buffer"},
     "initialValuesDataType": ref("dataType"),
@@ -202,9 +222,32 @@ def _dispatchable_defs() -> Schema:
         spellings = [f"{OPERATOR_NAMES.prefix}{op.name}", op.name]
         chosen.append({"if": {"properties": {"type": {"enum": spellings}}},
                        "then": {"properties": {"desc": ref(f"desc_{op.name}"), "Desc": ref(f"desc_{op.name}")}}})
-    defs["dispatchable"] = _object(DISPATCHABLE_FIELDS, _DISPATCHABLE, ("type",),
-                                   oneOf=[{"required": ["desc"]}, {"required": ["Desc"]}], allOf=chosen)
+    one_desc = [{"required": ["desc"]}, {"required": ["Desc"]}]
+    defs["operatorDispatchable"] = _object(DISPATCHABLE_FIELDS, _DISPATCHABLE, ("type",), oneOf=one_desc,
+                                           allOf=chosen)
+    defs.update(_graph_defs(one_desc))
+    defs["dispatchable"] = {"if": {"required": ["type"], "properties": {"type": {"const": GRAPH_TYPE}}},
+                            "then": ref("graphDispatchable"), "else": ref("operatorDispatchable")}
     return defs
+
+
+def _graph_defs(one_desc: list[Schema]) -> Schema:
+    """opendml's graph dispatchable: DML_GRAPH_DESC, its nodes naming operator dispatchables."""
+    defs: Schema = {
+        "graphDispatchable": _object(DISPATCHABLE_FIELDS, _GRAPH_DISPATCHABLE, ("type",), oneOf=one_desc),
+        "graphDesc": _object(GRAPH_DESC_FIELDS, _GRAPH_DESC, GRAPH_DESC_REQUIRED,
+                             description="DML_GRAPH_DESC (an opendml extension of DxDispatch's models)"),
+    }
+    for key, (_, fields) in EDGES.items():
+        schemas = {field: _EDGE.get(field, ref("uint32")) for field in fields}
+        defs[key[0].lower() + key[1:-1]] = _object(fields, schemas, fields[:-1],
+                                                   description=f"DML_{_c_name(key[:-1])}_DESC")
+    return defs
+
+
+def _c_name(name: str) -> str:
+    """DirectML's C name of an edge kind: "InputEdge" -> "INPUT_GRAPH_EDGE"."""
+    return f"{name.removesuffix('Edge').upper()}_GRAPH_EDGE"
 
 
 def _desc(op: OperatorSpec, defs: Schema) -> Schema:
