@@ -104,8 +104,9 @@ def check_model(model: Model, through_subprocess: bool) -> None:
         if through_subprocess:
             # Reading a model is linear in its size: a few milliseconds per 64 KiB. Seconds are for Python's start.
             # A resource the model declares is filled, run over and printed: 0.1 s per MiB (printing takes
-            # about 40 s per GB of FLOAT32 values) is linear work the model asked for, not a hang.
-            timeout = 15 + len(data) / 65536 + declared_bytes(data) / 2**20 * 0.1
+            # about 40 s per GB of FLOAT32 values) is linear work the model asked for, not a hang. Beyond the
+            # address-space cap nothing can be filled, so no more time is due.
+            timeout = 15 + len(data) / 65536 + min(declared_bytes(data), MEMORY_CAP) / 2**20 * 0.1
             code, stdout, stderr = run_subprocess(args, root / CWD, timeout=timeout)
             note(FAMILY, "models", "subprocess runs")
         else:
