@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from hypothesis import strategies as st
 
 import opendml as dml
 
@@ -69,3 +70,23 @@ def same_values(a: np.ndarray, b: np.ndarray) -> bool:
         nan_a, nan_b = np.isnan(a), np.isnan(b)
         return bool((nan_a == nan_b).all() and (bits(a)[~nan_a] == bits(b)[~nan_b]).all())
     return bool((a == b).all())
+
+
+def disjoint_strides(draw: st.DrawFn, sizes: Sequence[int], zero_axes: Sequence[int] = ()) -> tuple[int, ...]:
+    """Strides in a random axis order, each jumping past everything inner to it, plus random padding.
+
+    No two index vectors reach one element (unless ``zero_axes`` broadcasts some axes). Size-1 axes
+    take any stride, zero included: they never move.
+    """
+    order = draw(st.permutations(range(len(sizes))))
+    strides = [0] * len(sizes)
+    reach = 0  # the largest element offset the inner axes reach
+    for k in order:
+        if sizes[k] == 1:
+            strides[k] = draw(st.integers(0, 9))
+        elif k in zero_axes:
+            strides[k] = 0
+        else:
+            strides[k] = reach + 1 + draw(st.integers(0, 3))
+            reach += (sizes[k] - 1) * strides[k]
+    return tuple(strides)

@@ -43,6 +43,7 @@ from tests.elementwise_oracle import (
     same_value,
     typed_bound,
 )
+from tests.helpers import disjoint_strides
 
 # The device fixture is made once per test function; reusing it across examples is what we want.
 per_test_device = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -126,26 +127,6 @@ def shapes(draw: st.DrawFn, max_elements: int = MAX_ELEMENTS) -> tuple[int, ...]
     return tuple(draw(st.permutations(sizes)))
 
 
-def _disjoint_strides(draw: st.DrawFn, sizes: Sequence[int], zero_axes: Sequence[int] = ()) -> tuple[int, ...]:
-    """Strides in a random axis order, each jumping past everything inner to it, plus random padding.
-
-    No two index vectors reach one element (unless ``zero_axes`` broadcasts some axes). Size-1 axes
-    take any stride, zero included: they never move.
-    """
-    order = draw(st.permutations(range(len(sizes))))
-    strides = [0] * len(sizes)
-    reach = 0  # the largest element offset the inner axes reach
-    for k in order:
-        if sizes[k] == 1:
-            strides[k] = draw(st.integers(0, 9))
-        elif k in zero_axes:
-            strides[k] = 0
-        else:
-            strides[k] = reach + 1 + draw(st.integers(0, 3))
-            reach += (sizes[k] - 1) * strides[k]
-    return tuple(strides)
-
-
 @st.composite
 def strides_for(draw: st.DrawFn, sizes: Sequence[int], writable: bool) -> tuple[int, ...] | None:
     """None (packed by default), packed, permuted and padded, or for inputs broadcast or arbitrary."""
@@ -158,7 +139,7 @@ def strides_for(draw: st.DrawFn, sizes: Sequence[int], writable: bool) -> tuple[
     if kind == "arbitrary":  # inputs may read one element many times
         return tuple(draw(st.lists(st.integers(0, 6), min_size=len(sizes), max_size=len(sizes))))
     zero_axes = draw(st.sets(st.sampled_from(range(len(sizes))))) if kind == "broadcast" else ()
-    return _disjoint_strides(draw, sizes, zero_axes)
+    return disjoint_strides(draw, sizes, zero_axes)
 
 
 @st.composite
@@ -169,7 +150,7 @@ def broadcast_strides(draw: st.DrawFn, sizes: Sequence[int]) -> tuple[int, ...] 
         return (0,) * len(sizes)
     if kind == "per-axis":
         kept = draw(st.integers(0, len(sizes) - 1))
-        return _disjoint_strides(draw, sizes, [k for k in range(len(sizes)) if k != kept])
+        return disjoint_strides(draw, sizes, [k for k in range(len(sizes)) if k != kept])
     return draw(strides_for(sizes, writable=False))
 
 

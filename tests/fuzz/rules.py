@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 import opendml as dml  # only to recognise its enums' members (DirectML's names), never to validate
-from tests.elementwise_oracle import TYPES, round_f32, round_to
+from tests.elementwise_oracle import TYPES, packed_strides, round_f32, round_to
 
 # --- data types and feature levels (SPEC 1 and 3) --------------------------------------------------------
 
@@ -307,14 +307,6 @@ class Tensor:
         """The in-place rule: same type, sizes, strides (as used) and total size."""
         return (self.type_name, self.sizes, self.effective_strides, self.total) == (
             other.type_name, other.sizes, other.effective_strides, other.total)
-
-
-def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
-    strides, step = [], 1
-    for n in reversed(sizes):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
 
 
 def minimum_bytes(type_name: str, sizes: Sequence[int], strides: Sequence[int] | None) -> int:
