@@ -139,6 +139,31 @@ def test_array_constant_from_the_closure() -> None:
     assert compiled(q).tolist() == [[0.0, 4.0], [2.0, 2.0]]
 
 
+def test_broadcast_operands_match_eager() -> None:
+    q = np.array([[0], [3], [250]], np.uint8)  # (3, 1) against a (4,) scale: the input is broadcast too
+    scale = np.array([0.5, 1.0, 2.0, 4.0], np.float32)
+    zero_point = np.array([1, 2, 0, 1], np.uint8)
+    compiled = dml.compile(dml.dequantize_linear)
+    got = compiled(q, scale, zero_point)
+    assert got.shape == (3, 4) and got[1].tolist() == [1.0, 1.0, 6.0, 8.0]
+    assert got.tobytes() == dml.dequantize_linear(q, scale, zero_point).tobytes()
+
+
+def test_layouts_a_description_cannot_state_are_copied() -> None:
+    x = np.array([[-3.0, 0.5], [2.0, 9.0]], np.float32)[::-1, ::-1]  # negative strides
+    got = dml.compile(lambda a: dml.clip(a, -1.0, 1.0))(x)
+    assert got.tolist() == [[1.0, 1.0], [0.5, -1.0]]
+
+
+def test_computed_operand_is_not_broadcast() -> None:
+    def f(q: Any, scale: Any) -> Any:
+        return dml.dequantize_linear(dml.clip(q, 0, 1), scale)
+
+    with pytest.raises(OpenDMLError, match=r"^ELEMENT_WISE_DEQUANTIZE_LINEAR: InputTensor shape must be the "
+                       r"broadcast shape \(3, 4\) when it is computed in the traced function"):
+        dml.compile(f)(np.zeros((3, 1), np.uint8), np.ones(4, np.float32))
+
+
 @pytest.mark.parametrize("body, phrase", [
     (lambda x: dml.clip(x, 0.0, 1.0) if dml.clip(x, 0.0, 1.0) else x, "bool()"),
     (lambda x: np.exp(dml.clip(x, 0.0, 1.0)), "NumPy's exp"),
