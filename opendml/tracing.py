@@ -21,6 +21,7 @@ from .device import Device
 from .dtypes import DataType
 from .enums import AxisDirection
 from .errors import invalid
+from .feature_levels import FeatureLevel
 from .graphs.builder import Expression, Graph, reinterpret
 from .graphs.compiled import CompiledGraph
 from .graphs.desc import ConstantNode
@@ -43,7 +44,6 @@ class Tracer:
     """A traced array: an expression of the graph being built, with the shape and dtype of the eager result."""
 
     _opendml_traced = True
-    __array_priority__ = 1e9  # NumPy defers its operators to ours, which refuse
 
     def __init__(self, expr: Expression, shape: tuple[int, ...], dtype: np.dtype) -> None:
         self.expr = expr
@@ -99,7 +99,6 @@ for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"
     setattr(Tracer, f"__{_name}__", _refuse_operator(_name))
     if _name not in ("neg", "pos", "abs", "lt", "le", "gt", "ge", "invert"):
         setattr(Tracer, f"__r{_name}__", _refuse_operator(_name))
-Tracer.__hash__ = object.__hash__  # type: ignore[method-assign]
 
 
 def _graph_of(values: Sequence[Any], device: object, owner: str) -> Graph:
@@ -170,7 +169,7 @@ def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: obj
     dev = graph.device
     # Values known now go through the eager rules (a number scale is FLOAT32, a zero point takes x's type).
     scale_t = scale if isinstance(scale, Tracer) else _constant(graph, fn_api._scale(dev, scale, owner))
-    if zero_point is None and dev.feature_level < fn_api.FeatureLevel.FL_6_2:
+    if zero_point is None and dev.feature_level < FeatureLevel.FL_6_2:
         zero_point = 0
     zp_t = zero_point if zero_point is None or isinstance(zero_point, Tracer) else _constant(
         graph, fn_api._zero_point(dev, zero_point, tracer.dtype, owner))

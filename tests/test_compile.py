@@ -214,3 +214,14 @@ def test_chain_on_cupy_equals_eager() -> None:
     assert isinstance(got_values, cupy.ndarray)
     assert cupy.array_equal(got_index, want_index)
     assert got_values.tobytes() == want_values.tobytes()
+
+
+def test_traced_zero_point_of_another_type_errors() -> None:
+    with pytest.raises(OpenDMLError, match=r"^ELEMENT_WISE_DEQUANTIZE_LINEAR: ZeroPointTensor must hold values of "
+                       r"the input's type uint8 while tracing"):
+        dml.compile(dml.dequantize_linear)(np.ones(3, np.uint8), np.ones(3, np.float32), np.ones(3, np.int32))
+
+
+def test_numpy_array_plus_traced_array_errors() -> None:
+    with pytest.raises(OpenDMLError, match="NumPy's add"):
+        dml.compile(lambda x: np.ones(3, np.float32) + dml.clip(x, 0.0, 1.0))(np.ones(3, np.float32))
