@@ -31,6 +31,7 @@ from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from .ops.elementwise import ScaleBias
 from .ops.threshold import ElementWiseThresholdDesc
 from .tensor import TensorDesc, calc_buffer_tensor_size
+from .tracing import compile
 
 __version__ = "0.1.0"
 
@@ -40,6 +41,6 @@ __all__ = [
     "ElementWiseClip1Desc", "ElementWiseClipDesc", "ElementWiseDequantizeLinearDesc", "ElementWiseThresholdDesc",
     "ExecutionFlags", "FeatureLevel", "Graph", "GraphDesc", "InputEdge", "IntermediateEdge", "InvalidArgumentError",
     "OpenDMLError", "Operator", "OperatorNode", "OutOfMemoryError", "OutputEdge", "ScaleBias", "TensorDesc",
-    "TensorFlags", "UnsupportedFeatureLevelError", "argmin", "calc_buffer_tensor_size", "clip", "dequantize_linear",
-    "graph", "threshold",
+    "TensorFlags", "UnsupportedFeatureLevelError", "argmin", "calc_buffer_tensor_size", "clip", "compile",
+    "dequantize_linear", "graph", "threshold",
 ]

@@ -69,6 +69,18 @@ def _on_gpu(x: Any) -> bool:
         return False
 
 
+def _tracing(*values: Any) -> bool:
+    """Whether a call is being traced by ``opendml.compile``: some argument is a traced array."""
+    return any(getattr(type(v), "_opendml_traced", False) for v in values)
+
+
+def _traced() -> Any:
+    """The traced versions of the functions (imported late: that module builds on this one)."""
+    from . import tracing
+
+    return tracing
+
+
 @dataclass
 class _Placed:
     """An array described as a tensor in a buffer.
@@ -366,12 +378,23 @@ def clip(x: Any, min: float | None, max: float | None, *, scale_bias: ScaleBias 
     >>> clip(np.array([-3, 0, 5], np.int32), -1, 2.7)
     array([-1,  0,  2], dtype=int32)
     """
+    if _tracing(x):
+        return _traced().clip(x, min, max, scale_bias, out, device)
     key = ("clip", _exact(min), _exact(max), _exact(scale_bias))
     done = _direct(device, key, x, out)
     if done is not None:
         return done
     device = _resolve_device(device, x, CLIP_SCHEMA.name)
     dtype = _as_array(device, x, CLIP_SCHEMA.name, "InputTensor").dtype
+    schema, make_desc = _clip_desc(device, dtype, min, max, scale_bias)
+    return _unary(schema, x, out, device, make_desc, key)
+
+
+def _clip_desc(device: Device, dtype: np.dtype, min: float | None, max: float | None,
+               scale_bias: ScaleBias | tuple[float, float] | None
+               ) -> tuple[OperatorSchema, Callable[[TensorDesc, TensorDesc], object]]:
+    """The operator clip runs for an input of ``dtype``, and how its description is made from the input's
+    and the output's: one rule for arrays and for traced functions."""
     data_type = DataType.parse(dtype, owner=CLIP_SCHEMA.name, field="InputTensor.DataType")
     sb = ScaleBias.parse(scale_bias, CLIP_SCHEMA.name)
     if data_type.is_integer and device.feature_level >= CLIP1_SCHEMA.introduced:
@@ -384,10 +407,10 @@ def clip(x: Any, min: float | None, max: float | None, *, scale_bias: ScaleBias 
         def clip1(i: TensorDesc, o: TensorDesc) -> object:
             return ElementWiseClip1Desc(i, o, data_type, int(lo), int(hi), sb)
 
-        return _unary(CLIP1_SCHEMA, x, out, device, clip1, key)
+        return CLIP1_SCHEMA, clip1
     lo_f = -math.inf if min is None else min
     hi_f = math.inf if max is None else max
-    return _unary(CLIP_SCHEMA, x, out, device, lambda i, o: ElementWiseClipDesc(i, o, lo_f, hi_f, sb), key)
+    return CLIP_SCHEMA, lambda i, o: ElementWiseClipDesc(i, o, lo_f, hi_f, sb)
 
 
 def _number(value: object, owner: str, field: str) -> int | float:
@@ -403,6 +426,8 @@ def threshold(x: Any, min: float, *, scale_bias: ScaleBias | tuple[float, float]
     >>> threshold(np.array([-2.0, 0.5], np.float32), 0.0)
     array([0. , 0.5], dtype=float32)
     """
+    if _tracing(x):
+        return _traced().threshold(x, min, scale_bias, out, device)
     key = ("threshold", _exact(min), _exact(scale_bias))
     done = _direct(device, key, x, out)
     if done is not None:
@@ -425,6 +450,8 @@ def dequantize_linear(x: Any, scale: Any, zero_point: Any = None, *, out: Any = 
     >>> dequantize_linear(np.array([0, 10, 255], np.uint8), np.float32(0.5), 10)
     array([ -5. ,   0. , 122.5], dtype=float32)
     """
+    if _tracing(x, scale, zero_point):
+        return _traced().dequantize_linear(x, scale, zero_point, out, device)
     owner = DEQUANTIZE_LINEAR_SCHEMA.name
     device = _resolve_device(device, x, owner)
     array = _as_array(device, x, owner, "InputTensor")
@@ -540,6 +567,8 @@ def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
            [1],
            [0]])
     """
+    if _tracing(x):
+        return _traced().argmin(x, axes, axis_direction, output_type, out, device)
     owner = ARGMIN_SCHEMA.name
     device = _resolve_device(device, x, owner)
     array = _as_array(device, x, owner, "InputTensor")

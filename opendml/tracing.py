@@ -1,0 +1,341 @@
+"""``opendml.compile``: a function of arrays, traced once per signature into one compiled graph.
+
+A call's signature is each array argument's kind, dtype, shape and strides (and whether a description can
+state its layout) and every other argument's exact value. A new signature runs the function once on traced
+arrays: the functional API's functions, given one, add a node to a Graph instead of running, with the same
+descriptions as on arrays (so results are bit-identical). The graph is compiled once and cached; each call
+binds the arrays where they lie (copies where the functional API copies) and returns new arrays.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+import numpy as np
+
+from . import functional as fn_api
+from .device import Device
+from .dtypes import DataType
+from .enums import AxisDirection
+from .errors import invalid
+from .feature_levels import FeatureLevel
+from .graphs.builder import Expression, Graph, reinterpret
+from .graphs.compiled import CompiledGraph
+from .graphs.desc import ConstantNode
+from .ops.argmin import ARGMIN_SCHEMA, ArgMinDesc
+from .ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
+from .ops.elementwise import ScaleBias
+from .ops.threshold import THRESHOLD_SCHEMA, ElementWiseThresholdDesc
+from .schema import OperatorSchema
+from .tensor import TensorDesc
+
+OWNER = "opendml.compile"
+
+
+def _untraceable(what: str) -> NoReturn:
+    raise invalid(OWNER, "traced array", "supports only the functional API (opendml.clip, threshold, "
+                  "dequantize_linear, argmin): its values are not known while tracing", what)
+
+
+class Tracer:
+    """A traced array: an expression of the graph being built, with the shape and dtype of the eager result."""
+
+    _opendml_traced = True
+
+    def __init__(self, expr: Expression, shape: tuple[int, ...], dtype: np.dtype) -> None:
+        self.expr = expr
+        self.shape = shape
+        self.dtype = dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"Tracer(shape={self.shape}, dtype={self.dtype})"
+
+    def __bool__(self) -> bool:
+        _untraceable(f"bool() of {self!r}")
+
+    def __float__(self) -> float:
+        _untraceable(f"float() of {self!r}")
+
+    def __int__(self) -> int:
+        _untraceable(f"int() of {self!r}")
+
+    def __index__(self) -> int:
+        _untraceable(f"an index from {self!r}")
+
+    def __len__(self) -> int:
+        _untraceable(f"len() of {self!r}")
+
+    def __iter__(self) -> NoReturn:
+        _untraceable(f"iteration over {self!r}")
+
+    def __getitem__(self, key: object) -> NoReturn:
+        _untraceable(f"indexing of {self!r}")
+
+    def __array__(self, *args: object, **kwargs: object) -> NoReturn:
+        _untraceable(f"conversion of {self!r} to a NumPy array")
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *args: object, **kwargs: object) -> NoReturn:
+        _untraceable(f"NumPy's {ufunc.__name__} on {self!r}")
+
+    def __array_function__(self, func: Any, types: object, args: object, kwargs: object) -> NoReturn:
+        _untraceable(f"NumPy's {func.__name__} on {self!r}")
+
+
+def _refuse_operator(name: str) -> Callable[..., NoReturn]:
+    def refuse(self: Tracer, *args: object) -> NoReturn:
+        _untraceable(f"the operator {name} on {self!r}")
+    return refuse
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "neg", "pos", "abs",
+              "lt", "le", "gt", "ge", "and", "or", "xor", "invert"):
+    setattr(Tracer, f"__{_name}__", _refuse_operator(_name))
+    if _name not in ("neg", "pos", "abs", "lt", "le", "gt", "ge", "invert"):
+        setattr(Tracer, f"__r{_name}__", _refuse_operator(_name))
+
+
+def _graph_of(values: Sequence[Any], device: object, owner: str) -> Graph:
+    """The one graph the traced arguments belong to; ``device=`` may only name its device."""
+    graphs = {id(v.expr.graph): v.expr.graph for v in values if isinstance(v, Tracer)}
+    if len(graphs) > 1:
+        raise invalid(owner, "traced arrays", "must come from one traced call", f"{len(graphs)} calls")
+    graph = next(iter(graphs.values()))
+    if device is not None and fn_api._resolve_device(device, None, owner) is not graph.device:
+        raise invalid(owner, "device", f"must be None or the traced call's device ({graph.device!r})", repr(device))
+    return graph
+
+
+def _no_out(out: Any, owner: str) -> None:
+    if out is not None:
+        raise invalid(owner, "out", "must be None while tracing (a compiled function returns new arrays)",
+                      type(out).__name__)
+
+
+def _check_rank(schema: OperatorSchema, device: Device, rank: int) -> None:
+    """Levels whose rows take only 4-D tensors pad with leading 1s, which a node's output cannot take on."""
+    if fn_api._leading_ones(schema, device, rank):
+        raise invalid(OWNER, f"{schema.name} rank", f"must be one the device's feature level "
+                      f"{device.feature_level.label} takes without padding", rank)
+
+
+def _traced_tensor(x: Any, owner: str, field: str) -> Tracer:
+    if not isinstance(x, Tracer):
+        raise invalid(owner, field, "must be a traced array while tracing (an array argument of the compiled "
+                      "function, or a result computed from one)", type(x).__name__)
+    return x
+
+
+def _packed(desc: TensorDesc, data_type: DataType | None = None, sizes: Sequence[int] | None = None) -> TensorDesc:
+    return TensorDesc(desc.data_type if data_type is None else data_type, desc.sizes if sizes is None else sizes)
+
+
+def _unary(schema: OperatorSchema, x: Tracer, make_desc: Callable[[TensorDesc, TensorDesc], object]) -> Tracer:
+    graph = x.expr.graph
+    _check_rank(schema, graph.device, len(x.expr.desc.sizes))
+    return Tracer(graph.node(make_desc(x.expr.desc, _packed(x.expr.desc)), [x.expr]), x.shape, x.dtype)
+
+
+def clip(x: Any, min: float | None, max: float | None, scale_bias: ScaleBias | tuple[float, float] | None,
+         out: Any, device: object) -> Tracer:
+    tracer = _traced_tensor(x, "ELEMENT_WISE_CLIP", "InputTensor")
+    graph = _graph_of([tracer], device, "ELEMENT_WISE_CLIP")
+    _no_out(out, "ELEMENT_WISE_CLIP")
+    schema, make_desc = fn_api._clip_desc(graph.device, tracer.dtype, min, max, scale_bias)
+    return _unary(schema, tracer, make_desc)
+
+
+def threshold(x: Any, min: float, scale_bias: ScaleBias | tuple[float, float] | None, out: Any,
+              device: object) -> Tracer:
+    owner = THRESHOLD_SCHEMA.name
+    tracer = _traced_tensor(x, owner, "InputTensor")
+    _graph_of([tracer], device, owner)
+    _no_out(out, owner)
+    sb = ScaleBias.parse(scale_bias, owner)
+    return _unary(THRESHOLD_SCHEMA, tracer, lambda i, o: ElementWiseThresholdDesc(i, o, min, sb))
+
+
+def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: object) -> Tracer:
+    owner = DEQUANTIZE_LINEAR_SCHEMA.name
+    tracer = _traced_tensor(x, owner, "InputTensor")
+    graph = _graph_of([x, scale, zero_point], device, owner)
+    _no_out(out, owner)
+    dev = graph.device
+    # Values known now go through the eager rules (a number scale is FLOAT32, a zero point takes x's type).
+    scale_t = scale if isinstance(scale, Tracer) else _constant(graph, fn_api._scale(dev, scale, owner))
+    if zero_point is None and dev.feature_level < FeatureLevel.FL_6_2:
+        zero_point = 0
+    zp_t = zero_point if zero_point is None or isinstance(zero_point, Tracer) else _constant(
+        graph, fn_api._zero_point(dev, zero_point, tracer.dtype, owner))
+    if isinstance(zp_t, Tracer) and zp_t.dtype != tracer.dtype:
+        raise invalid(owner, "ZeroPointTensor", f"must hold values of the input's type {tracer.dtype} while "
+                      "tracing (a traced zero point is not converted)", zp_t.dtype)
+    shape = fn_api._broadcast(owner, tracer.shape, "InputTensor", scale_t.shape, "ScaleTensor")
+    if zp_t is not None:
+        shape = fn_api._broadcast(owner, shape, "InputTensor and ScaleTensor", zp_t.shape, "ZeroPointTensor")
+    full = shape or (1,)
+    _check_rank(DEQUANTIZE_LINEAR_SCHEMA, dev, len(full))
+    reads = [_broadcast_to(t, full, owner, field) if t is not None else None
+             for t, field in ((tracer, "InputTensor"), (scale_t, "ScaleTensor"), (zp_t, "ZeroPointTensor"))]
+    descs = [None if r is None else r.desc for r in reads]
+    assert descs[0] is not None and descs[1] is not None
+    desc = ElementWiseDequantizeLinearDesc(descs[0], descs[1], descs[2], _packed(descs[0], descs[1].data_type))
+    return Tracer(graph.node(desc, reads), shape, scale_t.dtype)
+
+
+def _constant(graph: Graph, array: Any) -> Tracer:
+    """A value known while tracing, as a ConstantNode of the graph (the host copy of it)."""
+    values = np.ascontiguousarray(fn_api._to_host(array) if fn_api._on_gpu(array) else np.asarray(array))
+    return Tracer(graph.constant(values), values.shape, values.dtype)
+
+
+def _broadcast_to(t: Tracer, full: tuple[int, ...], owner: str, field: str) -> Expression:
+    """``t`` read as ``full`` through zero strides (as the functional API's broadcast_to), nothing copied."""
+    sizes = t.expr.desc.sizes
+    if tuple(sizes) == full:
+        return t.expr
+    if t.expr.node is not None:
+        node = t.expr.graph._nodes[t.expr.node]
+        if isinstance(node, ConstantNode):  # a graph cannot reinterpret a node's output: broadcast its values
+            host = np.frombuffer(node.data, t.dtype, int(np.prod(sizes))).reshape(sizes)
+            return _constant(t.expr.graph, np.broadcast_to(host, full)).expr
+        raise invalid(owner, f"{field} shape", f"must be the broadcast shape {full} when it is computed in the "
+                      "traced function (a node's output is not broadcast)", t.shape)
+    strides = t.expr.desc.effective_strides
+    shift = len(full) - len(sizes)
+    new = [0 if k < shift or sizes[k - shift] == 1 else strides[k - shift] for k in range(len(full))]
+    return reinterpret(t.expr, sizes=full, strides=new)
+
+
+def argmin(x: Any, axes: int | Sequence[int] | None, axis_direction: AxisDirection | str,
+           output_type: DataType | str, out: Any, device: object) -> Tracer:
+    owner = ARGMIN_SCHEMA.name
+    tracer = _traced_tensor(x, owner, "InputTensor")
+    graph = _graph_of([tracer], device, owner)
+    _no_out(out, owner)
+    rank = len(tracer.expr.desc.sizes)
+    reduced = fn_api._normalize_axes(axes, rank, owner)
+    direction = AxisDirection.parse(axis_direction, owner=owner)
+    out_type = DataType.parse(output_type, owner=owner, field="OutputTensor.DataType")
+    out_sizes = tuple(1 if k in reduced else n for k, n in enumerate(tracer.expr.desc.sizes))
+    _check_rank(ARGMIN_SCHEMA, graph.device, rank)
+    desc = ArgMinDesc(tracer.expr.desc, _packed(tracer.expr.desc, out_type, out_sizes), reduced, direction)
+    return Tracer(graph.node(desc, [tracer.expr]), tracer.shape and out_sizes, out_type.numpy)
+
+
+def compile(fn: Callable[..., Any] | None = None, *, device: Device | str | None = None) -> Any:
+    """Decorate ``fn``, a function of arrays calling the functional API, to run as one compiled graph.
+
+    Array arguments (NumPy, CuPy, PyTorch) are traced; every other argument must be hashable and is part of
+    the signature a graph is compiled and cached for. ``device`` defaults to the first array's.
+
+    >>> import numpy as np, opendml
+    >>> @opendml.compile
+    ... def relu6(x):
+    ...     return opendml.clip(x, 0.0, 6.0)
+    >>> relu6(np.array([-1.0, 3.0, 9.0], np.float32))
+    array([0., 3., 6.], dtype=float32)
+    """
+    if fn is None:
+        return functools.partial(compile, device=device)
+    return CompiledFunction(fn, device)
+
+
+@dataclass
+class _Traced:
+    """A graph compiled for one signature: where its inputs come from and what its outputs are."""
+
+    compiled: CompiledGraph
+    used: frozenset[int]  # graph inputs some edge reads (the others are bound as None)
+    outputs: list[tuple[tuple[int, ...], tuple[int, ...], np.dtype]]  # shape, sizes, dtype
+    single: bool
+
+
+class CompiledFunction:
+    """``fn`` compiled per signature; call it like ``fn``."""
+
+    def __init__(self, fn: Callable[..., Any], device: Device | str | None) -> None:
+        self.fn = fn
+        self.device = device
+        self._cache: dict[Any, _Traced] = {}
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        named = [(f"argument {k}", a) for k, a in enumerate(args)] + [(f"argument {n!r}", a) for n, a in kwargs.items()]
+        first = next((a for _, a in named if _is_array(a)), None)
+        device = fn_api._resolve_device(self.device, first, OWNER)
+        arrays = [fn_api._as_array(device, a, OWNER, name) if _is_array(a) else None for name, a in named]
+        key = (device, len(args), tuple(kwargs), tuple(
+            _array_key(a, arr) if arr is not None else _value_key(name, a) for (name, a), arr in zip(named, arrays)))
+        traced = self._cache.get(key)
+        if traced is None:
+            traced = self._cache[key] = self._trace(device, args, kwargs, arrays)
+        return _execute(device, traced, [a for a in arrays if a is not None], first)
+
+    def _trace(self, device: Device, args: tuple[Any, ...], kwargs: dict[str, Any], arrays: list[Any]) -> _Traced:
+        graph = Graph(device)
+        index = 0
+        values = list(args) + list(kwargs.values())
+        for k, array in enumerate(arrays):
+            if array is None:
+                continue
+            if array.size == 0:
+                raise invalid(OWNER, f"argument {k}", "must have at least one element", array.shape)
+            desc = fn_api._place_input(device, _at_least_1d(array)).desc
+            values[k] = Tracer(graph.input(index, desc), tuple(array.shape), array.dtype)
+            index += 1
+        result = self.fn(*values[:len(args)], **dict(zip(kwargs, values[len(args):])))
+        single = isinstance(result, Tracer)
+        results = [result] if single else result
+        if not isinstance(results, (tuple, list)) or not results or not all(isinstance(r, Tracer) for r in results):
+            raise invalid(OWNER, "result", "must be an array computed by the functional API, or a tuple of them",
+                          repr(result))
+        compiled = graph.compile([r.expr for r in results])
+        used = frozenset(e.graph_input_index for e in compiled.graph_desc.input_edges)
+        outputs = [(r.shape, tuple(r.expr.desc.sizes), r.dtype) for r in results]
+        return _Traced(compiled, used, outputs, single)
+
+
+def _is_array(value: Any) -> bool:
+    if isinstance(value, (np.generic, Tracer)):
+        return False
+    return any(hasattr(value, a) for a in ("__array_interface__", "__cuda_array_interface__", "__dlpack__"))
+
+
+def _array_key(value: Any, array: Any) -> Any:
+    """What the compiled graph depends on: the layout, and how the result is handed back (the kind)."""
+    return (type(value), array.dtype, tuple(array.shape), tuple(array.strides), fn_api._plain(array))
+
+
+def _value_key(name: str, value: Any) -> Any:
+    """A non-array argument by exact value (-0.0 is not 0.0, 1 is not 1.0 or True); it must be hashable."""
+    if isinstance(value, tuple):
+        return (tuple, tuple(_value_key(f"{name}[{k}]", v) for k, v in enumerate(value)))
+    try:
+        hash(value)
+    except TypeError:
+        raise invalid(OWNER, name, "must be an array or a hashable value (a number, a string, a tuple, None)",
+                      type(value).__name__) from None
+    return (type(value), repr(value), value)
+
+
+def _at_least_1d(array: Any) -> Any:
+    """A 0-d array as one element of 1 dimension (a view, as the functional API reads it)."""
+    return fn_api._view_as(array, array.shape or (1,))
+
+
+def _execute(device: Device, traced: _Traced, arrays: list[Any], like: Any) -> Any:
+    placed = [fn_api._place_input(device, _at_least_1d(a)) if k in traced.used else None for k, a in enumerate(arrays)]
+    results = [fn_api._padded_empty(device, sizes, dtype) for _, sizes, dtype in traced.outputs]
+    bindings = [fn_api.BufferBinding(device.backend.wrap(device, raw)) for _, raw in results]
+    traced.compiled.execute([None if p is None else p.binding for p in placed], bindings)
+    backend = device.backend
+    arrays_out = tuple(backend.to_caller(array.reshape(shape), like)
+                       for (array, _), (shape, _, _) in zip(results, traced.outputs))
+    return arrays_out[0] if traced.single else arrays_out
