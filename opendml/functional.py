@@ -71,7 +71,10 @@ def _on_gpu(x: Any) -> bool:
 
 def _tracing(*values: Any) -> bool:
     """Whether a call is being traced by ``opendml.compile``: some argument is a traced array."""
-    return any(getattr(type(v), "_opendml_traced", False) for v in values)
+    for value in values:  # noqa: SIM110 (a loop, not any() over a generator: this runs on every call)
+        if getattr(type(value), "_opendml_traced", False):
+            return True
+    return False
 
 
 def _traced() -> Any:
@@ -378,12 +381,12 @@ def clip(x: Any, min: float | None, max: float | None, *, scale_bias: ScaleBias 
     >>> clip(np.array([-3, 0, 5], np.int32), -1, 2.7)
     array([-1,  0,  2], dtype=int32)
     """
-    if _tracing(x):
-        return _traced().clip(x, min, max, scale_bias, out, device)
     key = ("clip", _exact(min), _exact(max), _exact(scale_bias))
-    done = _direct(device, key, x, out)
+    done = _direct(device, key, x, out)  # first: the per-call cost of small arrays (a traced x never runs here)
     if done is not None:
         return done
+    if _tracing(x):
+        return _traced().clip(x, min, max, scale_bias, out, device)
     device = _resolve_device(device, x, CLIP_SCHEMA.name)
     dtype = _as_array(device, x, CLIP_SCHEMA.name, "InputTensor").dtype
     schema, make_desc = _clip_desc(device, dtype, min, max, scale_bias)
@@ -426,12 +429,12 @@ def threshold(x: Any, min: float, *, scale_bias: ScaleBias | tuple[float, float]
     >>> threshold(np.array([-2.0, 0.5], np.float32), 0.0)
     array([0. , 0.5], dtype=float32)
     """
-    if _tracing(x):
-        return _traced().threshold(x, min, scale_bias, out, device)
     key = ("threshold", _exact(min), _exact(scale_bias))
-    done = _direct(device, key, x, out)
+    done = _direct(device, key, x, out)  # first: the per-call cost of small arrays (a traced x never runs here)
     if done is not None:
         return done
+    if _tracing(x):
+        return _traced().threshold(x, min, scale_bias, out, device)
     device = _resolve_device(device, x, THRESHOLD_SCHEMA.name)
     sb = ScaleBias.parse(scale_bias, THRESHOLD_SCHEMA.name)
     return _unary(THRESHOLD_SCHEMA, x, out, device, lambda i, o: ElementWiseThresholdDesc(i, o, min, sb), key)
