@@ -216,6 +216,18 @@ def test_chain_on_cupy_equals_eager() -> None:
     assert got_values.tobytes() == want_values.tobytes()
 
 
+
+@pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")
+def test_chain_on_pytorch_cuda_tensors_equals_eager() -> None:
+    torch = pytest.importorskip("torch")
+    q = torch.from_numpy(_quantized((6, 7))).cuda()
+    scale = torch.tensor(0.03, dtype=torch.float32, device="cuda")
+    got_index, got_values = dml.compile(_chain_both)(q, scale, 100)
+    want_index, want_values = _chain_both(q, scale, 100)
+    assert isinstance(got_values, torch.Tensor) and got_values.is_cuda
+    assert torch.equal(got_index, want_index)
+    assert got_values.cpu().numpy().tobytes() == want_values.cpu().numpy().tobytes()
+
 def test_traced_zero_point_of_another_type_errors() -> None:
     with pytest.raises(OpenDMLError, match=r"^ELEMENT_WISE_DEQUANTIZE_LINEAR: ZeroPointTensor must hold values of "
                        r"the input's type uint8 while tracing"):
