@@ -171,6 +171,15 @@ def _resource_names(tree: Any) -> list[str]:
     return list(resources) if isinstance(resources, dict) else []
 
 
+def _some_resource(draw: st.DrawFn, model: Model) -> dict[str, Any] | None:
+    """One of the model's resources that is still an object (mutations may have made some something else)."""
+    names = _resource_names(model.tree)
+    if not names:
+        return None
+    resource = model.tree["resources"][draw(st.sampled_from(names))]
+    return resource if isinstance(resource, dict) else None
+
+
 def m_delete(draw: st.DrawFn, model: Model) -> None:
     places = locations(model.tree)
     if places:
@@ -232,11 +241,8 @@ def m_number(draw: st.DrawFn, model: Model) -> None:
 
 def m_huge(draw: st.DrawFn, model: Model) -> None:
     """A resource of a huge declared size (heavy: run with a memory cap)."""
-    names = _resource_names(model.tree)
-    if not names:
-        return
-    resource = model.tree["resources"][draw(st.sampled_from(names))]
-    if not isinstance(resource, dict):
+    resource = _some_resource(draw, model)
+    if resource is None:
         return
     kind = draw(st.sampled_from(["valueCount", "sizeInBytes", "initialValuesOffsetInBytes"]))
     value = draw(st.sampled_from(HUGE_NUMBERS))
@@ -285,11 +291,8 @@ def m_write_file(draw: st.DrawFn, model: Model) -> None:
 
 def m_source(draw: st.DrawFn, model: Model) -> None:
     """A resource read from a file of the sandbox (or one that is not there, or not a file)."""
-    names = _resource_names(model.tree)
-    if not names:
-        return
-    resource = model.tree["resources"][draw(st.sampled_from(names))]
-    if not isinstance(resource, dict):
+    resource = _some_resource(draw, model)
+    if resource is None:
         return
     source = draw(st.sampled_from(SOURCES_PATHS))
     resource["initialValues"] = {"sourcePath": source}
