@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -11,6 +12,7 @@ import numpy as np
 from .binding import BoundTensor, bind
 from .buffer import Buffer, BufferBinding
 from .enums import ExecutionFlags
+from .kernels.spec import KernelSpec
 from .ops.definition import OperatorDefinition
 from .tensor import TensorDesc
 
@@ -81,6 +83,11 @@ class Operator:
     @property
     def name(self) -> str:
         return self.definition.schema.name
+
+    @functools.cached_property
+    def kernel_spec(self) -> KernelSpec:
+        """What backends compile: the operator's element expression, operand types and scalars."""
+        return self.definition.kernel(self.params, self.tensors)
 
     def tensor(self, name: str) -> TensorDesc:
         """A tensor the operator has (a required one, or an optional one known to be given)."""

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import expr as ex
 from ..dtypes import DataType as T
 from ..enums import AxisDirection
 from ..errors import invalid
 from ..feature_levels import FeatureLevel as L
+from ..kernels.spec import KernelSpec, NanRule, Reduction, ReductionKind
 from ..schema import OperatorSchema, SupportRow, TensorField
 from ..tensor import TensorDesc, sequence_items
 from .clip import FLOATS, INTEGERS_32, INTEGERS_64
@@ -105,4 +107,14 @@ def argmin_reference(inputs: Sequence[np.ndarray | None], params: ArgMinParams) 
     return index.reshape(out_shape).astype(params.output_type.numpy)
 
 
-ARGMIN = OperatorDefinition(ARGMIN_SCHEMA, ArgMinDesc, prepare_argmin, argmin_reference)
+def argmin_kernel(params: ArgMinParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
+    """The index of the smallest element over ``axes``: the values compared are the elements themselves."""
+    x = tensors["InputTensor"]
+    assert x is not None
+    reduction = Reduction(ReductionKind.ARGMIN, params.axes, params.axis_direction, NanRule.IGNORE,
+                          params.output_type)
+    return KernelSpec(ARGMIN_SCHEMA.name, (x.data_type,), params.output_type, ex.Load(0, x.data_type),
+                      reduction=reduction)
+
+
+ARGMIN = OperatorDefinition(ARGMIN_SCHEMA, ArgMinDesc, prepare_argmin, argmin_reference, argmin_kernel)

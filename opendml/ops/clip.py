@@ -13,6 +13,7 @@ from .definition import OperatorDefinition
 from .elementwise import (
     ClampParams,
     ScaleBias,
+    clamp_kernel,
     clamp_reference,
     exact_scalar,
     float_field,
@@ -98,5 +99,7 @@ def prepare_clip1(desc: ElementWiseClip1Desc) -> ClampParams:
     return ClampParams(data_type, scale_bias, low, high)
 
 
-CLIP = OperatorDefinition(CLIP_SCHEMA, ElementWiseClipDesc, prepare_clip, clamp_reference)
-CLIP1 = OperatorDefinition(CLIP1_SCHEMA, ElementWiseClip1Desc, prepare_clip1, clamp_reference)
+CLIP = OperatorDefinition(CLIP_SCHEMA, ElementWiseClipDesc, prepare_clip, clamp_reference,
+                          clamp_kernel(CLIP_SCHEMA.name))
+CLIP1 = OperatorDefinition(CLIP1_SCHEMA, ElementWiseClip1Desc, prepare_clip1, clamp_reference,
+                           clamp_kernel(CLIP1_SCHEMA.name))

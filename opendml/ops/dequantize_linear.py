@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import expr as ex
 from ..dtypes import DataType as T
 from ..feature_levels import FeatureLevel as L
+from ..kernels.spec import KernelSpec
 from ..schema import OperatorSchema, SupportRow, TensorField
 from ..tensor import TensorDesc
 from ..validate import check_same_data_type, check_same_sizes
@@ -83,5 +85,24 @@ def dequantize_linear_reference(inputs: Sequence[np.ndarray | None], params: Deq
     return value.astype(params.output_type.numpy)
 
 
+def dequantize_linear_kernel(params: DequantizeParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
+    """SPEC 8.6 element by element: the difference exact in the narrowest type that holds it (INT16 for
+    8-bit operands, INT32 for 16-bit, INT64 for 32-bit), converted once to float32, times the scale in
+    float32 (rounded once), stored as the output type (FLOAT16 rounded once more)."""
+    x, scale, zero_point = (tensors[name] for name in ("InputTensor", "ScaleTensor", "ZeroPointTensor"))
+    assert x is not None and scale is not None
+    value: ex.Expr = ex.Load(0, x.data_type)
+    if zero_point is not None:
+        wide = ex.difference_type(x.data_type, zero_point.data_type)
+        value = ex.Subtract(ex.Widen(value, wide), ex.Widen(ex.Load(2, zero_point.data_type), wide))
+    factor: ex.Expr = ex.Load(1, scale.data_type)
+    if scale.data_type is T.FLOAT16:
+        factor = ex.ToFloat32(factor)
+    element = ex.Store(ex.Multiply(ex.ToFloat32(value), factor), params.output_type)
+    inputs = (x.data_type, scale.data_type, None if zero_point is None else zero_point.data_type)
+    return KernelSpec(DEQUANTIZE_LINEAR_SCHEMA.name, inputs, params.output_type, element)
+
+
 DEQUANTIZE_LINEAR = OperatorDefinition(DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc,
-                                       prepare_dequantize_linear, dequantize_linear_reference)
+                                       prepare_dequantize_linear, dequantize_linear_reference,
+                                       dequantize_linear_kernel)

@@ -1,19 +1,21 @@
 """Shared pieces of CLIP, CLIP1 and THRESHOLD: ScaleBias, typed bounds, and the per-element math.
 
-The math is written as functions of whole arrays that touch each element on its own, so that a later
-graph builder can compose them (DEQUANTIZE_LINEAR -> CLIP -> ...) into one pass.
+The math is stated once as an element expression (``clamp_expression``), which every backend lowers; the
+NumPy reference below (``clamp_reference``) is written apart, as the oracle the kernels are tested against.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import expr as ex
 from ..dtypes import DataType
 from ..errors import invalid
+from ..kernels.spec import KernelSpec, Scalars
 from ..tensor import TensorDesc
 from ..validate import check_same_data_type, check_same_sizes
 
@@ -170,3 +172,35 @@ def clamp_reference(inputs: Sequence[np.ndarray | None], params: ClampParams) ->
     v = apply_scale_bias(v, params.scale_bias)
     v = clamp(v, params.low, params.high)
     return v.astype(params.data_type.numpy)
+
+
+def clamp_expression(params: ClampParams, scalars: Scalars) -> ex.Expr:
+    """CLIP, CLIP1 and THRESHOLD element by element (SPEC 4, 8.3-8.5): in float32 for float tensors
+    (ScaleBias a rounded multiply, then a rounded add), in the tensor's type for integers; a bound
+    replaces the value only when the comparison is strictly true (so NaN stays, and -0.0 ties keep the
+    element); an absent bound is no node at all."""
+    data_type = params.data_type
+    compute = DataType.FLOAT32 if data_type.is_float else data_type
+    v: ex.Expr = ex.Load(0, data_type)
+    if data_type is DataType.FLOAT16:
+        v = ex.ToFloat32(v)
+    if params.scale_bias is not None:
+        scale, bias = params.scale_bias
+        v = ex.Add(ex.Multiply(v, scalars.add(scale, compute)), scalars.add(bias, compute))
+    if params.high is not None:
+        high = scalars.add(params.high, compute)
+        v = ex.Select(ex.Less(high, v), high, v)
+    if params.low is not None:
+        low = scalars.add(params.low, compute)
+        v = ex.Select(ex.Less(v, low), low, v)
+    return ex.Store(v, data_type)
+
+
+def clamp_kernel(name: str) -> Callable[[ClampParams, Mapping[str, TensorDesc | None]], KernelSpec]:
+    """The KernelSpec of CLIP, CLIP1 or THRESHOLD (``name``)."""
+    def kernel(params: ClampParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
+        scalars = Scalars()
+        element = clamp_expression(params, scalars)
+        return KernelSpec(name, (params.data_type,), params.data_type, element, tuple(scalars.values))
+
+    return kernel

@@ -9,7 +9,15 @@ from ..schema import OperatorSchema
 from ..tensor import TensorDesc
 from .clip import FLOATS, INTEGERS_32, UNARY_TENSORS, unary_row
 from .definition import OperatorDefinition
-from .elementwise import ClampParams, ScaleBias, clamp_reference, float_field, prepare_unary, typed_bound
+from .elementwise import (
+    ClampParams,
+    ScaleBias,
+    clamp_kernel,
+    clamp_reference,
+    float_field,
+    prepare_unary,
+    typed_bound,
+)
 
 THRESHOLD_SCHEMA = OperatorSchema(
     name="ELEMENT_WISE_THRESHOLD",
@@ -42,4 +50,5 @@ def prepare_threshold(desc: ElementWiseThresholdDesc) -> ClampParams:
     return ClampParams(data_type, scale_bias, low, None)
 
 
-THRESHOLD = OperatorDefinition(THRESHOLD_SCHEMA, ElementWiseThresholdDesc, prepare_threshold, clamp_reference)
+THRESHOLD = OperatorDefinition(THRESHOLD_SCHEMA, ElementWiseThresholdDesc, prepare_threshold, clamp_reference,
+                               clamp_kernel(THRESHOLD_SCHEMA.name))

@@ -1,0 +1,333 @@
+"""Element expressions: each operator's per-element math, written once and lowered by every backend.
+
+An expression is a tree of the nodes below, each with one meaning that every lowering gives bit for bit.
+The set is closed and holds no operation whose result differs between instruction sets: no min or max
+(NaN and -0.0 rules vary), no fused multiply-add, no division. Values are typed by DirectML data types;
+comparisons give BOOL. Types are checked when a node is made, so a malformed expression fails where it is
+written, never in a backend.
+
+==================  ==============================================  ==================================
+node                meaning                                         lowerings (NumPy / Numba / CUDA C / LLVM vector)
+==================  ==============================================  ==================================
+Load(k, T)          element of operand ``k``, stored as T           view[k] / ``a{k}`` (FLOAT16 bits:
+                    (FLOAT16 is held as its value)                  ``half_to_float``) / ``a{k}``
+                                                                    (``h2f``) / vector load or splat
+Param(k, T)         scalar argument ``k`` of the kernel, of type T  array scalar / ``q{k}`` / kernel
+                                                                    argument ``q{k}`` / splat
+Widen(v, T)         integer v as the wider integer type T, exactly  ``astype`` / ``np.intN`` / C cast /
+                    (lowerings may hold it wider still)             ``sext``/``zext``
+Subtract(a, b)      a - b in their integer type, exact: the types'  ``np.subtract`` / ``-`` then the
+                    ranges are checked to make overflow impossible  type / ``-`` / ``sub``
+ToFloat32(v)        integer v rounded to nearest-even float32;      ``astype(float32)`` / ``np.float32``
+                    FLOAT16 v converted exactly                     / ``cvt.rn.f32`` / ``sitofp``
+Multiply(a, b)      FLOAT32 a * b, rounded once to nearest even     ``np.multiply`` / ``*`` / ``mul.rn``
+                                                                    / ``fmul`` (no fast-math flags)
+Add(a, b)           FLOAT32 a + b, rounded once to nearest even     ``np.add`` / ``+`` / ``add.rn`` / ``fadd``
+Less(a, b)          BOOL: a < b, false when either is NaN           ``np.less`` / ``<`` / ``setp.lt``
+                    (so -0.0 < +0.0 is false)                       / ``fcmp olt``, ``icmp slt``/``ult``
+IsNumber(v)         BOOL: FLOAT32 v is not NaN                      ``==`` itself / ``v == v`` /
+                                                                    ``setp.num`` / ``fcmp ord``
+Select(c, a, b)     a where c holds, else b (a, b of one type)      ``np.where`` / ``a if c else b`` /
+                                                                    ``?:`` / ``select``
+Store(v, T)         the value as the output type T: FLOAT32 to      ``astype`` / ``float_to_half`` /
+                    FLOAT16 rounds once to nearest even (overflow   ``cvt.rn.f16.f32`` / not vectorised
+                    to infinity, NaN stays NaN); else v's own type  (FLOAT16 outputs are not streamed)
+==================  ==============================================  ==================================
+
+Integer values may be held in any wider type by a lowering (CUDA computes 8- and 16-bit integers in 32
+bits): every integer node is exact, so the width never shows in a result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from .dtypes import DataType
+
+BOOL: Literal["BOOL"] = "BOOL"
+ValueType = DataType | Literal["BOOL"]
+
+INTEGERS = frozenset(t for t in DataType if t.is_integer)
+STORED = frozenset({DataType.FLOAT32, DataType.FLOAT16}) | INTEGERS
+
+
+class ExpressionError(TypeError):
+    """A malformed expression: a programming error in an operator's definition, never a user's."""
+
+
+def _name(t: ValueType) -> str:
+    return t if isinstance(t, str) else t.name
+
+
+def _type(t: ValueType) -> DataType:
+    _require(isinstance(t, DataType), f"{_name(t)} is not a data type")
+    return t  # type: ignore[return-value]
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ExpressionError(message)
+
+
+class Expr:
+    """A node; ``data_type`` is the type of its value. Equal trees are equal and hash alike."""
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, f) for f in self.__dataclass_fields__)  # type: ignore[attr-defined]
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(other) is not type(self) or hash(self) != hash(other):
+            return False
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((type(self).__name__, self._fields()))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    def __repr__(self) -> str:
+        args = ", ".join(f.name if isinstance(f, DataType) else repr(f) for f in self._fields())
+        return f"{type(self).__name__}({args})"
+
+    @property
+    def data_type(self) -> ValueType:
+        raise NotImplementedError
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return ()
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Load(Expr):
+    operand: int
+    stored: DataType
+
+    def __post_init__(self) -> None:
+        _require(self.operand >= 0 and self.stored in STORED, f"Load({self.operand}, {_name(self.stored)})")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.stored
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Param(Expr):
+    index: int
+    type: DataType
+
+    def __post_init__(self) -> None:
+        _require(self.index >= 0 and (self.type in INTEGERS or self.type is DataType.FLOAT32),
+                 f"Param({self.index}, {_name(self.type)})")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Widen(Expr):
+    value: Expr
+    type: DataType
+
+    def __post_init__(self) -> None:
+        source = self.value.data_type
+        _require(source in INTEGERS and self.type in INTEGERS, f"Widen of {_name(source)} to {_name(self.type)}")
+        low, high = integer_range(self.value)
+        t_low, t_high = self.type.integer_range
+        _require(t_low <= low and high <= t_high, f"Widen of {_name(source)} to {_name(self.type)} is not exact")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.type
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class _Binary(Expr):
+    a: Expr
+    b: Expr
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return (self.a, self.b)
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Subtract(_Binary):
+    def __post_init__(self) -> None:
+        t = self.a.data_type
+        _require(t in INTEGERS and self.b.data_type == t, f"Subtract of {_name(t)} and {_name(self.b.data_type)}")
+        (a_low, a_high), (b_low, b_high) = integer_range(self.a), integer_range(self.b)
+        low, high = _type(t).integer_range
+        _require(low <= a_low - b_high and a_high - b_low <= high, f"Subtract in {_name(t)} may overflow")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.a.data_type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class ToFloat32(Expr):
+    value: Expr
+
+    def __post_init__(self) -> None:
+        source = self.value.data_type
+        _require(source in INTEGERS or source is DataType.FLOAT16, f"ToFloat32 of {_name(source)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return DataType.FLOAT32
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class _Float(_Binary):
+    def __post_init__(self) -> None:
+        _require(self.a.data_type is DataType.FLOAT32 and self.b.data_type is DataType.FLOAT32,
+                 f"{type(self).__name__} of {_name(self.a.data_type)} and {_name(self.b.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return DataType.FLOAT32
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Multiply(_Float):
+    pass
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Add(_Float):
+    pass
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Less(_Binary):
+    def __post_init__(self) -> None:
+        t = self.a.data_type
+        _require((t in INTEGERS or t is DataType.FLOAT32) and self.b.data_type == t,
+                 f"Less of {_name(t)} and {_name(self.b.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return BOOL
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class IsNumber(Expr):
+    value: Expr
+
+    def __post_init__(self) -> None:
+        _require(self.value.data_type is DataType.FLOAT32, f"IsNumber of {_name(self.value.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return BOOL
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Select(Expr):
+    condition: Expr
+    a: Expr
+    b: Expr
+
+    def __post_init__(self) -> None:
+        _require(self.condition.data_type == BOOL and self.a.data_type == self.b.data_type
+                 and self.a.data_type != BOOL, f"Select of {_name(self.a.data_type)} and {_name(self.b.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.a.data_type
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return (self.condition, self.a, self.b)
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Store(Expr):
+    value: Expr
+    type: DataType
+
+    def __post_init__(self) -> None:
+        source = self.value.data_type
+        ok = source == self.type or (source is DataType.FLOAT32 and self.type is DataType.FLOAT16)
+        _require(ok and self.type in STORED, f"Store of {_name(source)} as {_name(self.type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.type
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+def integer_range(expr: Expr) -> tuple[int, int]:
+    """The smallest and largest value an integer expression can take."""
+    if isinstance(expr, Widen):
+        return integer_range(expr.value)
+    if isinstance(expr, Subtract):
+        (a_low, a_high), (b_low, b_high) = integer_range(expr.a), integer_range(expr.b)
+        return a_low - b_high, a_high - b_low
+    if isinstance(expr, Select):
+        (a_low, a_high), (b_low, b_high) = integer_range(expr.a), integer_range(expr.b)
+        return min(a_low, b_low), max(a_high, b_high)
+    t = expr.data_type
+    _require(t in INTEGERS, f"integer_range of {_name(t)}")
+    return _type(t).integer_range
+
+
+def difference_type(*types: DataType) -> DataType:
+    """The narrowest signed type holding every difference of values of ``types`` exactly (the one
+    choice of DEQUANTIZE_LINEAR's width: 8-bit operands subtract in INT16, 16-bit in INT32, else INT64)."""
+    low = min(t.integer_range[0] for t in types)
+    high = max(t.integer_range[1] for t in types)
+    for wide in (DataType.INT16, DataType.INT32, DataType.INT64):
+        w_low, w_high = wide.integer_range
+        if w_low <= low - high and high - low <= w_high:
+            return wide
+    raise ExpressionError(f"no exact difference type for {types}")
+
+
+def nodes(expr: Expr) -> Iterator[Expr]:
+    """Every distinct node once, children before parents (the order lowerings emit them in)."""
+    seen: set[Expr] = set()
+
+    def visit(node: Expr) -> Iterator[Expr]:
+        if node in seen:
+            return
+        for child in node.children:
+            yield from visit(child)
+        seen.add(node)
+        yield node
+
+    yield from visit(expr)
+
+
+def loads(expr: Expr) -> dict[int, DataType]:
+    """The operands an expression reads, with their stored types."""
+    return {node.operand: node.stored for node in nodes(expr) if isinstance(node, Load)}
+
+
+def params(expr: Expr) -> dict[int, DataType]:
+    """The scalar parameters an expression takes, with their types."""
+    return {node.index: node.type for node in nodes(expr) if isinstance(node, Param)}
+

@@ -1,0 +1,90 @@
+"""Kernel specifications: what every backend compiles, in place of a choice by operator name.
+
+An operator's definition turns its validated description into a ``KernelSpec``: the operand types (in
+DirectML's input order, None for an absent optional tensor), the output type, the element expression
+(``opendml.expr``) and, for a reduction, a ``Reduction`` record. Backends compile the structure
+(``KernelSpec.key``) and pass ``scalars`` as kernel arguments, so operators that differ only in their
+field values (a new Min) share one compiled kernel.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import expr as ex
+from ..dtypes import DataType
+from ..enums import AxisDirection
+
+
+class ReductionKind(enum.Enum):
+    ARGMIN = "ARGMIN"
+
+
+class NanRule(enum.Enum):
+    """IGNORE: NaN elements are skipped (DirectML); a reduction of NaN only gives the direction's default."""
+
+    IGNORE = "IGNORE"
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """An index reduction over ``axes``: the element expression gives the values compared."""
+
+    kind: ReductionKind
+    axes: tuple[int, ...]
+    direction: AxisDirection
+    nan_rule: NanRule
+    index_type: DataType
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One operator as a backend sees it.
+
+    Element-wise (``reduction`` None): ``element`` is a ``Store`` of the output type. Reduction: ``element``
+    is the value of each input element compared (a ``Load`` today; a computed prologue later) and the
+    output holds indices of ``reduction.index_type``.
+    """
+
+    operator: str
+    inputs: tuple[DataType | None, ...]
+    output: DataType
+    element: ex.Expr
+    scalars: tuple[np.generic, ...] = ()
+    reduction: Reduction | None = None
+
+    def __post_init__(self) -> None:
+        for k, t in ex.loads(self.element).items():
+            if k >= len(self.inputs) or self.inputs[k] != t:
+                raise ex.ExpressionError(f"{self.operator}: Load({k}, {t.name}) reads no such operand")
+        wanted = ex.params(self.element)
+        if sorted(wanted) != list(range(len(self.scalars))):
+            raise ex.ExpressionError(f"{self.operator}: parameters {sorted(wanted)} for {len(self.scalars)} scalars")
+        for k, t in wanted.items():
+            if np.dtype(type(self.scalars[k])) != t.numpy:
+                raise ex.ExpressionError(f"{self.operator}: scalar {k} is not {t.name}")
+        if self.reduction is None and not (isinstance(self.element, ex.Store) and self.element.type == self.output):
+            raise ex.ExpressionError(f"{self.operator}: an element-wise kernel's expression stores {self.output.name}")
+
+    @property
+    def key(self) -> tuple:
+        """What a compiled kernel depends on: everything but the scalars' values."""
+        return self.operator, self.inputs, self.output, self.element, self.reduction
+
+    @property
+    def is_reduction(self) -> bool:
+        return self.reduction is not None
+
+
+class Scalars:
+    """Collects an expression's parameters in order: ``add`` returns the Param node of a new scalar."""
+
+    def __init__(self) -> None:
+        self.values: list[np.generic] = []
+
+    def add(self, value: np.generic, data_type: DataType) -> ex.Param:
+        self.values.append(data_type.numpy.type(value))
+        return ex.Param(len(self.values) - 1, data_type)
