@@ -10,6 +10,7 @@ binds the arrays where they lie (copies where the functional API copies) and ret
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -24,7 +25,6 @@ from .errors import invalid
 from .feature_levels import FeatureLevel
 from .graphs.builder import Expression, Graph, reinterpret
 from .graphs.compiled import CompiledGraph
-from .graphs.desc import ConstantNode
 from .ops.argmin import ARGMIN_SCHEMA, ArgMinDesc
 from .ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
 from .ops.elementwise import ScaleBias
@@ -201,9 +201,9 @@ def _broadcast_to(t: Tracer, full: tuple[int, ...], owner: str, field: str) -> E
     if tuple(sizes) == full:
         return t.expr
     if t.expr.node is not None:
-        node = t.expr.graph._nodes[t.expr.node]
-        if isinstance(node, ConstantNode):  # a graph cannot reinterpret a node's output: broadcast its values
-            host = np.frombuffer(node.data, t.dtype, int(np.prod(sizes))).reshape(sizes)
+        data = t.expr.graph.constant_data(t.expr)
+        if data is not None:  # a graph cannot reinterpret a node's output: broadcast its values
+            host = np.frombuffer(data, t.dtype, int(np.prod(sizes))).reshape(sizes)
             return _constant(t.expr.graph, np.broadcast_to(host, full)).expr
         raise invalid(owner, f"{field} shape", f"must be the broadcast shape {full} when it is computed in the "
                       "traced function (a node's output is not broadcast)", t.shape)
@@ -264,6 +264,7 @@ class CompiledFunction:
         self.fn = fn
         self.device = device
         self._cache: dict[Any, _Traced] = {}
+        self._lock = threading.Lock()  # one trace and compile per signature, whichever thread comes first
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -275,7 +276,10 @@ class CompiledFunction:
             _array_key(a, arr) if arr is not None else _value_key(name, a) for (name, a), arr in zip(named, arrays)))
         traced = self._cache.get(key)
         if traced is None:
-            traced = self._cache[key] = self._trace(device, args, kwargs, arrays)
+            with self._lock:
+                traced = self._cache.get(key)
+                if traced is None:
+                    traced = self._cache[key] = self._trace(device, args, kwargs, arrays)
         return _execute(device, traced, [a for a in arrays if a is not None], first)
 
     def _trace(self, device: Device, args: tuple[Any, ...], kwargs: dict[str, Any], arrays: list[Any]) -> _Traced:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -237,3 +238,28 @@ def test_traced_zero_point_of_another_type_errors() -> None:
 def test_numpy_array_plus_traced_array_errors() -> None:
     with pytest.raises(OpenDMLError, match="NumPy's add"):
         dml.compile(lambda x: np.ones(3, np.float32) + dml.clip(x, 0.0, 1.0))(np.ones(3, np.float32))
+
+
+def test_threads_sharing_a_compiled_function_trace_once_and_get_their_own_results(
+        compile_count: list[int]) -> None:
+    # The chain's intermediate lives in the compiled graph's one temporary arena: executions that
+    # overlapped would read each other's values.
+    compiled = dml.compile(lambda x: dml.argmin(dml.clip(x, -0.5, 0.5), 1))
+    rng = np.random.default_rng(7)
+    inputs = [rng.standard_normal((256, 512)).astype(np.float32) for _ in range(8)]
+    expected = [np.argmin(np.clip(x, -0.5, 0.5), axis=1) for x in inputs]
+    failures: list[int] = []
+
+    def work(k: int) -> None:
+        for _ in range(20):
+            got = compiled(inputs[k]).reshape(-1)
+            if not np.array_equal(got, expected[k]):
+                failures.append(k)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert len(compile_count) == 1

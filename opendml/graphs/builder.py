@@ -94,6 +94,11 @@ class Graph:
         node = self._add(OperatorNode(operator), list(reads))
         return Expression(self, node, 0, operator.tensor(operator.definition.schema.outputs[0].name))
 
+    def constant_data(self, expr: Expression) -> bytes | None:
+        """The bytes of the ConstantNode ``expr`` reads, or None when it reads anything else."""
+        node = None if expr.node is None else self._nodes[expr.node]
+        return node.data if isinstance(node, ConstantNode) else None
+
     def _add(self, node: OperatorNode | ConstantNode, reads: list[Expression | None]) -> int:
         self._nodes.append(node)
         self._reads.append(reads)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,9 @@ class CompiledGraph:
         self._persistent: Buffer | None = self._upload_constants()
         self._readers = self._graph_input_readers()
         self._bound: dict[tuple, _Bound] = {}
+        # Executions share the intermediates' arena (and the binding cache): from several threads they
+        # take turns, as DirectML's temporary resource would need a fence between them.
+        self._lock = threading.Lock()
 
     @property
     def graph_desc(self) -> GraphDesc:
@@ -93,7 +97,13 @@ class CompiledGraph:
 
     def execute(self, inputs: Sequence[BufferBinding | Buffer | None],
                 outputs: Sequence[BufferBinding | Buffer | None]) -> None:
-        """Run the plan once over these bindings (checked as an operator's are)."""
+        """Run the plan once over these bindings (checked as an operator's are); calls from several
+        threads run one at a time."""
+        with self._lock:
+            self._execute(inputs, outputs)
+
+    def _execute(self, inputs: Sequence[BufferBinding | Buffer | None],
+                 outputs: Sequence[BufferBinding | Buffer | None]) -> None:
         key = _binding_key(inputs, outputs)
         bound = self._bound.get(key) if key is not None else None
         if bound is None:
