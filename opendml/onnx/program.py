@@ -123,6 +123,9 @@ class _Builder:
     device: Device
     producers: dict[str, int]
     own: dict[int, int] = field(default_factory=dict)  # step -> its node in its own (possibly refined) sizes
+    # step -> its own description before its reads were resolved: every computed input read through a
+    # view of its producer's own output, what a recomputation composes with
+    space: dict[int, object] = field(default_factory=dict)
     nodes: list[_Node] = field(default_factory=list)
     views: dict[tuple, int] = field(default_factory=dict)  # (step, sizes, strides) -> its recomputed node
 
@@ -131,13 +134,14 @@ class _Builder:
         desc = self.plan.steps[k].operator.operator.desc
         for _ in range(2 * MAX_DIMENSIONS + 1):  # each retry adds an axis: a few at most
             try:
-                desc, sources = self._resolve(k, desc, top=True)
+                resolved, sources = self._resolve(k, desc, top=True)
             except redescribe.NeedsOnes as needed:
                 desc = redescribe.with_leading_ones(desc, needed.count)
             except _Refine as refined:
                 desc = self._fit(redescribe.refine(desc, refined.parts))
             else:
-                self.own[k] = self._add(k, desc, sources, self.plan.steps[k].label)
+                self.space[k] = desc
+                self.own[k] = self._add(k, resolved, sources, self.plan.steps[k].label)
                 return
         raise invalid(self.plan.steps[k].label, "Sizes", "must fit one compiled graph", "too many axes")
 
@@ -184,7 +188,7 @@ class _Builder:
             raise _Refine(parts)
         key = (producer, sizes, strides)
         if key not in self.views:
-            desc = redescribe.recompute(self.nodes[self.own[producer]].desc, sizes, steps)
+            desc = redescribe.recompute(self.space[producer], sizes, steps)
             desc, sources = self._resolve(producer, desc, top=False)
             self.views[key] = self._add(producer, desc, sources, f"{self.plan.steps[producer].label} as {list(sizes)}")
         return self.views[key]

@@ -23,6 +23,12 @@ every such read an edge, without relaxing the graph's rule:
   is, and later readers read it through views like any other. An ARGMIN reader whose reduced axis is
   split reduces over all its parts (the flattened index is the same).
 
+A view that carries even after splitting (two different splits of one axis that do not divide each
+other) raises InvalidArgumentError. No model of the mapped operators reaches it: a value's own axes are
+read split only as a DequantizeLinear's x, an integer value, and integer values are never written in
+split sizes (only DequantizeLinear, whose output is a float, splits; ArgMin reading a split float writes
+its INT64 output in split sizes, but no DequantizeLinear reads INT64 data).
+
 Cost: a recomputed value is computed once per view that reads it (cached by view), so a [C] scale read
 by a DequantizeLinear over [N, C, H] is computed N * C * H times, and a value read both through its own
 sizes and through another view is computed twice. Where a step's own node is read by no one, it is
