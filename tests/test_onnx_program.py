@@ -109,18 +109,21 @@ def test_new_shapes_and_new_bound_values_compile_anew(monkeypatch: pytest.Monkey
     assert calls == [2, 2, 2]
 
 
-def test_a_read_through_other_sizes_cuts_the_graph() -> None:
+def test_a_read_through_other_sizes_is_still_one_graph() -> None:
     # The blocked scale splits x's axis 1 into (2, 4): DequantizeLinear's output is described as [2, 2, 4, 3],
-    # Relu reads it as [2, 8, 3]; an intermediate edge joins equal Sizes only.
+    # Relu reads it as [2, 8, 3]. An intermediate edge joins equal Sizes only, so Relu and ArgMin are
+    # described in the split sizes too (ArgMin reducing over both parts of axis 1).
     nodes = [helper.make_node("DequantizeLinear", ["x", "scale"], ["dq"], axis=1, block_size=4),
              helper.make_node("Relu", ["dq"], ["relu"]),
-             helper.make_node("ArgMin", ["relu"], ["index"], axis=0)]
+             helper.make_node("ArgMin", ["relu"], ["index"], axis=1)]
     x = RNG.integers(-128, 127, (2, 8, 3), dtype=np.int8, endpoint=True)
     built = model(nodes, {"x": x}, ["index"], 21, {"scale": RNG.uniform(0.1, 1, (2, 2, 3)).astype(np.float32)})
     session = Session(built)
-    first, second = session.program({"x": x}).segments
-    assert (first.steps, second.steps) == ((0,), (1, 2))
-    assert second.inputs == ("dq",)  # the first graph's output, bound as the second's input
+    (segment,) = session.program({"x": x}).segments
+    assert segment.steps == segment.nodes == (0, 1, 2)
+    assert segment.inputs == ("x", "scale")
+    argmin = segment.compiled.graph_desc.nodes[2].operator.desc
+    assert argmin.input_tensor.sizes == (2, 2, 4, 3) and tuple(argmin.axes) == (1, 2)
     got = session.run({"x": x})
     assert_same_bytes(got, node_by_node(session, {"x": x}))
     np.testing.assert_array_equal(got["index"], reference(built, {"x": x})["index"])

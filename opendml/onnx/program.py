@@ -1,24 +1,29 @@
-"""A plan compiled into DirectML graphs, as ONNX Runtime's DirectML provider compiles a model.
+"""A plan compiled into one DirectML graph, as ONNX Runtime's DirectML provider compiles a model.
 
-Every step that computes something a graph output needs becomes an operator node of a GraphDesc, and
-the steps are compiled together by ``Device.compile_graph``. Values known before running (graph inputs,
-initializers, Constant outputs, arrays the mappings make) stay bound graph inputs: they work at every
-level from 2_1 (ConstantNode needs 6_2), the compiled graph does not depend on their values, and a
-session uploads each initializer once.
+Every step that computes something a graph output needs becomes an operator node of one GraphDesc,
+compiled by ``Device.compile_graph``. Values known before running (graph inputs, initializers, Constant
+outputs, arrays the mappings make) stay bound graph inputs: they work at every level from 2_1
+(ConstantNode needs 6_2), the compiled graph does not depend on their values, and a session uploads each
+initializer once.
 
 An intermediate edge joins tensors of one DataType and one set of Sizes. Where a node reads another's
-output through other sizes (leading 1s another operator's support row needs, a blocked scale's split
-axis, ArgMin's dropped axis, a computed scale broadcast by zero strides), no edge can join them: the
-model is cut there, the value becoming an output of one compiled graph and an input of the next. A model
-without such a read compiles into one graph.
+output through other sizes, the producer is computed again in the reader's sizes, or the reader is
+described in finer sizes (``redescribe.py`` gives the rules and their cost), so every read is an edge
+and the model is one compiled graph.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..device import Device
+from ..errors import invalid
 from ..graphs import CompiledGraph, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
+from ..operator import Operator
+from ..tensor import MAX_DIMENSIONS, TensorDesc
+from . import redescribe
 from .ops import Step
 from .plan import Plan
 
@@ -28,17 +33,21 @@ Source = str | tuple[int, int]
 
 @dataclass(frozen=True)
 class Segment:
-    """One compiled graph: graph input k binds ``inputs[k]``, graph output k is step ``outputs[k]``'s output."""
+    """One compiled graph: graph input k binds ``inputs[k]``, graph output k is step ``outputs[k]``'s output.
+
+    Node k computes step ``nodes[k]``; a step computed again in a reader's sizes has several nodes.
+    """
 
     compiled: CompiledGraph
-    steps: tuple[int, ...]  # the plan's steps that are its nodes, in order (node k is steps[k])
+    steps: tuple[int, ...]  # the plan's steps it computes, in plan order
+    nodes: tuple[int, ...]
     inputs: tuple[Source, ...]
     outputs: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class Program:
-    """The compiled graphs of a plan, in the order they run; ``skipped`` lists the steps left out
+    """The compiled graph of a plan (none when no step runs); ``skipped`` lists the steps left out
     (an empty output, or an output that no graph output needs)."""
 
     segments: tuple[Segment, ...]
@@ -55,21 +64,17 @@ def program_key(plan: Plan) -> tuple:
 
 
 def compile_program(plan: Plan, device: Device) -> Program:
-    """Group the needed steps into as few graphs as the edge rule allows, and compile each."""
+    """Compile the steps the graph's outputs need into one graph."""
     producers = {step.output: k for k, step in enumerate(plan.steps) if step.runs}
     live = _live_steps(plan, producers)
-    segment_of: dict[int, int] = {}
+    skipped = tuple(k for k in range(len(plan.steps)) if k not in live)
+    if not live:
+        return Program((), skipped)
+    builder = _Builder(plan, device, producers)
     for k in live:  # the plan's order is topological: producers come first
-        step = plan.steps[k]
-        segment_of[k] = max((segment_of[p] + (0 if _joins(plan.steps[p], step, j) else 1)
-                             for j, p in _read_steps(step, producers)), default=0)
-    exported = {producers[name] for name in plan.outputs if name in producers}
-    for k in live:
-        exported |= {p for _, p in _read_steps(plan.steps[k], producers) if segment_of[p] != segment_of[k]}
-    segments = [_compile_segment(plan, device, [k for k in live if segment_of[k] == n], producers, exported)
-                for n in range(max(segment_of.values(), default=-1) + 1)]
-    skipped = tuple(k for k in range(len(plan.steps)) if k not in segment_of)
-    return Program(tuple(segments), skipped)
+        builder.describe(k)
+    outputs = list(dict.fromkeys(producers[name] for name in plan.outputs if name in producers))
+    return Program((builder.segment(outputs, live),), skipped)
 
 
 def _read_steps(step: Step, producers: dict[str, int]) -> list[tuple[int, int]]:
@@ -90,34 +95,146 @@ def _live_steps(plan: Plan, producers: dict[str, int]) -> list[int]:
     return sorted(live)
 
 
-def _joins(producer: Step, consumer: Step, index: int) -> bool:
-    """Whether an intermediate edge may join the producer's output to the consumer's input ``index``:
-    the graph's rule (docs/graphs.md), same DataType and Sizes, reading no further than was written."""
-    writer_op, reader_op = producer.operator.operator, consumer.operator.operator
-    writer = writer_op.tensor(writer_op.definition.schema.outputs[0].name)
-    reader = reader_op.tensors[reader_op.definition.schema.inputs[index].name]
-    return (reader is not None and reader.data_type == writer.data_type and reader.sizes == writer.sizes
-            and reader.total_tensor_size_in_bytes <= writer.total_tensor_size_in_bytes)
+# Where a node input's bytes come from: a node's output, or a bound graph input.
+@dataclass(frozen=True)
+class _FromNode:
+    node: int
 
 
-def _compile_segment(plan: Plan, device: Device, steps: list[int], producers: dict[str, int],
-                     exported: set[int]) -> Segment:
-    node_of = {k: n for n, k in enumerate(steps)}
-    sources: dict[Source, int] = {}  # what each graph input binds -> its index
-    input_edges: list[InputEdge] = []
-    intermediate_edges: list[IntermediateEdge] = []
-    for k in steps:
-        for j, source in enumerate(plan.steps[k].inputs):
-            if source is None:
-                continue
-            producer = producers.get(source) if isinstance(source, str) else None
-            if producer in node_of:
-                intermediate_edges.append(IntermediateEdge(node_of[producer], 0, node_of[k], j))
-                continue
-            key: Source = source if isinstance(source, str) else (k, j)
-            input_edges.append(InputEdge(sources.setdefault(key, len(sources)), node_of[k], j))
-    outputs = [k for k in steps if k in exported]
-    output_edges = [OutputEdge(node_of[k], 0, g) for g, k in enumerate(outputs)]
-    nodes = [OperatorNode(plan.steps[k].operator.operator, plan.steps[k].label) for k in steps]
-    desc = GraphDesc(len(sources), len(outputs), nodes, input_edges, output_edges, intermediate_edges)
-    return Segment(device.compile_graph(desc), tuple(steps), tuple(sources), tuple(outputs))
+@dataclass(frozen=True)
+class _Bound:
+    source: Source
+
+
+@dataclass
+class _Node:
+    step: int
+    desc: object
+    sources: list[_FromNode | _Bound | None]
+    name: str
+    operator: Operator | None = None
+
+
+@dataclass
+class _Builder:
+    """Describes each step so that every read of a computed value is an edge, then builds the graph."""
+
+    plan: Plan
+    device: Device
+    producers: dict[str, int]
+    own: dict[int, int] = field(default_factory=dict)  # step -> its node in its own (possibly refined) sizes
+    # step -> its own description before its reads were resolved: every computed input read through a
+    # view of its producer's own output, what a recomputation composes with
+    space: dict[int, object] = field(default_factory=dict)
+    nodes: list[_Node] = field(default_factory=list)
+    views: dict[tuple, int] = field(default_factory=dict)  # (step, sizes, strides) -> its recomputed node
+
+    def describe(self, k: int) -> None:
+        """The step's own node: its description refined (split axes, leading 1s) until every read joins."""
+        desc = self.plan.steps[k].operator.operator.desc
+        for _ in range(2 * MAX_DIMENSIONS + 1):  # each retry adds an axis: a few at most
+            try:
+                resolved, sources = self._resolve(k, desc, top=True)
+            except redescribe.NeedsOnes as needed:
+                desc = redescribe.with_leading_ones(desc, needed.count)
+            except _Refine as refined:
+                desc = self._fit(redescribe.refine(desc, refined.parts))
+            else:
+                self.space[k] = desc
+                self.own[k] = self._add(k, resolved, sources, self.plan.steps[k].label)
+                return
+        raise invalid(self.plan.steps[k].label, "Sizes", "must fit one compiled graph", "too many axes")
+
+    def _fit(self, desc: object) -> object:
+        """Drop size-1 axes a 4-D-only support row has no room for (they change no element order)."""
+        row = redescribe.definition(desc).schema.row_at(self.device.feature_level)
+        extra = len(redescribe.output_of(desc).sizes) - (row.dimensions[1] if row is not None else MAX_DIMENSIONS)
+        return redescribe.without_ones(desc, extra) if extra > 0 else desc
+
+    def _resolve(self, k: int, desc: object, top: bool) -> tuple[object, list[_FromNode | _Bound | None]]:
+        """Where each input of step k's (re-described) operator reads from; a computed value read through
+        other sizes than its producer's output is read from the producer computed in those sizes."""
+        step = self.plan.steps[k]
+        schema = redescribe.definition(desc).schema
+        tensors = redescribe.tensors(desc)
+        sources: list[_FromNode | _Bound | None] = []
+        replaced: dict[str, TensorDesc | None] = {}
+        for j, (tensor_field, source) in enumerate(zip(schema.inputs, step.inputs)):
+            tensor = tensors[tensor_field.name]
+            if source is None or tensor is None:
+                sources.append(None)
+            elif isinstance(source, np.ndarray) or source not in self.producers:
+                sources.append(_Bound(source if isinstance(source, str) else (k, j)))
+            else:
+                producer = self.producers[source]
+                written = redescribe.output_of(self.nodes[self.own[producer]].desc)
+                if tensor.sizes == written.sizes:
+                    sources.append(_FromNode(self.own[producer]))
+                    continue
+                sources.append(_FromNode(self._view(producer, tensor, written, top)))
+                replaced[tensor_field.name] = TensorDesc(tensor.data_type, tensor.sizes, flags=tensor.flags)
+        return (redescribe.with_tensors(desc, replaced) if replaced else desc), sources
+
+    def _view(self, producer: int, tensor: TensorDesc, written: TensorDesc, top: bool) -> int:
+        """The node computing ``producer`` packed in ``tensor``'s sizes, as ``tensor`` reads its output."""
+        sizes, strides = tensor.sizes, tensor.effective_strides
+        steps = redescribe.affine_steps(sizes, strides, written.sizes)
+        if steps is None:
+            parts = redescribe.split_parts(sizes, strides, written.sizes) if top else None
+            if parts is None:  # composed views of affine views are affine: never reached by a plan
+                raise invalid(self.plan.steps[producer].label, "OutputTensor",
+                              f"must be readable as Sizes {list(sizes)} with Strides {list(strides)}",
+                              f"Sizes {list(written.sizes)}")
+            raise _Refine(parts)
+        key = (producer, sizes, strides)
+        if key not in self.views:
+            desc = redescribe.recompute(self.space[producer], sizes, steps)
+            desc, sources = self._resolve(producer, desc, top=False)
+            self.views[key] = self._add(producer, desc, sources, f"{self.plan.steps[producer].label} as {list(sizes)}")
+        return self.views[key]
+
+    def _add(self, k: int, desc: object, sources: list[_FromNode | _Bound | None], name: str) -> int:
+        self.nodes.append(_Node(k, desc, sources, name))
+        return len(self.nodes) - 1
+
+    def segment(self, outputs: list[int], live: list[int]) -> Segment:
+        """The nodes the outputs need (in creation order, which is topological), compiled as one graph."""
+        needed: set[int] = set()
+        pending = [self.own[k] for k in outputs]
+        while pending:
+            n = pending.pop()
+            if n not in needed:
+                needed.add(n)
+                pending += [s.node for s in self.nodes[n].sources if isinstance(s, _FromNode)]
+        order = sorted(needed)
+        index = {n: i for i, n in enumerate(order)}
+        bound: dict[Source, int] = {}  # what each graph input binds -> its index
+        input_edges: list[InputEdge] = []
+        intermediate_edges: list[IntermediateEdge] = []
+        for n in order:
+            for j, source in enumerate(self.nodes[n].sources):
+                if isinstance(source, _FromNode):
+                    intermediate_edges.append(IntermediateEdge(index[source.node], 0, index[n], j))
+                elif isinstance(source, _Bound):
+                    input_edges.append(InputEdge(bound.setdefault(source.source, len(bound)), index[n], j))
+        output_edges = [OutputEdge(index[self.own[k]], 0, g) for g, k in enumerate(outputs)]
+        graph_nodes = [OperatorNode(self._operator(self.nodes[n]), self.nodes[n].name) for n in order]
+        desc = GraphDesc(len(bound), len(outputs), graph_nodes, input_edges, output_edges, intermediate_edges)
+        steps = tuple(k for k in live if any(self.nodes[n].step == k for n in order))
+        return Segment(self.device.compile_graph(desc), steps, tuple(self.nodes[n].step for n in order),
+                       tuple(bound), tuple(outputs))
+
+    def _operator(self, node: _Node) -> Operator:
+        """The step's own operator where its description is unchanged, else a new one (validated)."""
+        operator = self.plan.steps[node.step].operator.operator
+        if repr(node.desc) == repr(operator.desc):
+            return operator
+        return self.device.create_operator(node.desc)
+
+
+class _Refine(Exception):
+    """The reader must split its axes as ``parts`` says (caught by ``_Builder.describe``)."""
+
+    def __init__(self, parts: redescribe.Parts) -> None:
+        super().__init__(parts)
+        self.parts = parts

@@ -1,4 +1,4 @@
-"""Running a plan: compiled into graphs (``program.py``) once per set of operators and reused, graph
+"""Running a plan: compiled into one graph (``program.py``) once per set of operators and reused, graph
 inputs uploaded, constants uploaded once per session, outputs read back. Below feature level 2_1, where
 CompileGraph is missing, each step is bound and executed in order instead, intermediates kept on the
 device in buffers released after their last reader."""
@@ -79,7 +79,7 @@ class Session:
         return build_plan(self.model, self._nodes, check_feeds(self.model, inputs), self._constants, self.device)
 
     def program(self, inputs: Mapping[str, Any]) -> Program:
-        """The plan for these inputs compiled into graphs (feature level 2_1 or later); compiled once per
+        """The plan for these inputs compiled into one graph (feature level 2_1 or later); compiled once per
         set of operators, so runs on inputs of the same shapes and types reuse it."""
         return self._program(self.plan(inputs))
 
