@@ -45,7 +45,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .dtypes import DataType
-from .errors import OpenDMLError
 
 BOOL: Literal["BOOL"] = "BOOL"
 ValueType = DataType | Literal["BOOL"]
@@ -54,7 +53,7 @@ INTEGERS = frozenset(t for t in DataType if t.is_integer)
 STORED = frozenset({DataType.FLOAT32, DataType.FLOAT16}) | INTEGERS
 
 
-class ExpressionError(OpenDMLError, TypeError):
+class ExpressionError(TypeError):
     """A malformed expression: a programming error in an operator's definition, never a user's."""
 
 

@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from opendml import expr as ex
 from opendml.dtypes import DataType as T
 from opendml.enums import AxisDirection
-from opendml.errors import OpenDMLError
 from opendml.kernels import numpy_lowering
 from opendml.kernels.spec import KernelSpec, NanRule, Reduction, ReductionKind, Scalars
 from tests import expr_strategies as ex_strategies
@@ -98,9 +97,11 @@ def test_malformed_nodes_are_refused_where_they_are_made(make: Callable[[], ex.E
         make()
 
 
-def test_expression_errors_are_opendml_errors() -> None:
-    with pytest.raises(OpenDMLError, match=r"Subtract in INT8 may overflow"):
+def test_expression_errors_say_what_is_wrong() -> None:
+    with pytest.raises(ex.ExpressionError, match=r"^Subtract in INT8 may overflow$"):
         ex.Subtract(load(T.INT8), load(T.INT8, 1))
+    with pytest.raises(ex.ExpressionError, match=r"^Widen of UINT8 to INT8 is not exact$"):
+        ex.Widen(load(T.UINT8), T.INT8)
 
 
 WELL_TYPED: dict[str, tuple[Callable[[], ex.Expr], ex.ValueType]] = {
