@@ -92,12 +92,22 @@ def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
 
 
 def min_tensor_bytes(type_name: str, sizes: Sequence[int], strides: Sequence[int] | None) -> int:
-    """DMLCalcBufferTensorSize as SPEC 2 words it."""
-    if strides is None:
-        elements = math.prod(sizes)
-    else:
-        elements = sum((n - 1) * s for n, s in zip(sizes, strides)) + 1
-    return -(-elements * TYPES[type_name].size // 4) * 4
+    """DMLCalcBufferTensorSize (SPEC 2): the bytes up to the end of the furthest element, rounded up to 4.
+
+    The furthest element is the last index vector's (every stride is non-negative); a packed tensor is
+    laid out with the packed strides, so its last element ends after product(Sizes) elements.
+
+    >>> min_tensor_bytes("FLOAT16", [5], None), min_tensor_bytes("UINT8", [3], None)  # SPEC 2's examples
+    (12, 4)
+    >>> min_tensor_bytes("FLOAT32", [2, 3], [0, 1])
+    12
+    """
+    last = tuple(n - 1 for n in sizes)
+    end = byte_offset(last, strides if strides is not None else packed_strides(sizes), type_name, 0) \
+        + TYPES[type_name].size
+    while end % 4:
+        end += 1
+    return end
 
 
 def indices(sizes: Sequence[int]) -> Iterator[tuple[int, ...]]:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import opendml as dml
+from tests.elementwise_oracle import dequantize_element, same_value
 
 
 @pytest.fixture
@@ -100,11 +101,24 @@ def test_dequantize_broadcasts_without_copies(rng: np.random.Generator) -> None:
     scale = rng.random(3).astype(np.float32)  # per channel on the last axis
     zero_point = rng.integers(0, 256, (5, 1, 1)).astype(np.uint8)
     result = dml.dequantize_linear(x, scale, zero_point)
-    expected = ((x.astype(np.int64) - zero_point.astype(np.int64)).astype(np.float32) * scale).astype(np.float32)
-    assert result.dtype == np.float32 and np.array_equal(result, expected)
-    half = dml.dequantize_linear(x, scale.astype(np.float16))
-    assert half.dtype == np.float16
-    assert np.array_equal(half, (x.astype(np.float32) * scale.astype(np.float16).astype(np.float32)).astype(np.float16))
+    assert result.dtype == np.float32 and result.shape == x.shape
+    half_scale = scale.astype(np.float16)
+    half = dml.dequantize_linear(x, half_scale)
+    assert half.dtype == np.float16 and half.shape == x.shape
+    for (i, j, k), value in np.ndenumerate(x):  # the model, element by element, with the broadcast read by hand
+        expected = dequantize_element(int(value), float(scale[k]), int(zero_point[i, 0, 0]), "FLOAT32")
+        assert same_value(float(result[i, j, k]), expected), (i, j, k)
+        expected_half = dequantize_element(int(value), float(half_scale[k]), None, "FLOAT16")
+        assert same_value(float(half[i, j, k]), expected_half), (i, j, k)
+
+
+def test_dequantize_broadcast_values_by_hand() -> None:
+    x = np.array([[0, 255], [128, 3]], np.uint8)
+    scale = np.array([0.5, -0.25], np.float32)  # per column
+    zero_point = np.array([[128], [3]], np.uint8)  # per row
+    result = dml.dequantize_linear(x, scale, zero_point)
+    assert result.tolist() == [[-64.0, -31.75], [62.5, -0.0]] and np.signbit(result[1, 1])  # 0 * -0.25 is -0.0
+    assert dml.dequantize_linear(x, scale.astype(np.float16)).tolist() == [[0.0, -63.75], [64.0, -0.75]]
 
 
 def test_dequantize_without_zero_point_below_6_2_passes_an_explicit_zero() -> None:
@@ -120,7 +134,11 @@ def test_argmin_axes_forms() -> None:
     assert dml.argmin(x).tolist() == [[[7]]]
     assert dml.argmin(x, -1).tolist() == [[[1], [0]], [[0], [1]]]
     assert dml.argmin(x, (0, 2)).tolist() == [[[1], [3]]]
-    assert dml.argmin(x, [2, 0], axis_direction="DECREASING", output_type="UINT32").dtype == np.uint32
+    decreasing = dml.argmin(x, [2, 0], axis_direction="DECREASING", output_type="UINT32")
+    assert decreasing.dtype == np.uint32 and decreasing.tolist() == [[[1], [3]]]  # rows [5, 1, 2, 2], [0, 7, 9, -1]
+    ties = np.array([[3, 1, 1], [2, 2, 0]], np.int16)
+    assert dml.argmin(ties, 1, axis_direction="DECREASING", output_type="UINT32").tolist() == [[2], [2]]
+    assert dml.argmin(ties, 1).tolist() == [[1], [2]]
     assert dml.argmin(x, 1, output_type=dml.DataType.INT32).tolist() == [[[1, 0]], [[0, 1]]]
     with pytest.raises(dml.InvalidArgumentError, match=r"ARGMIN: Axes\[0\] must be an integer in \[-3, 2\]; got 3\."):
         dml.argmin(x, 3)

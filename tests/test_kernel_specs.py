@@ -1,0 +1,314 @@
+"""Kernel specifications of the operators.
+
+1. Completeness: every operator in the registry, at every support row's every type combination, gets a
+   KernelSpec of its own whose expression type-checks, and compiles and runs on every backend this machine
+   has, matching the NumPy reference. A new operator without a case here fails, and one whose spec falls
+   into another operator's kernel shows in the results.
+2. Each operator's expression through the NumPy lowering, bit for bit against the independent oracle
+   (tests/elementwise_oracle.py) over edge values: NaN, infinities, -0.0, ties at the bounds, type limits,
+   subnormals, and FLOAT16 overflow on store.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+import pytest
+
+import opendml as dml
+from opendml import expr as ex
+from opendml.backends import cpu_kernels
+from opendml.dtypes import DataType as T
+from opendml.kernels import numpy_lowering
+from opendml.kernels.spec import KernelSpec, ReductionKind
+from opendml.ops import BY_NAME, OPERATORS
+from opendml.schema import OperatorSchema, SupportRow
+from tests import elementwise_oracle as oracle
+from tests.conftest import CUDA_MISSING
+from tests.expr_strategies import edges
+from tests.helpers import edge_values, run, same_values
+
+Tensors = Mapping[str, dml.TensorDesc | None]
+
+# --- the descriptions: one per operator, so that a new operator fails until it has one ---------------------
+
+
+def _clip(t: Tensors) -> object:
+    x, y = t["InputTensor"], t["OutputTensor"]
+    assert x is not None and y is not None
+    return dml.ElementWiseClipDesc(x, y, -1.5, 100.0, scale_bias=dml.ScaleBias(1.5, 0.25) if x.data_type.is_float else None)
+
+
+def _clip1(t: Tensors) -> object:
+    x, y = t["InputTensor"], t["OutputTensor"]
+    assert x is not None and y is not None
+    low, high = (-1.5, 2.5) if x.data_type.is_float else (1, 100)
+    return dml.ElementWiseClip1Desc(x, y, x.data_type, low, high)
+
+
+def _threshold(t: Tensors) -> object:
+    x, y = t["InputTensor"], t["OutputTensor"]
+    assert x is not None and y is not None
+    return dml.ElementWiseThresholdDesc(x, y, 0.5, scale_bias=dml.ScaleBias(-2.0, 1.0) if x.data_type.is_float else None)
+
+
+def _dequantize(t: Tensors) -> object:
+    x, scale, zero_point, y = (t[n] for n in ("InputTensor", "ScaleTensor", "ZeroPointTensor", "OutputTensor"))
+    assert x is not None and scale is not None and y is not None
+    return dml.ElementWiseDequantizeLinearDesc(x, scale, zero_point, y)
+
+
+def _argmin(t: Tensors) -> object:
+    x, y = t["InputTensor"], t["OutputTensor"]
+    assert x is not None and y is not None
+    return dml.ArgMinDesc(x, y, [x.dimension_count - 1], "DECREASING")
+
+
+DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
+    "ELEMENT_WISE_CLIP": _clip,
+    "ELEMENT_WISE_CLIP1": _clip1,
+    "ELEMENT_WISE_THRESHOLD": _threshold,
+    "ELEMENT_WISE_DEQUANTIZE_LINEAR": _dequantize,
+    "ARGMIN": _argmin,
+}
+REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN}  # every other operator is element-wise
+
+
+def test_every_operator_has_a_case() -> None:
+    assert set(DESCRIPTIONS) == set(BY_NAME) == {op.schema.name for op in OPERATORS}
+
+
+# --- every type combination of every row -------------------------------------------------------------------
+
+def _sizes(schema: OperatorSchema, row: SupportRow, name: str) -> list[int]:
+    """A 2 x 3 tensor, with leading ones to the row's fewest dimensions; ARGMIN's output reduces the last."""
+    sizes = [2, 3] if row.dimensions[0] <= 2 else [1] * (row.dimensions[0] - 2) + [2, 3]
+    if name == "OutputTensor" and schema.name in REDUCTIONS:
+        sizes[-1] = 1
+    return sizes
+
+
+def combinations(schema: OperatorSchema, row: SupportRow) -> Iterator[dict[str, dml.TensorDesc | None]]:
+    """Every choice of a listed type (or absence, where the row allows it) for every tensor."""
+    choices: list[list[T | None]] = []
+    for field in schema.tensors:
+        types: list[T | None] = [*sorted(row.types[field.name], key=lambda t: t.value)]
+        choices.append([*types, None] if field.name in row.may_be_absent else types)
+    for picked in itertools.product(*choices):
+        yield {f.name: None if t is None else dml.TensorDesc(t, _sizes(schema, row, f.name))
+               for f, t in zip(schema.tensors, picked)}
+
+
+def accepted(schema: OperatorSchema, row: SupportRow) -> list[tuple[dml.Operator, Tensors]]:
+    """The combinations the operator's rules accept at the row's level; the others are refused for a type."""
+    device = dml.Device("cpu", row.level)
+    found: list[tuple[dml.Operator, Tensors]] = []
+    for tensors in combinations(schema, row):
+        try:
+            found.append((device.create_operator(DESCRIPTIONS[schema.name](tensors)), tensors))
+        except dml.InvalidArgumentError as error:
+            assert "DataType" in str(error), error  # two tensors whose types must agree
+    return found
+
+
+ROWS = [pytest.param(op.schema, row, id=f"{op.schema.name}-{row.level.label}") for op in OPERATORS for row in op.schema.rows]
+
+
+@pytest.mark.parametrize(("schema", "row"), ROWS)
+def test_every_type_of_every_row_gets_its_own_kernel_spec(schema: OperatorSchema, row: SupportRow) -> None:
+    found = accepted(schema, row)
+    for field in schema.tensors:  # no listed type goes untested
+        used = {tensors[field.name].data_type for _, tensors in found if tensors[field.name] is not None}  # type: ignore[union-attr]
+        assert used == set(row.types[field.name]), field.name
+    for op, tensors in found:
+        spec = op.kernel_spec
+        assert isinstance(spec, KernelSpec) and spec.operator == schema.name
+        assert spec.inputs == tuple(None if tensors[f.name] is None else tensors[f.name].data_type  # type: ignore[union-attr]
+                                    for f in schema.inputs)
+        (output,) = schema.outputs
+        assert spec.output == tensors[output.name].data_type  # type: ignore[union-attr]
+        assert set(ex.loads(spec.element)) <= {k for k, t in enumerate(spec.inputs) if t is not None}
+        if schema.name in REDUCTIONS:
+            assert spec.reduction is not None and spec.reduction.kind is REDUCTIONS[schema.name]
+            assert spec.reduction.index_type == spec.output
+        else:
+            assert spec.reduction is None and isinstance(spec.element, ex.Store) and spec.element.type == spec.output
+
+
+BACKENDS = [
+    pytest.param("cpu", "numba", id="cpu-numba", marks=pytest.mark.skipif(
+        not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")),
+    pytest.param("cpu", "numpy", id="cpu-numpy"),
+    pytest.param("cuda", None, id="cuda", marks=pytest.mark.skipif(
+        CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")),
+]
+
+
+@pytest.mark.parametrize(("backend", "kernels"), BACKENDS)
+@pytest.mark.parametrize(("schema", "row"), ROWS)
+def test_every_type_of_every_row_compiles_and_runs_on_every_backend(
+        backend: str, kernels: str | None, schema: OperatorSchema, row: SupportRow,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    if kernels is not None:
+        monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load(kernels))  # as OPENDML_CPU_KERNELS chooses
+    device = dml.Device(backend, row.level)
+    rng = np.random.default_rng(13)
+    for op, tensors in accepted(schema, row):
+        inputs = [None if tensors[f.name] is None
+                  else edge_values(tensors[f.name].data_type, 6, rng).reshape(tensors[f.name].sizes)  # type: ignore[union-attr]
+                  for f in schema.inputs]
+        got = run(device, op.desc, inputs)
+        with np.errstate(all="ignore"):  # edge values overflow to infinity, as the kernels' do
+            expected = op.definition.reference(inputs, op.params)
+        assert got.dtype == expected.dtype and same_values(got, expected), (tensors, inputs, got, expected)
+
+
+# --- the NumPy lowering of each operator's expression against the oracle -----------------------------------
+
+NEWEST = dml.Device("cpu")
+
+
+def _spec(desc: object) -> KernelSpec:
+    return NEWEST.create_operator(desc).kernel_spec
+
+
+def _values(type_name: str, extra: Sequence[float | int | None]) -> np.ndarray:
+    """The type's edge values, plus ``extra`` values (bounds and their neighbours) that the type holds."""
+    t = T[type_name]
+    items: list[float | int] = list(edges(t))
+    for v in extra:
+        if v is None or (not t.is_float and not math.isfinite(v)):
+            continue
+        if t.is_float:
+            items += [v, -v, float(np.nextafter(np.float32(v), np.float32(math.inf)))]
+        else:
+            low, high = t.integer_range
+            items += [w for w in (int(v) - 1, int(v), int(v) + 1) if low <= w <= high]
+    with np.errstate(over="ignore"):
+        return np.array(items, dtype=t.numpy)
+
+
+def _scale_bias(pair: tuple[float, float] | None) -> dml.ScaleBias | None:
+    return None if pair is None else dml.ScaleBias(*pair)
+
+
+def _python(value: np.generic) -> int | float:
+    return float(value) if isinstance(value, np.floating) else int(value)
+
+
+def _check(spec: KernelSpec, operands: Sequence[np.ndarray | None],
+           expected: Callable[[Sequence[int | float | None]], int | float]) -> None:
+    got = numpy_lowering.evaluate(spec.element, operands, spec.scalars)
+    assert got.dtype == spec.output.numpy
+    for i in range(got.size):
+        row = [None if a is None else _python(a[i]) for a in operands]
+        want = expected(row)
+        assert oracle.same_value(_python(got[i]), want), (row, got[i], want)
+
+
+FLOAT_CLIPS: list[tuple[float, float, tuple[float, float] | None]] = [
+    (-1.5, 2.5, None), (math.nan, 1.0, None), (-1.0, math.nan, None), (math.nan, math.nan, None),
+    (-0.0, 0.0, None), (0.0, -0.0, None), (2.0, 1.0, None), (-math.inf, math.inf, None),
+    (2.0**-149, 2.0**-126, None), (1 / 3, 2 / 3, None), (65504.0, 65520.0, None),
+    (-1.5, 2.5, (2.0, 0.5)), (math.nan, math.nan, (1000.0, -3.0)), (-10.0, math.nan, (0.1, 0.2)),
+]
+INTEGER_CLIPS: list[tuple[float, float]] = [
+    (-1.5, 2.5), (-math.inf, math.inf), (-1e10, 1e10), (2.0, 1.0), (0.0, 100.7), (-5.0, 3.0), (127.0, 128.0),
+    (2.0**31, 2.0**32),
+]
+
+
+def _clip_cases() -> Iterator[object]:
+    for name in oracle.CLIP_TYPES:
+        cases = FLOAT_CLIPS if name in oracle.FLOATS else [(lo, hi, None) for lo, hi in INTEGER_CLIPS]
+        for low, high, scale_bias in cases:
+            yield pytest.param(name, low, high, scale_bias, id=f"{name}-{low}-{high}-{scale_bias}")
+
+
+@pytest.mark.parametrize(("type_name", "low", "high", "scale_bias"), _clip_cases())
+def test_clip_expression_matches_the_oracle(type_name: str, low: float, high: float,
+                                            scale_bias: tuple[float, float] | None) -> None:
+    x = dml.TensorDesc(type_name, [1])
+    spec = _spec(dml.ElementWiseClipDesc(x, x, low, high, scale_bias=_scale_bias(scale_bias)))
+    lo, hi = oracle.float_field_bound(low, type_name), oracle.float_field_bound(high, type_name)
+    # An absent bound (a NaN on a float tensor) is no node at all, and takes no scalar.
+    less = [n for n in ex.nodes(spec.element) if isinstance(n, ex.Less)]
+    assert len(less) == (lo is not None) + (hi is not None)
+    assert len(spec.scalars) == len(less) + (2 if scale_bias else 0)
+    values = _values(type_name, [lo, hi, low, high])
+    _check(spec, [values], lambda row: oracle.clamp_element(row[0], type_name, scale_bias, lo, hi))  # type: ignore[arg-type]
+
+
+def _clip1_cases() -> Iterator[object]:
+    for name in oracle.CLIP_TYPES:
+        t = oracle.TYPES[name]
+        if t.is_float:
+            bounds: list[tuple[float | int, float | int, tuple[float, float] | None]] = [
+                (math.nan, 1.5, None), (-0.0, 0.0, None), (1.5, -1.5, None), (-2.0**-24, 2.0**-24, None),
+                (-1.0, 65504.0, (2.0, -1.0)), (math.nan, math.nan, (300.0, 0.0))]
+        else:
+            low, high = t.integer_range  # type: ignore[misc]
+            bounds = [(low, high, None), (low + 1, high - 1, None), (0, 0, None), (max(low, -7), 5, None),
+                      (5, max(low, -5), None), (high // 2, high // 2 + 1, None)]
+        for lo, hi, scale_bias in bounds:
+            yield pytest.param(name, lo, hi, scale_bias, id=f"{name}-{lo}-{hi}-{scale_bias}")
+
+
+@pytest.mark.parametrize(("type_name", "low", "high", "scale_bias"), _clip1_cases())
+def test_clip1_expression_matches_the_oracle(type_name: str, low: float | int, high: float | int,
+                                             scale_bias: tuple[float, float] | None) -> None:
+    x = dml.TensorDesc(type_name, [1])
+    spec = _spec(dml.ElementWiseClip1Desc(x, x, type_name, low, high, scale_bias=_scale_bias(scale_bias)))
+    lo, hi = oracle.typed_bound(low, type_name), oracle.typed_bound(high, type_name)
+    values = _values(type_name, [lo, hi])
+    _check(spec, [values], lambda row: oracle.clamp_element(row[0], type_name, scale_bias, lo, hi))  # type: ignore[arg-type]
+
+
+THRESHOLD_MINS = [-1.5, math.nan, math.inf, -math.inf, 0.0, -0.0, 2.0**-149, 3.7, 1e10, -1e10, 65520.0]
+
+
+def _threshold_cases() -> Iterator[object]:
+    for name in oracle.THRESHOLD_TYPES:
+        is_float = name in oracle.FLOATS
+        for low in THRESHOLD_MINS if is_float else [v for v in THRESHOLD_MINS if not math.isnan(v)]:
+            for scale_bias in [None, (-3.0, 0.5)] if is_float else [None]:  # integers refuse both (SPEC 8.2, 8.3)
+                yield pytest.param(name, low, scale_bias, id=f"{name}-{low}-{scale_bias}")
+
+
+@pytest.mark.parametrize(("type_name", "low", "scale_bias"), _threshold_cases())
+def test_threshold_expression_matches_the_oracle(type_name: str, low: float,
+                                                 scale_bias: tuple[float, float] | None) -> None:
+    x = dml.TensorDesc(type_name, [1])
+    spec = _spec(dml.ElementWiseThresholdDesc(x, x, low, scale_bias=_scale_bias(scale_bias)))
+    lo = oracle.float_field_bound(low, type_name)
+    assert sum(isinstance(n, ex.Less) for n in ex.nodes(spec.element)) == (lo is not None)  # never a Max
+    values = _values(type_name, [lo, low])
+    _check(spec, [values], lambda row: oracle.clamp_element(row[0], type_name, scale_bias, lo, None))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("zero_point", [True, False], ids=["zero-point", "no-zero-point"])
+@pytest.mark.parametrize("scale_type", oracle.DEQUANTIZE_SCALE_TYPES)
+@pytest.mark.parametrize("input_type", oracle.DEQUANTIZE_INPUT_TYPES)
+def test_dequantize_linear_expression_matches_the_oracle(input_type: str, scale_type: str, zero_point: bool) -> None:
+    x, scale = dml.TensorDesc(input_type, [1]), dml.TensorDesc(scale_type, [1])
+    spec = _spec(dml.ElementWiseDequantizeLinearDesc(x, scale, x if zero_point else None, scale))
+    integers, scales = edges(T[input_type]), edges(T[scale_type])
+    rows = list(itertools.product(integers, scales, integers if zero_point else [None]))
+    operands = [np.array([r[k] for r in rows], dtype=t.numpy) for k, t in ((0, T[input_type]), (1, T[scale_type]))]
+    zero = np.array([r[2] for r in rows], dtype=T[input_type].numpy) if zero_point else None
+    _check(spec, [*operands, zero],
+           lambda row: oracle.dequantize_element(row[0], row[1], row[2], scale_type))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("input_type", oracle.ARGMIN_INPUT_TYPES)
+def test_argmin_compares_the_elements_themselves(input_type: str) -> None:
+    x, y = dml.TensorDesc(input_type, [2, 3]), dml.TensorDesc("UINT32", [2, 1])
+    spec = _spec(dml.ArgMinDesc(x, y, [1], "DECREASING"))
+    assert spec.reduction is not None and spec.reduction.axes == (1,)
+    assert spec.reduction.direction is dml.AxisDirection.DECREASING and spec.reduction.index_type is T.UINT32
+    values = _values(input_type, [])
+    got = numpy_lowering.evaluate(spec.element, [values], spec.scalars)
+    assert all(oracle.same_value(_python(g), _python(v)) for g, v in zip(got, values))
