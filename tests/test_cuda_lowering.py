@@ -19,12 +19,14 @@ from opendml import DataType as T
 from opendml import TensorDesc
 from opendml import expr as ex
 from opendml.backends.cuda import argmin_c, elementwise_c, expr_c
-from opendml.backends.cuda.codegen import OPTIONS, PRELUDE
+from opendml.backends.cuda.codegen import C_TYPE, OPTIONS, PRELUDE
 from opendml.backends.cuda.plan import plan_argmin
 from opendml.backends.layout import Layout, collapse, split_axes
 from opendml.kernels import debug
+from opendml.kernels.numpy_lowering import evaluate
 from opendml.kernels.spec import KernelSpec
 from tests.cuda_lowering_cases import expression_specs, operator_descs, seeded_specs
+from tests.helpers import edge_values, same_values
 
 CPU = dml.Device("cpu")
 SIZES = [3, 5, 8]
@@ -220,3 +222,78 @@ def test_random_expression_kernels_compile(tmp_path) -> None:
     sources = [s for spec in specs for s in elementwise_sources(spec, collapse([64], [[1]] * (len(spec.inputs) + 1)))]
     ptx = compile_with_nvcc(sources, tmp_path)
     assert ptx.count(".entry opendml_kernel_") == len(sources)
+
+
+# --- the lowered C run on the host, where a C++ compiler with _Float16 is installed ---------------------
+
+# The PTX helpers of the prelude as host C++ with the same IEEE meaning: what is checked is the lowering
+# (types, widths, signedness, casts), not the PTX instructions, which the GPU tests check.
+HOST_PRELUDE = r"""
+#include <cstdio>
+#include <cstring>
+typedef unsigned long long ull; typedef long long ll;
+#define __device__
+#define __forceinline__ inline
+static float h2f(unsigned short h) { _Float16 x; memcpy(&x, &h, 2); return (float)x; }
+static unsigned short f2h(float f) { _Float16 x = (_Float16)f; unsigned short h; memcpy(&h, &x, 2); return h; }
+static float mul_rn(float a, float b) { volatile float r = a * b; return r; }
+static float add_rn(float a, float b) { volatile float r = a + b; return r; }
+static float ll2f_rn(ll a) { return (float)a; }
+static float ull2f_rn(ull a) { return (float)a; }
+static float i2f_rn(int a) { return (float)a; }
+static float u2f_rn(unsigned int a) { return (float)a; }
+static bool lt(float a, float b) { return a < b; }
+static bool is_number(float a) { return a == a; }
+static bool lt(unsigned int a, unsigned int b) { return a < b; }
+static bool lt(int a, int b) { return a < b; }
+static bool lt(ull a, ull b) { return a < b; }
+static bool lt(ll a, ll b) { return a < b; }
+template <typename T> static T from_bits(ull b) { T v; memcpy(&v, &b, sizeof(T)); return v; }
+template <typename T> static ull to_bits(T v) { ull b = 0; memcpy(&b, &v, sizeof(T)); return b; }
+"""
+HOST_ELEMENTS = 64
+
+
+def _bits(value: np.ndarray | np.generic) -> list[int]:
+    array = np.atleast_1d(np.asarray(value))
+    return [int(b) for b in array.view(f"u{array.itemsize}")]
+
+
+def host_program(specs: Sequence[KernelSpec], operands: Sequence[Sequence[np.ndarray | None]]) -> str:
+    """Each spec's ``apply`` called on its operands' elements; every result printed as its bits."""
+    parts = [HOST_PRELUDE]
+    for n, (spec, arrays) in enumerate(zip(specs, operands)):
+        scalars = expr_c.launch_scalars(spec.element, spec.scalars)
+        lines = [f"namespace k{n} {{", expr_c.apply_function(spec.operator, spec.inputs, spec.element)]
+        lines += [f"static const ull r{k}[] = {{{', '.join(f'{b}ull' for b in _bits(a))}}};"
+                  for k, a in enumerate(arrays) if a is not None]
+        arguments = [f"from_bits<{C_TYPE[t]}>(r{k}[i])" for k, t in enumerate(spec.inputs) if t is not None]
+        arguments += [f"from_bits<{parameter.rsplit(' ', 1)[0]}>({_bits(q)[0]}ull)"
+                      for parameter, q in zip(expr_c.scalar_parameters(spec.element), scalars)]
+        lines.append(f"void run() {{ for (int i = 0; i < {HOST_ELEMENTS}; ++i) "
+                     f"printf(\"%llu\\n\", to_bits(apply({', '.join(arguments)}))); }}\n}}")
+        parts.append("\n".join(lines) + "\n")
+    parts.append("int main() { " + " ".join(f"k{n}::run();" for n in range(len(specs))) + " return 0; }\n")
+    return "".join(parts)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_lowered_c_run_on_the_host_matches_the_numpy_lowering(tmp_path) -> None:
+    operators = [spec_of(desc)[0] for _, desc in OPERATORS]
+    specs = [s for s in operators if s.reduction is None] + seeded_specs(200, seed=5)
+    rng = np.random.default_rng(13)
+    operands = [[None if t is None else edge_values(t, HOST_ELEMENTS, rng) for t in spec.inputs] for spec in specs]
+    source, program = tmp_path / "host.cpp", tmp_path / "host"
+    source.write_text(host_program(specs, operands))
+    compiled = subprocess.run(["g++", "-O1", "-ffp-contract=off", "-o", str(program), str(source)],
+                              capture_output=True, text=True)
+    if compiled.returncode and "_Float16" in compiled.stderr:
+        pytest.skip("this g++ has no _Float16")
+    assert compiled.returncode == 0, compiled.stderr[-3000:]
+    printed = subprocess.run([str(program)], capture_output=True, text=True, check=True).stdout.split()
+    assert len(printed) == HOST_ELEMENTS * len(specs)
+    for n, (spec, arrays) in enumerate(zip(specs, operands)):
+        bits = np.array([int(b) for b in printed[n * HOST_ELEMENTS:(n + 1) * HOST_ELEMENTS]], np.uint64)
+        got = bits.astype(f"u{spec.output.size}").view(spec.output.numpy)
+        expected = np.broadcast_to(evaluate(spec.element, arrays, spec.scalars), got.shape)
+        assert same_values(got, expected), f"{spec.operator} {spec.element}: got {got[:6]}, expected {expected[:6]}"
