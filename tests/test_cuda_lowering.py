@@ -24,7 +24,7 @@ from opendml.backends.cuda.plan import plan_argmin
 from opendml.backends.layout import Layout, collapse, split_axes
 from opendml.kernels import debug
 from opendml.kernels.numpy_lowering import evaluate
-from opendml.kernels.spec import KernelSpec
+from opendml.kernels.spec import KernelSpec, NanRule, Reduction, ReductionKind
 from tests.cuda_lowering_cases import expression_specs, operator_descs, seeded_specs
 from tests.helpers import edge_values, same_values
 
@@ -214,6 +214,23 @@ def test_every_operator_kernel_compiles(tmp_path) -> None:
     sources = [source for _, desc in OPERATORS for source in sources_of(desc)[1]]
     ptx = compile_with_nvcc(sources, tmp_path)
     assert ptx.count(".entry opendml_kernel_") == len(sources)
+
+
+@needs_nvcc
+def test_argmin_on_a_computed_value_with_scalars_compiles(tmp_path) -> None:
+    """The prologue a fused kernel will put before ARGMIN: x * q0 + q1 of INT16 elements."""
+    element = ex.Add(ex.Multiply(ex.ToFloat32(ex.Load(0, T.INT16)), ex.Param(0, T.FLOAT32)), ex.Param(1, T.FLOAT32))
+    sources = []
+    for sizes, axes in [([37, 3000], (1,)), ([3000, 37], (0,)), ([3, 200000], (1,))]:  # rows, columns, pieces
+        reduction = Reduction(ReductionKind.ARGMIN, axes, dml.AxisDirection.DECREASING, NanRule.IGNORE, T.INT64)
+        spec = KernelSpec("ARGMIN", (T.INT16,), T.INT64, element, (np.float32(-0.5), np.float32(3)), reduction)
+        out = TensorDesc(T.INT64, [1 if k in axes else n for k, n in enumerate(sizes)])
+        sources += argmin_sources(spec, TensorDesc(T.INT16, sizes), out)
+    for source in sources:
+        if "__device__ __forceinline__ float value(" in source:  # not the combine pass, which takes no value
+            check_scalars_are_arguments(spec, source)
+    ptx = compile_with_nvcc(sources, tmp_path)
+    assert ptx.count(".entry opendml_kernel_") == len(sources) == 7
 
 
 @needs_nvcc
