@@ -12,10 +12,9 @@ import numpy as np
 from ...buffer import Buffer, check_buffer_dtype, host_array
 from ...dtypes import ALL_TYPES, DataType
 from ...errors import OutOfMemoryError, out_of_memory
-from ...ops.argmin import ArgMinParams
-from ...ops.elementwise import ClampParams
+from ...kernels.spec import KernelSpec, NanRule, ReductionKind
 from ..layout import Layout, collapse, split_axes
-from . import codegen
+from . import argmin_c, codegen, elementwise_c, expr_c
 from .compiler import kernel
 from .plan import BLOCK, ArgMinPlan, plan_argmin
 
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
     from ...binding import BoundTensor
     from ...device import Device
     from ...operator import Operator
+    from ...tensor import TensorDesc
 
 
 class CudaBuffer(Buffer):
@@ -122,9 +122,17 @@ class CudaBackend:
         return CudaBuffer(device, raw)
 
     def compile(self, operator: Operator) -> Any:
-        if operator.name == "ARGMIN":
-            return ArgMinKernel(self, operator)
-        return ElementwiseKernel(self, operator)
+        """The kernel of the operator's KernelSpec: chosen by its structure, never by the operator's name."""
+        spec = operator.kernel_spec
+        schema = operator.definition.schema
+        inputs = [operator.tensors[f.name] for f in schema.inputs]
+        output = operator.tensor(schema.outputs[0].name)
+        if spec.reduction is None:
+            return ElementwiseKernel(self, spec, inputs, output)
+        if spec.reduction.kind is ReductionKind.ARGMIN:
+            return ArgMinKernel(self, spec, inputs, output)
+        raise expr_c.unsupported(spec.operator, "kernel", "must be element-wise or an ARGMIN reduction on "
+                                 "backend 'cuda'", f"a {spec.reduction.kind.name} reduction")
 
     def supports_data_type(self, data_type: DataType) -> bool:
         return data_type in ALL_TYPES
@@ -141,93 +149,101 @@ def _pointer(bound: BoundTensor) -> int:
     return bound.buffer.address + bound.offset
 
 
-class ElementwiseKernel:
-    """CLIP, CLIP1, THRESHOLD and DEQUANTIZE_LINEAR: one generated kernel per layout."""
+def _title(spec: KernelSpec, template: str) -> str:
+    """How a printed kernel source is headed: the operator, its operand and output types, the template."""
+    inputs = ", ".join("absent" if t is None else t.name for t in spec.inputs)
+    return f"{spec.operator} ({inputs}) -> {spec.output.name}, {template}"
 
-    def __init__(self, backend: CudaBackend, operator: Operator) -> None:
-        self.backend = backend
-        schema = operator.definition.schema
-        tensors = operator.tensors
-        self.inputs = [None if (desc := tensors[f.name]) is None else codegen.Operand(k, desc.data_type)
-                       for k, f in enumerate(schema.inputs)]
-        out_desc = operator.tensor(schema.outputs[0].name)
-        self.output = out_desc.data_type
-        self.sizes = [op.data_type.size for op in self.inputs if op is not None] + [self.output.size]
-        present = [desc for f in schema.inputs if (desc := tensors[f.name]) is not None]
-        self.layout: Layout = collapse(out_desc.sizes, [d.effective_strides for d in present]
-                                       + [out_desc.effective_strides])
-        self.count = out_desc.element_count
-        self.snippet = _snippet(operator)
-        self.width = codegen.vector_width(self.inputs, self.output, self.layout)
+
+class ElementwiseKernel:
+    """An element-wise KernelSpec: one generated kernel per layout, its scalars passed at launch."""
+
+    def __init__(self, backend: CudaBackend, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
+                 output: TensorDesc) -> None:
+        self.backend, self.spec = backend, spec
+        self.sizes = [desc.data_type.size for desc in inputs if desc is not None] + [output.data_type.size]
+        self.layout: Layout = collapse(output.sizes, [d.effective_strides for d in inputs if d is not None]
+                                       + [output.effective_strides])
+        self.count = output.element_count
+        self.scalars = expr_c.launch_scalars(spec.element, spec.scalars)
+        self.width = elementwise_c.vector_width(spec, self.layout)
         self._vector: Any = None
         self._general: Any = None
         if self.width is not None:
-            self._vector = kernel(codegen.elementwise_vector(self.inputs, self.output, self.snippet,
-                                                             self.layout, self.width))
+            self._vector = kernel(elementwise_c.elementwise_vector(spec, self.layout, self.width),
+                                  _title(spec, "element-wise, 16-byte chunks"))
         else:
-            self._general = self._general_kernel()
+            self._general_kernel()
 
     def _general_kernel(self) -> Any:
         if self._general is None:
-            self._general = kernel(codegen.elementwise_general(self.inputs, self.output, self.snippet, self.layout))
+            self._general = kernel(elementwise_c.elementwise_general(self.spec, self.layout),
+                                   _title(self.spec, "element-wise, any strides"))
         return self._general
 
     def initialize(self) -> None:
         """Nothing to prepare: the kernels were compiled with the operator."""
 
     def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
-        pointers = [_pointer(b) for b in inputs if b is not None] + [_pointer(outputs[0])]
-        args = tuple(np.uint64(p) for p in pointers)
+        self.run([_pointer(b) for b in inputs if b is not None] + [_pointer(outputs[0])])
+
+    def run(self, pointers: Sequence[int]) -> None:
+        """Launch on device addresses: each present input's first element, then the output's."""
+        args = tuple(np.uint64(p) for p in pointers) + self.scalars
         if self.width is not None and all(p % (self.width * size) == 0 for p, size, st in
                                           zip(pointers, self.sizes, self.layout.strides) if st[-1] == 1):
-            tiles = math.ceil(self.count // self.width / (BLOCK * codegen.chunk_unroll(self.inputs, self.output)))
+            tiles = math.ceil(self.count // self.width / (BLOCK * elementwise_c.chunk_unroll(self.spec)))
             self._vector((max(1, min(tiles, 1 << 20)),), (BLOCK,), args)
         else:
             self._general_kernel()((self.backend.grid(self.count),), (BLOCK,), args)
 
 
-def _snippet(operator: Operator) -> str:
-    params = operator.params
-    if isinstance(params, ClampParams):
-        return codegen.clamp_snippet(params)
-    return codegen.dequantize_snippet(operator.tensor("InputTensor").data_type,
-                                      operator.tensor("ScaleTensor").data_type,
-                                      operator.tensors["ZeroPointTensor"] is not None)
-
-
 class ArgMinKernel:
-    """ARGMIN as a reduction whose strategy follows the layout (see ``plan.plan_argmin``)."""
+    """An ARGMIN reduction whose strategy follows the layout (see ``plan.plan_argmin``); the values compared
+    come from the KernelSpec's element expression."""
 
-    def __init__(self, backend: CudaBackend, operator: Operator) -> None:
-        self.backend = backend
-        params: ArgMinParams = operator.params
-        x, out = operator.tensor("InputTensor"), operator.tensor("OutputTensor")
-        self.in_type, self.out_type, self.direction = x.data_type, out.data_type, params.axis_direction
-        self.kept, self.reduced = split_axes(x.sizes, x.effective_strides, out.effective_strides, params.axes)
-        self.plan = plan_argmin(x.sizes, x.effective_strides, params.axes, self.kept, self.reduced,
+    def __init__(self, backend: CudaBackend, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
+                 output: TensorDesc) -> None:
+        reduction = spec.reduction
+        assert reduction is not None
+        if reduction.nan_rule is not NanRule.IGNORE:
+            raise expr_c.unsupported(spec.operator, "reduction", "must ignore NaN values on backend 'cuda'",
+                                     reduction.nan_rule.name)
+        x = inputs[0]
+        assert x is not None  # InputTensor is required
+        self.backend, self.spec, self.direction = backend, spec, reduction.direction
+        self.kept, self.reduced = split_axes(x.sizes, x.effective_strides, output.effective_strides,
+                                             reduction.axes)
+        self.plan = plan_argmin(x.sizes, x.effective_strides, reduction.axes, self.kept, self.reduced,
                                 backend.sm_count, x.data_type.size)
+        self.scalars = expr_c.launch_scalars(spec.element, spec.scalars)
         self._kernels = {self.plan.vector: self._kernel_for(self.plan)}
         self._combine = None
         if self.plan.splits > 1:
-            self._combine = kernel(codegen.argmin_combine_kernel(self.plan, x.data_type, out.data_type,
-                                                                 self.direction, self.kept))
-        self.compute_dtype = codegen.COMPUTE_NUMPY[codegen.COMPUTE_TYPE[x.data_type]]
+            self._combine = kernel(argmin_c.argmin_combine_kernel(spec, self.plan, self.direction, self.kept),
+                                   _title(spec, "ARGMIN, combine pass"))
+        value_type = expr_c.value_type(spec.operator, spec.element)
+        self.compute_dtype = codegen.COMPUTE_NUMPY[expr_c.held_type(value_type)]
 
     def _kernel_for(self, plan: ArgMinPlan) -> Any:
-        return kernel(codegen.argmin_kernel(plan, self.in_type, self.out_type, self.direction, self.kept,
-                                            self.reduced))
+        source = argmin_c.argmin_kernel(self.spec, plan, self.direction, self.kept, self.reduced)
+        return kernel(source, _title(self.spec, f"ARGMIN, {plan.family}, {plan.vector} per load"))
 
     def initialize(self) -> None:
         """Nothing to prepare: partial results live in the memory pool for one execution."""
 
     def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
+        self.run([_pointer(inputs[0]), _pointer(outputs[0])])  # type: ignore[arg-type]
+
+    def run(self, pointers: Sequence[int]) -> None:
+        """Launch on device addresses: the InputTensor's first element, then the OutputTensor's."""
         plan = self.plan
-        x_address = _pointer(inputs[0])  # type: ignore[arg-type]
+        x_address, out_address = pointers
         if plan.vector > 1 and x_address % 16:
             plan = plan.scalar()  # 16-byte loads need a 16-byte aligned input
             if 1 not in self._kernels:
                 self._kernels[1] = self._kernel_for(plan)
-        px, pout = np.uint64(x_address), np.uint64(_pointer(outputs[0]))
+        px, pout = np.uint64(x_address), np.uint64(out_address)
         items = plan.outputs // plan.columns * plan.splits
         if plan.family == "columns":
             grid = self.backend.grid(items)
@@ -237,12 +253,12 @@ class ArgMinKernel:
             grid = max(1, min(items, self.backend.sm_count * 32))
         launch = self._kernels[plan.vector]
         if self._combine is None:
-            launch((grid,), (plan.block,), (px, pout, np.uint64(0), np.uint64(0)))
+            launch((grid,), (plan.block,), (px, pout, np.uint64(0), np.uint64(0)) + self.scalars)
             return
         values = cupy.empty(plan.outputs * plan.splits, dtype=self.compute_dtype)
         indices = cupy.empty(plan.outputs * plan.splits, dtype=cupy.uint64)
         pv, pi = np.uint64(values.data.ptr), np.uint64(indices.data.ptr)
-        launch((grid,), (plan.block,), (px, pout, pv, pi))
+        launch((grid,), (plan.block,), (px, pout, pv, pi) + self.scalars)
         per_block = BLOCK // plan.combine_group  # outputs one block merges at a time
         self._combine((max(1, min(math.ceil(plan.outputs / per_block), self.backend.sm_count * 32)),), (BLOCK,),
                       (pv, pi, pout))

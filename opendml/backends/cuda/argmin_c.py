@@ -1,0 +1,226 @@
+"""ARGMIN kernel templates: hand-tuned scans, warp and block merges, and a combine pass for split rows.
+
+The value each element contributes is the ``value`` device function lowered from the KernelSpec's element
+expression (expr_c.py): the element itself today, so it inlines to the plain load it replaces.
+"""
+
+from __future__ import annotations
+
+from ...dtypes import DataType
+from ...enums import AxisDirection
+from ...kernels.spec import KernelSpec
+from ..layout import Layout
+from . import expr_c
+from .codegen import C_TYPE, PRELUDE, decompose
+from .plan import ArgMinPlan
+
+VECTOR_UNROLL = 8  # 16-byte loads in flight per thread in ARGMIN scans (measured best on an H100)
+
+# --- ARGMIN ----------------------------------------------------------------------------------------------
+
+def _take_function(compute: str, direction: AxisDirection) -> str:
+    """``take`` merges any two candidates; ``scan_take`` is for one thread visiting indices in increasing
+    order, where a tie goes to the earlier index (INCREASING) or to the later one (DECREASING)."""
+    decreasing = direction is AxisDirection.DECREASING
+    later = "i > bi" if decreasing else "i < bi"
+    scan_better = "!lt(bv, v)" if decreasing else "lt(v, bv)"
+    return f"""
+__device__ __forceinline__ void take({compute}& bv, ull& bi, {compute} v, ull i) {{
+    if (i == INVALID_INDEX) return;
+    if (bi == INVALID_INDEX || lt(v, bv) || (!lt(bv, v) && {later})) {{ bv = v; bi = i; }}
+}}
+__device__ __forceinline__ void scan_take({compute}& bv, ull& bi, {compute} v, ull i) {{
+    if (bi == INVALID_INDEX || {scan_better}) {{ bv = v; bi = i; }}
+}}
+"""
+
+
+def _finish(plan: ArgMinPlan, direction: AxisDirection, out_type: DataType, compute: str, out_step: int) -> str:
+    """Code that writes each (bv[j], bi[j]) of outputs ``o + j`` as the final index or as a partial result."""
+    empty = plan.length - 1 if direction is AxisDirection.DECREASING else 0
+    lines = []
+    for j in range(plan.columns):
+        if plan.splits > 1:
+            lines.append(f"(({compute}*)pv)[(ull)s * {plan.outputs}ull + o + {j}] = bv[{j}]; "
+                         f"((ull*)pi)[(ull)s * {plan.outputs}ull + o + {j}] = bi[{j}];")
+        else:
+            lines.append(f"(({C_TYPE[out_type]}*)pout)[oo + {j * out_step}ull] = ({C_TYPE[out_type]})"
+                         f"(bi[{j}] == INVALID_INDEX ? {empty}ull : bi[{j}]);")
+    return "\n            ".join(lines)
+
+
+def _valid(value_type: DataType, value: str) -> str:
+    return f"is_number({value})" if value_type.is_float else "true"  # NaN values are ignored
+
+
+def _compute(spec: KernelSpec) -> tuple[DataType, str]:
+    """The type of the values compared, and the C type they are held in."""
+    value_type = expr_c.value_type(spec.operator, spec.element)
+    return value_type, expr_c.held_type(value_type)
+
+
+def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout) -> str:
+    """Code scanning this thread's share of [begin, end), taking each valid value into (bv, bi)."""
+    in_type = spec.inputs[0]
+    assert in_type is not None  # InputTensor is required
+    value_type, compute = _compute(spec)
+    storage, size = C_TYPE[in_type], in_type.size
+
+    def value(element: str) -> str:
+        return expr_c.call("value", [element], spec.element)
+
+    vector = plan.vector
+    unroll = 8 if plan.vector == 1 and size <= 2 else VECTOR_UNROLL
+    red = decompose("(unsigned int)rr", reduced.sizes, reduced.strides, ["ro"])
+    if plan.family == "rows" and vector > 1:
+        # Positions count 16-byte vectors along the contiguous innermost reduced dimension: element e of
+        # vector q has reduction index q * V + e.
+        position, step, first, last = "q", f"{plan.group}ull", f"begin / {vector}ull + t", f"end / {vector}ull"
+    else:
+        position, step, first, last = "r", "1ull" if plan.family == "columns" else f"{plan.group}ull", \
+            "begin + t", "end"
+    fetch, takes = [], []
+    for u in range(unroll):
+        here = f"{position} + {u}ull * {step}"
+        if vector == 1:
+            fetch.append(f"ull ro{u} = 0; {{ ull rr = {here}; {red.replace('ro', f'ro{u}')} }}")
+            fetch.append(f"{compute} v{u} = {value(f'(({storage}*)px)[ko + ro{u}]')};")
+            takes.append(f"if ({_valid(value_type, f'v{u}')}) scan_take(bv[0], bi[0], v{u}, {here});")
+            continue
+        # Rows: the vector holds V consecutive reduced elements of one output. Columns: one reduced element
+        # of V neighbouring outputs.
+        rows = plan.family == "rows"
+        first_element = f"({here}) * {vector}ull" if rows else here
+        fetch.append(f"union {{ uint4 w; {storage} e[{vector}]; }} u{u};")
+        fetch.append(f"ull ro{u} = 0; {{ ull rr = {first_element}; {red.replace('ro', f'ro{u}')} }}")
+        fetch.append(f"u{u}.w = *(const uint4*)(px + (ko + ro{u}) * {size}ull);")
+        for e in range(vector):
+            slot, index = ("0", f"{first_element} + {e}ull") if rows else (str(e), here)
+            takes.append(f"{{ {compute} v = {value(f'u{u}.e[{e}]')}; if ({_valid(value_type, 'v')}) "
+                         f"scan_take(bv[{slot}], bi[{slot}], v, {index}); }}")
+    single_fetch = [line.replace(f"{position} + 0ull * {step}", position) for line in fetch[: len(fetch) // unroll]]
+    single_takes = [line.replace(f"{position} + 0ull * {step}", position) for line in takes[: len(takes) // unroll]]
+    nl = "\n            "
+    return f"""
+        ull {position} = {first};
+        const ull stop = {last};
+        for (; {position} + {unroll - 1}ull * {step} < stop; {position} += {unroll}ull * {step}) {{
+            {nl.join(fetch)}
+            {nl.join(takes)}
+        }}
+        for (; {position} < stop; {position} += {step}) {{
+            {nl.join(single_fetch)}
+            {nl.join(single_takes)}
+        }}"""
+
+
+def _group_reduce(group: int, compute: str) -> str:
+    """Combine the (bv, bi) of the ``group`` threads that shared an item: warp shuffles, then shared memory."""
+    if group == 1:
+        return ""
+    code = f"""
+        #pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {{
+            {compute} ov = __shfl_xor_sync(0xffffffffu, bv[0], off);
+            ull oi = __shfl_xor_sync(0xffffffffu, bi[0], off);
+            take(bv[0], bi[0], ov, oi);
+        }}"""
+    if group > 32:
+        warps = group // 32
+        code += f"""
+        __shared__ {compute} sv[{warps}];
+        __shared__ ull si[{warps}];
+        if ((threadIdx.x & 31) == 0) {{ sv[threadIdx.x >> 5] = bv[0]; si[threadIdx.x >> 5] = bi[0]; }}
+        __syncthreads();
+        if (threadIdx.x < 32) {{
+            bv[0] = threadIdx.x < {warps} ? sv[threadIdx.x] : ({compute})0;
+            bi[0] = threadIdx.x < {warps} ? si[threadIdx.x] : INVALID_INDEX;
+            #pragma unroll
+            for (int off = 16; off > 0; off >>= 1) {{
+                {compute} ov = __shfl_xor_sync(0xffffffffu, bv[0], off);
+                ull oi = __shfl_xor_sync(0xffffffffu, bi[0], off);
+                take(bv[0], bi[0], ov, oi);
+            }}
+        }}
+        __syncthreads();"""
+    return code
+
+
+def _item_loop(plan: ArgMinPlan) -> str:
+    """The loop over (output group, piece) items and who shares each: a thread, a warp or a block."""
+    groups = plan.outputs // plan.columns
+    items = groups * plan.splits
+    if plan.family == "columns":
+        # Consecutive threads take consecutive output groups, so their loads are coalesced.
+        return (f"for (ull w = (ull)blockIdx.x * blockDim.x + threadIdx.x; w < {items}ull; "
+                f"w += (ull)gridDim.x * blockDim.x) {{\n        const ull t = 0; "
+                f"ull o = (w % {groups}ull) * {plan.columns}ull; unsigned int s = (unsigned int)(w / {groups}ull);")
+    split = f"        ull o = w / {plan.splits}ull; unsigned int s = (unsigned int)(w % {plan.splits}ull);"
+    if plan.group == 32:
+        return (f"const ull t = threadIdx.x & 31;\n    for (ull w = ((ull)blockIdx.x * blockDim.x + "
+                f"threadIdx.x) >> 5; w < {items}ull; w += ((ull)gridDim.x * blockDim.x) >> 5) {{\n" + split)
+    return f"const ull t = threadIdx.x;\n    for (ull w = blockIdx.x; w < {items}ull; w += gridDim.x) {{\n" + split
+
+
+def argmin_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, kept: Layout,
+                  reduced: Layout) -> str:
+    """The reduction kernel: each (output group, piece) item is reduced by ``plan.group`` threads."""
+    in_type = spec.inputs[0]
+    assert in_type is not None  # InputTensor is required
+    _, compute = _compute(spec)
+    kept_offsets = decompose("(unsigned int)o", kept.sizes, kept.strides, ["ko", "oo"])
+    guard = {"columns": "", "rows": "if (threadIdx.x == 0)" if plan.group > 32 else "if ((threadIdx.x & 31) == 0)"}
+    columns = plan.columns
+    parameters = ", ".join(["ull px, ull pout, ull pv, ull pi", *expr_c.scalar_parameters(spec.element)])
+    value = expr_c.value_function(spec.operator, in_type, spec.element)
+    return PRELUDE + value + _take_function(compute, direction) + f"""
+extern "C" __global__ void opendml_kernel({parameters}) {{
+    {_item_loop(plan)}
+        ull ko = 0, oo = 0;
+        {kept_offsets}
+        const ull begin = (ull)s * {plan.chunk}ull;
+        const ull end = begin + {plan.chunk}ull < {plan.length}ull ? begin + {plan.chunk}ull : {plan.length}ull;
+        {compute} bv[{columns}]; ull bi[{columns}];
+        #pragma unroll
+        for (int j = 0; j < {columns}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
+        {_scan(spec, plan, reduced)}
+        {_group_reduce(plan.group, compute)}
+        {guard[plan.family]} {{
+            {_finish(plan, direction, spec.output, compute, kept.strides[1][-1])}
+        }}
+    }}
+}}
+"""
+
+
+def argmin_combine_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, kept: Layout) -> str:
+    """The second pass: each output's ``plan.splits`` partial results, merged by a warp or a block."""
+    _, compute = _compute(spec)
+    out_type = spec.output
+    group = plan.combine_group
+    empty = plan.length - 1 if direction is AxisDirection.DECREASING else 0
+    kept_offsets = decompose("(unsigned int)o", kept.sizes, kept.strides, ["ko", "oo"])
+    if group == 32:
+        loop = (f"const ull t = threadIdx.x & 31;\n    for (ull o = ((ull)blockIdx.x * blockDim.x + threadIdx.x) >> 5; "
+                f"o < {plan.outputs}ull; o += ((ull)gridDim.x * blockDim.x) >> 5) {{")
+        guard = "if ((threadIdx.x & 31) == 0)"
+    else:
+        loop = f"const ull t = threadIdx.x;\n    for (ull o = blockIdx.x; o < {plan.outputs}ull; o += gridDim.x) {{"
+        guard = "if (threadIdx.x == 0)"
+    return PRELUDE + _take_function(compute, direction) + f"""
+extern "C" __global__ void opendml_kernel(ull pv, ull pi, ull pout) {{
+    {loop}
+        {compute} bv[1] = {{({compute})0}}; ull bi[1] = {{INVALID_INDEX}};
+        for (ull s = t; s < {plan.splits}ull; s += {group}ull) {{
+            ull k = s * {plan.outputs}ull + o;
+            take(bv[0], bi[0], ((const {compute}*)pv)[k], ((const ull*)pi)[k]);
+        }}
+        {_group_reduce(group, compute)}
+        {guard} {{
+            ull ko = 0, oo = 0;
+            {kept_offsets}
+            (({C_TYPE[out_type]}*)pout)[oo] = ({C_TYPE[out_type]})(bi[0] == INVALID_INDEX ? {empty}ull : bi[0]);
+        }}
+    }}
+}}
+"""

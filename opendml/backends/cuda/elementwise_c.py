@@ -1,0 +1,152 @@
+"""Element-wise kernel templates: a grid-stride loop over any strides, and 16-byte vector chunks.
+
+The per-element math is the ``apply`` device function lowered from the KernelSpec's element expression
+(expr_c.py); scalars follow the pointers as kernel arguments ``q0, q1, ...``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ...dtypes import DataType
+from ...kernels.spec import KernelSpec
+from ..layout import Layout
+from . import expr_c
+from .codegen import C_TYPE, PRELUDE, decompose
+
+WORD = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
+FLOAT_WORD = {16: "float4", 8: "float2", 4: "float"}
+UNROLL = 4  # chunks each thread loads before it computes and stores any: bytes in flight hide latency
+
+
+def present(spec: KernelSpec) -> list[tuple[int, DataType]]:
+    """The operands given, as (slot, storage type): an absent optional tensor has no slot in the kernel."""
+    return [(k, t) for k, t in enumerate(spec.inputs) if t is not None]
+
+
+def _apply(spec: KernelSpec) -> str:
+    return expr_c.apply_function(spec.operator, spec.inputs, spec.element)
+
+
+def _params(spec: KernelSpec) -> str:
+    pointers = [f"ull p{k}" for k, _ in present(spec)] + ["ull pout"]
+    return ", ".join(pointers + expr_c.scalar_parameters(spec.element))
+
+
+def _call(spec: KernelSpec, value: dict[int, str]) -> str:
+    return expr_c.call("apply", [value[k] for k, _ in present(spec)], spec.element)
+
+
+def elementwise_general(spec: KernelSpec, layout: Layout) -> str:
+    """Any strides: one element per iteration of a grid-stride loop."""
+    names = [f"o{k}" for k, _ in present(spec)] + ["oo"]
+    count = math.prod(layout.sizes)
+    loads = {k: f"((const {C_TYPE[t]}*)p{k})[o{k}]" for k, t in present(spec)}
+    return PRELUDE + _apply(spec) + f"""
+extern "C" __global__ void opendml_kernel({_params(spec)}) {{
+    for (ull i = (ull)blockIdx.x * blockDim.x + threadIdx.x; i < {count}ull; i += (ull)gridDim.x * blockDim.x) {{
+        {" ".join(f"ull {n} = 0;" for n in names)}
+        {decompose("(unsigned int)i", layout.sizes, layout.strides, names)}
+        (({C_TYPE[spec.output]}*)pout)[oo] = {_call(spec, loads)};
+    }}
+}}
+"""
+
+
+def vector_width(spec: KernelSpec, layout: Layout) -> int | None:
+    """Elements per chunk if the inner-vector path applies to this layout, else None.
+
+    A chunk is 16 bytes of the widest operand (so each thread stores 16 bytes, and narrower operands load
+    4 or 8). The path applies when, in the innermost dimension, every operand walks with stride 1 (loaded
+    a chunk at a time) or 0 (one value per chunk), chunks stay inside a row, and every chunk of a stride-1
+    operand starts aligned to its size (given a 16-byte aligned base).
+    """
+    types = [t for _, t in present(spec)] + [spec.output]
+    inner = [st[-1] for st in layout.strides]
+    if any(s not in (0, 1) for s in inner) or inner[-1] != 1:
+        return None
+    width = 16 // max(t.size for t, s in zip(types, inner) if s == 1)
+    if layout.rank > 1 and layout.sizes[-1] % width:
+        return None
+    for st in layout.strides:
+        if st[-1] == 1 and any(s % width for s in st[:-1]):
+            return None
+    return width
+
+
+def chunk_unroll(spec: KernelSpec) -> int:
+    """Chunks per thread per tile: one where the output is wider than the InputTensor (writes dominate, and
+    spreading them evenly measured faster on an H100 for UINT8 -> FLOAT32), else ``UNROLL``."""
+    first = spec.inputs[0]
+    return 1 if first is not None and spec.output.size > first.size else UNROLL
+
+
+def _chunk_loads(spec: KernelSpec, layout: Layout, width: int, u: int, chunks: int) -> tuple[list[str], dict[int, str]]:
+    """Declarations and guarded loads of chunk ``u``, and each operand's element ``e`` of it."""
+    operands = present(spec)
+    names = [f"o{k}_{u}" for k, _ in operands] + [f"oo_{u}"]
+    lines = [f"const ull c{u} = c + {u * 256}ull; const bool ok{u} = c{u} < {chunks}ull;",
+             " ".join(f"ull {n} = 0;" for n in names)]
+    values: dict[int, str] = {}
+    body = []
+    for (k, t), st in zip(operands, layout.strides):
+        c_type = C_TYPE[t]
+        if not any(st):  # one value for the whole tensor: loaded once per thread, before the loop
+            values[k] = f"s{k}"
+            continue
+        if st[-1] == 0:
+            lines.append(f"{c_type} s{k}_{u} = 0;")
+            body.append(f"s{k}_{u} = ((const {c_type}*)p{k})[o{k}_{u}];")
+            values[k] = f"s{k}_{u}"
+            continue
+        word = WORD[width * t.size]
+        lines.append(f"union {{ {word} w; {c_type} e[{width}]; }} u{k}_{u};")
+        body.append(f"u{k}_{u}.w = *(const {word}*)(p{k} + o{k}_{u} * {t.size}ull);")
+        values[k] = f"u{k}_{u}.e[e]"
+    offsets = decompose(f"(unsigned int)(c{u} * {width}ull)", layout.sizes, layout.strides, names)
+    lines.append(f"if (ok{u}) {{\n        {offsets}\n        " + "\n        ".join(body) + "\n        }")
+    return lines, values
+
+
+def elementwise_vector(spec: KernelSpec, layout: Layout, width: int) -> str:
+    """16-byte loads and stores of ``width`` consecutive elements per chunk; a scalar tail in 1-D.
+
+    A block takes tiles of ``unroll`` x 256 consecutive chunks; each thread loads its ``unroll`` chunks of a
+    tile (256 apart) before it computes and stores any. Blocks are launched 256 threads wide.
+    """
+    count = math.prod(layout.sizes)
+    chunks = count // width
+    output = spec.output
+    out_type = C_TYPE[output]
+    # FLOAT32 chunks are stored as float4 (or float2): the compiler splits a uint4 store of float values
+    # into 4-byte stores (seen in the SASS for sm_90), never a float4 one.
+    out_word = (FLOAT_WORD if output is DataType.FLOAT32 else WORD)[width * output.size]
+    unroll = chunk_unroll(spec)
+    loads, stores = [], []
+    for u in range(unroll):
+        lines, values = _chunk_loads(spec, layout, width, u, chunks)
+        loads += lines
+        stores.append(f"""if (ok{u}) {{
+            union {{ {out_word} w; {out_type} e[{width}]; }} uo;
+            #pragma unroll
+            for (int e = 0; e < {width}; ++e) uo.e[e] = {_call(spec, values)};
+            *({out_word}*)(pout + oo_{u} * {output.size}ull) = uo.w;
+        }}""")
+    operands = list(zip(present(spec), layout.strides))
+    tail_loads = {k: f"((const {C_TYPE[t]}*)p{k})[i * {st[-1]}ull]" for (k, t), st in operands}
+    uniform = " ".join(f"const {C_TYPE[t]} s{k} = *(const {C_TYPE[t]}*)p{k};" for (k, t), st in operands if not any(st))
+    tail = "" if layout.rank > 1 or count % width == 0 else f"""
+    for (ull i = {chunks * width}ull + (ull)blockIdx.x * blockDim.x + threadIdx.x; i < {count}ull; i += T) {{
+        (({out_type}*)pout)[i] = {_call(spec, tail_loads)};
+    }}"""
+    nl = "\n        "
+    return PRELUDE + _apply(spec) + f"""
+extern "C" __global__ void opendml_kernel({_params(spec)}) {{
+    const ull T = (ull)gridDim.x * blockDim.x;
+    {uniform}
+    for (ull c = (ull)blockIdx.x * {256 * unroll}ull + threadIdx.x; c < {chunks}ull; c += {unroll}ull * T) {{
+        {nl.join(loads)}
+        {nl.join(stores)}
+    }}{tail}
+}}
+"""

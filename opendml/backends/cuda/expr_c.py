@@ -1,0 +1,140 @@
+"""The CUDA C lowering of element expressions (``opendml.expr``): one C temporary per node.
+
+Values are held in their compute type (``codegen.COMPUTE_TYPE``): FLOAT16 as its float value, 8- and
+16-bit integers in 32 bits (every integer node is exact, so the width never shows), BOOL as ``bool``.
+Float math, conversions and comparisons go through the PTX helpers of ``codegen.PRELUDE``, which no
+compiler setting can change. ``Param(k, T)`` is the kernel argument ``q{k}`` in T's compute type, never a
+literal, so operators that differ only in scalar values share one compiled kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ... import expr as ex
+from ...dtypes import DataType
+from ...errors import OpenDMLError, message
+from .codegen import C_TYPE, COMPUTE_NUMPY, COMPUTE_TYPE, load, store
+
+
+class KernelUnsupportedError(OpenDMLError, NotImplementedError):
+    """A kernel specification this backend has no kernel for (never lowered into another one)."""
+
+
+def unsupported(operator: str, field: str, requirement: str, got: object) -> KernelUnsupportedError:
+    return KernelUnsupportedError(message(operator, field, requirement, got))
+
+
+def held_type(data_type: ex.ValueType) -> str:
+    """The C type a value of ``data_type`` is held in."""
+    return "bool" if data_type == ex.BOOL else COMPUTE_TYPE[data_type]  # type: ignore[index]
+
+
+# Integer -> float32, rounded to nearest even by PTX ``cvt.rn``, by the type the integer is held in.
+_TO_FLOAT = {"int": "i2f_rn", "unsigned int": "u2f_rn", "ll": "ll2f_rn", "ull": "ull2f_rn"}
+
+
+def _to_float32(node: ex.ToFloat32, v: Callable[[ex.Expr], str]) -> str:
+    source = node.value.data_type
+    if source is DataType.FLOAT16:
+        return v(node.value)  # held as its float value already: exact
+    return f"{_TO_FLOAT[held_type(source)]}({v(node.value)})"
+
+
+_Lowering = Callable[[Any, Callable[[ex.Expr], str]], str]
+
+# Each node's C expression, given the names of its children's temporaries (see the table in opendml.expr).
+_LOWERINGS: dict[type[ex.Expr], _Lowering] = {
+    ex.Load: lambda n, v: load(n.stored, f"a{n.operand}"),
+    ex.Param: lambda n, v: f"q{n.index}",
+    ex.Widen: lambda n, v: f"(({held_type(n.type)})({v(n.value)}))",
+    # Both sides are held in the node's type or wider, and the type rules make the difference fit it.
+    ex.Subtract: lambda n, v: f"(({held_type(n.data_type)})({v(n.a)} - {v(n.b)}))",
+    ex.ToFloat32: _to_float32,
+    ex.Multiply: lambda n, v: f"mul_rn({v(n.a)}, {v(n.b)})",
+    ex.Add: lambda n, v: f"add_rn({v(n.a)}, {v(n.b)})",
+    ex.Less: lambda n, v: f"lt({v(n.a)}, {v(n.b)})",
+    ex.IsNumber: lambda n, v: f"is_number({v(n.value)})",
+    ex.Select: lambda n, v: f"({v(n.condition)} ? {v(n.a)} : {v(n.b)})",
+    ex.Store: lambda n, v: store(n.type, v(n.value)),
+}
+
+
+def _temporary_type(node: ex.Expr) -> str:
+    return C_TYPE[node.type] if isinstance(node, ex.Store) else held_type(node.data_type)
+
+
+def body(expr: ex.Expr) -> tuple[list[str], str]:
+    """The statements computing ``expr``, one ``const`` temporary per distinct node, and the result's name."""
+    names: dict[ex.Expr, str] = {}
+    lines = []
+    for k, node in enumerate(ex.nodes(expr)):
+        lowering = _LOWERINGS.get(type(node))
+        if lowering is None:
+            raise unsupported("CUDA", "element expression", "must use the nodes of opendml.expr",
+                              type(node).__name__)
+        lines.append(f"const {_temporary_type(node)} t{k} = {lowering(node, names.__getitem__)};")
+        names[node] = f"t{k}"
+    return lines, names[expr]
+
+
+def scalar_parameters(expr: ex.Expr) -> list[str]:
+    """The kernel (and device function) parameters of the expression's scalars, in index order."""
+    return [f"{held_type(t)} q{k}" for k, t in sorted(ex.params(expr).items())]
+
+
+def scalar_names(expr: ex.Expr) -> list[str]:
+    return [f"q{k}" for k in sorted(ex.params(expr))]
+
+
+def launch_scalars(expr: ex.Expr, scalars: Sequence[np.generic]) -> tuple[np.generic, ...]:
+    """The kernel arguments of ``scalars``: typed NumPy scalars of each parameter's compute type."""
+    types = ex.params(expr)  # widening casts: exact, and every bit of a float32 (NaN payloads too) kept
+    return tuple(_as(COMPUTE_NUMPY[held_type(types[k])], value) for k, value in enumerate(scalars))
+
+
+def _as(numpy_type: type, value: np.generic) -> np.generic:
+    return value.astype(numpy_type)  # a NumPy scalar stays one
+
+
+def device_function(name: str, result_type: str, operands: Sequence[tuple[int, DataType]], expr: ex.Expr) -> str:
+    """``result_type name(a{k}..., q{k}...)`` computing ``expr`` from stored operands and scalars."""
+    lines, result = body(expr)
+    parameters = [f"{C_TYPE[t]} a{k}" for k, t in operands] + scalar_parameters(expr)
+    statements = "\n    ".join([*lines, f"return {result};"])
+    return f"__device__ __forceinline__ {result_type} {name}({', '.join(parameters)}) {{\n    {statements}\n}}\n"
+
+
+def call(name: str, operands: Sequence[str], expr: ex.Expr) -> str:
+    """A call of ``name`` (made by ``device_function``) on these operand expressions and the scalars."""
+    return f"{name}({', '.join([*operands, *scalar_names(expr)])})"
+
+
+def apply_function(operator: str, inputs: Sequence[DataType | None], element: ex.Expr) -> str:
+    """An element-wise kernel's ``apply``: every present operand in, the stored output value out."""
+    if not isinstance(element, ex.Store):
+        raise unsupported(operator, "element expression", "must be a Store for an element-wise kernel",
+                          type(element).__name__)
+    operands = [(k, t) for k, t in enumerate(inputs) if t is not None]
+    return device_function("apply", C_TYPE[element.type], operands, element)
+
+
+def value_type(operator: str, element: ex.Expr) -> DataType:
+    """The type a reduction compares: a float or integer value (FLOAT16 held as its float value)."""
+    t = element.data_type
+    if isinstance(element, ex.Store) or t == ex.BOOL:
+        raise unsupported(operator, "reduction value", "must be a number, not a stored or BOOL value",
+                          element)
+    return t  # type: ignore[return-value]
+
+
+def value_function(operator: str, input_type: DataType, element: ex.Expr) -> str:
+    """A reduction's ``value``: the InputTensor element in, the value compared out."""
+    read = set(ex.loads(element))
+    if not read <= {0}:
+        raise unsupported(operator, "reduction value", "must read only InputTensor (operand 0)",
+                          sorted(read))
+    return device_function("value", held_type(value_type(operator, element)), [(0, input_type)], element)
