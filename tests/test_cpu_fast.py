@@ -38,7 +38,8 @@ ALL = ["FLOAT32", "FLOAT16", "INT64", "INT32", "INT16", "INT8", "UINT64", "UINT3
 BIG = views.PARALLEL_MIN + 1000  # more than one thread share, and not a multiple of the share alignment
 SEAM = blocked.BLOCK * 2 + 7
 if cpu_kernels.numba_available():  # the fast kernels' blocks, tiles and groups, which the ARGMIN tests straddle
-    from opendml.backends.cpu_kernels.jit import COLUMN_TILE, ROW_BLOCK, ROW_CHUNK, ROW_GROUP
+    from opendml.backends.cpu_kernels.argmin_columns import COLUMN_TILE, ROW_CHUNK, ROW_GROUP
+    from opendml.backends.cpu_kernels.argmin_rows import ROW_BLOCK
 else:
     COLUMN_TILE, ROW_BLOCK, ROW_CHUNK, ROW_GROUP = 8192, 256, 1 << 20, 8
 
@@ -50,7 +51,9 @@ def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):  #
     if request.param == "numba-streaming":
         monkeypatch.setattr(module, "STREAM_MIN_BYTES", 0)
     if request.param == "numba-integer":
-        monkeypatch.setattr(module, "FLOAT_COMPARISONS", False)
+        from opendml.backends.cpu_kernels import argmin_engine
+
+        monkeypatch.setattr(argmin_engine, "FLOAT_COMPARISONS", False)
     if request.param == "numba-python-threads":
         monkeypatch.setattr(module.drivers, "usable", lambda: False)
     return module
@@ -391,14 +394,15 @@ def test_float32_block_minimum_agrees_with_the_keys_on_special_values() -> None:
     over blocks of special values of every length up to past two vectors, so the remainder loop runs too."""
     import numba
 
-    from opendml.backends.cpu_kernels import jit
+    from opendml.backends.cpu_kernels import argmin_rows
+    from opendml.backends.cpu_kernels.argmin_keys import FLOAT
 
-    block_min = numba.njit(lambda block, kind: jit.block_min(block, kind))  # an overload: compiled callers only
+    block_min = numba.njit(lambda block, kind: argmin_rows.block_min(block, kind))  # an overload: compiled only
     v = float_specials("FLOAT32").view(np.int32)
     rng = np.random.default_rng(11)
     for _ in range(4000):
         block = rng.choice(v, size=int(rng.integers(1, 70)))
-        assert block_min(block, jit.FLOAT) == jit.keyed_min(block, jit.FLOAT), block.view(np.float32)
+        assert block_min(block, FLOAT) == argmin_rows.keyed_min(block, FLOAT), block.view(np.float32)
 
 
 @pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
@@ -595,20 +599,27 @@ def test_many_output_rows_filled_and_finished_on_the_threads(out_type: str, dire
 @NO_NUMBA
 @pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
 def test_parallel_merge_of_states(direction: str) -> None:
-    """Pieces' states merged slot range by slot range on Numba's threads, as one after another would."""
-    from opendml.backends.cpu_kernels import drivers, jit
+    """Pieces' states merged slot range by slot range on Numba's threads: each slot ends with the smallest
+    key any piece found, ties going to the smaller index (INCREASING) or the larger (SPEC 7)."""
+    from opendml.backends.cpu_kernels import argmin_drivers, drivers
+    from opendml.backends.cpu_kernels.argmin_keys import DECREASING
 
     rng = np.random.default_rng(7)
     pieces, slots = 5, 3000
     cur = rng.integers(-3, 3, (pieces, slots)).astype(np.int32)  # many equal keys: the index decides
     idx = rng.integers(-1, 50, (pieces, slots)).astype(np.int64)  # -1: that piece found nothing there
-    order = jit.DECREASING if direction == "DECREASING" else None
-    want_cur, want_idx = cur[0].copy(), idx[0].copy()
-    for p in range(1, pieces):
-        jit.merge_states(want_cur, want_idx, cur[p], idx[p], order)
-    drivers.launch(drivers.merge, (cur, idx, order, drivers.bounds_of([(0, 1000), (1000, 1001), (1001, slots)])), 3)
-    found = idx[0] >= 0
-    assert np.array_equal(idx[0], want_idx) and np.array_equal(cur[0][found], want_cur[found])
+    idx[:, :7] = -1  # no piece found anything there (every element NaN)
+    sign = -1 if direction == "DECREASING" else 1
+    want, ties = [], 0
+    for s in range(slots):
+        found = [(int(cur[p, s]), int(idx[p, s])) for p in range(pieces) if idx[p, s] >= 0]
+        want.append(min(found, key=lambda f: (f[0], sign * f[1])) if found else None)
+        ties += len({i for k, i in found if k == min(found)[0]}) > 1 if found else 0
+    order = DECREASING if direction == "DECREASING" else None
+    bounds = drivers.bounds_of([(0, 1000), (1000, 1001), (1001, slots)])
+    drivers.launch(argmin_drivers.merge, (cur, idx, order, bounds), 3)
+    assert [None if idx[0, s] < 0 else (int(cur[0, s]), int(idx[0, s])) for s in range(slots)] == want
+    assert want.count(None) == 7 and ties > 1000  # the direction decides in many slots
 
 
 @NO_NUMBA
@@ -649,20 +660,26 @@ def _child_argmin(x: np.ndarray) -> np.ndarray:
 
 
 def test_run_tasks_keeps_order_and_bounds_concurrency() -> None:
+    """Each task stays running until three run at once (or a second has passed), then a little longer: with
+    the bound kept exactly three ever run together; a broken bound lets the waiting ones pile up past it."""
     import threading
+    import time
 
-    active, peak, lock = [0], [0], threading.Lock()
+    active, peak, ready = [0], [0], threading.Condition()
 
     def task(k: int) -> int:
-        with lock:
+        with ready:
             active[0] += 1
             peak[0] = max(peak[0], active[0])
-        with lock:
+            ready.notify_all()
+            ready.wait_for(lambda: active[0] >= 3, timeout=1.0)
+        time.sleep(0.02)  # still running while the next tasks start
+        with ready:
             active[0] -= 1
         return k * k
 
     assert threads.run_tasks(task, [(k,) for k in range(10)], 3) == [k * k for k in range(10)]
-    assert peak[0] <= 3
+    assert peak[0] == 3
 
 
 def test_run_tasks_deals_tasks_to_free_threads_and_the_caller_works_too() -> None:

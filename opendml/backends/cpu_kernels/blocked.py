@@ -13,9 +13,11 @@ from typing import Any
 import numpy as np
 
 from ...enums import AxisDirection
+from ...kernels.spec import KernelSpec
 from ...ops.argmin import ArgMinParams, argmin_reference
 from ...ops.dequantize_linear import DequantizeParams, dequantize_linear_reference
 from ...ops.elementwise import ClampParams, clamp_reference
+from .argmin_spec import argmin_params
 from .threads import run_tasks
 from .views import PARALLEL_MIN
 
@@ -56,6 +58,11 @@ def dequantize(params: DequantizeParams) -> Callable[..., None]:
 
 def argmin(params: ArgMinParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
     return lambda x, out, threads: _argmin(params, x, out, threads)
+
+
+def reduction(spec: KernelSpec) -> Callable[[np.ndarray, np.ndarray, int], None]:
+    """The run of a reduction's kernel specification (``argmin_spec`` says which it may be)."""
+    return argmin(argmin_params(spec))
 
 
 def _clamp(params: ClampParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:

@@ -94,66 +94,6 @@ def dequantize_no_zero_point(x, s, o, sizes, xs, ss, os, bounds, streaming, coun
             k = next_share(counter)
 
 
-# Columns of an ARGMIN task row: where it starts in x, its first slot and index, its outer range, the
-# state (row of cur/idx) it folds into; its sizes follow.
-X0, SLOT0, INDEX0, START, STOP, STATE, SIZES = range(7)
-
-
-@parallel
-def argmin(rows, x, tasks, xs, red, w, cur, idx, kind, order, floats, counter, workers):  # type: ignore
-    """``jit.argmin_rows`` (``rows``) or ``jit.argmin_columns`` over the task rows."""
-    for _ in prange(workers):
-        k = next_share(counter)
-        while k < tasks.shape[0]:
-            t = tasks[k]
-            st = t[STATE]
-            if rows:
-                jit.argmin_rows(x, t[X0], t[SIZES:], xs, red, w, t[SLOT0], t[INDEX0], t[START], t[STOP], cur[st],
-                                idx[st], kind, order, floats)
-            else:
-                jit.argmin_columns(x, t[X0], t[SIZES:], xs, red, w, t[SLOT0], t[INDEX0], t[START], t[STOP],
-                                   cur[st], idx[st], kind, order, floats)
-            k = next_share(counter)
-
-
-@njit(nogil=True, cache=True)
-def merge_range(cur, idx, a, b, order):  # type: ignore[no-untyped-def]
-    """Slots ``a..b`` of every later state folded into state 0 (``jit.merge_states``)."""
-    for p in range(1, cur.shape[0]):
-        jit.merge_states(cur[0, a:b], idx[0, a:b], cur[p, a:b], idx[p, a:b], order)
-
-
-@parallel
-def merge(cur, idx, order, bounds, counter, workers):  # type: ignore[no-untyped-def]
-    for _ in prange(workers):
-        k = next_share(counter)
-        while k < bounds.size - 1:
-            merge_range(cur, idx, bounds[k], bounds[k + 1], order)
-            k = next_share(counter)
-
-
-@parallel
-def fill(a, value, bounds, counter, workers):  # type: ignore[no-untyped-def]
-    for _ in prange(workers):
-        k = next_share(counter)
-        while k < bounds.size - 1:
-            for s in range(bounds[k], bounds[k + 1]):
-                a[s] = value
-            k = next_share(counter)
-
-
-@parallel
-def finish(idx, out, default, bounds, counter, workers):  # type: ignore[no-untyped-def]
-    """ARGMIN's indices written to its output, cast as NumPy's unsafe casting does; ``default`` where a slot
-    found nothing (every element NaN, SPEC 8.5)."""
-    for _ in prange(workers):
-        k = next_share(counter)
-        while k < bounds.size - 1:
-            for s in range(bounds[k], bounds[k + 1]):
-                out[s] = idx[s] if idx[s] >= 0 else default
-            k = next_share(counter)
-
-
 _lock = threading.Lock()
 _forked_from_omp = False
 

@@ -1,0 +1,141 @@
+"""ARGMIN on the JIT path: a plan (``argmin_plan``) run over per-slot states, merged, written out.
+
+ARGMIN compares integer keys of the elements (``argmin_keys.key_of``), so one vectorised kernel serves
+every data type, NaN and signed zeros included, and releases the GIL like the others.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...enums import AxisDirection
+from ...kernels.spec import KernelSpec
+from ...ops.argmin import ArgMinParams
+from . import argmin_drivers, drivers
+from .argmin_columns import argmin_columns
+from .argmin_keys import DECREASING, FLOAT, HALF, fill_missing
+from .argmin_plan import Plan, ReducedLayout, plan, reduced_layout, shares_of
+from .argmin_rows import argmin_rows
+from .argmin_spec import argmin_params
+from .threads import run_tasks
+from .views import flat, int64s, shares
+
+Run = Callable[[np.ndarray, np.ndarray, int], None]
+
+
+def argmin(params: ArgMinParams) -> Run:
+    """ARGMIN over any axes of any layout, reading each element once."""
+    return lambda x, out, threads: _argmin(params, x, out, threads)
+
+
+def reduction(spec: KernelSpec) -> Run:
+    """The run of a reduction's kernel specification (``argmin_spec`` says which it may be)."""
+    return argmin(argmin_params(spec))
+
+
+class State:
+    """Running (key, index) per slot, one row per piece of a split reduction (row 0 holds the result);
+    index -1 while a slot has found nothing."""
+
+    def __init__(self, cur: np.ndarray, idx: np.ndarray) -> None:
+        self.cur, self.idx = cur, idx
+
+    @classmethod
+    def fresh(cls, slots: int, key: np.dtype, pieces: int = 1) -> State:
+        """Arrays of the state, not filled (``_fill``)."""
+        return cls(np.empty((pieces, slots), key), np.empty((pieces, slots), np.int64))
+
+    @classmethod
+    def reused(cls, slots: int, key: np.dtype, pieces: int = 1) -> State:
+        """A state on this thread's kept arrays where they are large enough (and at most STATE_KEPT_BYTES),
+        not filled (``_fill``): fresh memory costs a page fault a page on first touch (short-row ARGMIN of
+        [262144, 256] spent 1 ms a call filling a new index array), while refilling kept memory costs a
+        tenth of that. Each thread has its own, and a state lives only during one ``_argmin`` on the thread
+        that made it."""
+        n = pieces * slots
+        if n * (8 + key.itemsize) > STATE_KEPT_BYTES:
+            return cls.fresh(slots, key, pieces)
+        kept = _kept.__dict__.setdefault("states", {})
+        if key not in kept or kept[key].idx.size < n:
+            kept[key] = cls.fresh(n, key)
+        return cls(kept[key].cur.reshape(-1)[:n].reshape(pieces, slots),
+                   kept[key].idx.reshape(-1)[:n].reshape(pieces, slots))
+
+
+STATE_KEPT_BYTES = 16 << 20
+# FLOAT32 ARGMIN rows compared as floats where the thread's comparisons are exact (``argmin_rows``);
+# False forces integer keys everywhere (the tests run both).
+FLOAT_COMPARISONS = True
+_kept = threading.local()
+
+
+def _keyed(x: np.ndarray) -> tuple[np.ndarray, Any, np.dtype]:
+    """The input as the kernels read it, its ``kind`` and its key type: floats as their bits (``key_of``)."""
+    if x.dtype == np.float32:
+        return x.view(np.int32), FLOAT, np.dtype(np.int32)
+    if x.dtype == np.float16:
+        return x.view(np.uint16), HALF, np.dtype(np.int16)
+    return x, None, x.dtype
+
+
+def _argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
+    order = DECREASING if params.axis_direction == AxisDirection.DECREASING else None
+    red = reduced_layout(x, params.axes)
+    bits, kind, key = _keyed(x)
+    work = plan(red, threads)
+    state = State.reused(red.slots, key, work.pieces)
+    _fill(state.idx.reshape(-1), -1, threads)
+    _run_plan(flat(bits), red, work, state, kind, order, threads)
+    if work.pieces > 1:
+        _merge(state, order, threads)
+    _finish(state.idx[0], out, red.length - 1 if order is not None else 0, threads)
+
+
+def _fill(a: np.ndarray, value: int, threads: int) -> None:
+    """A 1-D array filled, on the threads where it is large (2 MiB of indices took 0.2 ms on one)."""
+    parts = shares(a.size, threads)
+    if len(parts) > 1 and drivers.usable():
+        drivers.launch(argmin_drivers.fill, (a, value, drivers.bounds_of(parts)), threads)
+    else:
+        a.fill(value)
+
+
+def _finish(idx: np.ndarray, out: np.ndarray, default: int, threads: int) -> None:
+    """The indices into the output; ``default`` where every element was NaN (SPEC 8.5)."""
+    parts = shares(idx.size, threads)
+    if len(parts) > 1 and drivers.usable() and out.flags.c_contiguous:
+        drivers.launch(argmin_drivers.finish, (idx, out.reshape(-1), default, drivers.bounds_of(parts)), threads)
+        return
+    fill_missing(idx, default)
+    np.copyto(out, idx.reshape(out.shape), casting="unsafe")
+
+
+def _run_plan(fx: np.ndarray, red: ReducedLayout, work: Plan, state: State, kind: Any, order: Any,
+              threads: int) -> None:
+    strides, reduced, weights = int64s(red.strides), np.array(red.reduced, np.uint8), int64s(red.weights)
+    if len(work.tasks) > 1 and drivers.usable():
+        table = np.array([[t.x0, t.slot0, t.index0, t.start, t.stop, t.piece, *t.sizes] for t in work.tasks],
+                         np.int64)
+        drivers.launch(argmin_drivers.argmin, (work.rows, fx, table, strides, reduced, weights, state.cur,
+                                               state.idx, kind, order, FLOAT_COMPARISONS), threads)
+        return
+    kernel = argmin_rows if work.rows else argmin_columns
+    run_tasks(kernel, [(fx, t.x0, int64s(t.sizes), strides, reduced, weights, t.slot0, t.index0, t.start, t.stop,
+                        state.cur[t.piece], state.idx[t.piece], kind, order, FLOAT_COMPARISONS)
+                       for t in work.tasks], threads)
+
+
+def _merge(state: State, order: Any, threads: int) -> None:
+    """Every piece's state folded into row 0, ranges of slots on the threads where there is enough to do
+    (first-axis ARGMIN of [8192, 8192] on 16 threads: 64 pieces of 8192 slots)."""
+    pieces, slots = state.idx.shape
+    count = len(shares(pieces * slots, threads))
+    if count > 1 and drivers.usable():
+        parts = shares_of(slots, min(count, slots))
+        drivers.launch(argmin_drivers.merge, (state.cur, state.idx, order, drivers.bounds_of(parts)), threads)
+    else:
+        argmin_drivers.merge_range(state.cur, state.idx, 0, slots, order)

@@ -1,0 +1,196 @@
+"""ARGMIN's LLVM vector code: a run reduced in one pass, each vector lane keeping its own best.
+
+Numba's loop vectoriser does not keep a position per lane, so these reductions are written as LLVM vector
+code (llvmlite intrinsics): ``lane_argmin`` on integer keys (FLOAT32/FLOAT16 bits flipped to signed order,
+``argmin_keys``), ``lane_argmin_float`` on FLOAT32 compared as floats where that is exact. Both ask for the
+memory ahead of what they read (``_prefetch``).
+"""
+
+from __future__ import annotations
+
+import platform
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
+
+from .argmin_keys import FLIP, key_of
+from .jit import VECTOR_BYTES, _i64, _Loop, _splat, lanes
+
+# Row reductions ask for the memory this far ahead of what they read. Rows of 256 FLOAT32 elements wait on
+# each row's vector chain and leave the hardware prefetcher behind: on one Intel Xeon thread, 102 ns a row
+# from memory without, 58-61 with prefetches 2 to 16 KiB ahead (4 KiB chosen), 23 in cache; long rows 83 ->
+# 74 ns per 256 elements.
+PREFETCH_BYTES = 4096
+
+
+def _prefetch(builder: ir.IRBuilder, base: ir.Value, index: ir.Value) -> None:
+    """A read prefetch of ``base[index]``, into every cache level (a hint: it never faults)."""
+    i8p, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+    fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                        "llvm.prefetch.p0i8")
+    pointer = builder.bitcast(builder.gep(base, [index]), i8p)
+    builder.call(fn, [pointer, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+
+
+def _lane_key(builder: ir.IRBuilder, v: ir.Value, bits: int, flipped: bool) -> ir.Value:
+    if not flipped:
+        return v
+    mask, bias = (_splat(builder, ir.Constant(ir.IntType(bits), c), v.type.count) for c in FLIP[bits])
+    sign = builder.ashr(v, _splat(builder, ir.Constant(ir.IntType(bits), bits - 1), v.type.count))
+    return builder.sub(builder.xor(v, builder.and_(sign, mask)), bias)
+
+
+def _reduce(builder: ir.IRBuilder, how: str, v: ir.Value) -> ir.Value:
+    element = v.type.element
+    name = f"llvm.vector.reduce.{how}.v{v.type.count}i{element.width}"
+    return builder.call(cgutils.get_or_insert_function(builder.module, ir.FunctionType(element, [v.type]), name),
+                        [v])
+
+
+def _chosen_position(builder: ir.IRBuilder, holds: ir.Value, where: ir.Value, increasing: bool) -> ir.Value:
+    """The int64 position of the first (INCREASING) or last element among the lanes in ``holds``; ``where``
+    (int32 lanes) is the vector each lane's element came from."""
+    i32, count = ir.IntType(32), where.type.count
+    position = builder.add(builder.mul(where, _splat(builder, ir.Constant(i32, count), count)),
+                           ir.Constant(where.type, list(range(count))))
+    none = ir.Constant(i32, 0x7FFFFFFF if increasing else -1)
+    chosen = builder.select(holds, position, _splat(builder, none, count))
+    return builder.sext(_reduce(builder, "smin" if increasing else "smax", chosen), ir.IntType(64))
+
+
+@intrinsic
+def lane_argmin(typingctx, x, xb, vectors, kind, order):  # type: ignore[no-untyped-def]
+    """``(key, position)`` of the best element of ``x[xb:xb + vectors * lanes]`` (``lanes(itemsize)``
+    elements a vector; at most 127 vectors). The key is raw: for float bits, flipped and shifted
+    (``unflip`` makes it a key)."""
+    if not isinstance(x, types.Array):
+        return None
+    flipped = not isinstance(kind, types.NoneType)
+    unsigned = not flipped and not x.dtype.signed
+    increasing = isinstance(order, types.NoneType)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        bits = x.dtype.bitwidth
+        count = lanes(bits // 8)
+        loop = _Loop(context, builder, signature.args[0], count)
+        base = loop.base(signature.args[0], args[0], args[1])
+        element, i32 = ir.IntType(bits), ir.IntType(32)
+        best = cgutils.alloca_once_value(builder, _lane_key(builder, loop.load(base, _i64(0), x.dtype), bits, flipped))
+        where = cgutils.alloca_once_value(builder, ir.Constant(ir.VectorType(element, count), [0] * count))
+        with cgutils.for_range_slice(builder, _i64(1), args[2], _i64(1)) as (j, _):
+            _prefetch(builder, base, builder.add(builder.mul(j, _i64(count)), _i64(PREFETCH_BYTES * 8 // bits)))
+            key = _lane_key(builder, loop.load(base, builder.mul(j, _i64(count)), x.dtype), bits, flipped)
+            old = builder.load(best)
+            op = "<" if increasing else "<="
+            takes = builder.icmp_unsigned(op, key, old) if unsigned else builder.icmp_signed(op, key, old)
+            builder.store(builder.select(takes, key, old), best)
+            at = _splat(builder, builder.trunc(j, element) if bits < 64 else j, count)  # vectors < 128
+            builder.store(builder.select(takes, at, builder.load(where)), where)
+        keys = builder.load(best)
+        smallest = _reduce(builder, "umin" if unsigned else "smin", keys)
+        found, wide = builder.load(where), ir.VectorType(i32, count)
+        if bits != 32:
+            found = builder.zext(found, wide) if bits < 32 else builder.trunc(found, wide)
+        holds = builder.icmp_unsigned("==", keys, _splat(builder, smallest, count))
+        return context.make_tuple(builder, signature.return_type,
+                                  [smallest, _chosen_position(builder, holds, found, increasing)])
+
+    return types.Tuple((x.dtype, types.int64))(x, xb, vectors, kind, order), codegen
+
+
+
+# FLOAT32 compared as floats where that is exact: an ordered comparison (``<``, ``<=``) is false when
+# either side is NaN, so a NaN never replaces what a lane or block holds, and -0.0 equals +0.0, as SPEC 7
+# and 8.5 want. A float minimum is one instruction, against four or five for an integer key, which keeps the
+# reductions waiting on memory rather than on the processor when its cores are busy. Minima start at
+# +inf, so a best of +inf is not certain (the minimum is +inf, or every element is NaN): such runs are
+# reduced again with integer keys. Only where ``floats_compare_exactly()``: a library may set the x86
+# MXCSR bit that makes comparisons read subnormals as zero, and then -1e-45 < +0.0 would be false.
+
+X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
+FLOAT_INFINITY_BITS = np.int32(0x7F800000)  # also +inf's key
+
+
+@intrinsic
+def floats_compare_exactly(typingctx):  # type: ignore[no-untyped-def]
+    """Whether this thread's float comparisons read subnormals as they are: on x86, the MXCSR register's
+    denormals-are-zero bit is clear. Elsewhere False: only integer comparisons are used there."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        if not X86:
+            return ir.Constant(ir.IntType(1), 0)
+        i32, byte = ir.IntType(32), ir.IntType(8).as_pointer()
+        slot = cgutils.alloca_once(builder, i32)
+        read = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte]),
+                                              "llvm.x86.sse.stmxcsr")
+        builder.call(read, [builder.bitcast(slot, byte)])
+        return builder.icmp_unsigned("==", builder.and_(builder.load(slot), ir.Constant(i32, 0x40)),
+                                     ir.Constant(i32, 0))
+
+    return types.boolean(), codegen
+
+
+def _float_minimum(builder: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    """The smallest lane of a vector holding no NaN, by halving (a -0.0/+0.0 pick is harmless)."""
+    i32 = ir.IntType(32)
+    width = v.type.count
+    while width > 1:
+        width //= 2
+        low = builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(i32, width), list(range(width))))
+        high = builder.shuffle_vector(v, v, ir.Constant(ir.VectorType(i32, width), list(range(width, 2 * width))))
+        v = builder.select(builder.fcmp_ordered("<", high, low), high, low)
+    return builder.extract_element(v, ir.Constant(i32, 0))
+
+
+@intrinsic
+def lane_argmin_float(typingctx, x, xb, vectors, order):  # type: ignore[no-untyped-def]
+    """``lane_argmin`` of FLOAT32 data (read as int32 bits) compared as floats: ``(bits, position)``."""
+    if not (isinstance(x, types.Array) and x.dtype == types.int32):
+        return None
+    increasing = isinstance(order, types.NoneType)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        count = lanes(4)
+        loop = _Loop(context, builder, signature.args[0], count)
+        base = loop.base(signature.args[0], args[0], args[1])
+        f32, i32 = ir.FloatType(), ir.IntType(32)
+        floats, ints = ir.VectorType(f32, count), ir.VectorType(i32, count)
+        best = cgutils.alloca_once_value(builder, _splat(builder, ir.Constant(f32, float("inf")), count))
+        where = cgutils.alloca_once_value(builder, ir.Constant(ints, [0] * count))
+        with cgutils.for_range_slice(builder, _i64(0), args[2], _i64(1)) as (j, _):
+            _prefetch(builder, base, builder.add(builder.mul(j, _i64(count)), _i64(PREFETCH_BYTES // 4)))
+            v = builder.bitcast(loop.load(base, builder.mul(j, _i64(count)), types.int32), floats)
+            old = builder.load(best)
+            takes = builder.fcmp_ordered("<" if increasing else "<=", v, old)
+            builder.store(builder.select(takes, v, old), best)
+            at = _splat(builder, builder.trunc(j, i32), count)
+            builder.store(builder.select(takes, at, builder.load(where)), where)
+        values = builder.load(best)
+        smallest = _float_minimum(builder, values)
+        holds = builder.fcmp_ordered("==", values, _splat(builder, smallest, count))
+        return context.make_tuple(builder, signature.return_type,
+                                  [builder.bitcast(smallest, i32), _chosen_position(builder, holds,
+                                                                                    builder.load(where), increasing)])
+
+    return types.Tuple((types.int32, types.int64))(x, xb, vectors, order), codegen
+
+
+def float_lanes(x, xb, n, kind, order):  # type: ignore[no-untyped-def]
+    """``(key, position, certain, done)``: ``lane_argmin_float`` over the first ``done`` elements of
+    ``x[xb:xb + n]`` (whole vectors) for FLOAT32; never certain for other kinds (whose key type it keeps)."""
+
+
+@overload(float_lanes, jit_options={"cache": True})
+def _float_lanes(x, xb, n, kind, order):  # type: ignore[no-untyped-def]
+    if not isinstance(kind, types.NoneType) and kind.dtype == types.float32:
+        def float_best(x, xb, n, kind, order):  # type: ignore[no-untyped-def]
+            per = VECTOR_BYTES // 4
+            vectors = n // per
+            if vectors == 0:
+                return key_of(x[xb], kind), np.int64(0), False, 0
+            bits, pos = lane_argmin_float(x, xb, vectors, order)
+            return key_of(bits, kind), pos, bits != FLOAT_INFINITY_BITS, vectors * per
+        return float_best
+    return lambda x, xb, n, kind, order: (key_of(x[xb], kind), np.int64(0), False, 0)

@@ -1,0 +1,33 @@
+"""What the CPU ARGMIN engines take from a kernel specification (NumPy only: both kernel modules use it)."""
+
+from __future__ import annotations
+
+from ... import expr as ex
+from ...errors import invalid
+from ...kernels.spec import KernelSpec, NanRule, ReductionKind
+from ...ops.argmin import ArgMinParams
+
+
+def argmin_params(spec: KernelSpec) -> ArgMinParams:
+    """The ARGMIN a reduction's specification asks for, or a clear error for one the engines cannot run.
+
+    The engines read the input's elements and compare them (as keys, ``argmin_keys``), so the only element
+    expression they take is ``Load(0, T)`` of the input itself. A computed prologue (fused kernels) plugs in
+    where the kernels read an element: ``key_of(x[i], kind)`` in ``argmin_rows`` and ``argmin_columns``
+    would key the expression's value instead, and the lane reductions (``argmin_lanes``) would compute it
+    on vectors after their loads; until then any other expression is refused here, never run as a load.
+    """
+    record = spec.reduction
+    if record is None or record.kind != ReductionKind.ARGMIN:
+        raise invalid(spec.operator, "Reduction", "must be an ARGMIN record for the CPU reduction kernels",
+                      None if record is None else record.kind.name)
+    if record.nan_rule != NanRule.IGNORE:
+        raise invalid(spec.operator, "Reduction.NanRule", "must be IGNORE for the CPU ARGMIN kernels",
+                      record.nan_rule.name)
+    source = spec.inputs[0] if spec.inputs else None
+    wanted = None if source is None else ex.Load(0, source)
+    if wanted is None or spec.element != wanted:
+        raise invalid(spec.operator, "Reduction element",
+                      f"must be {wanted!r}, the input's own elements (the CPU ARGMIN kernels compare them as "
+                      "loaded: a computed prologue is not lowered)", repr(spec.element))
+    return ArgMinParams(record.axes, record.direction, record.index_type)

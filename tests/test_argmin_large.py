@@ -1,0 +1,179 @@
+"""ARGMIN on tensors large enough to cross every threshold of the CPU engines, against the independent oracle.
+
+The other ARGMIN tests compare large tensors only with opendml's own NumPy reference, and the oracle
+(``tests/elementwise_oracle.py``) sees a few dozen elements. Here each case is built to take one path of
+the engines' plan (threads, split runs, split columns, split rows) or to cross one of their block sizes
+(ROW_BLOCK, ROW_BATCH, COLUMN_TILE, ROW_CHUNK) or the kept-state limit (STATE_KEPT_BYTES), on devices of
+2 and 4 threads so that the work is shared even on a machine of two cores. A case first checks that it
+takes the path it names, so a change of threshold cannot leave it testing something else.
+
+Expected indices come from the oracle's ``argmin_of``, run on each distinct reduced row (rows repeat a
+lot in the short-row cases: their values come from small sets, to make ties).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import opendml as dml
+from opendml.backends import cpu_kernels
+from tests.elementwise_oracle import argmin_of
+
+pytestmark = pytest.mark.skipif(not cpu_kernels.numba_available(),
+                                reason="Numba is not installed: the thresholds tested are the fast kernels'")
+
+if cpu_kernels.numba_available():
+    from opendml.backends.cpu_kernels import argmin_engine
+    from opendml.backends.cpu_kernels.argmin_columns import COLUMN_TILE, ROW_CHUNK, ROW_GROUP
+    from opendml.backends.cpu_kernels.argmin_plan import Plan, ReducedLayout, plan, reduced_layout
+    from opendml.backends.cpu_kernels.argmin_rows import ROW_BATCH, ROW_BLOCK
+    STATE_KEPT_BYTES = argmin_engine.STATE_KEPT_BYTES
+else:  # the module is skipped: only the names must exist
+    COLUMN_TILE, ROW_CHUNK, ROW_GROUP, ROW_BATCH, ROW_BLOCK, STATE_KEPT_BYTES = 8192, 1 << 20, 8, 16, 256, 16 << 20
+
+Check = Callable[["ReducedLayout", "Plan"], bool]
+
+
+@dataclass(frozen=True)
+class Case:
+    shape: tuple[int, ...]
+    axes: tuple[int, ...]
+    threads: int
+    layout: str  # packed, strided (every other element of the last axis), sliced (axis 1 cut from a longer one)
+    takes: Check  # the path this case is for, on the layout and plan the engines see
+
+
+def _outer_shared(red: ReducedLayout, p: Plan) -> bool:
+    return len(p.tasks) > 1 and p.pieces == 1 and all(t.sizes == red.sizes for t in p.tasks)
+
+
+def _split(rows: bool, dim: int) -> Check:
+    """Pieces with states of their own, cut along dimension ``dim`` of the merged layout."""
+    return lambda red, p: p.rows == rows and p.pieces > 1 and {t.sizes[dim] for t in p.tasks} != {red.sizes[dim]}
+
+
+CASES = {
+    # Short rows (at most ROW_BLOCK), output rows shared out to the threads.
+    "short rows on threads": Case((4096, 100), (1,), 4, "packed",
+                                  lambda red, p: _outer_shared(red, p) and red.sizes[-1] <= ROW_BLOCK),
+    # Rows longer than ROW_BLOCK (whole blocks and a rest), shared out.
+    "long rows on threads": Case((300, 1000), (1,), 2, "packed",
+                                 lambda red, p: _outer_shared(red, p) and red.sizes[-1] % ROW_BLOCK != 0),
+    # Fewer output rows than threads: each run cut into pieces, merged afterwards.
+    "split runs": Case((2, 200_000), (1,), 4, "packed", _split(True, -1)),
+    "split run of every axis": Case((600, 500), (0, 1), 2, "packed",
+                                    lambda red, p: len(red.sizes) == 1 and _split(True, -1)(red, p)),
+    # First-axis reductions: wide rows cut by columns, or tall ones by rows (ROW_GROUP and a rest each).
+    "split columns": Case((40, 8200), (0,), 4, "packed", lambda red, p: p.pieces == 1 and len(p.tasks) > 1
+                          and all(t.sizes[-1] < red.sizes[-1] for t in p.tasks)),
+    "split rows": Case((2406, 130), (0,), 4, "packed",
+                       lambda red, p: _split(False, -2)(red, p)
+                       and any((t.sizes[-2] - 1) % ROW_GROUP for t in p.tasks)),
+    "split rows, strided columns": Case((700, 500), (0,), 4, "strided",
+                                        lambda red, p: _split(False, -2)(red, p) and red.strides[-1] != 1),
+    # Kept columns wider than one COLUMN_TILE in every task.
+    "column tiles": Case((4, 40, COLUMN_TILE + 108), (1,), 2, "packed",
+                         lambda red, p: _outer_shared(red, p) and red.sizes[-1] > COLUMN_TILE),
+    # More reduced rows than ROW_CHUNK in one task (one thread: any split would shorten them).
+    "row chunks": Case((ROW_CHUNK + 3, 2), (0,), 1, "packed",
+                       lambda red, p: len(p.tasks) == 1 and red.sizes[-2] > ROW_CHUNK),
+    # Rows found ROW_BATCH at a time through three unmerged dimensions (the odometer), shared out.
+    "row batches": Case((50, 20, 300), (2,), 4, "sliced",
+                        lambda red, p: _outer_shared(red, p) and len(red.sizes) == 3
+                        and any((t.stop - t.start) % ROW_BATCH for t in p.tasks)),
+    # Strided runs, compared element by element.
+    "strided rows": Case((1200, 300), (1,), 2, "strided",
+                         lambda red, p: _outer_shared(red, p) and red.strides[-1] != 1),
+    # Reduced axes on both sides of a kept one: one large task, indices weighted over two axes.
+    "axes around a kept one": Case((3, 350, 300), (0, 2), 2, "packed",
+                                   lambda red, p: len(p.tasks) == 1 and red.reduced == [True, False, True]),
+    # More slots than the kept per-thread state holds (of 10 or 12 bytes a slot): a fresh state.
+    "state past the kept bytes": Case((STATE_KEPT_BYTES // 10 + 1000, 2), (1,), 2, "packed",
+                                      lambda red, p: _outer_shared(red, p) and red.slots * 10 > STATE_KEPT_BYTES),
+}
+
+
+def _rows_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[list[int], int, int]:
+    """The axes in row order (kept ones, then reduced ones, each increasing), rows and their length."""
+    order = [k for k in range(len(shape)) if k not in axes] + sorted(axes)
+    length = math.prod(shape[k] for k in axes)
+    return order, math.prod(shape) // length, length
+
+
+def _values(data_type: str, case: Case, rng: np.random.Generator) -> np.ndarray:
+    """The logical input, made row by row: values from a small set (many ties; FLOAT32 with NaN, -0.0 and
+    +0.0), a row of one repeated value (FLOAT32: NaN only) and a row left as it is where there are enough
+    rows, and in about half the others (all of few rows) one or three copies of a smaller value at random
+    places, the last of three at the row's end."""
+    order, rows, length = _rows_shape(case.shape, case.axes)
+    if data_type == "FLOAT32":
+        base = np.array([np.nan, 0.0, -0.0, 1.5, 2.0, np.inf], np.float32)
+        smaller = np.array([-3.0, -1e-45, -np.inf], np.float32)
+        same = np.float32(np.nan)
+    else:
+        base = np.arange(-5, 6, dtype=np.int16)
+        smaller = np.array([-32768, -7, -6], np.int16)
+        same = np.int16(7)
+    r = rng.choice(base, (rows, length))
+    special = 2 if rows >= 3 else (1 if rows == 2 else 0)
+    planted = np.flatnonzero(rng.random(rows) < (0.5 if rows > 8 else 1.0))
+    planted = planted[planted >= special]
+    copies = np.full(planted.size, 3) if rows <= 8 else rng.choice([1, 3], planted.size)
+    at_rows = np.repeat(planted, copies)
+    at = rng.integers(0, length, at_rows.size)
+    at[(np.cumsum(copies) - 1)[copies == 3]] = length - 1  # of three copies, one is last: in the last piece
+    r[at_rows, at] = np.repeat(rng.choice(smaller, planted.size), copies)
+    if special == 2:
+        r[0] = same
+    permuted = r.reshape([case.shape[k] for k in order])
+    return np.transpose(permuted, np.argsort(order))
+
+
+def _laid_out(v: np.ndarray, layout: str) -> np.ndarray:
+    if layout == "strided":
+        buf = np.zeros((*v.shape[:-1], v.shape[-1] * 2), v.dtype)
+        buf[..., ::2] = v
+        return buf[..., ::2]
+    if layout == "sliced":
+        buf = np.zeros((v.shape[0], v.shape[1] * 2, *v.shape[2:]), v.dtype)
+        buf[:, :v.shape[1]] = v
+        return buf[:, :v.shape[1]]
+    return np.ascontiguousarray(v)
+
+
+def oracle_argmin(x: np.ndarray, axes: tuple[int, ...], direction: str) -> np.ndarray:
+    """The oracle's ``argmin_of`` of every reduced row (the index runs row-major over the reduced axes, in
+    increasing axis order, SPEC 7), computed once per distinct row (compared by their bits) where rows are short."""
+    order, rows, length = _rows_shape(x.shape, axes)
+    r = np.ascontiguousarray(np.transpose(x, order)).reshape(rows, length)
+    if length > 64:  # few rows: each its own (no gain in finding the distinct ones)
+        distinct, back = r, np.arange(rows)
+    else:
+        whole = r.view(np.dtype((np.void, r.itemsize * length))).reshape(-1)  # a row's bytes as one value
+        distinct, back = np.unique(whole, return_inverse=True)
+        distinct = distinct.view(r.dtype).reshape(-1, length)
+    found = np.array([argmin_of(row, direction) for row in distinct.tolist()], np.int64)
+    out_shape = tuple(1 if k in axes else n for k, n in enumerate(x.shape))
+    return found[back.reshape(-1)].reshape(out_shape)
+
+
+@pytest.mark.parametrize("data_type", ["FLOAT32", "FLOAT32-integer-keys", "INT16"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_large_argmin_matches_the_oracle(name: str, data_type: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """FLOAT32 with its rows compared as floats where that is exact, and with integer keys only."""
+    case = CASES[name]
+    if data_type.endswith("integer-keys"):
+        monkeypatch.setattr(argmin_engine, "FLOAT_COMPARISONS", False)
+        data_type = "FLOAT32"
+    x = _laid_out(_values(data_type, case, np.random.default_rng(sorted(CASES).index(name))), case.layout)
+    assert case.takes(reduced_layout(x, case.axes), plan(reduced_layout(x, case.axes), case.threads)), name
+    device = dml.Device("cpu", threads=case.threads)
+    for direction in ("INCREASING", "DECREASING"):
+        expected = oracle_argmin(x, case.axes, direction)
+        got = np.asarray(dml.argmin(x, case.axes, axis_direction=direction, device=device))
+        assert got.dtype == np.int64 and np.array_equal(got, expected), (name, data_type, direction)
