@@ -1,5 +1,8 @@
 """The JIT path: each operator as one Numba kernel over the views' memory, shared out to threads.
 
+Element-wise operators run kernels generated from their expression (``codegen``); reductions run the
+hand-tuned engine of their kind.
+
 ARGMIN compares integer keys of the elements (``jit.key_of``), so one vectorised kernel serves every
 data type, NaN and signed zeros included, and releases the GIL like the others.
 """
@@ -14,19 +17,15 @@ from typing import Any
 
 import numpy as np
 
+from ... import expr as ex
 from ...dtypes import DataType
 from ...enums import AxisDirection
+from ...errors import BackendUnavailableError, message
+from ...kernels.spec import KernelSpec, NanRule, ReductionKind
 from ...ops.argmin import ArgMinParams
-from ...ops.dequantize_linear import DequantizeParams
-from ...ops.elementwise import ClampParams
-from . import drivers, jit
+from . import codegen, drivers, jit, vectors
 from .threads import run_tasks
 from .views import PARALLEL_MIN, elementwise_layout, flat, int64s, shares
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    """FLOAT16 data as uint16 bits (the kernels convert them); other types as they are."""
-    return a.view(np.uint16) if a.dtype == np.float16 else a
 
 
 @dataclass(frozen=True)
@@ -85,57 +84,48 @@ def _run_shares(kernel: Callable[..., None], driver: Callable[..., None], head: 
         run_tasks(kernel, [(*head, walk.sizes, *walk.strides, a, b, *tail) for a, b in walk.shares], threads)
 
 
-def clamp(params: ClampParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
-    """CLIP, CLIP1 and THRESHOLD: the kernel and its scalar arguments chosen once per operator."""
-    data_type = params.data_type
-    if data_type.is_float:
-        low = np.float32(np.nan) if params.low is None else np.float32(params.low)  # NaN compares false
-        high = np.float32(np.nan) if params.high is None else np.float32(params.high)
-        if data_type == DataType.FLOAT16:
-            scale, bias = params.scale_bias or (np.float32(1), np.float32(0))
-            kernel, driver = jit.clamp_half, drivers.clamp_half
-            tail: tuple[Any, ...] = (scale, bias, params.scale_bias is not None, low, high)
-        elif params.scale_bias is not None:
-            kernel, driver, tail = jit.clamp_scale_bias, drivers.clamp_scale_bias, (*params.scale_bias, low, high)
-        else:
-            kernel, driver, tail = jit.clamp, drivers.clamp, (low, high)
-    else:
-        info, scalar = np.iinfo(data_type.numpy), data_type.numpy.type
-        low = scalar(info.min) if params.low is None else scalar(params.low)
-        high = scalar(info.max) if params.high is None else scalar(params.high)
-        kernel, driver, tail = jit.clamp, drivers.clamp, (low, high)
-    half = data_type == DataType.FLOAT16
+def elementwise(spec: KernelSpec) -> Callable[..., None]:
+    """An element-wise operator: its generated kernel (``codegen``), called with the operator's inputs in
+    DirectML order (None for an absent one), its output and a thread count; scalars chosen once here."""
+    module = codegen.compiled(spec.element)
+    kernel, driver, used = module.kernel, module.driver, module.OPERANDS
+    halves = [spec.inputs[k] is DataType.FLOAT16 for k in used] + [spec.output is DataType.FLOAT16]
+    scalars = spec.scalars
+    streams = vectors.streamable(spec.element)
+    units = (_UNIT,) * len(halves)
 
-    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
-        if half:
-            x, out = x.view(np.uint16), out.view(np.uint16)
+    def run(*args: Any) -> None:
+        arrays = [args[k] for k in used] + [args[-2]]
+        for k, half in enumerate(halves):
+            if half:
+                arrays[k] = arrays[k].view(np.uint16)  # the kernels convert FLOAT16 bits themselves
+        out = arrays[-1]
         n = out.size
-        streaming = not half and out.nbytes >= STREAM_MIN_BYTES
-        if n < PARALLEL_MIN and x.flags.c_contiguous and out.flags.c_contiguous:  # the per-call cost path
-            kernel(x.reshape(-1), out.reshape(-1), _length(n), _UNIT, _UNIT, 0, n, *tail, streaming)
+        streaming = streams and out.nbytes >= STREAM_MIN_BYTES
+        if n < PARALLEL_MIN and all(a.flags.c_contiguous for a in arrays):  # the per-call cost path
+            kernel(*[a.reshape(-1) for a in arrays], _length(n), *units, 0, n, *scalars, streaming)
             return
-        walk = _walk([x, out], threads)
-        _run_shares(kernel, driver, (flat(x), flat(out)), walk, (*tail, streaming), threads)
+        threads = args[-1]
+        walk = _walk(arrays, threads)
+        _run_shares(kernel, driver, tuple(flat(a) for a in arrays), walk, (*scalars, streaming), threads)
 
     return run
 
 
-def dequantize(params: DequantizeParams) -> Callable[..., None]:
-    """DEQUANTIZE_LINEAR."""
-    return _dequantize
+def reduction(spec: KernelSpec) -> Callable[..., None]:
+    """A reduction operator: the engine of its kind, taking its values from the element expression."""
+    r = spec.reduction
+    assert r is not None
+    if r.kind is ReductionKind.ARGMIN and isinstance(spec.element, ex.Load) and r.nan_rule is NanRule.IGNORE:
+        return argmin(ArgMinParams(r.axes, r.direction, r.index_type))
+    raise unsupported(spec)
 
 
-def _dequantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, out: np.ndarray,
-                threads: int) -> None:
-    streaming = (out.dtype == np.float32 and out.nbytes >= STREAM_MIN_BYTES,)
-    if zero_point is None:
-        walk = _walk([x, scale, out], threads)
-        _run_shares(jit.dequantize_no_zero_point, drivers.dequantize_no_zero_point,
-                    (flat(x), flat(_bits(scale)), flat(_bits(out))), walk, streaming, threads)
-        return
-    walk = _walk([x, scale, zero_point, out], threads)
-    _run_shares(jit.dequantize, drivers.dequantize, (flat(x), flat(_bits(scale)), flat(zero_point), flat(_bits(out))),
-                walk, streaming, threads)
+def unsupported(spec: KernelSpec) -> BackendUnavailableError:
+    """What a KernelSpec that no CPU kernel lowers raises (never another operator's kernel)."""
+    what = spec.element if spec.reduction is None else spec.reduction
+    return BackendUnavailableError(message(spec.operator, "kernel", "must be an element-wise expression or a "
+                                           "reduction the CPU backend lowers", repr(what)))
 
 
 @dataclass(frozen=True)
