@@ -87,7 +87,10 @@ def _run_shares(kernel: Callable[..., None], driver: Callable[..., None], head: 
 def elementwise(spec: KernelSpec) -> Callable[..., None]:
     """An element-wise operator: its generated kernel (``codegen``), called with the operator's inputs in
     DirectML order (None for an absent one), its output and a thread count; scalars chosen once here."""
-    module = codegen.compiled(spec.element)
+    try:
+        module = codegen.compiled(spec.element)
+    except ex.ExpressionError as error:
+        raise unsupported(spec) from error
     kernel, driver, used = module.kernel, module.driver, module.OPERANDS
     halves = [spec.inputs[k] is DataType.FLOAT16 for k in used] + [spec.output is DataType.FLOAT16]
     scalars = spec.scalars
