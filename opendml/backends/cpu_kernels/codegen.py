@@ -17,6 +17,9 @@
   contiguous runs through ``run`` (or, streaming, scalar head and tail around ``stream``'s aligned
   vectors), other runs element by element.
 - ``driver``: ``kernel`` over thread shares on Numba's threads (``drivers`` explains the counter).
+- ``entry(scalars, host)``: the operator's Python entry, ``run(*inputs, out, threads)`` with its scalars
+  bound, unrolled over the operands (it is on every call's path: a loop over a list of operands cost a
+  microsecond a call); ``host`` (``fast``) gives the layout walk and the streaming threshold.
 
 Scalars (``Param``) are kernel arguments, so one compiled module serves every value of Min, Max, Scale or
 Bias. ``compiled(element)`` writes the module into the kernel cache (``opendml.kernels.cache``), imports it
@@ -66,7 +69,7 @@ def source(element: ex.Expr) -> str:
     parts = [_HEADER, _expression(element), _value(element, names), _run(element, names)]
     if vectors.streamable(element):
         parts.append(_stream(names))
-    parts += [_kernel(element, names), _driver(names)]
+    parts += [_kernel(element, names), _driver(names), _entry(element, names)]
     return "\n\n\n".join(parts) + "\n"
 
 
@@ -100,6 +103,7 @@ from opendml.backends.cpu_kernels.drivers import next_share
 from opendml.backends.cpu_kernels.halves import float_to_half, half_to_float
 from opendml.backends.cpu_kernels.rows import base_offset, streamed
 from opendml.backends.cpu_kernels.vectors import stream_typing
+from opendml.backends.cpu_kernels.views import PARALLEL_MIN
 from opendml.dtypes import DataType
 from opendml.kernels.cache import use_for_numba
 
@@ -281,3 +285,33 @@ def _driver(names: _Names) -> str:
         "        while k < bounds.size - 1:",
         f"            kernel({head}, bounds[k], bounds[k + 1], {tail})",
         "            k = next_share(counter)"])
+
+
+def _entry(element: ex.Expr, names: _Names) -> str:
+    loaded = ex.loads(element)
+    arrays = names.each("a{k}") + ["o"]
+    lines = ["def entry(scalars, host):",
+             '    """``run(*inputs, out, threads)`` of an operator whose scalar parameters are ``scalars``."""']
+    if names.q:
+        lines.append(f"    ({', '.join(names.q)},) = scalars")
+    lines += ["    lengths, unit, walk, run_shares, flat = (host.lengths, host.UNIT, host.walk, host.run_shares,",
+              "                                             host.flat)", "", "    def run(*args):"]
+    for k in names.ops:
+        bits = ".view(np.uint16)" if loaded[k] is DataType.FLOAT16 else ""  # the kernels convert the bits
+        lines.append(f"        a{k} = args[{k}]{bits}")
+    lines.append(f"        o = args[-2]{'.view(np.uint16)' if element.data_type is DataType.FLOAT16 else ''}")
+    lines.append("        n = o.size")
+    streaming = "o.nbytes >= host.STREAM_MIN_BYTES" if vectors.streamable(element) else "False"
+    lines.append(f"        streaming = {streaming}")
+    contiguous = " and ".join(f"{a}.flags.c_contiguous" for a in arrays)
+    units = ["unit"] * len(arrays)
+    flat_arrays = [f"{a}.reshape(-1)" for a in arrays]
+    tail = names.call(names.q, "streaming")
+    lines += [f"        if n < PARALLEL_MIN and {contiguous}:  # the per-call cost path",
+              f"            kernel({names.call(flat_arrays, 'lengths(n)', units, '0', 'n', tail)})",
+              "            return",
+              "        threads = args[-1]",
+              f"        head = ({', '.join(f'flat({a})' for a in arrays)},)",
+              f"        run_shares(kernel, driver, head, walk([{', '.join(arrays)}], threads), ({tail},), threads)",
+              "", "    return run"]
+    return "\n".join(lines)

@@ -10,6 +10,7 @@ data type, NaN and signed zeros included, and releases the GIL like the others.
 from __future__ import annotations
 
 import math
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,14 +19,13 @@ from typing import Any
 import numpy as np
 
 from ... import expr as ex
-from ...dtypes import DataType
 from ...enums import AxisDirection
 from ...errors import BackendUnavailableError, message
 from ...kernels.spec import KernelSpec, NanRule, ReductionKind
 from ...ops.argmin import ArgMinParams
-from . import codegen, drivers, jit, vectors
+from . import codegen, drivers, jit
 from .threads import run_tasks
-from .views import PARALLEL_MIN, elementwise_layout, flat, int64s, shares
+from .views import elementwise_layout, flat, int64s, shares
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,10 @@ STREAM_MIN_BYTES = 1 << 25
 
 _walks: dict[Any, _Walk] = {}
 _lengths: dict[int, np.ndarray] = {}
-_UNIT = int64s([1])
+UNIT = int64s([1])
 
 
-def _length(n: int) -> np.ndarray:
+def lengths(n: int) -> np.ndarray:
     """``[n]`` as the kernels' sizes array, made once per length."""
     sizes = _lengths.get(n)
     if sizes is None:
@@ -57,62 +57,43 @@ def _length(n: int) -> np.ndarray:
     return sizes
 
 
-def _walk(arrays: list[np.ndarray], threads: int) -> _Walk:
+def walk(arrays: list[np.ndarray], threads: int) -> _Walk:
+    """The merged layout of same-shaped operands (the output last) and its thread shares, made once."""
     key = (threads, arrays[-1].shape, *(a.strides for a in arrays), *(a.itemsize for a in arrays))
-    walk = _walks.get(key)
-    if walk is None:
+    found = _walks.get(key)
+    if found is None:
         layout = elementwise_layout(arrays)
         pieces = shares(math.prod(layout.sizes), threads)
-        walk = _Walk(int64s(layout.sizes), tuple(int64s(s) for s in layout.strides), pieces,
-                     drivers.bounds_of(pieces))
+        found = _Walk(int64s(layout.sizes), tuple(int64s(s) for s in layout.strides), pieces,
+                      drivers.bounds_of(pieces))
         if len(_walks) > 1024:
             _walks.clear()
-        _walks[key] = walk
-    return walk
+        _walks[key] = found
+    return found
 
 
-def _run_shares(kernel: Callable[..., None], driver: Callable[..., None], head: tuple[Any, ...], walk: _Walk,
-                tail: tuple[Any, ...], threads: int) -> None:
+def run_shares(kernel: Callable[..., None], driver: Callable[..., None], head: tuple[Any, ...], layout: _Walk,
+               tail: tuple[Any, ...], threads: int) -> None:
     """``kernel`` over each share: here if there is one, else on Numba's threads through ``driver`` (Python
     threads where those may not run)."""
-    if len(walk.shares) == 1:
-        a, b = walk.shares[0]
-        kernel(*head, walk.sizes, *walk.strides, a, b, *tail)
+    if len(layout.shares) == 1:
+        a, b = layout.shares[0]
+        kernel(*head, layout.sizes, *layout.strides, a, b, *tail)
     elif drivers.usable():
-        drivers.launch(driver, (*head, walk.sizes, *walk.strides, walk.bounds, *tail), threads)
+        drivers.launch(driver, (*head, layout.sizes, *layout.strides, layout.bounds, *tail), threads)
     else:
-        run_tasks(kernel, [(*head, walk.sizes, *walk.strides, a, b, *tail) for a, b in walk.shares], threads)
+        run_tasks(kernel, [(*head, layout.sizes, *layout.strides, a, b, *tail) for a, b in layout.shares], threads)
 
 
 def elementwise(spec: KernelSpec) -> Callable[..., None]:
-    """An element-wise operator: its generated kernel (``codegen``), called with the operator's inputs in
-    DirectML order (None for an absent one), its output and a thread count; scalars chosen once here."""
+    """An element-wise operator: its generated module's entry (``codegen``), called with the operator's
+    inputs in DirectML order (None for an absent one), its output and a thread count. The entry uses
+    ``lengths``, ``UNIT``, ``walk``, ``run_shares``, ``flat`` and ``STREAM_MIN_BYTES`` from here."""
     try:
         module = codegen.compiled(spec.element)
     except ex.ExpressionError as error:
         raise unsupported(spec) from error
-    kernel, driver, used = module.kernel, module.driver, module.OPERANDS
-    halves = [spec.inputs[k] is DataType.FLOAT16 for k in used] + [spec.output is DataType.FLOAT16]
-    scalars = spec.scalars
-    streams = vectors.streamable(spec.element)
-    units = (_UNIT,) * len(halves)
-
-    def run(*args: Any) -> None:
-        arrays = [args[k] for k in used] + [args[-2]]
-        for k, half in enumerate(halves):
-            if half:
-                arrays[k] = arrays[k].view(np.uint16)  # the kernels convert FLOAT16 bits themselves
-        out = arrays[-1]
-        n = out.size
-        streaming = streams and out.nbytes >= STREAM_MIN_BYTES
-        if n < PARALLEL_MIN and all(a.flags.c_contiguous for a in arrays):  # the per-call cost path
-            kernel(*[a.reshape(-1) for a in arrays], _length(n), *units, 0, n, *scalars, streaming)
-            return
-        threads = args[-1]
-        walk = _walk(arrays, threads)
-        _run_shares(kernel, driver, tuple(flat(a) for a in arrays), walk, (*scalars, streaming), threads)
-
-    return run
+    return module.entry(spec.scalars, sys.modules[__name__])  # type: ignore[no-any-return]
 
 
 def reduction(spec: KernelSpec) -> Callable[..., None]:
