@@ -52,7 +52,7 @@ def root() -> Path:
 
 def helper_sources() -> list[Path]:
     """Every module a compiled kernel may depend on: a change to any of them changes the fingerprint."""
-    files = sorted(KERNEL_PACKAGE.glob("*.py")) + [_PACKAGE / "expr.py"] + sorted((_PACKAGE / "kernels").glob("*.py"))
+    files = sorted(KERNEL_PACKAGE.rglob("*.py")) + [_PACKAGE / "expr.py"] + sorted((_PACKAGE / "kernels").glob("*.py"))
     return [f for f in files if f.is_file()]
 
 
@@ -242,10 +242,10 @@ def _locator_class(caching: Any) -> type:
         @classmethod
         def from_function(cls, py_func: Any, py_file: str) -> KernelCacheLocator | None:
             source = Path(py_file).resolve()
-            if source.parent == KERNEL_PACKAGE:
-                place = "cpu_kernels"
+            if source.is_relative_to(KERNEL_PACKAGE):  # subpackages apart: Numba names files by module only
+                place = Path("cpu_kernels", source.parent.relative_to(KERNEL_PACKAGE))
             elif source.parent.name == "generated" and source.parent.parent.name.startswith(PREFIX):
-                place = "generated"
+                place = Path("generated")
             else:
                 return None  # not opendml's: Numba's other locators decide
             locator = cls(py_func, py_file, directory() / "numba" / place)

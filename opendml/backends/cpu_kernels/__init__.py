@@ -1,8 +1,10 @@
 """The CPU backend's kernels, chosen once per process.
 
 ``fast`` (Numba, the ``opendml[fast]`` extra) runs each operator in one pass over memory on every core;
-``blocked`` (NumPy only) runs the reference block by block on the same threads. OPENDML_CPU_KERNELS
-(``auto``, ``numba`` or ``numpy``) overrides the choice; both give bit-identical results.
+``blocked`` (NumPy only) evaluates it block by block on the same threads. OPENDML_CPU_KERNELS (``auto``,
+``numba`` or ``numpy``) overrides the choice; both give bit-identical results. Each module compiles a
+KernelSpec: ``elementwise(spec)`` for an element-wise one, ``reduction(spec)`` for a reduction (the engine
+of its kind, with ``argmin_params``); whatever they cannot lower raises ``unsupported(spec)``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ import importlib.util
 import os
 from types import ModuleType
 
-from ...errors import invalid
+from ... import expr as ex
+from ...errors import BackendUnavailableError, invalid, message
+from ...kernels.spec import KernelSpec, NanRule, ReductionKind
+from ...ops.argmin import ArgMinParams
 
 ENV_KERNELS = "OPENDML_CPU_KERNELS"
 CHOICES = ("auto", "numba", "numpy")
@@ -45,3 +50,20 @@ def kernels() -> ModuleType:
             choice = "numba" if numba_available() else "numpy"
         _chosen = load(choice)
     return _chosen
+
+
+def argmin_params(spec: KernelSpec) -> ArgMinParams:
+    """The ARGMIN engines' parameters of a reduction spec: they compare the input's elements themselves (a
+    ``Load``), ignoring NaN; any other reduction is ``unsupported``."""
+    r = spec.reduction
+    if r is None or r.kind is not ReductionKind.ARGMIN or not isinstance(spec.element, ex.Load) or (
+            r.nan_rule is not NanRule.IGNORE):
+        raise unsupported(spec)
+    return ArgMinParams(r.axes, r.direction, r.index_type)
+
+
+def unsupported(spec: KernelSpec) -> BackendUnavailableError:
+    """What a KernelSpec that no CPU kernel lowers raises (never another operator's kernel)."""
+    what = spec.element if spec.reduction is None else spec.reduction
+    return BackendUnavailableError(message(spec.operator, "kernel", "must be an element-wise expression or a "
+                                           "reduction the CPU backend lowers", repr(what)))

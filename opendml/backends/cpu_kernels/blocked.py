@@ -13,12 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ... import expr as ex
 from ...enums import AxisDirection
-from ...errors import BackendUnavailableError, message
 from ...kernels.numpy_lowering import evaluate
-from ...kernels.spec import KernelSpec, NanRule, ReductionKind
+from ...kernels.spec import KernelSpec
 from ...ops.argmin import ArgMinParams, argmin_reference
+from . import argmin_params
 from .threads import run_tasks
 from .views import PARALLEL_MIN
 
@@ -56,12 +55,7 @@ def elementwise(spec: KernelSpec) -> Callable[..., None]:
 
 
 def reduction(spec: KernelSpec) -> Callable[..., None]:
-    r = spec.reduction
-    assert r is not None
-    if r.kind is ReductionKind.ARGMIN and isinstance(spec.element, ex.Load) and r.nan_rule is NanRule.IGNORE:
-        return argmin(ArgMinParams(r.axes, r.direction, r.index_type))
-    raise BackendUnavailableError(message(spec.operator, "kernel", "must be a reduction the CPU backend lowers",
-                                          repr(r)))
+    return argmin(argmin_params(spec))
 
 
 def argmin(params: ArgMinParams) -> Callable[[np.ndarray, np.ndarray, int], None]:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import threading
 from types import ModuleType
 
 from ... import expr as ex
@@ -38,17 +39,21 @@ from ...kernels import cache, debug
 from . import vectors
 
 _modules: dict[ex.Expr, ModuleType] = {}
+_lock = threading.Lock()  # operators compiled on several threads at once import each module once
 
 
 def compiled(element: ex.Expr) -> ModuleType:
     """The generated module of an element-wise expression (a ``Store``), imported once per process."""
     module = _modules.get(element)
     if module is None:
-        text = source(element)
-        stem = "elementwise_" + hashlib.sha256(text.encode()).hexdigest()[:16]
-        if debug.print_kernels_enabled():
-            debug.print_source("cpu", f"{stem} ({element!r})", text)
-        module = _modules[element] = cache.import_source(stem, text)
+        with _lock:
+            module = _modules.get(element)
+            if module is None:
+                text = source(element)
+                stem = "elementwise_" + hashlib.sha256(text.encode()).hexdigest()[:16]
+                if debug.print_kernels_enabled():
+                    debug.print_source("cpu", f"{stem} ({element!r})", text)
+                module = _modules[element] = cache.import_source(stem, text)
     return module
 
 

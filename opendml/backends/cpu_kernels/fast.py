@@ -20,10 +20,9 @@ import numpy as np
 
 from ... import expr as ex
 from ...enums import AxisDirection
-from ...errors import BackendUnavailableError, message
-from ...kernels.spec import KernelSpec, NanRule, ReductionKind
+from ...kernels.spec import KernelSpec
 from ...ops.argmin import ArgMinParams
-from . import codegen, drivers, jit
+from . import argmin_params, codegen, drivers, jit, unsupported
 from .threads import run_tasks
 from .views import elementwise_layout, flat, int64s, shares
 
@@ -98,18 +97,7 @@ def elementwise(spec: KernelSpec) -> Callable[..., None]:
 
 def reduction(spec: KernelSpec) -> Callable[..., None]:
     """A reduction operator: the engine of its kind, taking its values from the element expression."""
-    r = spec.reduction
-    assert r is not None
-    if r.kind is ReductionKind.ARGMIN and isinstance(spec.element, ex.Load) and r.nan_rule is NanRule.IGNORE:
-        return argmin(ArgMinParams(r.axes, r.direction, r.index_type))
-    raise unsupported(spec)
-
-
-def unsupported(spec: KernelSpec) -> BackendUnavailableError:
-    """What a KernelSpec that no CPU kernel lowers raises (never another operator's kernel)."""
-    what = spec.element if spec.reduction is None else spec.reduction
-    return BackendUnavailableError(message(spec.operator, "kernel", "must be an element-wise expression or a "
-                                           "reduction the CPU backend lowers", repr(what)))
+    return argmin(argmin_params(spec))
 
 
 @dataclass(frozen=True)
