@@ -17,6 +17,7 @@ from . import __version__
 
 SUBCOMMANDS: tuple[str, ...] = (
     "opendml.dispatch.cli",
+    "opendml.kernels.cli",
     "opendml.onnx.cli",
     "opendml.support",
 )

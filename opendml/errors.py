@@ -38,6 +38,10 @@ class BackendUnavailableError(OpenDMLError, RuntimeError):
     """The requested backend cannot run on this machine."""
 
 
+class KernelUnsupportedError(OpenDMLError, NotImplementedError):
+    """A kernel specification a backend has no kernel for: refused by name, never run as another kernel."""
+
+
 def message(owner: str, field: str, requirement: str, got: object) -> str:
     """Format an error message in opendml's one pattern."""
     return f"{owner}: {field} {requirement}; got {got}."
@@ -53,3 +57,7 @@ def binding_error(owner: str, field: str, requirement: str, got: object) -> Bind
 
 def out_of_memory(owner: str, field: str, requirement: str, got: object) -> OutOfMemoryError:
     return OutOfMemoryError(message(owner, field, requirement, got))
+
+
+def kernel_unsupported(owner: str, field: str, requirement: str, got: object) -> KernelUnsupportedError:
+    return KernelUnsupportedError(message(owner, field, requirement, got))

@@ -153,7 +153,7 @@ class _OtherKind(enum.Enum):
 
 
 def test_a_reduction_without_a_cuda_engine_is_refused_by_name(gpu) -> None:
-    from opendml.backends.cuda.expr_c import KernelUnsupportedError
+    from opendml import KernelUnsupportedError
 
     x = TensorDesc(T.FLOAT32, [4, 8])
     operator = gpu.create_operator(dml.ArgMinDesc(x, TensorDesc(T.INT64, [4, 1]), [1], "INCREASING"))

@@ -35,20 +35,15 @@ class CpuBuffer(Buffer):
 
 
 class CpuKernel:
-    """Runs the operator's fast kernel; the NumPy reference in ``ops/`` stays the oracle they are tested against."""
+    """Runs the kernel of the operator's KernelSpec (its expression, or its reduction's engine); the NumPy
+    reference in ``ops/`` stays the oracle the kernels are tested against."""
 
     def __init__(self, operator: Operator) -> None:
         self.operator = operator
         self.threads: int = getattr(operator.device, "threads", 1)
         kernels = cpu_kernels.kernels()
-        params = operator.params
-        name = operator.definition.schema.name
-        if name == "ARGMIN":
-            self._run = kernels.argmin(params)
-        elif name == "ELEMENT_WISE_DEQUANTIZE_LINEAR":
-            self._run = kernels.dequantize(params)
-        else:  # CLIP, CLIP1, THRESHOLD
-            self._run = kernels.clamp(params)
+        spec = operator.kernel_spec
+        self._run = kernels.elementwise(spec) if spec.reduction is None else kernels.reduction(spec)
         self._warm_up()
 
     def _warm_up(self) -> None:

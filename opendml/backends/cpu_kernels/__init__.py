@@ -1,8 +1,11 @@
 """The CPU backend's kernels, chosen once per process.
 
 ``fast`` (Numba, the ``opendml[fast]`` extra) runs each operator in one pass over memory on every core;
-``blocked`` (NumPy only) runs the reference block by block on the same threads. OPENDML_CPU_KERNELS
-(``auto``, ``numba`` or ``numpy``) overrides the choice; both give bit-identical results.
+``blocked`` (NumPy only) evaluates it block by block on the same threads. OPENDML_CPU_KERNELS (``auto``,
+``numba`` or ``numpy``) overrides the choice; both give bit-identical results. Each module compiles a
+KernelSpec: ``elementwise(spec)`` for an element-wise one, ``reduction(spec)`` for a reduction (the engine
+of its kind: ``argmin_spec`` says which ARGMIN specs the engines run); whatever they cannot lower raises
+``unsupported(spec)``.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ import importlib.util
 import os
 from types import ModuleType
 
-from ...errors import invalid
+from ...errors import KernelUnsupportedError, invalid, message
+from ...kernels.spec import KernelSpec
 
 ENV_KERNELS = "OPENDML_CPU_KERNELS"
 CHOICES = ("auto", "numba", "numpy")
@@ -45,3 +49,10 @@ def kernels() -> ModuleType:
             choice = "numba" if numba_available() else "numpy"
         _chosen = load(choice)
     return _chosen
+
+
+def unsupported(spec: KernelSpec) -> KernelUnsupportedError:
+    """What a KernelSpec that no CPU kernel lowers raises (never another operator's kernel)."""
+    what = spec.element if spec.reduction is None else spec.reduction
+    return KernelUnsupportedError(message(spec.operator, "kernel", "must be an element-wise expression or a "
+                                           "reduction the CPU backend lowers", repr(what)))

@@ -17,7 +17,11 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from .argmin_keys import FLIP, key_of
-from .jit import VECTOR_BYTES, _i64, _Loop, _splat, lanes
+from .jit import jit  # noqa: F401 (imported first: it puts Numba's cache of these kernels in the kernel cache)
+from .vectors import VECTOR_BYTES, lanes
+from .vectors import Loop as _Loop
+from .vectors import i64 as _i64
+from .vectors import splat as _splat
 
 # Row reductions ask for the memory this far ahead of what they read. Rows of 256 FLOAT32 elements wait on
 # each row's vector chain and leave the hardware prefetcher behind: on one Intel Xeon thread, 102 ns a row

@@ -14,7 +14,9 @@ from numba.extending import overload
 
 from .argmin_keys import FLIP_SHIFT, FLOAT, found_key, key_bits, key_of, replaces, takes, unflip
 from .argmin_lanes import float_lanes, floats_compare_exactly, lane_argmin
-from .jit import VECTOR_BYTES, inline, jit
+from .jit import jit
+from .rows import inline
+from .vectors import VECTOR_BYTES
 
 
 @jit

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ... import expr as ex
-from ...errors import invalid
+from ...errors import kernel_unsupported
 from ...kernels.spec import KernelSpec, NanRule, ReductionKind
 from ...ops.argmin import ArgMinParams
 
@@ -19,15 +19,15 @@ def argmin_params(spec: KernelSpec) -> ArgMinParams:
     """
     record = spec.reduction
     if record is None or record.kind != ReductionKind.ARGMIN:
-        raise invalid(spec.operator, "Reduction", "must be an ARGMIN record for the CPU reduction kernels",
+        raise kernel_unsupported(spec.operator, "Reduction", "must be an ARGMIN record for the CPU reduction kernels",
                       None if record is None else record.kind.name)
     if record.nan_rule != NanRule.IGNORE:
-        raise invalid(spec.operator, "Reduction.NanRule", "must be IGNORE for the CPU ARGMIN kernels",
+        raise kernel_unsupported(spec.operator, "Reduction.NanRule", "must be IGNORE for the CPU ARGMIN kernels",
                       record.nan_rule.name)
     source = spec.inputs[0] if spec.inputs else None
     wanted = None if source is None else ex.Load(0, source)
     if wanted is None or spec.element != wanted:
-        raise invalid(spec.operator, "Reduction element",
+        raise kernel_unsupported(spec.operator, "Reduction element",
                       f"must be {wanted!r}, the input's own elements (the CPU ARGMIN kernels compare them as "
                       "loaded: a computed prologue is not lowered)", repr(spec.element))
     return ArgMinParams(record.axes, record.direction, record.index_type)

@@ -1,7 +1,8 @@
-"""The NumPy path (no Numba installed): the reference itself, run block by block on the worker threads.
+"""The NumPy path (no Numba installed): block by block on the worker threads.
 
-Bit-identical by construction (it is the reference), and no temporary is larger than a block, but each
-block makes several passes over its elements: see docs/cpu-backend.md for how much slower this is.
+Element-wise operators evaluate their expression (``opendml.kernels.numpy_lowering``), reductions run the
+reference; no temporary is larger than a block, but each block makes several passes over its elements:
+see docs/cpu-backend.md for how much slower this is.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from typing import Any
 import numpy as np
 
 from ...enums import AxisDirection
+from ...kernels.numpy_lowering import evaluate
 from ...kernels.spec import KernelSpec
 from ...ops.argmin import ArgMinParams, argmin_reference
-from ...ops.dequantize_linear import DequantizeParams, dequantize_linear_reference
-from ...ops.elementwise import ClampParams, clamp_reference
 from .argmin_spec import argmin_params
 from .threads import run_tasks
 from .views import PARALLEL_MIN
@@ -48,40 +48,24 @@ def _deal(work: list[Any], threads: int, total: int) -> list[list[Any]]:
     return [work[g::count] for g in range(count)]
 
 
-def clamp(params: ClampParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
-    return lambda x, out, threads: _clamp(params, x, out, threads)
+def elementwise(spec: KernelSpec) -> Callable[..., None]:
+    """An element-wise operator (inputs in DirectML order, None for an absent one, then the output and a
+    thread count): its expression evaluated block by block."""
+    return lambda *args: _elementwise(spec, args[:-2], args[-2], args[-1])
 
 
-def dequantize(params: DequantizeParams) -> Callable[..., None]:
-    return lambda x, scale, zero_point, out, threads: _dequantize(params, x, scale, zero_point, out, threads)
+def reduction(spec: KernelSpec) -> Callable[..., None]:
+    return argmin(argmin_params(spec))
 
 
 def argmin(params: ArgMinParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
     return lambda x, out, threads: _argmin(params, x, out, threads)
 
 
-def reduction(spec: KernelSpec) -> Callable[[np.ndarray, np.ndarray, int], None]:
-    """The run of a reduction's kernel specification (``argmin_spec`` says which it may be)."""
-    return argmin(argmin_params(spec))
-
-
-def _clamp(params: ClampParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
+def _elementwise(spec: KernelSpec, inputs: tuple[np.ndarray | None, ...], out: np.ndarray, threads: int) -> None:
     def run(indices: list[Any]) -> None:
-        with np.errstate(all="ignore"):
-            for index in indices:
-                out[index] = clamp_reference([x[index]], params)
-
-    groups = _deal(list(blocks(out.shape, BLOCK)), threads, out.size)
-    run_tasks(run, [(g,) for g in groups], threads)
-
-
-def _dequantize(params: DequantizeParams, x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None,
-               out: np.ndarray, threads: int) -> None:
-    def run(indices: list[Any]) -> None:
-        with np.errstate(all="ignore"):
-            for index in indices:
-                zp = None if zero_point is None else zero_point[index]
-                out[index] = dequantize_linear_reference([x[index], scale[index], zp], params)
+        for index in indices:
+            out[index] = evaluate(spec.element, [None if a is None else a[index] for a in inputs], spec.scalars)
 
     groups = _deal(list(blocks(out.shape, BLOCK)), threads, out.size)
     run_tasks(run, [(g,) for g in groups], threads)

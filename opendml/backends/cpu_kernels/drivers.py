@@ -7,7 +7,8 @@ microseconds. Each thread runs one iteration of ``prange(workers)`` and in it ta
 started (an atomic counter), as ``threads.run_tasks`` does: a thread slowed by other work on its core does
 fewer shares instead of holding up the rest.
 
-Every driver takes its kernel's arguments with ``start, stop`` replaced by the shares (``bounds``: share
+Every driver (these, and each generated element-wise module's ``driver``) takes its kernel's arguments with
+``start, stop`` replaced by the shares (``bounds``: share
 ``k`` is ``bounds[k]..bounds[k + 1]``; ARGMIN: one row of ``tasks`` per share), then the counter and the
 worker count. ``launch`` runs one; ``usable`` says whether it may (``fast`` falls back to Python threads).
 """
@@ -21,11 +22,13 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba import njit, prange, types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from . import jit
+from ...kernels.cache import use_for_numba
+
+use_for_numba()  # before the decorators: Numba picks each function's cache directory then
 
 parallel = njit(nogil=True, cache=True, parallel=True)
 
@@ -44,54 +47,6 @@ def next_share(typingctx, counter):  # type: ignore[no-untyped-def]
         return builder.atomic_rmw("add", ptr, context.get_constant(types.int64, 1), "monotonic")
 
     return types.int64(counter), codegen
-
-
-@parallel
-def clamp(x, o, sizes, xs, os, bounds, low, high, streaming, counter, workers):  # type: ignore[no-untyped-def]
-    for _ in prange(workers):
-        k = next_share(counter)
-        while k < bounds.size - 1:
-            jit.clamp(x, o, sizes, xs, os, bounds[k], bounds[k + 1], low, high, streaming)
-            k = next_share(counter)
-
-
-@parallel
-def clamp_scale_bias(x, o, sizes, xs, os, bounds, scale, bias, low, high, streaming, counter,  # type: ignore
-                     workers):
-    for _ in prange(workers):
-        k = next_share(counter)
-        while k < bounds.size - 1:
-            jit.clamp_scale_bias(x, o, sizes, xs, os, bounds[k], bounds[k + 1], scale, bias, low, high, streaming)
-            k = next_share(counter)
-
-
-@parallel
-def clamp_half(x, o, sizes, xs, os, bounds, scale, bias, has_scale_bias, low, high, streaming, counter,  # type: ignore
-               workers):
-    for _ in prange(workers):
-        k = next_share(counter)
-        while k < bounds.size - 1:
-            jit.clamp_half(x, o, sizes, xs, os, bounds[k], bounds[k + 1], scale, bias, has_scale_bias, low, high,
-                           streaming)
-            k = next_share(counter)
-
-
-@parallel
-def dequantize(x, s, z, o, sizes, xs, ss, zs, os, bounds, streaming, counter, workers):  # type: ignore
-    for _ in prange(workers):
-        k = next_share(counter)
-        while k < bounds.size - 1:
-            jit.dequantize(x, s, z, o, sizes, xs, ss, zs, os, bounds[k], bounds[k + 1], streaming)
-            k = next_share(counter)
-
-
-@parallel
-def dequantize_no_zero_point(x, s, o, sizes, xs, ss, os, bounds, streaming, counter, workers):  # type: ignore
-    for _ in prange(workers):
-        k = next_share(counter)
-        while k < bounds.size - 1:
-            jit.dequantize_no_zero_point(x, s, o, sizes, xs, ss, os, bounds[k], bounds[k + 1], streaming)
-            k = next_share(counter)
 
 
 _lock = threading.Lock()

@@ -16,16 +16,12 @@ import numpy as np
 
 from ... import expr as ex
 from ...dtypes import DataType
-from ...errors import OpenDMLError, message
+from ...errors import KernelUnsupportedError, kernel_unsupported
 from .codegen import C_TYPE, COMPUTE_NUMPY, COMPUTE_TYPE, load, store
 
 
-class KernelUnsupportedError(OpenDMLError, NotImplementedError):
-    """A kernel specification this backend has no kernel for (never lowered into another one)."""
-
-
 def unsupported(operator: str, field: str, requirement: str, got: object) -> KernelUnsupportedError:
-    return KernelUnsupportedError(message(operator, field, requirement, got))
+    return kernel_unsupported(operator, field, requirement, got)
 
 
 def held_type(data_type: ex.ValueType) -> str:

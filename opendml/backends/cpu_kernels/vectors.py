@@ -1,0 +1,177 @@
+"""LLVM vector code: the streaming stores of element-wise kernels, lowered from their element expression.
+
+An ordinary store first reads the cache line it writes (to own it) and leaves it in the caches, so an
+element-wise operator on a tensor larger than the caches moves its output's bytes over the memory bus twice
+and evicts everything else. A non-temporal store writes whole lines straight to memory. LLVM's loop
+vectoriser will not emit one unless the scalar store is aligned to the whole vector, which it cannot know,
+so the bulk of a large contiguous output is written by vector code built here (``stream_typing``): each call
+runs ``count`` elements (a multiple of VECTOR_BYTES / output itemsize) from ``o[bo]``, which the caller has
+aligned to VECTOR_BYTES (``rows.streamed``), loading per-element operands unaligned and splatting hoisted
+ones (stride 0) and the scalar parameters.
+
+Each node is the instruction the table in ``opendml.expr`` names: ``sext``/``zext``, ``sub``, ``sitofp``
+or ``uitofp``, ``fmul`` and ``fadd`` without fast-math flags (never contracted into a fused multiply-add),
+ordered ``fcmp`` and signed or unsigned ``icmp``, ``select``; integer nodes compute in the expression's own
+types (an 8-bit DEQUANTIZE_LINEAR difference in INT16, as its expression says). FLOAT16 operands and outputs
+are not streamed (the conversions, not the memory, take their time). Other targets split or scalarise the
+vectors; the results do not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.np.numpy_support import from_dtype
+
+from ... import expr as ex
+from ...dtypes import DataType
+
+VECTOR_BYTES = 64  # one cache line: every store writes a whole line
+
+
+def lanes(itemsize: int) -> int:
+    """Elements of ``itemsize`` bytes per vector."""
+    return VECTOR_BYTES // itemsize
+
+
+def i64(value: int) -> ir.Constant:
+    return ir.Constant(ir.IntType(64), value)
+
+
+def splat(builder: ir.IRBuilder, value: ir.Value, count: int) -> ir.Value:
+    vector = ir.VectorType(value.type, count)
+    undef = ir.Constant(vector, ir.Undefined)
+    first = builder.insert_element(undef, value, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(first, undef, ir.Constant(ir.VectorType(ir.IntType(32), count), [0] * count))
+
+
+class Loop:
+    """The vector loop of one call: element pointers of its arrays, vector loads and the streaming store."""
+
+    def __init__(self, context: Any, builder: ir.IRBuilder, out_type: types.Array, count: int) -> None:
+        self.context, self.builder, self.count = context, builder, count
+        self.nontemporal = builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)])
+        self.out_type = out_type
+
+    def base(self, array_type: types.Array, array: ir.Value, start: ir.Value) -> ir.Value:
+        data = self.context.make_array(array_type)(self.context, self.builder, array).data
+        return self.builder.gep(data, [start])
+
+    def load(self, base: ir.Value, k: ir.Value, dtype: types.Type) -> ir.Value:
+        element = self.context.get_data_type(dtype)
+        vector = ir.VectorType(element, self.count)
+        pointer = self.builder.bitcast(self.builder.gep(base, [k]), vector.as_pointer())
+        return self.builder.load(pointer, align=self.context.get_abi_sizeof(element))
+
+    def store(self, base: ir.Value, k: ir.Value, value: ir.Value) -> None:
+        pointer = self.builder.bitcast(self.builder.gep(base, [k]), value.type.as_pointer())
+        self.builder.store(value, pointer, align=VECTOR_BYTES).set_metadata("nontemporal", self.nontemporal)
+
+    def run(self, total: ir.Value, body: Callable[[ir.Value], None]) -> None:
+        with cgutils.for_range_slice(self.builder, i64(0), total, i64(self.count)) as (k, _):
+            body(k)
+
+
+def streamable(element: ex.Expr) -> bool:
+    """Whether ``stream_typing`` lowers ``element``: no FLOAT16 operand or output."""
+    return all(node.data_type is not DataType.FLOAT16 for node in ex.nodes(element))
+
+
+def _numba_type(t: DataType) -> types.Type:
+    return from_dtype(t.numpy)
+
+
+def stream_typing(element: ex.Expr, operands: Sequence[int], args: Sequence[types.Type]) -> Any:
+    """The typing of a streaming intrinsic of ``element`` (``numba.extending.intrinsic``): ``args`` are
+    the operands ``operands`` (each an array, or one value: hoisted), the output array, each operand's
+    first element and the output's, the count, then the scalar parameters. None where they do not fit."""
+    m = len(operands)
+    values, out, count = args[:m], args[m], args[2 * m + 2]
+    loaded = ex.loads(element)
+    wanted = [_numba_type(loaded[k]) for k in operands]
+    store = element.data_type
+    if not (streamable(element) and isinstance(out, types.Array) and out.dtype == _numba_type(store)  # type: ignore
+            and isinstance(count, types.Integer)):
+        return None
+    for v, t in zip(values, wanted):
+        if (v.dtype if isinstance(v, types.Array) else v) != t:
+            return None
+
+    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, llvm_args: Sequence[ir.Value]) -> Any:
+        loop = Loop(context, builder, out, lanes(store.size))  # type: ignore[union-attr]
+        out_base = loop.base(out, llvm_args[m], llvm_args[2 * m + 1])
+        reads = {k: _reader(loop, values[p], wanted[p], llvm_args[p], llvm_args[m + 1 + p])
+                 for p, k in enumerate(operands)}
+        scalars = [splat(builder, v, loop.count) for v in llvm_args[2 * m + 3:]]
+
+        def body(j: ir.Value) -> None:
+            loop.store(out_base, j, _lower(builder, element, lambda k: reads[k](j), scalars, loop.count))
+
+        loop.run(llvm_args[2 * m + 2], body)
+        return context.get_dummy_value()
+
+    return types.void(*args), codegen
+
+
+def _reader(loop: Loop, kind: types.Type, dtype: types.Type, value: ir.Value,
+            start: ir.Value) -> Callable[[ir.Value], ir.Value]:
+    """Vectors of an operand at element ``j`` of the run: loaded from an array, or one value splatted."""
+    if isinstance(kind, types.Array):
+        base = loop.base(kind, value, start)
+        return lambda j: loop.load(base, j, dtype)
+    whole = splat(loop.builder, value, loop.count)
+    return lambda j: whole
+
+
+def _vector(t: DataType, count: int) -> ir.VectorType:
+    return ir.VectorType(ir.FloatType() if t is DataType.FLOAT32 else ir.IntType(8 * t.size), count)
+
+
+def _lower(builder: ir.IRBuilder, element: ex.Expr, load: Callable[[int], ir.Value], scalars: Sequence[ir.Value],
+           count: int) -> ir.Value:
+    """The vector value of ``element``, node by node in ``ex.nodes`` order (shared subtrees once)."""
+    values: dict[ex.Expr, ir.Value] = {}
+    for node in ex.nodes(element):
+        values[node] = _node(builder, node, values, load, scalars, count)
+    return values[element]
+
+
+def _signed(node: ex.Expr) -> bool:
+    return node.data_type.is_signed  # type: ignore[union-attr]
+
+
+def _node(builder: ir.IRBuilder, node: ex.Expr, values: dict[ex.Expr, ir.Value], load: Callable[[int], ir.Value],
+          scalars: Sequence[ir.Value], count: int) -> ir.Value:
+    if isinstance(node, ex.Load):
+        return load(node.operand)
+    if isinstance(node, ex.Param):
+        return scalars[node.index]
+    if isinstance(node, ex.Widen):
+        wide = _vector(node.type, count)
+        return (builder.sext if _signed(node.value) else builder.zext)(values[node.value], wide)
+    if isinstance(node, ex.Subtract):
+        return builder.sub(values[node.a], values[node.b])
+    if isinstance(node, ex.ToFloat32):
+        convert = builder.sitofp if _signed(node.value) else builder.uitofp
+        return convert(values[node.value], _vector(DataType.FLOAT32, count))
+    if isinstance(node, ex.Multiply):
+        return builder.fmul(values[node.a], values[node.b])  # no fast-math flags: never contracted
+    if isinstance(node, ex.Add):
+        return builder.fadd(values[node.a], values[node.b])
+    if isinstance(node, ex.Less):
+        a, b = values[node.a], values[node.b]
+        if node.a.data_type is DataType.FLOAT32:
+            return builder.fcmp_ordered("<", a, b)  # false when either is NaN
+        return builder.icmp_signed("<", a, b) if _signed(node.a) else builder.icmp_unsigned("<", a, b)
+    if isinstance(node, ex.IsNumber):
+        v = values[node.value]
+        return builder.fcmp_ordered("ord", v, v)
+    if isinstance(node, ex.Select):
+        return builder.select(values[node.condition], values[node.a], values[node.b])
+    if isinstance(node, ex.Store):
+        return values[node.value]  # the value's own type (FLOAT16 outputs are not streamed)
+    raise ex.ExpressionError(f"no vector lowering of {type(node).__name__}")
