@@ -228,7 +228,7 @@ def _clip_cases() -> Iterator[object]:
             yield pytest.param(name, low, high, scale_bias, id=f"{name}-{low}-{high}-{scale_bias}")
 
 
-@pytest.mark.parametrize(("type_name", "low", "high", "scale_bias"), _clip_cases())
+@pytest.mark.parametrize(("type_name", "low", "high", "scale_bias"), list(_clip_cases()))
 def test_clip_expression_matches_the_oracle(type_name: str, low: float, high: float,
                                             scale_bias: tuple[float, float] | None) -> None:
     x = dml.TensorDesc(type_name, [1])
@@ -257,7 +257,7 @@ def _clip1_cases() -> Iterator[object]:
             yield pytest.param(name, lo, hi, scale_bias, id=f"{name}-{lo}-{hi}-{scale_bias}")
 
 
-@pytest.mark.parametrize(("type_name", "low", "high", "scale_bias"), _clip1_cases())
+@pytest.mark.parametrize(("type_name", "low", "high", "scale_bias"), list(_clip1_cases()))
 def test_clip1_expression_matches_the_oracle(type_name: str, low: float | int, high: float | int,
                                              scale_bias: tuple[float, float] | None) -> None:
     x = dml.TensorDesc(type_name, [1])
@@ -278,7 +278,7 @@ def _threshold_cases() -> Iterator[object]:
                 yield pytest.param(name, low, scale_bias, id=f"{name}-{low}-{scale_bias}")
 
 
-@pytest.mark.parametrize(("type_name", "low", "scale_bias"), _threshold_cases())
+@pytest.mark.parametrize(("type_name", "low", "scale_bias"), list(_threshold_cases()))
 def test_threshold_expression_matches_the_oracle(type_name: str, low: float,
                                                  scale_bias: tuple[float, float] | None) -> None:
     x = dml.TensorDesc(type_name, [1])
