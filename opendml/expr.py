@@ -34,6 +34,10 @@ Store(v, T)         the value as the output type T: FLOAT32 to      ``astype`` /
                     to infinity, NaN stays NaN); else v's own type  (FLOAT16 outputs are not streamed)
 ==================  ==============================================  ==================================
 
+A Store below the root is a value, not a write: the value as memory of type T would hold it (a FLOAT16 one
+rounded once and read back exactly, ``ToFloat32`` of it giving the float32 value). A fused kernel reads an
+intermediate this way (``opendml.kernels.compose``), so each intermediate keeps its own rounding.
+
 Integer values may be held in any wider type by a lowering (CUDA computes 8- and 16-bit integers in 32
 bits): every integer node is exact, so the width never shows in a result.
 """

@@ -20,7 +20,6 @@ import pytest
 import opendml as dml
 from opendml import expr as ex
 from opendml.backends import cpu_kernels
-from opendml.backends.cpu import CpuKernel
 from opendml.backends.cpu_kernels import views
 from opendml.dtypes import DataType
 from opendml.kernels import KernelSpec, NanRule, Reduction, ReductionKind
@@ -291,6 +290,9 @@ def test_print_switch_prints_each_generated_source_once(monkeypatch: pytest.Monk
     assert "def value(a0, q0, q1):" in err and "def kernel(" in err and "np.int16(t" in err
 
 
+CPU_BACKEND = dml.Device("cpu").backend
+
+
 def operator_with_spec(spec: KernelSpec) -> Any:
     """A CLIP operator whose KernelSpec is ``spec``: what the backend compiles is the spec, not the name."""
     t = dml.TensorDesc("FLOAT32", (2, 9))
@@ -303,7 +305,7 @@ def operator_with_spec(spec: KernelSpec) -> Any:
 def test_the_cpu_backend_compiles_the_spec_not_the_name(kernel_set: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load(kernel_set))
     threshold = clamp_case("THRESHOLD", "FLOAT32", 0.5)
-    kernel = CpuKernel(operator_with_spec(threshold.spec))
+    kernel = CPU_BACKEND.compile(operator_with_spec(threshold.spec))
     x = sample("FLOAT32", (2, 9), np.random.default_rng(6))
     out = np.empty_like(x)
     kernel.run_arrays([x], out)
@@ -318,7 +320,7 @@ def test_a_spec_no_cpu_kernel_lowers_is_a_clear_error(kernel_set: str, monkeypat
     spec = KernelSpec("ARGMIN", (DataType.FLOAT16,), DataType.INT64, computed, reduction=argmin)
     with pytest.raises(dml.KernelUnsupportedError, match=r"^ARGMIN: Reduction element must be Load\(0, FLOAT16\).*"
                        r"got ToFloat32\(Load\(0, FLOAT16\)\)\.$"):
-        CpuKernel(operator_with_spec(spec))
+        CPU_BACKEND.compile(operator_with_spec(spec))
 
 
 @NUMBA

@@ -41,7 +41,7 @@ def test_clip1_threshold_and_constants() -> None:
     bounds = graph.constant(np.array([0.0, 0.5, 1.0, 8.0], np.float32))
     z = g.clip(bounds, 0.25, 2.0, scale_bias=(2.0, 0.0))
     compiled = graph.compile([y, z])
-    assert compiled.binding_properties == dml.BindingProperties(16, 16)
+    assert compiled.binding_properties == dml.BindingProperties(0, 16)  # CLIP1 -> THRESHOLD fused: no intermediate
     out_y, out_z = device.create_buffer(16), device.create_buffer(16)
     compiled.execute([device.buffer_from(np.array([-2**31, -7, 5, 2**31 - 1], np.int32))], [out_y, out_z])
     assert out_y.to_numpy().view(np.int32).tolist() == [0, 0, 5, 2147483645]

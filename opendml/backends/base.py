@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..dtypes import DataType
@@ -9,7 +10,9 @@ from ..dtypes import DataType
 if TYPE_CHECKING:
     from ..buffer import Buffer
     from ..device import Device
+    from ..kernels.spec import KernelSpec
     from ..operator import Kernel, Operator
+    from ..tensor import TensorDesc
 
 
 class Backend(Protocol):
@@ -36,5 +39,10 @@ class Backend(Protocol):
 
     def compile(self, operator: Operator) -> Kernel:
         """The kernel that executes the operator."""
+
+    def compile_spec(self, device: Device, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
+                     output: TensorDesc) -> Kernel:
+        """The kernel of ``spec`` over tensors so described (None: an absent input): an operator's, or a
+        compiled graph's fused kernel. Executed with bindings in the same order."""
 
     def supports_data_type(self, data_type: DataType) -> bool: ...

@@ -15,6 +15,7 @@ from . import cpu_kernels
 if TYPE_CHECKING:
     from ..binding import BoundTensor
     from ..device import Device
+    from ..kernels.spec import KernelSpec
     from ..operator import Operator
     from ..tensor import TensorDesc
 
@@ -35,23 +36,22 @@ class CpuBuffer(Buffer):
 
 
 class CpuKernel:
-    """Runs the kernel of the operator's KernelSpec (its expression, or its reduction's engine); the NumPy
-    reference in ``ops/`` stays the oracle the kernels are tested against."""
+    """Runs the kernel of a KernelSpec (its expression, or its reduction's engine) over ``inputs`` (None for
+    an absent one) and ``output`` laid out as described; the NumPy reference in ``ops/`` stays the oracle
+    the kernels are tested against."""
 
-    def __init__(self, operator: Operator) -> None:
-        self.operator = operator
-        self.threads: int = getattr(operator.device, "threads", 1)
+    def __init__(self, spec: KernelSpec, inputs: Sequence[TensorDesc | None], output: TensorDesc,
+                 threads: int) -> None:
+        self.spec = spec
+        self.threads = threads
         kernels = cpu_kernels.kernels()
-        spec = operator.kernel_spec
         self._run = kernels.elementwise(spec) if spec.reduction is None else kernels.reduction(spec)
-        self._warm_up()
+        self._warm_up(inputs, output)
 
-    def _warm_up(self) -> None:
+    def _warm_up(self, inputs: Sequence[TensorDesc | None], output: TensorDesc) -> None:
         """Run once on one-element arrays, so that just-in-time compilation belongs to compiling the
         operator (DirectML's compile step) and not to its first execution."""
-        schema, tensors = self.operator.definition.schema, self.operator.tensors
-        ones = [None if (desc := tensors[f.name]) is None else _one_element(desc) for f in schema.inputs]
-        self.run_arrays(ones, _one_element(self.operator.tensor(schema.outputs[0].name)))
+        self.run_arrays([None if desc is None else _one_element(desc) for desc in inputs], _one_element(output))
 
     def initialize(self) -> None:
         """Nothing to prepare: the operators have no weights or persistent resources."""
@@ -114,7 +114,15 @@ class CpuBackend:
         return CpuBuffer(device, raw)
 
     def compile(self, operator: Operator) -> CpuKernel:
-        return CpuKernel(operator)
+        schema = operator.definition.schema
+        return self.compile_spec(operator.device, operator.kernel_spec,
+                                 [operator.tensors[f.name] for f in schema.inputs],
+                                 operator.tensor(schema.outputs[0].name))
+
+    def compile_spec(self, device: Device, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
+                     output: TensorDesc) -> CpuKernel:
+        """The kernel of ``spec`` (an operator's, or a fused graph kernel's) over these descriptions."""
+        return CpuKernel(spec, inputs, output, getattr(device, "threads", 1))
 
     def supports_data_type(self, data_type: DataType) -> bool:
         return data_type in ALL_TYPES

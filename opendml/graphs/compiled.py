@@ -15,8 +15,9 @@ from ..errors import binding_error
 from ..operator import _BINDING_CACHE_LIMIT, BindingProperties, Kernel, _binding_key
 from ..schema import TensorField
 from ..tensor import TensorDesc
+from . import fusion
 from .desc import GraphDesc
-from .plan import ExecutionPlan, Slot, build_plan
+from .plan import ExecutionPlan, Slot, Step, build_plan
 from .validate import CheckedGraph, check_graph
 
 if TYPE_CHECKING:
@@ -27,13 +28,26 @@ OWNER = "GRAPH"  # bindings of a compiled graph: Inputs[k] and Outputs[k]
 _Bound = list[tuple[Kernel, list[BoundTensor | None], list[BoundTensor]]]
 
 
-def compile_graph(device: Device, graph_desc: object, flags: ExecutionFlags | int | str) -> CompiledGraph:
-    """IDMLDevice1::CompileGraph: every rule is checked here, then the plan is made and its memory taken."""
+def compile_graph(device: Device, graph_desc: object, flags: ExecutionFlags | int | str,
+                  fuse: bool | None = None) -> CompiledGraph:
+    """IDMLDevice1::CompileGraph: every rule is checked here, then the plan is made (element-wise chains
+    fused unless ``fuse`` is False, or None and OPENDML_FUSION is 0) and its memory taken."""
     flags = ExecutionFlags.parse(flags, owner="GraphDesc", field="ExecutionFlags")
     graph = check_graph(device, graph_desc)
-    plan = build_plan(graph)
-    kernels = {node: device.compile_operator(operator, flags).kernel for node, operator in graph.operators.items()}
+    plan = build_plan(graph, fusion.fuse(graph) if (fusion.enabled() if fuse is None else fuse) else None)
+    kernels: dict[int, Kernel] = {}
+    for step in plan.steps:
+        if step.node not in kernels:
+            kernels[step.node] = _compile_step(device, graph, step, flags)
     return CompiledGraph(device, graph, plan, flags, kernels)
+
+
+def _compile_step(device: Device, graph: CheckedGraph, step: Step, flags: ExecutionFlags) -> Kernel:
+    """A node's operator compiled as on its own, or a fused kernel compiled from its KernelSpec."""
+    if step.fused is None:
+        return device.compile_operator(graph.operators[step.node], flags).kernel
+    return device.backend.compile_spec(device, step.fused.spec, [operand.desc for operand in step.fused.operands],
+                                       graph.output_desc(step.node, 0))
 
 
 class CompiledGraph:
@@ -137,22 +151,26 @@ class CompiledGraph:
             checked_outputs.append(bind_tensor(OWNER, self.device, field, output_descs[k], binding))  # type: ignore[arg-type]
         # Nodes read graph inputs after other nodes wrote graph outputs: no output may touch an input.
         check_overlaps(OWNER, checked_inputs, checked_outputs, in_place=False)
-        return [self._bind_step(step.node, step.inputs, step.outputs, input_bindings, checked_outputs)
-                for step in self.plan.steps]
+        return [self._bind_step(step, input_bindings, checked_outputs) for step in self.plan.steps]
 
-    def _bind_step(self, node: int, inputs: tuple[Slot | None, ...], outputs: tuple[Slot, ...],
-                   input_bindings: list, checked_outputs: list[BoundTensor]
+    def _bind_step(self, step: Step, input_bindings: list, checked_outputs: list[BoundTensor]
                    ) -> tuple[Kernel, list[BoundTensor | None], list[BoundTensor]]:
-        operator = self.graph.operators[node]
+        operator = self.graph.operators[step.node]
         schema = operator.definition.schema
         step_inputs: list[BoundTensor | None] = []
-        for field, slot in zip(schema.inputs, inputs):
-            desc = operator.tensors[field.name]
-            step_inputs.append(None if slot is None or desc is None
-                               else self._place(field, desc, slot, input_bindings, checked_outputs))
+        if step.fused is not None:  # the fused kernel's operands, each read through its own description
+            for operand, slot in zip(step.fused.operands, step.inputs):
+                reader, index = operand.reader
+                field = self.graph.operators[reader].definition.schema.inputs[index]
+                step_inputs.append(self._place(field, operand.desc, slot, input_bindings, checked_outputs))  # type: ignore[arg-type]
+        else:
+            for field, slot in zip(schema.inputs, step.inputs):
+                desc = operator.tensors[field.name]
+                step_inputs.append(None if slot is None or desc is None
+                                   else self._place(field, desc, slot, input_bindings, checked_outputs))
         step_outputs = [self._place(field, operator.tensor(field.name), slot, input_bindings, checked_outputs)
-                        for field, slot in zip(schema.outputs, outputs)]
-        return self._kernels[node], step_inputs, step_outputs
+                        for field, slot in zip(schema.outputs, step.outputs)]
+        return self._kernels[step.node], step_inputs, step_outputs
 
     def _place(self, field: TensorField, desc: TensorDesc, slot: Slot, input_bindings: list,
                checked_outputs: list[BoundTensor]) -> BoundTensor:

@@ -1,8 +1,9 @@
 """The execution plan of a compiled graph: ordered steps over nodes, reading and writing named slots.
 
-Each step runs one operator node; its inputs and outputs are slots: a graph input or output binding, a
-constant's data, or a named intermediate buffer. A later pass may merge steps (fusion) and drop the
-intermediates they no longer need: the plan, not the graph, is what executes.
+Each step runs one kernel: one operator node, or several element-wise nodes fused into one (``fusion``);
+its inputs and outputs are slots: a graph input or output binding, a constant's data, or a named
+intermediate buffer. Intermediates that fusion removes get no slot and no memory: the plan, not the graph,
+is what executes. ``repr(compiled.plan)`` lists the steps and the nodes each runs.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .validate import CheckedGraph
+from .fusion import FusedKernel
+from .validate import CheckedGraph, Source
 
 MIN_ALIGNMENT = 16  # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT: every slot of an arena starts on it
 
@@ -21,6 +23,12 @@ class Slot:
 
     kind: Literal["input", "output", "constant", "intermediate"]
     index: int
+
+    def __str__(self) -> str:
+        return f"{_SLOT_NAMES[self.kind]}[{self.index}]"
+
+
+_SLOT_NAMES = {"input": "Inputs", "output": "Outputs", "constant": "Constants", "intermediate": "Intermediates"}
 
 
 @dataclass(frozen=True)
@@ -34,18 +42,43 @@ class Region:
 
 @dataclass(frozen=True)
 class Step:
-    """Run operator node ``node``: input k reads ``inputs[k]`` (None: absent), output k writes ``outputs[k]``."""
+    """Run operator node ``node``: input k reads ``inputs[k]`` (None: absent), output k writes ``outputs[k]``.
+
+    A fused step (``fused`` given) runs the kernel of several nodes, ``node`` the one it writes the output
+    of: input k is its kernel's operand k. ``label`` names the nodes for ``repr(plan)``.
+    """
 
     node: int
     inputs: tuple[Slot | None, ...]
     outputs: tuple[Slot, ...]
+    fused: FusedKernel | None = None
+    label: str = ""
+
+    @property
+    def nodes(self) -> tuple[int, ...]:
+        """The nodes this step's kernel runs, in graph order."""
+        return (self.node,) if self.fused is None else self.fused.nodes
+
+    def __str__(self) -> str:
+        reads = ", ".join("absent" if s is None else str(s) for s in self.inputs)
+        return f"{self.label or self.node}: {reads} -> {', '.join(map(str, self.outputs))}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)  # the repr lists the steps, one a line
 class ExecutionPlan:
     steps: tuple[Step, ...]
     intermediates: tuple[Region, ...]  # by Slot("intermediate", k).index
     constants: tuple[Region, ...]  # by Slot("constant", k).index
+
+    @property
+    def groups(self) -> tuple[tuple[int, ...], ...]:
+        """The nodes of each step's kernel: a group of several is one fused kernel."""
+        return tuple(step.nodes for step in self.steps)
+
+    def __repr__(self) -> str:
+        lines = [f"step {k}: {step}" for k, step in enumerate(self.steps)]
+        lines.append(f"temporary {self.temporary_size} bytes, persistent {self.persistent_size} bytes")
+        return "<ExecutionPlan\n  " + "\n  ".join(lines) + ">"
 
     @property
     def temporary_size(self) -> int:
@@ -75,12 +108,16 @@ class _Arena:
         return len(self.regions) - 1
 
 
-def build_plan(graph: CheckedGraph) -> ExecutionPlan:
-    """One step per operator node in dependency order (and one more per extra graph output it feeds).
+def build_plan(graph: CheckedGraph, fused: dict[int, FusedKernel] | None = None) -> ExecutionPlan:
+    """One step per operator node in dependency order (and one more per extra graph output it feeds), or
+    per fused kernel (``fused``, by root node: ``fusion.fuse``) at its root's place.
 
     A node output that feeds graph outputs is written straight into the first of them, and nodes that
-    read it read it there; any other node output gets its own intermediate region, allocated once.
+    read it read it there; any other node output gets its own intermediate region, allocated once, unless
+    it is fused away (then it has none).
     """
+    fused = fused or {}
+    inside = {node for kernel in fused.values() for node in kernel.nodes[:-1]}
     temporary, persistent = _Arena(), _Arena()
     written: dict[tuple[int, int], Slot] = {}  # (node, output) -> where its value lives
     for node, data in graph.constants.items():
@@ -90,7 +127,7 @@ def build_plan(graph: CheckedGraph) -> ExecutionPlan:
     steps: list[Step] = []
     for node in graph.order:
         operator = graph.operators.get(node)
-        if operator is None:
+        if operator is None or node in inside:
             continue
         schema = operator.definition.schema
         destinations: list[list[Slot]] = []
@@ -105,24 +142,41 @@ def build_plan(graph: CheckedGraph) -> ExecutionPlan:
                 outs = [Slot("intermediate", region)]
             written[(node, index)] = outs[0]
             destinations.append(outs)
-        inputs = tuple(_read(graph, written, node, index) for index in range(len(schema.inputs)))
+        kernel = fused.get(node)
+        if kernel is None:
+            inputs = tuple(_read(graph, written, node, index) for index in range(len(schema.inputs)))
+            label = _name(graph, node)
+        else:
+            inputs = tuple(_slot(written, operand.source) for operand in kernel.operands)
+            label = " + ".join(_name(graph, n) for n in kernel.nodes) + " (fused)"
         # An output feeding several graph outputs is computed again for each: bit-identical, and no copy
         # has to know the layout.
         for run in range(max(len(outs) for outs in destinations)):
-            steps.append(Step(node, inputs, tuple(outs[min(run, len(outs) - 1)] for outs in destinations)))
+            outputs = tuple(outs[min(run, len(outs) - 1)] for outs in destinations)
+            steps.append(Step(node, inputs, outputs, kernel, label))
     return ExecutionPlan(tuple(steps), tuple(temporary.regions), tuple(persistent.regions))
 
 
 def _read(graph: CheckedGraph, written: dict[tuple[int, int], Slot], node: int, index: int) -> Slot | None:
     source = graph.sources.get((node, index))
-    if source is None:
-        return None
+    return None if source is None else _slot(written, source)
+
+
+def _slot(written: dict[tuple[int, int], Slot], source: Source) -> Slot:
     if source.node is None:
         return Slot("input", source.index)
     return written[(source.node, source.index)]
 
 
-def _label(graph: CheckedGraph, node: int, field: str) -> str:
+def _node_name(graph: CheckedGraph, node: int) -> str:
     nodes = graph.desc.nodes
-    name = nodes[node].name if isinstance(nodes[node].name, str) and nodes[node].name else f"Nodes[{node}]"
-    return f"{name}.{field}"
+    return nodes[node].name if isinstance(nodes[node].name, str) and nodes[node].name else f"Nodes[{node}]"
+
+
+def _name(graph: CheckedGraph, node: int) -> str:
+    """A node as ``repr(plan)`` shows it: its name (or ``Nodes[k]``) and its operator."""
+    return f"{_node_name(graph, node)} {graph.operators[node].name}"
+
+
+def _label(graph: CheckedGraph, node: int, field: str) -> str:
+    return f"{_node_name(graph, node)}.{field}"

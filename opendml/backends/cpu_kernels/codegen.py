@@ -144,8 +144,10 @@ def _numpy(t: DataType) -> str:
     return f"np.{t.numpy.name}"
 
 
-def _scalar(node: ex.Expr, of: dict[ex.Expr, str]) -> str:
-    """One node's Numba expression over its children's locals (the Numba column of expr's table)."""
+def _scalar(node: ex.Expr, of: dict[ex.Expr, str], root: bool = False) -> str:
+    """One node's Numba expression over its children's locals (the Numba column of expr's table). The
+    ``root`` Store gives the stored form (FLOAT16 bits); a Store inside the expression (a fused kernel's
+    intermediate) gives its value as the stored type holds it, FLOAT16 rounded and held as float32."""
     if isinstance(node, ex.Load):
         return f"half_to_float(a{node.operand})" if node.stored is DataType.FLOAT16 else f"a{node.operand}"
     if isinstance(node, ex.Param):
@@ -169,7 +171,9 @@ def _scalar(node: ex.Expr, of: dict[ex.Expr, str]) -> str:
         return f"{of[node.a]} if {of[node.condition]} else {of[node.b]}"
     if isinstance(node, ex.Store):
         value = of[node.value]
-        return f"float_to_half({value})" if node.type is DataType.FLOAT16 else f"{_numpy(node.type)}({value})"
+        if node.type is not DataType.FLOAT16:
+            return f"{_numpy(node.type)}({value})"
+        return f"float_to_half({value})" if root else f"half_to_float(float_to_half({value}))"
     raise ex.ExpressionError(f"no Numba lowering of {type(node).__name__}")
 
 
@@ -178,7 +182,7 @@ def _value(element: ex.Expr, names: _Names) -> str:
     lines = ["@jit", f"def value({names.call(names.each('a{k}'), names.q)}):"]
     for i, node in enumerate(ex.nodes(element)):
         of[node] = f"t{i}"
-        lines.append(f"    t{i} = {_scalar(node, of)}")
+        lines.append(f"    t{i} = {_scalar(node, of, node is element)}")
     lines.append(f"    return t{len(of) - 1}")
     return "\n".join(lines)
 

@@ -173,5 +173,5 @@ def _node(builder: ir.IRBuilder, node: ex.Expr, values: dict[ex.Expr, ir.Value],
     if isinstance(node, ex.Select):
         return builder.select(values[node.condition], values[node.a], values[node.b])
     if isinstance(node, ex.Store):
-        return values[node.value]  # the value's own type (FLOAT16 outputs are not streamed)
+        return values[node.value]  # the value's own type (FLOAT16 values, stored or not, are not streamed)
     raise ex.ExpressionError(f"no vector lowering of {type(node).__name__}")

@@ -123,10 +123,14 @@ class CudaBackend:
 
     def compile(self, operator: Operator) -> Any:
         """The kernel of the operator's KernelSpec: chosen by its structure, never by the operator's name."""
-        spec = operator.kernel_spec
         schema = operator.definition.schema
-        inputs = [operator.tensors[f.name] for f in schema.inputs]
-        output = operator.tensor(schema.outputs[0].name)
+        return self.compile_spec(operator.device, operator.kernel_spec,
+                                 [operator.tensors[f.name] for f in schema.inputs],
+                                 operator.tensor(schema.outputs[0].name))
+
+    def compile_spec(self, device: Device, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
+                     output: TensorDesc) -> Any:
+        """The kernel of ``spec`` (an operator's, or a fused graph kernel's) over these descriptions."""
         if spec.reduction is None:
             return ElementwiseKernel(self, spec, inputs, output)
         if spec.reduction.kind is ReductionKind.ARGMIN:

@@ -59,12 +59,19 @@ _LOWERINGS: dict[type[ex.Expr], _Lowering] = {
 }
 
 
-def _temporary_type(node: ex.Expr) -> str:
-    return C_TYPE[node.type] if isinstance(node, ex.Store) else held_type(node.data_type)
+def _temporary_type(node: ex.Expr, root: bool) -> str:
+    return C_TYPE[node.type] if isinstance(node, ex.Store) and root else held_type(node.data_type)
+
+
+def _held_store(node: ex.Store, v: Callable[[ex.Expr], str]) -> str:
+    """A Store inside an expression (a fused kernel's intermediate): the value as memory would hold it,
+    read back into its compute type (FLOAT16 rounded once, then converted back exactly)."""
+    return load(node.type, store(node.type, v(node.value)))
 
 
 def body(expr: ex.Expr) -> tuple[list[str], str]:
-    """The statements computing ``expr``, one ``const`` temporary per distinct node, and the result's name."""
+    """The statements computing ``expr``, one ``const`` temporary per distinct node, and the result's name.
+    Only the root Store gives the storage form; a Store below it is a value of its compute type."""
     names: dict[ex.Expr, str] = {}
     lines = []
     for k, node in enumerate(ex.nodes(expr)):
@@ -72,7 +79,12 @@ def body(expr: ex.Expr) -> tuple[list[str], str]:
         if lowering is None:
             raise unsupported("CUDA", "element expression", "must use the nodes of opendml.expr",
                               type(node).__name__)
-        lines.append(f"const {_temporary_type(node)} t{k} = {lowering(node, names.__getitem__)};")
+        root = node is expr
+        if isinstance(node, ex.Store) and not root:
+            value = _held_store(node, names.__getitem__)
+        else:
+            value = lowering(node, names.__getitem__)
+        lines.append(f"const {_temporary_type(node, root)} t{k} = {value};")
         names[node] = f"t{k}"
     return lines, names[expr]
 

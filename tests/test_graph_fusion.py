@@ -1,0 +1,363 @@
+"""Fused kernels of compiled graphs: composed expressions keep each intermediate's rounding, the planner
+groups element-wise nodes by its rules, and fused graphs give the bytes of unfused and node-by-node
+execution on every backend (hypothesis-generated chains and DAGs, sizes past the threading thresholds)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import opendml as dml
+from opendml import DataType as T
+from opendml import TensorDesc
+from opendml import expr as ex
+from opendml.backends import cpu_kernels
+from opendml.backends.cpu_kernels.views import PARALLEL_MIN
+from opendml.backends.cuda import expr_c
+from opendml.kernels import compose
+from opendml.kernels.numpy_lowering import evaluate
+from opendml.kernels.spec import KernelSpec
+from tests import elementwise_oracle as oracle
+from tests.conftest import CUDA_MISSING
+from tests.graph_helpers import head, output_desc, run_graph, run_node_by_node
+from tests.helpers import edge_values, packed_bytes, same_values
+
+CPU = dml.Device("cpu")
+F32, F16 = T.FLOAT32, T.FLOAT16
+
+
+@contextmanager
+def fusion_off() -> Iterator[None]:
+    with mock.patch.dict(os.environ, {"OPENDML_FUSION": "0"}):
+        yield
+
+
+# --- composition (opendml.kernels.compose) ------------------------------------------------------------------
+
+def spec(desc: object) -> Any:
+    return CPU.create_operator(desc).kernel_spec
+
+
+def dequantize_then_clip(out: T, scale_bias: tuple[float, float] | None) -> tuple[Any, Any]:
+    x, f = TensorDesc("INT8", [64]), TensorDesc(out, [64])
+    return (spec(dml.ElementWiseDequantizeLinearDesc(x, f, x, f)),
+            spec(dml.ElementWiseClipDesc(f, f, -3.0, 1e4, scale_bias=scale_bias)))
+
+
+def composed(first: Any, second: Any) -> Any:
+    composer = compose.Composer()
+    value = composer.add(first, [composer.operand(k, t) for k, t in enumerate(first.inputs)])
+    return composer.spec("CHAIN", composer.add(second, [compose.read_back(value)]))
+
+
+def chain_operands(rng: np.random.Generator, out: T) -> list[np.ndarray]:
+    x = edge_values(T.INT8, 64, rng)
+    scale = edge_values(out, 64, rng)
+    scale[:8] = np.array([0.0, -0.0, np.nan, -1.5, 1e-3, 3.3, 0.1, 7.77], out.numpy)  # zero, negative, NaN
+    return [x, scale, edge_values(T.INT8, 64, rng)]
+
+
+@pytest.mark.parametrize("out", [F32, F16])
+@pytest.mark.parametrize("scale_bias", [None, (1.0009765625, -0.0), (-3.1, 0.7)])
+def test_composed_chain_equals_node_by_node_and_the_oracle(out: T, scale_bias: tuple[float, float] | None) -> None:
+    first, second = dequantize_then_clip(out, scale_bias)
+    fused = composed(first, second)
+    for seed in range(4):
+        x, scale, zero_point = chain_operands(np.random.default_rng(seed), out)
+        got = evaluate(fused.element, [x, scale, zero_point], fused.scalars)
+        middle = evaluate(first.element, [x, scale, zero_point], first.scalars)
+        assert middle.dtype == out.numpy  # the intermediate as memory holds it
+        assert same_values(got, evaluate(second.element, [middle], second.scalars))
+        want = np.array([oracle.clamp_element(oracle.dequantize_element(int(a), float(s), int(z), out.name),
+                                              out.name, scale_bias, -3.0, 1e4)
+                         for a, s, z in zip(x, scale, zero_point)], out.numpy)
+        assert same_values(got, want)
+
+
+def test_a_float16_intermediate_is_rounded_to_half_inside_the_composition() -> None:
+    first, second = dequantize_then_clip(F16, (1.0, 1.0))
+    fused = composed(first, second)
+    assert any(isinstance(n, ex.Store) and n.type is F16 for n in ex.nodes(fused.element.value))
+    # 41 * 49.96875 = 2048.71875 is 2048 as FLOAT16; 2048 + 1 then ties to even, 2048 again. Without the
+    # intermediate's rounding the sum 2049.71875 would give 2050.
+    x, scale, zero_point = np.array([41], np.int8), np.array([49.96875], np.float16), np.array([0], np.int8)
+    got = evaluate(fused.element, [x, scale, zero_point], fused.scalars)
+    want = oracle.clamp_element(oracle.dequantize_element(41, 49.96875, 0, "FLOAT16"), "FLOAT16", (1.0, 1.0),
+                                -3.0, 1e4)
+    assert got.tolist() == [want] == [2048.0]
+    assert oracle.clamp_element(41 * 49.96875, "FLOAT16", (1.0, 1.0), -3.0, 1e4) == 2050.0
+
+
+def test_identity_stores_are_left_out_and_scalars_renumber() -> None:
+    f = TensorDesc("FLOAT32", [4])
+    a, b = spec(dml.ElementWiseClipDesc(f, f, -1.0, 2.0)), spec(dml.ElementWiseThresholdDesc(f, f, 0.5))
+    fused = composed(a, b)
+    assert fused.scalars == (np.float32(2.0), np.float32(-1.0), np.float32(0.5))
+    assert sum(isinstance(n, ex.Store) for n in ex.nodes(fused.element)) == 1  # FLOAT32 reads back as is
+    assert fused.inputs == (F32,) and ex.params(fused.element) == {0: F32, 1: F32, 2: F32}
+
+
+def test_a_float16_store_below_the_root_is_a_value_in_every_lowering() -> None:
+    inner = ex.Store(ex.Multiply(ex.ToFloat32(ex.Load(0, F16)), ex.Param(0, F32)), F16)
+    element = ex.Store(ex.Add(ex.ToFloat32(inner), ex.Param(1, F32)), F32)
+    lines, result = expr_c.body(element)
+    held = [line for line in lines if "f2h" in line]
+    assert held == [held[0]] and held[0].startswith("const float ") and "h2f(f2h(" in held[0]
+    assert lines[-1].startswith("const float ") and result == f"t{len(lines) - 1}"
+    values = np.array([2049.0, 1.0, -0.0, np.nan, 65504.0], np.float16)
+    scalars = (np.float32(1.0009765625), np.float32(-0.0))
+    want = np.array([oracle.round_f32(oracle.round_f16(oracle.round_f32(float(v) * 1.0009765625)) - 0.0)
+                     for v in values], np.float32)
+    assert same_values(evaluate(element, [values], scalars), want)
+    if cpu_kernels.numba_available():
+        from opendml.backends.cpu_kernels import fast
+
+        out = np.zeros(values.size, np.float32)
+        fast.elementwise(KernelSpec("TEST", (F16,), F32, element, scalars))(values, out, 1)
+        assert same_values(out, want)
+
+
+# --- planning ------------------------------------------------------------------------------------------------
+
+def chain_graph(device: dml.Device, count: int, out: str = "FLOAT32", read: TensorDesc | None = None,
+                extra_outputs: Sequence[int] = ()) -> dml.GraphDesc:
+    """DEQUANTIZE_LINEAR (UINT8 [4, 4], per-column scale) then ``count`` - 1 CLIPs; ``read``: how the last
+    CLIP reads its input; ``extra_outputs``: nodes whose output is also a graph output."""
+    x, f = TensorDesc("UINT8", [4, 4]), TensorDesc(out, [4, 4])
+    scale = TensorDesc(out, [4, 4], [0, 1])
+    nodes = [dml.OperatorNode(device.create_operator(dml.ElementWiseDequantizeLinearDesc(x, scale, None, f)))]
+    for k in range(1, count):
+        source = read if (read is not None and k == count - 1) else f
+        nodes.append(dml.OperatorNode(device.create_operator(dml.ElementWiseClipDesc(source, f, -k, 2.0 * k))))
+    outputs = [dml.OutputEdge(count - 1, 0, 0)] + [dml.OutputEdge(n, 0, 1 + i) for i, n in enumerate(extra_outputs)]
+    return dml.GraphDesc(2, len(outputs), nodes, [dml.InputEdge(0, 0, 0), dml.InputEdge(1, 0, 1)], outputs,
+                         [dml.IntermediateEdge(k - 1, 0, k, 0) for k in range(1, count)])
+
+
+def test_a_chain_is_one_kernel_with_no_temporary_memory() -> None:
+    compiled = CPU.compile_graph(chain_graph(CPU, 4))
+    assert compiled.plan.groups == ((0, 1, 2, 3),)
+    assert compiled.binding_properties.temporary_resource_size == 0
+    text = repr(compiled.plan)
+    assert "Nodes[0] ELEMENT_WISE_DEQUANTIZE_LINEAR + Nodes[1] ELEMENT_WISE_CLIP" in text and "(fused)" in text
+    with fusion_off():
+        unfused = CPU.compile_graph(chain_graph(CPU, 4))
+    assert unfused.plan.groups == ((0,), (1,), (2,), (3,))
+    assert unfused.binding_properties.temporary_resource_size == 3 * 64  # three packed [4, 4] FLOAT32
+
+
+def test_a_graph_output_and_a_transposed_read_keep_their_buffers() -> None:
+    assert CPU.compile_graph(chain_graph(CPU, 3, extra_outputs=[1])).plan.groups == ((0, 1), (2,))
+    transposed = TensorDesc("FLOAT32", [4, 4], [1, 4])
+    compiled = CPU.compile_graph(chain_graph(CPU, 3, read=transposed))
+    assert compiled.plan.groups == ((0, 1), (2,))
+    assert compiled.binding_properties.temporary_resource_size == 64
+    packed = TensorDesc("FLOAT32", [4, 4], [4, 1])  # the written layout, its strides given
+    assert CPU.compile_graph(chain_graph(CPU, 3, read=packed)).plan.groups == ((0, 1, 2),)
+
+
+def test_a_value_read_twice_is_materialised_and_argmin_runs_alone() -> None:
+    graph = head(CPU)  # DEQUANTIZE_LINEAR -> CLIP (also a graph output) -> ARGMIN
+    assert CPU.compile_graph(graph).plan.groups == ((0, 1), (2,))
+    f = TensorDesc("FLOAT32", [4])
+    clip = CPU.create_operator(dml.ElementWiseClipDesc(f, f, -1.0, 1.0))
+    threshold = CPU.create_operator(dml.ElementWiseThresholdDesc(f, f, 0.0))
+    nodes = [dml.OperatorNode(clip), dml.OperatorNode(threshold), dml.OperatorNode(threshold)]
+    shared = dml.GraphDesc(1, 2, nodes, [dml.InputEdge(0, 0, 0)], [dml.OutputEdge(1, 0, 0), dml.OutputEdge(2, 0, 1)],
+                           [dml.IntermediateEdge(0, 0, 1, 0), dml.IntermediateEdge(0, 0, 2, 0)])
+    compiled = CPU.compile_graph(shared)
+    assert compiled.plan.groups == ((0,), (1,), (2,)) and compiled.binding_properties.temporary_resource_size == 16
+
+
+def test_the_fusion_setting_is_checked() -> None:
+    with mock.patch.dict(os.environ, {"OPENDML_FUSION": "yes"}), \
+            pytest.raises(dml.OpenDMLError, match=r"^Device: OPENDML_FUSION must be 0 or 1; got 'yes'\.$"):
+        CPU.compile_graph(chain_graph(CPU, 2))
+
+
+# --- execution: fused = unfused = node by node ----------------------------------------------------------------
+
+# Every backend; ``cpu-numpy`` is the CPU with its NumPy kernels (the path without Numba).
+KINDS = [pytest.param("cpu", id="cpu"), pytest.param("cpu-numpy", id="cpu-numpy"),
+         pytest.param("cuda", id="cuda", marks=pytest.mark.skipif(
+             CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}"))]
+
+
+@contextmanager
+def using(kind: str) -> Iterator[dml.Device]:
+    """A device of ``kind``, its CPU kernels chosen for the block."""
+    if kind == "cpu-numpy":
+        with mock.patch.object(cpu_kernels, "_chosen", cpu_kernels.load("numpy")):
+            yield dml.Device("cpu")
+    else:
+        yield dml.Device(kind)
+
+
+def assert_fused_equals_unfused(device: dml.Device, graph: dml.GraphDesc, inputs: Sequence[np.ndarray]) -> Any:
+    outputs = [np.zeros(output_desc(graph, k).total_tensor_size_in_bytes, np.uint8) for k in range(graph.output_count)]
+    fused = run_graph(device, graph, inputs, outputs)
+    with fusion_off():
+        unfused = run_graph(device, graph, inputs, outputs)
+    separate = run_node_by_node(device, graph, inputs, outputs)
+    for k, (a, b, c) in enumerate(zip(fused, unfused, separate)):
+        desc = output_desc(graph, k)
+        typed = [v[:desc.element_count * desc.data_type.size].view(desc.data_type.numpy) for v in (a, b, c)]
+        assert same_values(typed[0], typed[2]) and same_values(typed[1], typed[2]), f"output {k}"
+    return device.compile_graph(graph)
+
+
+CLAMPED = [F32, F16, T.INT8, T.UINT8, T.INT16, T.UINT16, T.INT32, T.UINT32, T.INT64, T.UINT64]
+QUANTIZED = [T.INT8, T.UINT8, T.INT16, T.UINT16, T.INT32, T.UINT32]
+FLOAT_BOUNDS = [-2.5, -1.0, -0.0, 0.0, 0.5, 3.0, 1e4, float("inf"), float("-inf"), float("nan")]
+SCALE_BIASES = [None, (1.0009765625, -0.0), (-2.0, 0.75), (0.0, -0.0), (3e38, 1.0)]
+
+
+@dataclass
+class Built:
+    graph: dml.GraphDesc
+    inputs: list[np.ndarray]
+    roots: int  # nodes whose output leaves their group: a graph output, or read by several nodes
+
+
+@st.composite
+def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built:
+    """A DAG of DEQUANTIZE_LINEAR, CLIP, CLIP1 and THRESHOLD nodes over one graph input, with broadcast
+    scale and zero point inputs; values no node reads are graph outputs, and a few others too."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    first = draw(st.sampled_from(CLAMPED))
+    inputs = [edge_values(first, int(np.prod(sizes)), rng)]
+    values: list[T] = [first]  # value 0 is graph input 0, value k + 1 the output of node k
+    nodes: list[dml.OperatorNode] = []
+    input_edges: list[dml.InputEdge] = []
+    reads: list[tuple[int, int, int]] = []  # (value, node, node input)
+    for node in range(draw(st.integers(1, 5))):
+        source = draw(st.one_of(st.just(len(values) - 1), st.integers(0, len(values) - 1)))
+        t = values[source]
+        x = TensorDesc(t, sizes)
+        if t in QUANTIZED and draw(st.booleans()):
+            out = draw(st.sampled_from([F32, F16]))
+            scale = _broadcast_input(draw, rng, inputs, out, sizes)
+            zero_point = _broadcast_input(draw, rng, inputs, t, sizes) if draw(st.booleans()) else None
+            desc: object = dml.ElementWiseDequantizeLinearDesc(x, scale[0], None if zero_point is None else zero_point[0],
+                                                               TensorDesc(out, sizes))
+            input_edges.append(dml.InputEdge(scale[1], node, 1))
+            if zero_point is not None:
+                input_edges.append(dml.InputEdge(zero_point[1], node, 2))
+        else:
+            out = t
+            desc = _clamp(draw, x)
+        nodes.append(dml.OperatorNode(device.create_operator(desc)))
+        reads.append((source, node, 0))
+        values.append(out)
+    read_counts = [sum(1 for v, _, _ in reads if v == k + 1) for k in range(len(nodes))]
+    outputs = [k for k in range(len(nodes)) if read_counts[k] == 0 or draw(st.integers(0, 4)) == 0]
+    intermediate = [dml.IntermediateEdge(v - 1, 0, n, i) for v, n, i in reads if v > 0]
+    input_edges += [dml.InputEdge(0, n, i) for v, n, i in reads if v == 0]
+    roots = sum(1 for k in range(len(nodes)) if k in outputs or read_counts[k] > 1)
+    graph = dml.GraphDesc(len(inputs), len(outputs), nodes, input_edges,
+                          [dml.OutputEdge(n, 0, k) for k, n in enumerate(outputs)], intermediate)
+    return Built(graph, [packed_bytes(a, _total(a)) for a in inputs], roots)
+
+
+def _total(array: np.ndarray) -> int:
+    return -(-array.nbytes // 4) * 4
+
+
+def _broadcast_input(draw: st.DrawFn, rng: np.random.Generator, inputs: list[np.ndarray], t: T,
+                     sizes: tuple[int, ...]) -> tuple[TensorDesc, int]:
+    """A new graph input of ``t`` read through zero strides on a random set of dimensions."""
+    kept = [draw(st.booleans()) for _ in sizes]
+    compact = [n if k else 1 for n, k in zip(sizes, kept)]
+    strides, step = [0] * len(sizes), 1
+    for d in range(len(sizes) - 1, -1, -1):
+        strides[d] = step if kept[d] else 0
+        step *= compact[d]
+    inputs.append(edge_values(t, int(np.prod(compact)), rng))
+    return TensorDesc(t, sizes, strides), len(inputs) - 1
+
+
+def _clamp(draw: st.DrawFn, x: TensorDesc) -> object:
+    t = x.data_type
+    if t.is_float:
+        bound = st.sampled_from(FLOAT_BOUNDS)
+        scale_bias = draw(st.sampled_from(SCALE_BIASES))
+    else:
+        low, high = t.integer_range
+        bound = st.one_of(st.integers(max(low, -3), 3), st.integers(low, high))
+        scale_bias = None
+    op = draw(st.sampled_from(["CLIP", "CLIP1"] + ([] if t.size == 8 else ["THRESHOLD"])))  # no 64-bit THRESHOLD
+    low_bound, high_bound = draw(bound), draw(bound)
+    if op == "CLIP1":
+        return dml.ElementWiseClip1Desc(x, x, t, low_bound, high_bound, scale_bias=scale_bias)
+    if op == "THRESHOLD":
+        return dml.ElementWiseThresholdDesc(x, x, float(low_bound), scale_bias=scale_bias)
+    return dml.ElementWiseClipDesc(x, x, float(low_bound), float(high_bound), scale_bias=scale_bias)
+
+
+SMALL = st.sampled_from([(1,), (7,), (3, 5), (2, 3, 4), (17, 33)])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@given(data=st.data())
+@settings(max_examples=15)  # each new structure compiles a kernel
+def test_random_graphs_fused_equal_unfused_and_node_by_node(kind: str, data: st.DataObject) -> None:
+    with using(kind) as device:
+        built = data.draw(graphs(device, data.draw(SMALL)))
+        compiled = assert_fused_equals_unfused(device, built.graph, built.inputs)
+    assert len(compiled.plan.steps) == built.roots
+    if built.roots == 1:
+        assert compiled.binding_properties.temporary_resource_size == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("sizes", [(PARALLEL_MIN + 1,), (3, PARALLEL_MIN // 2 + 5)])
+def test_large_chains_cross_the_threading_threshold(kind: str, sizes: tuple[int, ...]) -> None:
+    with using(kind) as device:
+        large_chain(device, sizes)
+
+
+def large_chain(device: dml.Device, sizes: tuple[int, ...]) -> None:
+    x, h = TensorDesc("UINT8", sizes), TensorDesc("FLOAT16", sizes)
+    scale = TensorDesc("FLOAT16", sizes, [0] * (len(sizes) - 1) + [1])
+    zero_point = TensorDesc("UINT8", sizes, [0] * len(sizes))
+    nodes = [dml.ElementWiseDequantizeLinearDesc(x, scale, zero_point, h),
+             dml.ElementWiseClipDesc(h, h, -6.0, 6.0, scale_bias=(1.5, -0.25)),
+             dml.ElementWiseThresholdDesc(h, h, -1.0)]
+    graph = dml.GraphDesc(3, 1, [dml.OperatorNode(device.create_operator(d)) for d in nodes],
+                          [dml.InputEdge(0, 0, 0), dml.InputEdge(1, 0, 1), dml.InputEdge(2, 0, 2)],
+                          [dml.OutputEdge(2, 0, 0)],
+                          [dml.IntermediateEdge(0, 0, 1, 0), dml.IntermediateEdge(1, 0, 2, 0)])
+    rng = np.random.default_rng(7)
+    inputs = [edge_values(T.UINT8, int(np.prod(sizes)), rng), edge_values(F16, sizes[-1], rng),
+              np.array([128], np.uint8)]
+    compiled = assert_fused_equals_unfused(device, graph, [packed_bytes(a, _total(a)) for a in inputs])
+    assert compiled.plan.groups == ((0, 1, 2),) and compiled.binding_properties.temporary_resource_size == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_streamed_float32_output_equals_unfused(kind: str) -> None:
+    """An output past the streaming-store threshold (32 MiB of FLOAT32) takes the vector code."""
+    with using(kind) as device:
+        streamed_chain(device)
+
+
+def streamed_chain(device: dml.Device) -> None:
+    sizes = (2049, 4096)
+    x, f = TensorDesc("INT8", sizes), TensorDesc("FLOAT32", sizes)
+    scale = TensorDesc("FLOAT32", sizes, [0, 1])
+    nodes = [dml.ElementWiseDequantizeLinearDesc(x, scale, None, f), dml.ElementWiseClipDesc(f, f, 0.0, 6.0)]
+    graph = dml.GraphDesc(2, 1, [dml.OperatorNode(device.create_operator(d)) for d in nodes],
+                          [dml.InputEdge(0, 0, 0), dml.InputEdge(1, 0, 1)], [dml.OutputEdge(1, 0, 0)],
+                          [dml.IntermediateEdge(0, 0, 1, 0)])
+    rng = np.random.default_rng(3)
+    inputs = [edge_values(T.INT8, int(np.prod(sizes)), rng), edge_values(F32, sizes[-1], rng)]
+    assert_fused_equals_unfused(device, graph, [packed_bytes(a, _total(a)) for a in inputs])
