@@ -361,3 +361,65 @@ def streamed_chain(device: dml.Device) -> None:
     rng = np.random.default_rng(3)
     inputs = [edge_values(T.INT8, int(np.prod(sizes)), rng), edge_values(F32, sizes[-1], rng)]
     assert_fused_equals_unfused(device, graph, [packed_bytes(a, _total(a)) for a in inputs])
+
+
+# --- front ends: opendml.compile and ONNX get fused kernels with no change on their side --------------------
+
+def _compiled_graphs(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every graph Device.compile_graph compiles while the test runs."""
+    made: list[Any] = []
+    original = dml.Device.compile_graph
+
+    def spy(self: dml.Device, *args: Any, **kwargs: Any) -> Any:
+        made.append(original(self, *args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(dml.Device, "compile_graph", spy)
+    return made
+
+
+def _head(q: Any, scale: Any, zero_point: Any) -> Any:
+    return dml.threshold(dml.clip(dml.dequantize_linear(q, scale, zero_point), -1.0, 2.5, scale_bias=(1.5, -0.5)),
+                         -0.75)
+
+
+def test_opendml_compile_runs_a_chain_as_one_fused_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    made = _compiled_graphs(monkeypatch)
+    rng = np.random.default_rng(5)
+    q = rng.integers(0, 256, (9, 33), dtype=np.uint8)
+    scale = edge_values(F32, 33, rng)
+    got = dml.compile(_head)(q, scale, np.uint8(100))
+    (compiled,) = made
+    (group,) = compiled.plan.groups  # one step: the three operator nodes (the zero point is a constant)
+    assert len(group) == 3 and compiled.binding_properties.temporary_resource_size == 0
+    with fusion_off():
+        unfused = dml.compile(_head)(q, scale, np.uint8(100))
+    assert len(made[-1].plan.steps) == 3
+    assert same_values(got, _head(q, scale, np.uint8(100))) and same_values(got, unfused)
+
+
+def test_an_onnx_model_runs_its_chain_as_one_fused_kernel() -> None:
+    pytest.importorskip("onnx", reason="the ONNX front end needs the onnx extra (pip install 'opendml[onnx]')")
+    from onnx import helper
+    from onnx_models import model, reference
+
+    from opendml.onnx import Session
+
+    nodes = [helper.make_node("DequantizeLinear", ["x", "scale", "zp"], ["dq"], axis=1),
+             helper.make_node("Clip", ["dq", "low", "high"], ["clipped"]),
+             helper.make_node("Relu", ["clipped"], ["y"])]
+    rng = np.random.default_rng(9)
+    feeds = {"x": rng.integers(0, 256, (5, 6), dtype=np.uint8)}
+    initializers = {"scale": np.array([0.5, -0.25, 0.0, 3.0, 1e-3, 7.5], np.float32),
+                    "zp": np.array([0, 128, 255, 3, 7, 9], np.uint8), "low": np.float32(-1.0),
+                    "high": np.float32(6.0)}
+    built = model(nodes, feeds, ["y"], 21, initializers)
+    session = Session(built)
+    got = session.run(feeds)["y"]
+    (segment,) = session.program(feeds).segments
+    assert max(len(group) for group in segment.compiled.plan.groups) >= 2  # the chain shares one kernel
+    assert segment.compiled.binding_properties.temporary_resource_size == 0
+    with fusion_off():
+        unfused = Session(built).run(feeds)["y"]
+    np.testing.assert_array_equal(got, reference(built, feeds)["y"])
+    assert got.tobytes() == unfused.tobytes()
