@@ -12,8 +12,13 @@ import numpy as np
 
 from ..device import Device
 from ..operator import CompiledOperator
-from .devices import _default_devices  # the one dict: devices fills it, the fast path only reads it
+from . import devices
 from .placement import _plain
+
+# The one dict of default devices (``devices`` fills it; the fast path only reads it), bound here by
+# assignment: CPython compiles a method call on a name bound by an import as an attribute load and a call
+# (as for a module), which would make a bound method for ``.get`` on every call.
+_default_devices = devices._default_devices
 
 # Calls on host arrays shaped like one already run: (device, arguments, layouts) -> the CPU kernel. The
 # first call validated the description (every rule of the SPEC); a call with the same key has the same
