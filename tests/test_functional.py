@@ -204,3 +204,19 @@ def test_cached_operators_tell_negative_zero_from_zero() -> None:
     minus_one = np.array([-1.0], np.float32)
     assert not np.signbit(dml.threshold(minus_one, 0.0, device=device)).any()
     assert np.signbit(dml.threshold(minus_one, -0.0, device=device)).all()
+
+
+def test_functional_modules_stay_small_and_keep_their_names() -> None:
+    """Each module of the functional API holds one concept, under the project's ~400 lines; the public
+    functions and the helpers opendml.tracing traces with stay reachable from ``opendml.functional``."""
+    import importlib
+    import pathlib
+
+    functional = importlib.import_module("opendml.functional")
+    sizes = {p.name: len(p.read_text().splitlines()) for p in pathlib.Path(functional.__file__).parent.glob("*.py")}
+    assert {name for name, size in sizes.items() if size > 400} == set(), sizes
+    for name in ("argmin", "clip", "default_device", "dequantize_linear", "threshold", "_as_array", "_broadcast",
+                 "_clip_desc", "_leading_ones", "_normalize_axes", "_on_gpu", "_padded_empty", "_place_input",
+                 "_plain", "_resolve_device", "_scale", "_to_host", "_view_as", "_zero_point", "BufferBinding"):
+        assert callable(getattr(functional, name)), name
+    assert functional.clip is dml.clip and functional.argmin is dml.argmin

@@ -1,0 +1,33 @@
+"""Functions on arrays: each builds a description of the arrays as they lie in memory and runs it.
+
+``devices`` resolves the device a call runs on and takes its arguments as arrays of that device's kind;
+``placement`` describes arrays as tensors in buffers (copying only layouts no description can state) and
+runs one operator over them; ``results`` makes the arrays results go to (``out=`` included); ``operands``
+checks DEQUANTIZE_LINEAR's scale and zero point; ``fastpath`` runs a call laid out like one already run
+straight through its kernel; ``operators`` holds the functions themselves.
+"""
+
+from __future__ import annotations
+
+# The helpers re-exported below (``X as X``) are used by opendml.tracing, which traces these functions
+# with the same rules.
+from ..buffer import BufferBinding as BufferBinding
+from .devices import _as_array as _as_array
+from .devices import _on_gpu as _on_gpu
+from .devices import _resolve_device as _resolve_device
+from .devices import _to_host as _to_host
+from .devices import default_device
+from .fastpath import _direct as _direct
+from .operands import _broadcast as _broadcast
+from .operands import _scale as _scale
+from .operands import _zero_point as _zero_point
+from .operators import _clip_desc as _clip_desc
+from .operators import _normalize_axes as _normalize_axes
+from .operators import argmin, clip, dequantize_linear, threshold
+from .placement import _leading_ones as _leading_ones
+from .placement import _padded_empty as _padded_empty
+from .placement import _place_input as _place_input
+from .placement import _plain as _plain
+from .placement import _view_as as _view_as
+
+__all__ = ["argmin", "clip", "default_device", "dequantize_linear", "threshold"]

@@ -1,0 +1,172 @@
+"""Arrays placed as tensors in buffers, and one operator run over them.
+
+Views are described by their strides, never copied, except where no description can say where their
+elements lie (negative strides, strides that are not a multiple of the element size, misaligned data),
+tensors whose last bytes would fall short of DirectML's 4-byte rounding of a tensor's size, and an ``out``
+that shares memory with an input other than as an exact in-place alias. Such an input is read through a
+packed copy; such an output is computed into a packed array and copied into exactly its own elements.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..buffer import BufferBinding
+from ..device import Device
+from ..dtypes import from_numpy
+from ..errors import invalid
+from ..operator import CompiledOperator
+from ..schema import OperatorSchema
+from ..tensor import TensorDesc, calc_buffer_tensor_size, element_offsets
+
+
+@dataclass
+class _Placed:
+    """An array described as a tensor in a buffer.
+
+    ``source`` is the caller's array when it is bound where it lies (None when a copy is bound);
+    ``staged`` is the packed array an output is computed into, then copied from, if any.
+    """
+
+    desc: TensorDesc
+    binding: BufferBinding
+    source: Any = None
+    staged: Any = None
+
+
+def _plain(array: Any) -> bool:
+    """Whether a description can say where every element lies: strides (of dimensions larger than 1) that
+    are non-negative multiples of the element size, and data aligned to the element size."""
+    itemsize = array.itemsize
+    if any(n > 1 and (s < 0 or s % itemsize) for n, s in zip(array.shape, array.strides)):
+        return False
+    if isinstance(array, np.ndarray):
+        return bool(array.flags.aligned)
+    return array.data.ptr % itemsize == 0  # CuPy
+
+
+def _describe(array: Any) -> TensorDesc:
+    """The array's layout as a description (a size-1 dimension's stride, whatever its sign, is moot: 0)."""
+    itemsize = array.itemsize
+    strides = tuple(0 if n == 1 else s // itemsize for n, s in zip(array.shape, array.strides))
+    return TensorDesc(from_numpy(array.dtype), array.shape, strides)
+
+
+def _padded_empty(device: Device, shape: tuple[int, ...], dtype: np.dtype) -> tuple[Any, Any]:
+    """A new packed array and the raw bytes under it, rounded up to DirectML's 4-byte sizes."""
+    xp = device.backend.xp
+    nbytes = math.prod(shape) * dtype.itemsize
+    raw = xp.zeros(calc_buffer_tensor_size(from_numpy(dtype), shape, None), dtype=xp.uint8)
+    return raw[:nbytes].view(dtype).reshape(shape), raw
+
+
+def _place_input(device: Device, array: Any) -> _Placed:
+    """Describe an input where it lies, or bind a packed copy where that cannot be described or bound."""
+    backend = device.backend
+    copied = not _plain(array)
+    if copied:
+        array = backend.xp.ascontiguousarray(array)
+    desc = _describe(array)
+    if desc.span_in_bytes >= desc.total_tensor_size_in_bytes:
+        raw = backend.byte_range(array, desc.total_tensor_size_in_bytes)
+        return _Placed(desc, BufferBinding(backend.wrap(device, raw)), None if copied else array)
+    # Too short for the 4-byte rounding: copy only the bytes it spans (a broadcast scalar: one).
+    raw = backend.xp.zeros(desc.total_tensor_size_in_bytes, dtype=backend.xp.uint8)
+    raw[:desc.span_in_bytes] = backend.byte_range(array, desc.span_in_bytes)
+    return _Placed(desc, BufferBinding(backend.wrap(device, raw)))
+
+
+def _place_output(device: Device, out: Any, stage: bool) -> _Placed:
+    """Describe ``out`` where it lies, or (``stage``, or where that cannot be) a packed array to copy from."""
+    backend = device.backend
+    if not stage and _plain(out):
+        desc = _describe(out)
+        if desc.span_in_bytes >= desc.total_tensor_size_in_bytes:
+            raw = backend.byte_range(out, desc.total_tensor_size_in_bytes)
+            return _Placed(desc, BufferBinding(backend.wrap(device, raw)), out)
+    staged, raw = _padded_empty(device, out.shape, out.dtype)
+    return _Placed(_describe(staged), BufferBinding(backend.wrap(device, raw)), None, staged)
+
+
+def _exact_alias(a: Any, b: Any) -> bool:
+    """Whether two arrays are one view: same first element, type and layout (the in-place rule)."""
+    return (a.dtype == b.dtype and a.shape == b.shape and _plain(a) and _plain(b)
+            and _describe(a) == _describe(b) and _address(a) == _address(b))
+
+
+def _address(array: Any) -> int:
+    if isinstance(array, np.ndarray):
+        return int(array.__array_interface__["data"][0])
+    return int(array.data.ptr)  # CuPy
+
+
+# Above this many elements an exact check of a staged ``out``'s own elements is too costly (as TensorDesc's).
+_EXACT_COLLISION_LIMIT = 1 << 22
+
+
+def _check_writes_once(owner: str, out: Any) -> None:
+    """A staged ``out`` is never described to the operator, so its own elements are checked here: no two
+    may share a byte (a write must have one meaning). Mirroring a dimension does not change which bytes it
+    covers, so absolute byte strides tell; they need not be multiples of the element size."""
+    itemsize = out.itemsize
+    dims = sorted((abs(s), n) for n, s in zip(out.shape, out.strides) if n > 1)
+    reach = itemsize  # bytes from the first element's start to the end of the last, over the dimensions seen
+    for stride, size in dims:
+        if stride < reach:
+            break
+        reach += (size - 1) * stride
+    else:
+        return  # each stride jumps past everything smaller: provably disjoint
+    starts = None
+    if out.size <= _EXACT_COLLISION_LIMIT:
+        starts = np.sort(element_offsets(out.shape, [abs(s) for s in out.strides]))
+    if starts is None or bool((np.diff(starts) < itemsize).any()):
+        raise invalid(owner, "out", "must address each element once (no two elements sharing a byte)",
+                      f"strides {tuple(out.strides)} (bytes) for {out.dtype} elements")
+
+
+def _run(device: Device, schema: OperatorSchema, make_desc: Callable[..., object], inputs: Sequence[Any],
+         out: Any) -> CompiledOperator | None:
+    """Describe, validate and run one operator over arrays, writing ``out`` (which may alias an input).
+
+    Returns the compiled operator when it ran on the arrays themselves (nothing copied), else None.
+    """
+    if out.size == 0:
+        stand_ins = [None if a is None else np.zeros((1,) * a.ndim, a.dtype) for a in inputs]
+        device.create_operator(make_desc(*[None if a is None else _describe(a) for a in stand_ins],
+                                         _describe(np.zeros((1,) * out.ndim, out.dtype))))
+        return None
+    placed_inputs = [None if a is None else _place_input(device, a) for a in inputs]
+    xp = device.backend.xp
+    # An output sharing memory with an input is computed apart (then copied), except the exact alias that
+    # in-place operators take: the operator's bindings would refuse any other overlap.
+    shared = any(p is not None and p.source is not None and xp.may_share_memory(out, p.source)
+                 and not (schema.in_place and _exact_alias(out, p.source)) for p in placed_inputs)
+    placed_out = _place_output(device, out, shared)
+    if placed_out.staged is not None:
+        _check_writes_once(schema.name, out)
+    descs = [None if p is None else p.desc for p in placed_inputs]
+    compiled = device.compiled(make_desc(*descs, placed_out.desc))
+    compiled.execute([None if p is None else p.binding for p in placed_inputs], [placed_out.binding])
+    if placed_out.staged is not None:
+        out[...] = placed_out.staged
+        return None
+    return None if any(p is not None and p.source is None for p in placed_inputs) else compiled
+
+
+def _view_as(array: Any, shape: tuple[int, ...]) -> Any:
+    """``array`` with leading dimensions of size 1 added to reach ``shape``: always a view, never a copy
+    (an output written through it must reach the caller's memory)."""
+    count = len(shape) - array.ndim
+    return array[(None,) * count] if count else array
+
+
+def _leading_ones(schema: OperatorSchema, device: Device, rank: int) -> int:
+    """How many leading 1s the device's support row needs (4-D-only levels), as ONNX Runtime pads."""
+    row = schema.row_at(device.feature_level)
+    return max(0, row.dimensions[0] - rank) if row is not None else 0
