@@ -44,7 +44,11 @@ class CpuKernel:
         kernels = cpu_kernels.kernels()
         spec = operator.kernel_spec
         self._run = kernels.elementwise(spec) if spec.reduction is None else kernels.reduction(spec)
-        self._warm_up()
+        if spec.reduction is None:
+            self._warm_up()
+        else:  # a reduction's kernels depend on its input's layout: those its plan runs are compiled
+            x = operator.tensor(operator.definition.schema.inputs[0].name)
+            kernels.prepare_reduction(spec, x.sizes, x.effective_strides, self.threads)
 
     def _warm_up(self) -> None:
         """Run once on one-element arrays, so that just-in-time compilation belongs to compiling the
