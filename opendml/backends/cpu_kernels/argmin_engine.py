@@ -136,20 +136,24 @@ def _run_plan(fx: np.ndarray, red: ReducedLayout, work: Plan, state: State, kind
     if len(work.tasks) > 1 and drivers.usable():
         table = np.array([[t.x0, t.slot0, t.index0, t.start, t.stop, t.piece, *t.sizes] for t in work.tasks],
                          np.int64)
-        drivers.launch(argmin_drivers.argmin, (work.rows, fx, table, strides, reduced, weights, state.cur,
-                                               state.idx, kind, order, FLOAT_COMPARISONS), threads)
+        driver = _kernel(work, red, argmin_drivers.columns, argmin_drivers.short_rows, argmin_drivers.rows)
+        drivers.launch(driver, (fx, table, strides, reduced, weights, state.cur, state.idx, kind, order,
+                                FLOAT_COMPARISONS), threads)
         return
-    run_tasks(_kernel(work, red), [(fx, t.x0, int64s(t.sizes), strides, reduced, weights, t.slot0, t.index0,
-                                    t.start, t.stop, state.cur[t.piece], state.idx[t.piece], kind, order,
-                                    FLOAT_COMPARISONS) for t in work.tasks], threads)
+    kernel = _kernel(work, red, argmin_columns, argmin_short_rows, argmin_rows)
+    run_tasks(kernel, [(fx, t.x0, int64s(t.sizes), strides, reduced, weights, t.slot0, t.index0, t.start, t.stop,
+                        state.cur[t.piece], state.idx[t.piece], kind, order, FLOAT_COMPARISONS)
+                       for t in work.tasks], threads)
 
 
-def _kernel(work: Plan, red: ReducedLayout) -> Callable[..., None]:
-    """The kernel of a plan's tasks (their runs are all short or all not: pieces of a split run are longer
-    than ROW_BLOCK); only the one a plan runs is compiled, where the drivers take them all."""
+def _kernel(work: Plan, red: ReducedLayout, columns: Callable[..., None], short_rows_kernel: Callable[..., None],
+            rows: Callable[..., None]) -> Callable[..., None]:
+    """Of the column, short-row and row kernels (or their drivers), the one a plan's tasks run (their runs
+    are all short or all not: pieces of a split run are longer than ROW_BLOCK). Only that one is compiled:
+    ``argmin_rows`` would serve short rows too, but its walker costs as much again to compile."""
     if not work.rows:
-        return argmin_columns  # type: ignore[no-any-return]
-    return argmin_short_rows if short_rows(work.tasks[0].sizes, red.strides) else argmin_rows  # type: ignore
+        return columns
+    return short_rows_kernel if short_rows(work.tasks[0].sizes, red.strides) else rows
 
 
 def _merge(state: State, order: Any, threads: int) -> None:
