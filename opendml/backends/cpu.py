@@ -46,7 +46,12 @@ class CpuKernel:
         self.threads = threads
         kernels = cpu_kernels.kernels()
         self._run = kernels.elementwise(spec) if spec.reduction is None else kernels.reduction(spec)
-        self._warm_up(inputs, output)
+        if spec.reduction is None:
+            self._warm_up(inputs, output)
+        else:  # a reduction's kernels depend on its input's layout: those its plan runs are compiled
+            x = inputs[0]
+            assert x is not None  # a reduction's input is required
+            kernels.prepare_reduction(spec, x.sizes, x.effective_strides, self.threads)
 
     def _warm_up(self, inputs: Sequence[TensorDesc | None], output: TensorDesc) -> None:
         """Run once on one-element arrays, so that just-in-time compilation belongs to compiling the

@@ -142,9 +142,19 @@ def dequantize_linear(x: Any, scale: Any, zero_point: Any = None, *, out: Any = 
     pad = _leading_ones(DEQUANTIZE_LINEAR_SCHEMA, device, max(len(shape), 1))
     full = (1,) * pad + (shape or (1,))
     xp = device.backend.xp
-    operands = [None if a is None else xp.broadcast_to(a, full) for a in (array, scale, zero_point)]
+    operands = [None if a is None else _broadcast_to(xp, a, full) for a in (array, scale, zero_point)]
     _run(device, DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc, operands, _view_as(result.array, full))
     return result.deliver()
+
+
+def _broadcast_to(xp: Any, array: Any, shape: tuple[int, ...]) -> Any:
+    """``array`` read as ``shape`` through zero strides, nothing copied. A NumPy view stays as writeable as
+    ``array`` (NumPy's own is read-only): Numba compiles a CPU kernel apart for read-only operands, so a
+    read-only view would compile the operator's kernel a second time at its first execution."""
+    view = xp.broadcast_to(array, shape)
+    if xp is not np or not array.flags.writeable:
+        return view
+    return np.lib.stride_tricks.as_strided(array, shape, view.strides)
 
 
 def argmin(x: Any, axes: int | Sequence[int] | None = None, *,

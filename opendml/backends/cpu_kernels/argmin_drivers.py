@@ -10,7 +10,7 @@ from numba import njit, prange
 
 from .argmin_columns import argmin_columns
 from .argmin_keys import merge_states
-from .argmin_rows import argmin_rows
+from .argmin_rows import argmin_rows, argmin_short_rows
 from .drivers import next_share, parallel
 
 # Columns of an ARGMIN task row: where it starts in x, its first slot and index, its outer range, the
@@ -18,20 +18,43 @@ from .drivers import next_share, parallel
 X0, SLOT0, INDEX0, START, STOP, STATE, SIZES = range(7)
 
 
+# One driver per kernel: a driver compiles (and optimises again, linked into its own code) every kernel it
+# may call, so a call compiles only the kernel its plan runs.
+
+
 @parallel
-def argmin(rows, x, tasks, xs, red, w, cur, idx, kind, order, floats, counter, workers):  # type: ignore
-    """``argmin_rows`` (``rows``) or ``argmin_columns`` over the task rows."""
+def short_rows(x, tasks, xs, red, w, cur, idx, kind, order, floats, counter, workers):  # type: ignore
+    """``argmin_short_rows`` over the task rows."""
     for _ in prange(workers):
         k = next_share(counter)
         while k < tasks.shape[0]:
             t = tasks[k]
-            st = t[STATE]
-            if rows:
-                argmin_rows(x, t[X0], t[SIZES:], xs, red, w, t[SLOT0], t[INDEX0], t[START], t[STOP], cur[st],
-                                idx[st], kind, order, floats)
-            else:
-                argmin_columns(x, t[X0], t[SIZES:], xs, red, w, t[SLOT0], t[INDEX0], t[START], t[STOP],
-                                   cur[st], idx[st], kind, order, floats)
+            argmin_short_rows(x, t[X0], t[SIZES:], xs, red, w, t[SLOT0], t[INDEX0], t[START], t[STOP], cur[t[STATE]],
+                              idx[t[STATE]], kind, order, floats)
+            k = next_share(counter)
+
+
+@parallel
+def rows(x, tasks, xs, red, w, cur, idx, kind, order, floats, counter, workers):  # type: ignore
+    """``argmin_rows`` over the task rows."""
+    for _ in prange(workers):
+        k = next_share(counter)
+        while k < tasks.shape[0]:
+            t = tasks[k]
+            argmin_rows(x, t[X0], t[SIZES:], xs, red, w, t[SLOT0], t[INDEX0], t[START], t[STOP], cur[t[STATE]],
+                        idx[t[STATE]], kind, order, floats)
+            k = next_share(counter)
+
+
+@parallel
+def columns(x, tasks, xs, red, w, cur, idx, kind, order, floats, counter, workers):  # type: ignore
+    """``argmin_columns`` over the task rows."""
+    for _ in prange(workers):
+        k = next_share(counter)
+        while k < tasks.shape[0]:
+            t = tasks[k]
+            argmin_columns(x, t[X0], t[SIZES:], xs, red, w, t[SLOT0], t[INDEX0], t[START], t[STOP], cur[t[STATE]],
+                           idx[t[STATE]], kind, order, floats)
             k = next_share(counter)
 
 

@@ -7,7 +7,8 @@ every data type, NaN and signed zeros included, and releases the GIL like the ot
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -18,8 +19,8 @@ from ...ops.argmin import ArgMinParams
 from . import argmin_drivers, drivers
 from .argmin_columns import argmin_columns
 from .argmin_keys import DECREASING, FLOAT, HALF, fill_missing
-from .argmin_plan import Plan, ReducedLayout, plan, reduced_layout, shares_of
-from .argmin_rows import argmin_rows
+from .argmin_plan import Plan, ReducedLayout, layout_of, plan, reduced_layout, shares_of
+from .argmin_rows import argmin_rows, argmin_short_rows, short_rows
 from .argmin_spec import argmin_params
 from .threads import run_tasks
 from .views import flat, int64s, shares
@@ -35,6 +36,21 @@ def argmin(params: ArgMinParams) -> Run:
 def reduction(spec: KernelSpec) -> Run:
     """The run of a reduction's kernel specification (``argmin_spec`` says which it may be)."""
     return argmin(argmin_params(spec))
+
+
+def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int) -> None:
+    """Compile the kernels that an ARGMIN of this input layout (``strides`` in elements) runs, and no
+    others, by running its plan over no rows: the operator's compile step, so that its first execution
+    compiles nothing (a one-element stand-in would take another path than most layouts)."""
+    params = argmin_params(spec)
+    order = DECREASING if params.axis_direction == AxisDirection.DECREASING else None
+    red = layout_of(shape, strides, params.axes)
+    bits, kind, key = _keyed(np.zeros(1, spec.inputs[0].numpy))  # type: ignore[union-attr]
+    work = plan(red, threads)
+    empty = Plan(work.rows, [replace(t, stop=t.start) for t in work.tasks], work.pieces)
+    state = State.fresh(1, key, work.pieces)
+    _run_plan(bits, red, empty, state, kind, order, threads)
+    fill_missing(state.idx[0], 0)
 
 
 class State:
@@ -120,13 +136,24 @@ def _run_plan(fx: np.ndarray, red: ReducedLayout, work: Plan, state: State, kind
     if len(work.tasks) > 1 and drivers.usable():
         table = np.array([[t.x0, t.slot0, t.index0, t.start, t.stop, t.piece, *t.sizes] for t in work.tasks],
                          np.int64)
-        drivers.launch(argmin_drivers.argmin, (work.rows, fx, table, strides, reduced, weights, state.cur,
-                                               state.idx, kind, order, FLOAT_COMPARISONS), threads)
+        driver = _kernel(work, red, argmin_drivers.columns, argmin_drivers.short_rows, argmin_drivers.rows)
+        drivers.launch(driver, (fx, table, strides, reduced, weights, state.cur, state.idx, kind, order,
+                                FLOAT_COMPARISONS), threads)
         return
-    kernel = argmin_rows if work.rows else argmin_columns
+    kernel = _kernel(work, red, argmin_columns, argmin_short_rows, argmin_rows)
     run_tasks(kernel, [(fx, t.x0, int64s(t.sizes), strides, reduced, weights, t.slot0, t.index0, t.start, t.stop,
                         state.cur[t.piece], state.idx[t.piece], kind, order, FLOAT_COMPARISONS)
                        for t in work.tasks], threads)
+
+
+def _kernel(work: Plan, red: ReducedLayout, columns: Callable[..., None], short_rows_kernel: Callable[..., None],
+            rows: Callable[..., None]) -> Callable[..., None]:
+    """Of the column, short-row and row kernels (or their drivers), the one a plan's tasks run (their runs
+    are all short or all not: pieces of a split run are longer than ROW_BLOCK). Only that one is compiled:
+    ``argmin_rows`` would serve short rows too, but its walker costs as much again to compile."""
+    if not work.rows:
+        return columns
+    return short_rows_kernel if short_rows(work.tasks[0].sizes, red.strides) else rows
 
 
 def _merge(state: State, order: Any, threads: int) -> None:

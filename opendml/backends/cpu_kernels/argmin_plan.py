@@ -6,6 +6,7 @@ Plain Python, run once per call: the kernels (``argmin_rows``, ``argmin_columns`
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,7 +37,11 @@ class ReducedLayout:
 
 
 def reduced_layout(x: np.ndarray, axes: tuple[int, ...]) -> ReducedLayout:
-    shape, strides = x.shape, [s // x.itemsize for s in x.strides]
+    return layout_of(x.shape, [s // x.itemsize for s in x.strides], axes)
+
+
+def layout_of(shape: Sequence[int], strides: Sequence[int], axes: tuple[int, ...]) -> ReducedLayout:
+    """``reduced_layout`` of a shape and its strides in elements (no array needed: compiling plans with it)."""
     kept_sizes = [n for k, n in enumerate(shape) if k not in axes]
     red_sizes = [shape[k] for k in axes]
     dims: list[list[int]] = []  # [size, stride, reduced, weight]

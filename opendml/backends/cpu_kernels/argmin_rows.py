@@ -185,13 +185,34 @@ def short_best(x, xb, n, kind, order, floats):  # type: ignore[no-untyped-def]
     return rest_best(x, xb, done, n, key, pos, kind, order)
 
 
+def short_rows(sizes: np.ndarray | list[int], strides: np.ndarray | list[int]) -> bool:
+    """Whether ``argmin_short_rows`` takes a layout whose last dimension is reduced: at most two dimensions
+    (the usual layout after merging: rows one stride apart), the last contiguous and at most ROW_BLOCK long."""
+    return len(sizes) <= 2 and strides[-1] == 1 and sizes[-1] <= ROW_BLOCK
+
+
+@jit
+def argmin_short_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, kind, order, floats):  # type: ignore
+    """``argmin_rows`` of a ``short_rows`` layout: rows one stride apart, no odometer (one dimension: a
+    single row). Its own kernel, so that the calls of such layouts compile only this path."""
+    n, wn = sizes[-1], w[-1]
+    floats = floats and floats_compare_exactly()
+    step_slot, step_index = (0, w[0]) if red[0] else (w[0], 0)
+    for r in range(start, stop):
+        key, pos = short_best(x, x0 + r * xs[0], n, kind, order, floats)
+        slot, index = slot0 + r * step_slot, index0 + r * step_index + pos * wn
+        if found_key(key, kind) and (idx[slot] < 0 or replaces(key, index, cur[slot], idx[slot], order)):
+            cur[slot], idx[slot] = key, index
+
+
 ROW_BATCH = 16  # rows whose offsets, slots and indices are found at once
 
 
 @jit
 def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, kind, order, floats):  # type: ignore
-    """The last dimension is reduced: reduce each run of it (rows ``start``..``stop`` of the others).
-    FLOAT32 is compared as floats where ``floats`` and this thread's comparisons are exact.
+    """The last dimension is reduced: reduce each run of it (rows ``start``..``stop`` of the others), any
+    layout (the engine gives ``short_rows`` layouts to ``argmin_short_rows``, which compiles in half the
+    time). FLOAT32 is compared as floats where ``floats`` and this thread's comparisons are exact.
 
     Rows are handed to the reductions as ``x`` and an offset, never as slices: a call that takes a slice
     costs reference counting that LLVM does not remove, as much as a fifth of reducing a short row (the
@@ -200,14 +221,6 @@ def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, 
     n, sx, wn = sizes[-1], xs[-1], w[-1]
     short = sx == 1 and n <= ROW_BLOCK
     floats = floats and floats_compare_exactly()
-    if short and sizes.size == 2:  # the usual layout after merging: rows one stride apart, no odometer
-        step_slot, step_index = (0, w[0]) if red[0] else (w[0], 0)
-        for r in range(start, stop):
-            key, pos = short_best(x, x0 + r * xs[0], n, kind, order, floats)
-            slot, index = slot0 + r * step_slot, index0 + r * step_index + pos * wn
-            if found_key(key, kind) and (idx[slot] < 0 or replaces(key, index, cur[slot], idx[slot], order)):
-                cur[slot], idx[slot] = key, index
-        return
     where = np.array([x0, slot0, index0], np.int64)
     digits = np.zeros(max(sizes.size - 1, 1), np.int64)
     row_start(start, sizes, xs, red, w, where, digits)

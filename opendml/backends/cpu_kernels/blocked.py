@@ -8,7 +8,7 @@ see docs/cpu-backend.md for how much slower this is.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -56,6 +56,11 @@ def elementwise(spec: KernelSpec) -> Callable[..., None]:
 
 def reduction(spec: KernelSpec) -> Callable[..., None]:
     return argmin(argmin_params(spec))
+
+
+def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int) -> None:
+    """Nothing to compile: the reference runs as it is (``fast.prepare_reduction`` compiles its kernels)."""
+    argmin_params(spec)  # refused at compile time, as the fast kernels refuse it
 
 
 def argmin(params: ArgMinParams) -> Callable[[np.ndarray, np.ndarray, int], None]:

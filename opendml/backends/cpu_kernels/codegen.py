@@ -14,9 +14,12 @@
 - ``stream``: the streaming-store vector code of the expression (``vectors.stream_typing``), for outputs of
   at least ``fast.STREAM_MIN_BYTES``; not in modules of FLOAT16 data, which are never streamed.
 - ``kernel``: the row walk over ``sizes`` and per-operand strides from element ``start`` to ``stop``:
-  contiguous runs through ``run`` (or, streaming, scalar head and tail around ``stream``'s aligned
-  vectors), other runs element by element.
-- ``driver``: ``kernel`` over thread shares on Numba's threads (``drivers`` explains the counter).
+  contiguous runs through ``run``, other runs element by element.
+- ``kernel_streamed``: the same walk writing contiguous runs with ``stream`` (scalar head and tail around
+  its aligned vectors). A function of its own, so that only calls whose output streams compile it: the
+  vector code is most of a module's compile time.
+- ``driver`` and ``driver_streamed``: ``kernel`` or ``kernel_streamed`` over thread shares on Numba's
+  threads (``drivers`` explains the counter), compiled only when a call shares its work out.
 - ``entry(scalars, host)``: the operator's Python entry, ``run(*inputs, out, threads)`` with its scalars
   bound, unrolled over the operands (it is on every call's path: a loop over a list of operands cost a
   microsecond a call); ``host`` (``fast``) gives the layout walk and the streaming threshold.
@@ -74,7 +77,10 @@ def source(element: ex.Expr) -> str:
     parts = [_HEADER, _expression(element), _value(element, names), _run(element, names)]
     if vectors.streamable(element):
         parts.append(_stream(names))
-    parts += [_kernel(element, names), _driver(names), _entry(element, names)]
+    parts += [_kernel(names, streamed=False), _driver(names, "")]
+    if vectors.streamable(element):
+        parts += [_kernel(names, streamed=True), _driver(names, "_streamed")]
+    parts.append(_entry(element, names))
     return "\n\n\n".join(parts) + "\n"
 
 
@@ -237,11 +243,12 @@ def _stream(names: _Names) -> str:
                       f"    return stream_typing(ELEMENT, OPERANDS, ({args},))"])
 
 
-def _kernel(element: ex.Expr, names: _Names) -> str:
-    signature = names.call(names.each("a{k}"), "o", "sizes", names.each("s{k}"), "so", "start", "stop", names.q,
-                           "streaming")
+def _kernel(names: _Names, streamed: bool) -> str:
+    """``kernel``, or ``kernel_streamed``: a function of its own, compiled only when an output is large
+    enough to stream (the vector code of ``stream`` is most of a module's compile time)."""
+    signature = names.call(names.each("a{k}"), "o", "sizes", names.each("s{k}"), "so", "start", "stop", names.q)
     each = names.each
-    lines = ["@jit", f"def kernel({signature}):",
+    lines = ["@jit", f"def kernel{'_streamed' if streamed else ''}({signature}):",
              "    n = sizes[-1]",
              f"    {names.call(each('d{k}'), 'do')} = {names.call(each('s{k}[-1]'), 'so[-1]')}",
              "    row = start // n",
@@ -252,19 +259,23 @@ def _kernel(element: ex.Expr, names: _Names) -> str:
     lines.append("        bo = base_offset(row, sizes, so)")
     others = [f"d{k} <= 1" for k in names.others]
     lines.append(f"        contiguous = {' and '.join([f'd{names.lead} == 1', 'do == 1'] + others)}")
-    runs = [f"a{names.lead}[b{names.lead} + j:b{names.lead} + end]"] + [f"a{k}[b{k} + j * d{k}:]" for k in names.others]
-    run_args = names.call(runs, "o[bo + j:bo + end]", [f"d{k}" for k in names.others], names.q)
-    lines += ["        if contiguous and not streaming:", f"            run({run_args})", "        else:"]
     elementwise = f"o[bo + k * do] = value({names.call(each('a{k}[b{k} + k * d{k}]'), names.q)})"
-    if vectors.streamable(element):
-        lines.append("            h, t = streamed(o, bo, j, end, contiguous)")
+    if streamed:
+        lines.append("        h, t = streamed(o, bo, j, end, contiguous)")
         lines += _stream_calls(names)
-        lines += ["            for k in range(j, h):  # the rest one by one: a few elements, or a strided run",
-                  f"                {elementwise}",
-                  "            for k in range(t, end):",
-                  f"                {elementwise}"]
+        lines += ["        for k in range(j, h):  # the rest one by one: a few elements, or a strided run",
+                  f"            {elementwise}",
+                  "        for k in range(t, end):",
+                  f"            {elementwise}"]
     else:
-        lines += ["            for k in range(j, end):", f"                {elementwise}"]
+        runs = [f"a{names.lead}[b{names.lead} + j:b{names.lead} + end]"] + [f"a{k}[b{k} + j * d{k}:]"
+                                                                          for k in names.others]
+        run_args = names.call(runs, "o[bo + j:bo + end]", [f"d{k}" for k in names.others], names.q)
+        lines += ["        if contiguous:",
+                  f"            run({run_args})",
+                  "        else:",
+                  "            for k in range(j, end):",
+                  f"                {elementwise}"]
     lines += ["        start += end - j", "        row += 1", "        j = 0"]
     return "\n".join(lines)
 
@@ -278,21 +289,24 @@ def _stream_calls(names: _Names) -> list[str]:
         starts = [f"b{names.lead} + h"] + ["0" if k in hoisted else f"b{k} + h * d{k}" for k in names.others]
         call = f"stream({names.call(values, 'o', starts, 'bo + h', 't - h', names.q)})"
         if len(combos) == 1:
-            return [f"            {call}"]
-        lines += [f"            {_branch(c, len(combos), hoisted)}", f"                {call}"]
+            return [f"        {call}"]
+        lines += [f"        {_branch(c, len(combos), hoisted)}", f"            {call}"]
     return lines
 
 
-def _driver(names: _Names) -> str:
+def _driver(names: _Names, suffix: str) -> str:
+    """``driver`` (of ``kernel``) or ``driver_streamed`` (of ``kernel_streamed``): compiled only when a call
+    shares its work out to Numba's threads."""
     head = names.call(names.each("a{k}"), "o", "sizes", names.each("s{k}"), "so")
-    tail = names.call(names.q, "streaming")
+    tail = names.call(names.q)
+    between = f"bounds[k], bounds[k + 1]{', ' if tail else ''}{tail}"
     return "\n".join([
         "@njit(nogil=True, cache=True, parallel=True)",
-        f"def driver({head}, bounds, {tail}, counter, workers):",
+        f"def driver{suffix}({head}, bounds, {tail + ', ' if tail else ''}counter, workers):",
         "    for _ in prange(workers):",
         "        k = next_share(counter)",
         "        while k < bounds.size - 1:",
-        f"            kernel({head}, bounds[k], bounds[k + 1], {tail})",
+        f"            kernel{suffix}({head}, {between})",
         "            k = next_share(counter)"])
 
 
@@ -310,17 +324,22 @@ def _entry(element: ex.Expr, names: _Names) -> str:
         lines.append(f"        a{k} = args[{k}]{bits}")
     lines.append(f"        o = args[-2]{'.view(np.uint16)' if element.data_type is DataType.FLOAT16 else ''}")
     lines.append("        n = o.size")
-    streaming = "o.nbytes >= host.STREAM_MIN_BYTES" if vectors.streamable(element) else "False"
-    lines.append(f"        streaming = {streaming}")
+    if vectors.streamable(element):
+        lines += ["        if o.nbytes >= host.STREAM_MIN_BYTES:",
+                  "            k, d = kernel_streamed, driver_streamed",
+                  "        else:",
+                  "            k, d = kernel, driver"]
+    else:
+        lines.append("        k, d = kernel, driver")
     contiguous = " and ".join(f"{a}.flags.c_contiguous" for a in arrays)
     units = ["unit"] * len(arrays)
     flat_arrays = [f"{a}.reshape(-1)" for a in arrays]
-    tail = names.call(names.q, "streaming")
+    tail = names.call(names.q)
     lines += [f"        if n < PARALLEL_MIN and {contiguous}:  # the per-call cost path",
-              f"            kernel({names.call(flat_arrays, 'lengths(n)', units, '0', 'n', tail)})",
+              f"            k({names.call(flat_arrays, 'lengths(n)', units, '0', 'n', names.q)})",
               "            return",
               "        threads = args[-1]",
               f"        head = ({', '.join(f'flat({a})' for a in arrays)},)",
-              f"        run_shares(kernel, driver, head, walk([{', '.join(arrays)}], threads), ({tail},), threads)",
-              "", "    return run"]
+              f"        run_shares(k, d, head, walk([{', '.join(arrays)}], threads), ({tail + ',' if tail else ''}), "
+              "threads)", "", "    return run"]
     return "\n".join(lines)

@@ -1,8 +1,9 @@
 """The JIT path: each operator as one Numba kernel over the views' memory, shared out to threads.
 
 Element-wise operators run kernels generated from their expression (``codegen``); reductions run the
-hand-tuned engine of their kind: ARGMIN's live in the ``argmin_*`` modules, and ``argmin`` (by parameters)
-and ``reduction`` (by kernel specification) are theirs, re-exported here.
+hand-tuned engine of their kind: ARGMIN's live in the ``argmin_*`` modules, and ``argmin`` (by parameters),
+``reduction`` (by kernel specification) and ``prepare_reduction`` (its compile step) are theirs, re-exported
+here.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ... import expr as ex
 from ...kernels.spec import KernelSpec
 from . import codegen, drivers, unsupported
 from .argmin_engine import argmin as argmin  # re-exported: the kernel modules' common interface
+from .argmin_engine import prepare_reduction as prepare_reduction
 from .argmin_engine import reduction as reduction
 from .threads import run_tasks
 from .views import elementwise_layout, int64s, shares
