@@ -89,6 +89,13 @@ class Operator:
         """What backends compile: the operator's element expression, operand types and scalars."""
         return self.definition.kernel(self.params, self.tensors)
 
+    @property
+    def kernel_tensors(self) -> tuple[list[TensorDesc | None], TensorDesc]:
+        """The descriptions a kernel of ``kernel_spec`` runs over: the inputs in DirectML's order (None for an
+        absent one), then the output."""
+        schema = self.definition.schema
+        return [self.tensors[f.name] for f in schema.inputs], self.tensor(schema.outputs[0].name)
+
     def tensor(self, name: str) -> TensorDesc:
         """A tensor the operator has (a required one, or an optional one known to be given)."""
         desc = self.tensors[name]

@@ -119,10 +119,7 @@ class CpuBackend:
         return CpuBuffer(device, raw)
 
     def compile(self, operator: Operator) -> CpuKernel:
-        schema = operator.definition.schema
-        return self.compile_spec(operator.device, operator.kernel_spec,
-                                 [operator.tensors[f.name] for f in schema.inputs],
-                                 operator.tensor(schema.outputs[0].name))
+        return self.compile_spec(operator.device, operator.kernel_spec, *operator.kernel_tensors)
 
     def compile_spec(self, device: Device, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
                      output: TensorDesc) -> CpuKernel:

@@ -123,10 +123,7 @@ class CudaBackend:
 
     def compile(self, operator: Operator) -> Any:
         """The kernel of the operator's KernelSpec: chosen by its structure, never by the operator's name."""
-        schema = operator.definition.schema
-        return self.compile_spec(operator.device, operator.kernel_spec,
-                                 [operator.tensors[f.name] for f in schema.inputs],
-                                 operator.tensor(schema.outputs[0].name))
+        return self.compile_spec(operator.device, operator.kernel_spec, *operator.kernel_tensors)
 
     def compile_spec(self, device: Device, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
                      output: TensorDesc) -> Any:
