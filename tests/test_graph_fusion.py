@@ -215,6 +215,37 @@ def assert_fused_equals_unfused(device: dml.Device, graph: dml.GraphDesc, inputs
     return device.compile_graph(graph)
 
 
+def chain_into_argmin(device: dml.Device, sizes: tuple[int, ...] = (4, 6), axes: Sequence[int] = (1,)) -> dml.GraphDesc:
+    """DEQUANTIZE_LINEAR (per-last-axis scale and zero point) -> CLIP [0, 6] -> ARGMIN, one graph output."""
+    x, f = TensorDesc("UINT8", sizes), TensorDesc("FLOAT32", sizes)
+    column = [0] * (len(sizes) - 1) + [1]
+    scale, zero_point = TensorDesc("FLOAT32", sizes, column), TensorDesc("UINT8", sizes, column)
+    reduced = TensorDesc("INT64", [1 if d in axes else n for d, n in enumerate(sizes)])
+    nodes = [dml.OperatorNode(device.create_operator(dml.ElementWiseDequantizeLinearDesc(x, scale, zero_point, f))),
+             dml.OperatorNode(device.create_operator(dml.ElementWiseClipDesc(f, f, 0.0, 6.0))),
+             dml.OperatorNode(device.create_operator(dml.ArgMinDesc(f, reduced, list(axes))))]
+    return dml.GraphDesc(3, 1, nodes, [dml.InputEdge(k, 0, k) for k in range(3)], [dml.OutputEdge(2, 0, 0)],
+                         [dml.IntermediateEdge(0, 0, 1, 0), dml.IntermediateEdge(1, 0, 2, 0)])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_chain_into_argmin_is_its_prologue_where_the_backend_lowers_one(kind: str) -> None:
+    with using(kind) as device:
+        compiled = device.compile_graph(chain_into_argmin(device))
+        if device.backend.reduction_prologues():
+            assert compiled.plan.groups == ((0, 1, 2),)
+            assert compiled.binding_properties.temporary_resource_size == 0
+        else:
+            assert compiled.plan.groups == ((0, 1), (2,))
+            assert compiled.binding_properties.temporary_resource_size == 4 * 6 * 4
+        if kind == "cpu-numpy":  # the NumPy kernels evaluate any element expression
+            assert device.backend.reduction_prologues()
+        rng = np.random.default_rng(7)
+        inputs = [rng.integers(0, 256, 24, np.uint8), np.array([0.5, -0.25, 0.0, 3.0, -0.0, 1e-3], np.float32),
+                  np.array([0, 255, 3, 128, 7, 9], np.uint8)]
+        assert_fused_equals_unfused(device, chain_into_argmin(device), [packed_bytes(a, _total(a)) for a in inputs])
+
+
 CLAMPED = [F32, F16, T.INT8, T.UINT8, T.INT16, T.UINT16, T.INT32, T.UINT32, T.INT64, T.UINT64]
 QUANTIZED = [T.INT8, T.UINT8, T.INT16, T.UINT16, T.INT32, T.UINT32]
 FLOAT_BOUNDS = [-2.5, -1.0, -0.0, 0.0, 0.5, 3.0, 1e4, float("inf"), float("-inf"), float("nan")]
@@ -258,11 +289,19 @@ def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built
         nodes.append(dml.OperatorNode(device.create_operator(desc)))
         reads.append((source, node, 0))
         values.append(out)
+    reduced = draw(st.booleans())
+    if reduced:  # an ARGMIN over the last value: its chain fuses in as the prologue where the backend can
+        nodes.append(dml.OperatorNode(device.create_operator(_argmin(draw, TensorDesc(values[-1], sizes)))))
+        reads.append((len(values) - 1, len(nodes) - 1, 0))
     read_counts = [sum(1 for v, _, _ in reads if v == k + 1) for k in range(len(nodes))]
     outputs = [k for k in range(len(nodes)) if read_counts[k] == 0 or draw(st.integers(0, 4)) == 0]
     intermediate = [dml.IntermediateEdge(v - 1, 0, n, i) for v, n, i in reads if v > 0]
     input_edges += [dml.InputEdge(0, n, i) for v, n, i in reads if v == 0]
     roots = sum(1 for k in range(len(nodes)) if k in outputs or read_counts[k] > 1)
+    last = len(nodes) - 2  # the ARGMIN's producer: a root of its own unless it is the ARGMIN's prologue
+    if reduced and last >= 0 and not device.backend.reduction_prologues() and last not in outputs \
+            and read_counts[last] == 1:
+        roots += 1
     graph = dml.GraphDesc(len(inputs), len(outputs), nodes, input_edges,
                           [dml.OutputEdge(n, 0, k) for k, n in enumerate(outputs)], intermediate)
     return Built(graph, [packed_bytes(a, _total(a)) for a in inputs], roots)
@@ -301,6 +340,15 @@ def _clamp(draw: st.DrawFn, x: TensorDesc) -> object:
     if op == "THRESHOLD":
         return dml.ElementWiseThresholdDesc(x, x, float(low_bound), scale_bias=scale_bias)
     return dml.ElementWiseClipDesc(x, x, float(low_bound), float(high_bound), scale_bias=scale_bias)
+
+
+def _argmin(draw: st.DrawFn, x: TensorDesc) -> dml.ArgMinDesc:
+    rank = len(x.sizes)
+    axes = sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1)))
+    sizes = [1 if d in axes else n for d, n in enumerate(x.sizes)]
+    index = draw(st.sampled_from(["INT64", "INT32", "UINT64", "UINT32"]))
+    direction = draw(st.sampled_from(["INCREASING", "DECREASING"]))
+    return dml.ArgMinDesc(x, TensorDesc(index, sizes), axes, direction)
 
 
 SMALL = st.sampled_from([(1,), (7,), (3, 5), (2, 3, 4), (17, 33)])

@@ -45,4 +45,8 @@ class Backend(Protocol):
         """The kernel of ``spec`` over tensors so described (None: an absent input): an operator's, or a
         compiled graph's fused kernel. Executed with bindings in the same order."""
 
+    def reduction_prologues(self) -> bool:
+        """Whether ``compile_spec`` lowers a reduction whose element is a computed expression (an
+        element-wise chain fused into it as its prologue), not only a load of its input."""
+
     def supports_data_type(self, data_type: DataType) -> bool: ...

@@ -126,6 +126,9 @@ class CpuBackend:
         """The kernel of ``spec`` (an operator's, or a fused graph kernel's) over these descriptions."""
         return CpuKernel(spec, inputs, output, getattr(device, "threads", 1))
 
+    def reduction_prologues(self) -> bool:
+        return bool(cpu_kernels.kernels().REDUCTION_PROLOGUES)
+
     def supports_data_type(self, data_type: DataType) -> bool:
         return data_type in ALL_TYPES
 

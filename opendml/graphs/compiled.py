@@ -31,10 +31,13 @@ _Bound = list[tuple[Kernel, list[BoundTensor | None], list[BoundTensor]]]
 def compile_graph(device: Device, graph_desc: object, flags: ExecutionFlags | int | str,
                   fuse: bool | None = None) -> CompiledGraph:
     """IDMLDevice1::CompileGraph: every rule is checked here, then the plan is made (element-wise chains
-    fused unless ``fuse`` is False, or None and OPENDML_FUSION is 0) and its memory taken."""
+    fused unless ``fuse`` is False, or None and OPENDML_FUSION is 0; chains feeding a reduction too where the
+    backend lowers reduction prologues) and its memory taken."""
     flags = ExecutionFlags.parse(flags, owner="GraphDesc", field="ExecutionFlags")
     graph = check_graph(device, graph_desc)
-    plan = build_plan(graph, fusion.fuse(graph) if (fusion.enabled() if fuse is None else fuse) else None)
+    fused = fusion.fuse(graph, device.backend.reduction_prologues()) if (fusion.enabled() if fuse is None else fuse) \
+        else None
+    plan = build_plan(graph, fused)
     kernels: dict[int, Kernel] = {}
     for step in plan.steps:
         if step.node not in kernels:

@@ -70,9 +70,8 @@ class Composer:
 
     def add(self, spec: KernelSpec, inputs: Sequence[ex.Expr | None]) -> ex.Expr:
         """``spec``'s element over ``inputs`` (one value per operand of ``spec``, None where it reads none),
-        its scalars appended to the composed kernel's."""
-        if spec.reduction is not None:
-            raise ex.ExpressionError(f"{spec.operator}: only element-wise kernels compose")
+        its scalars appended to the composed kernel's. A reduction's element is the value it compares: over
+        a computed input, that input's value (its prologue)."""
         loads = {k: value for k, value in enumerate(inputs) if value is not None}
         composed = substitute(spec.element, loads, len(self.scalars))
         self.scalars.extend(spec.scalars)
@@ -83,3 +82,10 @@ class Composer:
         if not isinstance(element, ex.Store):
             raise ex.ExpressionError(f"{operator}: an element-wise kernel stores its value; got {element!r}")
         return KernelSpec(operator, tuple(self.inputs), element.type, element, tuple(self.scalars))
+
+    def reduction_spec(self, operator: str, element: ex.Expr, reduction: KernelSpec) -> KernelSpec:
+        """The composed KernelSpec of ``reduction`` comparing ``element`` (as ``add`` returns for it)."""
+        if reduction.reduction is None:
+            raise ex.ExpressionError(f"{reduction.operator}: not a reduction")
+        return KernelSpec(operator, tuple(self.inputs), reduction.output, element, tuple(self.scalars),
+                          reduction.reduction)

@@ -8,7 +8,7 @@ from ...kernels.spec import KernelSpec, NanRule, ReductionKind
 from ...ops.argmin import ArgMinParams
 
 
-def argmin_params(spec: KernelSpec) -> ArgMinParams:
+def argmin_params(spec: KernelSpec, prologue: bool = False) -> ArgMinParams:
     """The ARGMIN a reduction's specification asks for, or a clear error for one the engines cannot run.
 
     The engines read the input's elements and compare them (as keys, ``argmin_keys``), so the only element
@@ -16,6 +16,7 @@ def argmin_params(spec: KernelSpec) -> ArgMinParams:
     where the kernels read an element: ``key_of(x[i], kind)`` in ``argmin_rows`` and ``argmin_columns``
     would key the expression's value instead, and the lane reductions (``argmin_lanes``) would compute it
     on vectors after their loads; until then any other expression is refused here, never run as a load.
+    ``prologue``: the caller evaluates any element expression itself (the NumPy kernels do).
     """
     record = spec.reduction
     if record is None or record.kind != ReductionKind.ARGMIN:
@@ -24,6 +25,8 @@ def argmin_params(spec: KernelSpec) -> ArgMinParams:
     if record.nan_rule != NanRule.IGNORE:
         raise kernel_unsupported(spec.operator, "Reduction.NanRule", "must be IGNORE for the CPU ARGMIN kernels",
                       record.nan_rule.name)
+    if prologue:
+        return ArgMinParams(record.axes, record.direction, record.index_type)
     source = spec.inputs[0] if spec.inputs else None
     wanted = None if source is None else ex.Load(0, source)
     if wanted is None or spec.element != wanted:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import expr as ex
 from ...enums import AxisDirection
 from ...kernels.numpy_lowering import evaluate
 from ...kernels.spec import KernelSpec
@@ -54,13 +55,35 @@ def elementwise(spec: KernelSpec) -> Callable[..., None]:
     return lambda *args: _elementwise(spec, args[:-2], args[-2], args[-1])
 
 
+# A reduction's element may be any expression (a fused prologue): it is evaluated block by block.
+REDUCTION_PROLOGUES = True
+
+
 def reduction(spec: KernelSpec) -> Callable[..., None]:
-    return argmin(argmin_params(spec))
+    """A reduction (operands in order, then the output and a thread count): ARGMIN over its element's values,
+    computed a block at a time where the element is a prologue rather than the input itself."""
+    params = argmin_params(spec, prologue=True)
+    if spec.element == ex.Load(0, spec.inputs[0]):  # type: ignore[arg-type]
+        return argmin(params)
+    return lambda *args: _argmin(params, _Values(spec, args[:-2]), args[-2], args[-1])
 
 
 def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int) -> None:
     """Nothing to compile: the reference runs as it is (``fast.prepare_reduction`` compiles its kernels)."""
-    argmin_params(spec)  # refused at compile time, as the fast kernels refuse it
+    argmin_params(spec, prologue=True)  # refused at compile time, as the fast kernels refuse it
+
+
+class _Values:
+    """A reduction's element values over its operands (same-shaped views), evaluated per indexed block."""
+
+    def __init__(self, spec: KernelSpec, operands: Sequence[np.ndarray | None]) -> None:
+        self.spec, self.operands = spec, operands
+        first = next(a for a in operands if a is not None)
+        self.shape, self.ndim, self.size = first.shape, first.ndim, first.size
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        return np.asarray(evaluate(self.spec.element, [None if a is None else a[index] for a in self.operands],
+                                   self.spec.scalars))
 
 
 def argmin(params: ArgMinParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
@@ -76,7 +99,7 @@ def _elementwise(spec: KernelSpec, inputs: tuple[np.ndarray | None, ...], out: n
     run_tasks(run, [(g,) for g in groups], threads)
 
 
-def _argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
+def _argmin(params: ArgMinParams, x: np.ndarray | _Values, out: np.ndarray, threads: int) -> None:
     """Blocks of output elements; a reduction longer than a block is cut along its first axis and the
     pieces' winners compared by value, then index (SPEC 7)."""
     axes = params.axes

@@ -37,6 +37,9 @@ class _Walk:
     bounds: np.ndarray  # the shares as the drivers take them
 
 
+# The ARGMIN engines compare their input's elements as loaded (``argmin_spec``): no computed prologue yet.
+REDUCTION_PROLOGUES = False
+
 # Outputs of at least this many bytes are written with streaming (non-temporal) stores (``stream``): they
 # would not stay in the caches for the next operator anyway, and the stores skip reading every line first.
 STREAM_MIN_BYTES = 1 << 25

@@ -135,6 +135,9 @@ class CudaBackend:
         raise expr_c.unsupported(spec.operator, "kernel", "must be element-wise or an ARGMIN reduction on "
                                  "backend 'cuda'", f"a {spec.reduction.kind.name} reduction")
 
+    def reduction_prologues(self) -> bool:
+        return False  # the ARGMIN templates' value() renders a load only
+
     def supports_data_type(self, data_type: DataType) -> bool:
         return data_type in ALL_TYPES
 
