@@ -25,6 +25,19 @@ def _cuda_missing() -> str | None:
 
 CUDA_MISSING = _cuda_missing()
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A CPU kernel shared out to threads runs on Numba's threads from its first call here: the tests reach
+    each threaded path a few times, so without this most would run on Python threads only (a program runs
+    its drivers once a kernel has run ``PROMOTE_AFTER`` times: tests/test_driver_promotion.py checks that).
+    Python threads are tested where drivers are made unusable (tests/test_cpu_fast.py)."""
+    from opendml.backends import cpu_kernels
+
+    if cpu_kernels.numba_available():
+        from opendml.backends.cpu_kernels import drivers
+
+        drivers.PROMOTE_AFTER = 1
+
 BACKENDS = [
     pytest.param("cpu", id="cpu"),
     pytest.param("cuda", id="cuda", marks=pytest.mark.skipif(

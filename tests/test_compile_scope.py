@@ -34,8 +34,9 @@ from opendml.backends.cpu_kernels import argmin_columns, argmin_rows, codegen
 
 def kernels():
     found = {"argmin_rows": argmin_rows.argmin_rows, "argmin_columns": argmin_columns.argmin_columns}
-    if hasattr(argmin_rows, "argmin_short_rows"):
-        found["argmin_short_rows"] = argmin_rows.argmin_short_rows
+    for name in ("argmin_short_rows", "argmin_long_rows"):
+        if hasattr(argmin_rows, name):
+            found[name] = getattr(argmin_rows, name)
     for module in codegen._modules.values():
         for name in ("kernel", "kernel_streamed", "driver", "driver_streamed"):
             if hasattr(module, name):
@@ -51,6 +52,8 @@ calls = {
     "clip": lambda: dml.clip(np.ones((3, 4), np.float32), 0.0, 1.0),
     "argmin first axis": lambda: dml.argmin(np.ones((3, 4), np.float32), 0),
     "argmin last axis": lambda: dml.argmin(np.ones((3, 4), np.float32), 1),
+    "argmin long rows": lambda: dml.argmin(np.ones((3, 1000), np.float32), 1),
+    "argmin strided rows": lambda: dml.argmin(np.ones((3, 1000), np.float32)[:, ::2], 1),
 }
 seen = {}
 for name, call in calls.items():
@@ -98,3 +101,12 @@ def test_a_first_axis_argmin_compiles_the_column_kernel_only(compiled_by_call: d
 def test_a_short_row_argmin_compiles_the_short_row_kernel_only(compiled_by_call: dict[str, dict[str, int]]) -> None:
     """Not the walker of longer, strided or many-dimensional rows, which ``argmin_rows`` adds."""
     assert compiled_by_call["argmin last axis"] == {"argmin_short_rows": 1}
+
+
+def test_a_long_row_argmin_compiles_the_long_row_kernel_only(compiled_by_call: dict[str, dict[str, int]]) -> None:
+    """Rows past ROW_BLOCK (logits: [batch, vocabulary]) take one path, not the walker of every layout."""
+    assert compiled_by_call["argmin long rows"] == {"argmin_long_rows": 1}
+
+
+def test_other_row_layouts_compile_the_general_row_kernel(compiled_by_call: dict[str, dict[str, int]]) -> None:
+    assert compiled_by_call["argmin strided rows"] == {"argmin_rows": 1}

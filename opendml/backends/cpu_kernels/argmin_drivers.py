@@ -10,7 +10,7 @@ from numba import njit, prange
 
 from .argmin_columns import argmin_columns
 from .argmin_keys import merge_states
-from .argmin_rows import argmin_rows, argmin_short_rows
+from .argmin_rows import argmin_long_rows, argmin_rows, argmin_short_rows
 from .drivers import next_share, parallel
 
 # Columns of an ARGMIN task row: where it starts in x, its first slot and index, its outer range, the
@@ -31,6 +31,18 @@ def short_rows(x, tasks, xs, red, w, cur, idx, kind, order, floats, counter, wor
             t = tasks[k]
             argmin_short_rows(x, t[X0], t[SIZES:], xs, red, w, t[SLOT0], t[INDEX0], t[START], t[STOP], cur[t[STATE]],
                               idx[t[STATE]], kind, order, floats)
+            k = next_share(counter)
+
+
+@parallel
+def long_rows(x, tasks, xs, red, w, cur, idx, kind, order, floats, counter, workers):  # type: ignore
+    """``argmin_long_rows`` over the task rows."""
+    for _ in prange(workers):
+        k = next_share(counter)
+        while k < tasks.shape[0]:
+            t = tasks[k]
+            argmin_long_rows(x, t[X0], t[SIZES:], xs, red, w, t[SLOT0], t[INDEX0], t[START], t[STOP], cur[t[STATE]],
+                             idx[t[STATE]], kind, order, floats)
             k = next_share(counter)
 
 

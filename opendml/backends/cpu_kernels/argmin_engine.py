@@ -20,7 +20,7 @@ from . import argmin_drivers, drivers
 from .argmin_columns import argmin_columns
 from .argmin_keys import DECREASING, FLOAT, HALF, fill_missing
 from .argmin_plan import Plan, ReducedLayout, layout_of, plan, reduced_layout, shares_of
-from .argmin_rows import argmin_rows, argmin_short_rows, short_rows
+from .argmin_rows import argmin_long_rows, argmin_rows, argmin_short_rows, long_rows, short_rows
 from .argmin_spec import argmin_params
 from .threads import run_tasks
 from .views import flat, int64s, shares
@@ -114,8 +114,9 @@ def _argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) 
 def _fill(a: np.ndarray, value: int, threads: int) -> None:
     """A 1-D array filled, on the threads where it is large (2 MiB of indices took 0.2 ms on one)."""
     parts = shares(a.size, threads)
-    if len(parts) > 1 and drivers.usable():
-        drivers.launch(argmin_drivers.fill, (a, value, drivers.bounds_of(parts)), threads)
+    args = (a, value, drivers.bounds_of(parts))
+    if len(parts) > 1 and drivers.ready(argmin_drivers.fill, args):
+        drivers.launch(argmin_drivers.fill, args, threads)
     else:
         a.fill(value)
 
@@ -123,9 +124,11 @@ def _fill(a: np.ndarray, value: int, threads: int) -> None:
 def _finish(idx: np.ndarray, out: np.ndarray, default: int, threads: int) -> None:
     """The indices into the output; ``default`` where every element was NaN (SPEC 8.5)."""
     parts = shares(idx.size, threads)
-    if len(parts) > 1 and drivers.usable() and out.flags.c_contiguous:
-        drivers.launch(argmin_drivers.finish, (idx, out.reshape(-1), default, drivers.bounds_of(parts)), threads)
-        return
+    if len(parts) > 1 and out.flags.c_contiguous:
+        args = (idx, out.reshape(-1), default, drivers.bounds_of(parts))
+        if drivers.ready(argmin_drivers.finish, args):
+            drivers.launch(argmin_drivers.finish, args, threads)
+            return
     fill_missing(idx, default)
     np.copyto(out, idx.reshape(out.shape), casting="unsafe")
 
@@ -133,27 +136,33 @@ def _finish(idx: np.ndarray, out: np.ndarray, default: int, threads: int) -> Non
 def _run_plan(fx: np.ndarray, red: ReducedLayout, work: Plan, state: State, kind: Any, order: Any,
               threads: int) -> None:
     strides, reduced, weights = int64s(red.strides), np.array(red.reduced, np.uint8), int64s(red.weights)
-    if len(work.tasks) > 1 and drivers.usable():
+    if len(work.tasks) > 1:
         table = np.array([[t.x0, t.slot0, t.index0, t.start, t.stop, t.piece, *t.sizes] for t in work.tasks],
                          np.int64)
-        driver = _kernel(work, red, argmin_drivers.columns, argmin_drivers.short_rows, argmin_drivers.rows)
-        drivers.launch(driver, (fx, table, strides, reduced, weights, state.cur, state.idx, kind, order,
-                                FLOAT_COMPARISONS), threads)
-        return
-    kernel = _kernel(work, red, argmin_columns, argmin_short_rows, argmin_rows)
+        driver = _kernel(work, red, argmin_drivers.columns, argmin_drivers.short_rows, argmin_drivers.long_rows,
+                         argmin_drivers.rows)
+        args = (fx, table, strides, reduced, weights, state.cur, state.idx, kind, order, FLOAT_COMPARISONS)
+        if drivers.ready(driver, args):
+            drivers.launch(driver, args, threads)
+            return
+    kernel = _kernel(work, red, argmin_columns, argmin_short_rows, argmin_long_rows, argmin_rows)
     run_tasks(kernel, [(fx, t.x0, int64s(t.sizes), strides, reduced, weights, t.slot0, t.index0, t.start, t.stop,
                         state.cur[t.piece], state.idx[t.piece], kind, order, FLOAT_COMPARISONS)
                        for t in work.tasks], threads)
 
 
 def _kernel(work: Plan, red: ReducedLayout, columns: Callable[..., None], short_rows_kernel: Callable[..., None],
-            rows: Callable[..., None]) -> Callable[..., None]:
-    """Of the column, short-row and row kernels (or their drivers), the one a plan's tasks run (their runs
-    are all short or all not: pieces of a split run are longer than ROW_BLOCK). Only that one is compiled:
-    ``argmin_rows`` would serve short rows too, but its walker costs as much again to compile."""
+            long_rows_kernel: Callable[..., None], rows: Callable[..., None]) -> Callable[..., None]:
+    """Of the column, short-row, long-row and row kernels (or their drivers), the one a plan's tasks run
+    (their runs are all short or all not: pieces of a split run are longer than ROW_BLOCK). Only that one is
+    compiled: ``argmin_rows`` would serve every row layout, but its walker and all three row paths cost
+    twice as much to compile as the one path of the usual two-dimensional layouts."""
     if not work.rows:
         return columns
-    return short_rows_kernel if short_rows(work.tasks[0].sizes, red.strides) else rows
+    sizes = work.tasks[0].sizes
+    if short_rows(sizes, red.strides):
+        return short_rows_kernel
+    return long_rows_kernel if long_rows(sizes, red.strides) else rows
 
 
 def _merge(state: State, order: Any, threads: int) -> None:
@@ -161,8 +170,8 @@ def _merge(state: State, order: Any, threads: int) -> None:
     (first-axis ARGMIN of [8192, 8192] on 16 threads: 64 pieces of 8192 slots)."""
     pieces, slots = state.idx.shape
     count = len(shares(pieces * slots, threads))
-    if count > 1 and drivers.usable():
-        parts = shares_of(slots, min(count, slots))
-        drivers.launch(argmin_drivers.merge, (state.cur, state.idx, order, drivers.bounds_of(parts)), threads)
+    args = (state.cur, state.idx, order, drivers.bounds_of(shares_of(slots, min(count, slots))))
+    if count > 1 and drivers.ready(argmin_drivers.merge, args):
+        drivers.launch(argmin_drivers.merge, args, threads)
     else:
         argmin_drivers.merge_range(state.cur, state.idx, 0, slots, order)

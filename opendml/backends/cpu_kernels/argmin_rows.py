@@ -191,6 +191,11 @@ def short_rows(sizes: np.ndarray | list[int], strides: np.ndarray | list[int]) -
     return len(sizes) <= 2 and strides[-1] == 1 and sizes[-1] <= ROW_BLOCK
 
 
+def long_rows(sizes: np.ndarray | list[int], strides: np.ndarray | list[int]) -> bool:
+    """Whether ``argmin_long_rows`` takes such a layout: as ``short_rows``, but rows longer than ROW_BLOCK."""
+    return len(sizes) <= 2 and strides[-1] == 1 and sizes[-1] > ROW_BLOCK
+
+
 @jit
 def argmin_short_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, kind, order, floats):  # type: ignore
     """``argmin_rows`` of a ``short_rows`` layout: rows one stride apart, no odometer (one dimension: a
@@ -200,6 +205,20 @@ def argmin_short_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur,
     step_slot, step_index = (0, w[0]) if red[0] else (w[0], 0)
     for r in range(start, stop):
         key, pos = short_best(x, x0 + r * xs[0], n, kind, order, floats)
+        slot, index = slot0 + r * step_slot, index0 + r * step_index + pos * wn
+        if found_key(key, kind) and (idx[slot] < 0 or replaces(key, index, cur[slot], idx[slot], order)):
+            cur[slot], idx[slot] = key, index
+
+
+@jit
+def argmin_long_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, kind, order, floats):  # type: ignore
+    """``argmin_rows`` of a ``long_rows`` layout (logits: [batch, vocabulary]): each row by ``run_best``,
+    no odometer and no short-row or strided path, so that such calls compile only this one."""
+    n, wn = sizes[-1], w[-1]
+    floats = floats and floats_compare_exactly()
+    step_slot, step_index = (0, w[0]) if red[0] else (w[0], 0)
+    for r in range(start, stop):
+        key, pos = run_best(x, x0 + r * xs[0], n, kind, order, floats)
         slot, index = slot0 + r * step_slot, index0 + r * step_index + pos * wn
         if found_key(key, kind) and (idx[slot] < 0 or replaces(key, index, cur[slot], idx[slot], order)):
             cur[slot], idx[slot] = key, index

@@ -11,6 +11,16 @@ Every driver (these, and each generated element-wise module's ``driver``) takes 
 ``start, stop`` replaced by the shares (``bounds``: share
 ``k`` is ``bounds[k]..bounds[k + 1]``; ARGMIN: one row of ``tasks`` per share), then the counter and the
 worker count. ``launch`` runs one; ``usable`` says whether it may (``fast`` falls back to Python threads).
+
+A driver is compiled only for work that runs again and again. Compiling one costs 1.3-1.6 s (Numba
+optimises the kernel again inside it), more than compiling the kernel itself, and the first call of an
+operator must stay under 2 s. So ``ready`` says whether a launch would run without compiling: the
+driver is already compiled for these argument types in this process, or its compiled code is in the kernel
+cache (loaded then, in milliseconds). Otherwise the caller shares the work out to Python threads
+(``threads.run_tasks``, the same kernel over the same shares), and from the ``PROMOTE_AFTER``-th such call of
+one driver and argument types on, the driver is compiled: a kernel run that often is in a loop, where
+starting the threads from native code pays (about 300 us a call on 16 cores), and the cache keeps it for
+every later process.
 """
 
 from __future__ import annotations
@@ -23,7 +33,9 @@ from typing import Any
 import numba
 import numpy as np
 from numba import njit, types
+from numba._dispatcher import compute_fingerprint
 from numba.core import cgutils
+from numba.core.compiler_lock import global_compiler_lock
 from numba.extending import intrinsic
 
 from ...kernels.cache import use_for_numba
@@ -70,6 +82,58 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+PROMOTE_AFTER = 4  # threaded calls of one driver and argument types on Python threads before it is compiled
+
+_READY = -1
+_calls: dict[tuple[Any, ...], int] = {}  # (driver, argument types) -> threaded calls so far, or _READY
+
+
+def ready(driver: Callable[..., None], args: tuple[Any, ...]) -> bool:
+    """Whether ``launch(driver, args, ...)`` may run now: it compiles nothing, or the driver has earned its
+    compile (the module docstring). False where launches may not run at all (``usable``)."""
+    if not usable():
+        return False
+    key = (driver, *map(_type_key, args))
+    calls = _calls.get(key)
+    if calls == _READY:
+        return True
+    if calls is None and _load_compiled(driver, args):
+        _calls[key] = _READY
+        return True
+    calls = (calls or 0) + 1
+    if len(_calls) > 4096:
+        _calls.clear()
+    _calls[key] = _READY if calls >= PROMOTE_AFTER else calls
+    return calls >= PROMOTE_AFTER
+
+
+def _type_key(value: Any) -> Any:
+    """What Numba types ``value`` by, cheaply (the fingerprint its dispatchers use, else its type)."""
+    try:
+        return compute_fingerprint(value)
+    except (NotImplementedError, ValueError, TypeError):
+        return type(value), getattr(value, "dtype", None)
+
+
+def _load_compiled(driver: Any, args: tuple[Any, ...]) -> bool:
+    """Whether ``driver`` is compiled for ``args`` (and the counter and worker count), after loading it from
+    the kernel cache if it is there; never compiles. Numba's own ``compile`` does the same before it
+    compiles: this is that step alone (internal attributes: any surprise counts as not compiled)."""
+    try:
+        signature = tuple(driver.typeof_pyval(a) for a in (*args, np.zeros(1, np.int64), 1))
+        with global_compiler_lock:
+            if signature in driver.overloads:
+                return True
+            compiled = driver._cache.load_overload(signature, driver.targetctx)
+            if compiled is None:
+                return False
+            driver.targetctx.insert_user_function(compiled.entry_point, compiled.fndesc, [compiled.library])
+            driver.add_overload(compiled)
+            return True
+    except Exception:  # a Numba without these internals compiles the driver on promotion instead
+        return False
 
 
 def launch(driver: Callable[..., None], args: tuple[Any, ...], workers: int) -> None:

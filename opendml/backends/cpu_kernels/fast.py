@@ -76,13 +76,15 @@ def walk(arrays: list[np.ndarray], threads: int) -> _Walk:
 
 def run_shares(kernel: Callable[..., None], driver: Callable[..., None], head: tuple[Any, ...], layout: _Walk,
                tail: tuple[Any, ...], threads: int) -> None:
-    """``kernel`` over each share: here if there is one, else on Numba's threads through ``driver`` (Python
-    threads where those may not run)."""
+    """``kernel`` over each share: here if there is one, else on Numba's threads through ``driver`` where it
+    is ready (``drivers.ready``), else on Python threads."""
     if len(layout.shares) == 1:
         a, b = layout.shares[0]
         kernel(*head, layout.sizes, *layout.strides, a, b, *tail)
-    elif drivers.usable():
-        drivers.launch(driver, (*head, layout.sizes, *layout.strides, layout.bounds, *tail), threads)
+        return
+    args = (*head, layout.sizes, *layout.strides, layout.bounds, *tail)
+    if drivers.ready(driver, args):
+        drivers.launch(driver, args, threads)
     else:
         run_tasks(kernel, [(*head, layout.sizes, *layout.strides, a, b, *tail) for a, b in layout.shares], threads)
 
