@@ -8,8 +8,9 @@ NumPy), importing Numba and compiling (or loading) the kernels are part of it. E
 of ``--repeats`` processes. Writes ``compile_time.csv`` into ``benchmarks/results`` (or ``--out``).
 
 The small cases are each operator's first call on a few elements; ``--large`` adds first calls on 2^26
-elements, which also compile the drivers that share the work out to the threads (and for CLIP, the
-streaming stores).
+elements, which share their work out to the threads (on Python threads: a kernel's Numba-parallel driver is
+compiled from its fourth threaded call, ``cpu_kernels.drivers``) and for CLIP also compile the streaming
+stores.
 """
 
 from __future__ import annotations

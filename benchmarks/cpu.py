@@ -38,8 +38,13 @@ RESULTS = Path(__file__).parent / "results"
 N = 1 << 26
 
 
+# Untimed runs first: a kernel shared out to the threads compiles its Numba driver on its fourth threaded
+# call (``cpu_kernels.drivers.PROMOTE_AFTER``), which is the code a program's loop runs.
+WARM_UP = 4
+
+
 def timed_together(fns: dict[str, Callable[[], object]], repeats: int, budget_s: float = 6.0) -> dict[str, list[float]]:
-    """Seconds of each timed run of each implementation, after one warm-up each; fewer runs of a slow one.
+    """Seconds of each timed run of each implementation, after its warm-up; fewer runs of a slow one.
 
     The implementations take turns, run by run, so that a change in the machine's load (it is shared)
     falls on all of them alike instead of on whichever was being timed at that moment. Each turn starts
@@ -50,7 +55,8 @@ def timed_together(fns: dict[str, Callable[[], object]], repeats: int, budget_s:
     """
     counts = {}
     for who, fn in fns.items():
-        fn()  # the warm-up: compiles, allocates, faults pages in
+        for _ in range(WARM_UP):  # compiles, allocates, faults pages in
+            fn()
         start = time.perf_counter()
         fn()  # the count of timed runs follows from this run's time, not the warm-up's
         second = time.perf_counter() - start
