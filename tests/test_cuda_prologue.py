@@ -24,6 +24,7 @@ from opendml.graphs.validate import check_graph
 from opendml.kernels.numpy_lowering import evaluate
 from opendml.kernels.spec import KernelSpec, NanRule, Reduction, ReductionKind
 from tests.conftest import CUDA_MISSING
+from tests.cuda_emulation import run_on_host
 from tests.cuda_lowering_cases import admitted_types
 from tests.graph_helpers import output_desc, run_node_by_node
 from tests.helpers import edge_values, packed_bytes, same_values
@@ -122,9 +123,10 @@ class Case:
     clip: bool = True
     direction: str = "INCREASING"
     index: T = T.INT64
+    x_strides: tuple[int, ...] | None = None  # None: packed
 
     def graph(self, device: dml.Device) -> dml.GraphDesc:
-        x, f = TensorDesc(self.x, self.sizes), TensorDesc(self.intermediate, self.sizes)
+        x, f = TensorDesc(self.x, self.sizes, self.x_strides), TensorDesc(self.intermediate, self.sizes)
         scale, _ = broadcast(self.intermediate, self.sizes, self.scale)
         zero_point = None if self.zero_point is None else broadcast(self.x, self.sizes, self.zero_point)[0]
         out = TensorDesc(self.index, [1 if d in self.axes else n for d, n in enumerate(self.sizes)])
@@ -138,18 +140,27 @@ class Case:
                              [dml.OutputEdge(len(nodes) - 1, 0, 0)],
                              [dml.IntermediateEdge(k, 0, k + 1, 0) for k in range(len(nodes) - 1)])
 
-    def inputs(self, rng: np.random.Generator) -> list[np.ndarray]:
-        """Edge values (many ties) for x; scales with NaN, -0.0, 0, negative and huge values."""
-        x = edge_values(self.x, int(np.prod(self.sizes)), rng)
-        _, count = broadcast(self.intermediate, self.sizes, self.scale)
-        scale = edge_values(self.intermediate, count, rng)
-        special = np.array([0.0, -0.0, np.nan, -1.5, 1e-3, 3.3, -0.1, 7.77], self.intermediate.numpy)
-        scale[: min(count, 8)] = special[: min(count, 8)]
-        if count > 8:
-            scale[8:] = np.where(rng.random(count - 8) < 0.5, np.abs(scale[8:]), scale[8:])
-        arrays = [x, scale]
-        if self.zero_point is not None:
-            arrays.append(edge_values(self.x, broadcast(self.x, self.sizes, self.zero_point)[1], rng))
+    def inputs(self, rng: np.random.Generator, spread: bool = False) -> list[np.ndarray]:
+        """Edge values (many ties) for x, scales with NaN, -0.0, 0, negative and huge values; or, ``spread``,
+        values that CLIP leaves mostly apart (x above a zero point near the type's least, small positive
+        scales), so that each output's index lands anywhere in its reduction, not at its first elements."""
+        count = TensorDesc(self.x, self.sizes, self.x_strides).total_tensor_size_in_bytes // self.x.size
+        _, scales = broadcast(self.intermediate, self.sizes, self.scale)
+        zero_points = broadcast(self.x, self.sizes, self.zero_point)[1] if self.zero_point is not None else 0
+        low, high = self.x.integer_range
+        if spread:
+            x = rng.integers(low + 3, high, count, endpoint=True).astype(self.x.numpy)  # x - zero point > 0
+            scale = (rng.uniform(0.1, 1.0, scales) * 5.0 / (high - low)).astype(self.intermediate.numpy)
+            zero_point = (low + rng.integers(0, 3, zero_points)).astype(self.x.numpy)
+        else:
+            x = edge_values(self.x, count, rng)
+            scale = edge_values(self.intermediate, scales, rng)
+            special = np.array([0.0, -0.0, np.nan, -1.5, 1e-3, 3.3, -0.1, 7.77], self.intermediate.numpy)
+            scale[: min(scales, 8)] = special[: min(scales, 8)]
+            if scales > 8:
+                scale[8:] = np.where(rng.random(scales - 8) < 0.5, np.abs(scale[8:]), scale[8:])
+            zero_point = edge_values(self.x, zero_points, rng)
+        arrays = [x, scale] + ([zero_point] if self.zero_point is not None else [])
         return [packed_bytes(a, -(-a.nbytes // 4) * 4) for a in arrays]
 
 
@@ -198,7 +209,11 @@ def path_cases() -> list[tuple[str, Case]]:
     return cases
 
 
-CASES = path_cases()
+CASES = path_cases() + [
+    ("padded rows", Case(T.UINT8, (300, 4096), (1,), COLUMN, COLUMN, x_strides=(4112, 1))),
+    ("transposed", Case(T.UINT8, (4096, 300), (0,), COLUMN, ROW, T.FLOAT16, x_strides=(1, 4096))),
+    ("broadcast input", Case(T.UINT8, (64, 4096), (0,), FULL, None, x_strides=(0, 1))),
+]
 
 
 @pytest.mark.parametrize("case", [c for _, c in CASES], ids=[i for i, _ in CASES])
@@ -347,6 +362,47 @@ def test_prologue_values_run_on_the_host_match_the_numpy_lowering(tmp_path) -> N
         assert same_values(got, expected), f"{spec.element}: got {got[:6]}, expected {expected[:6]}"
 
 
+# --- the kernels run on the host (tests/cuda_emulation.py), against the reference kernels ------------------
+
+# (case, the plan's family, group and whether it splits, on a GPU of one multiprocessor)
+HOST_CASES = [
+    ("short rows", Case(T.UINT8, (40, 64), (1,)), ("rows", 32, False)),
+    ("long rows", Case(T.UINT16, (20, 3008), (1,), FULL, TENSOR, T.FLOAT32, False, "DECREASING", T.UINT32),
+     ("rows", 256, False)),
+    ("split rows", Case(T.UINT8, (4, 20000), (1,)), ("rows", 256, True)),
+    ("rows, no 16-byte load", Case(T.UINT8, (20, 3001), (1,), COLUMN, ROW), ("rows", 256, False)),
+    ("columns, split", Case(T.UINT8, (64, 64), (0,), ROW, FULL, T.FLOAT16, True, "DECREASING"), ("columns", 1, True)),
+    ("columns", Case(T.INT8, (4, 16384), (0,), COLUMN, ROW, T.FLOAT32, True, "DECREASING", T.INT32),
+     ("columns", 1, False)),
+    ("non-adjacent axes", Case(T.UINT8, (12, 6, 160), (0, 2), COLUMN, FULL), ("rows", 256, False)),
+    ("columns over two axes", Case(T.UINT8, (8, 10, 48), (0, 1), COLUMN, ROW, T.FLOAT16), ("columns", 1, True)),
+    ("all axes", Case(T.UINT8, (3, 5, 8), (0, 1, 2), FULL, COLUMN), ("rows", 32, False)),
+    ("transposed, elements", Case(T.UINT8, (2048, 20), (1,), FULL, None, x_strides=(1, 2048)), ("columns", 1, True)),
+]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+@pytest.mark.parametrize(("case", "path"), [(c, p) for _, c, p in HOST_CASES], ids=[i for i, _, _ in HOST_CASES])
+def test_kernels_run_on_the_host_give_the_reference_indices(case: Case, path: tuple[str, int, bool], tmp_path) -> None:
+    """Tied and spread values; aligned operands, and shifted ones (the element-by-element kernel)."""
+    spec, descs, out = fused(case)
+    count = len(descs)
+    for spread in (False, True):
+        inputs = case.inputs(np.random.default_rng(11), spread)
+        with using("cpu-numpy") as cpu:
+            want = run_node_by_node(cpu, case.graph(cpu), inputs, [np.zeros(out.total_tensor_size_in_bytes, np.uint8)])
+        for shifts in ([0] * count, [1, 4, 1][:count]) if spread else ([0] * count,):
+            try:
+                got, plan = run_on_host(spec, descs, out, inputs, tmp_path, shifts)
+            except AssertionError as error:
+                if "barrier" in str(error):
+                    pytest.skip("this g++ has no C++20 <barrier>")
+                raise
+            if shifts[0] == 0:
+                assert (plan.family, plan.group, plan.splits > 1) == path
+            assert (got == want[0]).all(), f"{plan}, spread={spread}, shifts={shifts}"
+
+
 # --- on a GPU: fused == unfused == node by node, bit for bit, on every plan path ----------------------------
 
 needs_cuda = pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")
@@ -371,12 +427,18 @@ GPU_CASES = [(f"{name}-{pattern}-{t.name}", Case(x, sizes, axes, pattern, zp, t,
                  (ROW, None, T.FLOAT16, True, T.INT8, "DECREASING", INDEXES[(n + 1) % 4]),
                  (TENSOR, TENSOR, T.FLOAT32, False, T.INT8, "DECREASING", INDEXES[(n + 2) % 4]),
                  (FULL, ROW, T.FLOAT16, False, T.UINT8, "INCREASING", INDEXES[(n + 3) % 4])]]
+# An InputTensor with padded rows (16-byte loads still fit) and a transposed one (reduced run contiguous).
+GPU_CASES += [("padded rows", Case(T.UINT8, (300, 4096), (1,), COLUMN, COLUMN, x_strides=(4112, 1))),
+              ("padded rows, odd pitch", Case(T.INT8, (300, 4096), (1,), ROW, FULL, x_strides=(4097, 1))),
+              ("transposed", Case(T.UINT8, (4096, 300), (0,), COLUMN, ROW, T.FLOAT16, x_strides=(1, 4096))),
+              ("transposed columns", Case(T.UINT8, (4096, 300), (1,), FULL, None, x_strides=(1, 4096)))]
 
 
 @needs_cuda
 @pytest.mark.parametrize("case", [c for _, c in GPU_CASES], ids=[i for i, _ in GPU_CASES])
-def test_fused_prologue_equals_unfused_and_node_by_node_on_cuda(case: Case) -> None:
-    inputs = case.inputs(np.random.default_rng(11))
+@pytest.mark.parametrize("spread", [False, True], ids=["ties", "spread"])
+def test_fused_prologue_equals_unfused_and_node_by_node_on_cuda(case: Case, spread: bool) -> None:
+    inputs = case.inputs(np.random.default_rng(11), spread)
     with using("cuda") as device:
         compiled = assert_fused_equals_unfused(device, case.graph(device), inputs)
         assert len(compiled.plan.steps) == 1 and compiled.binding_properties.temporary_resource_size == 0
@@ -398,7 +460,7 @@ def test_unaligned_operands_take_the_element_by_element_kernel(offsets: tuple[in
     device = dml.Device("cuda")
     kernel = device.backend.compile_spec(device, spec, descs, out_desc)
     assert kernel.plan.vector == 16
-    inputs = case.inputs(np.random.default_rng(3))
+    inputs = case.inputs(np.random.default_rng(3), spread=True)
     results = []
     for shift in [(0, 0, 0), offsets]:
         arrays = [cupy.zeros(a.size + 64, cupy.uint8) for a in inputs]
