@@ -1,6 +1,7 @@
 """ARGMIN with an element-wise prologue on CUDA: every plan's kernel renders and compiles for prologue
 specs (several operands, broadcast ones through zero strides), the plain ARGMIN sources stay as they were,
-and on a GPU fused graphs give the bits of unfused and node-by-node execution on every plan path."""
+the kernels run on the host under emulation give the reference indices, and on a GPU fused graphs give the
+bits of unfused and node-by-node execution on every plan path."""
 
 from __future__ import annotations
 
@@ -79,6 +80,9 @@ def digest(sources: list[str]) -> str:
 def test_plain_argmin_sources_are_unchanged() -> None:
     """A plain ARGMIN renders byte for byte the sources it rendered before prologues were lowered (whose PTX
     was measured): a prologue must cost nothing where there is none."""
+    x, out = TensorDesc(T.FLOAT16, [4, 6]), TensorDesc(T.UINT32, [1, 6])
+    operator = CPU.create_operator(dml.ArgMinDesc(x, out, [0], "DECREASING"))
+    assert operator.kernel_spec == plain_spec(T.FLOAT16, T.UINT32, AxisDirection.DECREASING, (0,))
     sources = plain_argmin_sources()
     assert len(sources) == 2352
     assert digest(sources) == "0f891637a1785ab90c3a4231fd0b0761bc63c663c156f1858eaa4ece01044ab8"
