@@ -21,7 +21,7 @@ from opendml import expr as ex
 from opendml.backends.cuda import argmin_c, elementwise_c, expr_c
 from opendml.backends.cuda.codegen import C_TYPE, OPTIONS, PRELUDE
 from opendml.backends.cuda.plan import plan_argmin
-from opendml.backends.layout import Layout, collapse, split_axes
+from opendml.backends.layout import Layout, collapse
 from opendml.kernels import debug
 from opendml.kernels.numpy_lowering import evaluate
 from opendml.kernels.spec import KernelSpec, NanRule, Reduction, ReductionKind
@@ -50,12 +50,16 @@ def elementwise_sources(spec: KernelSpec, layout: Layout) -> list[str]:
     return sources
 
 
-def argmin_sources(spec: KernelSpec, x: TensorDesc, out: TensorDesc) -> list[str]:
-    """Every plan's kernel for ARGMIN over all of ``x``'s axes, as on a GPU of 132 multiprocessors."""
+def argmin_sources(spec: KernelSpec, inputs: Sequence[TensorDesc | None], out: TensorDesc) -> list[str]:
+    """Every plan's kernel for the reduction over its operands (the InputTensor first), as on a GPU of 132
+    multiprocessors: the plan's, the one for unaligned addresses, and the combine pass."""
     assert spec.reduction is not None
-    kept, reduced = split_axes(x.sizes, x.effective_strides, out.effective_strides, spec.reduction.axes)
+    x = inputs[0]
+    assert x is not None
+    kept, reduced = argmin_c.layouts(spec, inputs, out)
     plan = plan_argmin(x.sizes, x.effective_strides, spec.reduction.axes, kept, reduced, 132, x.data_type.size)
-    sources = [argmin_c.argmin_kernel(spec, p, spec.reduction.direction, kept, reduced) for p in {plan, plan.scalar()}]
+    plans = [plan] if plan.vector == 1 else [plan, plan.scalar()]
+    sources = [argmin_c.argmin_kernel(spec, p, spec.reduction.direction, kept, reduced) for p in plans]
     if plan.splits > 1:
         sources.append(argmin_c.argmin_combine_kernel(spec, plan, spec.reduction.direction, kept))
     return sources
@@ -64,9 +68,7 @@ def argmin_sources(spec: KernelSpec, x: TensorDesc, out: TensorDesc) -> list[str
 def sources_of(desc: object) -> tuple[KernelSpec, list[str]]:
     spec, inputs, output = spec_of(desc)
     if spec.reduction is not None:
-        x = inputs[0]
-        assert x is not None
-        return spec, argmin_sources(spec, x, output)
+        return spec, argmin_sources(spec, inputs, output)
     layout = collapse(output.sizes, [d.effective_strides for d in inputs if d is not None] + [output.effective_strides])
     return spec, elementwise_sources(spec, layout)
 
@@ -159,10 +161,11 @@ def test_random_expressions_render_with_scalars_as_arguments(spec: KernelSpec) -
 
 
 def test_reduction_values_it_cannot_compare_are_refused_by_name() -> None:
-    for element in (ex.Store(ex.Load(0, T.FLOAT32), T.FLOAT16), ex.Less(ex.Load(0, T.INT8), ex.Load(0, T.INT8)),
-                    ex.Load(1, T.FLOAT32)):
+    # A BOOL is no value to compare; an operand the kernel does not have cannot be read.
+    for inputs, element in [((T.INT8,), ex.Less(ex.Load(0, T.INT8), ex.Load(0, T.INT8))),
+                            ((T.FLOAT32,), ex.Load(1, T.FLOAT32))]:
         with pytest.raises(dml.KernelUnsupportedError, match=r"^ARGMIN: ") as caught:
-            expr_c.value_function("ARGMIN", T.FLOAT32, element)
+            expr_c.value_function("ARGMIN", inputs, element)
         assert isinstance(caught.value, dml.OpenDMLError)
     with pytest.raises(dml.KernelUnsupportedError, match=r"^CLIP: element expression must be a Store"):
         expr_c.apply_function("CLIP", (T.FLOAT32,), ex.Load(0, T.FLOAT32))
@@ -225,7 +228,7 @@ def test_argmin_on_a_computed_value_with_scalars_compiles(tmp_path) -> None:
         reduction = Reduction(ReductionKind.ARGMIN, axes, dml.AxisDirection.DECREASING, NanRule.IGNORE, T.INT64)
         spec = KernelSpec("ARGMIN", (T.INT16,), T.INT64, element, (np.float32(-0.5), np.float32(3)), reduction)
         out = TensorDesc(T.INT64, [1 if k in axes else n for k, n in enumerate(sizes)])
-        sources += argmin_sources(spec, TensorDesc(T.INT16, sizes), out)
+        sources += argmin_sources(spec, [TensorDesc(T.INT16, sizes)], out)
     for source in sources:
         if "__device__ __forceinline__ float value(" in source:  # not the combine pass, which takes no value
             check_scalars_are_arguments(spec, source)

@@ -46,13 +46,16 @@ def collapse(sizes: Sequence[int], strides: Sequence[Sequence[int]]) -> Layout:
 
 
 def split_axes(sizes: Sequence[int], in_strides: Sequence[int], out_strides: Sequence[int],
-               axes: Sequence[int]) -> tuple[Layout, Layout]:
+               axes: Sequence[int], others: Sequence[Sequence[int]] = ()) -> tuple[Layout, Layout]:
     """A reduction as (kept dimensions over input and output, reduced dimensions over the input).
 
     Each part is collapsed on its own. The reduced layout walks reduced elements in row-major order over
     the reduced axes (increasing axis order), which is the order ARGMIN's flattened index counts in.
+    ``others``: the strides of further operands of the input's sizes (a fused prologue's), which follow:
+    kept strides are (input, output, *others), reduced ones (input, *others).
     """
     kept = [k for k in range(len(sizes)) if k not in axes]
     reduced = sorted(axes)
-    return (collapse([sizes[k] for k in kept], [[in_strides[k] for k in kept], [out_strides[k] for k in kept]]),
-            collapse([sizes[k] for k in reduced], [[in_strides[k] for k in reduced]]))
+    inputs = [in_strides, *others]
+    return (collapse([sizes[k] for k in kept], [[st[k] for k in kept] for st in [in_strides, out_strides, *others]]),
+            collapse([sizes[k] for k in reduced], [[st[k] for k in reduced] for st in inputs]))

@@ -1,20 +1,131 @@
 """ARGMIN kernel templates: hand-tuned scans, warp and block merges, and a combine pass for split rows.
 
 The value each element contributes is the ``value`` device function lowered from the KernelSpec's element
-expression (expr_c.py): the element itself today, so it inlines to the plain load it replaces.
+expression (expr_c.py): the element itself for ARGMIN alone, so it inlines to the plain load it replaces;
+a fused prologue's expression over several operands otherwise. The InputTensor (operand 0) leads: the plan
+follows its layout and its 16-byte loads. Every other operand's element comes from the same position
+through its own strides (kept and reduced layouts carry them all): an operand constant along the whole
+reduction of an output (a per-row scale of a last-axis reduction, a per-tensor one) is loaded once per
+output before the scan; one constant along a 16-byte load's elements once per load; one varying along them
+with stride 1 by aligned words of the same elements, else element by element.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
 from ...dtypes import DataType
 from ...enums import AxisDirection
 from ...kernels.spec import KernelSpec
-from ..layout import Layout
+from ...tensor import TensorDesc
+from ..layout import Layout, split_axes
 from . import expr_c
 from .codegen import C_TYPE, PRELUDE, decompose
+from .elementwise_c import WORD
 from .plan import ArgMinPlan
 
 VECTOR_UNROLL = 8  # 16-byte loads in flight per thread in ARGMIN scans (measured best on an H100)
+LOADED_BYTES = VECTOR_UNROLL * 16  # bytes each thread holds per unrolled step: more operands unroll less
+
+
+def layouts(spec: KernelSpec, inputs: Sequence[TensorDesc | None], output: TensorDesc) -> tuple[Layout, Layout]:
+    """The kept layout (strides of the InputTensor, the output, then each other present operand) and the
+    reduced one (the InputTensor's, then the others'), merged only where every operand allows it."""
+    assert spec.reduction is not None
+    x = inputs[0]
+    assert x is not None  # InputTensor is required
+    others = [desc.effective_strides for desc in inputs[1:] if desc is not None]
+    return split_axes(x.sizes, x.effective_strides, output.effective_strides, spec.reduction.axes, others)
+
+
+@dataclass(frozen=True)
+class Operand:
+    """An operand of the element besides the InputTensor, and how the scan reads it."""
+
+    slot: int
+    type: DataType
+    kept: tuple[int, ...]  # strides over the kept layout
+    reduced: tuple[int, ...]  # strides over the reduced layout
+    form: str  # along one load's elements: "one" value, aligned "words", or "elements" one by one
+    stride: int  # between one load's elements
+
+    @property
+    def constant(self) -> bool:
+        """The same for the whole reduction of an output: loaded once, before the scan."""
+        return not any(self.reduced)
+
+    def loaded_bytes(self, vector: int) -> int:
+        """Bytes held per scan position, when loaded there."""
+        if self.constant:
+            return 0
+        return self.type.size * (1 if self.form == "one" else vector)
+
+
+def operands(spec: KernelSpec, plan: ArgMinPlan, kept: Layout, reduced: Layout) -> list[Operand]:
+    """The present operands after the InputTensor (kept strides from index 2, reduced from 1), each with the
+    form its load takes under ``plan``."""
+    found = []
+    present = [(k, t) for k, t in enumerate(spec.inputs) if t is not None and k > 0]
+    for n, (slot, data_type) in enumerate(present):
+        kept_strides, reduced_strides = kept.strides[2 + n], reduced.strides[1 + n]
+        if plan.vector == 1:
+            found.append(Operand(slot, data_type, kept_strides, reduced_strides, "one", 0))
+            continue
+        # Along a load: the innermost reduced dimension (rows) or the innermost kept one (columns).
+        rows = plan.family == "rows"
+        stride = reduced_strides[-1] if rows else kept_strides[-1]
+        others = (kept_strides + reduced_strides[:-1]) if rows else (kept_strides[:-1] + reduced_strides)
+        chunk = plan.vector * data_type.size
+        if stride == 0:
+            form = "one"
+        elif stride == 1 and all(s * data_type.size % min(16, chunk) == 0 for s in others):
+            form = "words"
+        else:
+            form = "elements"
+        found.append(Operand(slot, data_type, kept_strides, reduced_strides, form, stride))
+    return found
+
+
+def alignments(spec: KernelSpec, plan: ArgMinPlan, kept: Layout, reduced: Layout) -> list[tuple[int, int]]:
+    """(position among the present operands, bytes) of each address ``plan``'s loads need aligned: the
+    InputTensor's 16-byte loads and any other operand's words."""
+    if plan.vector == 1:
+        return []
+    needed = [(0, 16)]
+    for position, operand in enumerate(operands(spec, plan, kept, reduced), start=1):
+        if operand.form == "words":
+            needed.append((position, min(16, plan.vector * operand.type.size)))
+    return needed
+
+
+def _fetch(operand: Operand, name: str, offset: str, vector: int) -> tuple[list[str], Callable[[int], str]]:
+    """Statements loading ``operand``'s elements of one position into ``name``, and element ``e``'s value."""
+    c_type = C_TYPE[operand.type]
+    pointer = f"((const {c_type}*)p{operand.slot})"
+    if operand.form == "one":
+        return [f"const {c_type} {name} = {pointer}[{offset}];"], lambda e: name
+    if operand.form == "elements":
+        lines = [f"const {c_type} {name}_{e} = {pointer}[{offset} + {e * operand.stride}ull];" for e in range(vector)]
+        return lines, lambda e: f"{name}_{e}"
+    chunk = vector * operand.type.size
+    word, count = WORD[min(16, chunk)], max(1, chunk // 16)
+    lines = [f"union {{ {word} w[{count}]; {c_type} e[{vector}]; }} {name};"]
+    lines += [f"{name}.w[{j}] = ((const {word}*)(p{operand.slot} + ({offset}) * {operand.type.size}ull))[{j}];"
+              for j in range(count)]
+    return lines, lambda e: f"{name}.e[{e}]"
+
+
+def _hoisted(others: Sequence[Operand], vector: int) -> tuple[str, dict[int, Callable[[int], str]]]:
+    """Loads of the operands constant along the reduction, once per output group, and their values."""
+    lines: list[str] = []
+    values: dict[int, Callable[[int], str]] = {}
+    for operand in others:
+        if operand.constant:
+            fetched, values[operand.slot] = _fetch(operand, f"h{operand.slot}", f"kk{operand.slot}", vector)
+            lines += fetched
+    return "".join(f"\n        {line}" for line in lines), values
+
 
 # --- ARGMIN ----------------------------------------------------------------------------------------------
 
@@ -59,19 +170,22 @@ def _compute(spec: KernelSpec) -> tuple[DataType, str]:
     return value_type, expr_c.held_type(value_type)
 
 
-def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout) -> str:
+def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[Operand],
+          hoisted: dict[int, Callable[[int], str]]) -> str:
     """Code scanning this thread's share of [begin, end), taking each valid value into (bv, bi)."""
     in_type = spec.inputs[0]
     assert in_type is not None  # InputTensor is required
     value_type, compute = _compute(spec)
     storage, size = C_TYPE[in_type], in_type.size
 
-    def value(element: str) -> str:
-        return expr_c.call("value", [element], spec.element)
+    def value(element: str, e: int, fetched: dict[int, Callable[[int], str]]) -> str:
+        return expr_c.call("value", [element, *(fetched[o.slot](e) for o in others)], spec.element)
 
     vector = plan.vector
-    unroll = 8 if plan.vector == 1 and size <= 2 else VECTOR_UNROLL
-    red = decompose("(unsigned int)rr", reduced.sizes, reduced.strides, ["ro"])
+    held = size * vector + sum(o.loaded_bytes(vector) for o in others)
+    unroll = max(1, min(8 if plan.vector == 1 and size <= 2 else VECTOR_UNROLL, LOADED_BYTES // held))
+    walked = [o for o in others if not o.constant]
+    reduced_strides = [reduced.strides[0], *(o.reduced for o in walked)]
     if plan.family == "rows" and vector > 1:
         # Positions count 16-byte vectors along the contiguous innermost reduced dimension: element e of
         # vector q has reduction index q * V + e.
@@ -82,36 +196,48 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout) -> str:
     fetch, takes = [], []
     for u in range(unroll):
         here = f"{position} + {u}ull * {step}"
+        names = [f"ro{u}", *(f"rk{o.slot}_{u}" for o in walked)]
+        fetched = dict(hoisted)
+        loads: list[str] = []
+        for o in walked:
+            lines, fetched[o.slot] = _fetch(o, f"a{o.slot}_{u}", f"kk{o.slot} + rk{o.slot}_{u}", vector)
+            loads += lines
+        declared = " = 0, ".join(names)
         if vector == 1:
-            fetch.append(f"ull ro{u} = 0; {{ ull rr = {here}; {red.replace('ro', f'ro{u}')} }}")
-            fetch.append(f"{compute} v{u} = {value(f'(({storage}*)px)[ko + ro{u}]')};")
+            red = decompose("(unsigned int)rr", reduced.sizes, reduced_strides, names)
+            fetch.append(f"ull {declared} = 0; {{ ull rr = {here}; {red} }}")
+            fetch += loads
+            fetch.append(f"{compute} v{u} = {value(f'(({storage}*)px)[ko + ro{u}]', 0, fetched)};")
             takes.append(f"if ({_valid(value_type, f'v{u}')}) scan_take(bv[0], bi[0], v{u}, {here});")
             continue
         # Rows: the vector holds V consecutive reduced elements of one output. Columns: one reduced element
         # of V neighbouring outputs.
         rows = plan.family == "rows"
         first_element = f"({here}) * {vector}ull" if rows else here
+        red = decompose("(unsigned int)rr", reduced.sizes, reduced_strides, names)
         fetch.append(f"union {{ uint4 w; {storage} e[{vector}]; }} u{u};")
-        fetch.append(f"ull ro{u} = 0; {{ ull rr = {first_element}; {red.replace('ro', f'ro{u}')} }}")
+        fetch.append(f"ull {declared} = 0; {{ ull rr = {first_element}; {red} }}")
         fetch.append(f"u{u}.w = *(const uint4*)(px + (ko + ro{u}) * {size}ull);")
+        fetch += loads
         for e in range(vector):
             slot, index = ("0", f"{first_element} + {e}ull") if rows else (str(e), here)
-            takes.append(f"{{ {compute} v = {value(f'u{u}.e[{e}]')}; if ({_valid(value_type, 'v')}) "
+            takes.append(f"{{ {compute} v = {value(f'u{u}.e[{e}]', e, fetched)}; if ({_valid(value_type, 'v')}) "
                          f"scan_take(bv[{slot}], bi[{slot}], v, {index}); }}")
     single_fetch = [line.replace(f"{position} + 0ull * {step}", position) for line in fetch[: len(fetch) // unroll]]
     single_takes = [line.replace(f"{position} + 0ull * {step}", position) for line in takes[: len(takes) // unroll]]
     nl = "\n            "
+    tail = "" if unroll == 1 else f"""
+        for (; {position} < stop; {position} += {step}) {{
+            {nl.join(single_fetch)}
+            {nl.join(single_takes)}
+        }}"""
     return f"""
         ull {position} = {first};
         const ull stop = {last};
         for (; {position} + {unroll - 1}ull * {step} < stop; {position} += {unroll}ull * {step}) {{
             {nl.join(fetch)}
             {nl.join(takes)}
-        }}
-        for (; {position} < stop; {position} += {step}) {{
-            {nl.join(single_fetch)}
-            {nl.join(single_takes)}
-        }}"""
+        }}{tail}"""
 
 
 def _group_reduce(group: int, compute: str) -> str:
@@ -165,25 +291,27 @@ def _item_loop(plan: ArgMinPlan) -> str:
 def argmin_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, kept: Layout,
                   reduced: Layout) -> str:
     """The reduction kernel: each (output group, piece) item is reduced by ``plan.group`` threads."""
-    in_type = spec.inputs[0]
-    assert in_type is not None  # InputTensor is required
     _, compute = _compute(spec)
-    kept_offsets = decompose("(unsigned int)o", kept.sizes, kept.strides, ["ko", "oo"])
+    others = operands(spec, plan, kept, reduced)
+    kept_names = ["ko", "oo", *(f"kk{o.slot}" for o in others)]
+    kept_offsets = decompose("(unsigned int)o", kept.sizes, kept.strides, kept_names)
+    hoisted_loads, hoisted = _hoisted(others, plan.columns)
     guard = {"columns": "", "rows": "if (threadIdx.x == 0)" if plan.group > 32 else "if ((threadIdx.x & 31) == 0)"}
     columns = plan.columns
-    parameters = ", ".join(["ull px, ull pout, ull pv, ull pi", *expr_c.scalar_parameters(spec.element)])
-    value = expr_c.value_function(spec.operator, in_type, spec.element)
+    pointers = ", ".join(["ull px", *(f"ull p{o.slot}" for o in others), "ull pout, ull pv, ull pi"])
+    parameters = ", ".join([pointers, *expr_c.scalar_parameters(spec.element)])
+    value = expr_c.value_function(spec.operator, spec.inputs, spec.element)
     return PRELUDE + value + _take_function(compute, direction) + f"""
 extern "C" __global__ void opendml_kernel({parameters}) {{
     {_item_loop(plan)}
-        ull ko = 0, oo = 0;
-        {kept_offsets}
+        ull {" = 0, ".join(kept_names)} = 0;
+        {kept_offsets}{hoisted_loads}
         const ull begin = (ull)s * {plan.chunk}ull;
         const ull end = begin + {plan.chunk}ull < {plan.length}ull ? begin + {plan.chunk}ull : {plan.length}ull;
         {compute} bv[{columns}]; ull bi[{columns}];
         #pragma unroll
         for (int j = 0; j < {columns}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
-        {_scan(spec, plan, reduced)}
+        {_scan(spec, plan, reduced, others, hoisted)}
         {_group_reduce(plan.group, compute)}
         {guard[plan.family]} {{
             {_finish(plan, direction, spec.output, compute, kept.strides[1][-1])}

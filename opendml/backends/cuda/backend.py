@@ -13,7 +13,7 @@ from ...buffer import Buffer, check_buffer_dtype, host_array
 from ...dtypes import ALL_TYPES, DataType
 from ...errors import OutOfMemoryError, out_of_memory
 from ...kernels.spec import KernelSpec, NanRule, ReductionKind
-from ..layout import Layout, collapse, split_axes
+from ..layout import Layout, collapse
 from . import argmin_c, codegen, elementwise_c, expr_c
 from .compiler import kernel
 from .plan import BLOCK, ArgMinPlan, plan_argmin
@@ -136,7 +136,7 @@ class CudaBackend:
                                  "backend 'cuda'", f"a {spec.reduction.kind.name} reduction")
 
     def reduction_prologues(self) -> bool:
-        return False  # the ARGMIN templates' value() renders a load only
+        return True  # ARGMIN's value() takes an element of each operand of a fused chain
 
     def supports_data_type(self, data_type: DataType) -> bool:
         return data_type in ALL_TYPES
@@ -204,7 +204,8 @@ class ElementwiseKernel:
 
 class ArgMinKernel:
     """An ARGMIN reduction whose strategy follows the layout (see ``plan.plan_argmin``); the values compared
-    come from the KernelSpec's element expression."""
+    come from the KernelSpec's element expression, over the InputTensor and any other operand of a fused
+    prologue (each through its own strides)."""
 
     def __init__(self, backend: CudaBackend, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
                  output: TensorDesc) -> None:
@@ -216,10 +217,10 @@ class ArgMinKernel:
         x = inputs[0]
         assert x is not None  # InputTensor is required
         self.backend, self.spec, self.direction = backend, spec, reduction.direction
-        self.kept, self.reduced = split_axes(x.sizes, x.effective_strides, output.effective_strides,
-                                             reduction.axes)
+        self.kept, self.reduced = argmin_c.layouts(spec, inputs, output)
         self.plan = plan_argmin(x.sizes, x.effective_strides, reduction.axes, self.kept, self.reduced,
                                 backend.sm_count, x.data_type.size)
+        self.alignments = argmin_c.alignments(spec, self.plan, self.kept, self.reduced)
         self.scalars = expr_c.launch_scalars(spec.element, spec.scalars)
         self._kernels = {self.plan.vector: self._kernel_for(self.plan)}
         self._combine = None
@@ -237,17 +238,19 @@ class ArgMinKernel:
         """Nothing to prepare: partial results live in the memory pool for one execution."""
 
     def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
-        self.run([_pointer(inputs[0]), _pointer(outputs[0])])  # type: ignore[arg-type]
+        self.run([_pointer(b) for b in inputs if b is not None] + [_pointer(outputs[0])])
 
     def run(self, pointers: Sequence[int]) -> None:
-        """Launch on device addresses: the InputTensor's first element, then the OutputTensor's."""
+        """Launch on device addresses: each present operand's first element (the InputTensor's first), then
+        the OutputTensor's."""
         plan = self.plan
-        x_address, out_address = pointers
-        if plan.vector > 1 and x_address % 16:
-            plan = plan.scalar()  # 16-byte loads need a 16-byte aligned input
+        *operands, out_address = pointers
+        if any(operands[k] % alignment for k, alignment in self.alignments):
+            plan = plan.scalar()  # 16-byte loads (and an operand's words) need aligned addresses
             if 1 not in self._kernels:
                 self._kernels[1] = self._kernel_for(plan)
-        px, pout = np.uint64(x_address), np.uint64(out_address)
+        addresses = tuple(np.uint64(p) for p in operands)
+        pout = np.uint64(out_address)
         items = plan.outputs // plan.columns * plan.splits
         if plan.family == "columns":
             grid = self.backend.grid(items)
@@ -257,12 +260,12 @@ class ArgMinKernel:
             grid = max(1, min(items, self.backend.sm_count * 32))
         launch = self._kernels[plan.vector]
         if self._combine is None:
-            launch((grid,), (plan.block,), (px, pout, np.uint64(0), np.uint64(0)) + self.scalars)
+            launch((grid,), (plan.block,), addresses + (pout, np.uint64(0), np.uint64(0)) + self.scalars)
             return
         values = cupy.empty(plan.outputs * plan.splits, dtype=self.compute_dtype)
         indices = cupy.empty(plan.outputs * plan.splits, dtype=cupy.uint64)
         pv, pi = np.uint64(values.data.ptr), np.uint64(indices.data.ptr)
-        launch((grid,), (plan.block,), (px, pout, pv, pi) + self.scalars)
+        launch((grid,), (plan.block,), addresses + (pout, pv, pi) + self.scalars)
         per_block = BLOCK // plan.combine_group  # outputs one block merges at a time
         self._combine((max(1, min(math.ceil(plan.outputs / per_block), self.backend.sm_count * 32)),), (BLOCK,),
                       (pv, pi, pout))

@@ -69,9 +69,10 @@ def _held_store(node: ex.Store, v: Callable[[ex.Expr], str]) -> str:
     return load(node.type, store(node.type, v(node.value)))
 
 
-def body(expr: ex.Expr) -> tuple[list[str], str]:
+def body(expr: ex.Expr, stored: bool = True) -> tuple[list[str], str]:
     """The statements computing ``expr``, one ``const`` temporary per distinct node, and the result's name.
-    Only the root Store gives the storage form; a Store below it is a value of its compute type."""
+    Only the root Store gives the storage form, where ``stored`` (an element-wise kernel's output); any other
+    Store is a value of its compute type (a reduction compares a FLOAT16 intermediate as its value)."""
     names: dict[ex.Expr, str] = {}
     lines = []
     for k, node in enumerate(ex.nodes(expr)):
@@ -79,7 +80,7 @@ def body(expr: ex.Expr) -> tuple[list[str], str]:
         if lowering is None:
             raise unsupported("CUDA", "element expression", "must use the nodes of opendml.expr",
                               type(node).__name__)
-        root = node is expr
+        root = node is expr and stored
         if isinstance(node, ex.Store) and not root:
             value = _held_store(node, names.__getitem__)
         else:
@@ -108,9 +109,11 @@ def _as(numpy_type: type, value: np.generic) -> np.generic:
     return value.astype(numpy_type)  # a NumPy scalar stays one
 
 
-def device_function(name: str, result_type: str, operands: Sequence[tuple[int, DataType]], expr: ex.Expr) -> str:
-    """``result_type name(a{k}..., q{k}...)`` computing ``expr`` from stored operands and scalars."""
-    lines, result = body(expr)
+def device_function(name: str, result_type: str, operands: Sequence[tuple[int, DataType]], expr: ex.Expr,
+                    stored: bool = True) -> str:
+    """``result_type name(a{k}..., q{k}...)`` computing ``expr`` from stored operands and scalars (a root
+    Store in its storage form where ``stored``, else as a value)."""
+    lines, result = body(expr, stored)
     parameters = [f"{C_TYPE[t]} a{k}" for k, t in operands] + scalar_parameters(expr)
     statements = "\n    ".join([*lines, f"return {result};"])
     return f"__device__ __forceinline__ {result_type} {name}({', '.join(parameters)}) {{\n    {statements}\n}}\n"
@@ -131,18 +134,20 @@ def apply_function(operator: str, inputs: Sequence[DataType | None], element: ex
 
 
 def value_type(operator: str, element: ex.Expr) -> DataType:
-    """The type a reduction compares: a float or integer value (FLOAT16 held as its float value)."""
+    """The type a reduction compares: a float or integer value (FLOAT16 held as its float value). A root
+    Store is a fused intermediate's value as its type holds it (FLOAT32 rounded to half, read back)."""
     t = element.data_type
-    if isinstance(element, ex.Store) or t == ex.BOOL:
-        raise unsupported(operator, "reduction value", "must be a number, not a stored or BOOL value",
-                          element)
+    if t == ex.BOOL:
+        raise unsupported(operator, "reduction value", "must be a number, not a BOOL value", element)
     return t  # type: ignore[return-value]
 
 
-def value_function(operator: str, input_type: DataType, element: ex.Expr) -> str:
-    """A reduction's ``value``: the InputTensor element in, the value compared out."""
+def value_function(operator: str, inputs: Sequence[DataType | None], element: ex.Expr) -> str:
+    """A reduction's ``value``: one element of each present operand in (the InputTensor's, and a fused
+    prologue's other operands'), the value compared out."""
+    operands = [(k, t) for k, t in enumerate(inputs) if t is not None]
     read = set(ex.loads(element))
-    if not read <= {0}:
-        raise unsupported(operator, "reduction value", "must read only InputTensor (operand 0)",
+    if not read <= {k for k, _ in operands}:
+        raise unsupported(operator, "reduction value", f"must read only its operands {[k for k, _ in operands]}",
                           sorted(read))
-    return device_function("value", held_type(value_type(operator, element)), [(0, input_type)], element)
+    return device_function("value", held_type(value_type(operator, element)), operands, element, stored=False)
