@@ -27,11 +27,11 @@ before returning, by the wall clock). ``torch.compile`` uses its default mode wi
 warmed (compiled) before it is timed; Dynamo is reset for each row.
 
 Every implementation's answer is checked against opendml fused's on the same inputs (which hold no NaN):
-opendml unfused and node by node must give the same bytes; a peer's floats must be equal (a FLOAT16 peer
-that does not round each intermediate to half may differ by one unit in the last place, reported as such),
-and its indices equal, or pointing at an element equal to the one opendml found (another tie rule,
-reported as such). A peer that is not installed, or cannot run a row, is skipped with a printed line.
-Targets from the issue are printed next to each row, PASS or FAIL.
+opendml unfused and node by node must give the same bytes; a peer's floats must be equal (or, for FLOAT16,
+exactly the chain computed in float32 and rounded to half once: a compiler that keeps the intermediates in
+float32, reported as such), and its indices equal, or pointing at an element equal to the one opendml
+found (another tie rule, reported as such). A peer that is not installed, or cannot run a row, is skipped
+with a printed line. Targets from the issue are printed next to each row, PASS or FAIL.
 
     python benchmarks/graphs.py                      # CPU, the issue's sizes
     python benchmarks/graphs.py --quick              # CPU, rows 3 and 4 shrunk, fewer runs
@@ -58,7 +58,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -249,7 +249,8 @@ class Impl:
     run: Callable[[], object]
     answer: Callable[[], tuple[np.ndarray, ...]]
     kernels: int | None = None  # for a compiled graph: the steps of its plan
-    note: str = ""
+    plan: str = ""  # for a compiled graph: the nodes of each step, "[0, 1] + [2]"
+    wall_clock: bool = False  # on the GPU: timed by the host's clock (it waits for its own stream)
 
 
 def to_host(array: Any) -> np.ndarray:
@@ -275,8 +276,8 @@ def compiled_impl(device: dml.Device, xp: Any, row: Row, inputs: Inputs, compile
         run()
         return tuple(to_host(array) for array, _ in outs)
 
-    return Impl(run, answer, len(compiled.plan.steps), " + ".join(
-        "[" + ", ".join(str(node) for node in group) + "]" for group in compiled.plan.groups))
+    plan = " + ".join("[" + ", ".join(map(str, group)) + "]" for group in compiled.plan.groups)
+    return Impl(run, answer, len(compiled.plan.steps), plan)
 
 
 def node_by_node(device: dml.Device, xp: Any, row: Row, inputs: Inputs) -> tuple[Impl, list[Any]]:
@@ -430,7 +431,7 @@ def ort_cuda_impl(ort: Any, row: Row, inputs: Inputs) -> Impl:
         run()
         return tuple(binding.copy_outputs_to_cpu())
 
-    return Impl(run, answer, note="wall clock")
+    return Impl(run, answer, wall_clock=True)
 
 
 def library_impl(chain: Callable[[Any, Any, Any], tuple], operands: Sequence[Any]) -> Impl:
@@ -458,6 +459,7 @@ class Context:
     xp: Any
     threads: int
     repeats: int
+    skip: frozenset[str] = frozenset()  # peers left out by --skip
     torch: Any = None
     ort: Any = None
     header: dict[str, str] = field(default_factory=dict)
@@ -494,14 +496,33 @@ def peer_builders(ctx: Context, row: Row, inputs: Inputs, values: list[Any]) -> 
 # Checks: every answer against opendml fused's.
 
 
-def compare(row: Row, reference: tuple[np.ndarray, ...], got: tuple[np.ndarray, ...], argmin_inputs: dict[int, Any],
-            same_bytes: bool) -> str:
-    """``exact`` (same bytes: opendml's own), ``equal``, or equal but for a peer's documented difference
+@dataclass
+class Reference:
+    """opendml fused's answer, and what a peer's is compared with where its semantics differ."""
+
+    row: Row
+    outputs: tuple[np.ndarray, ...]
+    argmin_inputs: dict[int, np.ndarray]  # by output value: the ARGMIN's input (node by node), for ties
+    unrounded: dict[int, np.ndarray]  # by FLOAT16 output value: the chain in float32, rounded to half once
+
+
+def reference_of(row: Row, outputs: tuple[np.ndarray, ...], inputs: Inputs, values: list[Any]) -> Reference:
+    argmin_inputs = {k: to_host(values[k - 1]) for k in row.outputs if k and isinstance(row.ops[k - 1], ArgMin)}
+    unrounded: dict[int, np.ndarray] = {}
+    if row.scale_type == "FLOAT16":
+        x, scale, zero_point = (to_host(a) for a in inputs.arrays)
+        wide = array_chain(numpy_like(np), row)(x, scale.astype(np.float32), zero_point)
+        unrounded = {k: v.astype(np.float16) for k, v in zip(row.outputs, wide) if v.dtype == np.float32}
+    return Reference(row, outputs, argmin_inputs, unrounded)
+
+
+def compare(reference: Reference, got: tuple[Any, ...], same_bytes: bool) -> str:
+    """``exact`` (the same bytes: opendml's own), ``equal``, or equal but for a peer's documented difference
     (another tie rule; FLOAT16 intermediates not rounded to half), else ``DIFFERS: ...``."""
-    if len(got) != len(reference):
-        return f"DIFFERS: {len(got)} outputs, not {len(reference)}"
+    if len(got) != len(reference.outputs):
+        return f"DIFFERS: {len(got)} outputs, not {len(reference.outputs)}"
     notes = []
-    for k, ref, value in zip(row.outputs, reference, got):
+    for k, ref, value in zip(reference.row.outputs, reference.outputs, got):
         value = np.asarray(value)
         if value.size != ref.size:
             return f"DIFFERS: output v{k} has {value.size} elements, not {ref.size}"
@@ -510,8 +531,12 @@ def compare(row: Row, reference: tuple[np.ndarray, ...], got: tuple[np.ndarray, 
                 return f"DIFFERS: output v{k} is not the same bytes"
             continue
         value = value.reshape(ref.shape)
-        note = (compare_indices(ref, value, argmin_inputs[k], row.ops[k - 1].axis) if ref.dtype.kind == "i"  # type: ignore[union-attr]
-                else compare_floats(ref, value))
+        if ref.dtype.kind == "i":
+            op = reference.row.ops[k - 1]
+            assert isinstance(op, ArgMin)
+            note = compare_indices(ref, value, reference.argmin_inputs[k], op.axis)
+        else:
+            note = compare_floats(ref, value, reference.unrounded.get(k))
         if note.startswith("DIFFERS"):
             return f"{note} (output v{k})"
         notes.extend([note] if note else [])
@@ -530,16 +555,17 @@ def compare_indices(ref: np.ndarray, value: np.ndarray, source: np.ndarray, axis
     return f"{int(np.count_nonzero(ref != value))} indices pick another of equal minima (its tie rule)"
 
 
-def compare_floats(ref: np.ndarray, value: np.ndarray) -> str:
+def compare_floats(ref: np.ndarray, value: np.ndarray, unrounded: np.ndarray | None = None) -> str:
+    """Equal values (-0.0 == +0.0), or for FLOAT16 exactly the chain computed in float32 and rounded to
+    half once (a compiler that keeps the intermediates in float32: another rounding, not an error)."""
     if value.dtype != ref.dtype:
         return f"DIFFERS: {value.dtype}, not {ref.dtype}"
-    if np.array_equal(ref, value):  # -0.0 == +0.0, as the values they are
+    if np.array_equal(ref, value):
         return ""
-    apart = ref != value
-    ulp = np.spacing(np.maximum(np.abs(ref), np.abs(value)))
-    if ref.dtype == np.float16 and np.all(np.abs(ref.astype(np.float32) - value) <= ulp.astype(np.float32)):
-        return f"{int(np.count_nonzero(apart))} FLOAT16 elements 1 ulp apart (intermediates not rounded to half)"
-    return f"DIFFERS: {int(np.count_nonzero(apart))} elements, by up to {float(np.max(np.abs(ref - value)))}"
+    apart = int(np.count_nonzero(ref != value))
+    if unrounded is not None and np.array_equal(value, unrounded):
+        return f"{apart} FLOAT16 elements are the chain in float32 rounded to half once (no rounding between nodes)"
+    return f"DIFFERS: {apart} elements, by up to {float(np.max(np.abs(ref.astype(np.float64) - value)))}"
 
 
 # Timing.
@@ -575,7 +601,7 @@ def time_cuda(ctx: Context, impls: dict[str, Impl], floor_bytes: int) -> tuple[d
     source, target = cp.ones(half, cp.uint8), cp.empty(half, cp.uint8)
     times = {}
     for name, impl in impls.items():
-        clock = wall_samples if impl.note == "wall clock" else event_samples
+        clock = wall_samples if impl.wall_clock else event_samples
         times[name] = Timing(clock(impl.run, ctx.repeats))
     return times, Timing(event_samples(lambda: cp.copyto(target, source), ctx.repeats))
 
@@ -695,7 +721,7 @@ def opendml_impls(ctx: Context, row: Row, inputs: Inputs) -> tuple[dict[str, Imp
     impls = {"fused": compiled_impl(ctx.device, ctx.xp, row, inputs, fused),
              "unfused": compiled_impl(ctx.device, ctx.xp, row, inputs, unfused)}
     impls["node-by-node"], values = node_by_node(ctx.device, ctx.xp, row, inputs)
-    print(f"  plan fused {impls['fused'].note} (compiled in {compile_s:.2f} s), unfused {impls['unfused'].note}",
+    print(f"  plan fused {impls['fused'].plan} (compiled in {compile_s:.2f} s), unfused {impls['unfused'].plan}",
           flush=True)
     return impls, values
 
@@ -704,15 +730,20 @@ def bench_row(ctx: Context, row: Row, seed: int) -> Result:
     print(f"row {row.label}", flush=True)
     inputs = make_inputs(ctx.xp, row, seed)
     impls, values = opendml_impls(ctx, row, inputs)
-    reference = impls["fused"].answer()
+    outputs = impls["fused"].answer()
+    reference = Reference(row, outputs, {}, {})
     checks = {"fused": "reference"}
     for name in OPENDML[1:]:
-        checks[name] = compare(row, reference, impls[name].answer(), {}, same_bytes=True)
-    # The ARGMIN inputs, node by node: where a peer's index differs, the element it points at is compared.
-    argmin_inputs = {k: to_host(values[k - 1]) for k in row.outputs if k and isinstance(row.ops[k - 1], ArgMin)}
+        checks[name] = compare(reference, impls[name].answer(), same_bytes=True)
+    reference = reference_of(row, outputs, inputs, values)  # node by node has filled ``values``
     if ctx.torch is not None:
-        ctx.torch._dynamo.reset()  # each row's torch.compile starts afresh (no recompile limit, no dynamic shapes)
+        import torch._dynamo
+
+        torch._dynamo.reset()  # each row's torch.compile starts afresh: no recompile limit, no dynamic shapes
     for name, build in peer_builders(ctx, row, inputs, values).items():
+        if name in ctx.skip:
+            checks[name] = "skipped: --skip"
+            continue
         try:
             impl = build()
             got = impl.answer()  # also the warm-up: torch.compile compiles here, outside the timed runs
@@ -720,15 +751,11 @@ def bench_row(ctx: Context, row: Row, seed: int) -> Result:
             checks[name] = f"skipped: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
             print(f"  {name:<22} {checks[name]}", flush=True)
             continue
-        if name == "torch.argmin (ready)":  # its one output is the graph's last
-            checks[name] = compare(replace(row, outputs=row.outputs[-1:]), reference[-1:], got, argmin_inputs,
-                                   same_bytes=False)
-        else:
-            checks[name] = compare(row, reference, got, argmin_inputs, same_bytes=False)
+        checks[name] = compare(reference, got, same_bytes=False)
         impls[name] = impl
     for name, check in checks.items():
         print(f"  check {name:<22} {check}", flush=True)
-    floor_bytes = inputs.nbytes + sum(int(np.asarray(r).nbytes) for r in reference)
+    floor_bytes = inputs.nbytes + sum(int(r.nbytes) for r in outputs)
     print(f"  timing {len(impls)} implementations and the copy ...", flush=True)
     timer = time_cpu if ctx.kind == "cpu" else time_cuda
     times, floor = timer(ctx, impls, floor_bytes)
@@ -794,7 +821,7 @@ def plot(results: list[Result], header: dict[str, str], path: Path) -> None:
     ax.set_xticklabels([f"{r.row.key}\n{'x'.join(map(str, r.row.shape))}" for r in results], fontsize=8)
     ax.set_ylabel("median time / floor (log)")
     ax.set_title(f"compiled graphs, issue 14 rows: {header['machine']}", fontsize=9)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -802,11 +829,13 @@ def plot(results: list[Result], header: dict[str, str], path: Path) -> None:
 
 def summary(results: list[Result]) -> str:
     names = list(dict.fromkeys(name for r in results for name in r.checks))
-    width = max(10, *(len(n) + 1 for n in names))
-    lines = [f"{'row':4} {'shape':>14} {'floor':>8} " + "".join(f"{n:>{width}}" for n in names) + "   (ms)"]
+    widths = [max(9, len(n) + 2) for n in names]
+    lines = [f"{'row':4} {'shape':>12} {'floor':>9}" + "".join(f"{n:>{w}}" for n, w in zip(names, widths))
+             + "   (median ms)"]
     for r in results:
-        cells = "".join(f"{r.times[n].median_ms:>{width}.3f}" if n in r.times else f"{'-':>{width}}" for n in names)
-        lines.append(f"{r.row.key:4} {'x'.join(map(str, r.row.shape)):>14} {r.floor.median_ms:8.3f} {cells}")
+        cells = "".join(f"{r.times[n].median_ms:>{w}.3f}" if n in r.times else f"{'-':>{w}}"
+                        for n, w in zip(names, widths))
+        lines.append(f"{r.row.key:4} {'x'.join(map(str, r.row.shape)):>12} {r.floor.median_ms:9.3f}{cells}")
     lines.append("")
     for r in results:
         if "fused" in r.times:
@@ -891,6 +920,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="row sizes (default: issue, or quick with --quick); tiny is a smoke test")
     parser.add_argument("--repeats", type=int, default=None,
                         help="timed runs (CPU) or samples (GPU) per implementation (default 9 / 30, quick 3 / 10)")
+    parser.add_argument("--skip", default="", help="comma-separated peers not to run (e.g. torch.compile)")
     parser.add_argument("--rows", default="", help="comma-separated row keys to run (1,2,3a,3b,4a,4b,5)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the CSV and the PNG")
     return parser.parse_args(argv)
@@ -913,6 +943,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
     sizes = args.sizes or ("quick" if args.quick else "issue")
     ctx = make_context(args)
+    ctx.skip = frozenset(name.strip() for name in args.skip.split(",") if name.strip())
+    if ctx.skip:
+        print(f"left out by --skip: {', '.join(sorted(ctx.skip))}", flush=True)
     load_peers(ctx)
     header = machine_header(ctx, sizes)
     print(", ".join(f"{k}: {v}" for k, v in header.items() if k != "machine"), flush=True)

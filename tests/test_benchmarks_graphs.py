@@ -35,12 +35,13 @@ ORT = installed("onnxruntime") and installed("onnx")  # the ONNX Runtime peer ru
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], list[dict[str, str]]]:
-    """One run of the script on the CPU at its tiny sizes, and the lines of its CSV (header comments apart)."""
+    """One run of the script on the CPU at its tiny sizes, and the lines of its CSV (header comments apart).
+    torch.compile is left out where PyTorch is installed: it compiles C++ for each row, tens of seconds."""
     out = tmp_path_factory.mktemp("graphs")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     env.pop("OPENDML_FUSION", None)
     done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--sizes", "tiny", "--repeats", "3",
-                           "--out", str(out)], env=env, capture_output=True, text=True, check=False, timeout=300)
+                           "--skip", "torch.compile", "--out", str(out)], env=env, capture_output=True, text=True, check=False, timeout=300)
     path = out / "graphs-cpu-tiny.csv"
     assert path.exists(), done.stdout + done.stderr
     lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
@@ -123,13 +124,15 @@ def test_an_index_at_a_larger_element_differs_and_one_at_an_equal_minimum_is_a_t
     assert graphs.compare_indices(reference, np.array([[1], [4]]), source, 1).startswith("DIFFERS")
 
 
-def test_floats_must_be_equal_but_for_one_float16_ulp(graphs: ModuleType) -> None:
+def test_floats_must_be_equal_or_for_float16_the_chain_rounded_to_half_once(graphs: ModuleType) -> None:
     ref = np.array([1.0, -0.0, 6.0], np.float32)
     assert graphs.compare_floats(ref, np.array([1.0, 0.0, 6.0], np.float32)) == ""  # -0.0 == +0.0
     assert graphs.compare_floats(ref, np.array([1.0, 0.0, np.nextafter(np.float32(6), 7)], np.float32)) \
         .startswith("DIFFERS")
     assert graphs.compare_floats(ref, ref.astype(np.float64)).startswith("DIFFERS")
     half = np.array([1.0, 2.0], np.float16)
-    assert "1 ulp apart" in graphs.compare_floats(half, np.array([1.0, np.nextafter(np.float16(2), 3)], np.float16))
-    assert graphs.compare_floats(half, np.array([1.0, 2.0 + 2 * np.spacing(np.float16(2))], np.float16)) \
-        .startswith("DIFFERS")
+    once = np.array([1.0, np.nextafter(np.float16(2), 3)], np.float16)
+    assert "rounded to half once" in graphs.compare_floats(half, once, once)
+    assert graphs.compare_floats(half, once).startswith("DIFFERS")
+    assert graphs.compare_floats(half, once, half).startswith("DIFFERS")
+
