@@ -36,7 +36,7 @@ with a printed line. Targets from the issue are printed next to each row, PASS o
     python benchmarks/graphs.py                      # CPU, the issue's sizes
     python benchmarks/graphs.py --quick              # CPU, rows 3 and 4 shrunk, fewer runs
     python benchmarks/graphs.py --device cuda        # GPU
-    python benchmarks/graphs.py --rows 1,3b --out DIR
+    python benchmarks/graphs.py --rows 1,3b --skip torch.compile --out DIR
 
 Writes ``graphs-cpu.csv`` and ``graphs-cpu.png`` (``graphs-<gpu>.csv``, ``.png`` on the GPU; ``-quick`` or
 ``-tiny`` added for shrunk sizes) into ``benchmarks/results`` or ``--out``. The CSV has one line per row and
@@ -933,8 +933,11 @@ def make_context(args: argparse.Namespace) -> Context:
             import cupy as cp
         except ImportError:
             raise SystemExit("CuPy is not installed: --device cuda cannot run") from None
-        repeats = args.repeats or (10 if quick else 30)
-        return Context("cuda", dml.Device("cuda"), cp, 1, repeats)
+        try:
+            device = dml.Device("cuda")
+        except dml.OpenDMLError as error:
+            raise SystemExit(f"--device cuda cannot run: {error}") from None
+        return Context("cuda", device, cp, 1, args.repeats or (10 if quick else 30))
     device = dml.Device("cpu", threads=args.threads)
     return Context("cpu", device, np, device.threads, args.repeats or (3 if quick else 9))
 
