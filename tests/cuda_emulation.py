@@ -13,7 +13,7 @@ import numpy as np
 
 from opendml.backends.cuda import argmin_c, expr_c
 from opendml.backends.cuda.codegen import PRELUDE
-from opendml.backends.cuda.plan import BLOCK, ArgMinPlan, plan_argmin
+from opendml.backends.cuda.plan import BLOCK, ArgMinPlan
 from opendml.kernels.spec import KernelSpec
 from opendml.tensor import TensorDesc
 
@@ -58,6 +58,7 @@ static float ll2f_rn(ll a) { return (float)a; }
 static float ull2f_rn(ull a) { return (float)a; }
 static float i2f_rn(int a) { return (float)a; }
 static float u2f_rn(unsigned int a) { return (float)a; }
+static float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 static bool lt(float a, float b) { return a < b; }
 static bool is_number(float a) { return a == a; }
 static bool lt(unsigned int a, unsigned int b) { return a < b; }
@@ -118,7 +119,7 @@ def program(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDes
     x = descs[0]
     assert x is not None
     kept, reduced = argmin_c.layouts(spec, descs, out)
-    plan = plan_argmin(x.sizes, x.effective_strides, spec.reduction.axes, kept, reduced, sm_count, x.data_type.size)
+    plan = argmin_c.plan(spec, x, kept, reduced, sm_count)
     if any(shifts[k] % alignment for k, alignment in argmin_c.alignments(spec, plan, kept, reduced)):
         plan = plan.scalar()
     direction = spec.reduction.direction

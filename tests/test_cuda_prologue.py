@@ -255,14 +255,15 @@ def test_an_operand_constant_along_the_reduction_is_loaded_once_per_output(patte
 
 def test_a_per_column_operand_of_a_row_reduction_is_loaded_by_words_beside_the_input() -> None:
     """16 UINT8 per 16-byte load of x; the 16 FLOAT32 scales of the same elements in four 16-byte words,
-    the 16 zero points in one; a thread holding three such loads unrolls less."""
+    the 16 zero points in one; a thread holding three such loads unrolls less (two positions, not eight)."""
     plain, scalar, *_ = prologue_sources(Case(T.UINT8, (37, 3008), (1,)))
     scan = scan_of(plain)
     assert "u0.w = *(const uint4*)(px + (ko + ro0) * 1ull);" in scan
     assert "a1_0.w[3] = ((const uint4*)(p1 + (kk1 + rk1_0) * 4ull))[3];" in scan
     assert "a2_0.w[0] = ((const uint4*)(p2 + (kk2 + rk2_0) * 1ull))[0];" in scan
     assert "value(u0.e[15], a1_0.e[15], a2_0.e[15], q0, q1)" in scan
-    assert "u1.w" not in scan and "q + 0ull * 256ull < stop" in scan  # 96 bytes a load: no unrolling
+    assert "u1.w" in scan and "u2.w" not in scan  # 96 bytes a position: two in flight
+    assert "q + 1ull * 32ull < stop" in scan  # a warp per row (a prologue's plan)
     assert "uint4" not in scan_of(scalar)  # the kernel for unaligned addresses loads element by element
 
 
@@ -311,8 +312,37 @@ def test_a_reduction_compares_a_stored_value_as_its_type_holds_it() -> None:
     """A FLOAT16 intermediate: Store(v, FLOAT16) as the value, rounded to half and read back as float."""
     element = ex.Store(ex.Multiply(ex.ToFloat32(ex.Load(0, T.INT8)), ex.Load(1, T.FLOAT32)), T.FLOAT16)
     function = expr_c.value_function("PROLOGUE", (T.INT8, T.FLOAT32), element)
-    assert function.startswith("__device__ __forceinline__ float value(signed char a0, float a1)")
+    assert function.startswith(expr_c.SMALL_TO_FLOAT)  # an INT8 converts without I2F (exact, tested below)
+    assert "__device__ __forceinline__ float value(signed char a0, float a1)" in function
     assert "const float t4 = h2f(f2h(t3));" in function and "return t4;" in function
+
+
+def test_only_integers_below_2_to_the_22_convert_without_i2f() -> None:
+    """INT16 differences (DQ of 8-bit inputs) and UINT16 values take small_i2f; INT32 and wider keep cvt.rn."""
+    for source, small in [(T.INT16, True), (T.UINT16, True), (T.INT8, True), (T.INT32, False), (T.UINT32, False)]:
+        element = ex.Multiply(ex.ToFloat32(ex.Load(0, source)), ex.Load(1, T.FLOAT32))
+        function = expr_c.value_function("PROLOGUE", (source, T.FLOAT32), element)
+        assert ("small_i2f(t0)" in function) is small and ("2f_rn(t0)" in function) is not small
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+def test_small_i2f_is_exact_for_every_integer_below_2_to_the_22(tmp_path) -> None:
+    """small_i2f(d) has the bits of (float)d for every d with |d| < 2**22 (-0.0 never appears)."""
+    source, program = tmp_path / "small.cpp", tmp_path / "small"
+    source.write_text(HOST_PRELUDE + expr_c.SMALL_TO_FLOAT + r"""
+int main() {
+    long bad = 0;
+    for (int d = -(1 << 22) + 1; d < (1 << 22); ++d) {
+        float got = small_i2f(d), want = (float)d;
+        if (memcmp(&got, &want, 4) != 0) ++bad;
+    }
+    printf("%ld\n", bad); return 0;
+}
+""")
+    built = subprocess.run(["g++", "-O1", "-ffp-contract=off", "-o", str(program), str(source)],
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert subprocess.run([str(program)], capture_output=True, text=True, check=True).stdout.split() == ["0"]
 
 
 @needs_nvcc
@@ -372,16 +402,19 @@ def test_prologue_values_run_on_the_host_match_the_numpy_lowering(tmp_path) -> N
 HOST_CASES = [
     ("short rows", Case(T.UINT8, (40, 64), (1,)), ("rows", 32, False)),
     ("long rows", Case(T.UINT16, (20, 3008), (1,), FULL, TENSOR, T.FLOAT32, False, "DECREASING", T.UINT32),
-     ("rows", 256, False)),
-    ("split rows", Case(T.UINT8, (4, 20000), (1,)), ("rows", 256, True)),
-    ("rows, no 16-byte load", Case(T.UINT8, (20, 3001), (1,), COLUMN, ROW), ("rows", 256, False)),
-    ("columns, split", Case(T.UINT8, (64, 64), (0,), ROW, FULL, T.FLOAT16, True, "DECREASING"), ("columns", 1, True)),
+     ("rows", 32, False)),
+    ("split rows", Case(T.UINT8, (4, 20000), (1,)), ("rows", 32, True)),
+    ("rows, no 16-byte load", Case(T.UINT8, (20, 3001), (1,), COLUMN, ROW), ("rows", 32, False)),
+    ("columns, one piece", Case(T.UINT8, (64, 64), (0,), ROW, FULL, T.FLOAT16, True, "DECREASING"),
+     ("columns", 1, False)),
+    ("columns, split", Case(T.UINT8, (1030, 32), (0,), COLUMN, ROW, T.FLOAT32, True, "DECREASING", T.UINT32),
+     ("columns", 1, True)),
     ("columns", Case(T.INT8, (4, 16384), (0,), COLUMN, ROW, T.FLOAT32, True, "DECREASING", T.INT32),
      ("columns", 1, False)),
-    ("non-adjacent axes", Case(T.UINT8, (12, 6, 160), (0, 2), COLUMN, FULL), ("rows", 256, False)),
-    ("columns over two axes", Case(T.UINT8, (8, 10, 48), (0, 1), COLUMN, ROW, T.FLOAT16), ("columns", 1, True)),
+    ("non-adjacent axes", Case(T.UINT8, (12, 6, 160), (0, 2), COLUMN, FULL), ("rows", 32, False)),
+    ("columns over two axes", Case(T.UINT8, (8, 10, 48), (0, 1), COLUMN, ROW, T.FLOAT16), ("columns", 1, False)),
     ("all axes", Case(T.UINT8, (3, 5, 8), (0, 1, 2), FULL, COLUMN), ("rows", 32, False)),
-    ("transposed, elements", Case(T.UINT8, (2048, 20), (1,), FULL, None, x_strides=(1, 2048)), ("columns", 1, True)),
+    ("transposed, elements", Case(T.UINT8, (2048, 20), (1,), FULL, None, x_strides=(1, 2048)), ("columns", 1, False)),
 ]
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ... import expr as ex
 from ...dtypes import DataType
 from ...enums import AxisDirection
 from ...kernels.spec import KernelSpec
@@ -23,10 +24,12 @@ from ..layout import Layout, split_axes
 from . import expr_c
 from .codegen import C_TYPE, PRELUDE, decompose
 from .elementwise_c import WORD
-from .plan import ArgMinPlan
+from .plan import ArgMinPlan, plan_argmin
 
 VECTOR_UNROLL = 8  # 16-byte loads in flight per thread in ARGMIN scans (measured best on an H100)
-LOADED_BYTES = VECTOR_UNROLL * 16  # bytes each thread holds per unrolled step: more operands unroll less
+# Bytes each thread holds per unrolled step: more operands unroll less. A plain ARGMIN's 16-byte loads
+# reach VECTOR_UNROLL well below it; a prologue's per-column words (L1 hits shared by every row) fit twice.
+LOADED_BYTES = VECTOR_UNROLL * 32
 
 
 def layouts(spec: KernelSpec, inputs: Sequence[TensorDesc | None], output: TensorDesc) -> tuple[Layout, Layout]:
@@ -37,6 +40,18 @@ def layouts(spec: KernelSpec, inputs: Sequence[TensorDesc | None], output: Tenso
     assert x is not None  # InputTensor is required
     others = [desc.effective_strides for desc in inputs[1:] if desc is not None]
     return split_axes(x.sizes, x.effective_strides, output.effective_strides, spec.reduction.axes, others)
+
+
+def is_prologue(spec: KernelSpec) -> bool:
+    """Whether the values compared are computed (a fused prologue), not the InputTensor's elements."""
+    return not (isinstance(spec.element, ex.Load) and spec.element.operand == 0)
+
+
+def plan(spec: KernelSpec, x: TensorDesc, kept: Layout, reduced: Layout, sm_count: int) -> ArgMinPlan:
+    """The plan of ``spec``'s reduction over the InputTensor ``x`` on a GPU of ``sm_count`` multiprocessors."""
+    assert spec.reduction is not None
+    return plan_argmin(x.sizes, x.effective_strides, spec.reduction.axes, kept, reduced, sm_count,
+                       x.data_type.size, is_prologue(spec))
 
 
 @dataclass(frozen=True)

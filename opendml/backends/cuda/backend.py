@@ -16,7 +16,7 @@ from ...kernels.spec import KernelSpec, NanRule, ReductionKind
 from ..layout import Layout, collapse
 from . import argmin_c, codegen, elementwise_c, expr_c
 from .compiler import kernel
-from .plan import BLOCK, ArgMinPlan, plan_argmin
+from .plan import BLOCK, ArgMinPlan
 
 if TYPE_CHECKING:
     from ...binding import BoundTensor
@@ -218,8 +218,7 @@ class ArgMinKernel:
         assert x is not None  # InputTensor is required
         self.backend, self.spec, self.direction = backend, spec, reduction.direction
         self.kept, self.reduced = argmin_c.layouts(spec, inputs, output)
-        self.plan = plan_argmin(x.sizes, x.effective_strides, reduction.axes, self.kept, self.reduced,
-                                backend.sm_count, x.data_type.size)
+        self.plan = argmin_c.plan(spec, x, self.kept, self.reduced, backend.sm_count)
         self.alignments = argmin_c.alignments(spec, self.plan, self.kept, self.reduced)
         self.scalars = expr_c.launch_scalars(spec.element, spec.scalars)
         self._kernels = {self.plan.vector: self._kernel_for(self.plan)}

@@ -33,10 +33,33 @@ def held_type(data_type: ex.ValueType) -> str:
 _TO_FLOAT = {"int": "i2f_rn", "unsigned int": "u2f_rn", "ll": "ll2f_rn", "ull": "ull2f_rn"}
 
 
-def _to_float32(node: ex.ToFloat32, v: Callable[[ex.Expr], str]) -> str:
+# A reduction's value converts integers below 2**22 in magnitude by SMALL_TO_FLOAT, not by the
+# quarter-rate I2F instruction. Exact: for an integer d with |d| < 2**22, 0x4B400000 + d is the bit
+# pattern of the float 2**23 + (2**22 + d), since 0 < 2**22 + d < 2**23 stays in the mantissa of the
+# exponent of 2**23 (whose ulp is 1) without carrying into it; 12582912 = 2**23 + 2**22 is a float too,
+# and the difference of the two is d, an integer below 2**24, so representable: add.rn returns it
+# exactly (d = 0 gives +0.0, as cvt.rn does).
+SMALL_TO_FLOAT = """__device__ __forceinline__ float small_i2f(int d) {
+    return add_rn(__int_as_float(0x4B400000 + d), -12582912.0f);
+}
+"""
+_SMALL = 1 << 22
+
+
+def _small(data_type: ex.ValueType) -> bool:
+    """Whether every value of the integer type is below 2**22 in magnitude."""
+    if not isinstance(data_type, DataType) or data_type.is_float:
+        return False
+    low, high = data_type.integer_range
+    return low > -_SMALL and high < _SMALL
+
+
+def _to_float32(node: ex.ToFloat32, v: Callable[[ex.Expr], str], small: bool = False) -> str:
     source = node.value.data_type
     if source is DataType.FLOAT16:
         return v(node.value)  # held as its float value already: exact
+    if small and _small(source):
+        return f"small_i2f({v(node.value)})"
     return f"{_TO_FLOAT[held_type(source)]}({v(node.value)})"
 
 
@@ -69,10 +92,11 @@ def _held_store(node: ex.Store, v: Callable[[ex.Expr], str]) -> str:
     return load(node.type, store(node.type, v(node.value)))
 
 
-def body(expr: ex.Expr, stored: bool = True) -> tuple[list[str], str]:
+def body(expr: ex.Expr, stored: bool = True, small: bool = False) -> tuple[list[str], str]:
     """The statements computing ``expr``, one ``const`` temporary per distinct node, and the result's name.
     Only the root Store gives the storage form, where ``stored`` (an element-wise kernel's output); any other
-    Store is a value of its compute type (a reduction compares a FLOAT16 intermediate as its value)."""
+    Store is a value of its compute type (a reduction compares a FLOAT16 intermediate as its value).
+    ``small``: small integers convert to float through ``small_i2f`` (SMALL_TO_FLOAT must precede)."""
     names: dict[ex.Expr, str] = {}
     lines = []
     for k, node in enumerate(ex.nodes(expr)):
@@ -83,6 +107,8 @@ def body(expr: ex.Expr, stored: bool = True) -> tuple[list[str], str]:
         root = node is expr and stored
         if isinstance(node, ex.Store) and not root:
             value = _held_store(node, names.__getitem__)
+        elif isinstance(node, ex.ToFloat32):
+            value = _to_float32(node, names.__getitem__, small)
         else:
             value = lowering(node, names.__getitem__)
         lines.append(f"const {_temporary_type(node, root)} t{k} = {value};")
@@ -110,10 +136,10 @@ def _as(numpy_type: type, value: np.generic) -> np.generic:
 
 
 def device_function(name: str, result_type: str, operands: Sequence[tuple[int, DataType]], expr: ex.Expr,
-                    stored: bool = True) -> str:
+                    stored: bool = True, small: bool = False) -> str:
     """``result_type name(a{k}..., q{k}...)`` computing ``expr`` from stored operands and scalars (a root
-    Store in its storage form where ``stored``, else as a value)."""
-    lines, result = body(expr, stored)
+    Store in its storage form where ``stored``, else as a value; ``small`` as in ``body``)."""
+    lines, result = body(expr, stored, small)
     parameters = [f"{C_TYPE[t]} a{k}" for k, t in operands] + scalar_parameters(expr)
     statements = "\n    ".join([*lines, f"return {result};"])
     return f"__device__ __forceinline__ {result_type} {name}({', '.join(parameters)}) {{\n    {statements}\n}}\n"
@@ -150,4 +176,8 @@ def value_function(operator: str, inputs: Sequence[DataType | None], element: ex
     if not read <= {k for k, _ in operands}:
         raise unsupported(operator, "reduction value", f"must read only its operands {[k for k, _ in operands]}",
                           sorted(read))
-    return device_function("value", held_type(value_type(operator, element)), operands, element, stored=False)
+    # The conversion runs once per element compared, beside few other instructions: a quarter-rate one
+    # would bound the scan (element-wise kernels keep cvt.rn, which their stores outweigh).
+    function = device_function("value", held_type(value_type(operator, element)), operands, element,
+                               stored=False, small=True)
+    return (SMALL_TO_FLOAT if "small_i2f(" in function else "") + function

@@ -10,6 +10,11 @@ from ..layout import Layout
 
 BLOCK = 256  # threads per block
 ROW_BLOCKS_PER_SM = 16  # blocks per multiprocessor a split row reduction aims for (measured on an H100)
+# A prologue's reductions (see plan_argmin): warps per multiprocessor a split row aims for, the bytes of
+# InputTensor a warp's piece holds at least, and the rows a column piece walks at least.
+PROLOGUE_WARPS_PER_SM = 32
+PROLOGUE_PIECE_BYTES = 2048
+PROLOGUE_COLUMN_CHUNK = 256
 
 
 @dataclass(frozen=True)
@@ -41,7 +46,7 @@ class ArgMinPlan:
 
 
 def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int], kept: Layout,
-                reduced: Layout, sm_count: int, itemsize: int = 4) -> ArgMinPlan:
+                reduced: Layout, sm_count: int, itemsize: int = 4, prologue: bool = False) -> ArgMinPlan:
     """Choose the reduction strategy by shape.
 
     Rows (the input's fastest-moving dimension is reduced): a warp per output for short rows, a block per
@@ -49,6 +54,13 @@ def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int
     16-byte loads along rows that are contiguous and aligned. Columns (the fastest-moving dimension is
     kept): a thread per output, or per 16 bytes of adjacent outputs, so that neighbouring threads read
     neighbouring memory; the reduction cut into pieces when there are too few outputs.
+
+    With a ``prologue`` (values computed from several operands) every row, or piece of one, is a warp's:
+    the values cost more per byte than a load, so a block's merge and barriers, paid per row, and a piece
+    of a few loads per thread leave too few bytes in flight; pieces hold at least PROLOGUE_PIECE_BYTES.
+    Column pieces walk at least PROLOGUE_COLUMN_CHUNK rows, so that the partial results (12 bytes per
+    output and piece, written then read by the combine pass) stay a small part of the traffic and fit in
+    L2. A plain ARGMIN keeps the plans its kernels were measured with.
     """
     outputs, length = math.prod(kept.sizes), math.prod(reduced.sizes)
     width = 16 // itemsize
@@ -61,10 +73,18 @@ def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int
         groups = outputs // vector
         splits = 1 if groups >= threads // 2 else min(math.ceil(threads / groups), length)
         chunk = math.ceil(length / splits)
+        if prologue:
+            chunk = min(length, max(chunk, PROLOGUE_COLUMN_CHUNK))
         return ArgMinPlan("columns", 1, BLOCK, math.ceil(length / chunk), chunk, outputs, length, vector)
     aligned = (reduced.strides[0][-1] == 1 and reduced.sizes[-1] % width == 0
                and all(s * itemsize % 16 == 0 for s in kept.strides[0] + reduced.strides[0][:-1]))
     vector = width if aligned else 1
+    if prologue:
+        warps = sm_count * PROLOGUE_WARPS_PER_SM
+        most = max(1, length * itemsize // PROLOGUE_PIECE_BYTES)
+        splits = 1 if outputs * 2 >= warps else min(math.ceil(warps / outputs), most)
+        chunk = math.ceil(math.ceil(length / splits) / vector) * vector
+        return ArgMinPlan("rows", 32, BLOCK, math.ceil(length / chunk), chunk, outputs, length, vector)
     if length <= 1024:
         return ArgMinPlan("rows", 32, BLOCK, 1, length, outputs, length, vector)
     blocks = sm_count * ROW_BLOCKS_PER_SM
