@@ -15,6 +15,11 @@ ROW_BLOCKS_PER_SM = 16  # blocks per multiprocessor a split row reduction aims f
 PROLOGUE_WARPS_PER_SM = 32
 PROLOGUE_PIECE_BYTES = 2048
 PROLOGUE_COLUMN_CHUNK = 256
+# Rows of at most this many bytes are a warp's with a prologue; longer ones keep the block plans, which
+# measured faster for them (H100, DEQUANTIZE_LINEAR INT8 -> ARGMIN: [4096, 32000] 0.094 against 0.112 ms
+# by warps, [64, 256000] 0.035 against 0.050 ms), while [65536, 4096] UINT8 rows took 0.296 ms by warps
+# against 0.351 ms by blocks.
+PROLOGUE_WARP_ROW_BYTES = 8192
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,8 @@ def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int
     kept): a thread per output, or per 16 bytes of adjacent outputs, so that neighbouring threads read
     neighbouring memory; the reduction cut into pieces when there are too few outputs.
 
-    With a ``prologue`` (values computed from several operands) every row, or piece of one, is a warp's:
+    With a ``prologue`` (values computed from several operands) every row of at most
+    PROLOGUE_WARP_ROW_BYTES, or piece of one, is a warp's:
     the values cost more per byte than a load, so a block's merge and barriers, paid per row, and a piece
     of a few loads per thread leave too few bytes in flight; pieces hold at least PROLOGUE_PIECE_BYTES.
     Column pieces walk at least PROLOGUE_COLUMN_CHUNK rows, so that the partial results (12 bytes per
@@ -79,7 +85,7 @@ def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int
     aligned = (reduced.strides[0][-1] == 1 and reduced.sizes[-1] % width == 0
                and all(s * itemsize % 16 == 0 for s in kept.strides[0] + reduced.strides[0][:-1]))
     vector = width if aligned else 1
-    if prologue:
+    if prologue and length * itemsize <= PROLOGUE_WARP_ROW_BYTES:
         warps = sm_count * PROLOGUE_WARPS_PER_SM
         most = max(1, length * itemsize // PROLOGUE_PIECE_BYTES)
         splits = 1 if outputs * 2 >= warps else min(math.ceil(warps / outputs), most)
