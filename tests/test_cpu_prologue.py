@@ -76,8 +76,9 @@ SCALES = np.array([0.5, -0.75, 0.0, -0.0, np.nan, 1.0009765625, 3.0, 1e-3], np.f
 
 
 def build(shape: tuple[int, ...], axes: tuple[int, ...], layout: str, chain: Chain, device: dml.Device,
-          seed: int) -> tuple[dml.GraphDesc, list[np.ndarray], list[list[int]]]:
-    """The graph, its input buffers, and the strides of the prologue's operands (x, scale, zero point)."""
+          seed: int, fixed: tuple[float, int] | None = None) -> tuple[dml.GraphDesc, list[np.ndarray], list[list[int]]]:
+    """The graph, its input buffers, and the strides of the prologue's operands (x, scale, zero point);
+    ``fixed``: one scale and zero point for all."""
     rng = np.random.default_rng(seed)
     qt = np.dtype(chain.quantized.lower())
     buf, x_strides = _quantized(shape, layout, qt, rng)
@@ -86,6 +87,8 @@ def build(shape: tuple[int, ...], axes: tuple[int, ...], layout: str, chain: Cha
     if count > 2:
         scale[1] = np.nan  # a whole row or column of NaN
     zero_point = rng.integers(0, 12, count).astype(qt)
+    if fixed is not None:
+        scale[:], zero_point[:] = fixed
     x = TensorDesc(chain.quantized, shape, x_strides, total_tensor_size_in_bytes=-(-buf.nbytes // 4) * 4)
     f = TensorDesc(chain.intermediate, shape)
     s = TensorDesc(chain.intermediate, shape, b_strides, total_tensor_size_in_bytes=-(-count * f.data_type.size // 4) * 4)
@@ -101,10 +104,10 @@ def build(shape: tuple[int, ...], axes: tuple[int, ...], layout: str, chain: Cha
 
 
 def check(shape: tuple[int, ...], axes: tuple[int, ...], layout: str, chain: Chain, threads: int,
-          seed: int = 0) -> argmin_prologue.Prepared:
+          seed: int = 0, fixed: tuple[float, int] | None = None) -> argmin_prologue.Prepared:
     """The fused graph (one kernel) gives node-by-node execution's bits; returns the plan it ran."""
     device = dml.Device("cpu", threads=threads)
-    graph, inputs, strides = build(shape, axes, layout, chain, device, seed)
+    graph, inputs, strides = build(shape, axes, layout, chain, device, seed, fixed)
     compiled = device.compile_graph(graph)
     assert compiled.plan.groups == ((0, 1, 2),) and compiled.binding_properties.temporary_resource_size == 0
     size = math.prod(1 if d in axes else n for d, n in enumerate(shape)) * np.dtype(chain.index.lower()).itemsize
@@ -112,7 +115,8 @@ def check(shape: tuple[int, ...], axes: tuple[int, ...], layout: str, chain: Cha
     fused = run_graph(device, graph, inputs, outputs)[0]
     separate = run_node_by_node(device, graph, inputs, outputs)[0]
     assert np.array_equal(fused, separate), (shape, axes, layout, chain, threads)
-    return argmin_prologue.prepare(shape, strides, axes, threads)
+    fast = chain.intermediate == "FLOAT32"
+    return argmin_prologue.prepare(shape, strides, axes, threads, fast)
 
 
 def takes(case: Case, prepared: argmin_prologue.Prepared, strides: list[int]) -> bool:
@@ -139,10 +143,12 @@ def test_every_plan_path_with_a_prologue_equals_node_by_node(name: str, chain: i
 @pytest.mark.parametrize("axes", [(0,), (1,), (0, 1)])
 def test_row_one_of_the_benchmark_shrunk_with_float32_rows_compared_as_keys(
         threads: int, axes: tuple[int, ...], monkeypatch: pytest.MonkeyPatch) -> None:
-    """DEQUANTIZE_LINEAR per column -> CLIP [0, 6] -> ARGMIN, rows compared as floats and as integer keys."""
+    """DEQUANTIZE_LINEAR per column -> CLIP [0, 6] -> ARGMIN, rows compared as floats and as integer keys:
+    the fast rows compute the element in registers, the columns take scratch tiles."""
     for floats in (True, False):
         monkeypatch.setattr(argmin_engine, "FLOAT_COMPARISONS", floats)
-        check((1031, 700), axes, "packed", Chain("column"), threads, seed=threads)
+        prepared = check((1031, 700), axes, "packed", Chain("column"), threads, seed=threads)
+        assert prepared.engine == ("columns" if axes == (0,) else "fast_rows")
 
 
 @pytest.mark.parametrize("shape", [(3, 5), (64, 2000), (2, 70_000)])
@@ -164,3 +170,18 @@ def test_small_boxes_cut_rows_and_columns_anywhere(name: str, monkeypatch: pytes
     monkeypatch.setattr(argmin_boxes, "_modules", {})
     case = CASES[name]
     check(case.shape, case.axes, case.layout, Chain("column", "FLOAT32", "DECREASING", "INT64"), case.threads, seed=5)
+
+
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+def test_rows_of_infinity_only_are_reduced_again_with_keys(direction: str) -> None:
+    """Every element +inf (a scale of 3e38, x - zero point >= 116): the vector lanes, starting at +inf, find
+    nothing smaller and the run is reduced again; the first (INCREASING) or last index wins."""
+    chain = Chain("tensor", quantized="INT8", direction=direction, clip=(-math.inf, math.inf))
+    prepared = check((5, 300), (1,), "packed", chain, 2, fixed=(3e38, -116))
+    assert prepared.engine == "fast_rows"
+
+
+def test_a_float16_intermediate_takes_the_scratch_tiles() -> None:
+    """Its values are rounded to half and compared as FLOAT16 keys: not the FLOAT32 fast rows."""
+    prepared = check((40, 1000), (1,), "packed", Chain("column", "FLOAT16"), 2)
+    assert prepared.engine == "rows"

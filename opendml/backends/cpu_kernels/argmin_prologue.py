@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,7 @@ from . import drivers
 from .argmin_keys import DECREASING, FLOAT, HALF
 from .argmin_plan import Plan, ReducedLayout, plan
 from .argmin_rows import ROW_BLOCK
+from .argmin_vectors import vectorised
 from .threads import run_tasks
 from .views import flat
 
@@ -75,6 +76,7 @@ class Prepared:
 
     work: Plan
     engine: str
+    hoisted: tuple[bool, ...] | None  # for the fast tasks: operands that are one value along the last dimension
     tasks: np.ndarray
     strides: np.ndarray  # operands x walker dimensions (a leading dimension of 1, then the merged ones)
     red: np.ndarray
@@ -83,15 +85,23 @@ class Prepared:
     length: int
 
 
-def prepare(shape: Sequence[int], strides: Sequence[Sequence[int]], axes: tuple[int, ...],
-            threads: int) -> Prepared:
+def prepare(shape: Sequence[int], strides: Sequence[Sequence[int]], axes: tuple[int, ...], threads: int,
+            fast: bool = False) -> Prepared:
+    """The plan of a layout and what runs it: the fast row task (``argmin_fast``) where ``fast`` (the element
+    is ``argmin_vectors.vectorised``), the last dimension is reduced and every operand walks it with stride
+    1 or 0; else the engine of the plan's tasks over scratch tiles (``argmin_boxes``)."""
     found = merged(shape, strides, axes)
     red = found.layout
     work = plan(red, threads)
-    engine_name = "columns" if not work.rows else ("short_rows" if red.sizes[-1] <= ROW_BLOCK else "rows")
+    hoisted = None
+    if fast and work.rows and all(s[-1] in (0, 1) for s in found.strides):
+        hoisted = tuple(s[-1] == 0 for s in found.strides)
+        engine_name = "fast_rows"
+    else:
+        engine_name = "columns" if not work.rows else ("short_rows" if red.sizes[-1] <= ROW_BLOCK else "rows")
     rows = [_task_row(found, task, work.rows) for task in work.tasks]
     walker = np.array([[0, *s] for s in found.strides], np.int64)
-    return Prepared(work, engine_name, np.array(rows, np.int64), walker,
+    return Prepared(work, engine_name, hoisted, np.array(rows, np.int64), walker,
                     np.array([0, *red.reduced], np.uint8), np.array([0, *red.weights], np.int64), red.slots,
                     red.length)
 
@@ -110,18 +120,20 @@ def _task_row(found: Merged, task: Any, rows: bool) -> list[int]:
     per = math.prod(sizes[m:f + 1])
     digits = [(task.x0 // p) % n for p, n in zip(red.strides, red.sizes)]  # the task's origin (packed)
     origins = [sum(i * s for i, s in zip(digits, own)) for own in found.strides]
-    return [task.piece, task.slot0, task.index0, task.start * per, task.stop * per, f, step, *origins, *sizes]
+    return [task.piece, task.slot0, task.index0, task.start, task.stop, task.start * per, task.stop * per, f, step,
+            *origins, *sizes]
 
 
 def reduction(spec: KernelSpec, params: ArgMinParams) -> Run:
     """The run of a reduction whose element is computed: ``run(*operands, out, threads)``."""
     fill = boxes.fill_expression(spec.element)
     try:
-        module = boxes.compiled(spec.element)
+        boxes.compiled(spec.element)
     except ex.ExpressionError as error:
         from . import unsupported
 
         raise unsupported(spec) from error
+    fast = vectorised(spec.element)
     ops = tuple(sorted(ex.loads(fill)))
     kind, key = _kind(fill.type)
     order = DECREASING if params.axis_direction == AxisDirection.DECREASING else None
@@ -137,8 +149,9 @@ def reduction(spec: KernelSpec, params: ArgMinParams) -> Run:
             if len(prepared) > 64:
                 prepared.clear()
             found = prepared[layout_key] = prepare(arrays[0].shape, [_elements(a) for a in arrays], params.axes,
-                                                   threads)
+                                                   threads, fast)
         flats = [flat(a.view(np.uint16) if h else a) for a, h in zip(arrays, halves)]
+        module = boxes.compiled(spec.element, found.hoisted)
         _execute(module, found, flats, spec.scalars, kind, key, order, out, threads)
 
     return run
@@ -148,17 +161,18 @@ def compile_layout(spec: KernelSpec, params: ArgMinParams, shape: Sequence[int],
                    strides: Sequence[Sequence[int]], threads: int) -> None:
     """Compile what a call of this layout runs, and nothing else, by running its plan over no boxes."""
     fill = boxes.fill_expression(spec.element)
-    module = boxes.compiled(spec.element)
     ops = tuple(sorted(ex.loads(fill)))
     kind, key = _kind(fill.type)
     order = DECREASING if params.axis_direction == AxisDirection.DECREASING else None
-    found = prepare(shape, strides, params.axes, threads)
+    found = prepare(shape, strides, params.axes, threads, vectorised(spec.element))
+    module = boxes.compiled(spec.element, found.hoisted)
     empty = found.tasks.copy()
     empty[:, boxes.LAST] = empty[:, boxes.FIRST]
+    empty[:, boxes.STOP] = empty[:, boxes.START]
     types = ex.loads(fill)
     flats = [np.zeros(1, np.uint16 if types[k] is DataType.FLOAT16 else types[k].numpy) for k in ops]
     state = engine.State.fresh(1, key, found.work.pieces)
-    _launch(module, Prepared(found.work, found.engine, empty, found.strides, found.red, found.w, 1, 1), flats,
+    _launch(module, replace(found, tasks=empty, slots=1, length=1), flats,
             spec.scalars, kind, order, state, threads)
 
 
