@@ -313,14 +313,29 @@ def test_the_cpu_backend_compiles_the_spec_not_the_name(kernel_set: str, monkeyp
 
 
 @pytest.mark.parametrize("kernel_set", KERNELS)
-def test_a_spec_no_cpu_kernel_lowers_is_a_clear_error(kernel_set: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_computed_argmin_element_runs_on_both_kernel_sets(kernel_set: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reduction comparing x * -1 (a fused prologue's shape) finds the largest x: the element is computed
+    before it is compared, never replaced by a load of the input."""
     monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load(kernel_set))
-    computed = ex.ToFloat32(ex.Load(0, DataType.FLOAT16))  # a computed ARGMIN prologue: no engine takes one yet
+    computed = ex.Multiply(ex.ToFloat32(ex.Load(0, DataType.FLOAT16)), ex.Param(0, DataType.FLOAT32))
     argmin = Reduction(ReductionKind.ARGMIN, (1,), dml.AxisDirection.INCREASING, NanRule.IGNORE, DataType.INT64)
-    spec = KernelSpec("ARGMIN", (DataType.FLOAT16,), DataType.INT64, computed, reduction=argmin)
-    with pytest.raises(dml.KernelUnsupportedError, match=r"^ARGMIN: Reduction element must be Load\(0, FLOAT16\).*"
-                       r"got ToFloat32\(Load\(0, FLOAT16\)\)\.$"):
-        CPU_BACKEND.compile(operator_with_spec(spec))
+    spec = KernelSpec("ARGMIN", (DataType.FLOAT16,), DataType.INT64, computed, (np.float32(-1.0),), argmin)
+    x = np.random.default_rng(8).permutation(np.arange(1, 19, dtype=np.float16)).reshape(2, 9)
+    kernel = CPU_BACKEND.compile_spec(dml.Device("cpu"), spec, [dml.TensorDesc("FLOAT16", (2, 9))],
+                                      dml.TensorDesc("INT64", (2, 1)))
+    out = np.full((2, 1), -1, np.int64)
+    kernel.run_arrays([x], out)
+    assert out.reshape(-1).tolist() == np.argmax(x, axis=1).tolist()
+
+
+@NUMBA
+def test_a_reduction_element_no_cpu_kernel_lowers_is_a_clear_error() -> None:
+    argmin = Reduction(ReductionKind.ARGMIN, (1,), dml.AxisDirection.INCREASING, NanRule.IGNORE, DataType.INT64)
+    spec = KernelSpec("ARGMIN", (DataType.FLOAT32,), DataType.INT64, ex.Param(0, DataType.FLOAT32),
+                      (np.float32(1),), argmin)
+    with pytest.raises(dml.KernelUnsupportedError, match=r"^ARGMIN: kernel must be an element-wise expression or a "
+                       r"reduction the CPU backend lowers; got Reduction\(.*\)\.$"):
+        cpu_kernels.load("numba").reduction(spec)
 
 
 @NUMBA

@@ -51,7 +51,8 @@ class CpuKernel:
         else:  # a reduction's kernels depend on its input's layout: those its plan runs are compiled
             x = inputs[0]
             assert x is not None  # a reduction's input is required
-            kernels.prepare_reduction(spec, x.sizes, x.effective_strides, self.threads)
+            kernels.prepare_reduction(spec, x.sizes, x.effective_strides, self.threads,
+                                      [None if d is None else d.effective_strides for d in inputs])
 
     def _warm_up(self, inputs: Sequence[TensorDesc | None], output: TensorDesc) -> None:
         """Run once on one-element arrays, so that just-in-time compilation belongs to compiling the

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import expr as ex
 from ...enums import AxisDirection
 from ...kernels.spec import KernelSpec
 from ...ops.argmin import ArgMinParams
@@ -33,16 +34,36 @@ def argmin(params: ArgMinParams) -> Run:
     return lambda x, out, threads: _argmin(params, x, out, threads)
 
 
-def reduction(spec: KernelSpec) -> Run:
-    """The run of a reduction's kernel specification (``argmin_spec`` says which it may be)."""
-    return argmin(argmin_params(spec))
+def reduction(spec: KernelSpec) -> Callable[..., None]:
+    """The run of a reduction's kernel specification (``argmin_spec`` says which it may be): a plain
+    ARGMIN of its input here, one over a computed element (a fused prologue) in ``argmin_prologue``."""
+    params = argmin_params(spec, prologue=True)
+    if computed(spec):
+        from . import argmin_prologue  # only fused graphs load it
+
+        return argmin_prologue.reduction(spec, params)  # type: ignore[no-any-return]
+    return argmin(params)
 
 
-def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int) -> None:
+def computed(spec: KernelSpec) -> bool:
+    """Whether a reduction compares a computed element rather than its input's own elements."""
+    return spec.element != ex.Load(0, spec.inputs[0]) if spec.inputs and spec.inputs[0] else True
+
+
+def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int,
+                      operands: Sequence[Sequence[int] | None] = ()) -> None:
     """Compile the kernels that an ARGMIN of this input layout (``strides`` in elements) runs, and no
     others, by running its plan over no rows: the operator's compile step, so that its first execution
-    compiles nothing (a one-element stand-in would take another path than most layouts)."""
-    params = argmin_params(spec)
+    compiles nothing (a one-element stand-in would take another path than most layouts). ``operands``:
+    every operand's strides (None for an absent one), which a computed element's layout depends on."""
+    params = argmin_params(spec, prologue=True)
+    if computed(spec):
+        from . import argmin_prologue
+
+        loaded = sorted(ex.loads(spec.element))
+        every = [operands[k] if k < len(operands) and operands[k] is not None else strides for k in loaded]
+        argmin_prologue.compile_layout(spec, params, shape, every, threads)  # type: ignore[arg-type]
+        return
     order = DECREASING if params.axis_direction == AxisDirection.DECREASING else None
     red = layout_of(shape, strides, params.axes)
     bits, kind, key = _keyed(np.zeros(1, spec.inputs[0].numpy))  # type: ignore[union-attr]

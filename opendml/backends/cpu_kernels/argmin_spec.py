@@ -11,12 +11,10 @@ from ...ops.argmin import ArgMinParams
 def argmin_params(spec: KernelSpec, prologue: bool = False) -> ArgMinParams:
     """The ARGMIN a reduction's specification asks for, or a clear error for one the engines cannot run.
 
-    The engines read the input's elements and compare them (as keys, ``argmin_keys``), so the only element
-    expression they take is ``Load(0, T)`` of the input itself. A computed prologue (fused kernels) plugs in
-    where the kernels read an element: ``key_of(x[i], kind)`` in ``argmin_rows`` and ``argmin_columns``
-    would key the expression's value instead, and the lane reductions (``argmin_lanes``) would compute it
-    on vectors after their loads; until then any other expression is refused here, never run as a load.
-    ``prologue``: the caller evaluates any element expression itself (the NumPy kernels do).
+    The engines read the input's elements and compare them (as keys, ``argmin_keys``), so without
+    ``prologue`` the only element expression taken is ``Load(0, T)`` of the input itself. ``prologue``: the
+    caller evaluates any element expression itself: the NumPy kernels block by block, the JIT kernels into
+    scratch tiles that the engines then reduce (``argmin_boxes``), for every layout the engines take.
     """
     record = spec.reduction
     if record is None or record.kind != ReductionKind.ARGMIN:

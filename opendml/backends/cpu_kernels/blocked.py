@@ -68,7 +68,8 @@ def reduction(spec: KernelSpec) -> Callable[..., None]:
     return lambda *args: _argmin(params, _Values(spec, args[:-2]), args[-2], args[-1])
 
 
-def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int) -> None:
+def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int,
+                      operands: Sequence[Sequence[int] | None] = ()) -> None:
     """Nothing to compile: the reference runs as it is (``fast.prepare_reduction`` compiles its kernels)."""
     argmin_params(spec, prologue=True)  # refused at compile time, as the fast kernels refuse it
 

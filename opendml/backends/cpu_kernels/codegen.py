@@ -84,6 +84,16 @@ def source(element: ex.Expr) -> str:
     return "\n\n\n".join(parts) + "\n"
 
 
+def walker(element: ex.Expr) -> str:
+    """The Numba source of ``ELEMENT``, ``value``, ``run`` and ``kernel`` alone (the header included): what a
+    reduction with a computed element (``argmin_boxes``) runs to write its element's values into a scratch
+    tile, or computes them with (``argmin_fast``)."""
+    ops = operands(element)
+    names = _Names(ops, len(ex.params(element)))
+    return "\n\n\n".join([_HEADER, _expression(element), _value(element, names), _run(element, names),
+                           _kernel(names, streamed=False)])
+
+
 class _Names:
     """The generated code's argument lists."""
 

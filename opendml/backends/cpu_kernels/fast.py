@@ -37,8 +37,9 @@ class _Walk:
     bounds: np.ndarray  # the shares as the drivers take them
 
 
-# The ARGMIN engines compare their input's elements as loaded (``argmin_spec``): no computed prologue yet.
-REDUCTION_PROLOGUES = False
+# A reduction's element may be any expression (a fused prologue): its values are written into scratch tiles
+# that the ARGMIN engines reduce (``argmin_boxes``, ``argmin_prologue``).
+REDUCTION_PROLOGUES = True
 
 # Outputs of at least this many bytes are written with streaming (non-temporal) stores (``stream``): they
 # would not stay in the caches for the next operator anyway, and the stores skip reading every line first.

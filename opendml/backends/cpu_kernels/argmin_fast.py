@@ -1,0 +1,88 @@
+"""ARGMIN over a computed FLOAT32 element with its last dimension reduced, computed where it is compared:
+the fast task of ``argmin_boxes``' modules, for layouts whose last merged dimension every operand walks
+contiguously or not at all (stride 1, or 0: a broadcast value, hoisted).
+
+``task_fast_rows`` reduces each run of a task's rows: its whole vectors through ``lanes_best`` (an
+intrinsic of ``argmin_vectors``: the expression in vector registers, a best value and vector per lane,
+compared as floats where ``floats_compare_exactly()``), the few elements after them one by one with the
+scalar ``value`` and integer keys; a run whose lanes found only +inf or NaN (not certain as floats) is
+reduced again with keys, as ``argmin_rows.run_best`` does. It folds into the same (key, index) states as the
+engines (``argmin_keys``), takes the same plan tasks, and computes each value with the element-wise
+kernels' own lowering (``value`` for one element, ``vectors`` for whole vectors: the same instructions, no
+fast-math), so it gives the bits of the unfused graph. The source is specialised for one hoisting pattern
+(which operands are one value along the last dimension), so a call compiles one vector loop, not one per
+pattern.
+
+Kept last dimensions (columns) take the scratch tiles of ``argmin_boxes``: a column fold computing the
+element in a loop over the tile's columns (as ``argmin_columns`` folds keys) measured 57 ms on the
+first-axis row of the benchmark (DEQUANTIZE_LINEAR UINT8 [16384, 4096] -> CLIP -> ARGMIN, 2 threads)
+against 8.6 ms for tiles of 2^18 elements reduced by ``argmin_columns``, and 28 ms unfused.
+"""
+
+from __future__ import annotations
+
+from . import argmin_boxes as boxes
+
+IMPORTS = '''from numba.extending import intrinsic as _intrinsic
+from opendml.backends.cpu_kernels.argmin_keys import found_key, key_of, replaces, takes
+from opendml.backends.cpu_kernels.argmin_lanes import floats_compare_exactly
+from opendml.backends.cpu_kernels.argmin_vectors import bits_of, lanes_typing'''
+
+
+def source(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str:
+    """The fast tasks and their drivers for operands ``ops`` (``hoisted``: one value along the last
+    dimension), scalars ``q``."""
+    m = len(ops)
+    a = [f"a{k}" for k in ops]
+    starts = [f"b{k}" for k in ops]
+    lanes_args = ", ".join([f"a{k}[b{k}]" if h else f"a{k}" for k, h in zip(ops, hoisted)] + starts
+                           + ["n // 16", "order"] + q)
+    head = ", ".join(a + ["t", "strides", "red", "w", "cur", "idx", "kind", "order", "floats"] + q)
+    driver_args = head.replace("t, strides", "t[k], strides")
+
+    def value(index: str, base: str = "b") -> str:
+        args = [f"a{k}[{base}{k}]" if h else f"a{k}[{base}{k} + {index}]" for k, h in zip(ops, hoisted)]
+        return f"key_of(bits_of(value({', '.join(args + q)})), kind)"
+
+    parts = [IMPORTS, f'''@_intrinsic
+def lanes_best(typingctx, {", ".join(a + starts + ["count", "order"] + q)}):
+    return lanes_typing(ELEMENT, OPERANDS, ({", ".join(a + starts + ["count", "order"] + q)},))''',
+             f'''@jit
+def row_fast({", ".join(a + starts + ["n", "kind", "order", "floats"] + q)}):
+    """The best (key, position) of a run: whole vectors in registers, then the rest one by one."""
+    done, key, pos = 0, np.int32(0), 0
+    if floats and n >= 16:
+        found, pos = lanes_best({lanes_args})
+        if found != np.int32(0x7F800000):  # +inf: the minimum, or every element NaN; not certain as floats
+            key, done = key_of(found, kind), n // 16 * 16
+    if done == 0:
+        key, pos, done = {value("0")}, 0, 1
+    for k in range(done, n):
+        v = {value("k")}
+        if takes(v, key, order):
+            key, pos = v, k
+    return key, pos''',
+             f'''@jit
+def task_fast_rows({head}):
+    sizes = t[{boxes.ORIGINS + m}:]
+    nd = sizes.size
+    n, wn, piece = sizes[-1], w[-1], t[{boxes.PIECE}]
+    c, ix = cur[piece], idx[piece]
+    at = np.empty({m}, np.int64)
+    floats = floats and floats_compare_exactly()
+    for r in range(t[{boxes.START}], t[{boxes.STOP}]):
+        g, slot, index = box_at(r, r + 1, sizes, nd - 2, 1, strides, t[{boxes.ORIGINS}:{boxes.ORIGINS + m}], red, w,
+                                t[{boxes.SLOT0}], t[{boxes.INDEX0}], at)
+        key, pos = row_fast({", ".join(a + [f"at[{p}]" for p in range(m)] + ["n", "kind", "order", "floats"] + q)})
+        index += pos * wn
+        if found_key(key, kind) and (ix[slot] < 0 or replaces(key, index, c[slot], ix[slot], order)):
+            c[slot], ix[slot] = key, index''']
+    for engine in ("fast_rows",):
+        parts.append(f'''@njit(nogil=True, cache=True, parallel=True)
+def driver_{engine}({head}, counter, workers):
+    for _ in prange(workers):
+        k = next_share(counter)
+        while k < t.shape[0]:
+            task_{engine}({driver_args})
+            k = next_share(counter)''')
+    return "\n\n\n".join(parts)
