@@ -190,9 +190,11 @@ def _launch(module: Any, found: Prepared, flats: list[np.ndarray], scalars: tupl
             state: engine.State, threads: int) -> None:
     floats = engine.FLOAT_COMPARISONS
     tail = (found.strides, found.red, found.w, state.cur, state.idx, kind, order, floats, *scalars)
-    if len(found.tasks) > 1 and drivers.usable():
-        drivers.launch(getattr(module, f"driver_{found.engine}"), (*flats, found.tasks, *tail), threads)
-        return
+    if len(found.tasks) > 1:
+        driver, args = getattr(module, f"driver_{found.engine}"), (*flats, found.tasks, *tail)
+        if drivers.ready(driver, args):
+            drivers.launch(driver, args, threads)
+            return
     task = getattr(module, f"task_{found.engine}")
     run_tasks(task, [(*flats, t, *tail) for t in found.tasks], threads)
 
