@@ -67,9 +67,9 @@ def test_a_three_node_model_is_one_compiled_graph() -> None:
     assert [node.name for node in segment.compiled.graph_desc.nodes] == [
         "DequantizeLinear node #0", "Clip node #1", "ArgMin node #2"]
     assert segment.inputs == ("x", "scale", "zero_point")  # initializers stay bound graph inputs
-    # DequantizeLinear and Clip run as one fused kernel: only Clip's output, FLOAT32 [4, 3, 8] (384 bytes),
-    # is an intermediate.
-    assert segment.compiled.binding_properties == dml.BindingProperties(384, 0)
+    # DequantizeLinear and Clip run as ArgMin's prologue: one fused kernel, no intermediate written.
+    assert segment.compiled.plan.groups == ((0, 1, 2),)
+    assert segment.compiled.binding_properties == dml.BindingProperties(0, 0)
 
 
 @pytest.mark.parametrize("scale_type", [np.float32, np.float16])

@@ -45,7 +45,8 @@ class KernelSpec:
     """One operator as a backend sees it.
 
     Element-wise (``reduction`` None): ``element`` is a ``Store`` of the output type. Reduction: ``element``
-    is the value of each input element compared (a ``Load`` today; a computed prologue later) and the
+    is the value of each input element compared (a ``Load`` of the input, or a fused chain's value: its
+    prologue) and the
     output holds indices of ``reduction.index_type``.
     """
 
