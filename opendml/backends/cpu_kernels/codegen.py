@@ -121,7 +121,7 @@ from numba.extending import intrinsic
 
 from opendml import expr as ex
 from opendml.backends.cpu_kernels.drivers import next_share
-from opendml.backends.cpu_kernels.halves import float_to_half, half_to_float
+from opendml.backends.cpu_kernels.halves import float_to_half, half_to_float, round_to_half
 from opendml.backends.cpu_kernels.rows import base_offset, streamed
 from opendml.backends.cpu_kernels.vectors import stream_typing
 from opendml.backends.cpu_kernels.views import PARALLEL_MIN
@@ -189,7 +189,7 @@ def _scalar(node: ex.Expr, of: dict[ex.Expr, str], root: bool = False) -> str:
         value = of[node.value]
         if node.type is not DataType.FLOAT16:
             return f"{_numpy(node.type)}({value})"
-        return f"float_to_half({value})" if root else f"half_to_float(float_to_half({value}))"
+        return f"float_to_half({value})" if root else f"round_to_half({value})"
     raise ex.ExpressionError(f"no Numba lowering of {type(node).__name__}")
 
 
