@@ -312,3 +312,42 @@ def test_argmin_compares_the_elements_themselves(input_type: str) -> None:
     values = _values(input_type, [])
     got = numpy_lowering.evaluate(spec.element, [values], spec.scalars)
     assert all(oracle.same_value(_python(g), _python(v)) for g, v in zip(got, values))
+
+
+# --- extra outputs: a fused kernel's intermediates that are graph outputs ----------------------------------
+
+
+def _scaled(extra: tuple[ex.Store, ...]) -> KernelSpec:
+    x = ex.Load(0, T.FLOAT32)
+    doubled = ex.Multiply(x, ex.Param(0, T.FLOAT32))
+    return KernelSpec("twice", (T.FLOAT32,), T.FLOAT16, ex.Store(doubled, T.FLOAT16), (np.float32(2),), None, extra)
+
+
+def test_extra_outputs_are_part_of_what_a_kernel_compiles() -> None:
+    plain = _scaled(())
+    with_copy = _scaled((ex.Store(ex.Load(0, T.FLOAT32), T.FLOAT32),))
+    assert plain.key != with_copy.key
+    assert with_copy.extra[0].type is T.FLOAT32
+
+
+@pytest.mark.parametrize("extra, message", [
+    ((ex.Load(0, T.FLOAT32),), "an extra output stores its value"),
+    ((ex.Store(ex.Load(1, T.FLOAT32), T.FLOAT32),), "Load(1, FLOAT32) reads no such operand"),
+    ((ex.Store(ex.Param(1, T.FLOAT32), T.FLOAT32),), "parameters [0, 1] for 1 scalars"),
+])
+def test_an_extra_output_must_store_a_value_of_the_kernels_operands(extra: tuple, message: str) -> None:
+    with pytest.raises(ex.ExpressionError) as raised:
+        _scaled(extra)
+    assert message in str(raised.value)
+
+
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}"))])
+def test_a_backend_without_fused_outputs_refuses_extra_outputs(backend: str) -> None:
+    device = dml.Device(backend)
+    if device.backend.fused_outputs():
+        pytest.skip(f"backend {backend!r} lowers extra outputs (tests/test_graph_fusion.py runs them)")
+    spec = _scaled((ex.Store(ex.Load(0, T.FLOAT32), T.FLOAT32),))
+    desc = dml.TensorDesc("FLOAT32", [4])
+    with pytest.raises(dml.KernelUnsupportedError, match="twice: extra must be empty"):
+        device.backend.compile_spec(device, spec, [desc], dml.TensorDesc("FLOAT16", [4]), [desc])

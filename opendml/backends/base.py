@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..dtypes import DataType
+from ..errors import KernelUnsupportedError, kernel_unsupported
 
 if TYPE_CHECKING:
     from ..buffer import Buffer
@@ -41,12 +42,23 @@ class Backend(Protocol):
         """The kernel that executes the operator."""
 
     def compile_spec(self, device: Device, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
-                     output: TensorDesc) -> Kernel:
+                     output: TensorDesc, extra_outputs: Sequence[TensorDesc] = ()) -> Kernel:
         """The kernel of ``spec`` over tensors so described (None: an absent input): an operator's, or a
-        compiled graph's fused kernel. Executed with bindings in the same order."""
+        compiled graph's fused kernel. Executed with bindings in the same order, the outputs ``output``
+        then ``extra_outputs`` (one per ``spec.extra``)."""
 
     def reduction_prologues(self) -> bool:
         """Whether ``compile_spec`` lowers a reduction whose element is a computed expression (an
         element-wise chain fused into it as its prologue), not only a load of its input."""
 
+    def fused_outputs(self) -> bool:
+        """Whether ``compile_spec`` lowers ``spec.extra`` (a fused kernel writing intermediates that are
+        graph outputs), element-wise kernels and reductions alike."""
+
     def supports_data_type(self, data_type: DataType) -> bool: ...
+
+
+def unsupported_extra(spec: KernelSpec, backend: str) -> KernelUnsupportedError:
+    """The error of a backend given ``spec.extra`` outputs it does not lower (``fused_outputs`` is False)."""
+    return kernel_unsupported(spec.operator, "extra", f"must be empty on backend {backend!r} (it writes one "
+                              "output a kernel)", f"{len(spec.extra)} extra output(s)")

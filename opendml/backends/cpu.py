@@ -11,6 +11,7 @@ from ..buffer import Buffer, host_array
 from ..dtypes import ALL_TYPES, DataType
 from ..errors import OutOfMemoryError, invalid, out_of_memory
 from . import cpu_kernels
+from .base import unsupported_extra
 
 if TYPE_CHECKING:
     from ..binding import BoundTensor
@@ -123,12 +124,17 @@ class CpuBackend:
         return self.compile_spec(operator.device, operator.kernel_spec, *operator.kernel_tensors)
 
     def compile_spec(self, device: Device, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
-                     output: TensorDesc) -> CpuKernel:
+                     output: TensorDesc, extra_outputs: Sequence[TensorDesc] = ()) -> CpuKernel:
         """The kernel of ``spec`` (an operator's, or a fused graph kernel's) over these descriptions."""
+        if spec.extra or extra_outputs:
+            raise unsupported_extra(spec, self.name)
         return CpuKernel(spec, inputs, output, getattr(device, "threads", 1))
 
     def reduction_prologues(self) -> bool:
         return bool(cpu_kernels.kernels().REDUCTION_PROLOGUES)
+
+    def fused_outputs(self) -> bool:
+        return False
 
     def supports_data_type(self, data_type: DataType) -> bool:
         return data_type in ALL_TYPES

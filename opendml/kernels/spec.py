@@ -46,8 +46,13 @@ class KernelSpec:
 
     Element-wise (``reduction`` None): ``element`` is a ``Store`` of the output type. Reduction: ``element``
     is the value of each input element compared (a ``Load`` of the input, or a fused chain's value: its
-    prologue) and the
-    output holds indices of ``reduction.index_type``.
+    prologue) and the output holds indices of ``reduction.index_type``.
+
+    ``extra`` (a fused kernel's intermediates that are also graph outputs) are more values the kernel
+    writes, each a ``Store`` over the same operands and scalars, to an output of its own (outputs 1, 2...
+    after the main one), element for element over the kernel's iteration: the output's sizes for an
+    element-wise kernel, the reduced input's sizes for a reduction. A backend lowers them where
+    ``Backend.fused_outputs`` says so.
     """
 
     operator: str
@@ -56,12 +61,17 @@ class KernelSpec:
     element: ex.Expr
     scalars: tuple[np.generic, ...] = ()
     reduction: Reduction | None = None
+    extra: tuple[ex.Store, ...] = ()
 
     def __post_init__(self) -> None:
-        for k, t in ex.loads(self.element).items():
-            if k >= len(self.inputs) or self.inputs[k] != t:
-                raise ex.ExpressionError(f"{self.operator}: Load({k}, {t.name}) reads no such operand")
-        wanted = ex.params(self.element)
+        for value in self.extra:
+            if not isinstance(value, ex.Store):
+                raise ex.ExpressionError(f"{self.operator}: an extra output stores its value; got {value!r}")
+        for expression in (self.element, *self.extra):
+            for k, t in ex.loads(expression).items():
+                if k >= len(self.inputs) or self.inputs[k] != t:
+                    raise ex.ExpressionError(f"{self.operator}: Load({k}, {t.name}) reads no such operand")
+        wanted = {k: t for expression in (self.element, *self.extra) for k, t in ex.params(expression).items()}
         if sorted(wanted) != list(range(len(self.scalars))):
             raise ex.ExpressionError(f"{self.operator}: parameters {sorted(wanted)} for {len(self.scalars)} scalars")
         for k, t in wanted.items():
@@ -73,7 +83,7 @@ class KernelSpec:
     @property
     def key(self) -> tuple:
         """What a compiled kernel depends on: everything but the scalars' values."""
-        return self.operator, self.inputs, self.output, self.element, self.reduction
+        return self.operator, self.inputs, self.output, self.element, self.reduction, self.extra
 
     @property
     def is_reduction(self) -> bool:

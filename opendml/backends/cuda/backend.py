@@ -13,6 +13,7 @@ from ...buffer import Buffer, check_buffer_dtype, host_array
 from ...dtypes import ALL_TYPES, DataType
 from ...errors import OutOfMemoryError, out_of_memory
 from ...kernels.spec import KernelSpec, NanRule, ReductionKind
+from ..base import unsupported_extra
 from ..layout import Layout, collapse
 from . import argmin_c, codegen, elementwise_c, expr_c
 from .compiler import kernel
@@ -126,8 +127,10 @@ class CudaBackend:
         return self.compile_spec(operator.device, operator.kernel_spec, *operator.kernel_tensors)
 
     def compile_spec(self, device: Device, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
-                     output: TensorDesc) -> Any:
+                     output: TensorDesc, extra_outputs: Sequence[TensorDesc] = ()) -> Any:
         """The kernel of ``spec`` (an operator's, or a fused graph kernel's) over these descriptions."""
+        if spec.extra or extra_outputs:
+            raise unsupported_extra(spec, self.name)
         if spec.reduction is None:
             return ElementwiseKernel(self, spec, inputs, output)
         if spec.reduction.kind is ReductionKind.ARGMIN:
@@ -137,6 +140,9 @@ class CudaBackend:
 
     def reduction_prologues(self) -> bool:
         return True  # ARGMIN's value() takes an element of each operand of a fused chain
+
+    def fused_outputs(self) -> bool:
+        return False
 
     def supports_data_type(self, data_type: DataType) -> bool:
         return data_type in ALL_TYPES
