@@ -111,16 +111,19 @@ def _grid(plan: ArgMinPlan, sm_count: int) -> int:
 
 
 def program(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDesc, folder: Path,
-            shifts: Sequence[int], sm_count: int = 1) -> tuple[str, ArgMinPlan]:
+            shifts: Sequence[int], sm_count: int = 1, extra_outputs: Sequence[TensorDesc] = (),
+            extra_shifts: Sequence[int] = ()) -> tuple[str, ArgMinPlan]:
     """A host program running ``spec``'s kernels as CudaBackend would (the element-by-element kernel where
-    an operand's address, shifted by ``shifts`` bytes, fits no load), reading operand k from ``in{k}.bin``
-    and writing ``out.bin``; and the plan it runs."""
+    an operand's address, shifted by ``shifts`` bytes, or an extra output's, shifted by ``extra_shifts``,
+    fits no load or store), reading operand k from ``in{k}.bin``, writing ``out.bin`` and each extra output
+    j (1, 2...) into the bytes of ``out{j}.bin``; and the plan it runs."""
     assert spec.reduction is not None
     x = descs[0]
     assert x is not None
-    kept, reduced = argmin_c.layouts(spec, descs, out)
+    kept, reduced = argmin_c.layouts(spec, descs, out, extra_outputs)
     plan = argmin_c.plan(spec, x, kept, reduced, sm_count)
-    if any(shifts[k] % alignment for k, alignment in argmin_c.alignments(spec, plan, kept, reduced)):
+    addresses = [*shifts, *extra_shifts]
+    if any(addresses[k] % alignment for k, alignment in argmin_c.alignments(spec, plan, kept, reduced)):
         plan = plan.scalar()
     direction = spec.reduction.direction
     parts = [HARNESS, "namespace m {", _body(argmin_c.argmin_kernel(spec, plan, direction, kept, reduced), "run"), "}"]
@@ -130,29 +133,46 @@ def program(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDes
     lines = ["int main() {"]
     lines += [f'  char* p{k} = (char*)read_file("{folder}/in{k}.bin", {shift}) + {shift};' for k, shift in enumerate(shifts)]
     lines.append(f"  char* pout = (char*)read_file(\"{folder}/out.bin\", 0);")
+    lines += [f'  char* pout{j} = (char*)read_file("{folder}/out{j}.bin", 0) + {shift};'
+              for j, shift in enumerate(extra_shifts, start=1)]
     lines.append(f"  char* pv = (char*)aligned_alloc(256, {partials // 256 * 256 + 256}); "
                  f"char* pi = (char*)aligned_alloc(256, {partials // 256 * 256 + 256});")
-    scalars = [_literal(v) for v in expr_c.launch_scalars(spec.element, spec.scalars)]
-    arguments = ", ".join([*(f"(ull)p{k}" for k in range(len(shifts))), "(ull)pout", "(ull)pv", "(ull)pi", *scalars])
+    scalars = [_literal(v) for v in expr_c.launch_scalars(spec.element, spec.scalars, spec.extra)]
+    extras = [f"(ull)pout{j}" for j in range(1, len(extra_shifts) + 1)]
+    arguments = ", ".join([*(f"(ull)p{k}" for k in range(len(shifts))), "(ull)pout", *extras, "(ull)pv", "(ull)pi",
+                           *scalars])
     lines.append(f"  launch({_grid(plan, sm_count)}, {plan.block}, [=] {{ m::run({arguments}); }});")
     if plan.splits > 1:
         blocks = max(1, min(math.ceil(plan.outputs / (BLOCK // plan.combine_group)), sm_count * 32))
         lines.append(f"  launch({blocks}, {BLOCK}, [=] {{ c::run((ull)pv, (ull)pi, (ull)pout); }});")
-    lines.append(f'  FILE* f = fopen("{folder}/out.bin", "wb"); fwrite(pout, 1, {size}, f); fclose(f); return 0; }}')
+    lines.append(f'  FILE* f = fopen("{folder}/out.bin", "wb"); fwrite(pout, 1, {size}, f); fclose(f);')
+    for j, (desc, shift) in enumerate(zip(extra_outputs, extra_shifts), start=1):
+        lines.append(f'  f = fopen("{folder}/out{j}.bin", "wb"); fwrite(pout{j} - {shift}, 1, '
+                     f'{desc.total_tensor_size_in_bytes + shift}, f); fclose(f);')
+    lines.append("  return 0; }")
     return "\n".join(parts + lines) + "\n", plan
 
 
 def run_on_host(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDesc, inputs: Sequence[np.ndarray],
-                folder: Path, shifts: Sequence[int]) -> tuple[np.ndarray, ArgMinPlan]:
-    """The output bytes of ``spec``'s kernels run on the host over ``inputs``, and the plan that ran."""
+                folder: Path, shifts: Sequence[int], extra_outputs: Sequence[TensorDesc] = (),
+                extra_bytes: Sequence[np.ndarray] = (), extra_shifts: Sequence[int] = ()
+                ) -> tuple[list[np.ndarray], ArgMinPlan]:
+    """The output bytes of ``spec``'s kernels run on the host over ``inputs`` (the OutputTensor's, then each
+    extra output's: ``extra_bytes`` as the kernels leave them, preceded by ``extra_shifts`` bytes), and
+    the plan that ran."""
     for k, data in enumerate(inputs):
         (folder / f"in{k}.bin").write_bytes(data.tobytes())
     (folder / "out.bin").write_bytes(bytes(out.total_tensor_size_in_bytes))
-    source, plan = program(spec, descs, out, folder, shifts)
+    shifted = list(extra_shifts) or [0] * len(extra_outputs)
+    for j, (data, shift) in enumerate(zip(extra_bytes, shifted), start=1):
+        (folder / f"out{j}.bin").write_bytes(bytes(shift) + data.tobytes())
+    source, plan = program(spec, descs, out, folder, shifts, 1, extra_outputs, shifted)
     (folder / "kernels.cpp").write_text(source)
     binary = folder / "kernels"
     built = subprocess.run(["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-pthread", "-w", "-o", str(binary),
                             str(folder / "kernels.cpp")], capture_output=True, text=True)
     assert built.returncode == 0, built.stderr[-3000:]
     subprocess.run([str(binary)], check=True, timeout=600)
-    return np.frombuffer((folder / "out.bin").read_bytes(), np.uint8), plan
+    written = [np.frombuffer((folder / f"out{j}.bin").read_bytes()[shift:], np.uint8)
+               for j, shift in enumerate(shifted, start=1)]
+    return [np.frombuffer((folder / "out.bin").read_bytes(), np.uint8), *written], plan

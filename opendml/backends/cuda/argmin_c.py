@@ -8,6 +8,14 @@ through its own strides (kept and reduced layouts carry them all): an operand co
 reduction of an output (a per-row scale of a last-axis reduction, a per-tensor one) is loaded once per
 output before the scan; one constant along a 16-byte load's elements once per load; one varying along them
 with stride 1 by aligned words of the same elements, else element by element.
+
+Extra outputs (``KernelSpec.extra``, a fused kernel's intermediates that are graph outputs) are computed by
+``value`` beside the value compared and stored where it is computed, by the thread that scans the element,
+in every plan: each element of each extra is written once (pieces of split reductions cover disjoint
+ranges; the combine pass writes none), whether its value is NaN or not. Each extra has the InputTensor's
+sizes and its own strides, which join the layouts like an operand's; along one 16-byte load's elements it
+is stored by aligned 16-byte words where it has stride 1 (so a warp's stores are as contiguous as its
+loads), else element by element.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from ...tensor import TensorDesc
 from ..layout import Layout, split_axes
 from . import expr_c
 from .codegen import C_TYPE, PRELUDE, decompose
-from .elementwise_c import WORD
+from .elementwise_c import FLOAT_WORD, WORD
 from .plan import ArgMinPlan, plan_argmin
 
 VECTOR_UNROLL = 8  # 16-byte loads in flight per thread in ARGMIN scans (measured best on an H100)
@@ -32,13 +40,16 @@ VECTOR_UNROLL = 8  # 16-byte loads in flight per thread in ARGMIN scans (measure
 LOADED_BYTES = VECTOR_UNROLL * 32
 
 
-def layouts(spec: KernelSpec, inputs: Sequence[TensorDesc | None], output: TensorDesc) -> tuple[Layout, Layout]:
-    """The kept layout (strides of the InputTensor, the output, then each other present operand) and the
-    reduced one (the InputTensor's, then the others'), merged only where every operand allows it."""
+def layouts(spec: KernelSpec, inputs: Sequence[TensorDesc | None], output: TensorDesc,
+            extra_outputs: Sequence[TensorDesc] = ()) -> tuple[Layout, Layout]:
+    """The kept layout (strides of the InputTensor, the output, then each other present operand, then each
+    extra output) and the reduced one (the InputTensor's, the others', the extra outputs'), merged only
+    where every operand and extra output allows it."""
     assert spec.reduction is not None
     x = inputs[0]
     assert x is not None  # InputTensor is required
     others = [desc.effective_strides for desc in inputs[1:] if desc is not None]
+    others += [desc.effective_strides for desc in extra_outputs]
     return split_axes(x.sizes, x.effective_strides, output.effective_strides, spec.reduction.axes, others)
 
 
@@ -102,15 +113,58 @@ def operands(spec: KernelSpec, plan: ArgMinPlan, kept: Layout, reduced: Layout) 
     return found
 
 
+@dataclass(frozen=True)
+class Extra:
+    """An extra output: where the scan stores each element's value of ``spec.extra[number - 1]``."""
+
+    number: int  # 1, 2...: the output's place after the main one
+    type: DataType
+    kept: tuple[int, ...]  # strides over the kept layout
+    reduced: tuple[int, ...]  # strides over the reduced layout
+    form: str  # along one load's elements: aligned "words", or "elements" one by one
+    stride: int  # between one load's elements
+
+    def words(self, vector: int) -> tuple[str, int]:
+        """The word one load's elements are stored by, and how many. FLOAT32 by float4 (or float2): the
+        compiler splits a uint4 store of float values into 4-byte stores."""
+        chunk = vector * self.type.size
+        words = FLOAT_WORD if self.type is DataType.FLOAT32 else WORD
+        return words[min(16, chunk)], max(1, chunk // 16)
+
+
+def extras(spec: KernelSpec, plan: ArgMinPlan, kept: Layout, reduced: Layout) -> list[Extra]:
+    """The extra outputs (their strides follow the present operands' in both layouts), each with the form
+    its stores take under ``plan``."""
+    first_kept, first_reduced = len(kept.strides) - len(spec.extra), len(reduced.strides) - len(spec.extra)
+    found = []
+    for j, stored in enumerate(spec.extra):
+        kept_strides, reduced_strides = kept.strides[first_kept + j], reduced.strides[first_reduced + j]
+        size, form, stride = stored.type.size, "elements", 0
+        if plan.vector > 1:
+            # Along a load: the innermost reduced dimension (rows) or the innermost kept one (columns).
+            rows = plan.family == "rows"
+            stride = reduced_strides[-1] if rows else kept_strides[-1]
+            others = (kept_strides + reduced_strides[:-1]) if rows else (kept_strides[:-1] + reduced_strides)
+            if stride == 1 and all(s * size % min(16, plan.vector * size) == 0 for s in others):
+                form = "words"
+        found.append(Extra(j + 1, stored.type, kept_strides, reduced_strides, form, stride))
+    return found
+
+
 def alignments(spec: KernelSpec, plan: ArgMinPlan, kept: Layout, reduced: Layout) -> list[tuple[int, int]]:
-    """(position among the present operands, bytes) of each address ``plan``'s loads need aligned: the
-    InputTensor's 16-byte loads and any other operand's words."""
+    """(position, bytes) of each address ``plan``'s loads and stores need aligned: the InputTensor's 16-byte
+    loads, any other operand's words and any extra output's words. Positions count the present operands,
+    then the extra outputs."""
     if plan.vector == 1:
         return []
     needed = [(0, 16)]
-    for position, operand in enumerate(operands(spec, plan, kept, reduced), start=1):
+    found = operands(spec, plan, kept, reduced)
+    for position, operand in enumerate(found, start=1):
         if operand.form == "words":
             needed.append((position, min(16, plan.vector * operand.type.size)))
+    for position, extra in enumerate(extras(spec, plan, kept, reduced), start=1 + len(found)):
+        if extra.form == "words":
+            needed.append((position, min(16, plan.vector * extra.type.size)))
     return needed
 
 
@@ -185,22 +239,44 @@ def _compute(spec: KernelSpec) -> tuple[DataType, str]:
     return value_type, expr_c.held_type(value_type)
 
 
+def _held(extra: Extra, name: str, vector: int) -> str:
+    """The declaration of the registers one load's elements of ``extra`` are computed into."""
+    c_type = C_TYPE[extra.type]
+    if extra.form == "words":
+        word, count = extra.words(vector)
+        return f"union {{ {word} w[{count}]; {c_type} e[{vector}]; }} {name};"
+    return f"struct {{ {c_type} e[{vector}]; }} {name};"
+
+
+def _stores(extra: Extra, name: str, offset: str, vector: int) -> list[str]:
+    """Statements storing one load's elements of ``extra``, held in ``name``, from element ``offset``."""
+    pointer = f"pout{extra.number}"
+    if extra.form == "words":
+        word, count = extra.words(vector)
+        return [f"(({word}*)({pointer} + ({offset}) * {extra.type.size}ull))[{w}] = {name}.w[{w}];"
+                for w in range(count)]
+    c_type = C_TYPE[extra.type]
+    return [f"(({c_type}*){pointer})[{offset} + {e * extra.stride}ull] = {name}.e[{e}];" for e in range(vector)]
+
+
 def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[Operand],
-          hoisted: dict[int, Callable[[int], str]]) -> str:
-    """Code scanning this thread's share of [begin, end), taking each valid value into (bv, bi)."""
+          hoisted: dict[int, Callable[[int], str]], written: Sequence[Extra] = ()) -> str:
+    """Code scanning this thread's share of [begin, end), taking each valid value into (bv, bi) and storing
+    each element's extra outputs (NaN or not)."""
     in_type = spec.inputs[0]
     assert in_type is not None  # InputTensor is required
     value_type, compute = _compute(spec)
     storage, size = C_TYPE[in_type], in_type.size
 
-    def value(element: str, e: int, fetched: dict[int, Callable[[int], str]]) -> str:
-        return expr_c.call("value", [element, *(fetched[o.slot](e) for o in others)], spec.element)
+    def value(element: str, e: int, fetched: dict[int, Callable[[int], str]], results: Sequence[str] = ()) -> str:
+        return expr_c.call("value", [element, *(fetched[o.slot](e) for o in others)], spec.element, spec.extra,
+                           results)
 
     vector = plan.vector
     held = size * vector + sum(o.loaded_bytes(vector) for o in others)
     unroll = max(1, min(8 if plan.vector == 1 and size <= 2 else VECTOR_UNROLL, LOADED_BYTES // held))
     walked = [o for o in others if not o.constant]
-    reduced_strides = [reduced.strides[0], *(o.reduced for o in walked)]
+    reduced_strides = [reduced.strides[0], *(o.reduced for o in walked), *(x.reduced for x in written)]
     if plan.family == "rows" and vector > 1:
         # Positions count 16-byte vectors along the contiguous innermost reduced dimension: element e of
         # vector q has reduction index q * V + e.
@@ -211,7 +287,7 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
     fetch, takes = [], []
     for u in range(unroll):
         here = f"{position} + {u}ull * {step}"
-        names = [f"ro{u}", *(f"rk{o.slot}_{u}" for o in walked)]
+        names = [f"ro{u}", *(f"rk{o.slot}_{u}" for o in walked), *(f"re{x.number}_{u}" for x in written)]
         fetched = dict(hoisted)
         loads: list[str] = []
         for o in walked:
@@ -222,7 +298,8 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
             red = decompose("(unsigned int)rr", reduced.sizes, reduced_strides, names)
             fetch.append(f"ull {declared} = 0; {{ ull rr = {here}; {red} }}")
             fetch += loads
-            fetch.append(f"{compute} v{u} = {value(f'(({storage}*)px)[ko + ro{u}]', 0, fetched)};")
+            results = [f"(({C_TYPE[x.type]}*)pout{x.number})[ke{x.number} + re{x.number}_{u}]" for x in written]
+            fetch.append(f"{compute} v{u} = {value(f'(({storage}*)px)[ko + ro{u}]', 0, fetched, results)};")
             takes.append(f"if ({_valid(value_type, f'v{u}')}) scan_take(bv[0], bi[0], v{u}, {here});")
             continue
         # Rows: the vector holds V consecutive reduced elements of one output. Columns: one reduced element
@@ -234,10 +311,14 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
         fetch.append(f"ull {declared} = 0; {{ ull rr = {first_element}; {red} }}")
         fetch.append(f"u{u}.w = *(const uint4*)(px + (ko + ro{u}) * {size}ull);")
         fetch += loads
+        fetch += [_held(x, f"x{x.number}_{u}", vector) for x in written]
         for e in range(vector):
             slot, index = ("0", f"{first_element} + {e}ull") if rows else (str(e), here)
-            takes.append(f"{{ {compute} v = {value(f'u{u}.e[{e}]', e, fetched)}; if ({_valid(value_type, 'v')}) "
-                         f"scan_take(bv[{slot}], bi[{slot}], v, {index}); }}")
+            results = [f"x{x.number}_{u}.e[{e}]" for x in written]
+            takes.append(f"{{ {compute} v = {value(f'u{u}.e[{e}]', e, fetched, results)}; "
+                         f"if ({_valid(value_type, 'v')}) scan_take(bv[{slot}], bi[{slot}], v, {index}); }}")
+        for x in written:
+            takes += _stores(x, f"x{x.number}_{u}", f"ke{x.number} + re{x.number}_{u}", vector)
     single_fetch = [line.replace(f"{position} + 0ull * {step}", position) for line in fetch[: len(fetch) // unroll]]
     single_takes = [line.replace(f"{position} + 0ull * {step}", position) for line in takes[: len(takes) // unroll]]
     nl = "\n            "
@@ -305,17 +386,19 @@ def _item_loop(plan: ArgMinPlan) -> str:
 
 def argmin_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, kept: Layout,
                   reduced: Layout) -> str:
-    """The reduction kernel: each (output group, piece) item is reduced by ``plan.group`` threads."""
+    """The reduction kernel: each (output group, piece) item is reduced by ``plan.group`` threads; the extra
+    outputs' pointers follow the output's."""
     _, compute = _compute(spec)
     others = operands(spec, plan, kept, reduced)
-    kept_names = ["ko", "oo", *(f"kk{o.slot}" for o in others)]
+    written = extras(spec, plan, kept, reduced)
+    kept_names = ["ko", "oo", *(f"kk{o.slot}" for o in others), *(f"ke{x.number}" for x in written)]
     kept_offsets = decompose("(unsigned int)o", kept.sizes, kept.strides, kept_names)
     hoisted_loads, hoisted = _hoisted(others, plan.columns)
     guard = {"columns": "", "rows": "if (threadIdx.x == 0)" if plan.group > 32 else "if ((threadIdx.x & 31) == 0)"}
     columns = plan.columns
-    pointers = ", ".join(["ull px", *(f"ull p{o.slot}" for o in others), "ull pout, ull pv, ull pi"])
-    parameters = ", ".join([pointers, *expr_c.scalar_parameters(spec.element)])
-    value = expr_c.value_function(spec.operator, spec.inputs, spec.element)
+    pointers = ["ull px", *(f"ull p{o.slot}" for o in others), "ull pout", *(f"ull pout{x.number}" for x in written)]
+    parameters = ", ".join([*pointers, "ull pv", "ull pi", *expr_c.scalar_parameters(spec.element, spec.extra)])
+    value = expr_c.value_function(spec.operator, spec.inputs, spec.element, spec.extra)
     return PRELUDE + value + _take_function(compute, direction) + f"""
 extern "C" __global__ void opendml_kernel({parameters}) {{
     {_item_loop(plan)}
@@ -326,7 +409,7 @@ extern "C" __global__ void opendml_kernel({parameters}) {{
         {compute} bv[{columns}]; ull bi[{columns}];
         #pragma unroll
         for (int j = 0; j < {columns}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
-        {_scan(spec, plan, reduced, others, hoisted)}
+        {_scan(spec, plan, reduced, others, hoisted, written)}
         {_group_reduce(plan.group, compute)}
         {guard[plan.family]} {{
             {_finish(plan, direction, spec.output, compute, kept.strides[1][-1])}

@@ -11,9 +11,8 @@ import numpy as np
 
 from ...buffer import Buffer, check_buffer_dtype, host_array
 from ...dtypes import ALL_TYPES, DataType
-from ...errors import OutOfMemoryError, out_of_memory
+from ...errors import InvalidArgumentError, OutOfMemoryError, invalid, out_of_memory
 from ...kernels.spec import KernelSpec, NanRule, ReductionKind
-from ..base import unsupported_extra
 from ..layout import Layout, collapse
 from . import argmin_c, codegen, elementwise_c, expr_c
 from .compiler import kernel
@@ -128,13 +127,16 @@ class CudaBackend:
 
     def compile_spec(self, device: Device, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
                      output: TensorDesc, extra_outputs: Sequence[TensorDesc] = ()) -> Any:
-        """The kernel of ``spec`` (an operator's, or a fused graph kernel's) over these descriptions."""
-        if spec.extra or extra_outputs:
-            raise unsupported_extra(spec, self.name)
+        """The kernel of ``spec`` (an operator's, or a fused graph kernel's) over these descriptions; each of
+        ``spec.extra`` written to its description in ``extra_outputs``, through its own strides."""
         if spec.reduction is None:
-            return ElementwiseKernel(self, spec, inputs, output)
+            _check_extra_outputs(spec, output.sizes, extra_outputs)
+            return ElementwiseKernel(self, spec, inputs, output, extra_outputs)
         if spec.reduction.kind is ReductionKind.ARGMIN:
-            return ArgMinKernel(self, spec, inputs, output)
+            x = inputs[0]
+            assert x is not None  # InputTensor is required
+            _check_extra_outputs(spec, x.sizes, extra_outputs)
+            return ArgMinKernel(self, spec, inputs, output, extra_outputs)
         raise expr_c.unsupported(spec.operator, "kernel", "must be element-wise or an ARGMIN reduction on "
                                  "backend 'cuda'", f"a {spec.reduction.kind.name} reduction")
 
@@ -142,7 +144,7 @@ class CudaBackend:
         return True  # ARGMIN's value() takes an element of each operand of a fused chain
 
     def fused_outputs(self) -> bool:
-        return False
+        return True  # apply() and value() compute spec.extra beside the output, stored where it is computed
 
     def supports_data_type(self, data_type: DataType) -> bool:
         return data_type in ALL_TYPES
@@ -159,6 +161,20 @@ def _pointer(bound: BoundTensor) -> int:
     return bound.buffer.address + bound.offset
 
 
+def _check_extra_outputs(spec: KernelSpec, sizes: Sequence[int], extra_outputs: Sequence[TensorDesc]) -> None:
+    """Each extra output is described once, with its value's type and the sizes the kernel iterates over
+    (the output's for an element-wise kernel, the InputTensor's for a reduction)."""
+    wanted = [(value.type.name, list(sizes)) for value in spec.extra]
+    got = [(desc.data_type.name, list(desc.sizes)) for desc in extra_outputs]
+    if got != wanted:
+        raise _extra_mismatch(spec, wanted, got)
+
+
+def _extra_mismatch(spec: KernelSpec, wanted: list, got: list) -> InvalidArgumentError:
+    return invalid(spec.operator, "extra_outputs", f"must describe one tensor per extra output, of its type "
+                   f"and the kernel's sizes {wanted}", got)
+
+
 def _title(spec: KernelSpec, template: str) -> str:
     """How a printed kernel source is headed: the operator, its operand and output types, the template."""
     inputs = ", ".join("absent" if t is None else t.name for t in spec.inputs)
@@ -169,13 +185,13 @@ class ElementwiseKernel:
     """An element-wise KernelSpec: one generated kernel per layout, its scalars passed at launch."""
 
     def __init__(self, backend: CudaBackend, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
-                 output: TensorDesc) -> None:
+                 output: TensorDesc, extra_outputs: Sequence[TensorDesc] = ()) -> None:
         self.backend, self.spec = backend, spec
-        self.sizes = [desc.data_type.size for desc in inputs if desc is not None] + [output.data_type.size]
-        self.layout: Layout = collapse(output.sizes, [d.effective_strides for d in inputs if d is not None]
-                                       + [output.effective_strides])
+        described = [desc for desc in [*inputs, output, *extra_outputs] if desc is not None]
+        self.sizes = [desc.data_type.size for desc in described]
+        self.layout: Layout = collapse(output.sizes, [desc.effective_strides for desc in described])
         self.count = output.element_count
-        self.scalars = expr_c.launch_scalars(spec.element, spec.scalars)
+        self.scalars = expr_c.launch_scalars(spec.element, spec.scalars, spec.extra)
         self.width = elementwise_c.vector_width(spec, self.layout)
         self._vector: Any = None
         self._general: Any = None
@@ -195,10 +211,11 @@ class ElementwiseKernel:
         """Nothing to prepare: the kernels were compiled with the operator."""
 
     def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
-        self.run([_pointer(b) for b in inputs if b is not None] + [_pointer(outputs[0])])
+        self.run([_pointer(b) for b in inputs if b is not None] + [_pointer(b) for b in outputs])
 
     def run(self, pointers: Sequence[int]) -> None:
-        """Launch on device addresses: each present input's first element, then the output's."""
+        """Launch on device addresses: each present input's first element, then the output's, then each
+        extra output's."""
         args = tuple(np.uint64(p) for p in pointers) + self.scalars
         if self.width is not None and all(p % (self.width * size) == 0 for p, size, st in
                                           zip(pointers, self.sizes, self.layout.strides) if st[-1] == 1):
@@ -214,7 +231,7 @@ class ArgMinKernel:
     prologue (each through its own strides)."""
 
     def __init__(self, backend: CudaBackend, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
-                 output: TensorDesc) -> None:
+                 output: TensorDesc, extra_outputs: Sequence[TensorDesc] = ()) -> None:
         reduction = spec.reduction
         assert reduction is not None
         if reduction.nan_rule is not NanRule.IGNORE:
@@ -223,10 +240,10 @@ class ArgMinKernel:
         x = inputs[0]
         assert x is not None  # InputTensor is required
         self.backend, self.spec, self.direction = backend, spec, reduction.direction
-        self.kept, self.reduced = argmin_c.layouts(spec, inputs, output)
+        self.kept, self.reduced = argmin_c.layouts(spec, inputs, output, extra_outputs)
         self.plan = argmin_c.plan(spec, x, self.kept, self.reduced, backend.sm_count)
         self.alignments = argmin_c.alignments(spec, self.plan, self.kept, self.reduced)
-        self.scalars = expr_c.launch_scalars(spec.element, spec.scalars)
+        self.scalars = expr_c.launch_scalars(spec.element, spec.scalars, spec.extra)
         self._kernels = {self.plan.vector: self._kernel_for(self.plan)}
         self._combine = None
         if self.plan.splits > 1:
@@ -243,19 +260,20 @@ class ArgMinKernel:
         """Nothing to prepare: partial results live in the memory pool for one execution."""
 
     def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
-        self.run([_pointer(b) for b in inputs if b is not None] + [_pointer(outputs[0])])
+        self.run([_pointer(b) for b in inputs if b is not None] + [_pointer(b) for b in outputs])
 
     def run(self, pointers: Sequence[int]) -> None:
         """Launch on device addresses: each present operand's first element (the InputTensor's first), then
-        the OutputTensor's."""
+        the OutputTensor's, then each extra output's."""
         plan = self.plan
-        *operands, out_address = pointers
-        if any(operands[k] % alignment for k, alignment in self.alignments):
+        count = len(pointers) - 1 - len(self.spec.extra)
+        operands, out_address, extra_addresses = pointers[:count], pointers[count], pointers[count + 1:]
+        if any([*operands, *extra_addresses][k] % alignment for k, alignment in self.alignments):
             plan = plan.scalar()  # 16-byte loads (and an operand's words) need aligned addresses
             if 1 not in self._kernels:
                 self._kernels[1] = self._kernel_for(plan)
         addresses = tuple(np.uint64(p) for p in operands)
-        pout = np.uint64(out_address)
+        pout = (np.uint64(out_address), *(np.uint64(p) for p in extra_addresses))
         items = plan.outputs // plan.columns * plan.splits
         if plan.family == "columns":
             grid = self.backend.grid(items)
@@ -265,12 +283,12 @@ class ArgMinKernel:
             grid = max(1, min(items, self.backend.sm_count * 32))
         launch = self._kernels[plan.vector]
         if self._combine is None:
-            launch((grid,), (plan.block,), addresses + (pout, np.uint64(0), np.uint64(0)) + self.scalars)
+            launch((grid,), (plan.block,), addresses + pout + (np.uint64(0), np.uint64(0)) + self.scalars)
             return
         values = cupy.empty(plan.outputs * plan.splits, dtype=self.compute_dtype)
         indices = cupy.empty(plan.outputs * plan.splits, dtype=cupy.uint64)
         pv, pi = np.uint64(values.data.ptr), np.uint64(indices.data.ptr)
-        launch((grid,), (plan.block,), addresses + (pout, pv, pi) + self.scalars)
+        launch((grid,), (plan.block,), addresses + pout + (pv, pi) + self.scalars)
         per_block = BLOCK // plan.combine_group  # outputs one block merges at a time
         self._combine((max(1, min(math.ceil(plan.outputs / per_block), self.backend.sm_count * 32)),), (BLOCK,),
-                      (pv, pi, pout))
+                      (pv, pi, pout[0]))

@@ -1,7 +1,10 @@
 """Element-wise kernel templates: a grid-stride loop over any strides, and 16-byte vector chunks.
 
 The per-element math is the ``apply`` device function lowered from the KernelSpec's element expression
-(expr_c.py); scalars follow the pointers as kernel arguments ``q0, q1, ...``.
+(expr_c.py); scalars follow the pointers as kernel arguments ``q0, q1, ...``. A kernel with extra outputs
+(``KernelSpec.extra``) takes their pointers ``pout1, pout2...`` after ``pout``; the layout holds their
+strides after the output's, so each is written through its own offsets, and ``apply`` computes them beside
+the output's value (through references), stored by 16-byte words wherever the output is.
 """
 
 from __future__ import annotations
@@ -24,30 +27,37 @@ def present(spec: KernelSpec) -> list[tuple[int, DataType]]:
     return [(k, t) for k, t in enumerate(spec.inputs) if t is not None]
 
 
+def extras(spec: KernelSpec) -> list[tuple[int, DataType]]:
+    """The extra outputs, as (number after the main output, storage type)."""
+    return [(j, value.type) for j, value in enumerate(spec.extra, start=1)]
+
+
 def _apply(spec: KernelSpec) -> str:
-    return expr_c.apply_function(spec.operator, spec.inputs, spec.element)
+    return expr_c.apply_function(spec.operator, spec.inputs, spec.element, spec.extra)
 
 
 def _params(spec: KernelSpec) -> str:
-    pointers = [f"ull p{k}" for k, _ in present(spec)] + ["ull pout"]
-    return ", ".join(pointers + expr_c.scalar_parameters(spec.element))
+    pointers = [f"ull p{k}" for k, _ in present(spec)] + ["ull pout"] + [f"ull pout{j}" for j, _ in extras(spec)]
+    return ", ".join(pointers + expr_c.scalar_parameters(spec.element, spec.extra))
 
 
-def _call(spec: KernelSpec, value: dict[int, str]) -> str:
-    return expr_c.call("apply", [value[k] for k, _ in present(spec)], spec.element)
+def _call(spec: KernelSpec, value: dict[int, str], results: list[str] | None = None) -> str:
+    """``apply`` on each operand's ``value``; the extra outputs written to ``results``."""
+    return expr_c.call("apply", [value[k] for k, _ in present(spec)], spec.element, spec.extra, results or [])
 
 
 def elementwise_general(spec: KernelSpec, layout: Layout) -> str:
     """Any strides: one element per iteration of a grid-stride loop."""
-    names = [f"o{k}" for k, _ in present(spec)] + ["oo"]
+    names = [f"o{k}" for k, _ in present(spec)] + ["oo"] + [f"oo{j}" for j, _ in extras(spec)]
     count = math.prod(layout.sizes)
     loads = {k: f"((const {C_TYPE[t]}*)p{k})[o{k}]" for k, t in present(spec)}
+    results = [f"(({C_TYPE[t]}*)pout{j})[oo{j}]" for j, t in extras(spec)]
     return PRELUDE + _apply(spec) + f"""
 extern "C" __global__ void opendml_kernel({_params(spec)}) {{
     for (ull i = (ull)blockIdx.x * blockDim.x + threadIdx.x; i < {count}ull; i += (ull)gridDim.x * blockDim.x) {{
         {" ".join(f"ull {n} = 0;" for n in names)}
         {decompose("(unsigned int)i", layout.sizes, layout.strides, names)}
-        (({C_TYPE[spec.output]}*)pout)[oo] = {_call(spec, loads)};
+        (({C_TYPE[spec.output]}*)pout)[oo] = {_call(spec, loads, results)};
     }}
 }}
 """
@@ -58,12 +68,14 @@ def vector_width(spec: KernelSpec, layout: Layout) -> int | None:
 
     A chunk is 16 bytes of the widest operand (so each thread stores 16 bytes, and narrower operands load
     4 or 8). The path applies when, in the innermost dimension, every operand walks with stride 1 (loaded
-    a chunk at a time) or 0 (one value per chunk), chunks stay inside a row, and every chunk of a stride-1
-    operand starts aligned to its size (given a 16-byte aligned base).
+    a chunk at a time) or 0 (one value per chunk) and every output (extra ones too) with stride 1, chunks
+    stay inside a row, and every chunk of a stride-1 operand starts aligned to its size (given a 16-byte
+    aligned base).
     """
-    types = [t for _, t in present(spec)] + [spec.output]
+    outputs = [spec.output] + [t for _, t in extras(spec)]
+    types = [t for _, t in present(spec)] + outputs
     inner = [st[-1] for st in layout.strides]
-    if any(s not in (0, 1) for s in inner) or inner[-1] != 1:
+    if any(s not in (0, 1) for s in inner) or any(s != 1 for s in inner[len(types) - len(outputs):]):
         return None
     width = 16 // max(t.size for t, s in zip(types, inner) if s == 1)
     if layout.rank > 1 and layout.sizes[-1] % width:
@@ -75,16 +87,17 @@ def vector_width(spec: KernelSpec, layout: Layout) -> int | None:
 
 
 def chunk_unroll(spec: KernelSpec) -> int:
-    """Chunks per thread per tile: one where the output is wider than the InputTensor (writes dominate, and
+    """Chunks per thread per tile: one where an output is wider than the InputTensor (writes dominate, and
     spreading them evenly measured faster on an H100 for UINT8 -> FLOAT32), else ``UNROLL``."""
     first = spec.inputs[0]
-    return 1 if first is not None and spec.output.size > first.size else UNROLL
+    widest = max([spec.output.size] + [t.size for _, t in extras(spec)])
+    return 1 if first is not None and widest > first.size else UNROLL
 
 
 def _chunk_loads(spec: KernelSpec, layout: Layout, width: int, u: int, chunks: int) -> tuple[list[str], dict[int, str]]:
     """Declarations and guarded loads of chunk ``u``, and each operand's element ``e`` of it."""
     operands = present(spec)
-    names = [f"o{k}_{u}" for k, _ in operands] + [f"oo_{u}"]
+    names = [f"o{k}_{u}" for k, _ in operands] + [f"oo_{u}"] + [f"oo{j}_{u}" for j, _ in extras(spec)]
     lines = [f"const ull c{u} = c + {u * 256}ull; const bool ok{u} = c{u} < {chunks}ull;",
              " ".join(f"ull {n} = 0;" for n in names)]
     values: dict[int, str] = {}
@@ -108,6 +121,13 @@ def _chunk_loads(spec: KernelSpec, layout: Layout, width: int, u: int, chunks: i
     return lines, values
 
 
+def _word(data_type: DataType, width: int) -> str:
+    """The word ``width`` elements of an output are stored by. FLOAT32 chunks are stored as float4 (or
+    float2): the compiler splits a uint4 store of float values into 4-byte stores (seen in the SASS for
+    sm_90), never a float4 one."""
+    return (FLOAT_WORD if data_type is DataType.FLOAT32 else WORD)[width * data_type.size]
+
+
 def elementwise_vector(spec: KernelSpec, layout: Layout, width: int) -> str:
     """16-byte loads and stores of ``width`` consecutive elements per chunk; a scalar tail in 1-D.
 
@@ -118,26 +138,28 @@ def elementwise_vector(spec: KernelSpec, layout: Layout, width: int) -> str:
     chunks = count // width
     output = spec.output
     out_type = C_TYPE[output]
-    # FLOAT32 chunks are stored as float4 (or float2): the compiler splits a uint4 store of float values
-    # into 4-byte stores (seen in the SASS for sm_90), never a float4 one.
-    out_word = (FLOAT_WORD if output is DataType.FLOAT32 else WORD)[width * output.size]
+    out_word = _word(output, width)
     unroll = chunk_unroll(spec)
     loads, stores = [], []
+    more = extras(spec)
+    held = "".join(f"\n            union {{ {_word(t, width)} w; {C_TYPE[t]} e[{width}]; }} uo{j};" for j, t in more)
     for u in range(unroll):
         lines, values = _chunk_loads(spec, layout, width, u, chunks)
         loads += lines
+        written = "".join(f"\n            *({_word(t, width)}*)(pout{j} + oo{j}_{u} * {t.size}ull) = uo{j}.w;"
+                          for j, t in more)
         stores.append(f"""if (ok{u}) {{
-            union {{ {out_word} w; {out_type} e[{width}]; }} uo;
+            union {{ {out_word} w; {out_type} e[{width}]; }} uo;{held}
             #pragma unroll
-            for (int e = 0; e < {width}; ++e) uo.e[e] = {_call(spec, values)};
-            *({out_word}*)(pout + oo_{u} * {output.size}ull) = uo.w;
+            for (int e = 0; e < {width}; ++e) uo.e[e] = {_call(spec, values, [f"uo{j}.e[e]" for j, _ in more])};
+            *({out_word}*)(pout + oo_{u} * {output.size}ull) = uo.w;{written}
         }}""")
     operands = list(zip(present(spec), layout.strides))
     tail_loads = {k: f"((const {C_TYPE[t]}*)p{k})[i * {st[-1]}ull]" for (k, t), st in operands}
     uniform = " ".join(f"const {C_TYPE[t]} s{k} = *(const {C_TYPE[t]}*)p{k};" for (k, t), st in operands if not any(st))
     tail = "" if layout.rank > 1 or count % width == 0 else f"""
     for (ull i = {chunks * width}ull + (ull)blockIdx.x * blockDim.x + threadIdx.x; i < {count}ull; i += T) {{
-        (({out_type}*)pout)[i] = {_call(spec, tail_loads)};
+        (({out_type}*)pout)[i] = {_call(spec, tail_loads, [f"(({C_TYPE[t]}*)pout{j})[i]" for j, t in more])};
     }}"""
     nl = "\n        "
     return PRELUDE + _apply(spec) + f"""

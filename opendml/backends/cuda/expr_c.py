@@ -97,37 +97,63 @@ def body(expr: ex.Expr, stored: bool = True, small: bool = False) -> tuple[list[
     Only the root Store gives the storage form, where ``stored`` (an element-wise kernel's output); any other
     Store is a value of its compute type (a reduction compares a FLOAT16 intermediate as its value).
     ``small``: small integers convert to float through ``small_i2f`` (SMALL_TO_FLOAT must precede)."""
+    lines, (result,) = bodies([(expr, stored)], small)
+    return lines, result
+
+
+def bodies(roots: Sequence[tuple[ex.Expr, bool]], small: bool = False) -> tuple[list[str], list[str]]:
+    """``body`` of several expressions at once (a kernel's value and its extra outputs), each distinct node
+    computed once for all of them, and each root's result name. A root given ``stored`` True that is a
+    Store gets its storage form on a line of its own, so the same Store met inside another root stays a
+    value there."""
     names: dict[ex.Expr, str] = {}
-    lines = []
-    for k, node in enumerate(ex.nodes(expr)):
+    lines: list[str] = []
+
+    def lower(node: ex.Expr) -> str:
         lowering = _LOWERINGS.get(type(node))
         if lowering is None:
             raise unsupported("CUDA", "element expression", "must use the nodes of opendml.expr",
                               type(node).__name__)
-        root = node is expr and stored
-        if isinstance(node, ex.Store) and not root:
-            value = _held_store(node, names.__getitem__)
-        elif isinstance(node, ex.ToFloat32):
-            value = _to_float32(node, names.__getitem__, small)
+        if isinstance(node, ex.Store):
+            return _held_store(node, names.__getitem__)
+        if isinstance(node, ex.ToFloat32):
+            return _to_float32(node, names.__getitem__, small)
+        return lowering(node, names.__getitem__)
+
+    results = []
+    for root, stored in roots:
+        storage = stored and isinstance(root, ex.Store)
+        for node in ex.nodes(root.value if storage else root):  # type: ignore[attr-defined]
+            if node not in names:
+                lines.append(f"const {_temporary_type(node, False)} t{len(lines)} = {lower(node)};")
+                names[node] = f"t{len(lines) - 1}"
+        if storage:
+            assert isinstance(root, ex.Store)
+            lines.append(f"const {_temporary_type(root, True)} t{len(lines)} = {store(root.type, names[root.value])};")
+            results.append(f"t{len(lines) - 1}")
         else:
-            value = lowering(node, names.__getitem__)
-        lines.append(f"const {_temporary_type(node, root)} t{k} = {value};")
-        names[node] = f"t{k}"
-    return lines, names[expr]
+            results.append(names[root])
+    return lines, results
 
 
-def scalar_parameters(expr: ex.Expr) -> list[str]:
-    """The kernel (and device function) parameters of the expression's scalars, in index order."""
-    return [f"{held_type(t)} q{k}" for k, t in sorted(ex.params(expr).items())]
+def _params(exprs: Sequence[ex.Expr]) -> dict[int, DataType]:
+    return {k: t for expr in exprs for k, t in ex.params(expr).items()}
 
 
-def scalar_names(expr: ex.Expr) -> list[str]:
-    return [f"q{k}" for k in sorted(ex.params(expr))]
+def scalar_parameters(expr: ex.Expr, extra: Sequence[ex.Expr] = ()) -> list[str]:
+    """The kernel (and device function) parameters of the scalars of the expression and of ``extra`` (a
+    kernel's extra outputs), in index order."""
+    return [f"{held_type(t)} q{k}" for k, t in sorted(_params([expr, *extra]).items())]
 
 
-def launch_scalars(expr: ex.Expr, scalars: Sequence[np.generic]) -> tuple[np.generic, ...]:
+def scalar_names(expr: ex.Expr, extra: Sequence[ex.Expr] = ()) -> list[str]:
+    return [f"q{k}" for k in sorted(_params([expr, *extra]))]
+
+
+def launch_scalars(expr: ex.Expr, scalars: Sequence[np.generic],
+                   extra: Sequence[ex.Expr] = ()) -> tuple[np.generic, ...]:
     """The kernel arguments of ``scalars``: typed NumPy scalars of each parameter's compute type."""
-    types = ex.params(expr)  # widening casts: exact, and every bit of a float32 (NaN payloads too) kept
+    types = _params([expr, *extra])  # widening casts: exact, and every bit of a float32 (NaN payloads too) kept
     return tuple(_as(COMPUTE_NUMPY[held_type(types[k])], value) for k, value in enumerate(scalars))
 
 
@@ -136,27 +162,35 @@ def _as(numpy_type: type, value: np.generic) -> np.generic:
 
 
 def device_function(name: str, result_type: str, operands: Sequence[tuple[int, DataType]], expr: ex.Expr,
-                    stored: bool = True, small: bool = False) -> str:
+                    stored: bool = True, small: bool = False, extra: Sequence[ex.Store] = ()) -> str:
     """``result_type name(a{k}..., q{k}...)`` computing ``expr`` from stored operands and scalars (a root
-    Store in its storage form where ``stored``, else as a value; ``small`` as in ``body``)."""
-    lines, result = body(expr, stored, small)
-    parameters = [f"{C_TYPE[t]} a{k}" for k, t in operands] + scalar_parameters(expr)
+    Store in its storage form where ``stored``, else as a value; ``small`` as in ``body``). Each ``extra``
+    Store is computed beside it, sharing every common node, and written in its storage form through a
+    reference parameter ``r1, r2...`` after the scalars."""
+    lines, (result, *written) = bodies([(expr, stored), *((value, True) for value in extra)], small)
+    parameters = [f"{C_TYPE[t]} a{k}" for k, t in operands] + scalar_parameters(expr, extra)
+    parameters += [f"{C_TYPE[value.type]}& r{j}" for j, value in enumerate(extra, start=1)]
+    lines += [f"r{j} = {value};" for j, value in enumerate(written, start=1)]
     statements = "\n    ".join([*lines, f"return {result};"])
     return f"__device__ __forceinline__ {result_type} {name}({', '.join(parameters)}) {{\n    {statements}\n}}\n"
 
 
-def call(name: str, operands: Sequence[str], expr: ex.Expr) -> str:
-    """A call of ``name`` (made by ``device_function``) on these operand expressions and the scalars."""
-    return f"{name}({', '.join([*operands, *scalar_names(expr)])})"
+def call(name: str, operands: Sequence[str], expr: ex.Expr, extra: Sequence[ex.Expr] = (),
+         results: Sequence[str] = ()) -> str:
+    """A call of ``name`` (made by ``device_function``) on these operand expressions and the scalars, its
+    extra outputs written to ``results`` (lvalues, one per ``extra``)."""
+    return f"{name}({', '.join([*operands, *scalar_names(expr, extra), *results])})"
 
 
-def apply_function(operator: str, inputs: Sequence[DataType | None], element: ex.Expr) -> str:
-    """An element-wise kernel's ``apply``: every present operand in, the stored output value out."""
+def apply_function(operator: str, inputs: Sequence[DataType | None], element: ex.Expr,
+                   extra: Sequence[ex.Store] = ()) -> str:
+    """An element-wise kernel's ``apply``: every present operand in, the stored output value out (and each
+    extra output's through its reference)."""
     if not isinstance(element, ex.Store):
         raise unsupported(operator, "element expression", "must be a Store for an element-wise kernel",
                           type(element).__name__)
     operands = [(k, t) for k, t in enumerate(inputs) if t is not None]
-    return device_function("apply", C_TYPE[element.type], operands, element)
+    return device_function("apply", C_TYPE[element.type], operands, element, extra=extra)
 
 
 def value_type(operator: str, element: ex.Expr) -> DataType:
@@ -168,16 +202,18 @@ def value_type(operator: str, element: ex.Expr) -> DataType:
     return t  # type: ignore[return-value]
 
 
-def value_function(operator: str, inputs: Sequence[DataType | None], element: ex.Expr) -> str:
+def value_function(operator: str, inputs: Sequence[DataType | None], element: ex.Expr,
+                   extra: Sequence[ex.Store] = ()) -> str:
     """A reduction's ``value``: one element of each present operand in (the InputTensor's, and a fused
-    prologue's other operands'), the value compared out."""
+    prologue's other operands'), the value compared out, and each extra output's stored value through its
+    reference (computed where the value is, from the same temporaries)."""
     operands = [(k, t) for k, t in enumerate(inputs) if t is not None]
-    read = set(ex.loads(element))
+    read = {k for expression in (element, *extra) for k in ex.loads(expression)}
     if not read <= {k for k, _ in operands}:
         raise unsupported(operator, "reduction value", f"must read only its operands {[k for k, _ in operands]}",
                           sorted(read))
     # The conversion runs once per element compared, beside few other instructions: a quarter-rate one
     # would bound the scan (element-wise kernels keep cvt.rn, which their stores outweigh).
     function = device_function("value", held_type(value_type(operator, element)), operands, element,
-                               stored=False, small=True)
+                               stored=False, small=True, extra=extra)
     return (SMALL_TO_FLOAT if "small_i2f(" in function else "") + function
