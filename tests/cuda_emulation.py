@@ -1,6 +1,7 @@
-"""The generated ARGMIN kernels run on the host: each CUDA thread a std::thread, warp shuffles and
-``__syncthreads`` through barriers, the PTX helpers as host C++ of the same IEEE meaning. What this checks is
-the templates' index arithmetic (plans, layouts, each operand's loads, the combine pass), without a GPU."""
+"""The generated ARGMIN and element-wise kernels run on the host: each CUDA thread a std::thread, warp
+shuffles and ``__syncthreads`` through barriers, the PTX helpers as host C++ of the same IEEE meaning. What
+this checks is the templates' index arithmetic (plans, layouts, each operand's loads, each output's stores,
+the combine pass), without a GPU."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from opendml.backends.cuda import argmin_c, expr_c
+from opendml.backends.cuda import argmin_c, elementwise_c, expr_c
 from opendml.backends.cuda.codegen import PRELUDE
 from opendml.backends.cuda.plan import BLOCK, ArgMinPlan
+from opendml.backends.layout import Layout
 from opendml.kernels.spec import KernelSpec
 from opendml.tensor import TensorDesc
 
@@ -37,6 +39,8 @@ thread_local dim3 threadIdx, blockIdx;
 dim3 blockDim, gridDim;
 struct alignas(16) uint4 { unsigned int x, y, z, w; };
 struct alignas(8) uint2 { unsigned int x, y; };
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(8) float2 { float x, y; };
 static std::barrier<>* block_barrier;
 static std::barrier<>* warp_barriers[32];
 static unsigned long long warp_slots[32][32];
@@ -78,8 +82,9 @@ static void launch(unsigned grid, unsigned block, std::function<void()> body) {
         for (unsigned w = 0; w < (block + 31) / 32; ++w) delete warp_barriers[w];
     }
 }
+static size_t last_size;  // the size of the file read last
 static void* read_file(const char* path, size_t extra) {
-    FILE* f = fopen(path, "rb"); fseek(f, 0, SEEK_END); long n = ftell(f); fseek(f, 0, SEEK_SET);
+    FILE* f = fopen(path, "rb"); fseek(f, 0, SEEK_END); long n = ftell(f); fseek(f, 0, SEEK_SET); last_size = n;
     char* p = (char*)aligned_alloc(256, ((n + extra + 256) / 256) * 256);
     memset(p, 0, ((n + extra + 256) / 256) * 256);
     if (fread(p + extra, 1, n, f) != (size_t)n) abort(); fclose(f); return p;
@@ -133,7 +138,7 @@ def program(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDes
     lines = ["int main() {"]
     lines += [f'  char* p{k} = (char*)read_file("{folder}/in{k}.bin", {shift}) + {shift};' for k, shift in enumerate(shifts)]
     lines.append(f"  char* pout = (char*)read_file(\"{folder}/out.bin\", 0);")
-    lines += [f'  char* pout{j} = (char*)read_file("{folder}/out{j}.bin", 0) + {shift};'
+    lines += [f'  char* pout{j} = (char*)read_file("{folder}/out{j}.bin", 0) + {shift}; size_t n{j} = last_size;'
               for j, shift in enumerate(extra_shifts, start=1)]
     lines.append(f"  char* pv = (char*)aligned_alloc(256, {partials // 256 * 256 + 256}); "
                  f"char* pi = (char*)aligned_alloc(256, {partials // 256 * 256 + 256});")
@@ -146,9 +151,8 @@ def program(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDes
         blocks = max(1, min(math.ceil(plan.outputs / (BLOCK // plan.combine_group)), sm_count * 32))
         lines.append(f"  launch({blocks}, {BLOCK}, [=] {{ c::run((ull)pv, (ull)pi, (ull)pout); }});")
     lines.append(f'  FILE* f = fopen("{folder}/out.bin", "wb"); fwrite(pout, 1, {size}, f); fclose(f);')
-    for j, (desc, shift) in enumerate(zip(extra_outputs, extra_shifts), start=1):
-        lines.append(f'  f = fopen("{folder}/out{j}.bin", "wb"); fwrite(pout{j} - {shift}, 1, '
-                     f'{desc.total_tensor_size_in_bytes + shift}, f); fclose(f);')
+    for j, shift in enumerate(extra_shifts, start=1):
+        lines.append(f'  f = fopen("{folder}/out{j}.bin", "wb"); fwrite(pout{j} - {shift}, 1, n{j}, f); fclose(f);')
     lines.append("  return 0; }")
     return "\n".join(parts + lines) + "\n", plan
 
@@ -167,12 +171,38 @@ def run_on_host(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: Tenso
     for j, (data, shift) in enumerate(zip(extra_bytes, shifted), start=1):
         (folder / f"out{j}.bin").write_bytes(bytes(shift) + data.tobytes())
     source, plan = program(spec, descs, out, folder, shifts, 1, extra_outputs, shifted)
+    _build_and_run(source, folder)
+    written = [np.frombuffer((folder / f"out{j}.bin").read_bytes()[shift:], np.uint8)
+               for j, shift in enumerate(shifted, start=1)]
+    return [np.frombuffer((folder / "out.bin").read_bytes(), np.uint8), *written], plan
+
+
+def _build_and_run(source: str, folder: Path) -> None:
     (folder / "kernels.cpp").write_text(source)
     binary = folder / "kernels"
     built = subprocess.run(["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-pthread", "-w", "-o", str(binary),
                             str(folder / "kernels.cpp")], capture_output=True, text=True)
     assert built.returncode == 0, built.stderr[-3000:]
     subprocess.run([str(binary)], check=True, timeout=600)
-    written = [np.frombuffer((folder / f"out{j}.bin").read_bytes()[shift:], np.uint8)
-               for j, shift in enumerate(shifted, start=1)]
-    return [np.frombuffer((folder / "out.bin").read_bytes(), np.uint8), *written], plan
+
+
+def run_elementwise_on_host(spec: KernelSpec, layout: Layout, width: int | None, buffers: Sequence[np.ndarray],
+                            shifts: Sequence[int], folder: Path, blocks: int = 2) -> list[np.ndarray]:
+    """The bytes of each buffer after ``spec``'s element-wise kernel (the 16-byte chunk one where ``width``
+    is given, else the one for any strides) ran on the host over ``blocks`` blocks. ``buffers`` are the
+    present inputs' bytes, then the output's, then each extra output's; each kernel pointer is its buffer's
+    start plus ``shifts`` bytes (the buffer holds those bytes before the tensor's first element)."""
+    source = (elementwise_c.elementwise_vector(spec, layout, width) if width is not None
+              else elementwise_c.elementwise_general(spec, layout))
+    lines = ["int main() {"]
+    for k, data in enumerate(buffers):
+        (folder / f"b{k}.bin").write_bytes(data.tobytes())
+        lines.append(f'  char* b{k} = (char*)read_file("{folder}/b{k}.bin", 0);')
+    scalars = [_literal(v) for v in expr_c.launch_scalars(spec.element, spec.scalars, spec.extra)]
+    arguments = ", ".join([*(f"(ull)(b{k} + {shift})" for k, shift in enumerate(shifts)), *scalars])
+    lines.append(f"  launch({blocks}, {BLOCK}, [=] {{ m::run({arguments}); }});")
+    for k, data in enumerate(buffers):
+        lines.append(f'  {{ FILE* f = fopen("{folder}/b{k}.bin", "wb"); fwrite(b{k}, 1, {data.nbytes}, f); fclose(f); }}')
+    lines.append("  return 0; }")
+    _build_and_run("\n".join([HARNESS, "namespace m {", _body(source, "run"), "}", *lines]) + "\n", folder)
+    return [np.frombuffer((folder / f"b{k}.bin").read_bytes(), np.uint8) for k in range(len(buffers))]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..dtypes import DataType
-from ..errors import KernelUnsupportedError, kernel_unsupported
+from ..errors import KernelUnsupportedError, invalid, kernel_unsupported
 
 if TYPE_CHECKING:
     from ..buffer import Buffer
@@ -62,3 +62,13 @@ def unsupported_extra(spec: KernelSpec, backend: str) -> KernelUnsupportedError:
     """The error of a backend given ``spec.extra`` outputs it does not lower (``fused_outputs`` is False)."""
     return kernel_unsupported(spec.operator, "extra", f"must be empty on backend {backend!r} (it writes one "
                               "output a kernel)", f"{len(spec.extra)} extra output(s)")
+
+
+def check_extra_outputs(spec: KernelSpec, sizes: Sequence[int], extra_outputs: Sequence[TensorDesc]) -> None:
+    """Each of ``spec.extra`` is described once, in order, with its value's type and the sizes the kernel
+    iterates over (the output's for an element-wise kernel, the InputTensor's for a reduction)."""
+    wanted = [(value.type.name, list(sizes)) for value in spec.extra]
+    got = [(desc.data_type.name, list(desc.sizes)) for desc in extra_outputs]
+    if got != wanted:
+        raise invalid(spec.operator, "extra_outputs", "must describe one tensor per extra output, of its type "
+                      f"and the kernel's sizes {wanted}", got)

@@ -11,8 +11,9 @@ import numpy as np
 
 from ...buffer import Buffer, check_buffer_dtype, host_array
 from ...dtypes import ALL_TYPES, DataType
-from ...errors import InvalidArgumentError, OutOfMemoryError, invalid, out_of_memory
+from ...errors import OutOfMemoryError, out_of_memory
 from ...kernels.spec import KernelSpec, NanRule, ReductionKind
+from ..base import check_extra_outputs
 from ..layout import Layout, collapse
 from . import argmin_c, codegen, elementwise_c, expr_c
 from .compiler import kernel
@@ -130,12 +131,12 @@ class CudaBackend:
         """The kernel of ``spec`` (an operator's, or a fused graph kernel's) over these descriptions; each of
         ``spec.extra`` written to its description in ``extra_outputs``, through its own strides."""
         if spec.reduction is None:
-            _check_extra_outputs(spec, output.sizes, extra_outputs)
+            check_extra_outputs(spec, output.sizes, extra_outputs)
             return ElementwiseKernel(self, spec, inputs, output, extra_outputs)
         if spec.reduction.kind is ReductionKind.ARGMIN:
             x = inputs[0]
             assert x is not None  # InputTensor is required
-            _check_extra_outputs(spec, x.sizes, extra_outputs)
+            check_extra_outputs(spec, x.sizes, extra_outputs)
             return ArgMinKernel(self, spec, inputs, output, extra_outputs)
         raise expr_c.unsupported(spec.operator, "kernel", "must be element-wise or an ARGMIN reduction on "
                                  "backend 'cuda'", f"a {spec.reduction.kind.name} reduction")
@@ -159,20 +160,6 @@ class CudaBackend:
 
 def _pointer(bound: BoundTensor) -> int:
     return bound.buffer.address + bound.offset
-
-
-def _check_extra_outputs(spec: KernelSpec, sizes: Sequence[int], extra_outputs: Sequence[TensorDesc]) -> None:
-    """Each extra output is described once, with its value's type and the sizes the kernel iterates over
-    (the output's for an element-wise kernel, the InputTensor's for a reduction)."""
-    wanted = [(value.type.name, list(sizes)) for value in spec.extra]
-    got = [(desc.data_type.name, list(desc.sizes)) for desc in extra_outputs]
-    if got != wanted:
-        raise _extra_mismatch(spec, wanted, got)
-
-
-def _extra_mismatch(spec: KernelSpec, wanted: list, got: list) -> InvalidArgumentError:
-    return invalid(spec.operator, "extra_outputs", f"must describe one tensor per extra output, of its type "
-                   f"and the kernel's sizes {wanted}", got)
 
 
 def _title(spec: KernelSpec, template: str) -> str:
