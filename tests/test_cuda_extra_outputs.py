@@ -371,6 +371,7 @@ def test_every_kernel_with_extras_compiles(tmp_path) -> None:
             out = TensorDesc(T.FLOAT16, sizes)
             layout = elementwise_layout(descs, out, [extra_desc(v.type, sizes, kind) for v in spec.extra])
             sources += elementwise_sources(spec, layout)
+    sources += argmin_sources_with(*with_extras(Case(T.UINT8, (65536, 4096), (1,)), [T.FLOAT32], "packed"))  # row 5
     plain = plain_spec(T.FLOAT16, T.INT64, AxisDirection.DECREASING, (1,))
     plain = dataclasses.replace(plain, extra=(ex.Store(ex.ToFloat32(ex.Load(0, T.FLOAT16)), T.FLOAT32),))
     x = TensorDesc(T.FLOAT16, (4, 5000))
@@ -520,3 +521,18 @@ def test_element_wise_extras_on_cuda_give_the_numpy_reference_bits(intermediate:
     assert same_values(operand_view(got, out), np.broadcast_to(want, sizes))
     for j, (desc, value) in enumerate(zip(extras, spec.extra)):
         check_extra(written[j], desc, value, operands, spec.scalars, f"extra {j + 1}")
+
+
+@needs_cuda
+@pytest.mark.parametrize("count", [4, 1000, 1001])
+def test_a_scaled_copy_kernel_writes_its_input_as_an_extra_output_on_cuda(count: int) -> None:
+    """x * 2 as FLOAT16, x itself as FLOAT32 (tests/test_kernel_specs.py's spec): the copy is x's bits."""
+    from tests.test_kernel_specs import _scaled
+
+    spec = _scaled((ex.Store(ex.Load(0, T.FLOAT32), T.FLOAT32),))
+    x = edge_values(T.FLOAT32, count, np.random.default_rng(count))
+    desc = TensorDesc(T.FLOAT32, [count])
+    got, (copy,), _ = _gpu_run(spec, [desc], [x.view(np.uint8)], TensorDesc(T.FLOAT16, [count]), [desc])
+    assert (copy[: x.nbytes] == x.view(np.uint8)).all() and (copy[desc.total_tensor_size_in_bytes:] == SENTINEL).all()
+    want = np.asarray(evaluate(spec.element, [x], spec.scalars), np.float16)
+    assert same_values(got[: count * 2].view(np.float16), want)
