@@ -392,20 +392,32 @@ def test_compile_spec_needs_one_description_per_extra_output() -> None:
 # --- the Numba ARGMIN with extra outputs on every path of the engines' plan ------------------------------------
 
 @pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed: the paths are its kernels'")
-@pytest.mark.parametrize("chain, box", [(0, None), (1, None), (2, 200)])
-def test_every_plan_path_with_an_extra_output_equals_node_by_node(chain: int, box: int | None,
+@pytest.mark.parametrize("chain, box, streamed", [(0, None, False), (1, None, False), (2, 200, False),
+                                                  (0, None, True), (2, 200, True)])
+def test_every_plan_path_with_an_extra_output_equals_node_by_node(chain: int, box: int | None, streamed: bool,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """tests/test_cpu_prologue.py's graphs (every case of tests/test_argmin_large.py: threads, split runs,
     columns and rows, strided and sliced inputs, several axes) with the CLIP's result a graph output too
     (FLOAT16 or FLOAT32); ``box``: scratch tiles of so few elements that box boundaries fall inside rows,
-    runs and column ranges (the modules generated again for it)."""
-    from opendml.backends.cpu_kernels import argmin_boxes, argmin_extras
+    runs and column ranges (the modules generated again for it); ``streamed``: FLOAT32 extras of any size
+    written with streaming stores (aligned heads and tails around them, strided runs one by one)."""
+    from opendml.backends.cpu_kernels import argmin_boxes, argmin_extras, argmin_prologue, fast
     from tests.test_argmin_large import CASES
     from tests.test_cpu_prologue import CHAINS, build
 
     if box is not None:
         monkeypatch.setattr(argmin_boxes, "BOX", box)
         monkeypatch.setattr(argmin_extras, "_modules", {})
+    if streamed:
+        monkeypatch.setattr(fast, "STREAM_MIN_BYTES", 0)
+    engines: list[str] = []
+    launch = argmin_prologue._launch
+
+    def spy(module: object, found: argmin_prologue.Prepared, *args: object) -> None:
+        engines.append(found.engine)
+        launch(module, found, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(argmin_prologue, "_launch", spy)
     for name, case in CASES.items():
         device = dml.Device("cpu", threads=case.threads)
         graph, inputs, _ = build(case.shape, case.axes, case.layout, CHAINS[chain], device, seed=chain)
@@ -417,6 +429,7 @@ def test_every_plan_path_with_an_extra_output_equals_node_by_node(chain: int, bo
         fused = run_graph(device, both, inputs, outputs)
         separate = run_node_by_node(device, both, inputs, outputs)
         assert [a.tobytes() for a in fused] == [b.tobytes() for b in separate], name
+    assert engines and all(engine.endswith("_streamed") == streamed for engine in engines)
 
 
 def test_a_backend_without_fused_outputs_refuses_extras_and_fusion_leaves_graph_outputs_alone() -> None:

@@ -17,15 +17,19 @@ core's cache. Every layout, split reduction and thread share the engines take is
   written exactly once, and nothing else: the walker writes at the described elements only (padding between
   them untouched, SPEC 8.8).
 
-The extras are written with ordinary stores, one pass with the tile's: the box is read back from the cache
-right after, which streaming stores would defeat for the tile, and a box's rows are short runs for them.
-The fast row tasks of ``argmin_fast`` (the element compared in registers, never stored) are not used here:
-the extra's stores already move the bytes that make the kernel memory-bound.
+Extras of at least ``fast.STREAM_MIN_BYTES`` together (and of one element size with the tile, no FLOAT16:
+``codegen.streams_extras``) are written with streaming stores, the tile with ordinary ones in the same
+vector loop (``kernel_streamed`` of ``codegen.walker``, run by the ``task_*_streamed`` variants): an ordinary
+store first reads the line it writes, so writing row 5's clipped tensor that way moved as many bytes as
+writing it in a step of its own and reading it back. Smaller extras take ordinary stores (they stay in the
+caches for what reads them next). The fast row tasks of ``argmin_fast`` (the element compared in registers,
+never stored) are not used here: the extras' stores make the kernel memory-bound anyway.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
@@ -51,9 +55,12 @@ _modules: dict[tuple[ex.Expr, tuple[ex.Store, ...]], ModuleType] = {}
 _lock = threading.Lock()
 
 
-def _task(name: str, ops: tuple[int, ...], extras: int, q: list[str], scratch: str, values: str) -> str:
+def _task(name: str, ops: tuple[int, ...], extras: int, q: list[str], scratch: str, values: str,
+          streamed: bool = False) -> str:
     """One task of engine ``name``: operands ``a{k}``, extra outputs ``x{j}`` (their first elements
-    ``at[m + j - 1]`` of each box, after the operands'), scalars ``q``."""
+    ``at[m + j - 1]`` of each box, after the operands'), scalars ``q``; ``streamed``: the extras written by
+    ``kernel_streamed`` (task and driver named ``..._streamed``)."""
+    suffix = "_streamed" if streamed else ""
     m = len(ops)
     a = [f"a{k}" for k in ops]
     x = [f"x{j}" for j in range(1, extras + 1)]
@@ -64,7 +71,7 @@ def _task(name: str, ops: tuple[int, ...], extras: int, q: list[str], scratch: s
     head = ", ".join(a + x + ["t", "strides", "red", "w", "cur", "idx", "kind", "order", "floats"] + q)
     rows = m + extras
     return f'''@jit
-def task_{name}({head}):
+def task_{name}{suffix}({head}):
     """One task: each box's element into a scratch tile and its extra values into their outputs, in one
     pass, then the tile reduced by ``argmin_{name}``."""
     f, step, piece = t[{boxes.F}], t[{boxes.STEP}], t[{boxes.PIECE}]
@@ -79,18 +86,18 @@ def task_{name}({head}):
         g, slot, index = box_at(pos, last, sizes, f, step, strides, t[{boxes.ORIGINS}:{boxes.ORIGINS + rows}], red,
                                 w, t[{boxes.SLOT0}], t[{boxes.INDEX0}], at)
         bs[0] = g
-        kernel({fill_args})
+        kernel{suffix}({fill_args})
         argmin_{name}(scratch, 0, bs, so, rb, wb, slot, index, 0, engine_outer(bs, rb, {name == "columns"}),
                       cur[piece], idx[piece], kind, order, floats)
         pos += g
 
 
 @njit(nogil=True, cache=True, parallel=True)
-def driver_{name}({head}, counter, workers):
+def driver_{name}{suffix}({head}, counter, workers):
     for _ in prange(workers):
         k = next_share(counter)
         while k < t.shape[0]:
-            task_{name}({head.replace("t, strides", "t[k], strides")})
+            task_{name}{suffix}({head.replace("t, strides", "t[k], strides")})
             k = next_share(counter)'''
 
 
@@ -101,6 +108,8 @@ def source(element: ex.Expr, extra: tuple[ex.Store, ...]) -> str:
     q = [f"q{k}" for k in range(len({k for root in (fill, *extra) for k in ex.params(root)}))]
     scratch, values = boxes._scratch(fill.type)
     tasks = [_task(name, ops, len(extra), q, scratch, values) for name in boxes.ENGINES]
+    if codegen.streams_extras(fill, extra):
+        tasks += [_task(name, ops, len(extra), q, scratch, values, True) for name in boxes.ENGINES]
     return "\n\n\n".join([codegen.walker(fill, extra), boxes._IMPORTS, *tasks]) + "\n"
 
 
@@ -138,6 +147,16 @@ class _Kernel:
         loaded = {k: t for root in (fill, *spec.extra) for k, t in ex.loads(root).items()}
         self.halves = [loaded[k] is DataType.FLOAT16 for k in self.ops] + [
             x.type is DataType.FLOAT16 for x in spec.extra]
+        self.streams = codegen.streams_extras(fill, spec.extra)
+
+    def prepared(self, found: prologue.Prepared, elements: int) -> prologue.Prepared:
+        """``found`` running the streamed tasks where the extras of ``elements`` elements are large enough
+        to stream (``fast.STREAM_MIN_BYTES``, the element-wise kernels' rule)."""
+        from . import fast
+
+        size = elements * sum(x.type.size for x in self.spec.extra)
+        return replace(found, engine=found.engine + "_streamed") if self.streams and size >= fast.STREAM_MIN_BYTES \
+            else found
 
     def flats(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Operands then extra outputs as the kernels take them: flat, FLOAT16 as its bits."""
@@ -158,8 +177,8 @@ def reduction(spec: KernelSpec, params: ArgMinParams) -> Any:
         if found is None:
             if len(prepared) > 64:
                 prepared.clear()
-            found = prepared[layout_key] = prologue.prepare(arrays[0].shape, [_elements(a) for a in arrays],
-                                                            kernel.axes, threads)
+            found = prepared[layout_key] = kernel.prepared(prologue.prepare(
+                arrays[0].shape, [_elements(a) for a in arrays], kernel.axes, threads), arrays[0].size)
         prologue._execute(kernel.module, found, kernel.flats(arrays), spec.scalars, kernel.kind, kernel.key,
                           kernel.order, out, threads)
 
@@ -172,7 +191,8 @@ def compile_layout(spec: KernelSpec, params: ArgMinParams, shape: Sequence[int],
     for an absent one, ``extras``: each extra output's), and nothing else, by running its plan over no boxes."""
     kernel = _Kernel(spec, params)
     every = [operands[k] if k < len(operands) and operands[k] is not None else strides for k in kernel.ops]
-    found = prologue.prepare(shape, [*every, *extras], params.axes, threads)  # type: ignore[list-item]
+    found = kernel.prepared(prologue.prepare(shape, [*every, *extras], params.axes, threads),  # type: ignore[list-item]
+                            math.prod(shape))
     empty = found.tasks.copy()
     empty[:, boxes.LAST] = empty[:, boxes.FIRST]
     empty[:, boxes.STOP] = empty[:, boxes.START]

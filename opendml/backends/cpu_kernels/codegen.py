@@ -109,11 +109,19 @@ def walker(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
     """The Numba source of ``ELEMENT``, ``value``, ``run`` and ``kernel`` alone (the header included): what a
     reduction with a computed element (``argmin_boxes``) runs to write its element's values into a scratch
     tile (and its extra values into their outputs: ``argmin_extras``), or computes them with
-    (``argmin_fast``)."""
+    (``argmin_fast``). With ``extra`` that stream (``streams_extras``), ``stream`` and ``kernel_streamed``
+    too: the tile (output ``o``) written with ordinary stores, the extras with streaming ones."""
     roots = _roots(element, extra)
     names = _Names(operands(element, extra), _parameters(roots), len(roots))
-    return "\n\n\n".join([_HEADER, _expression(roots), _value(roots, names), _run(element, names),
-                           _kernel(names, streamed=False)])
+    parts = [_HEADER, _expression(roots), _value(roots, names), _run(element, names), _kernel(names, streamed=False)]
+    if streams_extras(element, extra):
+        parts += [_stream(names, cached=1), _kernel(names, streamed=True, cached=1)]
+    return "\n\n\n".join(parts)
+
+
+def streams_extras(element: ex.Expr, extra: tuple[ex.Store, ...]) -> bool:
+    """Whether ``walker`` writes ``extra`` with streaming stores (``vectors.streamable``)."""
+    return bool(extra) and vectors.streamable(element, *extra)
 
 
 class _Names:
@@ -300,15 +308,18 @@ def _run(element: ex.Expr, names: _Names) -> str:
     return "\n".join(lines)
 
 
-def _stream(names: _Names) -> str:
+def _stream(names: _Names, cached: int = 0) -> str:
+    """``stream``: the vector code of every root, the first ``cached`` outputs written with ordinary stores."""
     args = names.call(names.each("a{k}"), names.out("o{j}"), names.each("b{k}"), names.out("bo{j}"), "count", names.q)
+    flags = "".join(f"{j < cached}, " for j in range(len(names.outs)))
     return "\n".join(["@intrinsic", f"def stream(typingctx, {args}):",
-                      f"    return stream_typing(ROOTS, OPERANDS, ({args},))"])
+                      f"    return stream_typing(ROOTS, OPERANDS, ({args},), ({flags.rstrip()}))"])
 
 
-def _kernel(names: _Names, streamed: bool) -> str:
+def _kernel(names: _Names, streamed: bool, cached: int = 0) -> str:
     """``kernel``, or ``kernel_streamed``: a function of its own, compiled only when an output is large
-    enough to stream (the vector code of ``stream`` is most of a module's compile time)."""
+    enough to stream (the vector code of ``stream`` is most of a module's compile time). The first ``cached``
+    outputs are not streamed: the runs are aligned for the first streamed one."""
     outs = names.out("o{j}")
     signature = names.call(names.each("a{k}"), outs, "sizes", names.each("s{k}"), names.out("so{j}"), "start", "stop",
                            names.q)
@@ -330,9 +341,10 @@ def _kernel(names: _Names, streamed: bool) -> str:
     runs = [f"a{names.lead}[b{names.lead} + j:b{names.lead} + end]"] + [f"a{k}[b{k} + j * d{k}:]" for k in names.others]
     run_args = names.call(runs, names.out("o{j}[bo{j} + j:bo{j} + end]"), [f"d{k}" for k in names.others], names.q)
     if streamed:
-        phased = [f"in_phase(o, bo, o{j}, bo{j})" for j in names.outs[1:]]
+        lead, *rest = names.outs[cached:]
+        phased = [f"in_phase(o{lead}, bo{lead}, o{j}, bo{j})" for j in rest]
         lines += [f"        if {' and '.join(['contiguous'] + phased)}:",
-                  "            h, t = streamed(o, bo, j, end, True)"]
+                  f"            h, t = streamed(o{lead}, bo{lead}, j, end, True)"]
         lines += ["    " + line for line in _stream_calls(names)]
         lines += ["            for k in range(j, h):  # the rest one by one: a few elements"]
         lines += _stores(names, targets, call, "                ")

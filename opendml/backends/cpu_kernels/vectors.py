@@ -71,6 +71,12 @@ class Loop:
         pointer = self.builder.bitcast(self.builder.gep(base, [k]), value.type.as_pointer())
         self.builder.store(value, pointer, align=VECTOR_BYTES).set_metadata("nontemporal", self.nontemporal)
 
+    def store_cached(self, base: ir.Value, k: ir.Value, value: ir.Value) -> None:
+        """An ordinary vector store, aligned to its element only: for an output read back right after (a
+        reduction's scratch tile), written beside streamed ones."""
+        pointer = self.builder.bitcast(self.builder.gep(base, [k]), value.type.as_pointer())
+        self.builder.store(value, pointer, align=self.context.get_abi_sizeof(value.type.element))
+
     def run(self, total: ir.Value, body: Callable[[ir.Value], None]) -> None:
         with cgutils.for_range_slice(self.builder, i64(0), total, i64(self.count)) as (k, _):
             body(k)
@@ -87,13 +93,15 @@ def _numba_type(t: DataType) -> types.Type:
     return from_dtype(t.numpy)
 
 
-def stream_typing(roots: ex.Expr | Sequence[ex.Expr], operands: Sequence[int], args: Sequence[types.Type]) -> Any:
+def stream_typing(roots: ex.Expr | Sequence[ex.Expr], operands: Sequence[int], args: Sequence[types.Type],
+                  cached: Sequence[bool] = ()) -> Any:
     """The typing of a streaming intrinsic of ``roots`` (``numba.extending.intrinsic``: one element, or an
     element and the extra values its kernel writes): ``args`` are the operands ``operands`` (each an array,
     or one value: hoisted), the output arrays (one per root), each operand's first element, each output's,
     the count, then the scalar parameters. None where they do not fit. Several outputs are stored from one
     vector computation of the nodes they share, each with its own streaming store (the caller aligns
-    them all: ``rows.in_phase``)."""
+    them all: ``rows.in_phase``), but those ``cached`` flags: ordinary stores, aligned or not (a scratch
+    tile that a reduction reads back)."""
     roots = (roots,) if isinstance(roots, ex.Expr) else tuple(roots)
     m, n = len(operands), len(roots)
     values, outs, count = args[:m], args[m:m + n], args[2 * m + 2 * n]
@@ -115,8 +123,8 @@ def stream_typing(roots: ex.Expr | Sequence[ex.Expr], operands: Sequence[int], a
 
         def body(j: ir.Value) -> None:
             lowered = _lower_all(builder, roots, lambda k: reads[k](j), scalars, loop.count)
-            for base, root in zip(bases, roots):
-                loop.store(base, j, lowered[root])
+            for q, (base, root) in enumerate(zip(bases, roots)):
+                (loop.store_cached if q < len(cached) and cached[q] else loop.store)(base, j, lowered[root])
 
         loop.run(llvm_args[2 * m + 2 * n], body)
         return context.get_dummy_value()
