@@ -21,7 +21,8 @@ Extras of at least ``fast.STREAM_MIN_BYTES`` together (and of one element size w
 ``codegen.streams_extras``) are written with streaming stores, the tile with ordinary ones in the same
 vector loop (``kernel_streamed`` of ``codegen.walker``, run by the ``task_*_streamed`` variants): an ordinary
 store first reads the line it writes, so writing row 5's clipped tensor that way moved as many bytes as
-writing it in a step of its own and reading it back. Smaller extras take ordinary stores (they stay in the
+writing it in a step of its own and reading it back (row 5, [16384, 4096] on 2 busy cores: 48 ms with
+ordinary stores, 24 ms streamed, 41 ms as two steps). Smaller extras take ordinary stores (they stay in the
 caches for what reads them next). The fast row tasks of ``argmin_fast`` (the element compared in registers,
 never stored) are not used here: the extras' stores make the kernel memory-bound anyway.
 """

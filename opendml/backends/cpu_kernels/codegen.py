@@ -31,7 +31,9 @@ the drivers and ``entry`` take one output array (and one strides array) per root
 then ``o1``, ``o2``...; the entry's arguments are the inputs, the outputs and the thread count. The streamed
 kernel stores every root with streaming stores where they have one element size (``vectors.streamable``) and
 a run's outputs share their alignment to a vector (the usual case: rows of whole cache lines in buffers
-aligned alike); other runs are written by ``run`` with ordinary stores. Modules of one root are as before.
+aligned alike); other runs are written by ``run`` with ordinary stores (row 4's chain on [16384, 4096] with
+the CLIP's FLOAT32 result a second output: 13.5 ms streamed, 29.6 ms with ordinary stores, 2 cores).
+Modules of one root are as before.
 
 Scalars (``Param``) are kernel arguments, so one compiled module serves every value of Min, Max, Scale or
 Bias. ``compiled(element, extra)`` writes the module into the kernel cache (``opendml.kernels.cache``), imports it
