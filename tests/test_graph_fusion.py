@@ -155,8 +155,14 @@ def test_a_chain_is_one_kernel_with_no_temporary_memory() -> None:
     assert unfused.binding_properties.temporary_resource_size == 3 * 64  # three packed [4, 4] FLOAT32
 
 
-def test_a_graph_output_and_a_transposed_read_keep_their_buffers() -> None:
-    assert CPU.compile_graph(chain_graph(CPU, 3, extra_outputs=[1])).plan.groups == ((0, 1), (2,))
+def test_a_transposed_read_keeps_its_buffer_and_a_graph_output_fuses_where_kernels_write_extras() -> None:
+    assert CPU.backend.fused_outputs()
+    compiled = CPU.compile_graph(chain_graph(CPU, 3, extra_outputs=[1]))
+    assert compiled.plan.groups == ((0, 1, 2),) and compiled.binding_properties.temporary_resource_size == 0
+    (step,) = compiled.plan.steps
+    assert [str(slot) for slot in step.outputs] == ["Outputs[0]", "Outputs[1]"]
+    with mock.patch.object(CPU.backend, "fused_outputs", lambda: False):  # a backend writing one output a kernel
+        assert CPU.compile_graph(chain_graph(CPU, 3, extra_outputs=[1])).plan.groups == ((0, 1), (2,))
     transposed = TensorDesc("FLOAT32", [4, 4], [1, 4])
     compiled = CPU.compile_graph(chain_graph(CPU, 3, read=transposed))
     assert compiled.plan.groups == ((0, 1), (2,))
@@ -165,17 +171,18 @@ def test_a_graph_output_and_a_transposed_read_keep_their_buffers() -> None:
     assert CPU.compile_graph(chain_graph(CPU, 3, read=packed)).plan.groups == ((0, 1, 2),)
 
 
-def test_a_value_read_twice_is_materialised_and_argmin_runs_alone() -> None:
+def test_a_value_read_twice_is_recomputed_when_cheaper_and_argmin_takes_its_graph_output() -> None:
     graph = head(CPU)  # DEQUANTIZE_LINEAR -> CLIP (also a graph output) -> ARGMIN
-    assert CPU.compile_graph(graph).plan.groups == ((0, 1), (2,))
+    assert CPU.compile_graph(graph).plan.groups == ((0, 1, 2),)
     f = TensorDesc("FLOAT32", [4])
     clip = CPU.create_operator(dml.ElementWiseClipDesc(f, f, -1.0, 1.0))
     threshold = CPU.create_operator(dml.ElementWiseThresholdDesc(f, f, 0.0))
     nodes = [dml.OperatorNode(clip), dml.OperatorNode(threshold), dml.OperatorNode(threshold)]
     shared = dml.GraphDesc(1, 2, nodes, [dml.InputEdge(0, 0, 0)], [dml.OutputEdge(1, 0, 0), dml.OutputEdge(2, 0, 1)],
                            [dml.IntermediateEdge(0, 0, 1, 0), dml.IntermediateEdge(0, 0, 2, 0)])
+    # Recomputing the CLIP reads 4 + 4 bytes an element; materialising it reads 4, writes 4 and reads 4 twice.
     compiled = CPU.compile_graph(shared)
-    assert compiled.plan.groups == ((0,), (1,), (2,)) and compiled.binding_properties.temporary_resource_size == 16
+    assert compiled.plan.groups == ((0, 1), (0, 2)) and compiled.binding_properties.temporary_resource_size == 0
 
 
 def test_the_fusion_setting_is_checked() -> None:
@@ -256,13 +263,14 @@ SCALE_BIASES = [None, (1.0009765625, -0.0), (-2.0, 0.75), (0.0, -0.0), (3e38, 1.
 class Built:
     graph: dml.GraphDesc
     inputs: list[np.ndarray]
-    roots: int  # nodes whose output leaves their group: a graph output, or read by several nodes
+    roots: int  # the plan's steps: nodes whose value is written, not computed by its readers
 
 
 @st.composite
 def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built:
     """A DAG of DEQUANTIZE_LINEAR, CLIP, CLIP1 and THRESHOLD nodes over one graph input, with broadcast
-    scale and zero point inputs; values no node reads are graph outputs, and a few others too."""
+    scale and zero point inputs; values no node reads are graph outputs, and about a third of the others
+    too; a value may have several readers."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     first = draw(st.sampled_from(CLAMPED))
     inputs = [edge_values(first, int(np.prod(sizes)), rng)]
@@ -270,6 +278,7 @@ def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built
     nodes: list[dml.OperatorNode] = []
     input_edges: list[dml.InputEdge] = []
     reads: list[tuple[int, int, int]] = []  # (value, node, node input)
+    operand_bytes: dict[int, int] = {0: first.size}  # graph input -> bytes an element (0: broadcast)
     for node in range(draw(st.integers(1, 5))):
         source = draw(st.one_of(st.just(len(values) - 1), st.integers(0, len(values) - 1)))
         t = values[source]
@@ -280,9 +289,9 @@ def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built
             zero_point = _broadcast_input(draw, rng, inputs, t, sizes) if draw(st.booleans()) else None
             desc: object = dml.ElementWiseDequantizeLinearDesc(x, scale[0], None if zero_point is None else zero_point[0],
                                                                TensorDesc(out, sizes))
-            input_edges.append(dml.InputEdge(scale[1], node, 1))
-            if zero_point is not None:
-                input_edges.append(dml.InputEdge(zero_point[1], node, 2))
+            for index, (read, k) in enumerate([scale] + ([] if zero_point is None else [zero_point]), 1):
+                input_edges.append(dml.InputEdge(k, node, index))
+                operand_bytes[k] = 0 if any(n > 1 and s == 0 for n, s in zip(sizes, read.strides)) else read.data_type.size
         else:
             out = t
             desc = _clamp(draw, x)
@@ -294,17 +303,56 @@ def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built
         nodes.append(dml.OperatorNode(device.create_operator(_argmin(draw, TensorDesc(values[-1], sizes)))))
         reads.append((len(values) - 1, len(nodes) - 1, 0))
     read_counts = [sum(1 for v, _, _ in reads if v == k + 1) for k in range(len(nodes))]
-    outputs = [k for k in range(len(nodes)) if read_counts[k] == 0 or draw(st.integers(0, 4)) == 0]
+    outputs = [k for k in range(len(nodes)) if read_counts[k] == 0 or draw(st.integers(0, 2)) == 0]
     intermediate = [dml.IntermediateEdge(v - 1, 0, n, i) for v, n, i in reads if v > 0]
     input_edges += [dml.InputEdge(0, n, i) for v, n, i in reads if v == 0]
-    roots = sum(1 for k in range(len(nodes)) if k in outputs or read_counts[k] > 1)
-    last = len(nodes) - 2  # the ARGMIN's producer: a root of its own unless it is the ARGMIN's prologue
-    if reduced and last >= 0 and not device.backend.reduction_prologues() and last not in outputs \
-            and read_counts[last] == 1:
-        roots += 1
     graph = dml.GraphDesc(len(inputs), len(outputs), nodes, input_edges,
                           [dml.OutputEdge(n, 0, k) for k, n in enumerate(outputs)], intermediate)
-    return Built(graph, [packed_bytes(a, _total(a)) for a in inputs], roots)
+    model = _Model(device, values, reads, input_edges, operand_bytes, outputs, len(nodes) - 1 if reduced else None)
+    return Built(graph, [packed_bytes(a, _total(a)) for a in inputs], len(nodes) - len(model.composed()))
+
+
+@dataclass
+class _Model:
+    """The fusion rules of ``opendml.graphs.fusion`` restated over a generated graph (packed layouts, every
+    node reads its value input 0): which nodes' values their readers compute."""
+
+    device: dml.Device
+    values: list[T]
+    reads: list[tuple[int, int, int]]  # (value, node, node input)
+    input_edges: list[dml.InputEdge]
+    operand_bytes: dict[int, int]
+    outputs: list[int]
+    argmin: int | None
+
+    def composed(self) -> set[int]:
+        backend = self.device.backend
+        found: set[int] = set()
+        for node in range(len(self.values) - 1):  # each node reads only earlier values: graph order
+            readers = {n for v, n, _ in self.reads if v == node + 1}
+            if not readers or (self.argmin in readers and not backend.reduction_prologues()):
+                continue
+            if node in self.outputs and not backend.fused_outputs():
+                continue
+            if len(readers) == 1 or self._recompute(node, len(readers), found):
+                found.add(node)
+        return found
+
+    def _recompute(self, node: int, k: int, composed: set[int]) -> bool:
+        operands: dict[tuple[str, int], int] = {}  # what computing the value reads: each operand once
+        pending = [node]
+        while pending:
+            member = pending.pop()
+            value = next(v for v, n, _ in self.reads if n == member)
+            if value > 0 and value - 1 in composed:
+                pending.append(value - 1)
+            else:
+                operands[("value", value)] = self.values[value].size
+            for edge in self.input_edges:  # its scale and zero point
+                if edge.to_node_index == member and edge.to_node_input_index > 0:
+                    operands[("input", edge.graph_input_index)] = self.operand_bytes[edge.graph_input_index]
+        p, w = sum(operands.values()), self.values[node + 1].size
+        return k * p + (w if node in self.outputs else 0) < p + w + k * w
 
 
 def _total(array: np.ndarray) -> int:

@@ -38,41 +38,47 @@ class CpuBuffer(Buffer):
 
 class CpuKernel:
     """Runs the kernel of a KernelSpec (its expression, or its reduction's engine) over ``inputs`` (None for
-    an absent one) and ``output`` laid out as described; the NumPy reference in ``ops/`` stays the oracle
-    the kernels are tested against."""
+    an absent one), ``output`` and one extra output per ``spec.extra`` laid out as described; the NumPy
+    reference in ``ops/`` stays the oracle the kernels are tested against."""
 
     def __init__(self, spec: KernelSpec, inputs: Sequence[TensorDesc | None], output: TensorDesc,
-                 threads: int) -> None:
+                 threads: int, extra_outputs: Sequence[TensorDesc] = ()) -> None:
         self.spec = spec
         self.threads = threads
         kernels = cpu_kernels.kernels()
         self._run = kernels.elementwise(spec) if spec.reduction is None else kernels.reduction(spec)
         if spec.reduction is None:
-            self._warm_up(inputs, output)
+            self._warm_up(inputs, output, extra_outputs)
         else:  # a reduction's kernels depend on its input's layout: those its plan runs are compiled
             x = inputs[0]
             assert x is not None  # a reduction's input is required
             kernels.prepare_reduction(spec, x.sizes, x.effective_strides, self.threads,
-                                      [None if d is None else d.effective_strides for d in inputs])
+                                      [None if d is None else d.effective_strides for d in inputs],
+                                      [d.effective_strides for d in extra_outputs])
 
-    def _warm_up(self, inputs: Sequence[TensorDesc | None], output: TensorDesc) -> None:
+    def _warm_up(self, inputs: Sequence[TensorDesc | None], output: TensorDesc,
+                 extra_outputs: Sequence[TensorDesc]) -> None:
         """Run once on one-element arrays, so that just-in-time compilation belongs to compiling the
         operator (DirectML's compile step) and not to its first execution."""
-        self.run_arrays([None if desc is None else _one_element(desc) for desc in inputs], _one_element(output))
+        self.run_arrays([None if desc is None else _one_element(desc) for desc in inputs], _one_element(output),
+                        [_one_element(desc) for desc in extra_outputs])
 
     def initialize(self) -> None:
         """Nothing to prepare: the operators have no weights or persistent resources."""
 
     def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
-        self.run_arrays([None if b is None else _view(b) for b in inputs], _view(outputs[0]))
+        self.run_arrays([None if b is None else _view(b) for b in inputs], _view(outputs[0]),
+                        [_view(b) for b in outputs[1:]])
 
-    def run_arrays(self, inputs: Sequence[np.ndarray | None], out: np.ndarray) -> None:
-        """Execute on NumPy views laid out as the operator's descriptions say (bindings already checked).
+    def run_arrays(self, inputs: Sequence[np.ndarray | None], out: np.ndarray,
+                   extras: Sequence[np.ndarray] = ()) -> None:
+        """Execute on NumPy views laid out as the operator's descriptions say (bindings already checked);
+        ``extras``: one view per ``spec.extra``.
 
-        Elements are read and written in blocks, so an exact in-place alias is safe; only the output's
-        elements are written, so padding between them is never touched.
+        Elements are read and written in blocks, so an exact in-place alias is safe; only the outputs'
+        elements are written, each once, so padding between them is never touched.
         """
-        self._run(*inputs, out, self.threads)
+        self._run(*inputs, out, *extras, self.threads)
 
 
 def _one_element(desc: TensorDesc) -> np.ndarray:
@@ -125,16 +131,20 @@ class CpuBackend:
 
     def compile_spec(self, device: Device, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
                      output: TensorDesc, extra_outputs: Sequence[TensorDesc] = ()) -> CpuKernel:
-        """The kernel of ``spec`` (an operator's, or a fused graph kernel's) over these descriptions."""
-        if spec.extra or extra_outputs:
+        """The kernel of ``spec`` (an operator's, or a fused graph kernel's) over these descriptions, writing
+        ``extra_outputs`` (one per ``spec.extra``) too."""
+        if (spec.extra or extra_outputs) and not self.fused_outputs():
             raise unsupported_extra(spec, self.name)
-        return CpuKernel(spec, inputs, output, getattr(device, "threads", 1))
+        if len(extra_outputs) != len(spec.extra):
+            raise invalid(spec.operator, "extra_outputs", f"must hold one description per extra output "
+                          f"({len(spec.extra)})", len(extra_outputs))
+        return CpuKernel(spec, inputs, output, getattr(device, "threads", 1), extra_outputs)
 
     def reduction_prologues(self) -> bool:
         return bool(cpu_kernels.kernels().REDUCTION_PROLOGUES)
 
     def fused_outputs(self) -> bool:
-        return False
+        return bool(getattr(cpu_kernels.kernels(), "FUSED_OUTPUTS", False))
 
     def supports_data_type(self, data_type: DataType) -> bool:
         return data_type in ALL_TYPES

@@ -32,11 +32,13 @@ def compile_graph(device: Device, graph_desc: object, flags: ExecutionFlags | in
                   fuse: bool | None = None) -> CompiledGraph:
     """IDMLDevice1::CompileGraph: every rule is checked here, then the plan is made (element-wise chains
     fused unless ``fuse`` is False, or None and OPENDML_FUSION is 0; chains feeding a reduction too where the
-    backend lowers reduction prologues) and its memory taken."""
+    backend lowers reduction prologues, and graph outputs written by the kernel computing them where it
+    lowers extra outputs) and its memory taken."""
     flags = ExecutionFlags.parse(flags, owner="GraphDesc", field="ExecutionFlags")
     graph = check_graph(device, graph_desc)
-    fused = fusion.fuse(graph, device.backend.reduction_prologues()) if (fusion.enabled() if fuse is None else fuse) \
-        else None
+    backend = device.backend
+    fused = fusion.fuse(graph, backend.reduction_prologues(), backend.fused_outputs()) \
+        if (fusion.enabled() if fuse is None else fuse) else None
     plan = build_plan(graph, fused)
     kernels: dict[int, Kernel] = {}
     for step in plan.steps:
@@ -46,11 +48,13 @@ def compile_graph(device: Device, graph_desc: object, flags: ExecutionFlags | in
 
 
 def _compile_step(device: Device, graph: CheckedGraph, step: Step, flags: ExecutionFlags) -> Kernel:
-    """A node's operator compiled as on its own, or a fused kernel compiled from its KernelSpec."""
+    """A node's operator compiled as on its own, or a fused kernel compiled from its KernelSpec (its extra
+    outputs described as their nodes' output tensors)."""
     if step.fused is None:
         return device.compile_operator(graph.operators[step.node], flags).kernel
     return device.backend.compile_spec(device, step.fused.spec, [operand.desc for operand in step.fused.operands],
-                                       graph.output_desc(step.node, 0))
+                                       graph.output_desc(step.node, 0),
+                                       [graph.output_desc(e.node, e.index) for e in step.fused.extras])
 
 
 class CompiledGraph:
@@ -173,6 +177,11 @@ class CompiledGraph:
                                    else self._place(field, desc, slot, input_bindings, checked_outputs))
         step_outputs = [self._place(field, operator.tensor(field.name), slot, input_bindings, checked_outputs)
                         for field, slot in zip(schema.outputs, step.outputs)]
+        if step.fused is not None:  # extra outputs: each its node's output tensor, placed in its graph output
+            for extra, slot in zip(step.fused.extras, step.outputs[len(schema.outputs):]):
+                field = self.graph.operators[extra.node].definition.schema.outputs[extra.index]
+                step_outputs.append(self._place(field, self.graph.output_desc(extra.node, extra.index), slot,
+                                                input_bindings, checked_outputs))
         return self._kernels[step.node], step_inputs, step_outputs
 
     def _place(self, field: TensorField, desc: TensorDesc, slot: Slot, input_bindings: list,

@@ -1,9 +1,10 @@
 """The execution plan of a compiled graph: ordered steps over nodes, reading and writing named slots.
 
-Each step runs one kernel: one operator node, or several element-wise nodes fused into one (``fusion``);
-its inputs and outputs are slots: a graph input or output binding, a constant's data, or a named
-intermediate buffer. Intermediates that fusion removes get no slot and no memory: the plan, not the graph,
-is what executes. ``repr(compiled.plan)`` lists the steps and the nodes each runs.
+Each step runs one kernel: one operator node, or several element-wise nodes fused into one (``fusion``),
+which may write several outputs (a composed node's graph outputs); its inputs and outputs are slots: a
+graph input or output binding, a constant's data, or a named intermediate buffer. Intermediates that fusion
+removes get no slot and no memory: the plan, not the graph, is what executes. ``repr(compiled.plan)``
+lists the steps and the nodes each runs.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ class Step:
     """Run operator node ``node``: input k reads ``inputs[k]`` (None: absent), output k writes ``outputs[k]``.
 
     A fused step (``fused`` given) runs the kernel of several nodes, ``node`` the one it writes the output
-    of: input k is its kernel's operand k. ``label`` names the nodes for ``repr(plan)``.
+    of: input k is its kernel's operand k, and the outputs after ``node``'s are the graph outputs its
+    kernel's extras write (``fused.extras``, in order). ``label`` names the nodes for ``repr(plan)``.
     """
 
     node: int
@@ -114,7 +116,9 @@ def build_plan(graph: CheckedGraph, fused: dict[int, FusedKernel] | None = None)
 
     A node output that feeds graph outputs is written straight into the first of them, and nodes that
     read it read it there; any other node output gets its own intermediate region, allocated once, unless
-    it is fused away (then it has none).
+    it is fused away (then it has none). A fused step's outputs are its root's, then the graph outputs of
+    its kernel's extras (``FusedKernel.extras``), in order. Steps run in graph order of their roots: a
+    value a step reads is written by a step of an earlier root (a composed value is read by no step).
     """
     fused = fused or {}
     inside = {node for kernel in fused.values() for node in kernel.nodes[:-1]}
@@ -129,10 +133,13 @@ def build_plan(graph: CheckedGraph, fused: dict[int, FusedKernel] | None = None)
         operator = graph.operators.get(node)
         if operator is None or node in inside:
             continue
+        kernel = fused.get(node)
+        extras = () if kernel is None else kernel.extras
+        covered = {extra.graph_output for extra in extras}  # written by the kernel as extra outputs
         schema = operator.definition.schema
         destinations: list[list[Slot]] = []
         for index, field in enumerate(schema.outputs):
-            outs = [Slot("output", k) for k in graph.graph_outputs.get((node, index), [])]
+            outs = [Slot("output", k) for k in graph.graph_outputs.get((node, index), []) if k not in covered]
             if not outs:
                 desc = graph.output_desc(node, index)
                 alignment = max([desc.guaranteed_base_offset_alignment]
@@ -142,18 +149,18 @@ def build_plan(graph: CheckedGraph, fused: dict[int, FusedKernel] | None = None)
                 outs = [Slot("intermediate", region)]
             written[(node, index)] = outs[0]
             destinations.append(outs)
-        kernel = fused.get(node)
         if kernel is None:
             inputs = tuple(_read(graph, written, node, index) for index in range(len(schema.inputs)))
             label = _name(graph, node)
         else:
             inputs = tuple(_slot(written, operand.source) for operand in kernel.operands)
             label = " + ".join(_name(graph, n) for n in kernel.nodes) + " (fused)"
-        # An output feeding several graph outputs is computed again for each: bit-identical, and no copy
-        # has to know the layout.
+        more = tuple(Slot("output", extra.graph_output) for extra in extras)
+        # An output feeding several graph outputs (not written as extras) is computed again for each:
+        # bit-identical, and no copy has to know the layout.
         for run in range(max(len(outs) for outs in destinations)):
             outputs = tuple(outs[min(run, len(outs) - 1)] for outs in destinations)
-            steps.append(Step(node, inputs, outputs, kernel, label))
+            steps.append(Step(node, inputs, outputs + more, kernel, label))
     return ExecutionPlan(tuple(steps), tuple(temporary.regions), tuple(persistent.regions))
 
 

@@ -77,15 +77,19 @@ class Composer:
         self.scalars.extend(spec.scalars)
         return composed
 
-    def spec(self, operator: str, element: ex.Expr) -> KernelSpec:
-        """The composed element-wise KernelSpec (``element``: a root ``Store``, as ``add`` returns)."""
+    def spec(self, operator: str, element: ex.Expr, extra: Sequence[ex.Store] = ()) -> KernelSpec:
+        """The composed element-wise KernelSpec (``element``: a root ``Store``, as ``add`` returns), writing
+        the values ``extra`` too (``KernelSpec.extra``: stores as ``add`` returns them)."""
         if not isinstance(element, ex.Store):
             raise ex.ExpressionError(f"{operator}: an element-wise kernel stores its value; got {element!r}")
-        return KernelSpec(operator, tuple(self.inputs), element.type, element, tuple(self.scalars))
+        return KernelSpec(operator, tuple(self.inputs), element.type, element, tuple(self.scalars), None,
+                          tuple(extra))
 
-    def reduction_spec(self, operator: str, element: ex.Expr, reduction: KernelSpec) -> KernelSpec:
-        """The composed KernelSpec of ``reduction`` comparing ``element`` (as ``add`` returns for it)."""
+    def reduction_spec(self, operator: str, element: ex.Expr, reduction: KernelSpec,
+                       extra: Sequence[ex.Store] = ()) -> KernelSpec:
+        """The composed KernelSpec of ``reduction`` comparing ``element`` (as ``add`` returns for it), writing
+        the values ``extra`` over its input's elements too."""
         if reduction.reduction is None:
             raise ex.ExpressionError(f"{reduction.operator}: not a reduction")
         return KernelSpec(operator, tuple(self.inputs), reduction.output, element, tuple(self.scalars),
-                          reduction.reduction)
+                          reduction.reduction, tuple(extra))

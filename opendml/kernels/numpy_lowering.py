@@ -34,11 +34,20 @@ def _store(node: ex.Store, value: np.ndarray) -> np.ndarray:
 
 def evaluate(expr: ex.Expr, operands: Sequence[np.ndarray | None], scalars: Sequence[np.generic]) -> np.ndarray:
     """The expression's value over arrays of one shape (or broadcast views of one), as an array."""
+    return evaluate_all((expr,), operands, scalars)[0]
+
+
+def evaluate_all(exprs: Sequence[ex.Expr], operands: Sequence[np.ndarray | None],
+                 scalars: Sequence[np.generic]) -> list[np.ndarray]:
+    """Several expressions' values over the same operands (a kernel with extra outputs), each node they
+    share computed once."""
     values: dict[ex.Expr, np.ndarray] = {}
     with np.errstate(all="ignore"):  # overflow to infinity and NaN are the defined results
-        for node in ex.nodes(expr):
-            values[node] = _node(node, values, operands, scalars)
-    return values[expr]
+        for expr in exprs:
+            for node in ex.nodes(expr):
+                if node not in values:
+                    values[node] = _node(node, values, operands, scalars)
+    return [values[expr] for expr in exprs]
 
 
 def _node(node: ex.Expr, values: dict[ex.Expr, np.ndarray], operands: Sequence[np.ndarray | None],

@@ -38,6 +38,10 @@ def reduction(spec: KernelSpec) -> Callable[..., None]:
     """The run of a reduction's kernel specification (``argmin_spec`` says which it may be): a plain
     ARGMIN of its input here, one over a computed element (a fused prologue) in ``argmin_prologue``."""
     params = argmin_params(spec, prologue=True)
+    if spec.extra:  # a fused kernel writing graph outputs too: ``run(*operands, out, *extras, threads)``
+        from . import argmin_extras
+
+        return argmin_extras.reduction(spec, params)  # type: ignore[no-any-return]
     if computed(spec):
         from . import argmin_prologue  # only fused graphs load it
 
@@ -51,12 +55,18 @@ def computed(spec: KernelSpec) -> bool:
 
 
 def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int,
-                      operands: Sequence[Sequence[int] | None] = ()) -> None:
+                      operands: Sequence[Sequence[int] | None] = (), extras: Sequence[Sequence[int]] = ()) -> None:
     """Compile the kernels that an ARGMIN of this input layout (``strides`` in elements) runs, and no
     others, by running its plan over no rows: the operator's compile step, so that its first execution
     compiles nothing (a one-element stand-in would take another path than most layouts). ``operands``:
-    every operand's strides (None for an absent one), which a computed element's layout depends on."""
+    every operand's strides (None for an absent one), which a computed element's layout depends on;
+    ``extras``: each extra output's (``argmin_extras``)."""
     params = argmin_params(spec, prologue=True)
+    if spec.extra:
+        from . import argmin_extras
+
+        argmin_extras.compile_layout(spec, params, shape, strides, operands, extras, threads)
+        return
     if computed(spec):
         from . import argmin_prologue
 

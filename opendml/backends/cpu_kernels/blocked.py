@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import expr as ex
 from ...enums import AxisDirection
-from ...kernels.numpy_lowering import evaluate
+from ...kernels.numpy_lowering import evaluate_all
 from ...kernels.spec import KernelSpec
 from ...ops.argmin import ArgMinParams, argmin_reference
 from .argmin_spec import argmin_params
@@ -50,52 +50,70 @@ def _deal(work: list[Any], threads: int, total: int) -> list[list[Any]]:
 
 
 def elementwise(spec: KernelSpec) -> Callable[..., None]:
-    """An element-wise operator (inputs in DirectML order, None for an absent one, then the output and a
-    thread count): its expression evaluated block by block."""
-    return lambda *args: _elementwise(spec, args[:-2], args[-2], args[-1])
+    """An element-wise operator (inputs in DirectML order, None for an absent one, then the output, one
+    array per ``spec.extra`` and a thread count): its expressions evaluated block by block."""
+    outs = 2 + len(spec.extra)
+    return lambda *args: _elementwise(spec, args[:-outs], args[-outs:-1], args[-1])
 
 
 # A reduction's element may be any expression (a fused prologue): it is evaluated block by block.
 REDUCTION_PROLOGUES = True
+# Kernels write ``KernelSpec.extra`` too: each block's extra values are stored where they are computed.
+FUSED_OUTPUTS = True
 
 
 def reduction(spec: KernelSpec) -> Callable[..., None]:
-    """A reduction (operands in order, then the output and a thread count): ARGMIN over its element's values,
-    computed a block at a time where the element is a prologue rather than the input itself."""
+    """A reduction (operands in order, then the output, one array per ``spec.extra`` shaped as the input, and
+    a thread count): ARGMIN over its element's values, computed a block at a time where the element is a
+    prologue rather than the input itself, each block's extra values written as they are computed."""
     params = argmin_params(spec, prologue=True)
-    if spec.element == ex.Load(0, spec.inputs[0]):  # type: ignore[arg-type]
+    if spec.element == ex.Load(0, spec.inputs[0]) and not spec.extra:  # type: ignore[arg-type]
         return argmin(params)
-    return lambda *args: _argmin(params, _Values(spec, args[:-2]), args[-2], args[-1])
+    outs = 2 + len(spec.extra)
+    return lambda *args: _argmin(params, _Values(spec, args[:-outs], args[-outs + 1:-1]), args[-outs], args[-1])
 
 
 def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int,
-                      operands: Sequence[Sequence[int] | None] = ()) -> None:
+                      operands: Sequence[Sequence[int] | None] = (), extras: Sequence[Sequence[int]] = ()) -> None:
     """Nothing to compile: the reference runs as it is (``fast.prepare_reduction`` compiles its kernels)."""
     argmin_params(spec, prologue=True)  # refused at compile time, as the fast kernels refuse it
 
 
 class _Values:
-    """A reduction's element values over its operands (same-shaped views), evaluated per indexed block."""
+    """A reduction's element values over its operands (same-shaped views), evaluated per indexed block; the
+    extra outputs' values of the block (``extras``: views shaped as the input) stored as they are computed.
+    ``_argmin`` indexes each input element in exactly one block, so each extra element is written once."""
 
-    def __init__(self, spec: KernelSpec, operands: Sequence[np.ndarray | None]) -> None:
-        self.spec, self.operands = spec, operands
+    def __init__(self, spec: KernelSpec, operands: Sequence[np.ndarray | None],
+                 extras: Sequence[np.ndarray] = ()) -> None:
+        self.spec, self.operands, self.extras = spec, operands, extras
         first = next(a for a in operands if a is not None)
         self.shape, self.ndim, self.size = first.shape, first.ndim, first.size
 
     def __getitem__(self, index: Any) -> np.ndarray:
-        return np.asarray(evaluate(self.spec.element, [None if a is None else a[index] for a in self.operands],
-                                   self.spec.scalars))
+        values = evaluate_all((self.spec.element, *self.spec.extra),
+                              [None if a is None else a[index] for a in self.operands], self.spec.scalars)
+        for extra, value in zip(self.extras, values[1:]):
+            extra[index] = value
+        return np.asarray(values[0])
 
 
 def argmin(params: ArgMinParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
     return lambda x, out, threads: _argmin(params, x, out, threads)
 
 
-def _elementwise(spec: KernelSpec, inputs: tuple[np.ndarray | None, ...], out: np.ndarray, threads: int) -> None:
+def _elementwise(spec: KernelSpec, inputs: tuple[np.ndarray | None, ...], outs: tuple[np.ndarray, ...],
+                 threads: int) -> None:
+    """The output and the extra outputs (``outs``, one shape) written block by block."""
+    expressions = (spec.element, *spec.extra)
+
     def run(indices: list[Any]) -> None:
         for index in indices:
-            out[index] = evaluate(spec.element, [None if a is None else a[index] for a in inputs], spec.scalars)
+            values = evaluate_all(expressions, [None if a is None else a[index] for a in inputs], spec.scalars)
+            for out, value in zip(outs, values):
+                out[index] = value
 
+    out = outs[0]
     groups = _deal(list(blocks(out.shape, BLOCK)), threads, out.size)
     run_tasks(run, [(g,) for g in groups], threads)
 

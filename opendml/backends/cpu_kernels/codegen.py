@@ -24,8 +24,19 @@
   bound, unrolled over the operands (it is on every call's path: a loop over a list of operands cost a
   microsecond a call); ``host`` (``fast``) gives the layout walk and the streaming threshold.
 
+A kernel with extra outputs (``KernelSpec.extra``: a fused kernel writing intermediates that are graph
+outputs) has one module for its roots, the element and the extras (``source(element, extra)``): ``value``
+returns a tuple, each root's stored form from one computation of the nodes they share; ``run``, ``kernel``,
+the drivers and ``entry`` take one output array (and one strides array) per root, the main output ``o`` first,
+then ``o1``, ``o2``...; the entry's arguments are the inputs, the outputs and the thread count. The streamed
+kernel stores every root with streaming stores where they have one element size (``vectors.streamable``) and
+a run's outputs share their alignment to a vector (the usual case: rows of whole cache lines in buffers
+aligned alike); other runs are written by ``run`` with ordinary stores (row 4's chain on [16384, 4096] with
+the CLIP's FLOAT32 result a second output: 13.5 ms streamed, 29.6 ms with ordinary stores, 2 cores).
+Modules of one root are as before.
+
 Scalars (``Param``) are kernel arguments, so one compiled module serves every value of Min, Max, Scale or
-Bias. ``compiled(element)`` writes the module into the kernel cache (``opendml.kernels.cache``), imports it
+Bias. ``compiled(element, extra)`` writes the module into the kernel cache (``opendml.kernels.cache``), imports it
 from there, and Numba caches its compiled code beside it.
 """
 
@@ -41,66 +52,92 @@ from ...dtypes import DataType
 from ...kernels import cache, debug
 from . import vectors
 
-_modules: dict[ex.Expr, ModuleType] = {}
+_modules: dict[tuple[ex.Expr, tuple[ex.Store, ...]], ModuleType] = {}
 _lock = threading.Lock()  # operators compiled on several threads at once import each module once
 
 
-def compiled(element: ex.Expr) -> ModuleType:
-    """The generated module of an element-wise expression (a ``Store``), imported once per process."""
-    module = _modules.get(element)
+def compiled(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> ModuleType:
+    """The generated module of an element-wise expression (a ``Store``) and the extra values it writes,
+    imported once per process."""
+    key = (element, extra)
+    module = _modules.get(key)
     if module is None:
         with _lock:
-            module = _modules.get(element)
+            module = _modules.get(key)
             if module is None:
-                text = source(element)
+                text = source(element, extra)
                 stem = "elementwise_" + hashlib.sha256(text.encode()).hexdigest()[:16]
                 if debug.print_kernels_enabled():
-                    debug.print_source("cpu", f"{stem} ({element!r})", text)
-                module = _modules[element] = cache.import_source(stem, text)
+                    debug.print_source("cpu", f"{stem} ({element!r}, extra {extra!r})", text)
+                module = _modules[key] = cache.import_source(stem, text)
     return module
 
 
-def operands(element: ex.Expr) -> tuple[int, ...]:
-    """The operands a kernel takes (those the expression loads), in DirectML input order."""
-    found = tuple(sorted(ex.loads(element)))
+def operands(element: ex.Expr, extra: tuple[ex.Expr, ...] = ()) -> tuple[int, ...]:
+    """The operands a kernel takes (those its expressions load), in DirectML input order."""
+    found = tuple(sorted({k for root in (element, *extra) for k in ex.loads(root)}))
     if not found:
         raise ex.ExpressionError(f"{element!r} loads no operand: an element-wise kernel walks at least one")
     return found
 
 
-def source(element: ex.Expr) -> str:
-    """The Numba source of the module running ``element`` (see the module docstring)."""
-    if not isinstance(element, ex.Store):
-        raise ex.ExpressionError(f"an element-wise kernel stores its value; got {element!r}")
-    ops = operands(element)
-    names = _Names(ops, len(ex.params(element)))
-    parts = [_HEADER, _expression(element), _value(element, names), _run(element, names)]
-    if vectors.streamable(element):
+def _parameters(roots: tuple[ex.Expr, ...]) -> int:
+    return len({k for root in roots for k in ex.params(root)})
+
+
+def source(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
+    """The Numba source of the module running ``element`` and writing ``extra`` too (see the module
+    docstring)."""
+    roots = _roots(element, extra)
+    names = _Names(operands(element, extra), _parameters(roots), len(roots))
+    streams = vectors.streamable(*roots)
+    parts = [_HEADER, _expression(roots), _value(roots, names), _run(element, names)]
+    if streams:
         parts.append(_stream(names))
     parts += [_kernel(names, streamed=False), _driver(names, "")]
-    if vectors.streamable(element):
+    if streams:
         parts += [_kernel(names, streamed=True), _driver(names, "_streamed")]
-    parts.append(_entry(element, names))
+    parts.append(_entry(roots, names))
     return "\n\n\n".join(parts) + "\n"
 
 
-def walker(element: ex.Expr) -> str:
+def _roots(element: ex.Expr, extra: tuple[ex.Store, ...]) -> tuple[ex.Store, ...]:
+    if not isinstance(element, ex.Store):
+        raise ex.ExpressionError(f"an element-wise kernel stores its value; got {element!r}")
+    return (element, *extra)
+
+
+def walker(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
     """The Numba source of ``ELEMENT``, ``value``, ``run`` and ``kernel`` alone (the header included): what a
     reduction with a computed element (``argmin_boxes``) runs to write its element's values into a scratch
-    tile, or computes them with (``argmin_fast``)."""
-    ops = operands(element)
-    names = _Names(ops, len(ex.params(element)))
-    return "\n\n\n".join([_HEADER, _expression(element), _value(element, names), _run(element, names),
-                           _kernel(names, streamed=False)])
+    tile (and its extra values into their outputs: ``argmin_extras``), or computes them with
+    (``argmin_fast``). With ``extra`` that stream (``streams_extras``), ``stream`` and ``kernel_streamed``
+    too: the tile (output ``o``) written with ordinary stores, the extras with streaming ones."""
+    roots = _roots(element, extra)
+    names = _Names(operands(element, extra), _parameters(roots), len(roots))
+    parts = [_HEADER, _expression(roots), _value(roots, names), _run(element, names), _kernel(names, streamed=False)]
+    if streams_extras(element, extra):
+        parts += [_stream(names, cached=1), _kernel(names, streamed=True, cached=1)]
+    return "\n\n\n".join(parts)
+
+
+def streams_extras(element: ex.Expr, extra: tuple[ex.Store, ...]) -> bool:
+    """Whether ``walker`` writes ``extra`` with streaming stores (``vectors.streamable``)."""
+    return bool(extra) and vectors.streamable(element, *extra)
 
 
 class _Names:
-    """The generated code's argument lists."""
+    """The generated code's argument lists: operands ``a{k}``, outputs ``o``, ``o1``... (``outs``), scalars."""
 
-    def __init__(self, ops: tuple[int, ...], params: int) -> None:
+    def __init__(self, ops: tuple[int, ...], params: int, outputs: int = 1) -> None:
         self.ops = ops
         self.lead, self.others = ops[0], ops[1:]
         self.q = [f"q{k}" for k in range(params)]
+        self.outs = [""] + [str(j) for j in range(1, outputs)]  # suffixes: o, o1, o2...
+
+    def out(self, pattern: str) -> list[str]:
+        """``pattern`` for each output (``{j}``: its suffix)."""
+        return [pattern.format(j=j) for j in self.outs]
 
     def each(self, pattern: str) -> list[str]:
         return [pattern.format(k=k) for k in self.ops]
@@ -122,7 +159,7 @@ from numba.extending import intrinsic
 from opendml import expr as ex
 from opendml.backends.cpu_kernels.drivers import next_share
 from opendml.backends.cpu_kernels.halves import float_to_half, half_to_float, round_to_half
-from opendml.backends.cpu_kernels.rows import base_offset, streamed
+from opendml.backends.cpu_kernels.rows import base_offset, in_phase, streamed
 from opendml.backends.cpu_kernels.vectors import stream_typing
 from opendml.backends.cpu_kernels.views import PARALLEL_MIN
 from opendml.dtypes import DataType
@@ -145,14 +182,18 @@ def _constructor(node: ex.Expr, names: dict[ex.Expr, str]) -> str:
     return f"ex.{type(node).__name__}({', '.join(args)})"
 
 
-def _expression(element: ex.Expr) -> str:
-    """``ELEMENT`` rebuilt node by node (the streaming intrinsic lowers it when Numba compiles a kernel)."""
+def _expression(roots: tuple[ex.Store, ...]) -> str:
+    """``ROOTS`` (the element, then the extra values) rebuilt node by node, ``ELEMENT`` the first (the
+    streaming intrinsic lowers them when Numba compiles a kernel)."""
     names: dict[ex.Expr, str] = {}
     lines = ["def _element():"]
-    for i, node in enumerate(ex.nodes(element)):
-        names[node] = f"e{i}"
-        lines.append(f"    e{i} = {_constructor(node, names)}")
-    lines += [f"    return e{len(names) - 1}", "", "", "ELEMENT = _element()", f"OPERANDS = {operands(element)!r}"]
+    for root in roots:
+        for node in ex.nodes(root):
+            if node not in names:
+                names[node] = f"e{len(names)}"
+                lines.append(f"    {names[node]} = {_constructor(node, names)}")
+    lines += [f"    return ({''.join(names[root] + ', ' for root in roots).rstrip()})", "", "",
+              "ROOTS = _element()", "ELEMENT = ROOTS[0]", f"OPERANDS = {operands(roots[0], roots[1:])!r}"]
     return "\n".join(lines)
 
 
@@ -193,13 +234,26 @@ def _scalar(node: ex.Expr, of: dict[ex.Expr, str], root: bool = False) -> str:
     raise ex.ExpressionError(f"no Numba lowering of {type(node).__name__}")
 
 
-def _value(element: ex.Expr, names: _Names) -> str:
+def _value(roots: tuple[ex.Store, ...], names: _Names) -> str:
+    """``value``: each node once (shared by the roots), then each root's stored form; a root that is also
+    read inside another root's expression (a FLOAT16 intermediate both stored and computed on) gets its
+    stored form from the same value. One root: its stored value; several: a tuple of them."""
+    inner = {child for root in roots for node in ex.nodes(root) for child in node.children}
     of: dict[ex.Expr, str] = {}
+    stored: dict[ex.Expr, str] = {}
     lines = ["@jit", f"def value({names.call(names.each('a{k}'), names.q)}):"]
-    for i, node in enumerate(ex.nodes(element)):
-        of[node] = f"t{i}"
-        lines.append(f"    t{i} = {_scalar(node, of, node is element)}")
-    lines.append(f"    return t{len(of) - 1}")
+    for root in roots:
+        for node in ex.nodes(root):
+            if node in of:
+                continue
+            of[node] = f"t{len(of)}"
+            lines.append(f"    {of[node]} = {_scalar(node, of, node in roots and node not in inner)}")
+    for root in roots:
+        if root in inner and root.type is DataType.FLOAT16 and root not in stored:  # its bits, not its value
+            stored[root] = f"t{len(of) + len(stored)}"
+            lines.append(f"    {stored[root]} = {_scalar(root, of, True)}")
+    results = [stored.get(root, of[root]) for root in roots]
+    lines.append(f"    return {', '.join(results)}")
     return "\n".join(lines)
 
 
@@ -218,10 +272,18 @@ def _branch(c: int, count: int, hoisted: tuple[int, ...]) -> str:
     return f"{'if' if c == 0 else 'elif'} {' and '.join(f'd{k} == 0' for k in hoisted)}:"
 
 
+def _stores(names: _Names, targets: list[str], call: str, pad: str) -> list[str]:
+    """Lines storing ``value``'s result (``call``) into ``targets``, one per output."""
+    if len(targets) == 1:
+        return [f"{pad}{targets[0]} = {call}"]
+    return [f"{pad}w = {call}"] + [f"{pad}{target} = w[{j}]" for j, target in enumerate(targets)]
+
+
 def _run(element: ex.Expr, names: _Names) -> str:
     lead = names.lead
-    alias = ex.loads(element)[lead] is element.data_type  # the lead operand may be the output itself
-    lines = ["@jit", f"def run({names.call(names.each('r{k}'), 'ro', [f'd{k}' for k in names.others], names.q)}):",
+    alias = ex.loads(element).get(lead) is element.data_type  # the lead operand may be the output itself
+    outs = names.out("ro{j}")
+    lines = ["@jit", f"def run({names.call(names.each('r{k}'), outs, [f'd{k}' for k in names.others], names.q)}):",
              '    """A contiguous run: the first operand per element, the others per element (d == 1) or one '
              'value (d == 0)."""']
     combos = _combinations(names)
@@ -234,7 +296,8 @@ def _run(element: ex.Expr, names: _Names) -> str:
 
         def loop(first: str, pad: str, hoisted: tuple[int, ...] = hoisted) -> list[str]:
             args = [first] + [f"v{k}" if k in hoisted else f"r{k}[k]" for k in names.others]
-            return [f"{pad}for k in range(ro.size):", f"{pad}    ro[k] = value({names.call(args, names.q)})"]
+            return [f"{pad}for k in range(ro.size):"] + _stores(names, [f"{o}[k]" for o in outs],
+                                                                 f"value({names.call(args, names.q)})", pad + "    ")
 
         if alias:
             lines.append(f"{indent}if r{lead}.ctypes.data == ro.ctypes.data:  # in place: one array, so the loop "
@@ -247,45 +310,54 @@ def _run(element: ex.Expr, names: _Names) -> str:
     return "\n".join(lines)
 
 
-def _stream(names: _Names) -> str:
-    args = names.call(names.each("a{k}"), "o", names.each("b{k}"), "bo", "count", names.q)
+def _stream(names: _Names, cached: int = 0) -> str:
+    """``stream``: the vector code of every root, the first ``cached`` outputs written with ordinary stores."""
+    args = names.call(names.each("a{k}"), names.out("o{j}"), names.each("b{k}"), names.out("bo{j}"), "count", names.q)
+    flags = "".join(f"{j < cached}, " for j in range(len(names.outs)))
     return "\n".join(["@intrinsic", f"def stream(typingctx, {args}):",
-                      f"    return stream_typing(ELEMENT, OPERANDS, ({args},))"])
+                      f"    return stream_typing(ROOTS, OPERANDS, ({args},), ({flags.rstrip()}))"])
 
 
-def _kernel(names: _Names, streamed: bool) -> str:
+def _kernel(names: _Names, streamed: bool, cached: int = 0) -> str:
     """``kernel``, or ``kernel_streamed``: a function of its own, compiled only when an output is large
-    enough to stream (the vector code of ``stream`` is most of a module's compile time)."""
-    signature = names.call(names.each("a{k}"), "o", "sizes", names.each("s{k}"), "so", "start", "stop", names.q)
+    enough to stream (the vector code of ``stream`` is most of a module's compile time). The first ``cached``
+    outputs are not streamed: the runs are aligned for the first streamed one."""
+    outs = names.out("o{j}")
+    signature = names.call(names.each("a{k}"), outs, "sizes", names.each("s{k}"), names.out("so{j}"), "start", "stop",
+                           names.q)
     each = names.each
+    steps = f"{names.call(each('d{k}'), names.out('do{j}'))} = {names.call(each('s{k}[-1]'), names.out('so{j}[-1]'))}"
     lines = ["@jit", f"def kernel{'_streamed' if streamed else ''}({signature}):",
              "    n = sizes[-1]",
-             f"    {names.call(each('d{k}'), 'do')} = {names.call(each('s{k}[-1]'), 'so[-1]')}",
+             f"    {steps}",
              "    row = start // n",
              "    j = start - row * n",
              "    while start < stop:",
              "        end = min(n, j + stop - start)"]
     lines += [f"        b{k} = base_offset(row, sizes, s{k})" for k in names.ops]
-    lines.append("        bo = base_offset(row, sizes, so)")
+    lines += [f"        bo{j} = base_offset(row, sizes, so{j})" for j in names.outs]
     others = [f"d{k} <= 1" for k in names.others]
-    lines.append(f"        contiguous = {' and '.join([f'd{names.lead} == 1', 'do == 1'] + others)}")
-    elementwise = f"o[bo + k * do] = value({names.call(each('a{k}[b{k} + k * d{k}]'), names.q)})"
+    lines.append(f"        contiguous = {' and '.join([f'd{names.lead} == 1'] + names.out('do{j} == 1') + others)}")
+    call = f"value({names.call(each('a{k}[b{k} + k * d{k}]'), names.q)})"
+    targets = names.out("o{j}[bo{j} + k * do{j}]")
+    runs = [f"a{names.lead}[b{names.lead} + j:b{names.lead} + end]"] + [f"a{k}[b{k} + j * d{k}:]" for k in names.others]
+    run_args = names.call(runs, names.out("o{j}[bo{j} + j:bo{j} + end]"), [f"d{k}" for k in names.others], names.q)
     if streamed:
-        lines.append("        h, t = streamed(o, bo, j, end, contiguous)")
-        lines += _stream_calls(names)
-        lines += ["        for k in range(j, h):  # the rest one by one: a few elements, or a strided run",
-                  f"            {elementwise}",
-                  "        for k in range(t, end):",
-                  f"            {elementwise}"]
+        lead, *rest = names.outs[cached:]
+        phased = [f"in_phase(o{lead}, bo{lead}, o{j}, bo{j})" for j in rest]
+        lines += [f"        if {' and '.join(['contiguous'] + phased)}:",
+                  f"            h, t = streamed(o{lead}, bo{lead}, j, end, True)"]
+        lines += ["    " + line for line in _stream_calls(names)]
+        lines += ["            for k in range(j, h):  # the rest one by one: a few elements"]
+        lines += _stores(names, targets, call, "                ")
+        lines += ["            for k in range(t, end):"]
+        lines += _stores(names, targets, call, "                ")
+        if phased:  # outputs out of phase: no vector aligns every store, so ordinary ones
+            lines += ["        elif contiguous:", f"            run({run_args})"]
     else:
-        runs = [f"a{names.lead}[b{names.lead} + j:b{names.lead} + end]"] + [f"a{k}[b{k} + j * d{k}:]"
-                                                                          for k in names.others]
-        run_args = names.call(runs, "o[bo + j:bo + end]", [f"d{k}" for k in names.others], names.q)
-        lines += ["        if contiguous:",
-                  f"            run({run_args})",
-                  "        else:",
-                  "            for k in range(j, end):",
-                  f"                {elementwise}"]
+        lines += ["        if contiguous:", f"            run({run_args})"]
+    lines += ["        else:", "            for k in range(j, end):"]
+    lines += _stores(names, targets, call, "                ")
     lines += ["        start += end - j", "        row += 1", "        j = 0"]
     return "\n".join(lines)
 
@@ -297,7 +369,7 @@ def _stream_calls(names: _Names) -> list[str]:
     for c, hoisted in enumerate(combos):
         values = [f"a{k}[b{k}]" if k in hoisted else f"a{k}" for k in names.ops]
         starts = [f"b{names.lead} + h"] + ["0" if k in hoisted else f"b{k} + h * d{k}" for k in names.others]
-        call = f"stream({names.call(values, 'o', starts, 'bo + h', 't - h', names.q)})"
+        call = f"stream({names.call(values, names.out('o{j}'), starts, names.out('bo{j} + h'), 't - h', names.q)})"
         if len(combos) == 1:
             return [f"        {call}"]
         lines += [f"        {_branch(c, len(combos), hoisted)}", f"            {call}"]
@@ -307,7 +379,7 @@ def _stream_calls(names: _Names) -> list[str]:
 def _driver(names: _Names, suffix: str) -> str:
     """``driver`` (of ``kernel``) or ``driver_streamed`` (of ``kernel_streamed``): compiled only when a call
     shares its work out to Numba's threads."""
-    head = names.call(names.each("a{k}"), "o", "sizes", names.each("s{k}"), "so")
+    head = names.call(names.each("a{k}"), names.out("o{j}"), "sizes", names.each("s{k}"), names.out("so{j}"))
     tail = names.call(names.q)
     between = f"bounds[k], bounds[k + 1]{', ' if tail else ''}{tail}"
     return "\n".join([
@@ -320,11 +392,13 @@ def _driver(names: _Names, suffix: str) -> str:
         "            k = next_share(counter)"])
 
 
-def _entry(element: ex.Expr, names: _Names) -> str:
-    loaded = ex.loads(element)
-    arrays = names.each("a{k}") + ["o"]
+def _entry(roots: tuple[ex.Store, ...], names: _Names) -> str:
+    loaded = {k: t for root in roots for k, t in ex.loads(root).items()}
+    outs = names.out("o{j}")
+    arrays = names.each("a{k}") + outs
     lines = ["def entry(scalars, host):",
-             '    """``run(*inputs, out, threads)`` of an operator whose scalar parameters are ``scalars``."""']
+             '    """``run(*inputs, out, *extra_outputs, threads)`` of an operator whose scalar parameters are '
+             '``scalars``."""']
     if names.q:
         lines.append(f"    ({', '.join(names.q)},) = scalars")
     lines += ["    lengths, unit, walk, run_shares, flat = (host.lengths, host.UNIT, host.walk, host.run_shares,",
@@ -332,10 +406,12 @@ def _entry(element: ex.Expr, names: _Names) -> str:
     for k in names.ops:
         bits = ".view(np.uint16)" if loaded[k] is DataType.FLOAT16 else ""  # the kernels convert the bits
         lines.append(f"        a{k} = args[{k}]{bits}")
-    lines.append(f"        o = args[-2]{'.view(np.uint16)' if element.data_type is DataType.FLOAT16 else ''}")
+    for j, (o, root) in enumerate(zip(outs, roots)):
+        bits = ".view(np.uint16)" if root.data_type is DataType.FLOAT16 else ""
+        lines.append(f"        {o} = args[{j - len(roots) - 1}]{bits}")
     lines.append("        n = o.size")
-    if vectors.streamable(element):
-        lines += ["        if o.nbytes >= host.STREAM_MIN_BYTES:",
+    if vectors.streamable(*roots):
+        lines += [f"        if {' + '.join(f'{o}.nbytes' for o in outs)} >= host.STREAM_MIN_BYTES:",
                   "            k, d = kernel_streamed, driver_streamed",
                   "        else:",
                   "            k, d = kernel, driver"]

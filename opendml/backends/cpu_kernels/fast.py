@@ -41,6 +41,10 @@ class _Walk:
 # that the ARGMIN engines reduce (``argmin_boxes``, ``argmin_prologue``).
 REDUCTION_PROLOGUES = True
 
+# Kernels write ``KernelSpec.extra`` too: element-wise modules store every root (``codegen``), reductions
+# write their extra values where they compute their element (``argmin_extras``).
+FUSED_OUTPUTS = True
+
 # Outputs of at least this many bytes are written with streaming (non-temporal) stores (``stream``): they
 # would not stay in the caches for the next operator anyway, and the stores skip reading every line first.
 STREAM_MIN_BYTES = 1 << 25
@@ -92,10 +96,11 @@ def run_shares(kernel: Callable[..., None], driver: Callable[..., None], head: t
 
 def elementwise(spec: KernelSpec) -> Callable[..., None]:
     """An element-wise operator: its generated module's entry (``codegen``), called with the operator's
-    inputs in DirectML order (None for an absent one), its output and a thread count. The entry uses
-    ``lengths``, ``UNIT``, ``walk``, ``run_shares``, ``flat`` and ``STREAM_MIN_BYTES`` from here."""
+    inputs in DirectML order (None for an absent one), its output, one output per ``spec.extra`` and a thread
+    count. The entry uses ``lengths``, ``UNIT``, ``walk``, ``run_shares``, ``flat`` and ``STREAM_MIN_BYTES``
+    from here. Outputs of at least STREAM_MIN_BYTES together are written with streaming stores."""
     try:
-        module = codegen.compiled(spec.element)
+        module = codegen.compiled(spec.element, spec.extra)
     except ex.ExpressionError as error:
         raise unsupported(spec) from error
     return module.entry(spec.scalars, sys.modules[__name__])  # type: ignore[no-any-return]

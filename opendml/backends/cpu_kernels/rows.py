@@ -42,3 +42,11 @@ def streamed(o, ob, j, end, contiguous):  # type: ignore[no-untyped-def]
     address = o.ctypes.data + (ob + j) * o.itemsize
     h = min(end, j + (-address % VECTOR_BYTES) // o.itemsize)
     return h, h + (end - h) // per * per
+
+
+@inline
+def in_phase(o, ob, p, pb):  # type: ignore[no-untyped-def]
+    """Whether ``o[ob]`` and ``p[pb]`` (of one element size) lie at the same place within a vector: the
+    vectors that ``streamed`` aligns for one are aligned for the other (a kernel with several outputs
+    streams them together)."""
+    return (o.ctypes.data + ob * o.itemsize - p.ctypes.data - pb * p.itemsize) % VECTOR_BYTES == 0

@@ -71,47 +71,62 @@ class Loop:
         pointer = self.builder.bitcast(self.builder.gep(base, [k]), value.type.as_pointer())
         self.builder.store(value, pointer, align=VECTOR_BYTES).set_metadata("nontemporal", self.nontemporal)
 
+    def store_cached(self, base: ir.Value, k: ir.Value, value: ir.Value) -> None:
+        """An ordinary vector store, aligned to its element only: for an output read back right after (a
+        reduction's scratch tile), written beside streamed ones."""
+        pointer = self.builder.bitcast(self.builder.gep(base, [k]), value.type.as_pointer())
+        self.builder.store(value, pointer, align=self.context.get_abi_sizeof(value.type.element))
+
     def run(self, total: ir.Value, body: Callable[[ir.Value], None]) -> None:
         with cgutils.for_range_slice(self.builder, i64(0), total, i64(self.count)) as (k, _):
             body(k)
 
 
-def streamable(element: ex.Expr) -> bool:
-    """Whether ``stream_typing`` lowers ``element``: no FLOAT16 operand or output."""
-    return all(node.data_type is not DataType.FLOAT16 for node in ex.nodes(element))
+def streamable(*roots: ex.Expr) -> bool:
+    """Whether ``stream_typing`` lowers ``roots`` (an element, and the extra values its kernel writes): no
+    FLOAT16 operand or output, and one element size for every output (one vector width for every store)."""
+    return len({root.data_type.size for root in roots}) == 1 and all(  # type: ignore[union-attr]
+        node.data_type is not DataType.FLOAT16 for root in roots for node in ex.nodes(root))
 
 
 def _numba_type(t: DataType) -> types.Type:
     return from_dtype(t.numpy)
 
 
-def stream_typing(element: ex.Expr, operands: Sequence[int], args: Sequence[types.Type]) -> Any:
-    """The typing of a streaming intrinsic of ``element`` (``numba.extending.intrinsic``): ``args`` are
-    the operands ``operands`` (each an array, or one value: hoisted), the output array, each operand's
-    first element and the output's, the count, then the scalar parameters. None where they do not fit."""
-    m = len(operands)
-    values, out, count = args[:m], args[m], args[2 * m + 2]
-    loaded = ex.loads(element)
+def stream_typing(roots: ex.Expr | Sequence[ex.Expr], operands: Sequence[int], args: Sequence[types.Type],
+                  cached: Sequence[bool] = ()) -> Any:
+    """The typing of a streaming intrinsic of ``roots`` (``numba.extending.intrinsic``: one element, or an
+    element and the extra values its kernel writes): ``args`` are the operands ``operands`` (each an array,
+    or one value: hoisted), the output arrays (one per root), each operand's first element, each output's,
+    the count, then the scalar parameters. None where they do not fit. Several outputs are stored from one
+    vector computation of the nodes they share, each with its own streaming store (the caller aligns
+    them all: ``rows.in_phase``), but those ``cached`` flags: ordinary stores, aligned or not (a scratch
+    tile that a reduction reads back)."""
+    roots = (roots,) if isinstance(roots, ex.Expr) else tuple(roots)
+    m, n = len(operands), len(roots)
+    values, outs, count = args[:m], args[m:m + n], args[2 * m + 2 * n]
+    loaded = {k: t for root in roots for k, t in ex.loads(root).items()}
     wanted = [_numba_type(loaded[k]) for k in operands]
-    store = element.data_type
-    if not (streamable(element) and isinstance(out, types.Array) and out.dtype == _numba_type(store)  # type: ignore
-            and isinstance(count, types.Integer)):
+    if not (streamable(*roots) and isinstance(count, types.Integer) and all(
+            isinstance(o, types.Array) and o.dtype == _numba_type(r.data_type) for o, r in zip(outs, roots))):  # type: ignore
         return None
     for v, t in zip(values, wanted):
         if (v.dtype if isinstance(v, types.Array) else v) != t:
             return None
 
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, llvm_args: Sequence[ir.Value]) -> Any:
-        loop = Loop(context, builder, out, lanes(store.size))  # type: ignore[union-attr]
-        out_base = loop.base(out, llvm_args[m], llvm_args[2 * m + 1])
-        reads = {k: _reader(loop, values[p], wanted[p], llvm_args[p], llvm_args[m + 1 + p])
+        loop = Loop(context, builder, outs[0], lanes(roots[0].data_type.size))  # type: ignore[union-attr]
+        bases = [loop.base(o, llvm_args[m + q], llvm_args[2 * m + n + q]) for q, o in enumerate(outs)]
+        reads = {k: _reader(loop, values[p], wanted[p], llvm_args[p], llvm_args[m + n + p])
                  for p, k in enumerate(operands)}
-        scalars = [splat(builder, v, loop.count) for v in llvm_args[2 * m + 3:]]
+        scalars = [splat(builder, v, loop.count) for v in llvm_args[2 * m + 2 * n + 1:]]
 
         def body(j: ir.Value) -> None:
-            loop.store(out_base, j, _lower(builder, element, lambda k: reads[k](j), scalars, loop.count))
+            lowered = _lower_all(builder, roots, lambda k: reads[k](j), scalars, loop.count)
+            for q, (base, root) in enumerate(zip(bases, roots)):
+                (loop.store_cached if q < len(cached) and cached[q] else loop.store)(base, j, lowered[root])
 
-        loop.run(llvm_args[2 * m + 2], body)
+        loop.run(llvm_args[2 * m + 2 * n], body)
         return context.get_dummy_value()
 
     return types.void(*args), codegen
@@ -134,10 +149,18 @@ def _vector(t: DataType, count: int) -> ir.VectorType:
 def _lower(builder: ir.IRBuilder, element: ex.Expr, load: Callable[[int], ir.Value], scalars: Sequence[ir.Value],
            count: int) -> ir.Value:
     """The vector value of ``element``, node by node in ``ex.nodes`` order (shared subtrees once)."""
+    return _lower_all(builder, (element,), load, scalars, count)[element]
+
+
+def _lower_all(builder: ir.IRBuilder, roots: Sequence[ex.Expr], load: Callable[[int], ir.Value],
+               scalars: Sequence[ir.Value], count: int) -> dict[ex.Expr, ir.Value]:
+    """The vector values of ``roots``' nodes, node by node in ``ex.nodes`` order (shared subtrees once)."""
     values: dict[ex.Expr, ir.Value] = {}
-    for node in ex.nodes(element):
-        values[node] = _node(builder, node, values, load, scalars, count)
-    return values[element]
+    for root in roots:
+        for node in ex.nodes(root):
+            if node not in values:
+                values[node] = _node(builder, node, values, load, scalars, count)
+    return values
 
 
 def _signed(node: ex.Expr) -> bool:
