@@ -25,7 +25,7 @@ from opendml import expr as ex
 from opendml.backends import cpu_kernels
 from opendml.graphs.plan import Slot
 from tests.graph_helpers import output_desc, run_graph, run_node_by_node
-from tests.helpers import packed_bytes
+from tests.helpers import packed_bytes, same_values
 from tests.test_argmin_large import oracle_argmin
 from tests.test_graph_fusion import KINDS, assert_fused_equals_unfused, fusion_off
 
@@ -131,7 +131,8 @@ def test_row_five_matches_the_oracle_on_every_path(kind: str, name: str) -> None
             assert len(device.compile_graph(graph).plan.steps) == (1 if device.backend.fused_outputs() else 2)
             outputs = [np.zeros(output_desc(graph, k).total_tensor_size_in_bytes, np.uint8) for k in range(2)]
             got = run_graph(device, graph, [raw(x), raw(scale), raw(zero_point)], outputs)
-            assert got[0].view(np.float32).tobytes() == clipped.tobytes(), (name, direction)
+            # NaN payloads may differ by backend (SPEC 8.5): the GPU's arithmetic gives its own NaN.
+            assert same_values(got[0].view(np.float32)[:clipped.size].reshape(clipped.shape), clipped), (name, direction)
             indices = got[1][:clipped.size // math.prod(sizes[a] for a in axes) * 8].view(np.int64)
             assert np.array_equal(indices, oracle_argmin(clipped, axes, direction).reshape(-1)), (name, direction)
 
@@ -150,7 +151,7 @@ def test_padding_of_extra_outputs_is_untouched(kind: str) -> None:
             outputs = [np.full(output_desc(graph, k).total_tensor_size_in_bytes, 0xA5, np.uint8) for k in range(2)]
             got = run_graph(device, graph, [raw(x), raw(scale), raw(zero_point)], outputs)[0]
             rows = got[:70 * 307 * 4].view(np.float32).reshape(70, 307)
-            assert rows[:, :300].tobytes() == want.tobytes()
+            assert same_values(rows[:, :300], want)
             assert (got.reshape(-1)[np.ones(got.size, bool) & ~_elements(got.size, 70, 307, 300)] == 0xA5).all()
             if device.backend.fused_outputs():
                 assert len(device.compile_graph(graph).plan.steps) == 1
@@ -364,7 +365,8 @@ def test_a_value_feeding_several_graph_outputs_is_written_to_each_by_one_kernel(
         want = oracle_clipped(x, scale, zero_point)
         outputs = [np.zeros(output_desc(to_argmin, k).total_tensor_size_in_bytes, np.uint8) for k in range(3)]
         got = run_graph(device, to_argmin, inputs, outputs)
-        assert got[1].tobytes() == got[2].tobytes() == want.tobytes()
+        assert got[1].tobytes() == got[2].tobytes()
+        assert same_values(got[1].view(np.float32)[:want.size].reshape(want.shape), want)
 
 
 # --- errors -----------------------------------------------------------------------------------------------------
