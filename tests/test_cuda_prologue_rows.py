@@ -18,6 +18,7 @@ from opendml import AxisDirection, TensorDesc
 from opendml import DataType as T
 from opendml import expr as ex
 from opendml.backends.cuda import argmin_c, expr_c
+from opendml.backends.cuda.codegen import OPTIONS
 from opendml.backends.cuda.plan import PROLOGUE_ROWS_PER_WARP, ArgMinPlan
 from opendml.graphs import fusion
 from opendml.graphs.validate import check_graph
@@ -26,7 +27,7 @@ from tests.conftest import CUDA_MISSING
 from tests.cuda_emulation import run_on_host
 from tests.graph_helpers import output_desc, run_node_by_node
 from tests.helpers import edge_values, packed_bytes
-from tests.test_cuda_lowering import HOST_PRELUDE, compile_with_nvcc, needs_nvcc
+from tests.test_cuda_lowering import HOST_PRELUDE, NVCC, compile_with_nvcc, needs_nvcc
 from tests.test_cuda_prologue import COLUMN, FULL, ROW, TENSOR, Case, broadcast, fused, plain_spec
 from tests.test_graph_fusion import assert_fused_equals_unfused, using
 
@@ -328,6 +329,11 @@ def test_every_ballot_kernel_compiles(tmp_path: Path) -> None:
     assert all("__ballot_sync" in source for source in sources)
     ptx = compile_with_nvcc(sources, tmp_path)
     assert ptx.count(".entry opendml_kernel_") == len(sources)
+    row_1 = tmp_path / "row_1.cu"  # alone, as the backend compiles it: no warning (an unread temporary)
+    row_1.write_text(sources[len(HOST_CASES)])
+    built = subprocess.run([NVCC, "-ptx", "-arch=sm_80", *OPTIONS, str(row_1), "-o", str(tmp_path / "row_1.ptx")],
+                           capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0 and "warning" not in built.stderr, built.stderr[-3000:]
 
 
 # --- on a GPU: fused == unfused == node by node ------------------------------------------------------------------

@@ -9,6 +9,7 @@ literal, so operators that differ only in scalar values share one compiled kerne
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -136,7 +137,20 @@ def body(expr: ex.Expr, stored: bool = True, small: bool = False) -> tuple[list[
             value = lowering(node, names.__getitem__)
         lines.append(f"const {_temporary_type(node, root)} t{k} = {value};")
         names[node] = f"t{k}"
-    return lines, names[expr]
+    return _live(lines, names[expr]), names[expr]
+
+
+def _live(lines: list[str], result: str) -> list[str]:
+    """The statements ``result`` depends on: a lowering that reads a node's operands directly (the offset
+    difference) leaves the node's own temporary unread, which compilers warn about."""
+    kept: list[str] = []
+    wanted = {result}
+    for line in reversed(lines):
+        name = line.split(" = ", 1)[0].rsplit(" ", 1)[1]
+        if name in wanted:
+            kept.append(line)
+            wanted.update(re.findall(r"\bt\d+\b", line.split(" = ", 1)[1]))
+    return kept[::-1]
 
 
 def scalar_parameters(expr: ex.Expr) -> list[str]:
