@@ -401,8 +401,10 @@ NO_POSITION = "0xFFFFFFFFu"
 
 
 def uses_ballot(spec: KernelSpec, plan: ArgMinPlan) -> bool:
-    """Whether ``plan``'s kernel is the min-and-ballot scan: rows of 16-byte loads of a computed value."""
-    return plan.family == "rows" and plan.vector > 1 and is_prologue(spec)
+    """Whether ``plan``'s kernel is the min-and-ballot scan: rows of 16-byte loads of a computed value,
+    stored nowhere else (a kernel writing extra outputs stores each element's values where its scan
+    computes them, which the scan of one min per load does not)."""
+    return plan.family == "rows" and plan.vector > 1 and is_prologue(spec) and not spec.extra
 
 
 def _ballot_helpers(compute: str, direction: AxisDirection) -> str:
