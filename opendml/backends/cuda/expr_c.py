@@ -137,14 +137,14 @@ def body(expr: ex.Expr, stored: bool = True, small: bool = False) -> tuple[list[
             value = lowering(node, names.__getitem__)
         lines.append(f"const {_temporary_type(node, root)} t{k} = {value};")
         names[node] = f"t{k}"
-    return _live(lines, names[expr]), names[expr]
+    return _live(lines, [names[expr]]), names[expr]
 
 
-def _live(lines: list[str], result: str) -> list[str]:
-    """The statements ``result`` depends on: a lowering that reads a node's operands directly (the offset
-    difference) leaves the node's own temporary unread, which compilers warn about."""
+def _live(lines: list[str], results: Sequence[str]) -> list[str]:
+    """The statements the ``results`` depend on: a lowering that reads a node's operands directly (the
+    offset difference) leaves the node's own temporary unread, which compilers warn about."""
     kept: list[str] = []
-    wanted = {result}
+    wanted = set(results)
     for line in reversed(lines):
         name = line.split(" = ", 1)[0].rsplit(" ", 1)[1]
         if name in wanted:
