@@ -54,6 +54,17 @@ template <typename T> static T __shfl_xor_sync(unsigned, T v, int off) {
     warp_barriers[warp]->arrive_and_wait();
     T r; memcpy(&r, &other, sizeof(T)); return r;
 }
+static unsigned int __ballot_sync(unsigned, bool p) {
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    warp_slots[warp][lane] = p;
+    warp_barriers[warp]->arrive_and_wait();
+    unsigned int mask = 0;
+    for (int k = 0; k < 32; ++k) mask |= (warp_slots[warp][k] ? 1u : 0u) << k;
+    warp_barriers[warp]->arrive_and_wait();
+    return mask;
+}
+static int __ffs(int x) { return __builtin_ffs(x); }
+static int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
 static float h2f(unsigned short h) { _Float16 x; memcpy(&x, &h, 2); return (float)x; }
 static unsigned short f2h(float f) { _Float16 x = (_Float16)f; unsigned short h; memcpy(&h, &x, 2); return h; }
 static float mul_rn(float a, float b) { volatile float r = a * b; return r; }
@@ -91,13 +102,19 @@ static void* read_file(const char* path, size_t extra) {
 }
 template <typename T> static T from_bits(ull b) { T v; memcpy(&v, &b, sizeof(T)); return v; }
 """
+# The min-and-ballot scan's PTX helpers (argmin_c.FLOAT_HELPERS) as host C++: a NaN-ignoring min (either
+# zero of a -0.0/+0.0 pair, as min.f32 may give) and IEEE equality.
+HOST_FLOAT_HELPERS = r"""static float vmin(float a, float b) { return a != a ? b : (b != b ? a : (b < a ? b : a)); }
+static bool eq(float a, float b) { return a == b; }
+"""
 C_SCALAR = {np.float32: "float", np.int32: "int", np.uint32: "unsigned int", np.int64: "ll", np.uint64: "ull"}
 
 
 def _body(source: str, name: str) -> str:
     """A kernel source as a host function: the prelude (PTX helpers) left to the harness."""
     assert source.startswith(PRELUDE)
-    return source[len(PRELUDE):].replace('extern "C" __global__ void opendml_kernel', f"void {name}")
+    body = source[len(PRELUDE):].replace(argmin_c.FLOAT_HELPERS, HOST_FLOAT_HELPERS)
+    return body.replace('extern "C" __global__ void opendml_kernel', f"void {name}")
 
 
 def _literal(value: np.generic) -> str:
@@ -107,7 +124,7 @@ def _literal(value: np.generic) -> str:
 
 def _grid(plan: ArgMinPlan, sm_count: int) -> int:
     """The blocks CudaBackend.run launches (grid-stride loops: any count gives the same result)."""
-    items = plan.outputs // plan.columns * plan.splits
+    items = plan.items
     if plan.family == "columns":
         return max(1, min(math.ceil(items / BLOCK), sm_count * 32))
     if plan.group == 32:

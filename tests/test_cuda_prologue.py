@@ -240,7 +240,8 @@ def test_every_plan_path_renders_a_prologue_over_each_operand(case: Case) -> Non
 
 def scan_of(source: str) -> str:
     """The scan loops of an ARGMIN kernel's source (from the first position to the group merge)."""
-    start = min(source.index(f"ull {p} = begin") for p in ("q", "r") if f"ull {p} = begin" in source)
+    starts = ("ull q = begin", "ull r = begin", "unsigned int q = (unsigned int)(begin")  # the last: rows, ballot
+    start = min(source.index(s) for s in starts if s in source)
     return source[start:]
 
 
@@ -258,12 +259,12 @@ def test_a_per_column_operand_of_a_row_reduction_is_loaded_by_words_beside_the_i
     the 16 zero points in one; a thread holding three such loads unrolls less (two positions, not eight)."""
     plain, scalar, *_ = prologue_sources(Case(T.UINT8, (37, 3008), (1,)))
     scan = scan_of(plain)
-    assert "u0.w = *(const uint4*)(px + (ko + ro0) * 1ull);" in scan
+    assert "x0_0.w = *(const uint4*)(px + (ko0 + ro0) * 1ull);" in scan
     assert "a1_0.w[3] = ((const uint4*)(p1 + (kk1 + rk1_0) * 4ull))[3];" in scan
     assert "a2_0.w[0] = ((const uint4*)(p2 + (kk2 + rk2_0) * 1ull))[0];" in scan
-    assert "value(u0.e[15], a1_0.e[15], a2_0.e[15], q0, q1)" in scan
-    assert "u1.w" in scan and "u2.w" not in scan  # 96 bytes a position: two in flight
-    assert "q + 1ull * 32ull < stop" in scan  # a warp per row (a prologue's plan)
+    assert "value(x0_0.e[15], a1_0.e[15], a2_0.e[15], q0, q1)" in scan
+    assert "x0_1.w" in scan and "x0_2.w" not in scan  # 96 bytes a position: two in flight
+    assert "q + 32u < stop" in scan  # a warp per row (a prologue's plan)
     assert "uint4" not in scan_of(scalar)  # the kernel for unaligned addresses loads element by element
 
 

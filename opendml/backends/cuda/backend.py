@@ -261,7 +261,7 @@ class ArgMinKernel:
                 self._kernels[1] = self._kernel_for(plan)
         addresses = tuple(np.uint64(p) for p in operands)
         pout = (np.uint64(out_address), *(np.uint64(p) for p in extra_addresses))
-        items = plan.outputs // plan.columns * plan.splits
+        items = plan.items
         if plan.family == "columns":
             grid = self.backend.grid(items)
         elif plan.group == 32:

@@ -9,6 +9,7 @@ literal, so operators that differ only in scalar values share one compiled kerne
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -54,10 +55,33 @@ def _small(data_type: ex.ValueType) -> bool:
     return low > -_SMALL and high < _SMALL
 
 
+# A reduction's value converts a difference a - b of two small integers (DEQUANTIZE_LINEAR's x - zero point)
+# without forming it: each side becomes the float K + a by writing a into K's mantissa, and one rounded add
+# of K + a and -(K + b) gives a - b. Exact: K + a is a float exactly (K = 2**23 for 0 <= a < 2**23, by OR;
+# K = 2**23 + 2**22 for -2**22 <= a < 2**22, by adding a to K's bits: the mantissa field 2**22 + a stays in
+# [0, 2**23), so no carry reaches the exponent, whose ulp is 1), and |a - b| < 2**24 is representable, so
+# add.rn returns it exactly (a = b gives +0.0, as cvt.rn of 0 does).
+_OFFSETS = (("0x4B000000 | ", 0, 1 << 23), ("0x4B400000 + ", -(1 << 22), 1 << 22))  # (K's bits and, range)
+
+
+def _offset_difference(node: ex.Subtract, v: Callable[[ex.Expr], str]) -> str | None:
+    """ToFloat32(a - b) through K + a and K + b (see above) where both sides fit one form; else None."""
+    ranges = [ex.integer_range(node.a), ex.integer_range(node.b)]
+    for bits, low, high in _OFFSETS:
+        if all(low <= a_low and a_high < high for a_low, a_high in ranges):
+            a, b = (f"__int_as_float({bits}(int)({v(side)}))" for side in (node.a, node.b))
+            return f"add_rn({a}, -{b})"
+    return None
+
+
 def _to_float32(node: ex.ToFloat32, v: Callable[[ex.Expr], str], small: bool = False) -> str:
     source = node.value.data_type
     if source is DataType.FLOAT16:
         return v(node.value)  # held as its float value already: exact
+    if small and isinstance(node.value, ex.Subtract):
+        difference = _offset_difference(node.value, v)
+        if difference is not None:
+            return difference
     if small and _small(source):
         return f"small_i2f({v(node.value)})"
     return f"{_TO_FLOAT[held_type(source)]}({v(node.value)})"
@@ -133,7 +157,20 @@ def bodies(roots: Sequence[tuple[ex.Expr, bool]], small: bool = False) -> tuple[
             results.append(f"t{len(lines) - 1}")
         else:
             results.append(names[root])
-    return lines, results
+    return _live(lines, results), results
+
+
+def _live(lines: list[str], results: Sequence[str]) -> list[str]:
+    """The statements the ``results`` depend on: a lowering that reads a node's operands directly (the
+    offset difference) leaves the node's own temporary unread, which compilers warn about."""
+    kept: list[str] = []
+    wanted = set(results)
+    for line in reversed(lines):
+        name = line.split(" = ", 1)[0].rsplit(" ", 1)[1]
+        if name in wanted:
+            kept.append(line)
+            wanted.update(re.findall(r"\bt\d+\b", line.split(" = ", 1)[1]))
+    return kept[::-1]
 
 
 def _params(exprs: Sequence[ex.Expr]) -> dict[int, DataType]:

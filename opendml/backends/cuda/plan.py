@@ -20,6 +20,17 @@ PROLOGUE_COLUMN_CHUNK = 256
 # by warps, [64, 256000] 0.035 against 0.050 ms), while [65536, 4096] UINT8 rows took 0.296 ms by warps
 # against 0.351 ms by blocks.
 PROLOGUE_WARP_ROW_BYTES = 8192
+# Rows a warp scans together when some operand varies along the row but not from row to row (a per-column
+# scale or zero point of a last-axis reduction): each lane loads that operand's words once for all of them,
+# where one row a warp re-read them from L2 for every row (5 bytes an element beside the input's 1). H100,
+# DEQUANTIZE_LINEAR UINT8 [65536, 4096] -> CLIP -> ARGMIN: 1 row 0.162 ms, 2 rows 0.137, 4 rows with two
+# positions in flight 0.128, 8 rows with one 0.127 (the floor: 0.091). The kernel issues every load of a
+# position before its values, so 8 rows of one position (80 registers) is the measured kernel's shape, where
+# 4 rows of two positions takes 96 registers (two blocks a multiprocessor, not three). Fewer rows where the
+# warps would not fill the GPU: the row groups must still give PROLOGUE_WARPS_PER_SM / 2 warps per
+# multiprocessor.
+PROLOGUE_ROWS_PER_WARP = 8
+PROLOGUE_ROW_POSITIONS = 8  # 16-byte row loads in flight per lane at most (rows x unrolled positions)
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,13 @@ class ArgMinPlan:
     outputs: int
     length: int  # reduced elements per output
     vector: int = 1  # elements per 16-byte load: along the row (rows) or across outputs (columns)
+    rows: int = 1  # outputs a warp scans together, sharing the loads of operands constant across them
+
+    @property
+    def items(self) -> int:
+        """Work items of the scan: (output group, piece) pairs, an output group being ``columns`` outputs
+        (columns) or ``rows`` of them (rows)."""
+        return -(-self.outputs // (self.columns * self.rows)) * self.splits
 
     @property
     def columns(self) -> int:
@@ -46,12 +64,13 @@ class ArgMinPlan:
         return BLOCK if self.outputs <= 512 else 32
 
     def scalar(self) -> ArgMinPlan:
-        """The same plan with one element per load (for inputs not 16-byte aligned)."""
+        """The same plan with one element per load (for inputs not 16-byte aligned), a row per warp."""
         return ArgMinPlan(self.family, self.group, self.block, self.splits, self.chunk, self.outputs, self.length)
 
 
 def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int], kept: Layout,
-                reduced: Layout, sm_count: int, itemsize: int = 4, prologue: bool = False) -> ArgMinPlan:
+                reduced: Layout, sm_count: int, itemsize: int = 4, prologue: bool = False,
+                shared: bool = False) -> ArgMinPlan:
     """Choose the reduction strategy by shape.
 
     Rows (the input's fastest-moving dimension is reduced): a warp per output for short rows, a block per
@@ -66,7 +85,9 @@ def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int
     of a few loads per thread leave too few bytes in flight; pieces hold at least PROLOGUE_PIECE_BYTES.
     Column pieces walk at least PROLOGUE_COLUMN_CHUNK rows, so that the partial results (12 bytes per
     output and piece, written then read by the combine pass) stay a small part of the traffic and fit in
-    L2. A plain ARGMIN keeps the plans its kernels were measured with.
+    L2. A plain ARGMIN keeps the plans its kernels were measured with. Where some operand is ``shared`` by
+    the rows (it varies along the reduction, never from output to output), a warp of 16-byte loads scans
+    PROLOGUE_ROWS_PER_WARP rows at once, or 2, or 1, the most that keep the GPU full without splitting.
     """
     outputs, length = math.prod(kept.sizes), math.prod(reduced.sizes)
     width = 16 // itemsize
@@ -90,10 +111,19 @@ def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int
         most = max(1, length * itemsize // PROLOGUE_PIECE_BYTES)
         splits = 1 if outputs * 2 >= warps else min(math.ceil(warps / outputs), most)
         chunk = math.ceil(math.ceil(length / splits) / vector) * vector
-        return ArgMinPlan("rows", 32, BLOCK, math.ceil(length / chunk), chunk, outputs, length, vector)
+        rows = _rows_per_warp(outputs, warps) if shared and vector > 1 and splits == 1 else 1
+        return ArgMinPlan("rows", 32, BLOCK, math.ceil(length / chunk), chunk, outputs, length, vector, rows)
     if length <= 1024:
         return ArgMinPlan("rows", 32, BLOCK, 1, length, outputs, length, vector)
     blocks = sm_count * ROW_BLOCKS_PER_SM
     splits = 1 if outputs >= blocks else max(1, min(math.ceil(blocks / outputs), math.ceil(length / (BLOCK * 16))))
     chunk = math.ceil(math.ceil(length / splits) / vector) * vector
     return ArgMinPlan("rows", BLOCK, BLOCK, math.ceil(length / chunk), chunk, outputs, length, vector)
+
+
+def _rows_per_warp(outputs: int, warps: int) -> int:
+    """The most rows (PROLOGUE_ROWS_PER_WARP, halved down to 1) a warp takes with ``warps`` to fill."""
+    rows = PROLOGUE_ROWS_PER_WARP
+    while rows > 1 and math.ceil(outputs / rows) * 2 < warps:
+        rows //= 2
+    return rows
