@@ -263,10 +263,23 @@ HOST_CASES = [
      (32, False, 2), ["inf"]),
     ("split pieces", Case(T.UINT8, (4, 8000), (1,), ROW, COLUMN, T.FLOAT32, True, "DECREASING", T.INT32),
      (32, True, 1), ["ties", "zeros", "nan"]),
-    ("split pieces by blocks", Case(T.UINT8, (4, 20000), (1,), COLUMN, TENSOR), (256, True, 1), ["zeros", "one number"]),
-    ("block rows", Case(T.INT8, (3, 12000), (1,), FULL, ROW, T.FLOAT16, False, "DECREASING"), (256, True, 1),
+    # Two pieces of 20000 a row: 4.9 loads a thread, past argmin_c.BALLOT_MIN_LOADS.
+    ("split pieces by blocks", Case(T.UINT8, (8, 40000), (1,), COLUMN, TENSOR), (256, True, 1), ["zeros", "one number"]),
+    ("block rows", Case(T.INT8, (16, 8208), (1,), FULL, ROW, T.FLOAT16, False, "DECREASING"), (256, False, 1),
      ["ties"]),
 ]
+
+
+def test_split_pieces_of_few_loads_a_thread_keep_the_scan_of_one_take_an_element() -> None:
+    """[4, 20000] by blocks: pieces of 4000 elements, one 16-byte load a thread, where the ballot's merge and
+    recomputed load per piece cost more than they save (argmin_c.BALLOT_MIN_LOADS)."""
+    spec, descs, out = fused(Case(T.UINT8, (4, 20000), (1,), COLUMN, TENSOR))
+    kept, reduced = argmin_c.layouts(spec, descs, out)
+    x = descs[0]
+    assert x is not None
+    plan = argmin_c.plan(spec, x, kept, reduced, 1)
+    assert (plan.group, plan.splits > 1) == (256, True) and not argmin_c.uses_ballot(spec, plan)
+    assert "scan_take" in argmin_c.argmin_kernel(spec, plan, AxisDirection.INCREASING, kept, reduced)
 
 
 @needs_gpp
