@@ -7,15 +7,16 @@ of ``COLUMN_TILE`` whose running (key, row) state stays in cache, rows in chunks
 group of ``GROUP`` rows is folded into the tile's state by ``fold_rows`` in one pass over the columns,
 the element computed there by the generated ``value`` (the element-wise kernels' own lowering: the bits
 of the unfused intermediate) and turned into its key, branch-free, as ``argmin_columns.fold_rows`` folds
-loaded keys; the rows left over go one at a time (``fold_row``). Each operand of a row is a slice indexed
-by the column alone: a computed offset would be checked for a negative index on every element, and the
-loop would not vectorise (57 ms against 7.8 ms for the benchmark's first-axis row, DEQUANTIZE_LINEAR UINT8
-[16384, 4096] -> CLIP -> ARGMIN on 2 threads; the scratch tiles of ``argmin_boxes`` took 15 ms).
+loaded keys; the rows left over go one at a time, each folded ``GROUP`` times over. Each operand of a row
+is a slice indexed by the column alone: a computed offset would be checked for a negative index on every
+element, and the loop would not vectorise (57 ms against 7.8 ms for the benchmark's first-axis row,
+DEQUANTIZE_LINEAR UINT8 [16384, 4096] -> CLIP -> ARGMIN on 2 threads; the scratch tiles of
+``argmin_boxes`` took 15 ms).
 
 A chunk's state starts at the largest key and row 0 rather than at its first row's keys: the first row
 then replaces it wherever the tiles' first row would have been kept (a smaller key; DECREASING: any key),
 and where nothing replaces it the column held only that key, first found at row 0. So one fold serves
-every row, and a call compiles two small folds and the task instead of the element-wise walker, the
+every row, and a call compiles one small fold and the task instead of the element-wise walker, the
 column engine and the box helpers of the scratch tiles: the benchmark's first-axis row compiled its task
 in 3.2 s, and now in 1.1 s. The source is specialised for one hoisting pattern and element type.
 """
@@ -49,20 +50,21 @@ def largest_key(t: DataType) -> str:
     return f"np.{t.numpy.name}({np.iinfo(t.numpy).max})"
 
 
-def _fold(rows: int, ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...], t: DataType) -> str:
-    """``fold_rows`` (``rows`` = GROUP) or ``fold_row`` (1, the rows after the groups): rows ``row..row + rows -
-    1``, operand k's row r at ``p{k} + r * s{k}``, folded into the state of columns ``0..width``."""
-    name = "fold_rows" if rows == GROUP else "fold_row"
+def _fold(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...], t: DataType) -> str:
+    """``fold_rows``: ``GROUP`` rows, operand k's row r at ``p{k} + r * s{k}`` and numbered ``row + r * dr``,
+    folded into the state of columns ``0..width``. With every ``s{k}`` and ``dr`` 0 it folds one row
+    ``GROUP`` times, which changes nothing after the first: a row's key met again at its own row number
+    replaces only itself (``fold``), so the rows after the groups need no function of their own."""
     head = ", ".join([f"a{k}" for k in ops] + [f"p{k}" for k in ops] + [f"s{k}" for k in ops]
-                     + ["width", "best", "pos", "row", "kind", "order"] + q)
-    lines = ["@jit", f"def {name}({head}):"]
-    for r in range(rows):
+                     + ["width", "best", "pos", "row", "dr", "kind", "order"] + q)
+    lines = ["@jit", f"def fold_rows({head}):"]
+    for r in range(GROUP):
         for k, h in zip(ops, hoisted):
             at = f"p{k} + {r} * s{k}" if r else f"p{k}"
             lines.append(f"    x{k}_{r} = a{k}[{at}{'' if h else ':'}]")
-        lines.append(f"    r{r} = np.int32(row + {r})" if r else "    r0 = np.int32(row)")
+        lines.append(f"    r{r} = np.int32(row + {r} * dr)" if r else "    r0 = np.int32(row)")
     lines += ["    for c in range(width):", "        m, p = best[c], pos[c]"]
-    for r in range(rows):
+    for r in range(GROUP):
         args = ", ".join([f"x{k}_{r}" if h else f"x{k}_{r}[c]" for k, h in zip(ops, hoisted)] + q)
         element = f"value({args})"
         key = f"key_of(bits_of({element}), kind)" if t is DataType.FLOAT32 else f"key_of({element}, kind)"
@@ -77,18 +79,19 @@ def _task(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...], t: Data
                      + q)
     rs = [f"s{k}" for k in ops]
 
-    def fold(name: str) -> str:
+    def fold(group: bool) -> str:
         starts = [f"o{k}" if h else f"o{k} + c0" for k, h in zip(ops, hoisted)]
         starts = [f"{s} + (r0 + row) * s{k}" for s, k in zip(starts, ops)]
-        args = ", ".join([f"a{k}" for k in ops] + starts + rs + ["width", "best", "pos", "np.int32(row)", "kind",
-                                                                  "order"] + q)
-        return f"{name}({args})"
+        # np.int64, not a literal: Numba would compile the fold again for a literal argument's own type
+        one, zero = "np.int64(1)", "np.int64(0)"
+        steps = [*(rs if group else [zero] * len(ops)), "width", "best", "pos", "row", one if group else zero]
+        return f"fold_rows({', '.join([f'a{k}' for k in ops] + starts + steps + ['kind', 'order'] + q)})"
 
     row_strides = "\n".join(f"    s{k} = strides[{p}, nd - 2] if has_rows else 0" for p, k in enumerate(ops))
     origins = "\n".join(f"        o{k} = t[{boxes.ORIGINS + p}]" for p, k in enumerate(ops))
     tail = "" if GROUP == 1 else f"""
                 while row < rows:
-                    {fold("fold_row")}
+                    {fold(False)}
                     row += 1"""
     walk = "\n".join(f"            o{k} += i * strides[{p}, d]" for p, k in enumerate(ops))
     return f'''@jit
@@ -124,9 +127,9 @@ def task_fast_columns({head}):
                 rows = min(nrows - r0, {ROW_CHUNK})
                 for c in range(width):
                     best[c], pos[c] = {largest_key(t)}, np.int32(0)
-                row = 0
+                row = np.int64(0)  # not a literal, which the fold would be compiled for apart
                 while row + {GROUP} <= rows:
-                    {fold("fold_rows")}
+                    {fold(True)}
                     row += {GROUP}{tail}
                 for c in range(width):
                     key = best[c]
@@ -147,6 +150,5 @@ def driver_fast_columns({head}, counter, workers):
         while k < t.shape[0]:
             task_fast_columns({head.replace("t, strides", "t[k], strides")})
             k = next_share(counter)'''
-    folds = [_fold(GROUP, ops, q, hoisted, t)] + ([_fold(1, ops, q, hoisted, t)] if GROUP > 1 else [])
-    parts = [IMPORTS, *folds, _task(ops, q, hoisted, t), driver]
+    parts = [IMPORTS, _fold(ops, q, hoisted, t), _task(ops, q, hoisted, t), driver]
     return "\n\n\n".join(parts)
