@@ -40,6 +40,11 @@ from opendml.backends.cpu_kernels.argmin_keys import found_key, key_of, replaces
 from opendml.backends.cpu_kernels.argmin_vectors import bits_of'''
 
 
+def key_type(t: DataType) -> str:
+    """The NumPy type of an element type's keys (``argmin_keys.key_of``), as generated source."""
+    return {DataType.FLOAT32: "np.int32", DataType.FLOAT16: "np.int16"}.get(t, f"np.{t.numpy.name}")
+
+
 def largest_key(t: DataType) -> str:
     """The largest key of an element type (``argmin_keys.key_of``), as generated source: NaN's key for
     floats, the type's largest value for integers."""
@@ -107,7 +112,7 @@ def task_fast_columns({head}):
     outer_dims = nd - 2 if has_rows else nd - 1
     cp, ip = cur[piece], idx[piece]
     tile = min(ncols, {COLUMN_TILE})
-    best = np.empty(tile, cp.dtype)
+    best = np.empty(tile, {key_type(t)})  # a type, as for pos: one overload of np.empty to compile
     pos = np.empty(tile, np.int32)
     for outer in range(t[{boxes.START}], t[{boxes.STOP}]):
 {origins}

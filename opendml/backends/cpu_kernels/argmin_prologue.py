@@ -128,8 +128,8 @@ def _task_row(found: Merged, task: Any, rows: bool) -> list[int]:
 def reduction(spec: KernelSpec, params: ArgMinParams) -> Run:
     """The run of a reduction whose element is computed: ``run(*operands, out, threads)``."""
     fill = boxes.fill_expression(spec.element)
-    try:
-        boxes.compiled(spec.element)
+    try:  # the source says whether the element lowers; the module a call runs depends on its layout
+        boxes.source(spec.element)
     except ex.ExpressionError as error:
         from . import unsupported
 
