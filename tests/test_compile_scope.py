@@ -76,6 +76,7 @@ calls = {
     "argmin last axis": lambda: dml.argmin(np.ones((3, 4), np.float32), 1),
     "argmin long rows": lambda: dml.argmin(np.ones((3, 1000), np.float32), 1),
     "argmin strided rows": lambda: dml.argmin(np.ones((3, 1000), np.float32)[:, ::2], 1),
+    "threshold streamed": lambda: dml.threshold(np.ones(1 << 23, np.float32), 0.5),
     "fused first axis": lambda: fused(0),
     "fused last axis": lambda: fused(1),
 }
@@ -88,7 +89,8 @@ print(json.dumps(seen))
 """
 
 
-SINGLE = ["dequantize", "clip", "argmin first axis", "argmin last axis", "argmin long rows", "argmin strided rows"]
+SINGLE = ["dequantize", "clip", "argmin first axis", "argmin last axis", "argmin long rows", "argmin strided rows",
+          "threshold streamed"]
 FUSED = ["fused first axis", "fused last axis"]
 
 
@@ -128,6 +130,13 @@ def test_a_small_call_compiles_no_streaming_or_thread_code(compiled_by_call: dic
         assert _generated(added, "kernel") == 1, (call, added)
         for name in ("kernel_streamed", "driver", "driver_streamed"):
             assert _generated(added, name) == 0, (call, name, added)
+
+
+def test_a_large_output_compiles_the_streaming_kernel_only(compiled_by_call: dict[str, dict[str, int]]) -> None:
+    """An output of 32 MiB (``fast.STREAM_MIN_BYTES``) is always written by the streaming kernel: the compile
+    step compiles that one, not the plain kernel too."""
+    added = compiled_by_call["threshold streamed"]
+    assert _generated(added, "kernel_streamed") == 1 and _generated(added, "kernel") == 0, added
 
 
 def test_a_first_axis_argmin_compiles_the_column_kernel_only(compiled_by_call: dict[str, dict[str, int]]) -> None:

@@ -47,18 +47,13 @@ class CpuKernel:
         self.threads = threads
         kernels = cpu_kernels.kernels()
         self._run = kernels.elementwise(spec) if spec.reduction is None else kernels.reduction(spec)
-        if spec.reduction is None:
-            self._warm_up(inputs, output)
+        if spec.reduction is None:  # so that compiling belongs to the compile step, not the first execution
+            kernels.prepare_elementwise(spec, inputs, output)
         else:  # a reduction's kernels depend on its input's layout: those its plan runs are compiled
             x = inputs[0]
             assert x is not None  # a reduction's input is required
             kernels.prepare_reduction(spec, x.sizes, x.effective_strides, self.threads,
                                       [None if d is None else d.effective_strides for d in inputs])
-
-    def _warm_up(self, inputs: Sequence[TensorDesc | None], output: TensorDesc) -> None:
-        """Run once on one-element arrays, so that just-in-time compilation belongs to compiling the
-        operator (DirectML's compile step) and not to its first execution."""
-        self.run_arrays([None if desc is None else _one_element(desc) for desc in inputs], _one_element(output))
 
     def initialize(self) -> None:
         """Nothing to prepare: the operators have no weights or persistent resources."""
@@ -73,10 +68,6 @@ class CpuKernel:
         elements are written, so padding between them is never touched.
         """
         self._run(*inputs, out, self.threads)
-
-
-def _one_element(desc: TensorDesc) -> np.ndarray:
-    return np.zeros((1,) * desc.dimension_count, dtype=desc.data_type.numpy)
 
 
 def _view(bound: BoundTensor) -> np.ndarray:

@@ -18,6 +18,7 @@ from ...enums import AxisDirection
 from ...kernels.numpy_lowering import evaluate
 from ...kernels.spec import KernelSpec
 from ...ops.argmin import ArgMinParams, argmin_reference
+from ...tensor import TensorDesc
 from .argmin_spec import argmin_params
 from .threads import run_tasks
 from .views import PARALLEL_MIN
@@ -66,6 +67,12 @@ def reduction(spec: KernelSpec) -> Callable[..., None]:
     if spec.element == ex.Load(0, spec.inputs[0]):  # type: ignore[arg-type]
         return argmin(params)
     return lambda *args: _argmin(params, _Values(spec, args[:-2]), args[-2], args[-1])
+
+
+def prepare_elementwise(spec: KernelSpec, inputs: Sequence[TensorDesc | None], output: TensorDesc) -> None:
+    """Nothing to compile: the expression evaluated once on one element of each operand, so that an element
+    the NumPy lowering refuses is refused at compile time."""
+    evaluate(spec.element, [None if d is None else np.zeros(1, d.data_type.numpy) for d in inputs], spec.scalars)
 
 
 def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int,
