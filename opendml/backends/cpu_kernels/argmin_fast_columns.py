@@ -4,21 +4,21 @@ walks contiguously or not at all (stride 1, or 0: a broadcast value, hoisted out
 
 ``task_fast_columns`` walks a task as ``argmin_columns`` walks its input: outer positions, columns in tiles
 of ``COLUMN_TILE`` whose running (key, row) state stays in cache, rows in chunks of ``ROW_CHUNK``. Each
-group of ``GROUP`` rows is folded into the tile's state by ``fold_rows`` in one pass over the columns,
-the element computed there by the generated ``value`` (the element-wise kernels' own lowering: the bits
-of the unfused intermediate) and turned into its key, branch-free, as ``argmin_columns.fold_rows`` folds
-loaded keys; the rows left over go one at a time, each folded ``GROUP`` times over. Each operand of a row
-is a slice indexed by the column alone: a computed offset would be checked for a negative index on every
-element, and the loop would not vectorise (57 ms against 7.8 ms for the benchmark's first-axis row,
-DEQUANTIZE_LINEAR UINT8 [16384, 4096] -> CLIP -> ARGMIN on 2 threads; the scratch tiles of
-``argmin_boxes`` took 15 ms).
+group of ``GROUP`` rows is folded into the tile's state in one pass over the columns, the element computed
+there by the generated ``value`` (the element-wise kernels' own lowering: the bits of the unfused
+intermediate) and turned into its key, branch-free, as ``argmin_columns.fold_rows`` folds loaded keys.
+Each operand of a row is a slice indexed by the column alone: a computed offset would be checked for a
+negative index on every element, and the loop would not vectorise (57 ms against 7.8 ms for the
+benchmark's first-axis row, DEQUANTIZE_LINEAR UINT8 [16384, 4096] -> CLIP -> ARGMIN on 2 threads; the
+scratch tiles of ``argmin_boxes`` took 15 ms).
 
 A chunk's state starts at the largest key and row 0 rather than at its first row's keys: the first row
 then replaces it wherever the tiles' first row would have been kept (a smaller key; DECREASING: any key),
-and where nothing replaces it the column held only that key, first found at row 0. So one fold serves
-every row, and a call compiles one small fold and the task instead of the element-wise walker, the
-column engine and the box helpers of the scratch tiles: the benchmark's first-axis row compiled its task
-in 3.2 s, and now in 1.1 s. The source is specialised for one hoisting pattern and element type.
+and where nothing replaces it the column held only that key, first found at row 0. So one loop, inline,
+serves every row, and a call compiles the task alone (with ``value`` and the key helpers) instead of the
+element-wise walker, the column engine and the box helpers of the scratch tiles: the benchmark's
+first-axis row compiled its task in 3.2 s, and now in 0.85 s. The source is specialised for one hoisting
+pattern and element type.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from .argmin_columns import COLUMN_TILE, ROW_CHUNK
 # Rows folded into the state per pass over a tile's columns. Computing the element costs more than loading
 # and storing the state, so two rows run as fast as eight (``argmin_columns.ROW_GROUP``, for loaded keys):
 # 6.95 against 7.05 ms on the benchmark's first-axis row (one row: 7.5 ms), and compile in half the time
-# (0.32 s against 0.66 s for the fold of DEQUANTIZE_LINEAR -> CLIP).
+# (0.32 s against 0.66 s for a fold of DEQUANTIZE_LINEAR -> CLIP as a function of its own).
 GROUP = 2
 
 IMPORTS = '''from opendml.backends.cpu_kernels.argmin_columns import fold
@@ -56,48 +56,38 @@ def largest_key(t: DataType) -> str:
 
 
 def _fold(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...], t: DataType) -> str:
-    """``fold_rows``: ``GROUP`` rows, operand k's row r at ``p{k} + r * s{k}`` and numbered ``row + r * dr``,
-    folded into the state of columns ``0..width``. With every ``s{k}`` and ``dr`` 0 it folds one row
-    ``GROUP`` times, which changes nothing after the first: a row's key met again at its own row number
-    replaces only itself (``fold``), so the rows after the groups need no function of their own."""
-    head = ", ".join([f"a{k}" for k in ops] + [f"p{k}" for k in ops] + [f"s{k}" for k in ops]
-                     + ["width", "best", "pos", "row", "dr", "kind", "order"] + q)
-    lines = ["@jit", f"def fold_rows({head}):"]
+    """The loop over a chunk's rows, inline in the task (a function of its own would be optimised and compiled
+    to machine code once alone and again inside the task): ``GROUP`` rows folded per pass over the columns,
+    operand k's row r at ``p{k} + r * e{k}`` and numbered ``n{r}``. Past the last whole group every ``e{k}``
+    is 0 and every number ``row``: one row folded ``GROUP`` times, which changes nothing after the first (a
+    row's key met again at its own row number replaces only itself, ``fold``), so one loop serves every row."""
+    pad = " " * 16
+    lines = ["while row < rows:", f"    full = row + {GROUP} <= rows"]
+    for k, h in zip(ops, hoisted):
+        lines += [f"    e{k} = s{k} if full else 0",
+                  f"    p{k} = o{k}{'' if h else ' + c0'} + (r0 + row) * s{k}"]
     for r in range(GROUP):
         for k, h in zip(ops, hoisted):
-            at = f"p{k} + {r} * s{k}" if r else f"p{k}"
+            at = f"p{k} + {r} * e{k}" if r else f"p{k}"
             lines.append(f"    x{k}_{r} = a{k}[{at}{'' if h else ':'}]")
-        lines.append(f"    r{r} = np.int32(row + {r} * dr)" if r else "    r0 = np.int32(row)")
+        lines.append(f"    n{r} = np.int32(row + {r}) if full else n0" if r else "    n0 = np.int32(row)")
     lines += ["    for c in range(width):", "        m, p = best[c], pos[c]"]
     for r in range(GROUP):
         args = ", ".join([f"x{k}_{r}" if h else f"x{k}_{r}[c]" for k, h in zip(ops, hoisted)] + q)
         element = f"value({args})"
         key = f"key_of(bits_of({element}), kind)" if t is DataType.FLOAT32 else f"key_of({element}, kind)"
-        lines.append(f"        m, p = fold({key}, m, p, r{r}, order)")
-    lines.append("        best[c], pos[c] = m, p")
-    return "\n".join(lines)
+        lines.append(f"        m, p = fold({key}, m, p, n{r}, order)")
+    lines += ["        best[c], pos[c] = m, p", f"    row += {GROUP} if full else 1"]
+    return "\n".join(pad + line for line in lines)
 
 
 def _task(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...], t: DataType) -> str:
     m = len(ops)
     head = ", ".join([f"a{k}" for k in ops] + ["t", "strides", "red", "w", "cur", "idx", "kind", "order", "floats"]
                      + q)
-    rs = [f"s{k}" for k in ops]
-
-    def fold(group: bool) -> str:
-        starts = [f"o{k}" if h else f"o{k} + c0" for k, h in zip(ops, hoisted)]
-        starts = [f"{s} + (r0 + row) * s{k}" for s, k in zip(starts, ops)]
-        # np.int64, not a literal: Numba would compile the fold again for a literal argument's own type
-        one, zero = "np.int64(1)", "np.int64(0)"
-        steps = [*(rs if group else [zero] * len(ops)), "width", "best", "pos", "row", one if group else zero]
-        return f"fold_rows({', '.join([f'a{k}' for k in ops] + starts + steps + ['kind', 'order'] + q)})"
 
     row_strides = "\n".join(f"    s{k} = strides[{p}, nd - 2] if has_rows else 0" for p, k in enumerate(ops))
     origins = "\n".join(f"        o{k} = t[{boxes.ORIGINS + p}]" for p, k in enumerate(ops))
-    tail = "" if GROUP == 1 else f"""
-                while row < rows:
-                    {fold(False)}
-                    row += 1"""
     walk = "\n".join(f"            o{k} += i * strides[{p}, d]" for p, k in enumerate(ops))
     return f'''@jit
 def task_fast_columns({head}):
@@ -132,10 +122,8 @@ def task_fast_columns({head}):
                 rows = min(nrows - r0, {ROW_CHUNK})
                 for c in range(width):
                     best[c], pos[c] = {largest_key(t)}, np.int32(0)
-                row = np.int64(0)  # not a literal, which the fold would be compiled for apart
-                while row + {GROUP} <= rows:
-                    {fold(True)}
-                    row += {GROUP}{tail}
+                row = 0
+{_fold(ops, q, hoisted, t)}
                 for c in range(width):
                     key = best[c]
                     slot, at = slot_base + (c0 + c) * wc, index + (r0 + pos[c]) * wr
@@ -155,5 +143,5 @@ def driver_fast_columns({head}, counter, workers):
         while k < t.shape[0]:
             task_fast_columns({head.replace("t, strides", "t[k], strides")})
             k = next_share(counter)'''
-    parts = [IMPORTS, _fold(ops, q, hoisted, t), _task(ops, q, hoisted, t), driver]
+    parts = [IMPORTS, _task(ops, q, hoisted, t), driver]
     return "\n\n\n".join(parts)
