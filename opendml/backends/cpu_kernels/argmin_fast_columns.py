@@ -1,6 +1,8 @@
-"""ARGMIN over a computed element with its last dimension kept (columns), computed where it is compared:
-the fast column task of ``argmin_boxes``' modules, for layouts whose last merged dimension every operand
-walks contiguously or not at all (stride 1, or 0: a broadcast value, hoisted out of the column loop).
+"""ARGMIN over a computed FLOAT32 element with its last dimension kept (columns), computed where it is
+compared: the fast column task of ``argmin_boxes``' modules, for layouts whose last merged dimension every
+operand walks contiguously or not at all (stride 1, or 0: a broadcast value, hoisted out of the column
+loop), and elements with no FLOAT16 in them (``argmin_vectors.vectorised``, as the fast rows: a FLOAT16
+intermediate's rounding made this fold 15% slower than the scratch tiles).
 
 ``task_fast_columns`` walks a task as ``argmin_columns`` walks its input: outer positions, columns in tiles
 of ``COLUMN_TILE`` whose running (key, row) state stays in cache, rows in chunks of ``ROW_CHUNK``. Each
@@ -18,14 +20,11 @@ and where nothing replaces it the column held only that key, first found at row 
 serves every row, and a call compiles the task alone (with ``value`` and the key helpers) instead of the
 element-wise walker, the column engine and the box helpers of the scratch tiles: the benchmark's
 first-axis row compiled its task in 3.2 s, and now in 0.85 s. The source is specialised for one hoisting
-pattern and element type.
+pattern.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from ...dtypes import DataType
 from . import argmin_boxes as boxes
 from .argmin_columns import COLUMN_TILE, ROW_CHUNK
 
@@ -40,22 +39,7 @@ from opendml.backends.cpu_kernels.argmin_keys import found_key, key_of, replaces
 from opendml.backends.cpu_kernels.argmin_vectors import bits_of'''
 
 
-def key_type(t: DataType) -> str:
-    """The NumPy type of an element type's keys (``argmin_keys.key_of``), as generated source."""
-    return {DataType.FLOAT32: "np.int32", DataType.FLOAT16: "np.int16"}.get(t, f"np.{t.numpy.name}")
-
-
-def largest_key(t: DataType) -> str:
-    """The largest key of an element type (``argmin_keys.key_of``), as generated source: NaN's key for
-    floats, the type's largest value for integers."""
-    if t is DataType.FLOAT32:
-        return "np.int32(0x7FFFFFFF)"
-    if t is DataType.FLOAT16:
-        return "np.int16(0x7FFF)"
-    return f"np.{t.numpy.name}({np.iinfo(t.numpy).max})"
-
-
-def _fold(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...], t: DataType) -> str:
+def _fold(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str:
     """The loop over a chunk's rows, inline in the task (a function of its own would be optimised and compiled
     to machine code once alone and again inside the task): ``GROUP`` rows folded per pass over the columns,
     operand k's row r at ``p{k} + r * e{k}`` and numbered ``n{r}``. Past the last whole group every ``e{k}``
@@ -74,14 +58,12 @@ def _fold(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...], t: Data
     lines += ["    for c in range(width):", "        m, p = best[c], pos[c]"]
     for r in range(GROUP):
         args = ", ".join([f"x{k}_{r}" if h else f"x{k}_{r}[c]" for k, h in zip(ops, hoisted)] + q)
-        element = f"value({args})"
-        key = f"key_of(bits_of({element}), kind)" if t is DataType.FLOAT32 else f"key_of({element}, kind)"
-        lines.append(f"        m, p = fold({key}, m, p, n{r}, order)")
+        lines.append(f"        m, p = fold(key_of(bits_of(value({args})), kind), m, p, n{r}, order)")
     lines += ["        best[c], pos[c] = m, p", f"    row += {GROUP} if full else 1"]
     return "\n".join(pad + line for line in lines)
 
 
-def _task(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...], t: DataType) -> str:
+def _task(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str:
     m = len(ops)
     head = ", ".join([f"a{k}" for k in ops] + ["t", "strides", "red", "w", "cur", "idx", "kind", "order", "floats"]
                      + q)
@@ -102,7 +84,7 @@ def task_fast_columns({head}):
     outer_dims = nd - 2 if has_rows else nd - 1
     cp, ip = cur[piece], idx[piece]
     tile = min(ncols, {COLUMN_TILE})
-    best = np.empty(tile, {key_type(t)})  # a type, as for pos: one overload of np.empty to compile
+    best = np.empty(tile, np.int32)  # FLOAT32 keys, and a type as for pos: one overload of np.empty
     pos = np.empty(tile, np.int32)
     for outer in range(t[{boxes.START}], t[{boxes.STOP}]):
 {origins}
@@ -121,9 +103,9 @@ def task_fast_columns({head}):
             for r0 in range(0, nrows, {ROW_CHUNK}):
                 rows = min(nrows - r0, {ROW_CHUNK})
                 for c in range(width):
-                    best[c], pos[c] = {largest_key(t)}, np.int32(0)
+                    best[c], pos[c] = np.int32(0x7FFFFFFF), np.int32(0)  # NaN's key: the largest
                 row = 0
-{_fold(ops, q, hoisted, t)}
+{_fold(ops, q, hoisted)}
                 for c in range(width):
                     key = best[c]
                     slot, at = slot_base + (c0 + c) * wc, index + (r0 + pos[c]) * wr
@@ -131,9 +113,9 @@ def task_fast_columns({head}):
                         cp[slot], ip[slot] = key, at  # (a column of NaN found nothing)'''
 
 
-def source(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...], t: DataType) -> str:
+def source(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str:
     """The fast column task and its driver for operands ``ops`` (``hoisted``: one value along the last
-    dimension), scalars ``q``, an element of type ``t``."""
+    dimension) and scalars ``q``."""
     head = ", ".join([f"a{k}" for k in ops] + ["t", "strides", "red", "w", "cur", "idx", "kind", "order", "floats"]
                      + q)
     driver = f'''@njit(nogil=True, cache=True, parallel=True)
@@ -143,5 +125,5 @@ def driver_fast_columns({head}, counter, workers):
         while k < t.shape[0]:
             task_fast_columns({head.replace("t, strides", "t[k], strides")})
             k = next_share(counter)'''
-    parts = [IMPORTS, _task(ops, q, hoisted, t), driver]
+    parts = [IMPORTS, _task(ops, q, hoisted), driver]
     return "\n\n\n".join(parts)

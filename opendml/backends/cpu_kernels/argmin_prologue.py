@@ -87,15 +87,15 @@ class Prepared:
 
 def prepare(shape: Sequence[int], strides: Sequence[Sequence[int]], axes: tuple[int, ...], threads: int,
             fast: bool = False) -> Prepared:
-    """The plan of a layout and what runs it, where every operand walks the last dimension with stride 1 or
-    0: the fast row task (``argmin_fast``) where it is reduced and ``fast`` (the element is
-    ``argmin_vectors.vectorised``), the fast column task (``argmin_fast_columns``) where it is kept; else the
-    engine of the plan's tasks over scratch tiles (``argmin_boxes``)."""
+    """The plan of a layout and what runs it, where ``fast`` (the element is ``argmin_vectors.vectorised``)
+    and every operand walks the last dimension with stride 1 or 0: the fast row task (``argmin_fast``) where
+    it is reduced, the fast column task (``argmin_fast_columns``) where it is kept; else the engine of the
+    plan's tasks over scratch tiles (``argmin_boxes``)."""
     found = merged(shape, strides, axes)
     red = found.layout
     work = plan(red, threads)
     hoisted = None
-    if (fast or not work.rows) and all(s[-1] in (0, 1) for s in found.strides):
+    if fast and all(s[-1] in (0, 1) for s in found.strides):
         hoisted = tuple(s[-1] == 0 for s in found.strides)
         engine_name = "fast_rows" if work.rows else "fast_columns"
     else:
