@@ -10,7 +10,9 @@ of ``--repeats`` processes. Writes ``compile_time.csv`` into ``benchmarks/result
 The small cases are each operator's first call on a few elements; ``--large`` adds first calls on 2^26
 elements, which share their work out to the threads (on Python threads: a kernel's Numba-parallel driver is
 compiled from its fourth threaded call, ``cpu_kernels.drivers``) and for CLIP also compile the streaming
-stores.
+stores. ``--graphs`` adds the fused graphs of ``benchmarks/graphs.py`` (its CPU rows at ``quick`` sizes,
+the inputs made before the clock starts): ``compile_graph`` and the first execution, as an application
+pays them.
 """
 
 from __future__ import annotations
@@ -64,12 +66,40 @@ start = time.perf_counter()
 print(json.dumps(time.perf_counter() - start))
 """
 
+# A fused graph of benchmarks/graphs.py: its inputs made, then compiled and run once on the clock.
+GRAPH_CHILD = """
+import json, sys, time
+import numpy as np
+import opendml as dml
+sys.path.insert(0, {benchmarks!r})
+import graphs as G
+row = next(r for r in G.issue_rows("cpu", "quick") if r.key == {key!r})
+device = dml.Device()
+inputs = G.make_inputs(np, row, 0)
+start = time.perf_counter()
+compiled = device.compile_graph(G.graph_desc(device, row))
+G.compiled_impl(device, np, row, inputs, compiled).run()
+print(json.dumps(time.perf_counter() - start))
+"""
+GRAPHS = ["1", "2", "3a", "3b", "4a", "4b", "5"]
+
+
+def graph_cases() -> dict[str, str]:
+    """The fused graph rows as cases: a name, and the program that times one."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import graphs
+
+    rows = {row.key: row for row in graphs.issue_rows("cpu", "quick")}
+    return {f"graph {key}: {rows[key].title} {list(rows[key].shape)}":
+            GRAPH_CHILD.format(benchmarks=str(Path(__file__).parent), key=key) for key in GRAPHS}
+
 
 def first_call(call: str, cache: Path) -> float:
-    """Seconds of ``call`` in a fresh process whose kernel cache is ``cache``."""
+    """Seconds of ``call`` (an operator call, or a program timing itself) in a fresh process whose kernel
+    cache is ``cache``."""
     env = {**os.environ, "OPENDML_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", CHILD.format(call=call)], env=env, capture_output=True,
-                          text=True, check=False)
+    program = call if "\n" in call else CHILD.format(call=call)
+    done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{call} failed:\n{done.stderr}")
     return float(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -89,6 +119,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="processes per number (median reported)")
     parser.add_argument("--large", action="store_true", help="also first calls on 2^26 elements")
+    parser.add_argument("--graphs", action="store_true", help="also the fused graphs of benchmarks/graphs.py")
     parser.add_argument("--only", default="", help="run only the cases whose name contains this (no file written)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for compile_time.csv")
     args = parser.parse_args()
@@ -102,15 +133,16 @@ def main() -> None:
         "repeats": str(args.repeats),
     }
     print(", ".join(f"{k}: {v}" for k, v in header.items()))
-    cases = {**SMALL, **(LARGE if args.large else {})}
+    cases = {**SMALL, **(LARGE if args.large else {}), **(graph_cases() if args.graphs else {})}
     rows = []
-    print(f"  {'case':52} {'cold s':>7} {'warm s':>7}")
+    width = max(len(name) for name in cases)
+    print(f"  {'case':{width}} {'cold s':>7} {'warm s':>7}")
     for name, call in cases.items():
         if args.only and args.only not in name:
             continue
         cold, warm = measure(call, args.repeats)
         rows.append((name, cold, warm))
-        print(f"  {name:52} {cold:7.2f} {warm:7.2f}", flush=True)
+        print(f"  {name:{width}} {cold:7.2f} {warm:7.2f}", flush=True)
     if args.only:
         return
     header["load average at end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())

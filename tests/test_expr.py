@@ -299,7 +299,7 @@ def test_kernel_spec_key_leaves_out_the_scalar_values() -> None:
 def test_a_reduction_spec_compares_a_value_and_stores_indices() -> None:
     reduction = Reduction(ReductionKind.ARGMIN, (1,), AxisDirection.DECREASING, NanRule.IGNORE, T.UINT32)
     spec = KernelSpec("ARGMIN", (F16,), T.UINT32, ex.Load(0, F16), reduction=reduction)
-    assert spec.is_reduction and spec.key[-1] == reduction
+    assert spec.is_reduction and spec.reduction in spec.key
     with pytest.raises(ex.ExpressionError):  # it still reads only its operands
         KernelSpec("ARGMIN", (F16,), T.UINT32, ex.Load(0, F32), reduction=reduction)
 

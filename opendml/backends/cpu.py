@@ -47,8 +47,11 @@ class CpuKernel:
         self.threads = threads
         kernels = cpu_kernels.kernels()
         self._run = kernels.elementwise(spec) if spec.reduction is None else kernels.reduction(spec)
-        if spec.reduction is None:
-            self._warm_up(inputs, output, extra_outputs)
+        if spec.reduction is None:  # so that compiling belongs to the compile step, not the first execution
+            if spec.extra:
+                self._warm_up(inputs, output, extra_outputs)
+            else:
+                kernels.prepare_elementwise(spec, inputs, output)
         else:  # a reduction's kernels depend on its input's layout: those its plan runs are compiled
             x = inputs[0]
             assert x is not None  # a reduction's input is required

@@ -15,7 +15,10 @@ of an expression (``source``) holds:
   engines compare indices explicitly (``argmin_keys.replaces``), so boxes may come in any order. A box is a
   sub-box of the task's merged layout, so every layout, split and thread share the engines take is taken
   here, and the tile's bits are the intermediate's: the result is exact by construction;
-- ``driver_*``: those tasks on Numba's threads (``drivers``), each compiled only when a call runs it.
+- ``driver_*``: those tasks on Numba's threads (``drivers``), each compiled only when a call runs it;
+- where ``hoisted`` is given (a FLOAT32 element with no FLOAT16 in it, every operand walking the last
+  dimension with stride 1 or 0), the fast tasks that compute the element where it is compared, with no
+  tile: ``argmin_fast`` (a reduced last dimension) and ``argmin_fast_columns`` (a kept one).
 
 A box spans whole trailing dimensions and a range of one dimension (as ``blocked.blocks`` cuts blocks), and
 never more than one position of the dimensions before it; for rows the box is a group of whole rows (short
@@ -165,16 +168,17 @@ def _scratch(t: DataType) -> tuple[str, str]:
 
 def source(element: ex.Expr, hoisted: tuple[bool, ...] | None = None) -> str:
     """The Numba source of the module of a reduction's element (see the module docstring); with the fast
-    tasks of ``argmin_fast`` where ``hoisted`` says which operands are one value along the last dimension."""
+    tasks of ``argmin_fast`` and ``argmin_fast_columns`` where ``hoisted`` says which operands are one value
+    along the last dimension (a vectorised element, ``argmin_prologue.prepare``)."""
     fill = fill_expression(element)
     ops = codegen.operands(fill)
     q = [f"q{k}" for k in range(len(ex.params(fill)))]
     scratch, values = _scratch(fill.type)
     tasks = [_task(engine, ops, q, scratch, values) for engine in ENGINES]
     if hoisted is not None:
-        from . import argmin_fast
+        from . import argmin_fast, argmin_fast_columns
 
-        tasks.append(argmin_fast.source(ops, q, hoisted))
+        tasks += [argmin_fast.source(ops, q, hoisted), argmin_fast_columns.source(ops, q, hoisted)]
     return "\n\n\n".join([codegen.walker(fill), _IMPORTS, *tasks]) + "\n"
 
 

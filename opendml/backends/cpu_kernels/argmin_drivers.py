@@ -9,7 +9,7 @@ from __future__ import annotations
 from numba import njit, prange
 
 from .argmin_columns import argmin_columns
-from .argmin_keys import merge_states
+from .argmin_keys import replaces
 from .argmin_rows import argmin_long_rows, argmin_rows, argmin_short_rows
 from .drivers import next_share, parallel
 
@@ -72,9 +72,14 @@ def columns(x, tasks, xs, red, w, cur, idx, kind, order, floats, counter, worker
 
 @njit(nogil=True, cache=True)
 def merge_range(cur, idx, a, b, order):  # type: ignore[no-untyped-def]
-    """Slots ``a..b`` of every later state folded into state 0 (``argmin_keys.merge_states``)."""
+    """Slots ``a..b`` of every later state folded into state 0 by key, then index (``argmin_keys.replaces``).
+    Indexed in place: slicing four rows for a helper doubled this function's compile time (0.25 s against
+    0.13 s), which the first split reduction of a process pays."""
     for p in range(1, cur.shape[0]):
-        merge_states(cur[0, a:b], idx[0, a:b], cur[p, a:b], idx[p, a:b], order)
+        for s in range(a, b):
+            found = idx[p, s]
+            if found >= 0 and (idx[0, s] < 0 or replaces(cur[p, s], found, cur[0, s], idx[0, s], order)):
+                cur[0, s], idx[0, s] = cur[p, s], found
 
 
 @parallel

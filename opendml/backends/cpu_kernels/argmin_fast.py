@@ -13,10 +13,8 @@ fast-math), so it gives the bits of the unfused graph. The source is specialised
 (which operands are one value along the last dimension), so a call compiles one vector loop, not one per
 pattern.
 
-Kept last dimensions (columns) take the scratch tiles of ``argmin_boxes``: a column fold computing the
-element in a loop over the tile's columns (as ``argmin_columns`` folds keys) measured 57 ms on the
-first-axis row of the benchmark (DEQUANTIZE_LINEAR UINT8 [16384, 4096] -> CLIP -> ARGMIN, 2 threads)
-against 8.6 ms for tiles of 2^18 elements reduced by ``argmin_columns``, and 28 ms unfused.
+Kept last dimensions (columns) of such layouts take ``argmin_fast_columns``, which computes the element in
+its fold over each group of rows.
 """
 
 from __future__ import annotations
@@ -39,6 +37,9 @@ def source(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str
                            + ["n // 16", "order"] + q)
     head = ", ".join(a + ["t", "strides", "red", "w", "cur", "idx", "kind", "order", "floats"] + q)
     driver_args = head.replace("t, strides", "t[k], strides")
+    # The runs' origins walked inline: a call of ``argmin_boxes.box_at`` cost 0.2 s of compile time.
+    origins = "\n".join(f"        b{k} = t[{boxes.ORIGINS + p}]" for p, k in enumerate(ops))
+    walk = "\n".join(f"            b{k} += i * strides[{p}, d]" for p, k in enumerate(ops))
 
     def value(index: str, base: str = "b") -> str:
         args = [f"a{k}[{base}{k}]" if h else f"a{k}[{base}{k} + {index}]" for k, h in zip(ops, hoisted)]
@@ -68,12 +69,19 @@ def task_fast_rows({head}):
     nd = sizes.size
     n, wn, piece = sizes[-1], w[-1], t[{boxes.PIECE}]
     c, ix = cur[piece], idx[piece]
-    at = np.empty({m}, np.int64)
     floats = floats and floats_compare_exactly()
     for r in range(t[{boxes.START}], t[{boxes.STOP}]):
-        g, slot, index = box_at(r, r + 1, sizes, nd - 2, 1, strides, t[{boxes.ORIGINS}:{boxes.ORIGINS + m}], red, w,
-                                t[{boxes.SLOT0}], t[{boxes.INDEX0}], at)
-        key, pos = row_fast({", ".join(a + [f"at[{p}]" for p in range(m)] + ["n", "kind", "order", "floats"] + q)})
+{origins}
+        slot, index, rest = t[{boxes.SLOT0}], t[{boxes.INDEX0}], r
+        for d in range(nd - 2, -1, -1):  # the run's first elements and slot: r over the dimensions before it
+            i = rest % sizes[d]
+            rest //= sizes[d]
+{walk}
+            if red[d]:
+                index += i * w[d]
+            else:
+                slot += i * w[d]
+        key, pos = row_fast({", ".join(a + starts + ["n", "kind", "order", "floats"] + q)})
         index += pos * wn
         if found_key(key, kind) and (ix[slot] < 0 or replaces(key, index, c[slot], ix[slot], order)):
             c[slot], ix[slot] = key, index''']

@@ -5,7 +5,8 @@ and sends every NaN to the largest key, which no number reaches, so comparisons 
 vectorise as integer min/compare instructions. A task reduces part of the input into per-slot state (key,
 index, found); slots are the output elements in row-major order. Within a task each slot sees its elements
 in increasing index order, so a strict ``<`` (INCREASING) or ``<=`` (DECREASING) keeps the right one of
-equal keys; ``merge_states`` compares indices explicitly, so tasks may cover any parts in any order.
+equal keys; merges (``argmin_drivers.merge_range``) compare indices explicitly, so tasks may cover any
+parts in any order.
 
 The element types are told apart at compile time by the type of ``kind`` (and the direction by the type
 of ``order``): Numba compiles one specialisation per combination, so no comparison tests them at run time.
@@ -81,13 +82,6 @@ def replaces(key, index, best, best_index, order):  # type: ignore[no-untyped-de
     reference counting that LLVM does not remove, as much as reducing a short row.
     """
     return key < best or (key == best and ((index < best_index) if order is None else (index > best_index)))
-
-
-@jit
-def merge_states(cur, idx, cur2, idx2, order):  # type: ignore[no-untyped-def]
-    for s in range(cur.size):
-        if idx2[s] >= 0 and (idx[s] < 0 or replaces(cur2[s], idx2[s], cur[s], idx[s], order)):
-            cur[s], idx[s] = cur2[s], idx2[s]
 
 
 @jit

@@ -87,16 +87,17 @@ class Prepared:
 
 def prepare(shape: Sequence[int], strides: Sequence[Sequence[int]], axes: tuple[int, ...], threads: int,
             fast: bool = False) -> Prepared:
-    """The plan of a layout and what runs it: the fast row task (``argmin_fast``) where ``fast`` (the element
-    is ``argmin_vectors.vectorised``), the last dimension is reduced and every operand walks it with stride
-    1 or 0; else the engine of the plan's tasks over scratch tiles (``argmin_boxes``)."""
+    """The plan of a layout and what runs it, where ``fast`` (the element is ``argmin_vectors.vectorised``)
+    and every operand walks the last dimension with stride 1 or 0: the fast row task (``argmin_fast``) where
+    it is reduced, the fast column task (``argmin_fast_columns``) where it is kept; else the engine of the
+    plan's tasks over scratch tiles (``argmin_boxes``)."""
     found = merged(shape, strides, axes)
     red = found.layout
     work = plan(red, threads)
     hoisted = None
-    if fast and work.rows and all(s[-1] in (0, 1) for s in found.strides):
+    if fast and all(s[-1] in (0, 1) for s in found.strides):
         hoisted = tuple(s[-1] == 0 for s in found.strides)
-        engine_name = "fast_rows"
+        engine_name = "fast_rows" if work.rows else "fast_columns"
     else:
         engine_name = "columns" if not work.rows else ("short_rows" if red.sizes[-1] <= ROW_BLOCK else "rows")
     rows = [_task_row(found, task, work.rows) for task in work.tasks]
@@ -127,8 +128,8 @@ def _task_row(found: Merged, task: Any, rows: bool) -> list[int]:
 def reduction(spec: KernelSpec, params: ArgMinParams) -> Run:
     """The run of a reduction whose element is computed: ``run(*operands, out, threads)``."""
     fill = boxes.fill_expression(spec.element)
-    try:
-        boxes.compiled(spec.element)
+    try:  # the source says whether the element lowers; the module a call runs depends on its layout
+        boxes.source(spec.element)
     except ex.ExpressionError as error:
         from . import unsupported
 

@@ -18,6 +18,7 @@ from ...enums import AxisDirection
 from ...kernels.numpy_lowering import evaluate_all
 from ...kernels.spec import KernelSpec
 from ...ops.argmin import ArgMinParams, argmin_reference
+from ...tensor import TensorDesc
 from .argmin_spec import argmin_params
 from .threads import run_tasks
 from .views import PARALLEL_MIN
@@ -71,6 +72,13 @@ def reduction(spec: KernelSpec) -> Callable[..., None]:
         return argmin(params)
     outs = 2 + len(spec.extra)
     return lambda *args: _argmin(params, _Values(spec, args[:-outs], args[-outs + 1:-1]), args[-outs], args[-1])
+
+
+def prepare_elementwise(spec: KernelSpec, inputs: Sequence[TensorDesc | None], output: TensorDesc) -> None:
+    """Nothing to compile: the expression evaluated once on one element of each operand, so that an element
+    the NumPy lowering refuses is refused at compile time."""
+    evaluate_all((spec.element, *spec.extra), [None if d is None else np.zeros(1, d.data_type.numpy) for d in inputs],
+                 spec.scalars)
 
 
 def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int,
