@@ -25,11 +25,14 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from . import debug
 
 ENV_CACHE_DIR = "OPENDML_CACHE_DIR"
 PREFIX = "kernels-"
@@ -146,6 +149,27 @@ def write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+_generating = threading.Lock()  # operators compiled on several threads at once import each module once
+
+
+def generated_module(modules: dict[Any, ModuleType], key: Hashable, prefix: str,
+                     source: Callable[[], str]) -> ModuleType:
+    """``modules[key]``, else the module of ``source()``'s text: named ``prefix`` and a hash of the text,
+    written to the kernel cache and imported (``import_source``) once per process, whichever thread asks
+    first, and printed where OPENDML_PRINT_KERNELS asks. Each generator keeps its own ``modules``."""
+    module = modules.get(key)
+    if module is None:
+        with _generating:
+            module = modules.get(key)
+            if module is None:
+                text = source()
+                stem = prefix + hashlib.sha256(text.encode()).hexdigest()[:16]
+                if debug.print_kernels_enabled():
+                    debug.print_source("cpu", f"{stem} {key!r}", text)
+                module = modules[key] = import_source(stem, text)
+    return module
 
 
 def import_source(stem: str, text: str) -> ModuleType:

@@ -28,15 +28,13 @@ column, so that each tile costs one fold of its columns into the state.
 
 from __future__ import annotations
 
-import hashlib
-import threading
 from types import ModuleType
 
 import numpy as np
 
 from ... import expr as ex
 from ...dtypes import DataType
-from ...kernels import cache, debug
+from ...kernels import cache
 from . import codegen
 from .jit import jit
 
@@ -52,7 +50,6 @@ PIECE, SLOT0, INDEX0, START, STOP, FIRST, LAST, F, STEP, ORIGINS = range(10)
 ENGINES = ("rows", "short_rows", "columns")
 
 _modules: dict[tuple[ex.Expr, tuple[bool, ...] | None], ModuleType] = {}
-_lock = threading.Lock()
 
 
 def fill_expression(element: ex.Expr) -> ex.Store:
@@ -184,15 +181,4 @@ def source(element: ex.Expr, hoisted: tuple[bool, ...] | None = None) -> str:
 
 def compiled(element: ex.Expr, hoisted: tuple[bool, ...] | None = None) -> ModuleType:
     """The generated module of a reduction's element, written to the kernel cache and imported once."""
-    key = (element, hoisted)
-    module = _modules.get(key)
-    if module is None:
-        with _lock:
-            module = _modules.get(key)
-            if module is None:
-                text = source(element, hoisted)
-                stem = "argmin_boxes_" + hashlib.sha256(text.encode()).hexdigest()[:16]
-                if debug.print_kernels_enabled():
-                    debug.print_source("cpu", f"{stem} ({element!r})", text)
-                module = _modules[key] = cache.import_source(stem, text)
-    return module
+    return cache.generated_module(_modules, (element, hoisted), "argmin_boxes_", lambda: source(element, hoisted))

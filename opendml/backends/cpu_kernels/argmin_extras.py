@@ -29,9 +29,7 @@ never stored) are not used here: the extras' stores make the kernel memory-bound
 
 from __future__ import annotations
 
-import hashlib
 import math
-import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from types import ModuleType
@@ -42,7 +40,7 @@ import numpy as np
 from ... import expr as ex
 from ...dtypes import DataType
 from ...enums import AxisDirection
-from ...kernels import cache, debug
+from ...kernels import cache
 from ...kernels.spec import KernelSpec
 from ...ops.argmin import ArgMinParams
 from . import argmin_boxes as boxes
@@ -53,7 +51,6 @@ from .argmin_keys import DECREASING
 from .views import flat
 
 _modules: dict[tuple[ex.Expr, tuple[ex.Store, ...]], ModuleType] = {}
-_lock = threading.Lock()
 
 
 def _task(name: str, ops: tuple[int, ...], extras: int, q: list[str], scratch: str, values: str,
@@ -116,18 +113,7 @@ def source(element: ex.Expr, extra: tuple[ex.Store, ...]) -> str:
 
 def compiled(element: ex.Expr, extra: tuple[ex.Store, ...]) -> ModuleType:
     """The generated module, written to the kernel cache and imported once per process."""
-    key = (element, extra)
-    module = _modules.get(key)
-    if module is None:
-        with _lock:
-            module = _modules.get(key)
-            if module is None:
-                text = source(element, extra)
-                stem = "argmin_extras_" + hashlib.sha256(text.encode()).hexdigest()[:16]
-                if debug.print_kernels_enabled():
-                    debug.print_source("cpu", f"{stem} ({element!r}, extra {extra!r})", text)
-                module = _modules[key] = cache.import_source(stem, text)
-    return module
+    return cache.generated_module(_modules, (element, extra), "argmin_extras_", lambda: source(element, extra))
 
 
 class _Kernel:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -42,26 +43,44 @@ def reduced_layout(x: np.ndarray, axes: tuple[int, ...]) -> ReducedLayout:
 
 def layout_of(shape: Sequence[int], strides: Sequence[int], axes: tuple[int, ...]) -> ReducedLayout:
     """``reduced_layout`` of a shape and its strides in elements (no array needed: compiling plans with it)."""
-    kept_sizes = [n for k, n in enumerate(shape) if k not in axes]
-    red_sizes = [shape[k] for k in axes]
-    dims: list[list[int]] = []  # [size, stride, reduced, weight]
+    found = merged(shape, [strides], axes)
+    return replace(found.layout, strides=found.strides[0])
+
+
+@dataclass(frozen=True)
+class Merged:
+    """The operands' common layout: ``layout`` as the plan takes it (packed strides), each operand's
+    strides over the same dimensions."""
+
+    layout: ReducedLayout
+    strides: list[list[int]]
+
+
+def merged(shape: Sequence[int], strides: Sequence[Sequence[int]], axes: tuple[int, ...]) -> Merged:
+    """The layout of several operands (``layout_of`` is one operand's): dimensions of 1 dropped, neighbours
+    of one kind merged where every operand's strides allow it."""
+    dims: list[list[Any]] = []  # [size, reduced, weight, strides]
     for k, n in enumerate(shape):
         if n == 1:
             continue
         reduced = k in axes
         later = [shape[a] for a in axes if a > k] if reduced else [shape[j] for j in range(k + 1, len(shape))
                                                                     if j not in axes]
-        weight = math.prod(later)
-        if dims and dims[-1][2] == reduced and dims[-1][1] == strides[k] * n:
+        own = [s[k] for s in strides]
+        if dims and dims[-1][1] == reduced and all(p == s * n for p, s in zip(dims[-1][3], own)):
             dims[-1][0] *= n
-            dims[-1][1] = strides[k]
-            dims[-1][3] = weight
+            dims[-1][2] = math.prod(later)
+            dims[-1][3] = own
             continue
-        dims.append([n, strides[k], reduced, weight])
+        dims.append([n, reduced, math.prod(later), own])
     if not dims:
-        dims = [[1, 0, True, 1]]
-    return ReducedLayout([d[0] for d in dims], [d[1] for d in dims], [bool(d[2]) for d in dims],
-                         [d[3] for d in dims], math.prod(kept_sizes), math.prod(red_sizes))
+        dims = [[1, True, 1, [0] * len(strides)]]
+    sizes = [d[0] for d in dims]
+    packed = [math.prod(sizes[d + 1:]) for d in range(len(sizes))]
+    layout = ReducedLayout(sizes, packed, [bool(d[1]) for d in dims], [d[2] for d in dims],
+                           math.prod(n for k, n in enumerate(shape) if k not in axes),
+                           math.prod(shape[k] for k in axes))
+    return Merged(layout, [[d[3][p] for d in dims] for p in range(len(strides))])
 
 
 @dataclass(frozen=True)

@@ -25,49 +25,13 @@ from . import argmin_boxes as boxes
 from . import argmin_engine as engine
 from . import drivers
 from .argmin_keys import DECREASING, FLOAT, HALF
-from .argmin_plan import Plan, ReducedLayout, plan
+from .argmin_plan import Merged, Plan, merged, plan
 from .argmin_rows import ROW_BLOCK
 from .argmin_vectors import vectorised
 from .threads import run_tasks
 from .views import flat
 
 Run = Any  # run(*operands, out, threads)
-
-
-@dataclass(frozen=True)
-class Merged:
-    """The operands' common layout: ``layout`` as the plan takes it (packed strides), each operand's
-    strides over the same dimensions."""
-
-    layout: ReducedLayout
-    strides: list[list[int]]
-
-
-def merged(shape: Sequence[int], strides: Sequence[Sequence[int]], axes: tuple[int, ...]) -> Merged:
-    """``argmin_plan.layout_of`` over several operands: dimensions of 1 dropped, neighbours of one kind
-    merged where every operand's strides allow it."""
-    dims: list[list[Any]] = []  # [size, reduced, weight, strides]
-    for k, n in enumerate(shape):
-        if n == 1:
-            continue
-        reduced = k in axes
-        later = [shape[a] for a in axes if a > k] if reduced else [shape[j] for j in range(k + 1, len(shape))
-                                                                    if j not in axes]
-        own = [s[k] for s in strides]
-        if dims and dims[-1][1] == reduced and all(p == s * n for p, s in zip(dims[-1][3], own)):
-            dims[-1][0] *= n
-            dims[-1][2] = math.prod(later)
-            dims[-1][3] = own
-            continue
-        dims.append([n, reduced, math.prod(later), own])
-    if not dims:
-        dims = [[1, True, 1, [0] * len(strides)]]
-    sizes = [d[0] for d in dims]
-    packed = [math.prod(sizes[d + 1:]) for d in range(len(sizes))]
-    layout = ReducedLayout(sizes, packed, [bool(d[1]) for d in dims], [d[2] for d in dims],
-                           math.prod(n for k, n in enumerate(shape) if k not in axes),
-                           math.prod(shape[k] for k in axes))
-    return Merged(layout, [[d[3][p] for d in dims] for p in range(len(strides))])
 
 
 @dataclass(frozen=True)

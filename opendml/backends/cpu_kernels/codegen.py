@@ -42,35 +42,21 @@ from there, and Numba caches its compiled code beside it.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import threading
 from types import ModuleType
 
 from ... import expr as ex
 from ...dtypes import DataType
-from ...kernels import cache, debug
+from ...kernels import cache
 from . import vectors
 
 _modules: dict[tuple[ex.Expr, tuple[ex.Store, ...]], ModuleType] = {}
-_lock = threading.Lock()  # operators compiled on several threads at once import each module once
 
 
 def compiled(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> ModuleType:
     """The generated module of an element-wise expression (a ``Store``) and the extra values it writes,
     imported once per process."""
-    key = (element, extra)
-    module = _modules.get(key)
-    if module is None:
-        with _lock:
-            module = _modules.get(key)
-            if module is None:
-                text = source(element, extra)
-                stem = "elementwise_" + hashlib.sha256(text.encode()).hexdigest()[:16]
-                if debug.print_kernels_enabled():
-                    debug.print_source("cpu", f"{stem} ({element!r}, extra {extra!r})", text)
-                module = _modules[key] = cache.import_source(stem, text)
-    return module
+    return cache.generated_module(_modules, (element, extra), "elementwise_", lambda: source(element, extra))
 
 
 def operands(element: ex.Expr, extra: tuple[ex.Expr, ...] = ()) -> tuple[int, ...]:
