@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from opendml.backends.cuda import argmin_c, elementwise_c, expr_c
 from opendml.backends.cuda.codegen import PRELUDE
@@ -18,6 +19,27 @@ from opendml.backends.cuda.plan import BLOCK, ArgMinPlan
 from opendml.backends.layout import Layout
 from opendml.kernels.spec import KernelSpec
 from opendml.tensor import TensorDesc
+
+# The PTX helpers of the CUDA prelude as host C++ with the same IEEE meaning: what host runs check is the
+# lowering (types, widths, signedness, casts) and the templates' index arithmetic, not the PTX instructions,
+# which the GPU tests check.
+PTX_HELPERS = r"""
+static float h2f(unsigned short h) { _Float16 x; memcpy(&x, &h, 2); return (float)x; }
+static unsigned short f2h(float f) { _Float16 x = (_Float16)f; unsigned short h; memcpy(&h, &x, 2); return h; }
+static float mul_rn(float a, float b) { volatile float r = a * b; return r; }
+static float add_rn(float a, float b) { volatile float r = a + b; return r; }
+static float ll2f_rn(ll a) { return (float)a; }
+static float ull2f_rn(ull a) { return (float)a; }
+static float i2f_rn(int a) { return (float)a; }
+static float u2f_rn(unsigned int a) { return (float)a; }
+static float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+static bool lt(float a, float b) { return a < b; }
+static bool is_number(float a) { return a == a; }
+static bool lt(unsigned int a, unsigned int b) { return a < b; }
+static bool lt(int a, int b) { return a < b; }
+static bool lt(ull a, ull b) { return a < b; }
+static bool lt(ll a, ll b) { return a < b; }
+"""
 
 HARNESS = r"""
 // Host emulation of the CUDA features the ARGMIN templates use: one std::thread per CUDA thread.
@@ -65,22 +87,7 @@ static unsigned int __ballot_sync(unsigned, bool p) {
 }
 static int __ffs(int x) { return __builtin_ffs(x); }
 static int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
-static float h2f(unsigned short h) { _Float16 x; memcpy(&x, &h, 2); return (float)x; }
-static unsigned short f2h(float f) { _Float16 x = (_Float16)f; unsigned short h; memcpy(&h, &x, 2); return h; }
-static float mul_rn(float a, float b) { volatile float r = a * b; return r; }
-static float add_rn(float a, float b) { volatile float r = a + b; return r; }
-static float ll2f_rn(ll a) { return (float)a; }
-static float ull2f_rn(ull a) { return (float)a; }
-static float i2f_rn(int a) { return (float)a; }
-static float u2f_rn(unsigned int a) { return (float)a; }
-static float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
-static bool lt(float a, float b) { return a < b; }
-static bool is_number(float a) { return a == a; }
-static bool lt(unsigned int a, unsigned int b) { return a < b; }
-static bool lt(int a, int b) { return a < b; }
-static bool lt(ull a, ull b) { return a < b; }
-static bool lt(ll a, ll b) { return a < b; }
-static void launch(unsigned grid, unsigned block, std::function<void()> body) {
+""" + PTX_HELPERS + r"""static void launch(unsigned grid, unsigned block, std::function<void()> body) {
     gridDim.x = grid; blockDim.x = block;
     for (unsigned b = 0; b < grid; ++b) {
         std::barrier<> bar(block); block_barrier = &bar;
@@ -223,3 +230,16 @@ def run_elementwise_on_host(spec: KernelSpec, layout: Layout, width: int | None,
     lines.append("  return 0; }")
     _build_and_run("\n".join([HARNESS, "namespace m {", _body(source, "run"), "}", *lines]) + "\n", folder)
     return [np.frombuffer((folder / f"b{k}.bin").read_bytes(), np.uint8) for k in range(len(buffers))]
+
+
+def run_host_program(text: str, folder: Path) -> list[str]:
+    """Compile C++ ``text`` with g++ (no contraction of a multiply and an add) and run it: the words it
+    prints. Skips where this g++ has no _Float16."""
+    source, program = folder / "host.cpp", folder / "host"
+    source.write_text(text)
+    compiled = subprocess.run(["g++", "-O1", "-ffp-contract=off", "-o", str(program), str(source)],
+                              capture_output=True, text=True)
+    if compiled.returncode and "_Float16" in compiled.stderr:
+        pytest.skip("this g++ has no _Float16")
+    assert compiled.returncode == 0, compiled.stderr[-3000:]
+    return subprocess.run([str(program)], capture_output=True, text=True, check=True).stdout.split()

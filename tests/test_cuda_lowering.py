@@ -24,6 +24,7 @@ from opendml.backends.layout import Layout, collapse
 from opendml.kernels import debug
 from opendml.kernels.numpy_lowering import evaluate
 from opendml.kernels.spec import KernelSpec, NanRule, Reduction, ReductionKind
+from tests.cuda_emulation import PTX_HELPERS, run_host_program
 from tests.cuda_lowering_cases import expression_specs, operator_descs, seeded_specs
 from tests.helpers import edge_values, same_values
 
@@ -248,29 +249,13 @@ def test_random_expression_kernels_compile(tmp_path) -> None:
 
 # --- the lowered C run on the host, where a C++ compiler with _Float16 is installed ---------------------
 
-# The PTX helpers of the prelude as host C++ with the same IEEE meaning: what is checked is the lowering
-# (types, widths, signedness, casts), not the PTX instructions, which the GPU tests check.
 HOST_PRELUDE = r"""
 #include <cstdio>
 #include <cstring>
 typedef unsigned long long ull; typedef long long ll;
 #define __device__
 #define __forceinline__ inline
-static float h2f(unsigned short h) { _Float16 x; memcpy(&x, &h, 2); return (float)x; }
-static unsigned short f2h(float f) { _Float16 x = (_Float16)f; unsigned short h; memcpy(&h, &x, 2); return h; }
-static float mul_rn(float a, float b) { volatile float r = a * b; return r; }
-static float add_rn(float a, float b) { volatile float r = a + b; return r; }
-static float ll2f_rn(ll a) { return (float)a; }
-static float ull2f_rn(ull a) { return (float)a; }
-static float i2f_rn(int a) { return (float)a; }
-static float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
-static float u2f_rn(unsigned int a) { return (float)a; }
-static bool lt(float a, float b) { return a < b; }
-static bool is_number(float a) { return a == a; }
-static bool lt(unsigned int a, unsigned int b) { return a < b; }
-static bool lt(int a, int b) { return a < b; }
-static bool lt(ull a, ull b) { return a < b; }
-static bool lt(ll a, ll b) { return a < b; }
+""" + PTX_HELPERS + r"""
 template <typename T> static T from_bits(ull b) { T v; memcpy(&v, &b, sizeof(T)); return v; }
 template <typename T> static ull to_bits(T v) { ull b = 0; memcpy(&b, &v, sizeof(T)); return b; }
 """
@@ -306,14 +291,7 @@ def test_lowered_c_run_on_the_host_matches_the_numpy_lowering(tmp_path) -> None:
     specs = [s for s in operators if s.reduction is None] + seeded_specs(200, seed=5)
     rng = np.random.default_rng(13)
     operands = [[None if t is None else edge_values(t, HOST_ELEMENTS, rng) for t in spec.inputs] for spec in specs]
-    source, program = tmp_path / "host.cpp", tmp_path / "host"
-    source.write_text(host_program(specs, operands))
-    compiled = subprocess.run(["g++", "-O1", "-ffp-contract=off", "-o", str(program), str(source)],
-                              capture_output=True, text=True)
-    if compiled.returncode and "_Float16" in compiled.stderr:
-        pytest.skip("this g++ has no _Float16")
-    assert compiled.returncode == 0, compiled.stderr[-3000:]
-    printed = subprocess.run([str(program)], capture_output=True, text=True, check=True).stdout.split()
+    printed = run_host_program(host_program(specs, operands), tmp_path)
     assert len(printed) == HOST_ELEMENTS * len(specs)
     for n, (spec, arrays) in enumerate(zip(specs, operands)):
         bits = np.array([int(b) for b in printed[n * HOST_ELEMENTS:(n + 1) * HOST_ELEMENTS]], np.uint64)

@@ -25,7 +25,7 @@ from opendml.graphs.validate import check_graph
 from opendml.kernels.numpy_lowering import evaluate
 from opendml.kernels.spec import KernelSpec, NanRule, Reduction, ReductionKind
 from tests.conftest import CUDA_MISSING
-from tests.cuda_emulation import run_on_host
+from tests.cuda_emulation import run_host_program, run_on_host
 from tests.cuda_lowering_cases import admitted_types
 from tests.graph_helpers import output_desc, run_node_by_node
 from tests.helpers import edge_values, packed_bytes, same_values
@@ -383,14 +383,7 @@ def test_prologue_values_run_on_the_host_match_the_numpy_lowering(tmp_path) -> N
              for clip in (True, False)]
     rng = np.random.default_rng(5)
     operands = [[edge_values(t, HOST_ELEMENTS, rng) for t in spec.inputs if t is not None] for spec in specs]
-    source, program = tmp_path / "host.cpp", tmp_path / "host"
-    source.write_text(value_program(specs, operands))
-    compiled = subprocess.run(["g++", "-O1", "-ffp-contract=off", "-o", str(program), str(source)],
-                              capture_output=True, text=True)
-    if compiled.returncode and "_Float16" in compiled.stderr:
-        pytest.skip("this g++ has no _Float16")
-    assert compiled.returncode == 0, compiled.stderr[-3000:]
-    printed = subprocess.run([str(program)], capture_output=True, text=True, check=True).stdout.split()
+    printed = run_host_program(value_program(specs, operands), tmp_path)
     for n, (spec, arrays) in enumerate(zip(specs, operands)):
         got = np.array([int(b) for b in printed[n * HOST_ELEMENTS:(n + 1) * HOST_ELEMENTS]], np.uint32).view(np.float32)
         expected = np.asarray(evaluate(spec.element, arrays, spec.scalars)).astype(np.float32)
