@@ -11,7 +11,7 @@ from . import graph
 from .buffer import Buffer, BufferBinding
 from .device import Device
 from .dtypes import DataType
-from .enums import AxisDirection, ExecutionFlags, TensorFlags
+from .enums import AxisDirection, ExecutionFlags, NanPolicy, TensorFlags
 from .errors import (
     BackendUnavailableError,
     BindingError,
@@ -26,10 +26,12 @@ from .functional import argmin, clip, dequantize_linear, threshold
 from .graph import Graph
 from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from .operator import BindingProperties, CompiledOperator, Operator
+from .ops.argmax import ArgMaxDesc
 from .ops.argmin import ArgMinDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from .ops.elementwise import ScaleBias
+from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.threshold import ElementWiseThresholdDesc
 from .tensor import TensorDesc, calc_buffer_tensor_size
 from .tracing import compile
@@ -37,6 +39,7 @@ from .tracing import compile
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArgMaxDesc",
     "ArgMinDesc",
     "AxisDirection",
     "BackendUnavailableError",
@@ -52,6 +55,7 @@ __all__ = [
     "ElementWiseClip1Desc",
     "ElementWiseClipDesc",
     "ElementWiseDequantizeLinearDesc",
+    "ElementWiseQuantizeLinearDesc",
     "ElementWiseThresholdDesc",
     "ExecutionFlags",
     "FeatureLevel",
@@ -61,6 +65,7 @@ __all__ = [
     "IntermediateEdge",
     "InvalidArgumentError",
     "KernelUnsupportedError",
+    "NanPolicy",
     "OpenDMLError",
     "Operator",
     "OperatorNode",

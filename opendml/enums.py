@@ -1,4 +1,5 @@
-"""Small DirectML enums and flags: TensorFlags, ExecutionFlags, AxisDirection; and the one enum parser."""
+"""Small DirectML enums and flags: TensorFlags, ExecutionFlags, AxisDirection; opendml's NanPolicy; and the one
+enum parser."""
 
 from __future__ import annotations
 
@@ -99,3 +100,20 @@ class AxisDirection(enum.IntEnum):
     @classmethod
     def parse(cls, value: object, *, owner: str = "opendml", field: str = "AxisDirection") -> AxisDirection:
         return parse_enum(cls, value, owner, field, prefix="DML_AXIS_DIRECTION_")
+
+
+class NanPolicy(enum.IntEnum):
+    """How ARGMIN and ARGMAX treat NaN elements: an opendml extension, not a DirectML field (SPEC 9).
+
+    IGNORE (DirectML's behaviour, the default): NaN elements are skipped; a reduction of NaN only gives the
+    first index (INCREASING) or the last (DECREASING). PROPAGATE: a NaN counts as smaller than everything for
+    ARGMIN and larger than everything for ARGMAX, so the first NaN in the direction's order wins, as in
+    NumPy, PyTorch and ONNX Runtime.
+    """
+
+    IGNORE = 0
+    PROPAGATE = 1
+
+    @classmethod
+    def parse(cls, value: object, *, owner: str = "opendml", field: str = "NanPolicy") -> NanPolicy:
+        return parse_enum(cls, value, owner, field, prefix="NAN_POLICY_")

@@ -22,7 +22,8 @@ from opendml import expr as ex
 from opendml.backends import cpu_kernels
 from opendml.backends.cpu_kernels import views
 from opendml.dtypes import DataType
-from opendml.kernels import KernelSpec, NanRule, Reduction, ReductionKind
+from opendml.enums import NanPolicy
+from opendml.kernels import KernelSpec, Reduction, ReductionKind
 from opendml.ops.clip import CLIP, CLIP1
 from opendml.ops.dequantize_linear import DEQUANTIZE_LINEAR, dequantize_linear_reference
 from opendml.ops.elementwise import clamp_reference
@@ -318,7 +319,7 @@ def test_a_computed_argmin_element_runs_on_both_kernel_sets(kernel_set: str, mon
     before it is compared, never replaced by a load of the input."""
     monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load(kernel_set))
     computed = ex.Multiply(ex.ToFloat32(ex.Load(0, DataType.FLOAT16)), ex.Param(0, DataType.FLOAT32))
-    argmin = Reduction(ReductionKind.ARGMIN, (1,), dml.AxisDirection.INCREASING, NanRule.IGNORE, DataType.INT64)
+    argmin = Reduction(ReductionKind.ARGMIN, (1,), dml.AxisDirection.INCREASING, NanPolicy.IGNORE, DataType.INT64)
     spec = KernelSpec("ARGMIN", (DataType.FLOAT16,), DataType.INT64, computed, (np.float32(-1.0),), argmin)
     x = np.random.default_rng(8).permutation(np.arange(1, 19, dtype=np.float16)).reshape(2, 9)
     kernel = CPU_BACKEND.compile_spec(dml.Device("cpu"), spec, [dml.TensorDesc("FLOAT16", (2, 9))],
@@ -330,7 +331,7 @@ def test_a_computed_argmin_element_runs_on_both_kernel_sets(kernel_set: str, mon
 
 @NUMBA
 def test_a_reduction_element_no_cpu_kernel_lowers_is_a_clear_error() -> None:
-    argmin = Reduction(ReductionKind.ARGMIN, (1,), dml.AxisDirection.INCREASING, NanRule.IGNORE, DataType.INT64)
+    argmin = Reduction(ReductionKind.ARGMIN, (1,), dml.AxisDirection.INCREASING, NanPolicy.IGNORE, DataType.INT64)
     spec = KernelSpec("ARGMIN", (DataType.FLOAT32,), DataType.INT64, ex.Param(0, DataType.FLOAT32),
                       (np.float32(1),), argmin)
     with pytest.raises(dml.KernelUnsupportedError, match=r"^ARGMIN: kernel must be an element-wise expression or a "

@@ -19,7 +19,8 @@ from opendml.backends import cpu_kernels
 from opendml.backends.cpu_kernels import blocked, threads, views
 from opendml.dtypes import DataType
 from opendml.kernels import KernelSpec
-from opendml.ops.argmin import ARGMIN, argmin_reference
+from opendml.ops.arg_reduction import arg_reduction_reference
+from opendml.ops.argmin import ARGMIN
 from opendml.ops.clip import CLIP, CLIP1
 from opendml.ops.dequantize_linear import DEQUANTIZE_LINEAR, dequantize_linear_reference
 from opendml.ops.elementwise import clamp_reference
@@ -338,7 +339,7 @@ def argmin_check(kernels, x: np.ndarray, axes: tuple[int, ...], direction: str, 
     out_shape = tuple(1 if k in axes else n for k, n in enumerate(shape))
     params = ARGMIN.prepare(dml.ArgMinDesc(dml.TensorDesc(DataType.parse(x.dtype).name, shape),
                                            dml.TensorDesc(out_type, out_shape), axes, direction))
-    expected = argmin_reference([x], params)
+    expected = arg_reduction_reference([x], params)
     out = layouts(out_shape)["padded"](np.full(out_shape, 77, DataType[out_type].numpy))
     kernels.argmin(params)(x, out, threads)
     assert same(out, expected), (axes, direction)
@@ -612,7 +613,7 @@ def test_many_output_rows_filled_and_finished_on_the_threads(out_type: str, dire
                                            (1,), direction))
     out = np.full((rows, 1), 77, DataType[out_type].numpy)
     fast.argmin(params)(x, out, 3)
-    assert same(out, argmin_reference([x], params))
+    assert same(out, arg_reduction_reference([x], params))
 
 
 @NO_NUMBA

@@ -21,9 +21,10 @@ import opendml as dml
 from opendml import DataType as T
 from opendml import TensorDesc
 from opendml import expr as ex
+from opendml.enums import NanPolicy
 from opendml.kernels.numpy_lowering import evaluate
-from opendml.kernels.spec import KernelSpec, NanRule, Reduction, ReductionKind
-from opendml.ops.argmin import ArgMinParams, argmin_reference
+from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind
+from opendml.ops.argmin import ArgReductionParams, arg_reduction_reference
 from tests.conftest import CUDA_MISSING
 from tests.cuda_lowering_cases import expression_specs, operator_descs
 from tests.helpers import edge_values, run, same_values
@@ -144,14 +145,15 @@ def test_argmin_compares_the_values_of_its_element_expression(gpu, direction: st
     scalars = (np.float32(-0.5), np.float32(3.0))
     for sizes, axes in [([37, 3000], (1,)), ([3000, 37], (0,)), ([3, 200000], (1,))]:  # rows, columns, pieces
         out_sizes = [1 if k in axes else n for k, n in enumerate(sizes)]
-        reduction = Reduction(ReductionKind.ARGMIN, axes, direction_enum, NanRule.IGNORE, T.INT64)
+        reduction = Reduction(ReductionKind.ARGMIN, axes, direction_enum, NanPolicy.IGNORE, T.INT64)
         spec = KernelSpec("ARGMIN", (T.INT16,), T.INT64, element, scalars, reduction)
         kernel = ArgMinKernel(gpu.backend, spec, [TensorDesc(T.INT16, sizes)], TensorDesc(T.INT64, out_sizes))
         x = edge_values(T.INT16, int(np.prod(sizes)), np.random.default_rng(10)).reshape(sizes)
         x_gpu, out = cupy.asarray(x), cupy.zeros(out_sizes, np.int64)
         kernel.run([x_gpu.data.ptr, out.data.ptr])
         values = evaluate(element, [x], scalars)
-        expected = argmin_reference([values], ArgMinParams(axes, direction_enum, T.INT64))
+        params = ArgReductionParams(axes, direction_enum, T.INT64, ReductionKind.ARGMIN, NanPolicy.IGNORE)
+        expected = arg_reduction_reference([values], params)
         assert np.array_equal(cupy.asnumpy(out), expected)
 
 

@@ -21,9 +21,10 @@ from opendml import expr as ex
 from opendml.backends.cuda import argmin_c, elementwise_c, expr_c
 from opendml.backends.cuda.codegen import C_TYPE, OPTIONS, PRELUDE
 from opendml.backends.layout import Layout, collapse
+from opendml.enums import NanPolicy
 from opendml.kernels import debug
 from opendml.kernels.numpy_lowering import evaluate
-from opendml.kernels.spec import KernelSpec, NanRule, Reduction, ReductionKind
+from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind
 from tests.cuda_emulation import PTX_HELPERS, run_host_program
 from tests.cuda_lowering_cases import expression_specs, operator_descs, seeded_specs
 from tests.helpers import edge_values, same_values
@@ -226,7 +227,7 @@ def test_argmin_on_a_computed_value_with_scalars_compiles(tmp_path) -> None:
     element = ex.Add(ex.Multiply(ex.ToFloat32(ex.Load(0, T.INT16)), ex.Param(0, T.FLOAT32)), ex.Param(1, T.FLOAT32))
     sources = []
     for sizes, axes in [([37, 3000], (1,)), ([3000, 37], (0,)), ([3, 200000], (1,))]:  # rows, columns, pieces
-        reduction = Reduction(ReductionKind.ARGMIN, axes, dml.AxisDirection.DECREASING, NanRule.IGNORE, T.INT64)
+        reduction = Reduction(ReductionKind.ARGMIN, axes, dml.AxisDirection.DECREASING, NanPolicy.IGNORE, T.INT64)
         spec = KernelSpec("ARGMIN", (T.INT16,), T.INT64, element, (np.float32(-0.5), np.float32(3)), reduction)
         out = TensorDesc(T.INT64, [1 if k in axes else n for k, n in enumerate(sizes)])
         sources += argmin_sources(spec, [TensorDesc(T.INT16, sizes)], out)

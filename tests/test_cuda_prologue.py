@@ -20,10 +20,11 @@ from opendml import DataType as T
 from opendml import expr as ex
 from opendml.backends.cuda import argmin_c, expr_c
 from opendml.backends.cuda.plan import plan_argmin
+from opendml.enums import NanPolicy
 from opendml.graphs import fusion
 from opendml.graphs.validate import check_graph
 from opendml.kernels.numpy_lowering import evaluate
-from opendml.kernels.spec import KernelSpec, NanRule, Reduction, ReductionKind
+from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind
 from tests.conftest import CUDA_MISSING
 from tests.cuda_emulation import run_host_program, run_on_host
 from tests.cuda_lowering_cases import admitted_types
@@ -56,7 +57,7 @@ PLAIN_LAYOUTS: list[tuple[list[int], list[int] | None, tuple[int, ...]]] = [
 
 def plain_spec(t: T, index: T, direction: AxisDirection, axes: tuple[int, ...]) -> KernelSpec:
     """ARGMIN's own KernelSpec: the values compared are the elements themselves."""
-    reduction = Reduction(ReductionKind.ARGMIN, axes, direction, NanRule.IGNORE, index)
+    reduction = Reduction(ReductionKind.ARGMIN, axes, direction, NanPolicy.IGNORE, index)
     return KernelSpec("ARGMIN", (t,), index, ex.Load(0, t), (), reduction)
 
 

@@ -20,9 +20,10 @@ from opendml import expr as ex
 from opendml.backends.cuda import argmin_c, expr_c
 from opendml.backends.cuda.codegen import OPTIONS
 from opendml.backends.cuda.plan import PROLOGUE_ROWS_PER_WARP, ArgMinPlan
+from opendml.enums import NanPolicy
 from opendml.graphs import fusion
 from opendml.graphs.validate import check_graph
-from opendml.kernels.spec import KernelSpec, NanRule, Reduction, ReductionKind
+from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind
 from tests.conftest import CUDA_MISSING
 from tests.cuda_emulation import run_on_host
 from tests.graph_helpers import output_desc, run_node_by_node
@@ -320,7 +321,7 @@ def test_integer_rows_sharing_a_warp_give_numpys_indices(direction: AxisDirectio
     """x - zero point (UINT8, INT16 values) with a per-column zero point, 8 rows a warp, 131 rows: against
     NumPy's argmin (the first least value; the last, read from the reversed rows, for DECREASING)."""
     element = ex.Subtract(ex.Widen(ex.Load(0, T.UINT8), T.INT16), ex.Widen(ex.Load(1, T.UINT8), T.INT16))
-    reduction = Reduction(ReductionKind.ARGMIN, (1,), direction, NanRule.IGNORE, T.INT64)
+    reduction = Reduction(ReductionKind.ARGMIN, (1,), direction, NanPolicy.IGNORE, T.INT64)
     spec = KernelSpec("ARGMIN", (T.UINT8, T.UINT8), T.INT64, element, (), reduction)
     descs: list[TensorDesc | None] = [TensorDesc(T.UINT8, (131, 64)), TensorDesc(T.UINT8, (131, 64), (0, 1))]
     out = TensorDesc(T.INT64, (131, 1))

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from opendml import expr as ex
 from opendml.dtypes import DataType as T
-from opendml.enums import AxisDirection
+from opendml.enums import AxisDirection, NanPolicy
 from opendml.kernels import numpy_lowering
-from opendml.kernels.spec import KernelSpec, NanRule, Reduction, ReductionKind, Scalars
+from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind, Scalars
 from tests import expr_strategies as ex_strategies
 from tests.elementwise_oracle import round_f16, round_f32, same_value
 from tests.expr_strategies import ExpressionCase, expressions, operands
@@ -297,7 +297,7 @@ def test_kernel_spec_key_leaves_out_the_scalar_values() -> None:
 
 
 def test_a_reduction_spec_compares_a_value_and_stores_indices() -> None:
-    reduction = Reduction(ReductionKind.ARGMIN, (1,), AxisDirection.DECREASING, NanRule.IGNORE, T.UINT32)
+    reduction = Reduction(ReductionKind.ARGMIN, (1,), AxisDirection.DECREASING, NanPolicy.IGNORE, T.UINT32)
     spec = KernelSpec("ARGMIN", (F16,), T.UINT32, ex.Load(0, F16), reduction=reduction)
     assert spec.is_reduction and spec.reduction in spec.key
     with pytest.raises(ex.ExpressionError):  # it still reads only its operands

@@ -3,6 +3,6 @@ NumPy lowering of expressions (``numpy_lowering``) that the NumPy CPU path runs.
 
 from __future__ import annotations
 
-from .spec import KernelSpec, NanRule, Reduction, ReductionKind
+from .spec import KernelSpec, Reduction, ReductionKind
 
-__all__ = ["KernelSpec", "NanRule", "Reduction", "ReductionKind"]
+__all__ = ["KernelSpec", "Reduction", "ReductionKind"]

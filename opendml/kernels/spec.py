@@ -16,17 +16,15 @@ import numpy as np
 
 from .. import expr as ex
 from ..dtypes import DataType
-from ..enums import AxisDirection
+from ..enums import AxisDirection, NanPolicy
 
 
 class ReductionKind(enum.Enum):
+    """Which element an index reduction finds: the smallest (ARGMIN) or the largest (ARGMAX). Backends run
+    both on one engine: ARGMAX compares in the reversed order."""
+
     ARGMIN = "ARGMIN"
-
-
-class NanRule(enum.Enum):
-    """IGNORE: NaN elements are skipped (DirectML); a reduction of NaN only gives the direction's default."""
-
-    IGNORE = "IGNORE"
+    ARGMAX = "ARGMAX"
 
 
 @dataclass(frozen=True)
@@ -36,7 +34,7 @@ class Reduction:
     kind: ReductionKind
     axes: tuple[int, ...]
     direction: AxisDirection
-    nan_rule: NanRule
+    nan_rule: NanPolicy  # IGNORE: NaN elements skipped; PROPAGATE: a NaN beats every number
     index_type: DataType
 
 

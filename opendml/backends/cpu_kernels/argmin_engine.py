@@ -16,7 +16,7 @@ import numpy as np
 from ... import expr as ex
 from ...enums import AxisDirection
 from ...kernels.spec import KernelSpec
-from ...ops.argmin import ArgMinParams
+from ...ops.arg_reduction import ArgReductionParams
 from . import argmin_drivers, drivers
 from .argmin_columns import argmin_columns
 from .argmin_keys import DECREASING, FLOAT, HALF, fill_missing
@@ -29,7 +29,7 @@ from .views import flat, int64s, shares
 Run = Callable[[np.ndarray, np.ndarray, int], None]
 
 
-def argmin(params: ArgMinParams) -> Run:
+def argmin(params: ArgReductionParams) -> Run:
     """ARGMIN over any axes of any layout, reading each element once."""
     return lambda x, out, threads: _argmin(params, x, out, threads)
 
@@ -129,7 +129,7 @@ def _keyed(x: np.ndarray) -> tuple[np.ndarray, Any, np.dtype]:
     return x, None, x.dtype
 
 
-def _argmin(params: ArgMinParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
+def _argmin(params: ArgReductionParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
     order = DECREASING if params.axis_direction == AxisDirection.DECREASING else None
     red = reduced_layout(x, params.axes)
     bits, kind, key = _keyed(x)

@@ -42,7 +42,7 @@ from ...dtypes import DataType
 from ...enums import AxisDirection
 from ...kernels import cache
 from ...kernels.spec import KernelSpec
-from ...ops.argmin import ArgMinParams
+from ...ops.arg_reduction import ArgReductionParams
 from . import argmin_boxes as boxes
 from . import argmin_engine as engine
 from . import argmin_prologue as prologue
@@ -119,7 +119,7 @@ def compiled(element: ex.Expr, extra: tuple[ex.Store, ...]) -> ModuleType:
 class _Kernel:
     """What a reduction with extras needs per call: its operands, key kind and order, compiled module."""
 
-    def __init__(self, spec: KernelSpec, params: ArgMinParams) -> None:
+    def __init__(self, spec: KernelSpec, params: ArgReductionParams) -> None:
         fill = boxes.fill_expression(spec.element)
         try:
             self.module = compiled(spec.element, spec.extra)
@@ -150,7 +150,7 @@ class _Kernel:
         return [flat(a.view(np.uint16) if h else a) for a, h in zip(arrays, self.halves)]
 
 
-def reduction(spec: KernelSpec, params: ArgMinParams) -> Any:
+def reduction(spec: KernelSpec, params: ArgReductionParams) -> Any:
     """``run(*operands, out, *extras, threads)``: the extras shaped as the reduced input."""
     kernel = _Kernel(spec, params)
     count = len(spec.extra)
@@ -172,7 +172,7 @@ def reduction(spec: KernelSpec, params: ArgMinParams) -> Any:
     return run
 
 
-def compile_layout(spec: KernelSpec, params: ArgMinParams, shape: Sequence[int], strides: Sequence[int],
+def compile_layout(spec: KernelSpec, params: ArgReductionParams, shape: Sequence[int], strides: Sequence[int],
                    operands: Sequence[Sequence[int] | None], extras: Sequence[Sequence[int]], threads: int) -> None:
     """Compile what a call of this layout runs (``strides``: the input's, ``operands``: each operand's, None
     for an absent one, ``extras``: each extra output's), and nothing else, by running its plan over no boxes."""

@@ -20,7 +20,7 @@ from ... import expr as ex
 from ...dtypes import DataType
 from ...enums import AxisDirection
 from ...kernels.spec import KernelSpec
-from ...ops.argmin import ArgMinParams
+from ...ops.arg_reduction import ArgReductionParams
 from . import argmin_boxes as boxes
 from . import argmin_engine as engine
 from . import drivers
@@ -89,7 +89,7 @@ def _task_row(found: Merged, task: Any, rows: bool) -> list[int]:
             *origins, *sizes]
 
 
-def reduction(spec: KernelSpec, params: ArgMinParams) -> Run:
+def reduction(spec: KernelSpec, params: ArgReductionParams) -> Run:
     """The run of a reduction whose element is computed: ``run(*operands, out, threads)``."""
     fill = boxes.fill_expression(spec.element)
     try:  # the source says whether the element lowers; the module a call runs depends on its layout
@@ -122,7 +122,7 @@ def reduction(spec: KernelSpec, params: ArgMinParams) -> Run:
     return run
 
 
-def compile_layout(spec: KernelSpec, params: ArgMinParams, shape: Sequence[int],
+def compile_layout(spec: KernelSpec, params: ArgReductionParams, shape: Sequence[int],
                    strides: Sequence[Sequence[int]], threads: int) -> None:
     """Compile what a call of this layout runs, and nothing else, by running its plan over no boxes."""
     fill = boxes.fill_expression(spec.element)

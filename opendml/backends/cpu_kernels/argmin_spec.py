@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from ... import expr as ex
+from ...enums import NanPolicy
 from ...errors import kernel_unsupported
-from ...kernels.spec import KernelSpec, NanRule, ReductionKind
-from ...ops.argmin import ArgMinParams
+from ...kernels.spec import KernelSpec, ReductionKind
+from ...ops.arg_reduction import ArgReductionParams
 
 
-def argmin_params(spec: KernelSpec, prologue: bool = False) -> ArgMinParams:
+def argmin_params(spec: KernelSpec, prologue: bool = False) -> ArgReductionParams:
     """The ARGMIN a reduction's specification asks for, or a clear error for one the engines cannot run.
 
     The engines read the input's elements and compare them (as keys, ``argmin_keys``), so without
@@ -20,15 +21,15 @@ def argmin_params(spec: KernelSpec, prologue: bool = False) -> ArgMinParams:
     if record is None or record.kind != ReductionKind.ARGMIN:
         raise kernel_unsupported(spec.operator, "Reduction", "must be an ARGMIN record for the CPU reduction kernels",
                       None if record is None else record.kind.name)
-    if record.nan_rule != NanRule.IGNORE:
-        raise kernel_unsupported(spec.operator, "Reduction.NanRule", "must be IGNORE for the CPU ARGMIN kernels",
+    if record.nan_rule != NanPolicy.IGNORE:
+        raise kernel_unsupported(spec.operator, "Reduction.NanPolicy", "must be IGNORE for the CPU ARGMIN kernels",
                       record.nan_rule.name)
     if prologue:
-        return ArgMinParams(record.axes, record.direction, record.index_type)
+        return ArgReductionParams(record.axes, record.direction, record.index_type, record.kind, record.nan_rule)
     source = spec.inputs[0] if spec.inputs else None
     wanted = None if source is None else ex.Load(0, source)
     if wanted is None or spec.element != wanted:
         raise kernel_unsupported(spec.operator, "Reduction element",
                       f"must be {wanted!r}, the input's own elements (the CPU ARGMIN kernels compare them as "
                       "loaded: a computed prologue is not lowered)", repr(spec.element))
-    return ArgMinParams(record.axes, record.direction, record.index_type)
+    return ArgReductionParams(record.axes, record.direction, record.index_type, record.kind, record.nan_rule)

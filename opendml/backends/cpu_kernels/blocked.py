@@ -17,7 +17,7 @@ from ... import expr as ex
 from ...enums import AxisDirection
 from ...kernels.numpy_lowering import evaluate_all
 from ...kernels.spec import KernelSpec
-from ...ops.argmin import ArgMinParams, argmin_reference
+from ...ops.arg_reduction import ArgReductionParams, arg_reduction_reference
 from ...tensor import TensorDesc
 from .argmin_spec import argmin_params
 from .threads import run_tasks
@@ -106,7 +106,7 @@ class _Values:
         return np.asarray(values[0])
 
 
-def argmin(params: ArgMinParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
+def argmin(params: ArgReductionParams) -> Callable[[np.ndarray, np.ndarray, int], None]:
     return lambda x, out, threads: _argmin(params, x, out, threads)
 
 
@@ -126,7 +126,7 @@ def _elementwise(spec: KernelSpec, inputs: tuple[np.ndarray | None, ...], outs: 
     run_tasks(run, [(g,) for g in groups], threads)
 
 
-def _argmin(params: ArgMinParams, x: np.ndarray | _Values, out: np.ndarray, threads: int) -> None:
+def _argmin(params: ArgReductionParams, x: np.ndarray | _Values, out: np.ndarray, threads: int) -> None:
     """Blocks of output elements; a reduction longer than a block is cut along its first axis and the
     pieces' winners compared by value, then index (SPEC 7)."""
     axes = params.axes
@@ -143,9 +143,9 @@ def _argmin(params: ArgMinParams, x: np.ndarray | _Values, out: np.ndarray, thre
     run_tasks(run, [(g,) for g in groups], threads)
 
 
-def _argmin_block(params: ArgMinParams, x: np.ndarray, length: int) -> np.ndarray:
+def _argmin_block(params: ArgReductionParams, x: np.ndarray, length: int) -> np.ndarray:
     if length <= BLOCK * 4:
-        return argmin_reference([x], params)
+        return arg_reduction_reference([x], params)
     first = params.axes[0]
     inner = length // x.shape[first]  # flattened indices per step along the first reduced axis
     step = max(1, BLOCK // inner)
@@ -154,7 +154,7 @@ def _argmin_block(params: ArgMinParams, x: np.ndarray, length: int) -> np.ndarra
     best_value: np.ndarray | None = None
     for a in range(0, x.shape[first], step):
         piece = x[(slice(None),) * first + (slice(a, a + step),)]
-        local = argmin_reference([piece], params).astype(np.int64)
+        local = arg_reduction_reference([piece], params).astype(np.int64)
         index = local + a * inner
         # The piece's winning value: the element at the local flat index over the reduced axes.
         value = _gather(piece, params.axes, local)

@@ -11,8 +11,9 @@ import numpy as np
 
 from ...buffer import Buffer, check_buffer_dtype, host_array
 from ...dtypes import ALL_TYPES, DataType
+from ...enums import NanPolicy
 from ...errors import OutOfMemoryError, out_of_memory
-from ...kernels.spec import KernelSpec, NanRule, ReductionKind
+from ...kernels.spec import KernelSpec, ReductionKind
 from ..base import check_extra_outputs
 from ..layout import Layout, collapse
 from . import argmin_c, codegen, elementwise_c, expr_c
@@ -221,7 +222,7 @@ class ArgMinKernel:
                  output: TensorDesc, extra_outputs: Sequence[TensorDesc] = ()) -> None:
         reduction = spec.reduction
         assert reduction is not None
-        if reduction.nan_rule is not NanRule.IGNORE:
+        if reduction.nan_rule is not NanPolicy.IGNORE:
             raise expr_c.unsupported(spec.operator, "reduction", "must ignore NaN values on backend 'cuda'",
                                      reduction.nan_rule.name)
         x = inputs[0]

@@ -1,0 +1,124 @@
+"""ARGMIN and ARGMAX: one set of fields, rules, support table, reference and kernel record, two directions.
+
+The two operators differ only in which element wins (the smallest or the largest): ``ReductionKind``. Their
+schemas share one support table; ``prepare`` checks the same rules under each operator's name; the NumPy
+reference and the ``KernelSpec`` take the kind as data, and the backends run both on one engine.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import expr as ex
+from ..dtypes import DataType as T
+from ..enums import AxisDirection, NanPolicy
+from ..errors import invalid
+from ..feature_levels import FeatureLevel as L
+from ..kernels.spec import KernelSpec, Reduction, ReductionKind
+from ..schema import OperatorSchema, SupportRow, TensorField
+from ..tensor import TensorDesc, sequence_items
+from .clip import FLOATS, INTEGERS_32, INTEGERS_64
+
+INDEX_TYPES = frozenset({T.INT64, T.INT32, T.UINT64, T.UINT32})
+
+
+def arg_reduction_schema(kind: ReductionKind) -> OperatorSchema:
+    """ARGMIN's or ARGMAX's schema: both pages give the same tensors, levels and table."""
+    return OperatorSchema(
+        name=kind.value,
+        introduced=L.FL_3_0,
+        tensors=(TensorField("InputTensor", "input"), TensorField("OutputTensor", "output")),
+        rows=(
+            SupportRow(L.FL_4_1, (1, 8), {"InputTensor": FLOATS | INTEGERS_32 | INTEGERS_64,
+                                          "OutputTensor": INDEX_TYPES}),
+            SupportRow(L.FL_3_0, (1, 8), {"InputTensor": FLOATS | INTEGERS_32, "OutputTensor": INDEX_TYPES}),
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class ArgReductionParams:
+    axes: tuple[int, ...]  # sorted increasingly: the flattened index runs over them in this order
+    axis_direction: AxisDirection
+    output_type: T
+    kind: ReductionKind
+    nan_policy: NanPolicy
+
+
+def _check_axes(owner: str, axes: object, rank: int) -> tuple[int, ...]:
+    items = sequence_items(axes, owner, "Axes", "axes")
+    if not items:
+        raise invalid(owner, "Axes", "must be a non-empty sequence of axes (AxisCount >= 1)", "[]")
+    checked: list[int] = []
+    for k, axis in enumerate(items):
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not 0 <= axis < rank:
+            raise invalid(owner, f"Axes[{k}]", f"must be an integer in [0, {rank - 1}]", repr(axis))
+        checked.append(int(axis))
+    if len(set(checked)) != len(checked):
+        raise invalid(owner, "Axes", "must not repeat an axis", checked)
+    return tuple(sorted(checked))
+
+
+def prepare_arg_reduction(kind: ReductionKind, desc: object) -> ArgReductionParams:
+    """The rules of ARGMIN's and ARGMAX's descriptions (SPEC 7, 8.7 and 9), under ``kind``'s name."""
+    owner = kind.value
+    x: TensorDesc = desc.input_tensor  # type: ignore[attr-defined]
+    out: TensorDesc = desc.output_tensor  # type: ignore[attr-defined]
+    axes = _check_axes(owner, desc.axes, x.dimension_count)  # type: ignore[attr-defined]
+    direction = AxisDirection.parse(desc.axis_direction, owner=owner)  # type: ignore[attr-defined]
+    nan_policy = NanPolicy.parse(desc.nan_policy, owner=owner)  # type: ignore[attr-defined]
+    if out.dimension_count != x.dimension_count:
+        raise invalid(owner, "OutputTensor.DimensionCount",
+                      f"must equal InputTensor.DimensionCount ({x.dimension_count})", out.dimension_count)
+    for k, (n_in, n_out) in enumerate(zip(x.sizes, out.sizes)):
+        wanted = 1 if k in axes else n_in
+        if n_out != wanted:
+            why = "a reduced axis" if k in axes else f"InputTensor.Sizes[{k}]"
+            raise invalid(owner, f"OutputTensor.Sizes[{k}]", f"must be {wanted} ({why})", n_out)
+    reduced = math.prod(x.sizes[a] for a in axes)
+    if out.data_type.is_integer and reduced - 1 > out.data_type.integer_range[1]:
+        raise invalid(owner, "OutputTensor.DataType",
+                      f"must hold every index of a reduction over {reduced} elements", out.data_type.name)
+    return ArgReductionParams(axes, direction, out.data_type, kind, nan_policy)
+
+
+def arg_reduction_reference(inputs: Sequence[np.ndarray | None], params: ArgReductionParams) -> np.ndarray:
+    """Rows of the reduced axes; the smallest (ARGMIN) or largest (ARGMAX) element's index; NaN ignored or
+    winning by ``nan_policy``; ties broken by AxisDirection (SPEC 7, 8.5 and 9)."""
+    (x,) = inputs
+    assert x is not None  # InputTensor is required: execute never binds None for it
+    kept = [k for k in range(x.ndim) if k not in params.axes]
+    rows = np.transpose(x, kept + list(params.axes)).reshape(*(x.shape[k] for k in kept), -1)
+    largest = params.kind is ReductionKind.ARGMAX
+    if rows.dtype.kind == "f":
+        valid = ~np.isnan(rows)
+        filler = -np.inf if largest else np.inf  # never beats a number; a row of NaN only finds none
+        numbers = np.where(valid, rows, filler)
+    else:
+        valid = np.ones(rows.shape, dtype=bool)
+        numbers = rows
+    best = numbers.max(axis=-1, keepdims=True) if largest else numbers.min(axis=-1, keepdims=True)
+    wins = valid & (numbers == best)  # -0.0 == +0.0: a tie
+    if params.nan_policy is NanPolicy.PROPAGATE:
+        has_nan = (~valid).any(axis=-1, keepdims=True)
+        wins = np.where(has_nan, ~valid, wins)  # a NaN beats every number: the NaN elements tie
+    # A row with no winner (every element NaN, ignored) has no True: argmax gives 0, the reversed search the last.
+    if params.axis_direction == AxisDirection.INCREASING:
+        index = np.argmax(wins, axis=-1)
+    else:
+        index = wins.shape[-1] - 1 - np.argmax(wins[..., ::-1], axis=-1)
+    out_shape = tuple(1 if k in params.axes else n for k, n in enumerate(x.shape))
+    return index.reshape(out_shape).astype(params.output_type.numpy)
+
+
+def arg_reduction_kernel(params: ArgReductionParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
+    """The index of the smallest or largest element over ``axes``: the values compared are the elements."""
+    x = tensors["InputTensor"]
+    assert x is not None
+    reduction = Reduction(params.kind, params.axes, params.axis_direction, params.nan_policy, params.output_type)
+    return KernelSpec(params.kind.value, (x.data_type,), params.output_type, ex.Load(0, x.data_type),
+                      reduction=reduction)

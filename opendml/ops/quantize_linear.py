@@ -1,0 +1,108 @@
+"""ELEMENT_WISE_QUANTIZE_LINEAR: ``f = clamp(round(input / scale) + zero_point, Min, Max)`` (SPEC 9)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dtypes import DataType as T
+from ..errors import invalid, kernel_unsupported
+from ..feature_levels import FeatureLevel as L
+from ..kernels.spec import KernelSpec
+from ..schema import OperatorSchema, SupportRow, TensorField
+from ..tensor import TensorDesc
+from ..validate import check_same_data_type, check_same_sizes
+from .definition import OperatorDefinition
+
+_F32 = frozenset({T.FLOAT32})
+_F32_F16 = frozenset({T.FLOAT32, T.FLOAT16})
+_F32_I32 = frozenset({T.FLOAT32, T.INT32})
+_F32_F16_I32 = frozenset({T.FLOAT32, T.FLOAT16, T.INT32})
+_I8_U8 = frozenset({T.INT8, T.UINT8})
+
+
+def _row(level: L, dimensions: tuple[int, int], inputs: frozenset[T], scales: frozenset[T],
+         outputs: frozenset[T], zero_point_optional: bool = False) -> SupportRow:
+    types = {"InputTensor": inputs, "ScaleTensor": scales, "ZeroPointTensor": outputs, "OutputTensor": outputs}
+    absent = frozenset({"ZeroPointTensor"}) if zero_point_optional else frozenset()
+    return SupportRow(level, dimensions, types, absent)
+
+
+QUANTIZE_LINEAR_SCHEMA = OperatorSchema(
+    name="ELEMENT_WISE_QUANTIZE_LINEAR",
+    introduced=L.FL_1_0,
+    tensors=(
+        TensorField("InputTensor", "input"),
+        TensorField("ScaleTensor", "input"),
+        TensorField("ZeroPointTensor", "input", optional=True),
+        TensorField("OutputTensor", "output"),
+    ),
+    rows=(
+        _row(L.FL_6_2, (1, 8), _F32_F16_I32, _F32_F16, _I8_U8, zero_point_optional=True),
+        _row(L.FL_6_0, (1, 8), _F32_F16_I32, _F32_F16, _I8_U8),
+        _row(L.FL_3_0, (1, 8), _F32_I32, _F32, _I8_U8),
+        _row(L.FL_2_1, (4, 4), _F32_I32, _F32, _I8_U8),
+        _row(L.FL_1_0, (4, 4), _F32, _F32, frozenset({T.UINT8})),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ElementWiseQuantizeLinearDesc:
+    """DML_ELEMENT_WISE_QUANTIZE_LINEAR_OPERATOR_DESC. An absent zero point means 0."""
+
+    input_tensor: TensorDesc
+    scale_tensor: TensorDesc
+    zero_point_tensor: TensorDesc | None
+    output_tensor: TensorDesc
+
+
+@dataclass(frozen=True)
+class QuantizeParams:
+    output_type: T
+
+
+def scale_type_for(input_type: T) -> T:
+    """The ScaleTensor's data type an input takes: FLOAT32 for an INT32 input, else the input's own."""
+    return T.FLOAT32 if input_type is T.INT32 else input_type
+
+
+def prepare_quantize_linear(desc: ElementWiseQuantizeLinearDesc) -> QuantizeParams:
+    owner = QUANTIZE_LINEAR_SCHEMA.name
+    x, scale, zero_point, out = desc.input_tensor, desc.scale_tensor, desc.zero_point_tensor, desc.output_tensor
+    wanted = scale_type_for(x.data_type)
+    if scale.data_type is not wanted:
+        why = "FLOAT32 for an INT32 InputTensor" if x.data_type is T.INT32 else "InputTensor.DataType"
+        raise invalid(owner, "ScaleTensor.DataType", f"must be {wanted.name} ({why})", scale.data_type.name)
+    check_same_sizes(owner, "InputTensor", x, "ScaleTensor", scale)
+    check_same_sizes(owner, "InputTensor", x, "OutputTensor", out)
+    if zero_point is not None:
+        check_same_data_type(owner, "OutputTensor", out, "ZeroPointTensor", zero_point)
+        check_same_sizes(owner, "InputTensor", x, "ZeroPointTensor", zero_point)
+    return QuantizeParams(out.data_type)
+
+
+def quantize_linear_reference(inputs: Sequence[np.ndarray | None], params: QuantizeParams) -> np.ndarray:
+    """One float32 division, rounded half to even, plus the zero point exactly, saturated (SPEC 9)."""
+    x, scale, zero_point = inputs
+    assert x is not None and scale is not None  # required tensors: execute never binds None for them
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        quotient = np.divide(x.astype(np.float32), scale.astype(np.float32), dtype=np.float32)
+    rounded = np.rint(quotient)  # half to even
+    nan = np.isnan(rounded)
+    # Beyond +-1024 every zero point (|zp| <= 255) saturates alike, so the bound changes no result.
+    whole = np.clip(np.where(nan, 0, rounded), -1024, 1024).astype(np.int64)
+    if zero_point is not None:
+        whole = whole + zero_point.astype(np.int64)
+    low, high = params.output_type.integer_range
+    return np.clip(whole, low, high).astype(params.output_type.numpy)
+
+
+def quantize_linear_kernel(params: QuantizeParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
+    raise kernel_unsupported(QUANTIZE_LINEAR_SCHEMA.name, "kernel", "a lowered expression", "none yet")
+
+
+QUANTIZE_LINEAR = OperatorDefinition(QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc,
+                                     prepare_quantize_linear, quantize_linear_reference, quantize_linear_kernel)
