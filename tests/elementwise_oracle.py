@@ -11,6 +11,8 @@ Values are Python scalars: ``float`` for FLOAT32/FLOAT16 (always exactly represe
 -0.0
 >>> argmin_of([1, 2, 3, 2, 1], "DECREASING")
 4
+>>> arg_of([1.0, math.nan, 3.0, 3.0], "INCREASING", largest=True), arg_of([1.0, math.nan], "DECREASING", propagate=True)
+(2, 1)
 """
 
 from __future__ import annotations
@@ -211,23 +213,41 @@ def dequantize_element(x: int, scale: float, zero_point: int | None, output_type
     return round_to(product, output_type)
 
 
-# --- ARGMIN (SPEC 7, 8.5) --------------------------------------------------------------------------------
+# --- ARGMIN and ARGMAX (SPEC 7, 8.5, 9) --------------------------------------------------------------------
+
+def _is_nan(v: int | float) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def arg_of(values: Sequence[int | float], direction: str, largest: bool = False, propagate: bool = False) -> int:
+    """Index of the smallest (largest) value; NaN ignored, or with ``propagate`` a NaN beats every number;
+    ties (-0.0 == +0.0 included, and NaN with NaN) by direction: the first index or the last."""
+    order = list(range(len(values)))
+    if direction == "DECREASING":
+        order.reverse()  # the first winner met in this order is the answer
+    if propagate:
+        for k in order:
+            if _is_nan(values[k]):
+                return k
+    best: int | None = None
+    for k in order:
+        v = values[k]
+        if _is_nan(v):
+            continue
+        if best is None or (v > values[best] if largest else v < values[best]):
+            best = k
+    return order[0] if best is None else best  # every value NaN: the first index in the direction's order
+
 
 def argmin_of(values: Sequence[int | float], direction: str) -> int:
     """Index of the smallest value, NaN ignored; ties (-0.0 == +0.0 included) by direction."""
-    best: int | float | None = None
-    best_index = 0 if direction == "INCREASING" else len(values) - 1  # every value NaN
-    for k, v in enumerate(values):
-        if isinstance(v, float) and math.isnan(v):
-            continue
-        if best is None or v < best or (v == best and direction == "DECREASING"):
-            best, best_index = v, k
-    return best_index
+    return arg_of(values, direction)
 
 
 def argmin_tensor(read_input: dict[tuple[int, ...], int | float], sizes: Sequence[int], axes: Sequence[int],
-                  direction: str) -> dict[tuple[int, ...], int]:
-    """ARGMIN over ``axes`` of the input given by index vector; output keyed by its own index vectors.
+                  direction: str, largest: bool = False, propagate: bool = False) -> dict[tuple[int, ...], int]:
+    """ARGMIN (ARGMAX with ``largest``) over ``axes`` of the input given by index vector; output keyed by its
+    own index vectors; ``propagate``: NanPolicy PROPAGATE.
 
     The index counts row-major over the reduced axes only, in increasing axis order.
     """
@@ -241,5 +261,5 @@ def argmin_tensor(read_input: dict[tuple[int, ...], int | float], sizes: Sequenc
             for axis, i in zip(axes, reduced):
                 full[axis] = i
             row.append(read_input[tuple(full)])
-        result[out_index] = argmin_of(row, direction)
+        result[out_index] = arg_of(row, direction, largest, propagate)
     return result
