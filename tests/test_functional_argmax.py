@@ -9,9 +9,11 @@ import numpy as np
 import pytest
 
 import opendml as dml
+from tests.conftest import CUDA_MISSING
 from tests.elementwise_oracle import argmin_tensor
 from tests.helpers import edge_values
 
+NEEDS_CUDA = pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")
 X = np.array([[[5, 1], [0, 7]], [[2, 2], [9, -1]]], np.int32)
 
 
@@ -166,3 +168,22 @@ def test_unravel_index_errors() -> None:
     with pytest.raises(dml.InvalidArgumentError, match=owner + r"shape must be a sequence of sizes"):
         dml.unravel_index(np.array([0]), "34", 0)
     assert [p.shape for p in dml.unravel_index(np.zeros((0, 1), np.int64), (3, 4), 1)] == [(0, 1)]
+
+
+@NEEDS_CUDA
+def test_gpu_argmax_nan_policy_and_unravel_index_on_cupy() -> None:
+    import cupy
+
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 5, 6)).astype(np.float32)
+    x[1, 2, 3] = x[3, 0, 0] = np.nan
+    for policy in ("IGNORE", "PROPAGATE"):
+        for axes in (2, (0, 2), None):
+            got = dml.argmax(cupy.asarray(x), axes, nan_policy=policy)
+            assert isinstance(got, cupy.ndarray)
+            assert np.array_equal(cupy.asnumpy(got), dml.argmax(x, axes, nan_policy=policy))
+    flat = dml.argmin(cupy.asarray(x), (0, 2), nan_policy="PROPAGATE")
+    parts = dml.unravel_index(flat, x.shape, (0, 2))
+    assert all(isinstance(p, cupy.ndarray) for p in parts)
+    expected = dml.unravel_index(cupy.asnumpy(flat), x.shape, (0, 2))
+    assert all(np.array_equal(cupy.asnumpy(p), e) for p, e in zip(parts, expected))

@@ -9,7 +9,9 @@ import pytest
 
 import opendml as dml
 from opendml.ops.quantize_linear import QuantizeParams, quantize_linear_reference
+from tests.conftest import CUDA_MISSING
 
+NEEDS_CUDA = pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")
 F4 = np.float32
 INF, NAN = np.inf, np.nan
 
@@ -188,3 +190,21 @@ def test_quantize_then_dequantize_round_trip() -> None:
     q = dml.quantize_linear(x, 0.25, np.uint8(128))
     assert q.tolist() == [124, 127, 128, 129, 129, 132, 255]  # 0.96 -> 1, 1.04 -> 1, 160 + 128 saturates
     assert dml.dequantize_linear(q, 0.25, np.uint8(128)).tolist() == [-1.0, -0.25, 0.0, 0.25, 0.25, 1.0, 31.75]
+
+
+@NEEDS_CUDA
+def test_gpu_quantize_on_cupy_and_pytorch() -> None:
+    import cupy
+
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal((3, 8)) * 50).astype(np.float32)
+    scale = rng.uniform(0.2, 2, 8).astype(np.float32)
+    expected = dml.quantize_linear(x, scale, np.int8(-7))
+    got = dml.quantize_linear(cupy.asarray(x), cupy.asarray(scale), np.int8(-7))  # a host scalar zero point
+    assert isinstance(got, cupy.ndarray) and got.dtype == np.int8
+    assert np.array_equal(cupy.asnumpy(got), expected)
+    assert np.array_equal(dml.quantize_linear(x, scale, np.int8(-7), device="cuda"), expected)  # host in and out
+    torch = pytest.importorskip("torch", reason="PyTorch tensors on the GPU")
+    tensor = dml.quantize_linear(torch.from_numpy(x).cuda(), torch.from_numpy(scale).cuda(), torch.tensor(-7,
+                                 dtype=torch.int8))
+    assert isinstance(tensor, torch.Tensor) and tensor.is_cuda and np.array_equal(tensor.cpu().numpy(), expected)
