@@ -1,4 +1,6 @@
-"""ARGMIN kernel templates: hand-tuned scans, warp and block merges, and a combine pass for split rows.
+"""ARGMIN and ARGMAX kernel templates: hand-tuned scans, warp and block merges, and a combine pass for split
+rows. One engine serves both operators under either NanPolicy: the comparison is data (``Order``), the rest
+of every template the same.
 
 The value each element contributes is the ``value`` device function lowered from the KernelSpec's element
 expression (expr_c.py): the element itself for ARGMIN alone, so it inlines to the plain load it replaces;
@@ -513,14 +515,15 @@ extern "C" __global__ void opendml_kernel(ull pv, ull pi, ull pout) {{
 """
 
 
-# --- ARGMIN over rows with a prologue: a min per 16-byte load, the element found by a ballot ---------------
+# --- rows with a prologue: a min (ARGMAX: a max) per 16-byte load, the element found by a ballot -----------
 #
 # A computed value costs more per byte than a load, so the scan keeps the per-element work to the value and
 # one min: each lane reduces the V values of a load with a NaN-ignoring min and keeps (best min, its load's
 # position q); the lanes merge (value, q) pairs with the tie rule on q; then V lanes recompute the winning
 # load's values and a ballot of ``value == best`` gives the element, the first set bit (INCREASING) or the
 # last (DECREASING). Exact: the min of numbers is one of them, a load of only NaN gives NaN (skipped), and
-# == and < both hold -0.0 and +0.0 equal, as the element-by-element scan does. A warp may scan ``plan.rows``
+# == and < both hold -0.0 and +0.0 equal, as the element-by-element scan does. Under PROPAGATE the min
+# propagates NaN and a NaN best matches the load's NaN elements (see below). A warp may scan ``plan.rows``
 # rows at once, loading the operands they share once for all.
 
 # Float min (max, for ARGMAX) and equality as PTX instructions (no flush-to-zero), so no compiler setting
