@@ -41,6 +41,28 @@ static bool lt(ull a, ull b) { return a < b; }
 static bool lt(ll a, ll b) { return a < b; }
 """
 
+# expr_c.ARITHMETIC as host C++: cvt.rzi as the PTX ISA defines it (truncated, clamped to the destination's
+# range; NaN gives 0 for 32-bit destinations and 1 << 63 for 64-bit ones), so that the lowering's own NaN
+# selection for 64-bit results is what the host runs check.
+HOST_ARITHMETIC = r"""static float div_rn(float a, float b) { volatile float r = a / b; return r; }
+static float rint_rn(float a) { return __builtin_rintf(a); }
+static int f2i_rz(float a, int lo, int hi) {
+    int r = a != a ? 0 : a >= 2147483648.0f ? 2147483647 : a < -2147483648.0f ? (-2147483647 - 1) : (int)a;
+    return r < lo ? lo : (r > hi ? hi : r);
+}
+static unsigned int f2u_rz(float a, unsigned int hi) {
+    unsigned int r = a != a ? 0u : a >= 4294967296.0f ? 4294967295u : a <= -1.0f ? 0u : (unsigned int)a;
+    return r > hi ? hi : r;
+}
+static ll f2ll_rz(float a) {
+    return a != a ? (ll)(1ull << 63) : a >= 9223372036854775808.0f ? (ll)(~0ull >> 1)
+        : a < -9223372036854775808.0f ? (ll)(1ull << 63) : (ll)a;
+}
+static ull f2ull_rz(float a) {
+    return a != a ? 1ull << 63 : a >= 18446744073709551616.0f ? ~0ull : a <= -1.0f ? 0ull : (ull)a;
+}
+"""
+
 HARNESS = r"""
 // Host emulation of the CUDA features the ARGMIN templates use: one std::thread per CUDA thread.
 #include <barrier>
@@ -121,6 +143,7 @@ def _body(source: str, name: str) -> str:
     """A kernel source as a host function: the prelude (PTX helpers) left to the harness."""
     assert source.startswith(PRELUDE)
     body = source[len(PRELUDE):].replace(argmin_c.FLOAT_HELPERS, HOST_FLOAT_HELPERS)
+    body = body.replace(expr_c.ARITHMETIC, HOST_ARITHMETIC)
     return body.replace('extern "C" __global__ void opendml_kernel', f"void {name}")
 
 
