@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -239,20 +240,44 @@ def run_elementwise_on_host(spec: KernelSpec, layout: Layout, width: int | None,
     is given, else the one for any strides) ran on the host over ``blocks`` blocks. ``buffers`` are the
     present inputs' bytes, then the output's, then each extra output's; each kernel pointer is its buffer's
     start plus ``shifts`` bytes (the buffer holds those bytes before the tensor's first element)."""
-    source = (elementwise_c.elementwise_vector(spec, layout, width) if width is not None
-              else elementwise_c.elementwise_general(spec, layout))
-    lines = ["int main() {"]
-    for k, data in enumerate(buffers):
-        (folder / f"b{k}.bin").write_bytes(data.tobytes())
-        lines.append(f'  char* b{k} = (char*)read_file("{folder}/b{k}.bin", 0);')
-    scalars = [_literal(v) for v in expr_c.launch_scalars(spec.element, spec.scalars, spec.extra)]
-    arguments = ", ".join([*(f"(ull)(b{k} + {shift})" for k, shift in enumerate(shifts)), *scalars])
-    lines.append(f"  launch({blocks}, {BLOCK}, [=] {{ m::run({arguments}); }});")
-    for k, data in enumerate(buffers):
-        lines.append(f'  {{ FILE* f = fopen("{folder}/b{k}.bin", "wb"); fwrite(b{k}, 1, {data.nbytes}, f); fclose(f); }}')
+    (found,) = run_elementwise_jobs_on_host([ElementwiseJob(spec, layout, width, buffers, shifts)], folder, blocks)
+    return found
+
+
+@dataclass(frozen=True)
+class ElementwiseJob:
+    """One element-wise kernel run of ``run_elementwise_jobs_on_host`` (the arguments of
+    ``run_elementwise_on_host``)."""
+
+    spec: KernelSpec
+    layout: Layout
+    width: int | None
+    buffers: Sequence[np.ndarray]
+    shifts: Sequence[int]
+
+
+def run_elementwise_jobs_on_host(jobs: Sequence[ElementwiseJob], folder: Path, blocks: int = 2
+                                 ) -> list[list[np.ndarray]]:
+    """``run_elementwise_on_host`` of each job, all compiled into one host program (one g++ run for many
+    kernels): each job's buffers after its kernel ran."""
+    parts, lines = [HARNESS], ["int main() {"]
+    for n, job in enumerate(jobs):
+        source = (elementwise_c.elementwise_vector(job.spec, job.layout, job.width) if job.width is not None
+                  else elementwise_c.elementwise_general(job.spec, job.layout))
+        parts += [f"namespace m{n} {{", _body(source, "run"), "}"]
+        for k, data in enumerate(job.buffers):
+            (folder / f"j{n}b{k}.bin").write_bytes(data.tobytes())
+            lines.append(f'  char* j{n}b{k} = (char*)read_file("{folder}/j{n}b{k}.bin", 0);')
+        scalars = [_literal(v) for v in expr_c.launch_scalars(job.spec.element, job.spec.scalars, job.spec.extra)]
+        arguments = ", ".join([*(f"(ull)(j{n}b{k} + {shift})" for k, shift in enumerate(job.shifts)), *scalars])
+        lines.append(f"  launch({blocks}, {BLOCK}, [=] {{ m{n}::run({arguments}); }});")
+        for k, data in enumerate(job.buffers):
+            lines.append(f'  {{ FILE* f = fopen("{folder}/j{n}b{k}.bin", "wb"); fwrite(j{n}b{k}, 1, {data.nbytes}, f); '
+                         "fclose(f); }")
     lines.append("  return 0; }")
-    _build_and_run("\n".join([HARNESS, "namespace m {", _body(source, "run"), "}", *lines]) + "\n", folder)
-    return [np.frombuffer((folder / f"b{k}.bin").read_bytes(), np.uint8) for k in range(len(buffers))]
+    _build_and_run("\n".join([*parts, *lines]) + "\n", folder)
+    return [[np.frombuffer((folder / f"j{n}b{k}.bin").read_bytes(), np.uint8) for k in range(len(job.buffers))]
+            for n, job in enumerate(jobs)]
 
 
 def run_host_program(text: str, folder: Path) -> list[str]:

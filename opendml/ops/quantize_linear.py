@@ -74,7 +74,8 @@ def prepare_quantize_linear(desc: ElementWiseQuantizeLinearDesc) -> QuantizePara
     owner = QUANTIZE_LINEAR_SCHEMA.name
     x, scale, zero_point, out = desc.input_tensor, desc.scale_tensor, desc.zero_point_tensor, desc.output_tensor
     wanted = scale_type_for(x.data_type)
-    if scale.data_type is not wanted:
+    # An input no row accepts is refused by the support table, which names it (not its scale).
+    if x.data_type in _F32_F16_I32 and scale.data_type is not wanted:
         why = "FLOAT32 for an INT32 InputTensor" if x.data_type is T.INT32 else "InputTensor.DataType"
         raise invalid(owner, "ScaleTensor.DataType", f"must be {wanted.name} ({why})", scale.data_type.name)
     check_same_sizes(owner, "InputTensor", x, "ScaleTensor", scale)
