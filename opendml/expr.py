@@ -33,10 +33,10 @@ Divide(a, b)        FLOAT32 a / b, rounded once to nearest even     ``np.divide`
 Round(v)            FLOAT32 v to the nearest integer, ties to even  ``np.rint`` / ``round_even``
                     (a FLOAT32; -0.5 gives -0.0; NaN, +-inf kept)   (``llvm.rint``) / ``cvt.rni.f32`` /
                                                                     ``llvm.rint``
-Saturate(v, T)      FLOAT32 or integer v as the integer type T:     clip, then ``astype`` / ``saturate``
-                    FLOAT32 truncated toward zero, NaN gives 0;     (``fptosi.sat``, compare-select) /
-                    beyond T's range (+-inf too) T's nearest limit  ``cvt.rzi`` + clamp / ``fptosi.sat``,
-                                                                    ``icmp`` ``select`` ``trunc``
+Saturate(v, T)      FLOAT32 or integer v as the integer type T:     clip, then ``astype`` / ``saturate_to``
+                    FLOAT32 truncated toward zero, NaN gives 0;     / ``cvt.rzi`` + clamp / ``fcmp``
+                    beyond T's range (+-inf too) T's nearest limit  ``select`` ``fptosi`` (of a Round:
+                                                                    ``lrint``), ``icmp`` ``select`` ``trunc``
 Less(a, b)          BOOL: a < b, false when either is NaN           ``np.less`` / ``<`` / ``setp.lt``
                     (so -0.0 < +0.0 is false)                       / ``fcmp olt``, ``icmp slt``/``ult``
 IsNumber(v)         BOOL: FLOAT32 v is not NaN                      ``==`` itself / ``v == v`` /

@@ -7,9 +7,11 @@ undefined in LLVM (``fptosi`` gives poison). So each is an intrinsic emitting th
 multiply by a reciprocal), ``llvm.rint`` (nearest integer, ties to even: Numba never changes the rounding
 mode), and a saturating conversion (truncated toward zero, NaN gives 0, beyond the range its limits): of a
 float, compares and selects around a conversion of the values in range; of an integer, a clamp and a
-truncation. The same builders (``rint``, ``saturate``) lower vectors
-for the streaming stores (``vectors``), and LLVM's loop vectoriser vectorises the scalar forms (these are
-intrinsics it knows), so the plain loops vectorise too.
+truncation. A Saturate of a Round to a type whose limits are float32 values (QUANTIZE_LINEAR's) clamps the
+unrounded value and converts it rounding (``llvm.lrint``: one ``vcvtps2dq``), which is the same value.
+The same builders (``rint``, ``saturate``) lower vectors for the streaming stores (``vectors``), and LLVM's
+loop vectoriser vectorises the scalar forms (these are intrinsics it knows), so the plain loops vectorise
+too.
 """
 
 from __future__ import annotations
@@ -35,6 +37,14 @@ def _call(builder: ir.IRBuilder, name: str, value: ir.Value) -> ir.Value:
     return builder.call(function, [value])
 
 
+def _call_to(builder: ir.IRBuilder, name: str, result: ir.Type, value: ir.Value) -> ir.Value:
+    """A call of the LLVM intrinsic ``name`` overloaded on its result's and ``value``'s types."""
+    full = f"{name}.{_name(result)}.{_name(value.type)}"
+    module = builder.module
+    function = module.globals.get(full) or ir.Function(module, ir.FunctionType(result, [value.type]), full)
+    return builder.call(function, [value])
+
+
 def rint(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
     """float32 (or a vector of them) to the nearest integer, ties to even."""
     return _call(builder, "llvm.rint", value)
@@ -53,12 +63,13 @@ def _constant(t: ir.Type, number: int | float) -> ir.Constant:
 
 
 def saturate(builder: ir.IRBuilder, value: ir.Value, source: tuple[bool, int, int] | None,
-             target: tuple[bool, int, int, int]) -> ir.Value:
+             target: tuple[bool, int, int, int], rounded: ir.Value | None = None) -> ir.Value:
     """``value`` (a float32, or an integer described by ``source`` as (signed, lowest, highest)) as the
     integer type ``target`` (signed, bits, lowest, highest): truncated toward zero, NaN as 0, clamped to the
-    target's range."""
+    target's range. ``rounded``: the float32 that ``value`` is ``rint`` of, where the conversion may round
+    it itself (``_saturate_float``)."""
     if source is None:
-        return _saturate_float(builder, value, target)
+        return _saturate_float(builder, value, target, rounded)
     _, bits, low, high = target
     source_signed, source_low, source_high = source
     compare = builder.icmp_signed if source_signed else builder.icmp_unsigned
@@ -71,7 +82,8 @@ def saturate(builder: ir.IRBuilder, value: ir.Value, source: tuple[bool, int, in
     return _resize(builder, value, bits, source_signed)
 
 
-def _saturate_float(builder: ir.IRBuilder, value: ir.Value, target: tuple[bool, int, int, int]) -> ir.Value:
+def _saturate_float(builder: ir.IRBuilder, value: ir.Value, target: tuple[bool, int, int, int],
+                    rounded: ir.Value | None = None) -> ir.Value:
     """A float32 as an integer type, by compares and selects around a conversion of in-range values only.
 
     ``llvm.fptosi.sat`` means the same, but x86 lowers its vectors of 8- and 16-bit results one element at
@@ -81,6 +93,17 @@ def _saturate_float(builder: ir.IRBuilder, value: ir.Value, target: tuple[bool, 
     """
     signed, bits, low, high = target
     f32 = _like(value, ir.FloatType())
+    if high < 1 << 24:  # the limits are float32 values: clamped as floats (``vmaxps``, ``vminps``), NaN to 0
+        # Of a rounded value, the unrounded one is clamped and converted rounding (``vcvtps2dq``, in place of
+        # ``vroundps`` and ``vcvttps2dq``): the limits are integers, so clamping commutes with rounding.
+        source = value if rounded is None else rounded
+        floor, top = _constant(f32, float(low)), _constant(f32, float(high))
+        clamped = builder.select(builder.fcmp_ordered("<", source, floor), floor, source)
+        clamped = builder.select(builder.fcmp_ordered(">", clamped, top), top, clamped)
+        clamped = builder.select(builder.fcmp_unordered("uno", source, source), _constant(f32, 0.0), clamped)
+        i32 = _like(value, ir.IntType(32))
+        whole = builder.fptosi(clamped, i32) if rounded is None else _call_to(builder, "llvm.lrint", i32, clamped)
+        return _resize(builder, whole, bits, True)
     floor, ceiling = _constant(f32, float(low)), _constant(f32, float(high + 1))
     under, over = builder.fcmp_ordered("<", value, floor), builder.fcmp_ordered(">=", value, ceiling)
     inside = builder.select(builder.fcmp_unordered("uno", value, value), _constant(f32, 0.0), value)
@@ -150,5 +173,20 @@ def saturate_to(typingctx, value, target):  # type: ignore[no-untyped-def]
             signed, _, low, high = _integer(value)
             source = (signed, low, high)
         return saturate(builder, args[0], source, _integer(result))
+
+    return result(value, target), codegen
+
+
+@intrinsic
+def round_saturate_to(typingctx, value, target):  # type: ignore[no-untyped-def]
+    """``saturate_to(round_even(value), target)`` for a float32 ``value``, converted rounding where the
+    target's limits are float32 values (``saturate``)."""
+    if value != types.float32 or not isinstance(target, types.NumberClass) or \
+            not isinstance(target.instance_type, types.Integer):
+        return None
+    result = target.instance_type
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return saturate(builder, rint(builder, args[0]), None, _integer(result), rounded=args[0])
 
     return result(value, target), codegen

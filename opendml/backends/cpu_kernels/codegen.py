@@ -145,7 +145,7 @@ from numba import njit, prange
 from numba.extending import intrinsic
 
 from opendml import expr as ex
-from opendml.backends.cpu_kernels.arithmetic import divide, round_even, saturate_to
+from opendml.backends.cpu_kernels.arithmetic import divide, round_even, round_saturate_to, saturate_to
 from opendml.backends.cpu_kernels.drivers import next_share
 from opendml.backends.cpu_kernels.halves import float_to_half, half_to_float, round_to_half
 from opendml.backends.cpu_kernels.rows import base_offset, in_phase, streamed
@@ -216,6 +216,8 @@ def _scalar(node: ex.Expr, of: dict[ex.Expr, str], root: bool = False) -> str:
     if isinstance(node, ex.Round):
         return f"round_even({of[node.value]})"
     if isinstance(node, ex.Saturate):
+        if isinstance(node.value, ex.Round):  # one rounding conversion (``arithmetic.saturate``)
+            return f"round_saturate_to({of[node.value.value]}, {_numpy(node.type)})"
         return f"saturate_to({of[node.value]}, {_numpy(node.type)})"
     if isinstance(node, ex.Less):
         return f"{of[node.a]} < {of[node.b]}"  # ordered: false when either is NaN

@@ -209,7 +209,8 @@ def _node(builder: ir.IRBuilder, node: ex.Expr, values: dict[ex.Expr, ir.Value],
     if isinstance(node, ex.Round):
         return arithmetic.rint(builder, values[node.value])
     if isinstance(node, ex.Saturate):
-        return arithmetic.saturate(builder, values[node.value], _source(node.value), _target(node.type))
+        rounded = values[node.value.value] if isinstance(node.value, ex.Round) else None
+        return arithmetic.saturate(builder, values[node.value], _source(node.value), _target(node.type), rounded)
     if isinstance(node, ex.Less):
         a, b = values[node.a], values[node.b]
         if node.a.data_type is DataType.FLOAT32:
