@@ -43,6 +43,28 @@ static bool lt(ull a, ull b) { return a < b; }
 static bool lt(ll a, ll b) { return a < b; }
 """
 
+# expr_c.ARITHMETIC as host C++: cvt.rzi as the PTX ISA defines it (truncated, clamped to the destination's
+# range; NaN gives 0 for 32-bit destinations and 1 << 63 for 64-bit ones), so that the lowering's own NaN
+# selection for 64-bit results is what the host runs check.
+HOST_ARITHMETIC = r"""static float div_rn(float a, float b) { volatile float r = a / b; return r; }
+static float rint_rn(float a) { return __builtin_rintf(a); }
+static int f2i_rz(float a, int lo, int hi) {
+    int r = a != a ? 0 : a >= 2147483648.0f ? 2147483647 : a < -2147483648.0f ? (-2147483647 - 1) : (int)a;
+    return r < lo ? lo : (r > hi ? hi : r);
+}
+static unsigned int f2u_rz(float a, unsigned int hi) {
+    unsigned int r = a != a ? 0u : a >= 4294967296.0f ? 4294967295u : a <= -1.0f ? 0u : (unsigned int)a;
+    return r > hi ? hi : r;
+}
+static ll f2ll_rz(float a) {
+    return a != a ? (ll)(1ull << 63) : a >= 9223372036854775808.0f ? (ll)(~0ull >> 1)
+        : a < -9223372036854775808.0f ? (ll)(1ull << 63) : (ll)a;
+}
+static ull f2ull_rz(float a) {
+    return a != a ? 1ull << 63 : a >= 18446744073709551616.0f ? ~0ull : a <= -1.0f ? 0ull : (ull)a;
+}
+"""
+
 HARNESS = r"""
 // Host emulation of the CUDA features the ARGMIN templates use: one std::thread per CUDA thread.
 #include <barrier>
@@ -141,6 +163,7 @@ def _body(source: str, name: str) -> str:
     for device, host in helpers:
         for key, text in device.items():
             body = body.replace(text, host[key])
+    body = body.replace(expr_c.ARITHMETIC, HOST_ARITHMETIC)
     return body.replace('extern "C" __global__ void opendml_kernel', f"void {name}")
 
 
@@ -295,20 +318,44 @@ def run_elementwise_on_host(spec: KernelSpec, layout: Layout, width: int | None,
     is given, else the one for any strides) ran on the host over ``blocks`` blocks. ``buffers`` are the
     present inputs' bytes, then the output's, then each extra output's; each kernel pointer is its buffer's
     start plus ``shifts`` bytes (the buffer holds those bytes before the tensor's first element)."""
-    source = (elementwise_c.elementwise_vector(spec, layout, width) if width is not None
-              else elementwise_c.elementwise_general(spec, layout))
-    lines = ["int main() {"]
-    for k, data in enumerate(buffers):
-        (folder / f"b{k}.bin").write_bytes(data.tobytes())
-        lines.append(f'  char* b{k} = (char*)read_file("{folder}/b{k}.bin", 0);')
-    scalars = [_literal(v) for v in expr_c.launch_scalars(spec.element, spec.scalars, spec.extra)]
-    arguments = ", ".join([*(f"(ull)(b{k} + {shift})" for k, shift in enumerate(shifts)), *scalars])
-    lines.append(f"  launch({blocks}, {BLOCK}, [=] {{ m::run({arguments}); }});")
-    for k, data in enumerate(buffers):
-        lines.append(f'  {{ FILE* f = fopen("{folder}/b{k}.bin", "wb"); fwrite(b{k}, 1, {data.nbytes}, f); fclose(f); }}')
+    (found,) = run_elementwise_jobs_on_host([ElementwiseJob(spec, layout, width, buffers, shifts)], folder, blocks)
+    return found
+
+
+@dataclass(frozen=True)
+class ElementwiseJob:
+    """One element-wise kernel run of ``run_elementwise_jobs_on_host`` (the arguments of
+    ``run_elementwise_on_host``)."""
+
+    spec: KernelSpec
+    layout: Layout
+    width: int | None
+    buffers: Sequence[np.ndarray]
+    shifts: Sequence[int]
+
+
+def run_elementwise_jobs_on_host(jobs: Sequence[ElementwiseJob], folder: Path, blocks: int = 2
+                                 ) -> list[list[np.ndarray]]:
+    """``run_elementwise_on_host`` of each job, all compiled into one host program (one g++ run for many
+    kernels): each job's buffers after its kernel ran."""
+    parts, lines = [HARNESS], ["int main() {"]
+    for n, job in enumerate(jobs):
+        source = (elementwise_c.elementwise_vector(job.spec, job.layout, job.width) if job.width is not None
+                  else elementwise_c.elementwise_general(job.spec, job.layout))
+        parts += [f"namespace m{n} {{", _body(source, "run"), "}"]
+        for k, data in enumerate(job.buffers):
+            (folder / f"j{n}b{k}.bin").write_bytes(data.tobytes())
+            lines.append(f'  char* j{n}b{k} = (char*)read_file("{folder}/j{n}b{k}.bin", 0);')
+        scalars = [_literal(v) for v in expr_c.launch_scalars(job.spec.element, job.spec.scalars, job.spec.extra)]
+        arguments = ", ".join([*(f"(ull)(j{n}b{k} + {shift})" for k, shift in enumerate(job.shifts)), *scalars])
+        lines.append(f"  launch({blocks}, {BLOCK}, [=] {{ m{n}::run({arguments}); }});")
+        for k, data in enumerate(job.buffers):
+            lines.append(f'  {{ FILE* f = fopen("{folder}/j{n}b{k}.bin", "wb"); fwrite(j{n}b{k}, 1, {data.nbytes}, f); '
+                         "fclose(f); }")
     lines.append("  return 0; }")
-    _build_and_run("\n".join([HARNESS, "namespace m {", _body(source, "run"), "}", *lines]) + "\n", folder)
-    return [np.frombuffer((folder / f"b{k}.bin").read_bytes(), np.uint8) for k in range(len(buffers))]
+    _build_and_run("\n".join([*parts, *lines]) + "\n", folder)
+    return [[np.frombuffer((folder / f"j{n}b{k}.bin").read_bytes(), np.uint8) for k in range(len(job.buffers))]
+            for n, job in enumerate(jobs)]
 
 
 def run_host_program(text: str, folder: Path) -> list[str]:
