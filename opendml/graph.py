@@ -18,8 +18,10 @@ from .graphs.builder import (
     clip,
     clip1,
     dequantize_linear,
+    quantize_linear,
     reinterpret,
     threshold,
 )
 
-__all__ = ["Expression", "Graph", "argmin", "clip", "clip1", "dequantize_linear", "reinterpret", "threshold"]
+__all__ = ["Expression", "Graph", "argmin", "clip", "clip1", "dequantize_linear", "quantize_linear", "reinterpret",
+           "threshold"]
