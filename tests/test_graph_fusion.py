@@ -269,8 +269,8 @@ class Built:
 @st.composite
 def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built:
     """A DAG of DEQUANTIZE_LINEAR, CLIP, CLIP1 and THRESHOLD nodes over one graph input, with broadcast
-    scale and zero point inputs; values no node reads are graph outputs, and about a third of the others
-    too; a value may have several readers."""
+    scale and zero point inputs, perhaps ending in an ARGMIN or ARGMAX; values no node reads are graph
+    outputs, and about a third of the others too; a value may have several readers."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     first = draw(st.sampled_from(CLAMPED))
     inputs = [edge_values(first, int(np.prod(sizes)), rng)]
@@ -299,8 +299,8 @@ def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built
         reads.append((source, node, 0))
         values.append(out)
     reduced = draw(st.booleans())
-    if reduced:  # an ARGMIN over the last value: its chain fuses in as the prologue where the backend can
-        nodes.append(dml.OperatorNode(device.create_operator(_argmin(draw, TensorDesc(values[-1], sizes)))))
+    if reduced:  # an ARGMIN or ARGMAX over the last value: its chain fuses in as the prologue where the backend can
+        nodes.append(dml.OperatorNode(device.create_operator(_arg_reduction(draw, TensorDesc(values[-1], sizes)))))
         reads.append((len(values) - 1, len(nodes) - 1, 0))
     read_counts = [sum(1 for v, _, _ in reads if v == k + 1) for k in range(len(nodes))]
     outputs = [k for k in range(len(nodes)) if read_counts[k] == 0 or draw(st.integers(0, 2)) == 0]
@@ -323,14 +323,14 @@ class _Model:
     input_edges: list[dml.InputEdge]
     operand_bytes: dict[int, int]
     outputs: list[int]
-    argmin: int | None
+    reduction: int | None
 
     def composed(self) -> set[int]:
         backend = self.device.backend
         found: set[int] = set()
         for node in range(len(self.values) - 1):  # each node reads only earlier values: graph order
             readers = {n for v, n, _ in self.reads if v == node + 1}
-            if not readers or (self.argmin in readers and not backend.reduction_prologues()):
+            if not readers or (self.reduction in readers and not backend.reduction_prologues()):
                 continue
             if node in self.outputs and not backend.fused_outputs():
                 continue
@@ -390,13 +390,16 @@ def _clamp(draw: st.DrawFn, x: TensorDesc) -> object:
     return dml.ElementWiseClipDesc(x, x, float(low_bound), float(high_bound), scale_bias=scale_bias)
 
 
-def _argmin(draw: st.DrawFn, x: TensorDesc) -> dml.ArgMinDesc:
+def _arg_reduction(draw: st.DrawFn, x: TensorDesc) -> dml.ArgMinDesc | dml.ArgMaxDesc:
+    """ARGMIN or ARGMAX, either direction and NanPolicy, any index type, over a random set of axes."""
     rank = len(x.sizes)
     axes = sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1)))
     sizes = [1 if d in axes else n for d, n in enumerate(x.sizes)]
     index = draw(st.sampled_from(["INT64", "INT32", "UINT64", "UINT32"]))
     direction = draw(st.sampled_from(["INCREASING", "DECREASING"]))
-    return dml.ArgMinDesc(x, TensorDesc(index, sizes), axes, direction)
+    nan_policy = draw(st.sampled_from(["IGNORE", "PROPAGATE"]))
+    desc = draw(st.sampled_from([dml.ArgMinDesc, dml.ArgMaxDesc]))
+    return desc(x, TensorDesc(index, sizes), axes, direction, nan_policy)
 
 
 SMALL = st.sampled_from([(1,), (7,), (3, 5), (2, 3, 4), (17, 33)])

@@ -1,9 +1,10 @@
-"""ARGMIN's LLVM vector code: a run reduced in one pass, each vector lane keeping its own best.
+"""ARGMIN's (and ARGMAX's) LLVM vector code: a run reduced in one pass, each vector lane keeping its own best.
 
 Numba's loop vectoriser does not keep a position per lane, so these reductions are written as LLVM vector
 code (llvmlite intrinsics): ``lane_argmin`` on integer keys (FLOAT32/FLOAT16 bits flipped to signed order,
 ``argmin_keys``), ``lane_argmin_float`` on FLOAT32 compared as floats where that is exact. Both ask for the
-memory ahead of what they read (``_prefetch``).
+memory ahead of what they read (``_prefetch``), and both take ARGMAX as ARGMIN of order-reversed elements
+(``argmin_keys.flip_order``): one XOR a vector.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from .argmin_keys import FLIP, key_of
-from .jit import jit  # noqa: F401 (imported first: it puts Numba's cache of these kernels in the kernel cache)
+from .argmin_keys import FLIP, flip_bias, flip_order, is_float, is_half, is_largest, key_of, propagates
+from .jit import jit  # imported first: it puts Numba's cache of these kernels in the kernel cache
 from .vectors import VECTOR_BYTES, lanes
 from .vectors import Loop as _Loop
 from .vectors import i64 as _i64
@@ -39,11 +40,18 @@ def _prefetch(builder: ir.IRBuilder, base: ir.Value, index: ir.Value) -> None:
     builder.call(fn, [pointer, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
 
 
-def _lane_key(builder: ir.IRBuilder, v: ir.Value, bits: int, flipped: bool) -> ir.Value:
-    if not flipped:
+def _lane_key(builder: ir.IRBuilder, v: ir.Value, bits: int, kind: types.Type) -> ir.Value:
+    """A vector of elements as raw keys (``argmin_keys``): order-reversed for ARGMAX (one XOR: the sign bit
+    of float bits, every bit of integers), then float bits flipped to signed order less the bias."""
+    count, element = v.type.count, ir.IntType(bits)
+    floating = is_float(kind) or is_half(kind)
+    if is_largest(kind):
+        v = builder.xor(v, _splat(builder, ir.Constant(element, -(1 << (bits - 1)) if floating else -1), count))
+    if not floating:
         return v
-    mask, bias = (_splat(builder, ir.Constant(ir.IntType(bits), c), v.type.count) for c in FLIP[bits])
-    sign = builder.ashr(v, _splat(builder, ir.Constant(ir.IntType(bits), bits - 1), v.type.count))
+    mask = _splat(builder, ir.Constant(element, FLIP[bits][0]), count)
+    bias = _splat(builder, ir.Constant(element, flip_bias(bits, propagates(kind))), count)
+    sign = builder.ashr(v, _splat(builder, ir.Constant(element, bits - 1), count))
     return builder.sub(builder.xor(v, builder.and_(sign, mask)), bias)
 
 
@@ -69,11 +77,11 @@ def _chosen_position(builder: ir.IRBuilder, holds: ir.Value, where: ir.Value, in
 def lane_argmin(typingctx, x, xb, vectors, kind, order):  # type: ignore[no-untyped-def]
     """``(key, position)`` of the best element of ``x[xb:xb + vectors * lanes]`` (``lanes(itemsize)``
     elements a vector; at most 127 vectors). The key is raw: for float bits, flipped and shifted
-    (``unflip`` makes it a key)."""
+    (``unflip`` makes it a key); the position is that of the first (last) smallest raw key, which for a
+    zero or a NaN may not be the first (last) of its key (``argmin_keys.searched_again``)."""
     if not isinstance(x, types.Array):
         return None
-    flipped = not isinstance(kind, types.NoneType)
-    unsigned = not flipped and not x.dtype.signed
+    unsigned = not (is_float(kind) or is_half(kind)) and not x.dtype.signed
     increasing = isinstance(order, types.NoneType)
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
@@ -82,11 +90,11 @@ def lane_argmin(typingctx, x, xb, vectors, kind, order):  # type: ignore[no-unty
         loop = _Loop(context, builder, signature.args[0], count)
         base = loop.base(signature.args[0], args[0], args[1])
         element, i32 = ir.IntType(bits), ir.IntType(32)
-        best = cgutils.alloca_once_value(builder, _lane_key(builder, loop.load(base, _i64(0), x.dtype), bits, flipped))
+        best = cgutils.alloca_once_value(builder, _lane_key(builder, loop.load(base, _i64(0), x.dtype), bits, kind))
         where = cgutils.alloca_once_value(builder, ir.Constant(ir.VectorType(element, count), [0] * count))
         with cgutils.for_range_slice(builder, _i64(1), args[2], _i64(1)) as (j, _):
             _prefetch(builder, base, builder.add(builder.mul(j, _i64(count)), _i64(PREFETCH_BYTES * 8 // bits)))
-            key = _lane_key(builder, loop.load(base, builder.mul(j, _i64(count)), x.dtype), bits, flipped)
+            key = _lane_key(builder, loop.load(base, builder.mul(j, _i64(count)), x.dtype), bits, kind)
             old = builder.load(best)
             op = "<" if increasing else "<="
             takes = builder.icmp_unsigned(op, key, old) if unsigned else builder.icmp_signed(op, key, old)
@@ -111,8 +119,9 @@ def lane_argmin(typingctx, x, xb, vectors, kind, order):  # type: ignore[no-unty
 # and 8.5 want. A float minimum is one instruction, against four or five for an integer key, which keeps the
 # reductions waiting on memory rather than on the processor when its cores are busy. Minima start at
 # +inf, so a best of +inf is not certain (the minimum is +inf, or every element is NaN): such runs are
-# reduced again with integer keys. Only where ``floats_compare_exactly()``: a library may set the x86
-# MXCSR bit that makes comparisons read subnormals as zero, and then -1e-45 < +0.0 would be false.
+# reduced again with integer keys, and so are runs holding a NaN under PROPAGATE (``NanSeen``). Only where
+# ``floats_compare_exactly()``: a library may set the x86 MXCSR bit that makes comparisons read subnormals
+# as zero, and then -1e-45 < +0.0 would be false.
 
 X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
 FLOAT_INFINITY_BITS = np.int32(0x7F800000)  # also +inf's key
@@ -148,9 +157,42 @@ def _float_minimum(builder: ir.IRBuilder, v: ir.Value) -> ir.Value:
     return builder.extract_element(v, ir.Constant(i32, 0))
 
 
+def float_order(builder: ir.IRBuilder, v: ir.Value, kind: types.Type) -> ir.Value:
+    """A vector of FLOAT32 values as compared: negated for ARGMAX (its sign bit flipped, ``flip_order``)."""
+    if not is_largest(kind):
+        return v
+    i32, count = ir.IntType(32), v.type.count
+    ints = builder.bitcast(v, ir.VectorType(i32, count))
+    return builder.bitcast(builder.xor(ints, _splat(builder, ir.Constant(i32, -(1 << 31)), count)), v.type)
+
+
+class NanSeen:
+    """Under PROPAGATE, whether a lane met a NaN (``note`` per vector, one unordered comparison and an OR):
+    a float comparison never takes a NaN, so a run holding one is not certain as floats (``result``), and
+    is reduced again with integer keys, which rank NaN first. Nothing is emitted under IGNORE."""
+
+    def __init__(self, builder: ir.IRBuilder, kind: types.Type, count: int) -> None:
+        self.builder, self.active = builder, propagates(kind)
+        self.seen = cgutils.alloca_once_value(builder, ir.Constant(ir.VectorType(ir.IntType(1), count),
+                                                                   [0] * count)) if self.active else None
+
+    def note(self, v: ir.Value) -> None:
+        if self.active:
+            b = self.builder
+            b.store(b.or_(b.load(self.seen), b.fcmp_unordered("uno", v, v)), self.seen)
+
+    def result(self, bits: ir.Value) -> ir.Value:
+        """``bits`` of the best value, or +inf's (not certain) where a NaN was met."""
+        if not self.active:
+            return bits
+        b = self.builder
+        return b.select(_reduce(b, "or", b.load(self.seen)), ir.Constant(bits.type, 0x7F800000), bits)
+
+
 @intrinsic
-def lane_argmin_float(typingctx, x, xb, vectors, order):  # type: ignore[no-untyped-def]
-    """``lane_argmin`` of FLOAT32 data (read as int32 bits) compared as floats: ``(bits, position)``."""
+def lane_argmin_float(typingctx, x, xb, vectors, kind, order):  # type: ignore[no-untyped-def]
+    """``lane_argmin`` of FLOAT32 data (read as int32 bits) compared as floats: ``(bits, position)``, the
+    bits of the best value as compared (ARGMAX: negated, ``float_order``)."""
     if not (isinstance(x, types.Array) and x.dtype == types.int32):
         return None
     increasing = isinstance(order, types.NoneType)
@@ -163,9 +205,12 @@ def lane_argmin_float(typingctx, x, xb, vectors, order):  # type: ignore[no-unty
         floats, ints = ir.VectorType(f32, count), ir.VectorType(i32, count)
         best = cgutils.alloca_once_value(builder, _splat(builder, ir.Constant(f32, float("inf")), count))
         where = cgutils.alloca_once_value(builder, ir.Constant(ints, [0] * count))
+        nan = NanSeen(builder, kind, count)
         with cgutils.for_range_slice(builder, _i64(0), args[2], _i64(1)) as (j, _):
             _prefetch(builder, base, builder.add(builder.mul(j, _i64(count)), _i64(PREFETCH_BYTES // 4)))
-            v = builder.bitcast(loop.load(base, builder.mul(j, _i64(count)), types.int32), floats)
+            v = float_order(builder, builder.bitcast(loop.load(base, builder.mul(j, _i64(count)), types.int32),
+                                                     floats), kind)
+            nan.note(v)
             old = builder.load(best)
             takes = builder.fcmp_ordered("<" if increasing else "<=", v, old)
             builder.store(builder.select(takes, v, old), best)
@@ -175,10 +220,10 @@ def lane_argmin_float(typingctx, x, xb, vectors, order):  # type: ignore[no-unty
         smallest = _float_minimum(builder, values)
         holds = builder.fcmp_ordered("==", values, _splat(builder, smallest, count))
         return context.make_tuple(builder, signature.return_type,
-                                  [builder.bitcast(smallest, i32), _chosen_position(builder, holds,
-                                                                                    builder.load(where), increasing)])
+                                  [nan.result(builder.bitcast(smallest, i32)),
+                                   _chosen_position(builder, holds, builder.load(where), increasing)])
 
-    return types.Tuple((types.int32, types.int64))(x, xb, vectors, order), codegen
+    return types.Tuple((types.int32, types.int64))(x, xb, vectors, kind, order), codegen
 
 
 def float_lanes(x, xb, n, kind, order):  # type: ignore[no-untyped-def]
@@ -188,13 +233,19 @@ def float_lanes(x, xb, n, kind, order):  # type: ignore[no-untyped-def]
 
 @overload(float_lanes, jit_options={"cache": True})
 def _float_lanes(x, xb, n, kind, order):  # type: ignore[no-untyped-def]
-    if not isinstance(kind, types.NoneType) and kind.dtype == types.float32:
+    if is_float(kind):
         def float_best(x, xb, n, kind, order):  # type: ignore[no-untyped-def]
             per = VECTOR_BYTES // 4
             vectors = n // per
             if vectors == 0:
                 return key_of(x[xb], kind), np.int64(0), False, 0
-            bits, pos = lane_argmin_float(x, xb, vectors, order)
-            return key_of(bits, kind), pos, bits != FLOAT_INFINITY_BITS, vectors * per
+            bits, pos = lane_argmin_float(x, xb, vectors, kind, order)
+            return lane_float_key(bits, kind), pos, bits != FLOAT_INFINITY_BITS, vectors * per
         return float_best
     return lambda x, xb, n, kind, order: (key_of(x[xb], kind), np.int64(0), False, 0)
+
+
+@jit
+def lane_float_key(bits, kind):  # type: ignore[no-untyped-def]
+    """The key of a value whose bits are given as compared (``float_order``): back to the element, keyed."""
+    return key_of(flip_order(bits, kind), kind)

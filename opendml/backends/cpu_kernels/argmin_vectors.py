@@ -21,7 +21,7 @@ from numba.extending import intrinsic
 
 from ... import expr as ex
 from ...dtypes import DataType
-from .argmin_lanes import _chosen_position, _float_minimum
+from .argmin_lanes import NanSeen, _chosen_position, _float_minimum, float_order
 from .vectors import Loop, _lower, _numba_type, _reader, i64, lanes, splat, streamable
 
 __all__ = ["bits_of", "lanes_typing", "vectorised"]
@@ -47,9 +47,11 @@ def bits_of(typingctx, value):  # type: ignore[no-untyped-def]
 def lanes_typing(element: ex.Expr, operands: Sequence[int], args: Sequence[types.Type]) -> Any:
     """The typing of ``(bits, position)`` of the best value of ``element`` over ``count`` whole vectors:
     ``args`` are the operands ``operands`` (an array, or one value: hoisted), each one's first element, the
-    vector count, the order (None: INCREASING), then the scalar parameters. None where they do not fit."""
+    vector count, the order (None: INCREASING), the ``kind`` (``argmin_keys``: ARGMAX compares the values
+    negated, and the bits returned are those compared; PROPAGATE gives +inf's bits, not certain, where a
+    NaN was met), then the scalar parameters. None where they do not fit."""
     m = len(operands)
-    values, count = args[:m], args[2 * m]
+    values, count, kind = args[:m], args[2 * m], args[2 * m + 2]
     increasing = isinstance(args[2 * m + 1], types.NoneType)
     loaded = ex.loads(element)
     wanted = [_numba_type(loaded[k]) for k in operands]
@@ -63,13 +65,15 @@ def lanes_typing(element: ex.Expr, operands: Sequence[int], args: Sequence[types
         n = lanes(4)
         loop = Loop(context, builder, None, n)  # type: ignore[arg-type]
         reads = {k: _reader(loop, values[p], wanted[p], llvm_args[p], llvm_args[m + p]) for p, k in enumerate(operands)}
-        scalars = [splat(builder, v, n) for v in llvm_args[2 * m + 2:]]
+        scalars = [splat(builder, v, n) for v in llvm_args[2 * m + 3:]]
         f32, i32 = ir.FloatType(), ir.IntType(32)
         best = cgutils.alloca_once_value(builder, splat(builder, ir.Constant(f32, float("inf")), n))
         where = cgutils.alloca_once_value(builder, ir.Constant(ir.VectorType(i32, n), [0] * n))
+        nan = NanSeen(builder, kind, n)
         with cgutils.for_range_slice(builder, i64(0), llvm_args[2 * m], i64(1)) as (j, _):
             at = builder.mul(j, i64(n))
-            v = _lower(builder, element, lambda k: reads[k](at), scalars, n)
+            v = float_order(builder, _lower(builder, element, lambda k: reads[k](at), scalars, n), kind)
+            nan.note(v)
             old = builder.load(best)
             takes = builder.fcmp_ordered("<" if increasing else "<=", v, old)  # NaN never taken
             builder.store(builder.select(takes, v, old), best)
@@ -78,7 +82,8 @@ def lanes_typing(element: ex.Expr, operands: Sequence[int], args: Sequence[types
         smallest = _float_minimum(builder, found)
         holds = builder.fcmp_ordered("==", found, splat(builder, smallest, n))
         position = _chosen_position(builder, holds, builder.load(where), increasing)
-        return context.make_tuple(builder, signature.return_type, [builder.bitcast(smallest, i32), position])
+        return context.make_tuple(builder, signature.return_type, [nan.result(builder.bitcast(smallest, i32)),
+                                                                   position])
 
     return types.Tuple((types.int32, types.int64))(*args), codegen
 
