@@ -253,6 +253,35 @@ def test_a_chain_into_argmin_is_its_prologue_where_the_backend_lowers_one(kind: 
         assert_fused_equals_unfused(device, chain_into_argmin(device), [packed_bytes(a, _total(a)) for a in inputs])
 
 
+@pytest.mark.parametrize("nan_policy, expected", [("IGNORE", [3, 1]), ("PROPAGATE", [2, 2])])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_chain_into_argmax_is_its_prologue_and_writes_its_graph_output(kind: str, nan_policy: str,
+                                                                         expected: list[int]) -> None:
+    """The builder's argmax over DEQUANTIZE_LINEAR -> CLIP, the clipped value also a graph output: one
+    fused kernel where the backend lowers prologues and extras, the hand-worked indices, and the bytes of
+    the graph run unfused. (q - 1) * [1, 0.5, NaN, 2] clipped to [-1, 4]: rows [0, 2, NaN, 4] and
+    [-1, -0.5, NaN, -1]; the largest is at 3 and 1, the NaN at 2 (PROPAGATE)."""
+    from opendml import graph as g
+
+    with using(kind) as device:
+        graph = dml.Graph(device)
+        q = graph.input(0, TensorDesc("INT8", [2, 4]))
+        scale = g.reinterpret(graph.input(1, TensorDesc("FLOAT32", [4])), sizes=[2, 4], strides=[0, 1])
+        zero_point = g.reinterpret(graph.input(2, TensorDesc("INT8", [1])), sizes=[2, 4], strides=[0, 0])
+        clipped = g.clip(g.dequantize_linear(q, scale, zero_point), -1.0, 4.0)
+        index = g.argmax(clipped, [1], nan_policy=nan_policy)
+        compiled = graph.compile([index, clipped])
+        if device.backend.reduction_prologues() and device.backend.fused_outputs():
+            assert compiled.plan.groups == ((0, 1, 2),)
+        inputs = [np.array([1, 5, -3, 9, 0, 2, 0, 0], np.int8), np.array([1.0, 0.5, np.nan, 2.0], np.float32),
+                  np.array([1, 0, 0, 0], np.int8)]
+        buffers = [device.buffer_from(a) for a in inputs]
+        out_index, out_clipped = device.create_buffer(16), device.create_buffer(32)
+        compiled.execute(buffers, [out_index, out_clipped])
+        assert out_index.to_numpy().view(np.int64).tolist() == expected
+        assert_fused_equals_unfused(device, compiled.graph_desc, [packed_bytes(a, _total(a)) for a in inputs])
+
+
 CLAMPED = [F32, F16, T.INT8, T.UINT8, T.INT16, T.UINT16, T.INT32, T.UINT32, T.INT64, T.UINT64]
 QUANTIZED = [T.INT8, T.UINT8, T.INT16, T.UINT16, T.INT32, T.UINT32]
 FLOAT_BOUNDS = [-2.5, -1.0, -0.0, 0.0, 0.5, 3.0, 1e4, float("inf"), float("-inf"), float("nan")]
