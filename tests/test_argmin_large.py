@@ -196,18 +196,19 @@ def test_large_argmin_matches_the_oracle(name: str, data_type: str, monkeypatch:
         assert got.dtype == np.int64 and np.array_equal(got, expected), (name, data_type, direction)
 
 
-# ARGMAX and NanPolicy PROPAGATE on the same paths: (operator, NanPolicy) for each float type's run; the
-# integers (no NaN) run ARGMAX, at their types' limits. Each run compiles the engines again for its kind,
-# so the float types share the two runs that cover both: ARGMAX with NaN ignored, ARGMIN with NaN winning,
-# and ARGMAX with NaN winning on FLOAT16 (its own keys and lanes).
+# ARGMAX and NanPolicy PROPAGATE on the same paths: (type, operator, NanPolicy, directions). Each run
+# compiles the engines again for its kind (type, operator, policy and direction), so the runs are those
+# that cover the transforms together: FLOAT32 ARGMAX (rows compared as floats and as integer keys),
+# FLOAT16 ARGMAX with NaN winning (its own keys and lanes, the order reversed and NaN's key first), and
+# ARGMAX of INT64 and UINT64 at their limits, one direction each (no NaN: PROPAGATE is IGNORE for
+# integers). FLOAT32 under PROPAGATE takes tests/test_cpu_fast.py's and tests/test_cpu_prologue.py's cases.
+BOTH = ("INCREASING", "DECREASING")
 VARIANTS = {
-    "FLOAT32-ARGMAX": ("FLOAT32", "ARGMAX", "IGNORE"),
-    "FLOAT32-integer-keys-ARGMAX": ("FLOAT32", "ARGMAX", "IGNORE"),
-    "FLOAT32-PROPAGATE": ("FLOAT32", "ARGMIN", "PROPAGATE"),
-    "FLOAT32-integer-keys-PROPAGATE": ("FLOAT32", "ARGMIN", "PROPAGATE"),
-    "FLOAT16-ARGMAX-PROPAGATE": ("FLOAT16", "ARGMAX", "PROPAGATE"),
-    "INT64-ARGMAX": ("INT64", "ARGMAX", "IGNORE"),
-    "UINT64-ARGMAX": ("UINT64", "ARGMAX", "IGNORE"),
+    "FLOAT32-ARGMAX": ("FLOAT32", "ARGMAX", "IGNORE", BOTH),
+    "FLOAT32-integer-keys-ARGMAX": ("FLOAT32", "ARGMAX", "IGNORE", BOTH),
+    "FLOAT16-ARGMAX-PROPAGATE": ("FLOAT16", "ARGMAX", "PROPAGATE", BOTH),
+    "INT64-ARGMAX": ("INT64", "ARGMAX", "IGNORE", ("INCREASING",)),
+    "UINT64-ARGMAX": ("UINT64", "ARGMAX", "IGNORE", ("DECREASING",)),
 }
 
 
@@ -215,7 +216,7 @@ VARIANTS = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_large_argmax_and_propagate_match_the_oracle(name: str, variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
     case = CASES[name]
-    data_type, operator, nan_policy = VARIANTS[variant]
+    data_type, operator, nan_policy, directions = VARIANTS[variant]
     if "integer-keys" in variant:
         monkeypatch.setattr(argmin_engine, "FLOAT_COMPARISONS", False)
     largest, propagate = operator == "ARGMAX", nan_policy == "PROPAGATE"
@@ -224,7 +225,7 @@ def test_large_argmax_and_propagate_match_the_oracle(name: str, variant: str, mo
     assert case.takes(reduced_layout(x, case.axes), plan(reduced_layout(x, case.axes), case.threads)), name
     desc = dml.ArgMaxDesc if largest else dml.ArgMinDesc
     out_shape = tuple(1 if k in case.axes else n for k, n in enumerate(x.shape))
-    for direction in ("INCREASING", "DECREASING"):
+    for direction in directions:
         params = BY_NAME[operator].prepare(desc(dml.TensorDesc(data_type, x.shape), dml.TensorDesc("INT64", out_shape),
                                                   case.axes, direction, nan_policy))
         got = np.full(out_shape, 77, np.int64)

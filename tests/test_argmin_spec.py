@@ -76,7 +76,7 @@ def _reduce(kernels: ModuleType, operator: str, x: np.ndarray, axes: tuple[int, 
     return out.reshape(-1).tolist()  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("data_type", ["FLOAT32", "FLOAT16", "INT32", "UINT8", "INT64"])
+@pytest.mark.parametrize("data_type", ["FLOAT32", "INT64", "UINT64"])
 def test_argmax_hand_worked_examples(kernels: ModuleType, data_type: str) -> None:
     """[[1, 2, 3], [3, 0, 4], [2, 5, 2]]: per column the rows of 3, 5 and 4; per row the columns of 3, 4
     and 5; over both, the flattened index of 5 (row 2, column 1: 2 * 3 + 1)."""

@@ -517,11 +517,14 @@ def test_argmin_rows_whose_minimum_is_infinity_next_to_nan_only_parts(kernels, d
 # ARGMAX and NanPolicy PROPAGATE run on the same engines (their keys order-reversed, NaN's key first): the
 # cases above that the key transforms could get wrong, for each. The kernels: Numba (FLOAT32 rows compared
 # as floats, and with integer keys only) and NumPy; the other fixtures differ only in element-wise code.
-# Each (type, operator, policy, direction) compiles the engines again: FLOAT32 runs every combination,
-# FLOAT16 ARGMAX under PROPAGATE (its lanes' reversal and its NaN rotation at once), each integer type
-# ARGMAX (PROPAGATE is IGNORE without NaN).
+# Each (type, operator, policy, direction) compiles the engines again, so the runs share the kinds of
+# tests/test_argmin_large.py: FLOAT32 ARGMAX with NaN ignored and winning, FLOAT16 ARGMAX with NaN winning
+# (its lanes' reversal and its NaN rotation at once), INT64 and UINT64 ARGMAX one direction each; FLOAT32
+# ARGMIN under PROPAGATE and every integer type's lanes take the short rows only.
 VARIANTS = ["ARGMAX", "ARGMIN-PROPAGATE", "ARGMAX-PROPAGATE"]
-FLOAT_VARIANTS = [("FLOAT32", v) for v in VARIANTS] + [("FLOAT16", "ARGMAX-PROPAGATE")]
+ONE_DIRECTION = {t: ("INCREASING", "DECREASING")[k % 2] for k, t in enumerate(["INT64", "UINT64", "INT32", "UINT32",
+                                                                              "INT16", "UINT16", "UINT8", "INT8"])}
+FLOAT_VARIANTS = [("FLOAT32", "ARGMAX"), ("FLOAT32", "ARGMAX-PROPAGATE"), ("FLOAT16", "ARGMAX-PROPAGATE")]
 
 
 @pytest.fixture(params=[p for p in KERNELS if p.values[0] in ("numba", "numba-integer", "numpy")])
@@ -529,7 +532,7 @@ def arg_kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     return _kernels(request.param, monkeypatch)
 
 
-@pytest.mark.parametrize("data_type, variant", FLOAT_VARIANTS)
+@pytest.mark.parametrize("data_type, variant", [*FLOAT_VARIANTS, ("FLOAT32", "ARGMIN-PROPAGATE")])
 def test_argmax_and_propagate_order_every_pair_of_special_floats(arg_kernels, data_type: str,  # type: ignore
                                                                  variant: str) -> None:
     """As for ARGMIN: NaN of both signs and payloads (ignored, or tied winners), signed zeros (a tie),
@@ -545,7 +548,8 @@ def test_argmax_and_propagate_order_every_pair_of_special_floats(arg_kernels, da
             argmin_check(arg_kernels, np.ascontiguousarray(rows.T), (0,), direction, variant=variant)
 
 
-@pytest.mark.parametrize("data_type, variant", [(t, "ARGMAX") for t in ALL[2:]] + FLOAT_VARIANTS)
+@pytest.mark.parametrize("data_type, variant", [(t, "ARGMAX") for t in ALL[2:]] + FLOAT_VARIANTS
+                         + [("FLOAT32", "ARGMIN-PROPAGATE")])
 def test_argmax_short_rows_of_every_length_every_type(arg_kernels, data_type: str, variant: str) -> None:  # type: ignore
     """The vector lanes of every element type, order-reversed: rows of every length around whole vectors,
     the largest in a lane, after the vectors, tied between both, at the type's limits; NaN rows and a NaN
@@ -567,8 +571,7 @@ def test_argmax_short_rows_of_every_length_every_type(arg_kernels, data_type: st
             x[4, :] = 5
             x[4, [n // 3, n - 1]] = (0.0, -0.0)  # equal: the direction picks
             x[5, [0, n // 2, n - 1]] = (np.inf, np.nan, -np.nan)  # NaN after the largest
-        directions = ["INCREASING", "DECREASING"] if dtype.kind == "f" else \
-            [("INCREASING", "DECREASING")[ALL.index(data_type) // 2 % 2]]
+        directions = ["INCREASING", "DECREASING"] if dtype.kind == "f" else [ONE_DIRECTION[data_type]]
         for direction in directions:
             argmin_check(arg_kernels, x, (1,), direction, variant=variant)
 
@@ -598,7 +601,7 @@ def test_argmax_and_propagate_long_runs_across_blocks(arg_kernels, data_type: st
             argmin_check(arg_kernels, x.reshape(1, -1), (1,), direction, variant=variant)
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", ["ARGMAX", "ARGMAX-PROPAGATE"])
 def test_argmax_rows_whose_largest_is_minus_infinity_next_to_nan_only_parts(arg_kernels, variant: str) -> None:  # type: ignore
     """ARGMAX compares negated values as floats, its lanes starting at +inf (-inf negated): rows whose
     largest is -inf (after, before and between NaN only parts) are reduced again; under PROPAGATE, a lane
@@ -621,7 +624,7 @@ def test_argmax_rows_whose_largest_is_minus_infinity_next_to_nan_only_parts(arg_
 
 def test_argmax_every_axis_layout_and_output_type(arg_kernels) -> None:  # type: ignore[no-untyped-def]
     """ARGMAX of FLOAT16 under PROPAGATE (ties, NaN, whole reductions of NaN) and of INT64 and UINT64 at
-    their limits, over every axis layout, into every index type."""
+    their limits (one direction each), over every axis layout, into every index type."""
     rng = np.random.default_rng(6)
     shape = (5, 4, 3, 37)
     out_types = ["INT32", "UINT32", "UINT64", "INT64"]
@@ -633,7 +636,7 @@ def test_argmax_every_axis_layout_and_output_type(arg_kernels) -> None:  # type:
             ties[2, ::3] = np.nan
         for k, axes in enumerate(AXES_4D.values()):
             for name in ("packed", "strided", "transposed"):
-                for direction in ("INCREASING", "DECREASING"):
+                for direction in ("INCREASING", "DECREASING") if data_type == "FLOAT16" else [ONE_DIRECTION[data_type]]:
                     argmin_check(arg_kernels, layouts(shape)[name](ties), axes, direction, out_types[k % 4],
                                  variant=variant)
 
@@ -664,7 +667,7 @@ def test_numpy_split_runs_merge_the_pieces_winners_by_the_operators_rule(directi
     x[4, [5, 150000, n - 2]] = (-0.0, 9.0, -9.0)
     x[5, :] = 7.0
     x[5, [3, n - 1]] = np.nan
-    for variant in ["ARGMIN", "ARGMIN-PROPAGATE", *VARIANTS]:
+    for variant in ["ARGMIN", *VARIANTS]:
         params = (ARGMAX if variant.startswith("ARGMAX") else ARGMIN).prepare(
             (dml.ArgMaxDesc if variant.startswith("ARGMAX") else dml.ArgMinDesc)(
                 dml.TensorDesc("FLOAT32", x.shape), dml.TensorDesc("INT64", (6, 1)), (1,), direction,
