@@ -54,8 +54,9 @@ def row_fast({", ".join(a + starts + ["n", "kind", "order", "floats"] + q)}):
     done, key, pos = 0, np.int32(0), 0
     if floats and n >= 16:
         found, pos = lanes_best({lanes_args})
-        if found != np.int32(0x7F800000):  # +inf: the minimum, or every element NaN; not certain as floats
-            key, done = lane_float_key(found, kind), n // 16 * 16
+        key, certain = lane_float_key(found, kind)  # not where the best is +inf (ARGMAX: -inf) or NaN only
+        if certain:
+            done = n // 16 * 16
     if done == 0:
         key, pos, done = {value("0")}, 0, 1
     for k in range(done, n):

@@ -127,18 +127,31 @@ def _key_of(v, kind):  # type: ignore[no-untyped-def]
     if not (is_float(kind) or is_half(kind)):
         return lambda v, kind: flip_order(v, kind)
     nan = nan_key_of(kind)
+    # ARGMAX's key, that of the negated element, is the ARGMIN key with its sign swapped: the same
+    # instructions with the select's arms exchanged, rather than a sign flip first.
     if is_float(kind):
+        if is_largest(kind):
+            def float_key_largest(v, kind):  # type: ignore[no-untyped-def]
+                magnitude = np.int32(v & np.int32(0x7FFFFFFF))
+                key = magnitude if v < 0 else np.int32(-magnitude)
+                return nan if magnitude > np.int32(0x7F800000) else key
+            return float_key_largest
+
         def float_key(v, kind):  # type: ignore[no-untyped-def]
-            c = flip_order(v, kind)
-            magnitude = np.int32(c & np.int32(0x7FFFFFFF))
-            key = np.int32(-magnitude) if c < 0 else magnitude
+            magnitude = np.int32(v & np.int32(0x7FFFFFFF))
+            key = np.int32(-magnitude) if v < 0 else magnitude
             return nan if magnitude > np.int32(0x7F800000) else key
         return float_key
+    if is_largest(kind):
+        def half_key_largest(v, kind):  # type: ignore[no-untyped-def]
+            magnitude = np.int16(v & np.uint16(0x7FFF))
+            key = magnitude if v & np.uint16(0x8000) else np.int16(-magnitude)
+            return nan if magnitude > np.int16(0x7C00) else key
+        return half_key_largest
 
     def half_key(v, kind):  # type: ignore[no-untyped-def]
-        c = flip_order(v, kind)
-        magnitude = np.int16(c & np.uint16(0x7FFF))
-        key = np.int16(-magnitude) if c & np.uint16(0x8000) else magnitude
+        magnitude = np.int16(v & np.uint16(0x7FFF))
+        key = np.int16(-magnitude) if v & np.uint16(0x8000) else magnitude
         return nan if magnitude > np.int16(0x7C00) else key
     return half_key
 
@@ -185,14 +198,15 @@ def fill_missing(idx, default):  # type: ignore[no-untyped-def]
             idx[s] = default
 
 
-# FLOAT32 (FLOAT16) bits as integers that order as the floats, in three instructions an element (four for
-# ARGMAX: the sign flipped first, ``flip_order``): a negative's magnitude bits are flipped (its key minus
-# one, so -0.0 lands just under +0.0; a positive's bits are its key), then a bias is subtracted: under
-# IGNORE, -inf's flipped bits plus the sign bit, so that -inf becomes the least signed integer and every
-# NaN, of either sign, lands above +inf; under PROPAGATE, minus that, which rotates the NaN (their flipped
-# bits lie just above +inf's and just below -inf's) to the bottom, below -inf: the same instruction count
-# (the processor has no unsigned vector comparison). ``unflip`` turns the smallest back into a key. The
-# block minimum (``flipped_min``) needs only that key; a row reduced in one pass (``lane_argmin``: each
+# FLOAT32 (FLOAT16) bits as integers that order as the floats, in three instructions an element: a
+# negative's magnitude bits are flipped (its key minus one, so -0.0 lands just under +0.0; a positive's bits
+# are its key), then a bias is subtracted: under IGNORE, -inf's flipped bits plus the sign bit, so that
+# -inf becomes the least signed integer and every NaN, of either sign, lands above +inf; under PROPAGATE,
+# minus that, which rotates the NaN (their flipped bits lie just above +inf's and just below -inf's) to the
+# bottom, below -inf (the processor has no unsigned vector comparison). ARGMAX's raw key is that of the
+# negated element, a constant minus the flipped bits (``raw_constant``): the same instruction count.
+# ``unflip`` turns the smallest back into a key. The block minimum (``flipped_min``) needs only that key;
+# a row reduced in one pass (``lane_argmin``: each
 # vector lane keeps its own smallest and the vector where it was found, strictly smaller for INCREASING,
 # not larger for DECREASING, then the lanes are reduced to the smallest and, among lanes holding it, the
 # first or last element) has its zeros searched again as equals when its minimum is a zero, and its NaN
@@ -219,12 +233,22 @@ def raw_key(v, kind):  # type: ignore[no-untyped-def]
     """A FLOAT32 element's raw key (``lane_argmin``'s, scalar): its flipped bits less the bias."""
 
 
+def raw_constant(bits: int, kind: Any) -> int:
+    """ARGMAX's raw key is this constant minus the element's flipped bits: the flipped bits of the negated
+    element are the complement of the element's (``~f``, that is ``-1 - f``), less the bias. One
+    subtraction, as ARGMIN's, rather than a sign flip first."""
+    return -1 - flip_bias(bits, propagates(kind))
+
+
 @overload(raw_key, jit_options={"cache": True})
 def _raw_key(v, kind):  # type: ignore[no-untyped-def]
     if not is_float(kind):
         return None
+    if is_largest(kind):
+        c = raw_constant(32, kind)
+        return lambda v, kind: np.int32(c - (v ^ ((v >> 31) & 0x7FFFFFFF)))
     bias = flip_bias(32, propagates(kind))
-    return lambda v, kind: np.int32((flip_order(v, kind) ^ ((flip_order(v, kind) >> 31) & 0x7FFFFFFF)) - bias)
+    return lambda v, kind: np.int32((v ^ ((v >> 31) & 0x7FFFFFFF)) - bias)
 
 
 def unflip(raw, kind):  # type: ignore[no-untyped-def]
@@ -233,8 +257,8 @@ def unflip(raw, kind):  # type: ignore[no-untyped-def]
 
 @overload(unflip, jit_options={"cache": True})
 def _unflip(raw, kind):  # type: ignore[no-untyped-def]
-    if not (is_float(kind) or is_half(kind)):
-        return lambda raw, kind: raw
+    if not (is_float(kind) or is_half(kind)):  # integer lanes keep the elements (ARGMAX: the largest)
+        return lambda raw, kind: flip_order(raw, kind)
     first = propagates(kind)
     nan, bias = nan_key_of(kind), flip_bias(32 if is_float(kind) else 16, first)
     if is_float(kind):
