@@ -406,7 +406,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="skip torch.compile, fewer repetitions")
     parser.add_argument("--repeat", type=int, default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
-    parser.add_argument("--only", default="", help="only the rows whose name contains one of these comma-separated parts (no sweep, no files)")
+    parser.add_argument("--only", default="",
+                        help="only the rows naming one of these comma-separated parts (no sweep, no files)")
     args = parser.parse_args()
     repeat = args.repeat or (10 if args.quick else 30)
     device = dml.Device("cuda")
