@@ -14,6 +14,7 @@ from __future__ import annotations
 from .graphs.builder import (
     Expression,
     Graph,
+    argmax,
     argmin,
     clip,
     clip1,
@@ -23,5 +24,5 @@ from .graphs.builder import (
     threshold,
 )
 
-__all__ = ["Expression", "Graph", "argmin", "clip", "clip1", "dequantize_linear", "quantize_linear", "reinterpret",
-           "threshold"]
+__all__ = ["Expression", "Graph", "argmax", "argmin", "clip", "clip1", "dequantize_linear", "quantize_linear",
+           "reinterpret", "threshold"]

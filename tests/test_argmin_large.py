@@ -7,7 +7,8 @@ the engines' plan (threads, split runs, split columns, split rows) or to cross o
 2 and 4 threads so that the work is shared even on a machine of two cores. A case first checks that it
 takes the path it names, so a change of threshold cannot leave it testing something else.
 
-Expected indices come from the oracle's ``argmin_of``, run on each distinct reduced row (rows repeat a
+ARGMAX and NanPolicy PROPAGATE take the same cases. Expected indices come from the oracle's ``arg_of``, run
+on each distinct reduced row (rows repeat a
 lot in the short-row cases: their values come from small sets, to make ties).
 """
 
@@ -22,7 +23,8 @@ import pytest
 
 import opendml as dml
 from opendml.backends import cpu_kernels
-from tests.elementwise_oracle import argmin_of
+from opendml.ops import BY_NAME
+from tests.elementwise_oracle import arg_of
 
 pytestmark = pytest.mark.skipif(not cpu_kernels.numba_available(),
                                 reason="Numba is not installed: the thresholds tested are the fast kernels'")
@@ -105,20 +107,30 @@ def _rows_shape(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[list[int
     return order, math.prod(shape) // length, length
 
 
-def _values(data_type: str, case: Case, rng: np.random.Generator) -> np.ndarray:
-    """The logical input, made row by row: values from a small set (many ties; FLOAT32 with NaN, -0.0 and
-    +0.0), a row of one repeated value (FLOAT32: NaN only) and a row left as it is where there are enough
-    rows, and in about half the others (all of few rows) one or three copies of a smaller value at random
-    places, the last of three at the row's end."""
+def _values(data_type: str, case: Case, rng: np.random.Generator, largest: bool = False,
+            propagate: bool = False) -> np.ndarray:
+    """The logical input, made row by row: values from a small set (many ties; floats with NaN, -0.0 and
+    +0.0, integers with their type's limits), a row of one repeated value (floats: NaN only) and a row left
+    as it is where there are enough rows, and in about half the others (all of few rows) one or three copies
+    of a winning value at random places, the last of three at the row's end. Winning: smaller for ARGMIN;
+    with ``propagate`` a NaN (of several payloads, the set then holding none) for floats; ``largest``
+    (ARGMAX): the values made for ARGMIN, order-reversed (floats negated, integers complemented)."""
     order, rows, length = _rows_shape(case.shape, case.axes)
-    if data_type == "FLOAT32":
-        base = np.array([np.nan, 0.0, -0.0, 1.5, 2.0, np.inf], np.float32)
-        smaller = np.array([-3.0, -1e-45, -np.inf], np.float32)
-        same = np.float32(np.nan)
+    dtype = np.dtype(data_type.lower())
+    if dtype.kind == "f":
+        base = np.array([np.nan, 0.0, -0.0, 1.5, 2.0, np.inf], dtype)
+        smaller = np.array([-3.0, -1e-45, -np.inf], dtype)
+        if propagate:  # numbers only, and NaN of either sign and other payloads to win
+            base[0] = -np.inf
+            smaller = np.array([0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF], np.uint32).view(np.float32)
+            smaller = smaller.astype(dtype)
+        same = dtype.type(np.nan)
     else:
-        base = np.arange(-5, 6, dtype=np.int16)
-        smaller = np.array([-32768, -7, -6], np.int16)
-        same = np.int16(7)
+        info = np.iinfo(dtype)
+        low = 0 if info.min == 0 else -5
+        base = np.array([*range(low + 2, low + 13), info.max], dtype)
+        smaller = np.array([info.min, info.min + 1, low + 1], dtype)
+        same = dtype.type(7)
     r = rng.choice(base, (rows, length))
     special = 2 if rows >= 3 else (1 if rows == 2 else 0)
     planted = np.flatnonzero(rng.random(rows) < (0.5 if rows > 8 else 1.0))
@@ -127,9 +139,12 @@ def _values(data_type: str, case: Case, rng: np.random.Generator) -> np.ndarray:
     at_rows = np.repeat(planted, copies)
     at = rng.integers(0, length, at_rows.size)
     at[(np.cumsum(copies) - 1)[copies == 3]] = length - 1  # of three copies, one is last: in the last piece
-    r[at_rows, at] = np.repeat(rng.choice(smaller, planted.size), copies)
+    r[at_rows, at] = np.repeat(rng.choice(smaller, planted.size), copies) if not propagate else \
+        rng.choice(smaller, at_rows.size)  # NaN of several payloads tie
     if special == 2:
         r[0] = same
+    if largest:
+        r = -r if dtype.kind == "f" else ~r
     permuted = r.reshape([case.shape[k] for k in order])
     return np.transpose(permuted, np.argsort(order))
 
@@ -146,9 +161,11 @@ def _laid_out(v: np.ndarray, layout: str) -> np.ndarray:
     return np.ascontiguousarray(v)
 
 
-def oracle_argmin(x: np.ndarray, axes: tuple[int, ...], direction: str) -> np.ndarray:
-    """The oracle's ``argmin_of`` of every reduced row (the index runs row-major over the reduced axes, in
-    increasing axis order, SPEC 7), computed once per distinct row (compared by their bits) where rows are short."""
+def oracle_argmin(x: np.ndarray, axes: tuple[int, ...], direction: str, largest: bool = False,
+                  propagate: bool = False) -> np.ndarray:
+    """The oracle's ``arg_of`` of every reduced row (the index runs row-major over the reduced axes, in
+    increasing axis order, SPEC 7), computed once per distinct row (compared by their bits) where rows are
+    short. ``largest``: ARGMAX; ``propagate``: NanPolicy PROPAGATE."""
     order, rows, length = _rows_shape(x.shape, axes)
     r = np.ascontiguousarray(np.transpose(x, order)).reshape(rows, length)
     if length > 64:  # few rows: each its own (no gain in finding the distinct ones)
@@ -157,7 +174,7 @@ def oracle_argmin(x: np.ndarray, axes: tuple[int, ...], direction: str) -> np.nd
         whole = r.view(np.dtype((np.void, r.itemsize * length))).reshape(-1)  # a row's bytes as one value
         distinct, back = np.unique(whole, return_inverse=True)
         distinct = distinct.view(r.dtype).reshape(-1, length)
-    found = np.array([argmin_of(row, direction) for row in distinct.tolist()], np.int64)
+    found = np.array([arg_of(row, direction, largest, propagate) for row in distinct.tolist()], np.int64)
     out_shape = tuple(1 if k in axes else n for k, n in enumerate(x.shape))
     return found[back.reshape(-1)].reshape(out_shape)
 
@@ -177,3 +194,41 @@ def test_large_argmin_matches_the_oracle(name: str, data_type: str, monkeypatch:
         expected = oracle_argmin(x, case.axes, direction)
         got = np.asarray(dml.argmin(x, case.axes, axis_direction=direction, device=device))
         assert got.dtype == np.int64 and np.array_equal(got, expected), (name, data_type, direction)
+
+
+# ARGMAX and NanPolicy PROPAGATE on the same paths: (type, operator, NanPolicy, directions). Each run
+# compiles the engines again for its kind (type, operator, policy and direction), so the runs are those
+# that cover the transforms together: FLOAT32 ARGMAX (rows compared as floats and as integer keys),
+# FLOAT16 ARGMAX with NaN winning (its own keys and lanes, the order reversed and NaN's key first), and
+# ARGMAX of INT64 and UINT64 at their limits, one direction each (no NaN: PROPAGATE is IGNORE for
+# integers). FLOAT32 under PROPAGATE takes tests/test_cpu_fast.py's and tests/test_cpu_prologue.py's cases.
+BOTH = ("INCREASING", "DECREASING")
+VARIANTS = {
+    "FLOAT32-ARGMAX": ("FLOAT32", "ARGMAX", "IGNORE", BOTH),
+    "FLOAT32-integer-keys-ARGMAX": ("FLOAT32", "ARGMAX", "IGNORE", BOTH),
+    "FLOAT16-ARGMAX-PROPAGATE": ("FLOAT16", "ARGMAX", "PROPAGATE", BOTH),
+    "INT64-ARGMAX": ("INT64", "ARGMAX", "IGNORE", ("INCREASING",)),
+    "UINT64-ARGMAX": ("UINT64", "ARGMAX", "IGNORE", ("DECREASING",)),
+}
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("name", list(CASES))
+def test_large_argmax_and_propagate_match_the_oracle(name: str, variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    case = CASES[name]
+    data_type, operator, nan_policy, directions = VARIANTS[variant]
+    if "integer-keys" in variant:
+        monkeypatch.setattr(argmin_engine, "FLOAT_COMPARISONS", False)
+    largest, propagate = operator == "ARGMAX", nan_policy == "PROPAGATE"
+    rng = np.random.default_rng(sorted(CASES).index(name) + 100)
+    x = _laid_out(_values(data_type, case, rng, largest, propagate), case.layout)
+    assert case.takes(reduced_layout(x, case.axes), plan(reduced_layout(x, case.axes), case.threads)), name
+    desc = dml.ArgMaxDesc if largest else dml.ArgMinDesc
+    out_shape = tuple(1 if k in case.axes else n for k, n in enumerate(x.shape))
+    for direction in directions:
+        params = BY_NAME[operator].prepare(desc(dml.TensorDesc(data_type, x.shape), dml.TensorDesc("INT64", out_shape),
+                                                  case.axes, direction, nan_policy))
+        got = np.full(out_shape, 77, np.int64)
+        argmin_engine.argmin(params)(x, got, case.threads)
+        expected = oracle_argmin(x, case.axes, direction, largest, propagate)
+        assert np.array_equal(got, expected), (name, variant, direction)

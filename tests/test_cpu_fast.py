@@ -20,11 +20,13 @@ from opendml.backends.cpu_kernels import blocked, threads, views
 from opendml.dtypes import DataType
 from opendml.kernels import KernelSpec
 from opendml.ops.arg_reduction import arg_reduction_reference
+from opendml.ops.argmax import ARGMAX
 from opendml.ops.argmin import ARGMIN
 from opendml.ops.clip import CLIP, CLIP1
 from opendml.ops.dequantize_linear import DEQUANTIZE_LINEAR, dequantize_linear_reference
 from opendml.ops.elementwise import clamp_reference
 from opendml.ops.threshold import THRESHOLD
+from tests import elementwise_oracle as oracle
 
 NO_NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
 KERNELS = [
@@ -50,15 +52,19 @@ else:
 
 @pytest.fixture(params=KERNELS)
 def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    name = request.param.split("-")[0]
+    return _kernels(request.param, monkeypatch)
+
+
+def _kernels(param: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    name = param.split("-")[0]
     module = cpu_kernels.load(name)
-    if request.param == "numba-streaming":
+    if param == "numba-streaming":
         monkeypatch.setattr(module, "STREAM_MIN_BYTES", 0)
-    if request.param == "numba-integer":
+    if param == "numba-integer":
         from opendml.backends.cpu_kernels import argmin_engine
 
         monkeypatch.setattr(argmin_engine, "FLOAT_COMPARISONS", False)
-    if request.param == "numba-python-threads":
+    if param == "numba-python-threads":
         monkeypatch.setattr(module.drivers, "usable", lambda: False)
     return module
 
@@ -334,15 +340,19 @@ AXES_4D = {
 
 
 def argmin_check(kernels, x: np.ndarray, axes: tuple[int, ...], direction: str,  # type: ignore
-                 out_type: str = "INT64", threads: int = 2) -> None:
+                 out_type: str = "INT64", threads: int = 2, variant: str = "ARGMIN") -> None:
+    """``variant``: the operator, with ``-PROPAGATE`` for NanPolicy PROPAGATE (ARGMIN-PROPAGATE, ARGMAX...)."""
     shape = x.shape
     out_shape = tuple(1 if k in axes else n for k, n in enumerate(shape))
-    params = ARGMIN.prepare(dml.ArgMinDesc(dml.TensorDesc(DataType.parse(x.dtype).name, shape),
-                                           dml.TensorDesc(out_type, out_shape), axes, direction))
+    operator, _, policy = variant.partition("-")
+    desc = dml.ArgMaxDesc if operator == "ARGMAX" else dml.ArgMinDesc
+    params = (ARGMAX if operator == "ARGMAX" else ARGMIN).prepare(desc(
+        dml.TensorDesc(DataType.parse(x.dtype).name, shape), dml.TensorDesc(out_type, out_shape), axes, direction,
+        policy or "IGNORE"))
     expected = arg_reduction_reference([x], params)
     out = layouts(out_shape)["padded"](np.full(out_shape, 77, DataType[out_type].numpy))
     kernels.argmin(params)(x, out, threads)
-    assert same(out, expected), (axes, direction)
+    assert same(out, expected), (axes, direction, variant)
 
 
 @pytest.mark.parametrize("data_type", ALL)
@@ -502,6 +512,190 @@ def test_argmin_rows_whose_minimum_is_infinity_next_to_nan_only_parts(kernels, d
         x[5, [1, n - 1]] = (np.inf, 3.0)
         argmin_check(kernels, x, (1,), direction)
         argmin_check(kernels, x.reshape(1, -1), (1,), direction)
+
+
+# ARGMAX and NanPolicy PROPAGATE run on the same engines (their keys order-reversed, NaN's key first): the
+# cases above that the key transforms could get wrong, for each. The kernels: Numba (FLOAT32 rows compared
+# as floats, and with integer keys only) and NumPy; the other fixtures differ only in element-wise code.
+# Each (type, operator, policy, direction) compiles the engines again, so the runs share the kinds of
+# tests/test_argmin_large.py: FLOAT32 ARGMAX with NaN ignored and winning, FLOAT16 ARGMAX with NaN winning
+# (its lanes' reversal and its NaN rotation at once), INT64 and UINT64 ARGMAX one direction each; FLOAT32
+# ARGMIN under PROPAGATE and every integer type's lanes take the short rows only.
+VARIANTS = ["ARGMAX", "ARGMIN-PROPAGATE", "ARGMAX-PROPAGATE"]
+ONE_DIRECTION = {t: ("INCREASING", "DECREASING")[k % 2] for k, t in enumerate(["INT64", "UINT64", "INT32", "UINT32",
+                                                                              "INT16", "UINT16", "UINT8", "INT8"])}
+FLOAT_VARIANTS = [("FLOAT32", "ARGMAX"), ("FLOAT32", "ARGMAX-PROPAGATE"), ("FLOAT16", "ARGMAX-PROPAGATE")]
+
+
+@pytest.fixture(params=[p for p in KERNELS if p.values[0] in ("numba", "numba-integer", "numpy")])
+def arg_kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    return _kernels(request.param, monkeypatch)
+
+
+@pytest.mark.parametrize("data_type, variant", [*FLOAT_VARIANTS, ("FLOAT32", "ARGMIN-PROPAGATE")])
+def test_argmax_and_propagate_order_every_pair_of_special_floats(arg_kernels, data_type: str,  # type: ignore
+                                                                 variant: str) -> None:
+    """As for ARGMIN: NaN of both signs and payloads (ignored, or tied winners), signed zeros (a tie),
+    infinities, subnormals and the largest finite values, along rows (short: the vector lanes) and columns."""
+    v = float_specials(data_type)
+    a, b = np.meshgrid(v, v, indexing="ij")
+    pairs = np.stack([a.reshape(-1), b.reshape(-1)], axis=1)
+    triples = np.concatenate([pairs, pairs[:, :1]], axis=1)
+    wide = np.tile(triples, (1, 11))  # 33 elements a row: whole vectors, then a rest
+    for direction in ("INCREASING", "DECREASING"):
+        for rows in (pairs, triples, wide):
+            argmin_check(arg_kernels, rows, (1,), direction, variant=variant)
+            argmin_check(arg_kernels, np.ascontiguousarray(rows.T), (0,), direction, variant=variant)
+
+
+@pytest.mark.parametrize("data_type, variant", [(t, "ARGMAX") for t in ALL[2:]] + FLOAT_VARIANTS
+                         + [("FLOAT32", "ARGMIN-PROPAGATE")])
+def test_argmax_short_rows_of_every_length_every_type(arg_kernels, data_type: str, variant: str) -> None:  # type: ignore
+    """The vector lanes of every element type, order-reversed: rows of every length around whole vectors,
+    the largest in a lane, after the vectors, tied between both, at the type's limits; NaN rows and a NaN
+    after the largest. The integers take one direction each, signed and unsigned both (the directions'
+    code is the types' own, and each compiles)."""
+    dtype = DataType[data_type].numpy
+    rng = np.random.default_rng(22)
+    top = np.array(np.inf if dtype.kind == "f" else np.iinfo(dtype).max, dtype)
+    bottom = np.array(-np.inf if dtype.kind == "f" else np.iinfo(dtype).min, dtype)
+    for n in (1, 7, 8, 9, 16, 17, 33, 64, 65, 129, ROW_BLOCK):
+        x = sample(data_type, (8, n), rng)
+        x[0, :] = bottom
+        x[0, n - 1] = top  # in the last element (after the vectors, where there is a remainder)
+        x[1, :] = bottom
+        x[1, [0, n - 1]] = top  # tied between the first vector and the rest
+        x[2, :] = bottom  # the type's smallest only: a tie of every element
+        if dtype.kind == "f":
+            x[3, :] = np.nan
+            x[4, :] = 5
+            x[4, [n // 3, n - 1]] = (0.0, -0.0)  # equal: the direction picks
+            x[5, [0, n // 2, n - 1]] = (np.inf, np.nan, -np.nan)  # NaN after the largest
+        directions = ["INCREASING", "DECREASING"] if dtype.kind == "f" else [ONE_DIRECTION[data_type]]
+        for direction in directions:
+            argmin_check(arg_kernels, x, (1,), direction, variant=variant)
+
+
+@pytest.mark.parametrize("data_type, variant", FLOAT_VARIANTS)
+def test_argmax_and_propagate_long_runs_across_blocks(arg_kernels, data_type: str, variant: str) -> None:  # type: ignore
+    """Runs longer than a block (searched block by block): the winner in several blocks, at block edges and
+    in the last, partial block, as -0.0 in one place and +0.0 in another, a NaN in a late block only,
+    NaN before an infinity; along rows and columns."""
+    block = ROW_BLOCK
+    n = 3 * block + 5
+    rows = np.full((8, n), 1.0, DataType[data_type].numpy)
+    places = [[block - 1, 2 * block], [0, n - 1], [block, 3 * block + 2], [n - 1], [2 * block + 7, block + 3],
+              [5, block - 1, 2 * block - 1, 3 * block]]
+    for r, where in enumerate(places):
+        rows[r, where] = 3.0 if "ARGMAX" in variant else -3.0
+    rows[1, [block + 9, 2 * block]] = (np.nan, -np.nan)  # NaN in the middle blocks
+    rows[4, 3 * block + 1] = np.nan  # a NaN in the last, partial block only
+    rows[6, [block + 1, 2 * block + 4]] = (-0.0, 0.0)  # equal: the direction picks
+    rows[6, rows[6] > 0] = -7.0 if "ARGMAX" in variant else 7.0
+    rows[7, :] = np.nan
+    rows[7, [3 * block + 1, 3 * block + 4]] = (np.inf, -np.inf)
+    for x in (rows, rows[:, ::-1].copy()):
+        for direction in ("INCREASING", "DECREASING"):
+            argmin_check(arg_kernels, x, (1,), direction, variant=variant)
+            argmin_check(arg_kernels, np.ascontiguousarray(x.T), (0,), direction, variant=variant)
+            argmin_check(arg_kernels, x.reshape(1, -1), (1,), direction, variant=variant)
+
+
+@pytest.mark.parametrize("variant", ["ARGMAX", "ARGMAX-PROPAGATE"])
+def test_argmax_rows_whose_largest_is_minus_infinity_next_to_nan_only_parts(arg_kernels, variant: str) -> None:  # type: ignore
+    """ARGMAX compares negated values as floats, its lanes starting at +inf (-inf negated): rows whose
+    largest is -inf (after, before and between NaN only parts) are reduced again; under PROPAGATE, a lane
+    that met a NaN makes the run not certain as floats, whatever its best."""
+    for n in (64, 200, ROW_BLOCK, 3 * ROW_BLOCK + 9):
+        x = np.full((7, n), np.nan, np.float32)
+        x[0, n - 1] = -np.inf  # after NaN only
+        x[1, 0] = -np.inf  # before
+        x[2, [n // 2, n - 2]] = -np.inf  # between, tied
+        x[3, :] = -np.inf  # all -inf
+        x[4, n // 3] = np.inf
+        x[5, [1, n - 1]] = (-np.inf, 3.0)
+        x[6, :] = 2.0
+        x[6, [n // 2, n - 1]] = (np.nan, np.inf)  # one NaN among numbers
+        for direction in ("INCREASING", "DECREASING"):
+            argmin_check(arg_kernels, x, (1,), direction, variant=variant)
+            argmin_check(arg_kernels, x.reshape(1, -1), (1,), direction, variant=variant)
+            argmin_check(arg_kernels, np.ascontiguousarray(x.T), (0,), direction, variant=variant)
+
+
+def test_argmax_every_axis_layout_and_output_type(arg_kernels) -> None:  # type: ignore[no-untyped-def]
+    """ARGMAX of FLOAT16 under PROPAGATE (ties, NaN, whole reductions of NaN) and of INT64 and UINT64 at
+    their limits (one direction each), over every axis layout, into every index type."""
+    rng = np.random.default_rng(6)
+    shape = (5, 4, 3, 37)
+    out_types = ["INT32", "UINT32", "UINT64", "INT64"]
+    for data_type, variant in (("FLOAT16", "ARGMAX-PROPAGATE"), ("INT64", "ARGMAX"), ("UINT64", "ARGMAX")):
+        ties = sample(data_type, shape, rng)
+        ties.reshape(-1)[:] = np.resize(ties.reshape(-1)[:6], ties.size)[rng.permutation(ties.size)]
+        if data_type == "FLOAT16":
+            ties[1] = np.nan
+            ties[2, ::3] = np.nan
+        for k, axes in enumerate(AXES_4D.values()):
+            for name in ("packed", "strided", "transposed"):
+                for direction in ("INCREASING", "DECREASING") if data_type == "FLOAT16" else [ONE_DIRECTION[data_type]]:
+                    argmin_check(arg_kernels, layouts(shape)[name](ties), axes, direction, out_types[k % 4],
+                                 variant=variant)
+
+
+def test_argmax_every_half_in_one_reduction(arg_kernels) -> None:  # type: ignore[no-untyped-def]
+    variant = "ARGMAX-PROPAGATE"
+    halves = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    rng = np.random.default_rng(9)
+    for x in (halves, halves[rng.permutation(65536)]):
+        for direction in ("INCREASING", "DECREASING"):
+            argmin_check(arg_kernels, x.reshape(256, 256), (1,), direction, variant=variant)
+            argmin_check(arg_kernels, x.reshape(256, 256), (0,), direction, variant=variant)
+            argmin_check(arg_kernels, x.reshape(1, -1), (1,), direction, variant=variant)
+
+
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+def test_numpy_split_runs_merge_the_pieces_winners_by_the_operators_rule(direction: str) -> None:
+    """The NumPy kernels cut a reduction longer than four blocks into pieces and reduce the pieces' winners
+    again: for each operator and NaN policy, the oracle's index, with the winner in any piece, NaN in some
+    pieces and not others, and rows of NaN only."""
+    n = 4 * blocked.BLOCK + 5000
+    rng = np.random.default_rng(12)
+    x = rng.choice(np.array([1.0, -0.0, 0.0, 2.0, -3.0], np.float32), (6, n))
+    x[0, :] = np.nan
+    x[1, : n // 2] = np.nan  # the first pieces NaN only
+    x[2, [70000, 200000]] = (np.nan, -np.nan)
+    x[3, [10, n - 1]] = (np.inf, -np.inf)
+    x[4, [5, 150000, n - 2]] = (-0.0, 9.0, -9.0)
+    x[5, :] = 7.0
+    x[5, [3, n - 1]] = np.nan
+    for variant in ["ARGMIN", *VARIANTS]:
+        params = (ARGMAX if variant.startswith("ARGMAX") else ARGMIN).prepare(
+            (dml.ArgMaxDesc if variant.startswith("ARGMAX") else dml.ArgMinDesc)(
+                dml.TensorDesc("FLOAT32", x.shape), dml.TensorDesc("INT64", (6, 1)), (1,), direction,
+                "PROPAGATE" if variant.endswith("PROPAGATE") else "IGNORE"))
+        out = np.zeros((6, 1), np.int64)
+        blocked.argmin(params)(x, out, 2)
+        want = [oracle.arg_of(row, direction, variant.startswith("ARGMAX"), variant.endswith("PROPAGATE"))
+                for row in x.tolist()]
+        assert out.reshape(-1).tolist() == want, variant
+
+
+@NO_NUMBA
+def test_block_minimum_agrees_with_the_keys_for_every_operator_and_nan_policy() -> None:
+    """FLOAT32's block minimum (raw keys: order-reversed for ARGMAX, NaN rotated below -inf under
+    PROPAGATE) against the minimum of the keys, on blocks of special values."""
+    import numba
+
+    from opendml.backends.cpu_kernels import argmin_rows
+    from opendml.backends.cpu_kernels.argmin_keys import marker
+
+    block_min = numba.njit(lambda block, kind: argmin_rows.block_min(block, kind))
+    v = float_specials("FLOAT32").view(np.int32)
+    rng = np.random.default_rng(13)
+    for largest, propagate in ((True, False), (False, True), (True, True)):
+        kind = marker(np.float32, largest, propagate)
+        for _ in range(1000):
+            block = rng.choice(v, size=int(rng.integers(1, 70)))
+            assert block_min(block, kind) == argmin_rows.keyed_min(block, kind), (largest, propagate, block)
 
 
 def test_argmin_from_several_threads_at_once_and_in_turn(kernels) -> None:  # type: ignore[no-untyped-def]

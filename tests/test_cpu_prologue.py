@@ -1,4 +1,4 @@
-"""ARGMIN with a fused prologue on the Numba kernels: DEQUANTIZE_LINEAR -> CLIP -> ARGMIN graphs, sized and laid
+"""ARGMIN (and ARGMAX) with a fused prologue on the Numba kernels: DEQUANTIZE_LINEAR -> CLIP -> ARGMIN graphs, sized and laid
 out to take every path of the engines' plan (``tests/test_argmin_large.py``'s cases), give the bits of the
 same graph run node by node (each operator its own kernel, the intermediates in memory).
 
@@ -33,7 +33,8 @@ if cpu_kernels.numba_available():
 class Chain:
     """How the chain into ARGMIN is built: the scale's and zero point's broadcast (``tensor``, ``column``:
     one per last-axis position, ``row``: one per first-axis position), the intermediate's type, the
-    ARGMIN's direction and index type, and the quantized type."""
+    ARGMIN's direction and index type, the quantized type, the clip's bounds, and the reduction (ARGMIN or
+    ARGMAX) and its NanPolicy."""
 
     broadcast: str
     intermediate: str = "FLOAT32"
@@ -41,6 +42,8 @@ class Chain:
     index: str = "INT64"
     quantized: str = "UINT8"
     clip: tuple[float, float] = (0.0, 6.0)
+    operator: str = "ARGMIN"  # or ARGMAX
+    nan_policy: str = "IGNORE"
 
 
 def _broadcast(shape: tuple[int, ...], how: str) -> tuple[int, list[int]]:
@@ -95,7 +98,8 @@ def build(shape: tuple[int, ...], axes: tuple[int, ...], layout: str, chain: Cha
     z = TensorDesc(chain.quantized, shape, b_strides, total_tensor_size_in_bytes=-(-count // 4) * 4)
     reduced = TensorDesc(chain.index, [1 if d in axes else n for d, n in enumerate(shape)])
     nodes = [dml.ElementWiseDequantizeLinearDesc(x, s, z, f), dml.ElementWiseClipDesc(f, f, *chain.clip),
-             dml.ArgMinDesc(f, reduced, list(axes), chain.direction)]
+             (dml.ArgMaxDesc if chain.operator == "ARGMAX" else dml.ArgMinDesc)(f, reduced, list(axes), chain.direction,
+                                                                                chain.nan_policy)]
     graph = dml.GraphDesc(3, 1, [dml.OperatorNode(device.create_operator(d)) for d in nodes],
                           [dml.InputEdge(k, 0, k) for k in range(3)], [dml.OutputEdge(2, 0, 0)],
                           [dml.IntermediateEdge(0, 0, 1, 0), dml.IntermediateEdge(1, 0, 2, 0)])
@@ -125,8 +129,12 @@ def takes(case: Case, prepared: argmin_prologue.Prepared, strides: list[int]) ->
     return case.takes(layout, plan(found.layout, case.threads)) and prepared.work == plan(found.layout, case.threads)
 
 
+# The last: ARGMAX with NaN (NaN scales) winning, FLOAT32: the fast rows and columns, whose vector lanes
+# compare negated values and leave a run whose lanes met a NaN to the keys, and the scratch tiles of the
+# strided layouts (which pass the kind to the engines, as for ARGMIN).
 CHAINS = [Chain("tensor"), Chain("column", "FLOAT16", "DECREASING", "UINT32"),
-          Chain("row", "FLOAT32", "DECREASING", "INT32", "INT8"), Chain("column", index="UINT64", clip=(0.5, 2.0))]
+          Chain("row", "FLOAT32", "DECREASING", "INT32", "INT8"), Chain("column", index="UINT64", clip=(0.5, 2.0)),
+          Chain("column", operator="ARGMAX", nan_policy="PROPAGATE")]
 
 
 @pytest.mark.parametrize("chain", range(len(CHAINS)))
@@ -179,6 +187,19 @@ def test_rows_of_infinity_only_are_reduced_again_with_keys(direction: str) -> No
     chain = Chain("tensor", quantized="INT8", direction=direction, clip=(-math.inf, math.inf))
     prepared = check((5, 300), (1,), "packed", chain, 2, fixed=(3e38, -116))
     assert prepared.engine == "fast_rows"
+
+
+@pytest.mark.parametrize("nan_policy", ["IGNORE", "PROPAGATE"])
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+def test_argmax_rows_of_minus_infinity_or_nan_only_are_reduced_again_with_keys(direction: str, nan_policy: str) -> None:
+    """ARGMAX's lanes compare negated values from +inf: rows of -inf only (a scale of -3e38) find nothing
+    and are reduced again, as are rows of NaN only (a NaN scale: ignored, or tied winners); the first
+    (INCREASING) or last index wins."""
+    chain = Chain("tensor", quantized="INT8", direction=direction, clip=(-math.inf, math.inf), operator="ARGMAX",
+                  nan_policy=nan_policy)
+    for fixed in ((-3e38, -116), (math.nan, 0)):
+        prepared = check((5, 300), (1,), "packed", chain, 2, fixed=fixed)
+        assert prepared.engine == "fast_rows"
 
 
 def test_a_float16_intermediate_takes_the_scratch_tiles() -> None:

@@ -302,6 +302,35 @@ def test_quantize_linear_fuses_into_chains_and_argmin(kind: str, head: str, sour
             assert len(compiled.plan.steps) == 1 and compiled.binding_properties.temporary_resource_size == 0
 
 
+@pytest.mark.parametrize("nan_policy, expected", [("IGNORE", [3, 1]), ("PROPAGATE", [2, 2])])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_chain_into_argmax_is_its_prologue_and_writes_its_graph_output(kind: str, nan_policy: str,
+                                                                         expected: list[int]) -> None:
+    """The builder's argmax over DEQUANTIZE_LINEAR -> CLIP, the clipped value also a graph output: one
+    fused kernel where the backend lowers prologues and extras, the hand-worked indices, and the bytes of
+    the graph run unfused. (q - 1) * [1, 0.5, NaN, 2] clipped to [-1, 4]: rows [0, 2, NaN, 4] and
+    [-1, -0.5, NaN, -1]; the largest is at 3 and 1, the NaN at 2 (PROPAGATE)."""
+    from opendml import graph as g
+
+    with using(kind) as device:
+        graph = dml.Graph(device)
+        q = graph.input(0, TensorDesc("INT8", [2, 4]))
+        scale = g.reinterpret(graph.input(1, TensorDesc("FLOAT32", [4])), sizes=[2, 4], strides=[0, 1])
+        zero_point = g.reinterpret(graph.input(2, TensorDesc("INT8", [1])), sizes=[2, 4], strides=[0, 0])
+        clipped = g.clip(g.dequantize_linear(q, scale, zero_point), -1.0, 4.0)
+        index = g.argmax(clipped, [1], nan_policy=nan_policy)
+        compiled = graph.compile([index, clipped])
+        if device.backend.reduction_prologues() and device.backend.fused_outputs():
+            assert compiled.plan.groups == ((0, 1, 2),)
+        inputs = [np.array([1, 5, -3, 9, 0, 2, 0, 0], np.int8), np.array([1.0, 0.5, np.nan, 2.0], np.float32),
+                  np.array([1, 0, 0, 0], np.int8)]
+        buffers = [device.buffer_from(a) for a in inputs]
+        out_index, out_clipped = device.create_buffer(16), device.create_buffer(32)
+        compiled.execute(buffers, [out_index, out_clipped])
+        assert out_index.to_numpy().view(np.int64).tolist() == expected
+        assert_fused_equals_unfused(device, compiled.graph_desc, [packed_bytes(a, _total(a)) for a in inputs])
+
+
 CLAMPED = [F32, F16, T.INT8, T.UINT8, T.INT16, T.UINT16, T.INT32, T.UINT32, T.INT64, T.UINT64]
 QUANTIZED = [T.INT8, T.UINT8, T.INT16, T.UINT16, T.INT32, T.UINT32]  # DEQUANTIZE_LINEAR's inputs
 QUANTIZE_INPUTS = [F32, F16, T.INT32]
@@ -319,8 +348,8 @@ class Built:
 @st.composite
 def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built:
     """A DAG of DEQUANTIZE_LINEAR, QUANTIZE_LINEAR, CLIP, CLIP1 and THRESHOLD nodes over one graph input, with
-    broadcast scale and zero point inputs; values no node reads are graph outputs, and about a third of the others
-    too; a value may have several readers."""
+    broadcast scale and zero point inputs, perhaps ending in an ARGMIN or ARGMAX; values no node reads are graph
+    outputs, and about a third of the others too; a value may have several readers."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     first = draw(st.sampled_from(CLAMPED))
     inputs = [edge_values(first, int(np.prod(sizes)), rng)]
@@ -356,8 +385,8 @@ def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built
         reads.append((source, node, 0))
         values.append(out)
     reduced = draw(st.booleans())
-    if reduced:  # an ARGMIN over the last value: its chain fuses in as the prologue where the backend can
-        nodes.append(dml.OperatorNode(device.create_operator(_argmin(draw, TensorDesc(values[-1], sizes)))))
+    if reduced:  # an ARGMIN or ARGMAX over the last value: its chain fuses in as the prologue where the backend can
+        nodes.append(dml.OperatorNode(device.create_operator(_arg_reduction(draw, TensorDesc(values[-1], sizes)))))
         reads.append((len(values) - 1, len(nodes) - 1, 0))
     read_counts = [sum(1 for v, _, _ in reads if v == k + 1) for k in range(len(nodes))]
     outputs = [k for k in range(len(nodes)) if read_counts[k] == 0 or draw(st.integers(0, 2)) == 0]
@@ -380,14 +409,14 @@ class _Model:
     input_edges: list[dml.InputEdge]
     operand_bytes: dict[int, int]
     outputs: list[int]
-    argmin: int | None
+    reduction: int | None
 
     def composed(self) -> set[int]:
         backend = self.device.backend
         found: set[int] = set()
         for node in range(len(self.values) - 1):  # each node reads only earlier values: graph order
             readers = {n for v, n, _ in self.reads if v == node + 1}
-            if not readers or (self.argmin in readers and not backend.reduction_prologues()):
+            if not readers or (self.reduction in readers and not backend.reduction_prologues()):
                 continue
             if node in self.outputs and not backend.fused_outputs():
                 continue
@@ -447,13 +476,16 @@ def _clamp(draw: st.DrawFn, x: TensorDesc) -> object:
     return dml.ElementWiseClipDesc(x, x, float(low_bound), float(high_bound), scale_bias=scale_bias)
 
 
-def _argmin(draw: st.DrawFn, x: TensorDesc) -> dml.ArgMinDesc:
+def _arg_reduction(draw: st.DrawFn, x: TensorDesc) -> dml.ArgMinDesc | dml.ArgMaxDesc:
+    """ARGMIN or ARGMAX, either direction and NanPolicy, any index type, over a random set of axes."""
     rank = len(x.sizes)
     axes = sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1)))
     sizes = [1 if d in axes else n for d, n in enumerate(x.sizes)]
     index = draw(st.sampled_from(["INT64", "INT32", "UINT64", "UINT32"]))
     direction = draw(st.sampled_from(["INCREASING", "DECREASING"]))
-    return dml.ArgMinDesc(x, TensorDesc(index, sizes), axes, direction)
+    nan_policy = draw(st.sampled_from(["IGNORE", "PROPAGATE"]))
+    desc = draw(st.sampled_from([dml.ArgMinDesc, dml.ArgMaxDesc]))
+    return desc(x, TensorDesc(index, sizes), axes, direction, nan_policy)
 
 
 SMALL = st.sampled_from([(1,), (7,), (3, 5), (2, 3, 4), (17, 33)])

@@ -73,6 +73,12 @@ def _argmin(t: Tensors) -> object:
     return dml.ArgMinDesc(x, y, [x.dimension_count - 1], "DECREASING")
 
 
+def _argmax(t: Tensors) -> object:
+    x, y = t["InputTensor"], t["OutputTensor"]
+    assert x is not None and y is not None
+    return dml.ArgMaxDesc(x, y, [x.dimension_count - 1], "INCREASING", "PROPAGATE")
+
+
 DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_CLIP": _clip,
     "ELEMENT_WISE_CLIP1": _clip1,
@@ -80,8 +86,9 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_DEQUANTIZE_LINEAR": _dequantize,
     "ELEMENT_WISE_QUANTIZE_LINEAR": _quantize,
     "ARGMIN": _argmin,
+    "ARGMAX": _argmax,
 }
-REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN}  # every other operator is element-wise
+REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN, "ARGMAX": ReductionKind.ARGMAX}  # every other operator is element-wise
 
 
 def test_every_operator_has_a_case() -> None:
@@ -339,6 +346,18 @@ def test_argmin_compares_the_elements_themselves(input_type: str) -> None:
     values = _values(input_type, [])
     got = numpy_lowering.evaluate(spec.element, [values], spec.scalars)
     assert all(oracle.same_value(_python(g), _python(v)) for g, v in zip(got, values))
+
+
+def test_argmax_and_nan_policy_reach_the_reduction_record() -> None:
+    x, y = dml.TensorDesc("FLOAT16", [2, 3]), dml.TensorDesc("INT32", [1, 3])
+    spec = _spec(dml.ArgMaxDesc(x, y, [0], nan_policy="PROPAGATE"))
+    assert spec.operator == "ARGMAX" and spec.reduction is not None
+    assert spec.reduction.kind is ReductionKind.ARGMAX and spec.reduction.nan_rule is dml.NanPolicy.PROPAGATE
+    assert spec.reduction.axes == (0,) and spec.reduction.direction is dml.AxisDirection.INCREASING
+    assert spec.element == ex.Load(0, T.FLOAT16)
+    ignored = _spec(dml.ArgMinDesc(x, y, [0]))
+    assert ignored.reduction is not None and ignored.reduction.nan_rule is dml.NanPolicy.IGNORE
+    assert ignored.key != spec.key
 
 
 # --- extra outputs: a fused kernel's intermediates that are graph outputs ----------------------------------

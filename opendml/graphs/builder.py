@@ -13,8 +13,9 @@ import numpy as np
 
 from ..buffer import host_array
 from ..dtypes import DataType, from_numpy
-from ..enums import AxisDirection, ExecutionFlags
+from ..enums import AxisDirection, ExecutionFlags, NanPolicy
 from ..errors import UnsupportedFeatureLevelError, invalid, message
+from ..ops.argmax import ArgMaxDesc
 from ..ops.argmin import ArgMinDesc
 from ..ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from ..ops.dequantize_linear import ElementWiseDequantizeLinearDesc
@@ -201,12 +202,26 @@ def quantize_linear(x: Expression, scale: Expression, zero_point: Expression | N
 
 
 def argmin(x: Expression, axes: Sequence[int], axis_direction: AxisDirection | str = "INCREASING",
-           output_type: DataType | str = "INT64") -> Expression:
-    """ARGMIN of ``x`` over ``axes``; the output keeps the rank, 1 on the reduced axes, packed."""
+           output_type: DataType | str = "INT64", nan_policy: NanPolicy | str = "IGNORE") -> Expression:
+    """ARGMIN of ``x`` over ``axes``; the output keeps the rank, 1 on the reduced axes, packed. ``nan_policy``
+    (an opendml extension): IGNORE, DirectML's, or PROPAGATE, a NaN winning (NumPy's and ONNX Runtime's)."""
+    return _arg_reduction(ArgMinDesc, x, axes, axis_direction, output_type, nan_policy)
+
+
+def argmax(x: Expression, axes: Sequence[int], axis_direction: AxisDirection | str = "INCREASING",
+           output_type: DataType | str = "INT64", nan_policy: NanPolicy | str = "IGNORE") -> Expression:
+    """ARGMAX of ``x`` over ``axes``, as ``argmin`` (the largest element's index)."""
+    return _arg_reduction(ArgMaxDesc, x, axes, axis_direction, output_type, nan_policy)
+
+
+def _arg_reduction(desc_type: type[ArgMinDesc] | type[ArgMaxDesc], x: Expression, axes: Sequence[int],
+                   axis_direction: AxisDirection | str, output_type: DataType | str,
+                   nan_policy: NanPolicy | str) -> Expression:
     x = _expression(x, "x")
     reduced = set(axes) if isinstance(axes, Sequence) and not isinstance(axes, str) else set()
     sizes = [1 if k in reduced else n for k, n in enumerate(x.desc.sizes)]
-    return x.graph.node(ArgMinDesc(x.desc, _packed(x.desc, output_type, sizes), axes, axis_direction), [x])
+    desc = desc_type(x.desc, _packed(x.desc, output_type, sizes), axes, axis_direction, nan_policy)
+    return x.graph.node(desc, [x])
 
 
 def reinterpret(x: Expression, sizes: Sequence[int] | None = None, strides: Sequence[int] | None = None,

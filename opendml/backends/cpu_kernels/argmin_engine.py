@@ -1,7 +1,8 @@
-"""ARGMIN on the JIT path: a plan (``argmin_plan``) run over per-slot states, merged, written out.
+"""ARGMIN and ARGMAX on the JIT path: a plan (``argmin_plan``) run over per-slot states, merged, written out.
 
-ARGMIN compares integer keys of the elements (``argmin_keys.key_of``), so one vectorised kernel serves
-every data type, NaN and signed zeros included, and releases the GIL like the others.
+The engines compare integer keys of the elements (``argmin_keys.key_of``), so one vectorised kernel serves
+every data type, NaN and signed zeros included, both operators (ARGMAX's keys are those of order-reversed
+elements) and both NaN policies, and releases the GIL like the others.
 """
 
 from __future__ import annotations
@@ -14,12 +15,11 @@ from typing import Any
 import numpy as np
 
 from ... import expr as ex
-from ...enums import AxisDirection
 from ...kernels.spec import KernelSpec
 from ...ops.arg_reduction import ArgReductionParams
 from . import argmin_drivers, drivers
 from .argmin_columns import argmin_columns
-from .argmin_keys import DECREASING, FLOAT, HALF, fill_missing
+from .argmin_keys import fill_missing, kind_of, order_of
 from .argmin_plan import Plan, ReducedLayout, layout_of, plan, reduced_layout, shares_of
 from .argmin_rows import argmin_long_rows, argmin_rows, argmin_short_rows, long_rows, short_rows
 from .argmin_spec import argmin_params
@@ -30,7 +30,7 @@ Run = Callable[[np.ndarray, np.ndarray, int], None]
 
 
 def argmin(params: ArgReductionParams) -> Run:
-    """ARGMIN over any axes of any layout, reading each element once."""
+    """ARGMIN or ARGMAX (``params.kind``) over any axes of any layout, reading each element once."""
     return lambda x, out, threads: _argmin(params, x, out, threads)
 
 
@@ -74,9 +74,9 @@ def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[
         every = [operands[k] if k < len(operands) and operands[k] is not None else strides for k in loaded]
         argmin_prologue.compile_layout(spec, params, shape, every, threads)  # type: ignore[arg-type]
         return
-    order = DECREASING if params.axis_direction == AxisDirection.DECREASING else None
+    order = order_of(params)
     red = layout_of(shape, strides, params.axes)
-    bits, kind, key = _keyed(np.zeros(1, spec.inputs[0].numpy))  # type: ignore[union-attr]
+    bits, kind, key = _keyed(np.zeros(1, spec.inputs[0].numpy), params)  # type: ignore[union-attr]
     work = plan(red, threads)
     empty = Plan(work.rows, [replace(t, stop=t.start) for t in work.tasks], work.pieces)
     state = State.fresh(1, key, work.pieces)
@@ -120,19 +120,20 @@ FLOAT_COMPARISONS = True
 _kept = threading.local()
 
 
-def _keyed(x: np.ndarray) -> tuple[np.ndarray, Any, np.dtype]:
+def _keyed(x: np.ndarray, params: ArgReductionParams) -> tuple[np.ndarray, Any, np.dtype]:
     """The input as the kernels read it, its ``kind`` and its key type: floats as their bits (``key_of``)."""
+    kind = kind_of(x.dtype, params)
     if x.dtype == np.float32:
-        return x.view(np.int32), FLOAT, np.dtype(np.int32)
+        return x.view(np.int32), kind, np.dtype(np.int32)
     if x.dtype == np.float16:
-        return x.view(np.uint16), HALF, np.dtype(np.int16)
-    return x, None, x.dtype
+        return x.view(np.uint16), kind, np.dtype(np.int16)
+    return x, kind, x.dtype
 
 
 def _argmin(params: ArgReductionParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
-    order = DECREASING if params.axis_direction == AxisDirection.DECREASING else None
+    order = order_of(params)
     red = reduced_layout(x, params.axes)
-    bits, kind, key = _keyed(x)
+    bits, kind, key = _keyed(x, params)
     work = plan(red, threads)
     state = State.reused(red.slots, key, work.pieces)
     _fill(state.idx.reshape(-1), -1, threads)

@@ -39,7 +39,6 @@ import numpy as np
 
 from ... import expr as ex
 from ...dtypes import DataType
-from ...enums import AxisDirection
 from ...kernels import cache
 from ...kernels.spec import KernelSpec
 from ...ops.arg_reduction import ArgReductionParams
@@ -47,7 +46,7 @@ from . import argmin_boxes as boxes
 from . import argmin_engine as engine
 from . import argmin_prologue as prologue
 from . import codegen
-from .argmin_keys import DECREASING
+from .argmin_keys import order_of
 from .views import flat
 
 _modules: dict[tuple[ex.Expr, tuple[ex.Store, ...]], ModuleType] = {}
@@ -129,8 +128,8 @@ class _Kernel:
             raise unsupported(spec) from error
         self.spec, self.axes = spec, params.axes
         self.ops = codegen.operands(fill, spec.extra)
-        self.kind, self.key = prologue._kind(fill.type)
-        self.order = DECREASING if params.axis_direction == AxisDirection.DECREASING else None
+        self.kind, self.key = prologue._kind(fill.type, params)
+        self.order = order_of(params)
         loaded = {k: t for root in (fill, *spec.extra) for k, t in ex.loads(root).items()}
         self.halves = [loaded[k] is DataType.FLOAT16 for k in self.ops] + [
             x.type is DataType.FLOAT16 for x in spec.extra]

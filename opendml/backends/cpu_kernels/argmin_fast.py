@@ -23,7 +23,7 @@ from . import argmin_boxes as boxes
 
 IMPORTS = '''from numba.extending import intrinsic as _intrinsic
 from opendml.backends.cpu_kernels.argmin_keys import found_key, key_of, replaces, takes
-from opendml.backends.cpu_kernels.argmin_lanes import floats_compare_exactly
+from opendml.backends.cpu_kernels.argmin_lanes import floats_compare_exactly, lane_float_key
 from opendml.backends.cpu_kernels.argmin_vectors import bits_of, lanes_typing'''
 
 
@@ -34,7 +34,7 @@ def source(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str
     a = [f"a{k}" for k in ops]
     starts = [f"b{k}" for k in ops]
     lanes_args = ", ".join([f"a{k}[b{k}]" if h else f"a{k}" for k, h in zip(ops, hoisted)] + starts
-                           + ["n // 16", "order"] + q)
+                           + ["n // 16", "order", "kind"] + q)
     head = ", ".join(a + ["t", "strides", "red", "w", "cur", "idx", "kind", "order", "floats"] + q)
     driver_args = head.replace("t, strides", "t[k], strides")
     # The runs' origins walked inline: a call of ``argmin_boxes.box_at`` cost 0.2 s of compile time.
@@ -46,16 +46,17 @@ def source(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str
         return f"key_of(bits_of(value({', '.join(args + q)})), kind)"
 
     parts = [IMPORTS, f'''@_intrinsic
-def lanes_best(typingctx, {", ".join(a + starts + ["count", "order"] + q)}):
-    return lanes_typing(ELEMENT, OPERANDS, ({", ".join(a + starts + ["count", "order"] + q)},))''',
+def lanes_best(typingctx, {", ".join(a + starts + ["count", "order", "kind"] + q)}):
+    return lanes_typing(ELEMENT, OPERANDS, ({", ".join(a + starts + ["count", "order", "kind"] + q)},))''',
              f'''@jit
 def row_fast({", ".join(a + starts + ["n", "kind", "order", "floats"] + q)}):
     """The best (key, position) of a run: whole vectors in registers, then the rest one by one."""
     done, key, pos = 0, np.int32(0), 0
     if floats and n >= 16:
         found, pos = lanes_best({lanes_args})
-        if found != np.int32(0x7F800000):  # +inf: the minimum, or every element NaN; not certain as floats
-            key, done = key_of(found, kind), n // 16 * 16
+        key, certain = lane_float_key(found, kind)  # not where the best is +inf (ARGMAX: -inf) or NaN only
+        if certain:
+            done = n // 16 * 16
     if done == 0:
         key, pos, done = {value("0")}, 0, 1
     for k in range(done, n):

@@ -18,13 +18,12 @@ import numpy as np
 
 from ... import expr as ex
 from ...dtypes import DataType
-from ...enums import AxisDirection
 from ...kernels.spec import KernelSpec
 from ...ops.arg_reduction import ArgReductionParams
 from . import argmin_boxes as boxes
 from . import argmin_engine as engine
 from . import drivers
-from .argmin_keys import DECREASING, FLOAT, HALF
+from .argmin_keys import kind_of, order_of
 from .argmin_plan import Merged, Plan, merged, plan
 from .argmin_rows import ROW_BLOCK
 from .argmin_vectors import vectorised
@@ -100,8 +99,8 @@ def reduction(spec: KernelSpec, params: ArgReductionParams) -> Run:
         raise unsupported(spec) from error
     fast = vectorised(spec.element)
     ops = tuple(sorted(ex.loads(fill)))
-    kind, key = _kind(fill.type)
-    order = DECREASING if params.axis_direction == AxisDirection.DECREASING else None
+    kind, key = _kind(fill.type, params)
+    order = order_of(params)
     halves = [ex.loads(fill)[k] is DataType.FLOAT16 for k in ops]
     prepared: dict[Any, Prepared] = {}
 
@@ -127,8 +126,8 @@ def compile_layout(spec: KernelSpec, params: ArgReductionParams, shape: Sequence
     """Compile what a call of this layout runs, and nothing else, by running its plan over no boxes."""
     fill = boxes.fill_expression(spec.element)
     ops = tuple(sorted(ex.loads(fill)))
-    kind, key = _kind(fill.type)
-    order = DECREASING if params.axis_direction == AxisDirection.DECREASING else None
+    kind, key = _kind(fill.type, params)
+    order = order_of(params)
     found = prepare(shape, strides, params.axes, threads, vectorised(spec.element))
     module = boxes.compiled(spec.element, found.hoisted)
     empty = found.tasks.copy()
@@ -164,13 +163,14 @@ def _launch(module: Any, found: Prepared, flats: list[np.ndarray], scalars: tupl
     run_tasks(task, [(*flats, t, *tail) for t in found.tasks], threads)
 
 
-def _kind(t: DataType) -> tuple[Any, np.dtype]:
+def _kind(t: DataType, params: ArgReductionParams) -> tuple[Any, np.dtype]:
     """The engines' ``kind`` of an element type, and its key type (``argmin_engine._keyed``)."""
+    kind = kind_of(t.numpy, params)
     if t is DataType.FLOAT32:
-        return FLOAT, np.dtype(np.int32)
+        return kind, np.dtype(np.int32)
     if t is DataType.FLOAT16:
-        return HALF, np.dtype(np.int16)
-    return None, np.dtype(t.numpy)
+        return kind, np.dtype(np.int16)
+    return kind, np.dtype(t.numpy)
 
 
 def _elements(a: np.ndarray) -> list[int]:

@@ -1,5 +1,5 @@
-"""ARGMIN when the last dimension is reduced: each run of it reduced to one (key, position), folded into
-its slot's state.
+"""ARGMIN (and ARGMAX: ``argmin_keys``) when the last dimension is reduced: each run of it reduced to one
+(key, position), folded into its slot's state.
 
 A contiguous run of at most ROW_BLOCK elements is reduced in one pass of vector lanes (``argmin_lanes``);
 a longer one block by block (the smallest key of each block, then one search of the block holding it),
@@ -9,10 +9,9 @@ or in one pass as floats where that is exact; a strided run element by element.
 from __future__ import annotations
 
 import numpy as np
-from numba import types
 from numba.extending import overload
 
-from .argmin_keys import FLIP_SHIFT, FLOAT, found_key, key_bits, key_of, replaces, takes, unflip
+from .argmin_keys import found_key, is_float, key_of, key_range, raw_key, replaces, searched_again, takes, unflip
 from .argmin_lanes import float_lanes, floats_compare_exactly, lane_argmin
 from .jit import jit
 from .rows import inline
@@ -46,14 +45,13 @@ def keyed_min(xs, kind):  # type: ignore[no-untyped-def]
 
 
 @jit
-def flipped_min(xs):  # type: ignore[no-untyped-def]
-    """``keyed_min`` of FLOAT32 bits, flipped and shifted (five instructions an element instead of seven)."""
-    v = xs[0]
-    m = np.int32((v ^ ((v >> 31) & 0x7FFFFFFF)) - FLIP_SHIFT)
+def flipped_min(xs, kind):  # type: ignore[no-untyped-def]
+    """``keyed_min`` of FLOAT32 bits as raw keys (``argmin_keys.raw_key``: five instructions an element
+    instead of seven)."""
+    m = raw_key(xs[0], kind)
     for k in range(xs.size):
-        v = xs[k]
-        m = min(m, np.int32((v ^ ((v >> 31) & 0x7FFFFFFF)) - FLIP_SHIFT))
-    return unflip(m, FLOAT)
+        m = min(m, raw_key(xs[k], kind))
+    return unflip(m, kind)
 
 
 def block_min(xs, kind):  # type: ignore[no-untyped-def]
@@ -62,8 +60,8 @@ def block_min(xs, kind):  # type: ignore[no-untyped-def]
 
 @overload(block_min, jit_options={"cache": True})
 def _block_min(xs, kind):  # type: ignore[no-untyped-def]
-    if not isinstance(kind, types.NoneType) and kind.dtype == types.float32:
-        return lambda xs, kind: flipped_min(xs)
+    if is_float(kind):
+        return lambda xs, kind: flipped_min(xs, kind)
     return lambda xs, kind: keyed_min(xs, kind)
 
 
@@ -71,16 +69,16 @@ def _block_min(xs, kind):  # type: ignore[no-untyped-def]
 def block_find(xs, key, kind, order):  # type: ignore[no-untyped-def]
     """The first (INCREASING) or last position of ``key`` in a block (at most ROW_BLOCK elements), as a
     branch-free int32 min or max reduction so that it vectorises at the elements' width."""
-    mask, bits = key_bits(key, kind)
+    mask, low, high = key_range(key, kind)
     n = np.int32(xs.size)
     if order is None:
         pos = n
         for k in range(n):
-            pos = min(pos, np.int32(k) if xs[k] & mask == bits else n)
+            pos = min(pos, np.int32(k) if (xs[k] & mask >= low) & (xs[k] & mask <= high) else n)
         return pos
     pos = np.int32(-1)
     for k in range(n):
-        pos = max(pos, np.int32(k) if xs[k] & mask == bits else np.int32(-1))
+        pos = max(pos, np.int32(k) if (xs[k] & mask >= low) & (xs[k] & mask <= high) else np.int32(-1))
     return pos
 
 
@@ -180,7 +178,7 @@ def short_best(x, xb, n, kind, order, floats):  # type: ignore[no-untyped-def]
         done = vectors * per
         raw, pos = lane_argmin(x, xb, vectors, kind, order)
         key = unflip(raw, kind)
-        if kind is not None and key == 0:  # -0.0 flipped is just under +0.0: find the zeros as equals
+        if searched_again(key, kind):  # -0.0 flipped is just under +0.0: find the zeros as equals (NaN too)
             pos = block_find(x[xb:xb + done], key, kind, order)
     return rest_best(x, xb, done, n, key, pos, kind, order)
 

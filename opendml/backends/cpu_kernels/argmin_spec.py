@@ -1,16 +1,16 @@
-"""What the CPU ARGMIN engines take from a kernel specification (NumPy only: both kernel modules use it)."""
+"""What the CPU ARGMIN and ARGMAX engines take from a kernel specification (NumPy only: both kernel modules use it)."""
 
 from __future__ import annotations
 
 from ... import expr as ex
-from ...enums import NanPolicy
 from ...errors import kernel_unsupported
 from ...kernels.spec import KernelSpec, ReductionKind
 from ...ops.arg_reduction import ArgReductionParams
 
 
 def argmin_params(spec: KernelSpec, prologue: bool = False) -> ArgReductionParams:
-    """The ARGMIN a reduction's specification asks for, or a clear error for one the engines cannot run.
+    """The ARGMIN or ARGMAX a reduction's specification asks for (either NanPolicy: one engine runs them
+    all, ``argmin_keys``), or a clear error for one the engines cannot run.
 
     The engines read the input's elements and compare them (as keys, ``argmin_keys``), so without
     ``prologue`` the only element expression taken is ``Load(0, T)`` of the input itself. ``prologue``: the
@@ -18,18 +18,15 @@ def argmin_params(spec: KernelSpec, prologue: bool = False) -> ArgReductionParam
     scratch tiles that the engines then reduce (``argmin_boxes``), for every layout the engines take.
     """
     record = spec.reduction
-    if record is None or record.kind != ReductionKind.ARGMIN:
-        raise kernel_unsupported(spec.operator, "Reduction", "must be an ARGMIN record for the CPU reduction kernels",
-                      None if record is None else record.kind.name)
-    if record.nan_rule != NanPolicy.IGNORE:
-        raise kernel_unsupported(spec.operator, "Reduction.NanPolicy", "must be IGNORE for the CPU ARGMIN kernels",
-                      record.nan_rule.name)
+    if record is None or record.kind not in (ReductionKind.ARGMIN, ReductionKind.ARGMAX):
+        raise kernel_unsupported(spec.operator, "Reduction", "must be an ARGMIN or ARGMAX record for the CPU "
+                                 "reduction kernels", None if record is None else record.kind.name)
     if prologue:
         return ArgReductionParams(record.axes, record.direction, record.index_type, record.kind, record.nan_rule)
     source = spec.inputs[0] if spec.inputs else None
     wanted = None if source is None else ex.Load(0, source)
     if wanted is None or spec.element != wanted:
         raise kernel_unsupported(spec.operator, "Reduction element",
-                      f"must be {wanted!r}, the input's own elements (the CPU ARGMIN kernels compare them as "
+                      f"must be {wanted!r}, the input's own elements (the CPU reduction kernels compare them as "
                       "loaded: a computed prologue is not lowered)", repr(spec.element))
     return ArgReductionParams(record.axes, record.direction, record.index_type, record.kind, record.nan_rule)

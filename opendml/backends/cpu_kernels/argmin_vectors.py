@@ -4,9 +4,9 @@ the run is loaded, and compared there, never stored.
 ``lanes_typing`` is the typing of a generated intrinsic (``argmin_fast``): the FLOAT32 element expression is
 lowered to LLVM vectors as the streaming element-wise kernels lower theirs (``vectors._lower``: the same
 instruction per node, no fast-math flags, so the values are the bits the unfused intermediate holds), and
-each vector lane keeps its smallest value and the vector it came from, compared as floats, as
+each vector lane keeps its smallest (ARGMAX: largest) value and the vector it came from, compared as floats, as
 ``argmin_lanes.lane_argmin_float`` does for loaded FLOAT32 (so the same exactness rules hold: the caller
-uses it only where ``floats_compare_exactly()``, and a best of +inf is not certain).
+uses it only where ``floats_compare_exactly()``, and a best of +inf, ARGMAX: -inf, is not certain).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from numba.extending import intrinsic
 
 from ... import expr as ex
 from ...dtypes import DataType
-from .argmin_lanes import _chosen_position, _float_minimum
+from .argmin_lanes import FloatBest
 from .vectors import Loop, _lower, _numba_type, _reader, i64, lanes, splat, streamable
 
 __all__ = ["bits_of", "lanes_typing", "vectorised"]
@@ -47,10 +47,11 @@ def bits_of(typingctx, value):  # type: ignore[no-untyped-def]
 def lanes_typing(element: ex.Expr, operands: Sequence[int], args: Sequence[types.Type]) -> Any:
     """The typing of ``(bits, position)`` of the best value of ``element`` over ``count`` whole vectors:
     ``args`` are the operands ``operands`` (an array, or one value: hoisted), each one's first element, the
-    vector count, the order (None: INCREASING), then the scalar parameters. None where they do not fit."""
+    vector count, the order (None: INCREASING), the ``kind`` (``argmin_keys``: ARGMAX keeps the largest,
+    PROPAGATE leaves a run that met a NaN not certain: ``argmin_lanes.FloatBest``), then the scalar
+    parameters. None where they do not fit."""
     m = len(operands)
-    values, count = args[:m], args[2 * m]
-    increasing = isinstance(args[2 * m + 1], types.NoneType)
+    values, count, order, kind = args[:m], args[2 * m], args[2 * m + 1], args[2 * m + 2]
     loaded = ex.loads(element)
     wanted = [_numba_type(loaded[k]) for k in operands]
     if not (vectorised(element) and isinstance(count, types.Integer)):
@@ -63,22 +64,11 @@ def lanes_typing(element: ex.Expr, operands: Sequence[int], args: Sequence[types
         n = lanes(4)
         loop = Loop(context, builder, None, n)  # type: ignore[arg-type]
         reads = {k: _reader(loop, values[p], wanted[p], llvm_args[p], llvm_args[m + p]) for p, k in enumerate(operands)}
-        scalars = [splat(builder, v, n) for v in llvm_args[2 * m + 2:]]
-        f32, i32 = ir.FloatType(), ir.IntType(32)
-        best = cgutils.alloca_once_value(builder, splat(builder, ir.Constant(f32, float("inf")), n))
-        where = cgutils.alloca_once_value(builder, ir.Constant(ir.VectorType(i32, n), [0] * n))
+        scalars = [splat(builder, v, n) for v in llvm_args[2 * m + 3:]]
+        best = FloatBest(builder, kind, order, n)  # NaN never taken
         with cgutils.for_range_slice(builder, i64(0), llvm_args[2 * m], i64(1)) as (j, _):
-            at = builder.mul(j, i64(n))
-            v = _lower(builder, element, lambda k: reads[k](at), scalars, n)
-            old = builder.load(best)
-            takes = builder.fcmp_ordered("<" if increasing else "<=", v, old)  # NaN never taken
-            builder.store(builder.select(takes, v, old), best)
-            builder.store(builder.select(takes, splat(builder, builder.trunc(j, i32), n), builder.load(where)), where)
-        found = builder.load(best)
-        smallest = _float_minimum(builder, found)
-        holds = builder.fcmp_ordered("==", found, splat(builder, smallest, n))
-        position = _chosen_position(builder, holds, builder.load(where), increasing)
-        return context.make_tuple(builder, signature.return_type, [builder.bitcast(smallest, i32), position])
+            best.fold(_lower(builder, element, lambda k: reads[k](builder.mul(j, i64(n))), scalars, n), j)
+        return context.make_tuple(builder, signature.return_type, best.result())
 
     return types.Tuple((types.int32, types.int64))(*args), codegen
 

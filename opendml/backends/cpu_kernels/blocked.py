@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ... import expr as ex
-from ...enums import AxisDirection
+from ...dtypes import DataType
 from ...kernels.numpy_lowering import evaluate_all
 from ...kernels.spec import KernelSpec
 from ...ops.arg_reduction import ArgReductionParams, arg_reduction_reference
@@ -65,7 +66,7 @@ FUSED_OUTPUTS = True
 
 def reduction(spec: KernelSpec) -> Callable[..., None]:
     """A reduction (operands in order, then the output, one array per ``spec.extra`` shaped as the input, and
-    a thread count): ARGMIN over its element's values, computed a block at a time where the element is a
+    a thread count): ARGMIN or ARGMAX over its element's values, computed a block at a time where the element is a
     prologue rather than the input itself, each block's extra values written as they are computed."""
     params = argmin_params(spec, prologue=True)
     if spec.element == ex.Load(0, spec.inputs[0]) and not spec.extra:  # type: ignore[arg-type]
@@ -128,7 +129,7 @@ def _elementwise(spec: KernelSpec, inputs: tuple[np.ndarray | None, ...], outs: 
 
 def _argmin(params: ArgReductionParams, x: np.ndarray | _Values, out: np.ndarray, threads: int) -> None:
     """Blocks of output elements; a reduction longer than a block is cut along its first axis and the
-    pieces' winners compared by value, then index (SPEC 7)."""
+    pieces' winners reduced again (``_winners``)."""
     axes = params.axes
     kept = tuple(k for k in range(x.ndim) if k not in axes)
     length = math.prod(x.shape[a] for a in axes)
@@ -149,28 +150,25 @@ def _argmin_block(params: ArgReductionParams, x: np.ndarray, length: int) -> np.
     first = params.axes[0]
     inner = length // x.shape[first]  # flattened indices per step along the first reduced axis
     step = max(1, BLOCK // inner)
-    decreasing = params.axis_direction == AxisDirection.DECREASING
-    best_index: np.ndarray | None = None
-    best_value: np.ndarray | None = None
+    values, indices = [], []
     for a in range(0, x.shape[first], step):
         piece = x[(slice(None),) * first + (slice(a, a + step),)]
         local = arg_reduction_reference([piece], params).astype(np.int64)
-        index = local + a * inner
-        # The piece's winning value: the element at the local flat index over the reduced axes.
-        value = _gather(piece, params.axes, local)
-        if best_index is None:
-            best_index, best_value = index, value
-            continue
-        assert best_value is not None
-        nan_best = best_value != best_value
-        better = (value < best_value) | (nan_best & (value == value))
-        better |= (value == best_value) & decreasing
-        best_index = np.where(better, index, best_index)
-        best_value = np.where(better, value, best_value)
-    assert best_index is not None and best_value is not None
-    if decreasing:  # a reduction of NaN only: the last index (each piece gave its own last)
-        best_index = np.where(best_value != best_value, length - 1, best_index)
-    return best_index
+        indices.append(local + a * inner)
+        values.append(_gather(piece, params.axes, local))  # the piece's winner (its first NaN, or any NaN)
+    return _winners(params, values, indices)
+
+
+def _winners(params: ArgReductionParams, values: list[np.ndarray], indices: list[np.ndarray]) -> np.ndarray:
+    """The index of the winner among the pieces' winners (``values``, pieces in index order): the same
+    reduction run over them as candidates. Each piece's winner is its best element, the first (last) of its
+    equals in the direction's order, so the best candidate, the first (last) of equal ones, is the whole
+    reduction's: the same operator, NaN policy and direction decide, and a reduction of NaN only (ignored)
+    falls to piece 0's first index or the last piece's last, as it would whole (SPEC 7, 8.5 and 9)."""
+    candidates = np.stack(values, axis=-1)
+    last = candidates.ndim - 1
+    winner = arg_reduction_reference([candidates], replace(params, axes=(last,), output_type=DataType.INT64))
+    return np.take_along_axis(np.stack(indices, axis=-1), winner, axis=last)[..., 0]
 
 
 def _gather(x: np.ndarray, axes: tuple[int, ...], local: np.ndarray) -> np.ndarray:
