@@ -1,4 +1,4 @@
-"""The functional quantize_linear: hand-worked values, the output type rule, broadcasts, out= and errors."""
+"""The functional quantize_linear: hand-worked values, the oracle, the output type rule, broadcasts, out= and errors."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 import opendml as dml
 from opendml.ops.quantize_linear import QuantizeParams, quantize_linear_reference
 from tests.conftest import CUDA_MISSING
+from tests.elementwise_oracle import quantize_element
 
 NEEDS_CUDA = pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")
 F4 = np.float32
@@ -119,9 +120,20 @@ def test_levels() -> None:
 
 
 def _reference(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, dtype: Any) -> np.ndarray:
-    shape = np.broadcast_shapes(*(a.shape for a in (x, scale, zero_point) if a is not None))
+    """The expected result twice over: the independent oracle element by element, which opendml's NumPy
+    reference must match too."""
+    shape = np.broadcast_shapes(*(np.shape(a) for a in (x, scale, zero_point) if a is not None))
     inputs = [np.broadcast_to(a, shape) if a is not None else None for a in (x, scale, zero_point)]
-    return quantize_linear_reference(inputs, QuantizeParams(dml.DataType.parse(np.dtype(dtype))))
+    xs, ss, zs = inputs
+    assert xs is not None and ss is not None
+    name = dml.DataType.parse(np.dtype(dtype)).name
+    convert = float if xs.dtype.kind == "f" else int
+    oracle = np.zeros(shape, dtype)
+    for i in np.ndindex(*shape):
+        oracle[i] = quantize_element(convert(xs[i]), float(ss[i]), None if zs is None else int(zs[i]), name)
+    reference = quantize_linear_reference(inputs, QuantizeParams(dml.DataType.parse(np.dtype(dtype))))
+    assert np.array_equal(reference, oracle)
+    return oracle
 
 
 @pytest.fixture
