@@ -40,13 +40,13 @@ def same_as_onnx_runtime(model: ModelProto, arrays: dict[str, Any]) -> np.ndarra
 # ------------------------------------------------------------------------------------ ArgMin and ArgMax
 
 @pytest.mark.parametrize("op", ["ArgMin", "ArgMax"])
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int8, np.uint8])
-@pytest.mark.parametrize("opset", [11, 12, 13])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8])
+@pytest.mark.parametrize("opset", [11, 13])
 def test_arg_reductions_match(op: str, dtype: type, opset: int) -> None:
     data = RNG.integers(0, 4, (3, 4, 5)).astype(dtype)  # few values: ties decide
     for axis in (0, 1, -1):
         for keepdims in (0, 1):
-            for last in (0, 1) if opset >= 12 else (None,):
+            for last in (0, 1) if opset >= 12 else (None,):  # select_last_index comes with 12
                 attributes = {"axis": axis, "keepdims": keepdims}
                 if last is not None:
                     attributes["select_last_index"] = last
