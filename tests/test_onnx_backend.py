@@ -1,4 +1,4 @@
-"""ONNX's own backend node tests of Clip, Relu, ArgMin and DequantizeLinear, through opendml.onnx.backend.
+"""ONNX's own backend node tests of the mapped operators, through opendml.onnx.backend.
 
 Every test passes, or is listed in onnx_exclusions.txt with its reason and must then fail with
 UnsupportedModelError (opendml's one clear error, raised before anything runs).
@@ -21,7 +21,7 @@ import onnx.backend.test
 
 from opendml.onnx import UnsupportedModelError, backend
 
-OPERATORS = ("clip", "relu", "argmin", "dequantizelinear")
+OPERATORS = ("clip", "relu", "argmin", "argmax", "dequantizelinear", "quantizelinear")
 _INCLUDED = re.compile(rf"test_({'|'.join(OPERATORS)})(_\w+)?_(cpu|cuda)")
 _DEVICE_SUFFIX = re.compile(r"_(cpu|cuda)$")
 
@@ -58,7 +58,7 @@ class _Backend(backend.OpenDMLBackend):
 
 
 def _selected_cases() -> dict[str, type[unittest.TestCase]]:
-    """ONNX's generated test classes, cut down to the four operators' node tests."""
+    """ONNX's generated test classes, cut down to the mapped operators' node tests."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # generating other operators' cases warns (NumPy overflow in casts)
         runner = onnx.backend.test.BackendTest(_Backend, __name__)
@@ -88,7 +88,8 @@ def test_every_operator_has_node_tests() -> None:
     for operator in OPERATORS:
         assert any(name.startswith(f"test_{operator}") for name in _SELECTED_NAMES), f"no node test of {operator}"
     assert {"test_dequantizelinear_axis", "test_dequantizelinear_blocked", "test_clip_default_int8_min",
-            "test_argmin_keepdims_example_select_last_index", "test_relu"} <= _SELECTED_NAMES
+            "test_argmin_keepdims_example_select_last_index", "test_relu", "test_argmax_negative_axis_keepdims_random",
+            "test_quantizelinear_axis", "test_quantizelinear_blocked_asymmetric"} <= _SELECTED_NAMES
 
 
 # The list is written against the node tests of the onnx versions that CI installs (1.23 on); older

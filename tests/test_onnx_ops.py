@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("onnx", reason="the ONNX front end needs the onnx extra (pip install 'opendml[onnx]')")
 
 import onnx
+import onnx_models
 from onnx import TensorProto
 from onnx_models import feeds, reference, single
 
@@ -183,12 +184,13 @@ def test_relu_13_has_no_integer_types() -> None:
     assert "Input X must have one of the types opendml maps (FLOAT, FLOAT16); got INT32." in unsupported(model, arrays)
 
 
-# -------------------------------------------------------------------------------------------- ArgMin
+# ------------------------------------------------------------------------------------ ArgMin and ArgMax
 
 ARGMIN_DATA = RNG.integers(-3, 3, (3, 4, 5)).astype(np.float32)  # few values: many ties
+ARG_OPS = ["ArgMin", "ArgMax"]
 
 
-def _argmin_cases() -> list[tuple[int, dict[str, int]]]:
+def _arg_cases() -> list[tuple[int, dict[str, int]]]:
     cases: list[tuple[int, dict[str, int]]] = [(opset, {}) for opset in (1, 11, 12, 13)]
     for opset in (1, 11, 12, 13):
         for axis in [0, 1, 2] + ([-1, -3] if opset >= 11 else []):
@@ -201,38 +203,87 @@ def _argmin_cases() -> list[tuple[int, dict[str, int]]]:
     return cases
 
 
-@pytest.mark.parametrize(("opset", "attributes"), _argmin_cases())
-def test_argmin_every_version(opset: int, attributes: dict[str, int]) -> None:
+@pytest.mark.parametrize("op", ARG_OPS)
+@pytest.mark.parametrize(("opset", "attributes"), _arg_cases())
+def test_arg_reduction_every_version(op: str, opset: int, attributes: dict[str, int]) -> None:
     arrays = {"data": ARGMIN_DATA}
-    check_against_reference(single("ArgMin", opset, arrays, **attributes), arrays)
+    check_against_reference(single(op, opset, arrays, **attributes), arrays)
 
 
+@pytest.mark.parametrize("op", ARG_OPS)
 @pytest.mark.parametrize("dtype", [np.float16, *INTEGER_DTYPES])
-def test_argmin_types(dtype: type) -> None:
+def test_arg_reduction_types(op: str, dtype: type) -> None:
     arrays = {"data": RNG.integers(0, 4, (6, 5)).astype(dtype)}
-    check_against_reference(single("ArgMin", 13, arrays, axis=1, select_last_index=1), arrays)
+    check_against_reference(single(op, 13, arrays, axis=1, select_last_index=1), arrays)
 
 
-def test_argmin_select_last_index_is_decreasing() -> None:
+@pytest.mark.parametrize(("op", "operator", "expected"), [("ArgMin", "ARGMIN", [4]), ("ArgMax", "ARGMAX", [2])])
+def test_select_last_index_is_decreasing(op: str, operator: str, expected: list[int]) -> None:
     arrays = {"data": np.array([1, 2, 3, 2, 1], np.float32)}
-    model = single("ArgMin", 13, arrays, select_last_index=1)
-    assert first_step(model, arrays).operator.operator.params.axis_direction == dml.AxisDirection.DECREASING
-    assert run(model, arrays)["y"].tolist() == [4]
+    model = single(op, 13, arrays, select_last_index=1)
+    params = first_step(model, arrays).operator.operator.params
+    assert (params.kind.value, params.axis_direction) == (operator, dml.AxisDirection.DECREASING)
+    assert run(model, arrays)["y"].tolist() == expected
 
 
-def test_argmin_nan_is_ignored_unlike_onnx_reference() -> None:
-    # Documented difference: opendml's ARGMIN ignores NaN; ONNX's reference (NumPy) returns the NaN.
-    arrays = {"data": np.array([[1.0, np.nan, 0.5, 3.0]], np.float32)}
-    model = single("ArgMin", 13, arrays, axis=1, keepdims=0)
-    assert run(model, arrays)["y"].tolist() == [2]
-    assert reference(model, arrays)["y"].tolist() == [1]
+NAN_ROWS = np.array([[1, np.nan, 3, np.nan, 0],
+                     [np.nan, 5, np.nan, 1, 2],
+                     [5, 1, 2, 3, np.nan],
+                     [np.nan] * 5,
+                     [3, 3, -np.inf, 3, np.inf]], np.float32)
+# A row's first NaN (its last with select_last_index), as ONNX's reference (NumPy) and PyTorch give;
+# the last row has no NaN.
+NAN_INDICES = {("ArgMin", 0): [1, 0, 4, 0, 2], ("ArgMin", 1): [3, 2, 4, 4, 2],
+               ("ArgMax", 0): [1, 0, 4, 0, 4], ("ArgMax", 1): [3, 2, 4, 4, 4]}
 
 
+@pytest.mark.parametrize("op", ARG_OPS)
+@pytest.mark.parametrize("last", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("transposed", [False, True], ids=["rows", "columns"])
+def test_arg_reduction_nan_propagates(op: str, last: int, dtype: type, transposed: bool) -> None:
+    data = NAN_ROWS.T.copy() if transposed else NAN_ROWS
+    arrays = {"data": data.astype(dtype)}
+    model = single(op, 13, arrays, axis=0 if transposed else 1, keepdims=0, select_last_index=last)
+    assert run(model, arrays)["y"].tolist() == NAN_INDICES[op, last]
+    assert reference(model, arrays)["y"].tolist() == NAN_INDICES[op, last]
+    assert first_step(model, arrays).operator.operator.params.nan_policy == dml.NanPolicy.PROPAGATE
+
+
+@pytest.mark.parametrize("op", ARG_OPS)
+def test_arg_reduction_nan_in_long_rows(op: str) -> None:
+    # Long enough for the vector code paths: the NaN wins wherever it stands.
+    data = RNG.normal(0, 1, (3, 1000)).astype(np.float32)
+    data[0, [700, 900]] = np.nan
+    data[1, 999] = np.nan
+    data[2, 0] = np.nan
+    arrays = {"data": data}
+    first = single(op, 13, arrays, axis=1, keepdims=0)
+    last = single(op, 13, arrays, axis=1, keepdims=0, select_last_index=1)
+    assert run(first, arrays)["y"].tolist() == [700, 999, 0]
+    assert run(last, arrays)["y"].tolist() == [900, 999, 0]
+
+
+@pytest.mark.parametrize("op", ARG_OPS)
 @pytest.mark.parametrize(("opset", "axis", "allowed"), [(13, 3, "[-3, 2]"), (1, -1, "[0, 2]")])
-def test_argmin_axis_out_of_range(opset: int, axis: int, allowed: str) -> None:
+def test_arg_reduction_axis_out_of_range(op: str, opset: int, axis: int, allowed: str) -> None:
     arrays = {"data": ARGMIN_DATA}
-    model = single("ArgMin", opset, arrays, output=(TensorProto.INT64, [3, 4, 1]), axis=axis)
-    assert f"axis must be in {allowed} for data of rank 3; got {axis}." in unsupported(model, arrays)
+    model = single(op, opset, arrays, output=(TensorProto.INT64, [3, 4, 1]), axis=axis)
+    assert f"{op} node #0: axis must be in {allowed} for data of rank 3; got {axis}." in unsupported(model, arrays)
+
+
+@pytest.mark.parametrize("op", ARG_OPS)
+def test_arg_reduction_refusals(op: str) -> None:
+    scalar = {"data": np.float32(1)}
+    model = single(op, 13, scalar, output=(TensorProto.INT64, []))
+    assert f"{op} node #0: Input data must have rank 1 or more; got a scalar." in unsupported(model, scalar)
+    empty = {"data": np.zeros((2, 0), np.float32)}
+    model = single(op, 13, empty, axis=1)
+    assert "Input data must not be empty along axis 1; got shape [2, 0]." in unsupported(model, empty)
+    doubles = {"data": np.zeros(3, np.float64)}
+    message = unsupported(single(op, 13, doubles, output=(TensorProto.INT64, [1])), doubles)
+    assert f"{op} node #0: Input data must have one of the types opendml maps (FLOAT, FLOAT16, INT64" in message
+    assert message.endswith("got DOUBLE.")
 
 
 # ---------------------------------------------------------------------------------- DequantizeLinear
@@ -366,6 +417,290 @@ def test_four_dimensional_levels_pad_with_leading_ones(level: str) -> None:
     assert (dims.sizes, dims.strides) == (((1, 1, 3, 4), (0, 0, 0, 1)) if level == "2_1" else ((3, 4), (0, 1)))
 
 
+# ------------------------------------------------------------------------------------ QuantizeLinear
+
+QL_VERSIONS = [10, 13, 19, 21, 23, 24, 25, 28]
+HALVES = np.array([0.5, 1.5, -2.5, 2.5, -0.5, 127.5, 300, -300, np.nan, np.inf, -np.inf], np.float32)
+# Worked by hand (docs/semantics.md): halves to even, the zero point added after rounding, saturation at
+# both ends, NaN to the zero point, +-inf saturating.
+HALVES_QUANTIZED = [
+    (np.int8, None, [0, 2, -2, 2, 0, 127, 127, -128, 0, 127, -128]),
+    (np.int8, 3, [3, 5, 1, 5, 3, 127, 127, -128, 3, 127, -128]),
+    (np.uint8, None, [0, 2, 0, 2, 0, 128, 255, 0, 0, 255, 0]),
+    (np.uint8, 128, [128, 130, 126, 130, 128, 255, 255, 0, 128, 255, 0]),
+]
+
+
+def quantize_model(opset: int, arrays: dict[str, np.ndarray | None], **attributes: Any) -> Any:
+    return single("QuantizeLinear", opset, arrays, constants={"s", "zp"}, **attributes)
+
+
+def quantized(opset: int, arrays: dict[str, np.ndarray | None], device: dml.Device | None = None,
+              **attributes: Any) -> np.ndarray:
+    return run(quantize_model(opset, arrays, **attributes), {"x": arrays["x"]}, device=device)["y"]
+
+
+@pytest.mark.parametrize("opset", QL_VERSIONS)
+@pytest.mark.parametrize(("dtype", "zero_point", "expected"), HALVES_QUANTIZED)
+def test_quantize_hand_cases_every_version(opset: int, dtype: type, zero_point: int | None,
+                                           expected: list[int]) -> None:
+    zp = None if zero_point is None else dtype(zero_point)
+    attributes = {}
+    if zp is None and dtype == np.int8:  # an INT8 output without a zero point needs output_dtype (21 on)
+        if opset >= 21:
+            attributes["output_dtype"] = TensorProto.INT8
+        else:
+            zp = dtype(0)
+    got = quantized(opset, {"x": HALVES, "s": np.float32(1), "zp": zp}, **attributes)
+    assert got.dtype == dtype
+    assert got.tolist() == expected
+
+
+def test_quantize_rounds_one_float32_division() -> None:
+    # -237.2832 / 1.9529482 is -121.5 exactly in float32 (to even: -122); a multiply by the reciprocal
+    # gives -121.49999 (-121). And the zero point is added after rounding: 0.5 + 1 gives 1, not 2.
+    x = np.array([-237.2832, 0.5 * 1.9529482], np.float32)
+    arrays = {"x": x, "s": np.float32(1.9529482), "zp": np.int8(0)}
+    assert quantized(21, arrays).tolist() == [-122, 0]
+    assert quantized(21, {**arrays, "zp": np.int8(1)}).tolist() == [-121, 1]
+
+
+@pytest.mark.parametrize("opset", QL_VERSIONS)
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_quantize_per_tensor_against_reference(opset: int, dtype: type) -> None:
+    x = RNG.normal(0, 60, (2, 3, 4)).astype(np.float32)
+    arrays = {"x": x, "s": np.float32(0.37), "zp": dtype(7)}
+    model = quantize_model(opset, arrays)
+    check_against_reference(model, arrays)
+    scale = first_step(model, {"x": x}).operator.operator.desc.scale_tensor
+    assert scale.sizes == (2, 3, 4) and scale.strides == (0, 0, 0)  # a zero-stride view, not a copy
+
+
+@pytest.mark.parametrize("opset", QL_VERSIONS[1:])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_quantize_per_axis(opset: int, axis: int) -> None:
+    x = RNG.normal(0, 60, (2, 3, 4)).astype(np.float32)
+    n = x.shape[axis]
+    arrays = {"x": x, "s": RNG.uniform(0.1, 2, n).astype(np.float32), "zp": RNG.integers(0, 255, n, dtype=np.uint8)}
+    model = quantize_model(opset, arrays, axis=axis)
+    check_against_reference(model, arrays)
+    strides = [0, 0, 0]
+    strides[axis] = 1
+    step = first_step(model, {"x": x})
+    assert step.operator.operator.desc.scale_tensor.strides == tuple(strides)
+    assert step.operator.operator.desc.zero_point_tensor.strides == tuple(strides)
+    assert step.inputs[1:] == ("s", "zp")  # the initializers themselves, no copies
+
+
+@pytest.mark.parametrize("opset", [21, 23, 24, 25, 28])
+@pytest.mark.parametrize(("axis", "block"), [(1, 2), (1, 3), (0, 2), (-1, 5)])
+def test_quantize_blocked_evenly_is_a_zero_stride_view(opset: int, axis: int, block: int) -> None:
+    x = RNG.normal(0, 60, (4, 6, 5)).astype(np.float32)
+    blocked = list(x.shape)
+    blocked[axis] //= block
+    arrays = {"x": x, "s": RNG.uniform(0.1, 2, blocked).astype(np.float32),
+              "zp": RNG.integers(-10, 10, blocked, dtype=np.int8)}
+    model = quantize_model(opset, arrays, axis=axis, block_size=block)
+    check_against_reference(model, arrays)
+    desc = first_step(model, {"x": x}).operator.operator.desc
+    k = axis % 3
+    assert desc.input_tensor.sizes == (*x.shape[:k], x.shape[k] // block, block, *x.shape[k + 1:])
+    assert desc.scale_tensor.strides[k + 1] == 0 and desc.zero_point_tensor.strides[k + 1] == 0
+    assert first_step(model, {"x": x}).inputs[1:] == ("s", "zp")
+
+
+@pytest.mark.parametrize(("axis", "block"), [(1, 4), (0, 3), (2, 2)])
+def test_quantize_blocked_unevenly_expands_the_scale(axis: int, block: int) -> None:
+    x = RNG.normal(0, 60, (5, 6, 3)).astype(np.float32)
+    blocked = list(x.shape)
+    blocked[axis] = -(-x.shape[axis] // block)
+    arrays = {"x": x, "s": RNG.uniform(0.1, 2, blocked).astype(np.float32),
+              "zp": RNG.integers(0, 255, blocked, dtype=np.uint8)}
+    model = quantize_model(21, arrays, axis=axis, block_size=block)
+    check_against_reference(model, arrays)
+    step = first_step(model, {"x": x})
+    assert isinstance(step.inputs[1], np.ndarray) and step.inputs[1].shape == x.shape  # the copy fallback
+
+
+@pytest.mark.parametrize("opset", [21, 23, 28])
+def test_quantize_output_dtype(opset: int) -> None:
+    x = np.array([-1.5, 0.5, 1.5, 200], np.float32)
+    arrays = {"x": x, "s": np.float32(1), "zp": None}
+    got = quantized(opset, arrays, output_dtype=TensorProto.INT8)
+    assert got.dtype == np.int8 and got.tolist() == [-2, 0, 2, 127]
+    got = quantized(opset, arrays, output_dtype=TensorProto.UINT8, saturate=0)  # saturate: float8 only
+    assert got.dtype == np.uint8 and got.tolist() == [0, 0, 2, 200]
+    same = {**arrays, "zp": np.int8(1)}
+    assert quantized(opset, same, output_dtype=TensorProto.INT8).tolist() == [-1, 1, 3, 127]
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("output_dtype", TensorProto.INT16, "output_dtype must be one of the types opendml maps (INT8, UINT8); got INT16."),
+    ("output_dtype", TensorProto.INT4, "output_dtype must be one of the types opendml maps (INT8, UINT8); got INT4."),
+    ("output_dtype", TensorProto.FLOAT8E4M3FN,
+     "output_dtype must be one of the types opendml maps (INT8, UINT8); got FLOAT8E4M3FN."),
+])
+def test_quantize_output_types_opendml_does_not_map(field: str, value: int, message: str) -> None:
+    arrays = {"x": np.zeros(3, np.float32), "s": np.float32(1), "zp": None}
+    model = quantize_model(21, arrays, output=(value, [3]), **{field: value})
+    assert f"QuantizeLinear node #0: {message}" in unsupported(model, {"x": arrays["x"]})
+
+
+def test_quantize_output_dtype_must_be_the_zero_points_type() -> None:
+    arrays = {"x": np.zeros(3, np.float32), "s": np.float32(1), "zp": np.int8(0)}
+    model = quantize_model(21, arrays, output=(TensorProto.INT8, [3]), output_dtype=TensorProto.UINT8)
+    assert "output_dtype must be y_zero_point's type (INT8); got UINT8." in unsupported(model, {"x": arrays["x"]})
+
+
+@pytest.mark.parametrize(("dtype", "name"), [(np.int16, "INT16"), (np.uint16, "UINT16")])
+def test_quantize_16_bit_zero_points_are_refused(dtype: type, name: str) -> None:
+    arrays = {"x": np.zeros(3, np.float32), "s": np.float32(1), "zp": dtype(0)}
+    model = quantize_model(21, arrays)
+    message = unsupported(model, {"x": arrays["x"]})
+    assert f"Input y_zero_point must have one of the types opendml maps (INT8, UINT8); got {name}." in message
+
+
+@pytest.mark.parametrize("level", ["6_2", "6_0"])
+def test_quantize_without_zero_point_is_zero(level: str) -> None:
+    device = dml.Device("cpu", level)
+    x = np.array([0, 3, 127.5, 1000], np.float32)
+    arrays = {"x": x, "s": np.float32(0.5), "zp": None}
+    model = quantize_model(13, arrays)
+    got = run(model, {"x": x}, device=device)["y"]
+    assert got.dtype == np.uint8 and got.tolist() == [0, 6, 255, 255]
+    step = first_step(model, {"x": x}, device)
+    if level == "6_2":
+        assert step.inputs[2] is None  # the optional ZeroPointTensor left out
+    else:
+        assert step.inputs[2].tolist() == [0] and step.inputs[2].dtype == np.uint8  # an explicit zero
+        assert step.operator.operator.desc.zero_point_tensor.strides == (0,)
+
+
+F16_NEAR_HALVES = np.array([98.5, 99.5], np.float16)
+F16_SCALES = np.array([1.4375, 2.1875], np.float16)
+# In float32 the quotients are 68.52 and 45.49 (69, 45); rounded to float16 first they would be 68.5 and
+# 45.5 (68, 46): ONNX's reference divides in float16, ONNX Runtime and opendml in float32.
+F16_QUANTIZED = [69, 45]
+
+
+@pytest.mark.parametrize("opset", [19, 21])
+def test_quantize_float16_divides_in_float32(opset: int) -> None:
+    arrays = {"x": F16_NEAR_HALVES, "s": F16_SCALES, "zp": np.zeros(2, np.int8)}
+    assert quantized(opset, arrays, axis=0).tolist() == F16_QUANTIZED
+    hand = {"x": HALVES.astype(np.float16), "s": np.float16(1), "zp": np.int8(3)}
+    assert quantized(opset, hand).tolist() == HALVES_QUANTIZED[1][2]
+
+
+@pytest.mark.parametrize("opset", [23, 24, 25, 28])
+def test_quantize_23_float16_needs_float32_precision(opset: int) -> None:
+    arrays = {"x": F16_NEAR_HALVES, "s": F16_SCALES, "zp": np.zeros(2, np.int8)}
+    model = quantize_model(opset, arrays, axis=0, precision=TensorProto.FLOAT)
+    check_against_reference(model, arrays)  # the reference divides in float32 too
+    assert run(model, {"x": arrays["x"]})["y"].tolist() == F16_QUANTIZED
+    message = "precision must be FLOAT (opendml divides in float32; an absent precision is y_scale's type); got "
+    assert message + "none (so y_scale's type, FLOAT16)." in unsupported(quantize_model(opset, arrays, axis=0),
+                                                                          {"x": arrays["x"]})
+    halved = quantize_model(opset, arrays, axis=0, precision=TensorProto.FLOAT16)
+    assert message + "FLOAT16." in unsupported(halved, {"x": arrays["x"]})
+
+
+@pytest.mark.parametrize("opset", [10, 13, 23, 28])
+def test_quantize_int32_converts_to_float32_first(opset: int) -> None:
+    # 16777217 is 16777216.0 as float32: / 2^25 gives 0.5 exactly (to even: 0); 50331649 gives 1.5 (2).
+    # ONNX's reference divides in float64 and gives 1, 2, -1.
+    x = np.array([16777217, 50331649, -16777217], np.int32)
+    arrays = {"x": x, "s": np.float32(2**25), "zp": None}
+    got = quantized(opset, arrays, output_dtype=TensorProto.INT8) if opset >= 21 else quantized(
+        opset, {**arrays, "zp": np.int8(0)})
+    assert got.tolist() == [0, 2, 0]
+    small = {"x": np.array([-7, 3, 5, 2**31 - 1, -(2**31)], np.int32), "s": np.float32(2), "zp": np.uint8(100)}
+    assert quantized(opset, small).tolist() == [96, 102, 102, 255, 0]
+
+
+@pytest.mark.parametrize(("opset", "arrays", "message"), [
+    (21, {"x": np.zeros(3, np.int32), "s": np.int32(1)},
+     "Input y_scale must be FLOAT for x of type INT32 (DirectML's ScaleTensor takes FLOAT32 for an INT32 InputTensor); "
+     "got INT32."),
+    (23, {"x": np.zeros(3, np.float16), "s": np.float32(1)},
+     "Input y_scale must be FLOAT16 for x of type FLOAT16 (DirectML's ScaleTensor takes the InputTensor's data type); "
+     "got FLOAT."),
+    (23, {"x": np.zeros(3, np.float32), "s": np.float16(1)},
+     "Input y_scale must be FLOAT for x of type FLOAT (DirectML's ScaleTensor takes the InputTensor's data type); "
+     "got FLOAT16."),
+])
+def test_quantize_scale_types_directml_does_not_take(opset: int, arrays: dict[str, Any], message: str) -> None:
+    model = quantize_model(opset, arrays, output=(TensorProto.UINT8, [3]))
+    assert f"QuantizeLinear node #0: {message}" in unsupported(model, {"x": arrays["x"]})
+
+
+def test_quantize_bfloat16_x_is_refused() -> None:
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="NumPy's bfloat16 comes from ml_dtypes (an onnx dependency)")
+    arrays = {"x": np.zeros(3, ml_dtypes.bfloat16), "s": np.array(1, ml_dtypes.bfloat16)}
+    model = quantize_model(19, arrays, output=(TensorProto.UINT8, [3]))
+    message = unsupported(model, {"x": arrays["x"]})
+    assert "Input x must have one of the types opendml maps (FLOAT, FLOAT16, INT32); got BFLOAT16." in message
+
+
+def test_quantize_10_scale_must_be_a_scalar() -> None:
+    arrays = {"x": np.zeros((2, 3), np.float32), "s": np.ones(3, np.float32)}
+    model = quantize_model(10, arrays, output=(TensorProto.UINT8, [2, 3]))
+    assert "Input y_scale must be a scalar before QuantizeLinear-13" in unsupported(model, {"x": arrays["x"]})
+
+
+def test_quantize_scale_and_zero_point_shapes_must_fit() -> None:
+    arrays = {"x": np.zeros((2, 3), np.float32), "s": np.ones(2, np.float32)}
+    model = quantize_model(21, arrays, output=(TensorProto.UINT8, [2, 3]), axis=1)
+    assert "Input y_scale must have shape [3], a 1-D tensor of x's size along axis 1" in unsupported(
+        model, {"x": arrays["x"]})
+    arrays = {"x": np.zeros((2, 6), np.float32), "s": np.ones((2, 3), np.float32), "zp": np.zeros((2, 2), np.uint8)}
+    model = quantize_model(21, arrays, output=(TensorProto.UINT8, [2, 6]), axis=1, block_size=2)
+    assert "Input y_zero_point must have shape [2, 3], x's shape with ceil(6 / 2) along axis 1 (blocked)" in unsupported(
+        model, {"x": arrays["x"]})
+
+
+@pytest.mark.parametrize(("level", "sizes", "strides"), [("2_1", (1, 1, 3, 4), (0, 0, 0, 1)),
+                                                        ("3_0", (3, 4), (0, 1))])
+def test_quantize_four_dimensional_levels_pad_with_leading_ones(level: str, sizes: tuple, strides: tuple) -> None:
+    device = dml.Device("cpu", level)
+    x = RNG.normal(0, 60, (3, 4)).astype(np.float32)
+    arrays = {"x": x, "s": RNG.uniform(0.5, 1, 4).astype(np.float32), "zp": RNG.integers(-9, 9, 4, dtype=np.int8)}
+    model = quantize_model(13, arrays, axis=1)
+    check_against_reference(model, arrays, device=device)
+    scale = first_step(model, {"x": x}, device).operator.operator.desc.scale_tensor
+    assert (scale.sizes, scale.strides) == (sizes, strides)
+
+
+@pytest.mark.parametrize(("level", "arrays", "message"), [
+    ("1_0", {"x": np.zeros(3, np.float32), "s": np.float32(1), "zp": np.int8(0)},
+     "ZeroPointTensor.DataType must be one of UINT8 at feature level 1_0; got INT8. The lowest feature level "
+     "that accepts this description is 2_1."),
+    ("5_0", {"x": np.zeros(3, np.float16), "s": np.float16(1), "zp": np.uint8(0)},
+     "InputTensor.DataType must be one of FLOAT32, INT32 at feature level 5_0; got FLOAT16."),
+])
+def test_quantize_types_a_level_lacks(level: str, arrays: dict[str, Any], message: str) -> None:
+    got = unsupported(quantize_model(19, arrays), {"x": arrays["x"]}, dml.Device("cpu", level))
+    assert f"QuantizeLinear node #0: ELEMENT_WISE_QUANTIZE_LINEAR: {message}" in got
+
+
+@pytest.mark.parametrize("order", ["QuantizeLinear", "DequantizeLinear"])
+@pytest.mark.parametrize(("first", "second", "one_graph"), [(2, 2, True), (6, 2, True), (2, 3, False)])
+def test_blocked_quantize_and_dequantize_in_a_row(order: str, first: int, second: int, one_graph: bool) -> None:
+    x = RNG.normal(0, 60, (4, 6)).astype(np.float32) if order == "QuantizeLinear" else RNG.integers(
+        0, 255, (4, 6), dtype=np.uint8)
+    other = "DequantizeLinear" if order == "QuantizeLinear" else "QuantizeLinear"
+    nodes = [onnx.helper.make_node(order, ["x", "s1"], ["mid"], axis=1, block_size=first),
+             onnx.helper.make_node(other, ["mid", "s2"], ["y"], axis=1, block_size=second)]
+    scales = {"s1": np.full((4, 6 // first), 0.5, np.float32), "s2": np.full((4, 6 // second), 0.25, np.float32)}
+    built = onnx_models.model(nodes, {"x": x}, ["y"], 21, scales)
+    if one_graph:
+        assert_same(run(built, {"x": x}), reference(built, {"x": x}))
+        (segment,) = Session(built).program({"x": x}).segments
+        assert len(segment.steps) == 2
+    else:  # blocks of 2 and 3 along one axis: no edge joins them
+        message = unsupported(built, {"x": x})
+        assert f"{other} node #1: InputTensor must read {order} node #0's output through an edge" in message
+
+
 # ------------------------------------------------------------------------------- on every backend
 
 def _dequantize_case(shape: tuple[int, ...], scale_shape: tuple[int, ...], zero_point: bool,
@@ -385,17 +720,41 @@ BACKEND_CASES = {
     "relu-float16": ("Relu", 14, {"x": X.astype(np.float16)}, {}),
     "relu-int64": ("Relu", 14, {"x": np.array([-(2**62), -1, 0, 7], np.int64)}, {}),
     "argmin": ("ArgMin", 13, {"data": ARGMIN_DATA}, {"axis": 1, "keepdims": 0, "select_last_index": 1}),
+    "argmax": ("ArgMax", 13, {"data": ARGMIN_DATA}, {"axis": 2, "keepdims": 1}),
+    "argmax-nan": ("ArgMax", 13, {"data": NAN_ROWS}, {"axis": 1, "keepdims": 0, "select_last_index": 1}),
+    "argmin-nan-float16": ("ArgMin", 13, {"data": NAN_ROWS.T.astype(np.float16)}, {"axis": 0}),
     "dequantize-per-tensor": _dequantize_case((3, 5), (), True),
     "dequantize-per-axis": _dequantize_case((3, 5, 2), (5,), True, axis=1),
     "dequantize-blocked": _dequantize_case((4, 6), (4, 2), True, axis=1, block_size=3),
     "dequantize-blocked-uneven": _dequantize_case((4, 7), (4, 2), True, axis=1, block_size=4),
     "dequantize-no-zero-point": _dequantize_case((3, 5), (3, 1), False, axis=1, block_size=5),
+    "quantize-per-tensor": ("QuantizeLinear", 13, {"x": RNG.normal(0, 60, (3, 5)).astype(np.float32),
+                                                   "s": np.float32(0.37), "zp": np.int8(-3)}, {}),
+    "quantize-per-axis": ("QuantizeLinear", 21, {"x": RNG.normal(0, 60, (3, 5, 2)).astype(np.float32),
+                                                 "s": RNG.uniform(0.1, 2, 5).astype(np.float32),
+                                                 "zp": RNG.integers(0, 255, 5, dtype=np.uint8)}, {"axis": 1}),
+    "quantize-blocked": ("QuantizeLinear", 21, {"x": RNG.normal(0, 60, (4, 6)).astype(np.float32),
+                                                "s": RNG.uniform(0.1, 2, (4, 2)).astype(np.float32),
+                                                "zp": None}, {"axis": 1, "block_size": 3}),
+    "quantize-blocked-uneven": ("QuantizeLinear", 21, {"x": RNG.normal(0, 60, (4, 7)).astype(np.float32),
+                                                       "s": RNG.uniform(0.1, 2, (4, 2)).astype(np.float32),
+                                                       "zp": RNG.integers(-9, 9, (4, 2), dtype=np.int8)},
+                                {"axis": 1, "block_size": 4}),
+    "quantize-float16": ("QuantizeLinear", 19, {"x": F16_NEAR_HALVES, "s": F16_SCALES, "zp": np.zeros(2, np.uint8)},
+                         {"axis": 0}),
 }
+
+
+EXPECTED = {"quantize-float16": F16_QUANTIZED}
 
 
 @pytest.mark.parametrize("case", list(BACKEND_CASES))
 def test_every_mapping_on_every_backend(device: dml.Device, case: str) -> None:
     op_type, opset, arrays, attributes = BACKEND_CASES[case]
-    constants = {"s", "zp"} if op_type == "DequantizeLinear" else ()
-    check_against_reference(single(op_type, opset, arrays, constants=constants, **attributes), arrays,
-                            device=device)
+    constants = {"s", "zp"} if op_type in ("DequantizeLinear", "QuantizeLinear") else ()
+    built = single(op_type, opset, arrays, constants=constants, **attributes)
+    if case in EXPECTED:  # where ONNX's reference differs from ONNX Runtime and opendml (see the tests above)
+        (got,) = run(built, feeds(built, arrays), device=device).values()
+        assert got.tolist() == EXPECTED[case]
+    else:
+        check_against_reference(built, arrays, device=device)

@@ -1,4 +1,5 @@
-"""Run ONNX models of Clip, Relu, ArgMin and DequantizeLinear on opendml (needs the ``onnx`` extra).
+"""Run ONNX models of Clip, Relu, ArgMin, ArgMax, DequantizeLinear and QuantizeLinear on opendml (needs the
+``onnx`` extra).
 
 Each node maps onto one opendml operator with ONNX's semantics kept, and the operators are compiled
 together into one DirectML graph on the chosen device (``Device.compile_graph``; see docs/graphs.md),

@@ -19,7 +19,8 @@ from ..backends import BACKENDS
 from ..errors import OpenDMLError
 
 PROG = "opendml onnx"
-DESCRIPTION = "Run an ONNX model of Clip, Relu, ArgMin and DequantizeLinear nodes on opendml, with ONNX's semantics."
+DESCRIPTION = ("Run an ONNX model of Clip, Relu, ArgMin, ArgMax, DequantizeLinear and QuantizeLinear nodes on opendml, "
+               "with ONNX's semantics.")
 
 
 class _UsageError(Exception):

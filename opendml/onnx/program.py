@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..device import Device
-from ..errors import invalid
+from ..errors import invalid, message
 from ..graphs import CompiledGraph, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from ..operator import Operator
 from ..tensor import MAX_DIMENSIONS, TensorDesc
 from . import redescribe
+from .errors import UnsupportedModelError
 from .ops import Step
 from .plan import Plan
 
@@ -171,20 +172,24 @@ class _Builder:
                 if tensor.sizes == written.sizes:
                     sources.append(_FromNode(self.own[producer]))
                     continue
-                sources.append(_FromNode(self._view(producer, tensor, written, top)))
+                sources.append(_FromNode(self._view(k, tensor_field.name, producer, tensor, written, top)))
                 replaced[tensor_field.name] = TensorDesc(tensor.data_type, tensor.sizes, flags=tensor.flags)
         return (redescribe.with_tensors(desc, replaced) if replaced else desc), sources
 
-    def _view(self, producer: int, tensor: TensorDesc, written: TensorDesc, top: bool) -> int:
-        """The node computing ``producer`` packed in ``tensor``'s sizes, as ``tensor`` reads its output."""
+    def _view(self, k: int, field_name: str, producer: int, tensor: TensorDesc, written: TensorDesc,
+              top: bool) -> int:
+        """The node computing ``producer`` packed in ``tensor``'s sizes, as step k's ``field_name`` reads its
+        output."""
         sizes, strides = tensor.sizes, tensor.effective_strides
         steps = redescribe.affine_steps(sizes, strides, written.sizes)
         if steps is None:
             parts = redescribe.split_parts(sizes, strides, written.sizes) if top else None
-            if parts is None:  # composed views of affine views are affine: never reached by a plan
-                raise invalid(self.plan.steps[producer].label, "OutputTensor",
-                              f"must be readable as Sizes {list(sizes)} with Strides {list(strides)}",
-                              f"Sizes {list(written.sizes)}")
+            if parts is None:  # two blocked nodes splitting one axis into blocks that do not nest
+                raise UnsupportedModelError([message(
+                    self.plan.steps[k].label, field_name,
+                    f"must read {self.plan.steps[producer].label}'s output through an edge of one compiled graph "
+                    "(where two blocked nodes split one axis, one block size must divide the other)",
+                    f"Sizes {list(sizes)} with Strides {list(strides)} over Sizes {list(written.sizes)}")])
             raise _Refine(parts)
         key = (producer, sizes, strides)
         if key not in self.views:

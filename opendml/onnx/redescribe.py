@@ -2,8 +2,8 @@
 
 An intermediate edge joins tensors of one DataType and one set of Sizes (docs/graphs.md). A reader often
 reads a computed value through other sizes: leading 1s its support row needs, a blocked scale's split
-axis, ArgMin's dropped axis (keepdims = 0), a computed scale broadcast by zero strides. A read is a
-*view*: sizes S and element strides v over the producer's packed output of sizes Q. Two rules make
+axis, ArgMin's and ArgMax's dropped axis (keepdims = 0), a computed scale broadcast by zero strides. A
+read is a *view*: sizes S and element strides v over the producer's packed output of sizes Q. Two rules make
 every such read an edge, without relaxing the graph's rule:
 
 - **Recompute in the reader's sizes.** A view is *affine* when each reader axis m (of size > 1) steps
@@ -13,9 +13,9 @@ every such read an edge, without relaxing the graph's rule:
   stride on axis m becomes sum over k of d_mk * s_jk): for element-wise operators (every tensor has
   the output's sizes) element c of the new node is element i(c) of the old one, computed by the same
   arithmetic, so the bytes are the same. Its own computed inputs are read through the composed views,
-  recursively, down to bound values, whose descriptions just take the composed strides. ARGMIN is
-  computed again with each reduced axis moved onto a size-1 axis of S (in order, so the flattened
-  index runs as before).
+  recursively, down to bound values, whose descriptions just take the composed strides. ARGMIN (and
+  ARGMAX, alike throughout) is computed again with each reduced axis moved onto a size-1 axis of S (in
+  order, so the flattened index runs as before).
 - **Refine the reader.** Where no such node exists, the reader itself is described in a finer index
   space, which changes no element order: a reader axis that crosses the producer's split axes (a carry)
   is split like them, and where ARGMIN needs a size-1 axis that S lacks, leading 1s are inserted. The
@@ -24,10 +24,9 @@ every such read an edge, without relaxing the graph's rule:
   split reduces over all its parts (the flattened index is the same).
 
 A view that carries even after splitting (two different splits of one axis that do not divide each
-other) raises InvalidArgumentError. No model of the mapped operators reaches it: a value's own axes are
-read split only as a DequantizeLinear's x, an integer value, and integer values are never written in
-split sizes (only DequantizeLinear, whose output is a float, splits; ArgMin reading a split float writes
-its INT64 output in split sizes, but no DequantizeLinear reads INT64 data).
+other) has no edge: the program builder reports the model as unsupported, before anything runs. Only
+two blocked nodes reach it, a QuantizeLinear and a DequantizeLinear (either order, or two of one) whose
+block sizes along one axis of the value between them do not nest (blocks of 2 and of 3 over 6).
 
 Cost: a recomputed value is computed once per view that reads it (cached by view), so a [C] scale read
 by a DequantizeLinear over [N, C, H] is computed N * C * H times, and a value read both through its own
@@ -42,12 +41,14 @@ import math
 from collections.abc import Sequence
 
 from ..ops import BY_DESC_TYPE
+from ..ops.argmax import ArgMaxDesc
 from ..ops.argmin import ArgMinDesc
 from ..ops.definition import OperatorDefinition
 from ..tensor import TensorDesc
 
 Parts = tuple[tuple[int, ...], ...]  # per axis, the sizes it is split into, outermost first
 Steps = list[tuple[int, ...]]  # per reader axis, its step of the producer's multi-index
+ArgReduction = ArgMinDesc | ArgMaxDesc  # described alike: one input reduced over axes, one output
 
 
 class NeedsOnes(Exception):
@@ -143,7 +144,7 @@ def _refine_tensor(tensor: TensorDesc, parts: Parts) -> TensorDesc:
 
 def refine(desc: object, parts: Parts) -> object:
     """The operator in a finer index space: ``parts`` splits each axis of its (input) sizes."""
-    if isinstance(desc, ArgMinDesc):
+    if isinstance(desc, ArgReduction):
         reduced = set(desc.axes)
         out_parts = tuple((1,) * len(p) if a in reduced else p for a, p in enumerate(parts))
         starts = [sum(len(p) for p in parts[:a]) for a in range(len(parts))]
@@ -161,7 +162,7 @@ def with_leading_ones(desc: object, count: int) -> object:
         strides = None if t.strides is None else [0] * count + list(t.strides)
         return TensorDesc(t.data_type, [1] * count + list(t.sizes), strides, flags=t.flags)
 
-    if isinstance(desc, ArgMinDesc):
+    if isinstance(desc, ArgReduction):
         return dataclasses.replace(desc, input_tensor=grow(desc.input_tensor), output_tensor=grow(desc.output_tensor),
                                    axes=tuple(a + count for a in desc.axes))
     _check_element_wise(desc)
@@ -192,7 +193,7 @@ def recompute(desc: object, sizes: Sequence[int], steps: Steps) -> object:
     the old output's element that the view reads at c. Raises NeedsOnes for an ARGMIN short of 1s."""
     out = output_of(desc)
     packed = TensorDesc(out.data_type, sizes, flags=out.flags)
-    if isinstance(desc, ArgMinDesc):
+    if isinstance(desc, ArgReduction):
         return _recompute_argmin(desc, sizes, steps, packed)
     _check_element_wise(desc)
     inputs = {f.name: tensors(desc)[f.name] for f in definition(desc).schema.inputs}
@@ -202,7 +203,7 @@ def recompute(desc: object, sizes: Sequence[int], steps: Steps) -> object:
     return with_tensors(desc, new)
 
 
-def _recompute_argmin(desc: ArgMinDesc, sizes: Sequence[int], steps: Steps, packed: TensorDesc) -> ArgMinDesc:
+def _recompute_argmin(desc: ArgReduction, sizes: Sequence[int], steps: Steps, packed: TensorDesc) -> ArgReduction:
     reduced = sorted(desc.axes)
     ones = [m for m, n in enumerate(sizes) if n == 1]
     if len(ones) < len(reduced):

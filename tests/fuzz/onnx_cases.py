@@ -1,14 +1,16 @@
-"""Small ONNX models of Clip, Relu, ArgMin and DequantizeLinear, and what opendml.onnx must make of them.
+"""Small ONNX models of Clip, Relu, ArgMin, ArgMax, DequantizeLinear and QuantizeLinear, and what opendml.onnx
+must make of them.
 
 A case is one node (sometimes two, the second reading the first's output) at a random opset, with
 random types, shapes, attributes and operand sources (initializers, Constant nodes, graph inputs).
 Valid cases follow ONNX's operator schemas and what opendml documents it maps (README's ONNX section,
 docs/semantics.md). Some get one defect, each something opendml documents as refused: a type it does
 not map, a NaN or two-element Clip bound, a bound computed by another node, an axis out of range, an
-unknown operator, a scale of the wrong shape, a feed of the wrong type or shape. The expected values
-are computed here with ONNX's formulas written out element by element: min(max(x, min), max) (min > max
-gives max), max(x, 0), the index of the smallest element (NaN ignored, ties by select_last_index), and
-(x - zero_point) * scale in opendml's documented arithmetic.
+unknown operator, a scale of the wrong shape, a feed of the wrong type or shape, a QuantizeLinear output,
+scale or precision DirectML has no kernel for. The expected values are computed here with ONNX's formulas
+written out element by element: min(max(x, min), max) (min > max gives max), max(x, 0), the index of the
+smallest or largest element (a NaN wins, as in ONNX's reference; ties by select_last_index), and
+(x - zero_point) * scale and clamp(round(x / scale) + zero_point) in opendml's documented arithmetic.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 from hypothesis import strategies as st
 from onnx import ModelProto, TensorProto, helper, numpy_helper, shape_inference
 
-from tests.elementwise_oracle import argmin_of, dequantize_element, round_to
+from tests.elementwise_oracle import arg_of, dequantize_element, quantize_element, round_to
 
 from .values import values_of
 
@@ -33,8 +35,8 @@ NAMES = {FLOAT: "FLOAT32", FLOAT16: "FLOAT16", INT8: "INT8", INT16: "INT16", INT
          UINT8: "UINT8", UINT16: "UINT16", UINT32: "UINT32", UINT64: "UINT64"}
 FLT_MAX = float(np.finfo(np.float32).max)
 NEWEST_OPSET = 25
-VERSIONS = {"Clip": (1, 6, 11, 12, 13), "Relu": (1, 6, 13, 14), "ArgMin": (1, 11, 12, 13),
-            "DequantizeLinear": (10, 13, 19, 21, 23, 24, 25)}
+VERSIONS = {"Clip": (1, 6, 11, 12, 13), "Relu": (1, 6, 13, 14), "ArgMin": (1, 11, 12, 13), "ArgMax": (1, 11, 12, 13),
+            "DequantizeLinear": (10, 13, 19, 21, 23, 24, 25), "QuantizeLinear": (10, 13, 19, 21, 23, 24, 25)}
 
 
 def np_type(onnx_type: int) -> np.dtype:
@@ -54,6 +56,7 @@ class Case:
     expected: dict[str, np.ndarray] = field(default_factory=dict)
     defects: list[str] = field(default_factory=list)
     summary: list[str] = field(default_factory=list)
+    blocked: bool = False  # a node splits an axis into blocks (a second blocked node would have to nest them)
 
     def model(self) -> ModelProto:
         """The model, its output typed by ONNX's shape inference (left untyped where inference fails)."""
@@ -124,12 +127,13 @@ def relu_values(x: np.ndarray) -> np.ndarray:
     return out
 
 
-def argmin_values(x: np.ndarray, axis: int, keepdims: bool, last: bool) -> np.ndarray:
+def arg_values(x: np.ndarray, axis: int, keepdims: bool, last: bool, largest: bool) -> np.ndarray:
+    """ONNX's ArgMin (ArgMax with ``largest``): a NaN wins, as in ONNX's reference."""
     moved = np.moveaxis(x, axis, -1)
     result = np.empty(moved.shape[:-1], np.int64)
     for index in np.ndindex(*moved.shape[:-1]):
         row = [v.item() for v in moved[index]]
-        result[index] = argmin_of(row, "DECREASING" if last else "INCREASING")
+        result[index] = arg_of(row, "DECREASING" if last else "INCREASING", largest=largest, propagate=True)
     return np.expand_dims(result, axis) if keepdims else result
 
 
@@ -139,6 +143,15 @@ def dequantize_values(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray |
     for index in np.ndindex(*x.shape):
         zp = None if zero_point is None else int(zero_point[index])
         out[index] = dequantize_element(int(x[index]), float(scale[index]), zp, NAMES[out_type])
+    return out
+
+
+def quantize_values(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None, out_type: int) -> np.ndarray:
+    """clamp(round(x / scale) + zero_point) with scale and zero point already expanded to x's shape."""
+    out = np.empty(x.shape, np_type(out_type))
+    for index in np.ndindex(*x.shape):
+        zp = None if zero_point is None else int(zero_point[index])
+        out[index] = quantize_element(x[index].item(), float(scale[index]), zp, NAMES[out_type])
     return out
 
 
@@ -242,8 +255,8 @@ def relu_node(case: Case, version: int, x_name: str, x: np.ndarray, onnx_type: i
     return relu_values(x)
 
 
-def argmin_node(draw: st.DrawFn, case: Case, version: int, x_name: str, x: np.ndarray, onnx_type: int, out: str,
-                defect: bool) -> np.ndarray | None:
+def arg_node(draw: st.DrawFn, case: Case, op: str, version: int, x_name: str, x: np.ndarray, onnx_type: int,
+             out: str, defect: bool) -> np.ndarray | None:
     rank = x.ndim
     attributes: dict[str, int] = {}
     lowest = -rank if version >= 11 else 0
@@ -251,58 +264,79 @@ def argmin_node(draw: st.DrawFn, case: Case, version: int, x_name: str, x: np.nd
         attributes["axis"] = draw(st.integers(lowest, rank - 1))
     if defect and draw(st.booleans()):
         attributes["axis"] = draw(st.sampled_from([rank, rank + 1, -rank - 1]))
-        case.defects.append("an ArgMin axis out of range")
+        case.defects.append(f"an {op} axis out of range")
     if draw(st.booleans()):
         attributes["keepdims"] = draw(st.integers(0, 1))
     if version >= 12 and draw(st.booleans()):
         attributes["select_last_index"] = draw(st.integers(0, 1))
-    case.nodes.append(helper.make_node("ArgMin", [x_name], [out], **attributes))
-    case.summary.append(f"ArgMin-{version} {attributes}")
+    case.nodes.append(helper.make_node(op, [x_name], [out], **attributes))
+    case.summary.append(f"{op}-{version} {attributes}")
     if onnx_type not in (FLOAT, FLOAT16, *INTEGERS):
-        case.defects.append(f"ArgMin of {TensorProto.DataType.Name(onnx_type)}")
+        case.defects.append(f"{op} of {TensorProto.DataType.Name(onnx_type)}")
     if rank == 0:
-        case.defects.append("ArgMin of a scalar")
+        case.defects.append(f"{op} of a scalar")
     if case.defects:
         return None
     axis = attributes.get("axis", 0) % rank
     if x.shape[axis] == 0:
-        case.defects.append("ArgMin along an empty axis")
+        case.defects.append(f"{op} along an empty axis")
         return None
-    return argmin_values(x, axis, bool(attributes.get("keepdims", 1)), bool(attributes.get("select_last_index", 0)))
+    return arg_values(x, axis, bool(attributes.get("keepdims", 1)), bool(attributes.get("select_last_index", 0)),
+                      largest=op == "ArgMax")
 
 
-def dequantize_node(draw: st.DrawFn, case: Case, version: int, x_name: str, x: np.ndarray, onnx_type: int,
-                    out: str, defect: bool) -> tuple[np.ndarray | None, int]:
-    """A DequantizeLinear node; returns (expected output, its ONNX type)."""
-    scale_type = draw(st.sampled_from([FLOAT, FLOAT16] if version >= 19 else [FLOAT]))
+@dataclass
+class Layout:
+    """How a (de)quantizing node's scale and zero point spread over x: per tensor, per axis or blocked."""
+
+    kind: str
+    attributes: dict[str, int]
+    axis: int
+    block: int
+    operand_shape: tuple[int, ...]
+
+
+def draw_layout(draw: st.DrawFn, case: Case, op: str, version: int, x: np.ndarray, defect: bool) -> Layout:
+    """A layout the node's version has; blocked only where no node of the case is blocked already (two
+    blocked nodes in a row must nest their blocks, which opendml reports as unsupported otherwise)."""
     rank = x.ndim
-    granularity = draw(st.sampled_from(["tensor", "tensor"] + (["axis"] if version >= 13 and rank else [])
-                                       + (["block"] if version >= 21 and rank else [])))
+    kind = draw(st.sampled_from(["tensor", "tensor"] + (["axis"] if version >= 13 and rank else [])
+                                + (["block"] if version >= 21 and rank and not case.blocked else [])))
     attributes: dict[str, int] = {}
     axis, block = 1, 0
-    if granularity == "tensor":
+    if kind == "tensor":
         operand_shape: tuple[int, ...] = () if version < 13 or draw(st.booleans()) else (1,)
     else:
         axis = draw(st.integers(-rank, rank - 1))
         if axis != 1 or draw(st.booleans()):
             attributes["axis"] = axis
         axis %= rank
-        if granularity == "axis":
+        if kind == "axis":
             operand_shape = (x.shape[axis],)
         else:
             block = draw(st.integers(1, 3))
             attributes["block_size"] = block
             operand_shape = tuple(-(-n // block) if k == axis else n for k, n in enumerate(x.shape))
-    if defect and granularity != "tensor" and draw(st.booleans()):
+            case.blocked = True
+    if defect and kind != "tensor" and draw(st.booleans()):
         # Two more, not one: a one-element scale is a per-tensor scale in ONNX (its reference takes value[0]),
         # which a per-axis shape with a 0 on the last axis would become.
         operand_shape = (*operand_shape[:-1], operand_shape[-1] + 2) if operand_shape else (2,)
-        case.defects.append("a DequantizeLinear scale of the wrong shape")
-    scale = draw(arrays(scale_type, operand_shape))
+        case.defects.append(f"a {op} scale of the wrong shape")
+    return Layout(kind, attributes, axis, block, operand_shape)
+
+
+def dequantize_node(draw: st.DrawFn, case: Case, version: int, x_name: str, x: np.ndarray, onnx_type: int,
+                    out: str, defect: bool) -> tuple[np.ndarray | None, int]:
+    """A DequantizeLinear node; returns (expected output, its ONNX type)."""
+    scale_type = draw(st.sampled_from([FLOAT, FLOAT16] if version >= 19 else [FLOAT]))
+    layout = draw_layout(draw, case, "DequantizeLinear", version, x, defect)
+    attributes = layout.attributes
+    scale = draw(arrays(scale_type, layout.operand_shape))
     names = [x_name, add_operand(draw, case, f"{out}_scale", scale)]
     zero_point = None
     if onnx_type != INT32 and draw(st.booleans()):
-        zero_point = draw(arrays(onnx_type, operand_shape))
+        zero_point = draw(arrays(onnx_type, layout.operand_shape))
         names.append(add_operand(draw, case, f"{out}_zero_point", zero_point))
     if version >= 23 and draw(st.integers(0, 3)) == 0:
         attributes["output_dtype"] = scale_type
@@ -310,15 +344,83 @@ def dequantize_node(draw: st.DrawFn, case: Case, version: int, x_name: str, x: n
             attributes["output_dtype"] = FLOAT16 if scale_type == FLOAT else FLOAT
             case.defects.append("output_dtype is not the scale's type")
     case.nodes.append(helper.make_node("DequantizeLinear", names, [out], **attributes))
-    case.summary.append(f"DequantizeLinear-{version} {granularity} {attributes} scale {scale.dtype}")
+    case.summary.append(f"DequantizeLinear-{version} {layout.kind} {attributes} scale {scale.dtype}")
     allowed = (INT8, UINT8, INT32) + ((INT16, UINT16) if version >= 21 else ())
     if onnx_type not in allowed:
         case.defects.append(f"DequantizeLinear of {TensorProto.DataType.Name(onnx_type)}")
     if case.defects:
         return None, scale_type
-    scale_full = expand(scale, x.shape, axis, block)
-    zero_full = None if zero_point is None else expand(zero_point, x.shape, axis, block)
+    scale_full = expand(scale, x.shape, layout.axis, layout.block)
+    zero_full = None if zero_point is None else expand(zero_point, x.shape, layout.axis, layout.block)
     return dequantize_values(x, scale_full, zero_full, scale_type), scale_type
+
+
+def _quantize_scale_type(draw: st.DrawFn, case: Case, version: int, onnx_type: int, defect: bool) -> int:
+    """ONNX types the scale FLOAT (10, 13), as x (19, 21: an INT32 x then has an INT32 scale, which DirectML
+    refuses), or freely (23 on); DirectML wants FLOAT for an INT32 x and x's own type otherwise."""
+    if version < 19:
+        return FLOAT
+    if version < 23:
+        if onnx_type == INT32:
+            case.defects.append(f"QuantizeLinear-{version} of INT32 (its scale is INT32)")
+        return onnx_type
+    wanted = FLOAT if onnx_type in (INT32, DOUBLE, BFLOAT16) else onnx_type
+    if defect and onnx_type in (FLOAT, FLOAT16, INT32) and draw(st.booleans()):
+        case.defects.append("a QuantizeLinear scale of a type DirectML does not take")
+        return FLOAT16 if wanted == FLOAT else FLOAT
+    return wanted
+
+
+def _quantize_output(draw: st.DrawFn, case: Case, version: int, attributes: dict[str, int], names: list[str],
+                     out: str, shape: tuple[int, ...], defect: bool) -> tuple[np.ndarray | None, int]:
+    """The zero point (or none) and output_dtype; returns the zero point and the output type."""
+    out_type = draw(st.sampled_from([INT8, UINT8]))
+    zero_point = None
+    if draw(st.booleans()):
+        zero_type = out_type
+        if defect and version >= 21 and draw(st.booleans()):
+            zero_type = draw(st.sampled_from([INT16, UINT16]))
+            case.defects.append(f"a {TensorProto.DataType.Name(zero_type)} zero point")
+        zero_point = draw(arrays(zero_type, shape))
+        names.append(add_operand(draw, case, f"{out}_zero_point", zero_point))
+    elif version < 21:
+        out_type = UINT8  # without a zero point, UINT8 before output_dtype
+    if version >= 21 and ((zero_point is None and out_type == INT8) or draw(st.integers(0, 3)) == 0):
+        attributes["output_dtype"] = out_type
+        if defect and draw(st.booleans()):
+            attributes["output_dtype"] = draw(st.sampled_from([INT16, UINT16, INT8 if out_type == UINT8 else UINT8]))
+            case.defects.append("a QuantizeLinear output_dtype opendml refuses")
+    return zero_point, out_type
+
+
+def quantize_node(draw: st.DrawFn, case: Case, version: int, x_name: str, x: np.ndarray, onnx_type: int,
+                  out: str, defect: bool) -> tuple[np.ndarray | None, int]:
+    """A QuantizeLinear node; returns (expected output, its ONNX type)."""
+    scale_type = _quantize_scale_type(draw, case, version, onnx_type, defect)
+    layout = draw_layout(draw, case, "QuantizeLinear", version, x, defect)
+    attributes = layout.attributes
+    scale = draw(arrays(scale_type, layout.operand_shape, [1.0, 0.5, 2.0, 0.25, 3.0, -1.0, 0.1]))
+    names = [x_name, add_operand(draw, case, f"{out}_scale", scale)]
+    zero_point, out_type = _quantize_output(draw, case, version, attributes, names, out, layout.operand_shape, defect)
+    if version >= 19 and draw(st.integers(0, 3)) == 0:
+        attributes["saturate"] = draw(st.integers(0, 1))  # float8 outputs only: no effect here
+    if version >= 23:
+        precision = FLOAT if scale_type == FLOAT16 or draw(st.booleans()) else 0
+        if defect and draw(st.booleans()):
+            precision = draw(st.sampled_from([FLOAT16, 0] if scale_type == FLOAT16 else [FLOAT16]))
+            case.defects.append("a QuantizeLinear precision other than FLOAT")
+        if precision:
+            attributes["precision"] = precision
+    case.nodes.append(helper.make_node("QuantizeLinear", names, [out], **attributes))
+    case.summary.append(f"QuantizeLinear-{version} {layout.kind} {attributes} scale {scale.dtype}")
+    allowed = (FLOAT, INT32) + ((FLOAT16,) if version >= 19 else ())
+    if onnx_type not in allowed:
+        case.defects.append(f"QuantizeLinear-{version} of {TensorProto.DataType.Name(onnx_type)}")
+    if case.defects:
+        return None, out_type
+    scale_full = expand(scale, x.shape, layout.axis, layout.block)
+    zero_full = None if zero_point is None else expand(zero_point, x.shape, layout.axis, layout.block)
+    return quantize_values(x, scale_full, zero_full, out_type), out_type
 
 
 # --- a whole case --------------------------------------------------------------------------------------------
@@ -327,9 +429,16 @@ X_TYPES = {
     "Clip": (FLOAT, FLOAT16, *INTEGERS),
     "Relu": (FLOAT, FLOAT16, INT8, INT16, INT32, INT64),
     "ArgMin": (FLOAT, FLOAT16, *INTEGERS),
+    "ArgMax": (FLOAT, FLOAT16, *INTEGERS),
     "DequantizeLinear": (INT8, UINT8, INT32, INT16, UINT16),
+    "QuantizeLinear": (FLOAT, FLOAT16, INT32),
 }
-UNMAPPED = {"Clip": (DOUBLE,), "Relu": (DOUBLE,), "ArgMin": (DOUBLE,), "DequantizeLinear": (UINT32, INT64)}
+UNMAPPED = {"Clip": (DOUBLE,), "Relu": (DOUBLE,), "ArgMin": (DOUBLE,), "ArgMax": (DOUBLE,),
+            "DequantizeLinear": (UINT32, INT64), "QuantizeLinear": (DOUBLE, BFLOAT16)}
+# What a second node may read: a float, or the 8-bit integers a QuantizeLinear writes.
+SECOND = {FLOAT: ("Clip", "Relu", "ArgMin", "ArgMax", "QuantizeLinear"),
+          FLOAT16: ("Clip", "Relu", "ArgMin", "ArgMax", "QuantizeLinear"),
+          INT8: ("Clip", "ArgMin", "ArgMax", "DequantizeLinear"), UINT8: ("Clip", "ArgMin", "ArgMax", "DequantizeLinear")}
 
 
 def node(draw: st.DrawFn, case: Case, op: str, x_name: str, x: np.ndarray, onnx_type: int, out: str,
@@ -340,8 +449,10 @@ def node(draw: st.DrawFn, case: Case, op: str, x_name: str, x: np.ndarray, onnx_
         return clip_node(draw, case, version, x_name, x, onnx_type, out, defect), onnx_type
     if op == "Relu":
         return relu_node(case, version, x_name, x, onnx_type, out), onnx_type
-    if op == "ArgMin":
-        return argmin_node(draw, case, version, x_name, x, onnx_type, out, defect), INT64
+    if op in ("ArgMin", "ArgMax"):
+        return arg_node(draw, case, op, version, x_name, x, onnx_type, out, defect), INT64
+    if op == "QuantizeLinear":
+        return quantize_node(draw, case, version, x_name, x, onnx_type, out, defect)
     return dequantize_node(draw, case, version, x_name, x, onnx_type, out, defect)
 
 
@@ -351,8 +462,12 @@ def _x_type(draw: st.DrawFn, op: str, version: int, defect: bool) -> int:
         return draw(st.sampled_from(UNMAPPED[op]))
     allowed = {"Clip": (FLOAT, FLOAT16) + (INTEGERS if version >= 12 else ()),
                "Relu": (FLOAT, FLOAT16) + ((INT8, INT16, INT32, INT64) if version >= 14 else ()),
-               "ArgMin": X_TYPES["ArgMin"],
-               "DequantizeLinear": (INT8, UINT8, INT32) + ((INT16, UINT16) if version >= 21 else ())}[op]
+               "ArgMin": (FLOAT, FLOAT16) * 3 + INTEGERS,  # floats favoured: rows with NaN
+               "ArgMax": (FLOAT, FLOAT16) * 3 + INTEGERS,
+               "DequantizeLinear": (INT8, UINT8, INT32) + ((INT16, UINT16) if version >= 21 else ()),
+               # INT32 at 19 and 21 only with an INT32 scale, which DirectML refuses (a defect)
+               "QuantizeLinear": (FLOAT,) + ((FLOAT16,) if version >= 19 else ())
+               + ((INT32,) if version < 19 or version >= 23 else ())}[op]
     return draw(st.sampled_from(allowed))
 
 
@@ -365,13 +480,16 @@ def cases(draw: st.DrawFn) -> Case:
     version = version_at(op, opset)
     assert version is not None
     onnx_type = _x_type(draw, op, version, defect)
-    shape = draw(shapes(min_rank=1 if op == "ArgMin" and not defect else 0))
+    shape = draw(shapes(min_rank=1 if op in ("ArgMin", "ArgMax") and not defect else 0))
     x = draw(arrays(onnx_type, shape, [0.0, -0.0, 1.0, -1.0, 2.5]))
+    if op in ("ArgMin", "ArgMax") and onnx_type in (FLOAT, FLOAT16):  # rows with NaN among numbers, often
+        nan_at = np.array(draw(st.lists(st.integers(0, 3), min_size=x.size, max_size=x.size)), bool).reshape(shape)
+        x[~nan_at] = np.nan
     add_x(case, "x", x, onnx_type)
     expected, out_type = node(draw, case, op, "x", x, onnx_type, "y", defect)
     result_name = "y"
-    second = draw(st.sampled_from([None, None, None, "Clip", "Relu", "ArgMin"]))
-    if second is not None and expected is not None and out_type in (FLOAT, FLOAT16) and opset >= 12:
+    second = draw(st.sampled_from([None, None, None, *SECOND.get(out_type, ())]))
+    if second is not None and expected is not None and opset >= 12:
         later, out_type = node(draw, case, second, "y", expected, out_type, "z", defect=False)
         expected, result_name = later, "z"
     case.outputs.append(helper.make_empty_tensor_value_info(result_name))

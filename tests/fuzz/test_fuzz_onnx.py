@@ -1,7 +1,7 @@
 """Fuzzing the ONNX front end: small models run with ONNX's meaning, or are refused with an OpenDMLError.
 
-``onnx_cases.cases`` draws a model of Clip, Relu, ArgMin or DequantizeLinear (sometimes two nodes) at a
-random opset, some with one defect opendml documents as refused. A valid model's outputs must equal the
+``onnx_cases.cases`` draws a model of Clip, Relu, ArgMin, ArgMax, DequantizeLinear or QuantizeLinear
+(sometimes two nodes) at a random opset, some with one defect opendml documents as refused. A valid model's outputs must equal the
 element-by-element ONNX formulas (NaN equal to NaN, and the sign of a zero left open, as ONNX leaves it);
 a defective one must raise an OpenDMLError (UnsupportedModelError or InvalidArgumentError), never another
 exception. Each model runs twice through one Session (the second run reuses its uploaded constants).

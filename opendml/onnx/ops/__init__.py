@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from .argmin import ARGMIN
+from .arg_reduction import ARGMAX, ARGMIN
 from .base import Lowered, Mapping, Step
 from .clip import CLIP
 from .constant import CONSTANT_MAPPING
 from .dequantize_linear import DEQUANTIZE_LINEAR
+from .quantize_linear import QUANTIZE_LINEAR
 from .relu import RELU
 
-MAPPINGS: tuple[Mapping, ...] = (ARGMIN, CLIP, CONSTANT_MAPPING, DEQUANTIZE_LINEAR, RELU)
+MAPPINGS: tuple[Mapping, ...] = (ARGMAX, ARGMIN, CLIP, CONSTANT_MAPPING, DEQUANTIZE_LINEAR, QUANTIZE_LINEAR, RELU)
 
 BY_OP_TYPE: dict[str, Mapping] = {m.op_type: m for m in MAPPINGS}
 
