@@ -22,7 +22,7 @@ from .errors import (
     UnsupportedFeatureLevelError,
 )
 from .feature_levels import FeatureLevel
-from .functional import argmin, clip, dequantize_linear, threshold
+from .functional import argmax, argmin, clip, dequantize_linear, quantize_linear, threshold, unravel_index
 from .graph import Graph
 from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from .operator import BindingProperties, CompiledOperator, Operator
@@ -75,11 +75,14 @@ __all__ = [
     "TensorDesc",
     "TensorFlags",
     "UnsupportedFeatureLevelError",
+    "argmax",
     "argmin",
     "calc_buffer_tensor_size",
     "clip",
     "compile",
     "dequantize_linear",
     "graph",
+    "quantize_linear",
     "threshold",
+    "unravel_index",
 ]

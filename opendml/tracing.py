@@ -20,15 +20,16 @@ import numpy as np
 from . import functional as fn_api
 from .device import Device
 from .dtypes import DataType
-from .enums import AxisDirection
+from .enums import AxisDirection, NanPolicy
 from .errors import invalid
 from .feature_levels import FeatureLevel
 from .graphs.builder import Expression, Graph, reinterpret
 from .graphs.compiled import CompiledGraph
-from .ops.argmin import ARGMIN_SCHEMA, ArgMinDesc
+from .kernels.spec import ReductionKind
 from .ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
 from .ops.elementwise import ScaleBias
-from .ops.threshold import THRESHOLD_SCHEMA, ElementWiseThresholdDesc
+from .ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc
+from .ops.threshold import THRESHOLD_SCHEMA
 from .schema import OperatorSchema
 from .tensor import TensorDesc
 
@@ -37,7 +38,7 @@ OWNER = "opendml.compile"
 
 def _untraceable(what: str) -> NoReturn:
     raise invalid(OWNER, "traced array", "supports only the functional API (opendml.clip, threshold, "
-                  "dequantize_linear, argmin): its values are not known while tracing", what)
+                  "dequantize_linear, quantize_linear, argmin, argmax): its values are not known while tracing", what)
 
 
 class Tracer:
@@ -155,10 +156,10 @@ def threshold(x: Any, min: float, scale_bias: ScaleBias | tuple[float, float] | 
               device: object) -> Tracer:
     owner = THRESHOLD_SCHEMA.name
     tracer = _traced_tensor(x, owner, "InputTensor")
-    _graph_of([tracer], device, owner)
+    graph = _graph_of([tracer], device, owner)
     _no_out(out, owner)
-    sb = ScaleBias.parse(scale_bias, owner)
-    return _unary(THRESHOLD_SCHEMA, tracer, lambda i, o: ElementWiseThresholdDesc(i, o, min, sb))
+    schema, make_desc = fn_api._threshold_desc(graph.device, tracer.dtype, min, scale_bias)
+    return _unary(schema, tracer, make_desc)
 
 
 def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: object) -> Tracer:
@@ -176,17 +177,51 @@ def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: obj
     if isinstance(zp_t, Tracer) and zp_t.dtype != tracer.dtype:
         raise invalid(owner, "ZeroPointTensor", f"must hold values of the input's type {tracer.dtype} while "
                       "tracing (a traced zero point is not converted)", zp_t.dtype)
-    shape = fn_api._broadcast(owner, tracer.shape, "InputTensor", scale_t.shape, "ScaleTensor")
-    if zp_t is not None:
-        shape = fn_api._broadcast(owner, shape, "InputTensor and ScaleTensor", zp_t.shape, "ZeroPointTensor")
+    return _quantization_node(DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc, tracer, scale_t, zp_t,
+                              scale_t.dtype)
+
+
+def quantize_linear(x: Any, scale: Any, zero_point: Any, output_type: DataType | str | None, out: Any,
+                    device: object) -> Tracer:
+    owner = QUANTIZE_LINEAR_SCHEMA.name
+    tracer = _traced_tensor(x, owner, "InputTensor")
+    graph = _graph_of([x, scale, zero_point], device, owner)
+    _no_out(out, owner)
+    dev = graph.device
+    # Values known now go through the eager rules (a number scale takes the input's scale type, a number zero
+    # point the output type); a traced zero point's type is the output type.
+    scale_t = scale if isinstance(scale, Tracer) else _constant(
+        graph, fn_api._quantize_scale(dev, scale, tracer.dtype, owner))
+    if isinstance(zero_point, Tracer):
+        fn_api._check_output_type(zero_point.dtype, output_type, owner)
+        zp_t: Tracer | None = zero_point
+        out_dtype = zero_point.dtype
+    else:
+        zp, out_dtype = fn_api._quantize_zero_point(dev, zero_point, output_type, owner)
+        if zp is None and dev.feature_level < FeatureLevel.FL_6_2:
+            zp = fn_api._zero_point(dev, 0, out_dtype, owner)
+        zp_t = None if zp is None else _constant(graph, zp)
+    return _quantization_node(QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc, tracer, scale_t, zp_t, out_dtype)
+
+
+def _quantization_node(schema: OperatorSchema, desc_type: type, x: Tracer, scale: Tracer, zero_point: Tracer | None,
+                       out_dtype: np.dtype) -> Tracer:
+    """A node of InputTensor, ScaleTensor, ZeroPointTensor and OutputTensor over their broadcast shape, the
+    operands read through zero strides as the functional API reads them."""
+    owner = schema.name
+    shape = fn_api._broadcast(owner, x.shape, "InputTensor", scale.shape, "ScaleTensor")
+    if zero_point is not None:
+        shape = fn_api._broadcast(owner, shape, "InputTensor and ScaleTensor", zero_point.shape, "ZeroPointTensor")
     full = shape or (1,)
-    _check_rank(DEQUANTIZE_LINEAR_SCHEMA, dev, len(full))
+    graph = x.expr.graph
+    _check_rank(schema, graph.device, len(full))
     reads = [_broadcast_to(t, full, owner, field) if t is not None else None
-             for t, field in ((tracer, "InputTensor"), (scale_t, "ScaleTensor"), (zp_t, "ZeroPointTensor"))]
+             for t, field in ((x, "InputTensor"), (scale, "ScaleTensor"), (zero_point, "ZeroPointTensor"))]
     descs = [None if r is None else r.desc for r in reads]
     assert descs[0] is not None and descs[1] is not None
-    desc = ElementWiseDequantizeLinearDesc(descs[0], descs[1], descs[2], _packed(descs[0], descs[1].data_type))
-    return Tracer(graph.node(desc, reads), shape, scale_t.dtype)
+    out_type = DataType.parse(out_dtype, owner=owner, field="OutputTensor.DataType")
+    desc = desc_type(descs[0], descs[1], descs[2], _packed(descs[0], out_type))
+    return Tracer(graph.node(desc, reads), shape, np.dtype(out_dtype))
 
 
 def _constant(graph: Graph, array: Any) -> Tracer:
@@ -213,19 +248,22 @@ def _broadcast_to(t: Tracer, full: tuple[int, ...], owner: str, field: str) -> E
     return reinterpret(t.expr, sizes=full, strides=new)
 
 
-def argmin(x: Any, axes: int | Sequence[int] | None, axis_direction: AxisDirection | str,
-           output_type: DataType | str, out: Any, device: object) -> Tracer:
-    owner = ARGMIN_SCHEMA.name
+def arg_reduction(kind: ReductionKind, x: Any, axes: int | Sequence[int] | None, axis_direction: AxisDirection | str,
+                  output_type: DataType | str, out: Any, device: object, nan_policy: NanPolicy | str) -> Tracer:
+    """argmin and argmax, traced: one node of ARGMIN or ARGMAX (``kind``)."""
+    schema, desc_type = fn_api.ARG_REDUCTIONS[kind]
+    owner = schema.name
     tracer = _traced_tensor(x, owner, "InputTensor")
     graph = _graph_of([tracer], device, owner)
     _no_out(out, owner)
     rank = len(tracer.expr.desc.sizes)
     reduced = fn_api._normalize_axes(axes, rank, owner)
     direction = AxisDirection.parse(axis_direction, owner=owner)
+    policy = NanPolicy.parse(nan_policy, owner=owner)
     out_type = DataType.parse(output_type, owner=owner, field="OutputTensor.DataType")
     out_sizes = tuple(1 if k in reduced else n for k, n in enumerate(tracer.expr.desc.sizes))
-    _check_rank(ARGMIN_SCHEMA, graph.device, rank)
-    desc = ArgMinDesc(tracer.expr.desc, _packed(tracer.expr.desc, out_type, out_sizes), reduced, direction)
+    _check_rank(schema, graph.device, rank)
+    desc = desc_type(tracer.expr.desc, _packed(tracer.expr.desc, out_type, out_sizes), reduced, direction, policy)
     return Tracer(graph.node(desc, [tracer.expr]), tracer.shape and out_sizes, out_type.numpy)
 
 

@@ -263,3 +263,38 @@ def test_threads_sharing_a_compiled_function_trace_once_and_get_their_own_result
         t.join()
     assert failures == []
     assert len(compile_count) == 1
+
+
+def _quantize_round_trip(x: Any, scale: Any, zero_point: Any) -> Any:
+    q = dml.quantize_linear(x, scale, zero_point)
+    y = dml.dequantize_linear(q, scale, zero_point)
+    return q, dml.argmax(y, 1, nan_policy="PROPAGATE"), dml.argmin(x, 0, axis_direction="DECREASING",
+                                                                    nan_policy="PROPAGATE")
+
+
+def test_argmax_quantize_and_nan_policy_trace_like_eager() -> None:
+    x = np.array([[0.3, -1.2, 0.75, np.nan], [2.0, 0.49, -0.26, 0.26], [-4.0, 9.0, 0.0, 0.1]], np.float32)
+    scale = np.array([0.5, 0.25, 0.5, 0.25], np.float32)  # per column
+    compiled = dml.compile(_quantize_round_trip)
+    for zero_point in (np.int8(-3), np.array([[0], [1], [2]], np.int8), 5):
+        got = compiled(x, scale, zero_point)
+        want = _quantize_round_trip(x, scale, zero_point)
+        assert [g.dtype for g in got] == [w.dtype for w in want]
+        assert all(g.shape == w.shape and g.tobytes() == w.tobytes() for g, w in zip(got, want))
+    q, index, first_nan = compiled(x, scale, np.int8(-3))
+    # x / scale: [0.6, -4.8, 1.5, nan], [4, 1.96, -0.52, 1.04], [-8, 36, 0, 0.4]; rounded to even, plus -3
+    assert q.tolist() == [[-2, -8, -1, -3], [1, -1, -4, -2], [-11, 33, -3, -3]]
+    assert index.tolist() == [[2], [0], [1]]  # of [0.5, -1.25, 1, 0], [2, 0.5, -0.5, 0.25], [-4, 9, 0, 0]
+    assert first_nan.tolist() == [[2, 0, 1, 0]]  # column 3 holds a NaN: PROPAGATE returns its index
+
+
+def test_traced_quantize_output_type_and_threshold_on_int64() -> None:
+    traced_zero_point = dml.compile(lambda x, z: dml.quantize_linear(x, 1.0, z, output_type="UINT8"))
+    with pytest.raises(OpenDMLError, match=r"^ELEMENT_WISE_QUANTIZE_LINEAR: output_type must equal "
+                       r"ZeroPointTensor.DataType \(INT8\)"):
+        traced_zero_point(np.ones(3, np.float32), np.zeros(3, np.int8))
+    signed = dml.compile(lambda x: dml.quantize_linear(x, 0.5, output_type="INT8"))(np.array([-1.0, 70.0], np.float32))
+    assert signed.dtype == np.int8 and signed.tolist() == [-2, 127]
+    big = np.array([-(2**62), 3, 2**62], np.int64)
+    got = dml.compile(lambda x: dml.threshold(x, -2.5))(big)
+    assert got.dtype == np.int64 and got.tolist() == [-2, 3, 2**62] == dml.threshold(big, -2.5).tolist()

@@ -19,10 +19,10 @@ EXAMPLES = sorted(p.stem for p in examples_dir().glob("*.json"))
 
 
 def test_every_example_is_tested() -> None:
-    """Each bundled example has an end-to-end test below (a new example needs one); the graph example's is in
+    """Each bundled example has an end-to-end test below (a new example needs one); the graph examples' are in
     tests/test_dispatch_graphs.py."""
     tested = {"clip", "clip1", "threshold", "dequantize_linear", "argmin", "dequantize_clip_argmin", "clip_timing",
-              "dequantize_clip_argmin_graph"}
+              "dequantize_clip_argmin_graph", "argmax", "quantize_linear", "quantize_dequantize_graph"}
     assert set(EXAMPLES) == tested
 
 
@@ -76,6 +76,22 @@ def test_example_argmin_ties_both_ways(backend: str) -> None:
     assert first != last  # the example does show a tie
     assert printed(result.stdout, "first").tolist() == first
     assert printed(result.stdout, "last").tolist() == last
+
+
+def test_example_argmax_ties_and_nan_policy(backend: str) -> None:
+    result = run_dispatch("--example", "argmax", "--backend", backend)
+    assert result.returncode == 0, result.stderr
+    # rows [0.5, 2.5, -1, 2.5], [3, nan, 7, 1], [-2, -2, -5, -3]
+    assert printed(result.stdout, "first").tolist() == [1, 2, 0]
+    assert printed(result.stdout, "last").tolist() == [3, 2, 1]
+    assert printed(result.stdout, "first_nan").tolist() == [1, 1, 0]  # NanPolicy PROPAGATE: the NaN wins
+
+
+def test_example_quantize_linear_per_column(backend: str) -> None:
+    result = run_dispatch("--example", "quantize_linear", "--backend", backend)
+    assert result.returncode == 0, result.stderr
+    # x / scale: -2, 1, 2.5 (to even: 2), 0.6, 400, -300; plus 128, saturated to UINT8
+    assert printed(result.stdout, "q").tolist() == [126, 129, 130, 129, 255, 0]
 
 
 CHAIN_Q = np.array([[90, 200, 128, 255, 140, 10], [130, 129, 131, 127, 126, 132],

@@ -169,7 +169,7 @@ def test_missing_model_file(tmp_path: Path) -> None:
 def test_unknown_example() -> None:
     result = run_dispatch("--example", "gemm")
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.startswith("opendml dispatch: error: --example: must be one of argmin, clip, ")
+    assert result.stderr.startswith("opendml dispatch: error: --example: must be one of argmax, argmin, clip, ")
 
 
 def test_comments_and_trailing_commas_are_allowed(tmp_path: Path) -> None:

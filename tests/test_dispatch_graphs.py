@@ -64,6 +64,14 @@ def test_graph_example_prints_what_the_three_dispatches_print(capsys: pytest.Cap
     assert [line.split("'")[1] for line in one_graph.splitlines() if line.startswith("Dispatch")] == ["head"]
 
 
+def test_quantize_dequantize_graph_example(capsys: pytest.CaptureFixture[str], backend: str) -> None:
+    out = _run(capsys, "--example", "quantize_dequantize_graph", backend=backend)
+    # x / 0.25: -4, -1.5 (to even: -2), 0, 0.5 (to even: 0), 1.2, 2.5 (to even: 2), 160, -132; plus 10 into INT8
+    assert printed(out, "q").tolist() == [6, 8, 10, 10, 11, 12, 127, -122]
+    assert printed(out, "y").tolist() == [-1.0, -0.5, 0.0, 0.0, 0.25, 0.5, 29.25, -33.0]
+    assert [line.split("'")[1] for line in out.splitlines() if line.startswith("Dispatch")] == ["round_trip"]
+
+
 def test_graph_example_is_listed(capsys: pytest.CaptureFixture[str]) -> None:
     listed = {line.split()[0]: line for line in _run(capsys).splitlines()[1:]}
     assert "one graph" in listed["dequantize_clip_argmin_graph"]
@@ -281,7 +289,8 @@ def test_graph_dispatchable_fields(tmp_path: Path, capsys: pytest.CaptureFixture
     assert _graph_error(tmp_path, capsys, compile_op) == (
         "dispatchables.head.dmlCompileType: must be DmlCompileGraph for a graph (or left out); got 'DmlCompileOp'.")
     assert _graph_error(tmp_path, capsys, bad_type).endswith(
-        "ELEMENT_WISE_DEQUANTIZE_LINEAR, DML_OPERATOR_ARGMIN (with or without DML_OPERATOR_), or \"graph\"; got 'graf'.")
+        "ELEMENT_WISE_QUANTIZE_LINEAR, DML_OPERATOR_ARGMIN, DML_OPERATOR_ARGMAX (with or without DML_OPERATOR_), or "
+        "\"graph\"; got 'graf'.")
 
 
 def test_graph_bindings_are_its_input_and_output_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

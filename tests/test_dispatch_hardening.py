@@ -492,6 +492,13 @@ def _rich_model() -> dict:
                 "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4]}}},
             "argmin": {"type": "ARGMIN", "desc": {"InputTensor": f16, "OutputTensor": {"DataType": "INT64", "Sizes": [2, 1]},
                                                   "AxisCount": 1, "Axes": [1], "AxisDirection": 1}},
+            "argmax": {"type": "DML_OPERATOR_ARGMAX", "desc": {
+                "InputTensor": f16, "OutputTensor": {"DataType": "INT64", "Sizes": [2, 1]}, "Axes": [1],
+                "AxisDirection": "INCREASING", "NanPolicy": "NAN_POLICY_PROPAGATE"}},
+            "quantize": {"type": "ELEMENT_WISE_QUANTIZE_LINEAR", "desc": {
+                "InputTensor": {"DataType": "FLOAT32", "Sizes": [4]},
+                "ScaleTensor": {"DataType": "FLOAT32", "Sizes": [4], "Strides": [0]},
+                "OutputTensor": {"DataType": "UINT8", "Sizes": [4]}}},
         },
         "commands": [
             {"type": "dispatch", "dispatchable": "clip", "bindings": {"InputTensor": "h", "OutputTensor": ["c"]},
@@ -505,6 +512,9 @@ def _rich_model() -> dict:
             {"type": "dispatch", "dispatchable": "argmin", "bindings": {"InputTensor": "h", "OutputTensor": "i"}},
             {"type": "print", "resource": "h", "verbose": True},
             {"type": "writeFile", "resource": "i", "targetPath": "i.npy", "dimensions": [2, 1]},
+            {"type": "dispatch", "dispatchable": "argmax", "bindings": {"InputTensor": "h", "OutputTensor": "i"}},
+            {"type": "dispatch", "dispatchable": "quantize", "bindings": {
+                "InputTensor": "f", "ScaleTensor": "raw", "OutputTensor": "s"}},
         ],
     }
 
@@ -642,6 +652,8 @@ def test_the_models_validate_against_the_schema(validator: object, path: Path | 
     ("beside Desc", lambda m: m["dispatchables"]["clip"]["desc"]["OutputTensor"].update(DataType="FLOAT16")),
     ("data type", lambda m: m["dispatchables"]["threshold"]["desc"]["InputTensor"].update(DataType="FLOAT8")),
     ("axis direction", lambda m: m["dispatchables"]["argmin"]["desc"].update(AxisDirection="UP")),
+    ("nan policy", lambda m: m["dispatchables"]["argmax"]["desc"].update(NanPolicy="SOMETIMES")),
+    ("quantize field", lambda m: m["dispatchables"]["quantize"]["desc"].update(Axis=0)),
     ("scalar member", lambda m: m["dispatchables"]["clip1"]["Desc"].update(Max={"Int32": 1, "Int8": 2})),
     ("command", lambda m: m["commands"].append({"type": "show", "resource": "h"})),
     ("command field", lambda m: m["commands"][5].update(targetPath="x")),
@@ -668,6 +680,7 @@ def test_every_name_the_schema_lists_is_read() -> None:
     defs = model_schema()["$defs"]
     parsers = {"dataType": dml_parse("DataType"), "tensorFlag": dml_parse("TensorFlags"),
                "executionFlag": dml_parse("ExecutionFlags"), "axisDirection": dml_parse("AxisDirection"),
+               "nanPolicy": dml_parse("NanPolicy"),
                "operatorType": lambda name: parse_operator_type(name, "type").name}
     for name, parse in parsers.items():
         spelled = defs[name]["enum"] if "enum" in defs[name] else defs[name]["anyOf"][0]["enum"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -215,8 +217,51 @@ def test_functional_modules_stay_small_and_keep_their_names() -> None:
     functional = importlib.import_module("opendml.functional")
     sizes = {p.name: len(p.read_text().splitlines()) for p in pathlib.Path(functional.__file__).parent.glob("*.py")}
     assert {name for name, size in sizes.items() if size > 400} == set(), sizes
-    for name in ("argmin", "clip", "default_device", "dequantize_linear", "threshold", "_as_array", "_broadcast",
-                 "_clip_desc", "_leading_ones", "_normalize_axes", "_on_gpu", "_padded_empty", "_place_input",
-                 "_plain", "_resolve_device", "_scale", "_to_host", "_view_as", "_zero_point", "BufferBinding"):
+    for name in ("argmax", "argmin", "clip", "default_device", "dequantize_linear", "quantize_linear", "threshold",
+                 "unravel_index", "_as_array", "_broadcast", "_check_output_type", "_clip_desc", "_leading_ones",
+                 "_normalize_axes", "_on_gpu", "_padded_empty", "_place_input", "_plain", "_quantize_scale",
+                 "_quantize_zero_point", "_resolve_device", "_scale", "_threshold_desc", "_to_host", "_view_as",
+                 "_zero_point", "BufferBinding"):
         assert callable(getattr(functional, name)), name
-    assert functional.clip is dml.clip and functional.argmin is dml.argmin
+    assert functional.clip is dml.clip and functional.argmin is dml.argmin and functional.argmax is dml.argmax
+    assert functional.quantize_linear is dml.quantize_linear and functional.unravel_index is dml.unravel_index
+
+
+def test_threshold_on_64_bit_integers_runs_as_clip1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ELEMENT_WISE_THRESHOLD takes no INT64 or UINT64 tensor: CLIP1 with Max the type's largest value gives
+    THRESHOLD's bits (its FLOAT Min rounded to float32, truncated toward zero, saturated)."""
+    i64 = np.array([-(2**63), -6, -5, 0, 7, 2**63 - 1], np.int64)
+    assert dml.threshold(i64, -5.9).tolist() == [-5, -5, -5, 0, 7, 2**63 - 1]  # -5.9 truncates to -5
+    assert dml.threshold(i64, float(2**63)).tolist() == [2**63 - 1] * 6  # saturated
+    assert dml.threshold(i64, -math.inf).tolist() == i64.tolist()
+    assert dml.threshold(np.array([2**40, 2**40 + 1], np.int64), 2**40 + 1).tolist() == [2**40, 2**40 + 1]  # a FLOAT
+    u64 = np.array([0, 3, 2**63, 2**64 - 1], np.uint64)
+    assert dml.threshold(u64, -7).tolist() == u64.tolist()  # a negative Min becomes 0
+    assert dml.threshold(u64, 2**63 + 1).tolist() == [2**63, 2**63, 2**63, 2**64 - 1]  # float32(2^63 + 1) = 2^63
+    assert dml.threshold(u64, math.inf).tolist() == [2**64 - 1] * 4
+    small = np.arange(-40, 40, 7, dtype=np.int32)
+    for bound in (-3.7, 0.5, 12.0, 39.99, -40.5, -1e10):  # the bits of THRESHOLD on a type it takes
+        assert dml.threshold(small.astype(np.int64), bound).tolist() == dml.threshold(small, bound).tolist(), bound
+    seen: list[object] = []
+    original = dml.Device.compiled
+    monkeypatch.setattr(dml.Device, "compiled", lambda self, desc: seen.append(desc) or original(self, desc))
+    x = np.array([5, -9], np.int64)
+    assert dml.threshold(x, -2.5).tolist() == [5, -2]
+    assert [(type(d).__name__, d.min, d.max) for d in seen] == [("ElementWiseClip1Desc", -2, 2**63 - 1)]
+    assert dml.threshold(x, -2.5).tolist() == [5, -2] and len(seen) == 1  # the cached fast path: no description
+
+
+def test_threshold_on_64_bit_integers_keeps_thresholds_rules() -> None:
+    x = np.array([1, 2], np.uint64)
+    with pytest.raises(dml.InvalidArgumentError, match=r"^ELEMENT_WISE_THRESHOLD: Min must not be NaN on a UINT64"):
+        dml.threshold(x, math.nan)
+    with pytest.raises(dml.InvalidArgumentError, match=r"^ELEMENT_WISE_THRESHOLD: ScaleBias must be absent on integer "
+                       r"tensors; got ScaleBias on UINT64\.$"):
+        dml.threshold(x, 0, scale_bias=(1.0, 0.0))
+    with pytest.raises(dml.InvalidArgumentError, match=r"^ELEMENT_WISE_THRESHOLD: Min must be a number"):
+        dml.threshold(x, "1")  # type: ignore[arg-type]
+    # Below 5_0 there is no CLIP1: THRESHOLD's own refusal of the type.
+    with pytest.raises(dml.InvalidArgumentError, match=r"^ELEMENT_WISE_THRESHOLD: InputTensor.DataType .* at "
+                       r"feature level 4_1; got UINT64\.$"):
+        dml.threshold(x, 0, device=dml.Device("cpu", "4_1"))
+    assert dml.threshold(x, 1.5, device=dml.Device("cpu", "5_0")).tolist() == [1, 2]

@@ -14,14 +14,17 @@ from typing import Any, Literal
 import numpy as np
 
 from .. import (
+    ArgMaxDesc,
     ArgMinDesc,
     AxisDirection,
     DataType,
     ElementWiseClip1Desc,
     ElementWiseClipDesc,
     ElementWiseDequantizeLinearDesc,
+    ElementWiseQuantizeLinearDesc,
     ElementWiseThresholdDesc,
     ExecutionFlags,
+    NanPolicy,
     OpenDMLError,
     ScaleBias,
     TensorDesc,
@@ -54,6 +57,8 @@ class Field:
     attribute: str | None  # the opendml description's attribute (None: read and checked, not passed on)
     optional: bool = False
     names: Names | None = None  # an "enum" field's names
+    absent: Any = None  # what an optional field left out gives the description
+    description: str = ""  # said in the JSON schema (opendml's extensions say so)
 
     @property
     def is_tensor(self) -> bool:
@@ -86,10 +91,21 @@ EXECUTION_FLAG_NAMES = Names("DML_EXECUTION_FLAG_", tuple(ExecutionFlags.__membe
 AXIS_DIRECTION_NAMES = Names("DML_AXIS_DIRECTION_", tuple(AxisDirection.__members__),
                              tuple(int(m) for m in AxisDirection))
 TENSOR_TYPE_NAMES = Names("DML_TENSOR_TYPE_", ("BUFFER",))
+# opendml's NanPolicy (an extension: DirectML has no such enum), spelled as opendml.NanPolicy parses it.
+NAN_POLICY_NAMES = Names("NAN_POLICY_", tuple(NanPolicy.__members__), tuple(int(m) for m in NanPolicy))
 
 _INPUT = Field("InputTensor", "input", "input_tensor")
 _OUTPUT = Field("OutputTensor", "output", "output_tensor")
 _SCALE_BIAS = Field("ScaleBias", "scale_bias", "scale_bias", optional=True)
+_SCALE = Field("ScaleTensor", "input", "scale_tensor")
+_ZERO_POINT = Field("ZeroPointTensor", "input", "zero_point_tensor", optional=True)
+# ARGMIN's and ARGMAX's fields; NanPolicy, after DirectML's own, is opendml's extension (IGNORE if left out).
+_ARG_REDUCTION = (
+    _INPUT, _OUTPUT, Field("AxisCount", "axis_count", None, optional=True), Field("Axes", "axes", "axes"),
+    Field("AxisDirection", "enum", "axis_direction", names=AXIS_DIRECTION_NAMES),
+    Field("NanPolicy", "enum", "nan_policy", optional=True, names=NAN_POLICY_NAMES, absent=NanPolicy.IGNORE,
+          description="an opendml extension, not DirectML's: IGNORE (DirectML's behaviour, the default) skips NaN "
+                      "elements; PROPAGATE makes the first NaN win, as NumPy and ONNX Runtime do"))
 
 OPERATORS: tuple[OperatorSpec, ...] = (
     OperatorSpec("ELEMENT_WISE_CLIP", ElementWiseClipDesc, (
@@ -100,11 +116,11 @@ OPERATORS: tuple[OperatorSpec, ...] = (
     OperatorSpec("ELEMENT_WISE_THRESHOLD", ElementWiseThresholdDesc, (
         _INPUT, _OUTPUT, _SCALE_BIAS, Field("Min", "float", "min"))),
     OperatorSpec("ELEMENT_WISE_DEQUANTIZE_LINEAR", ElementWiseDequantizeLinearDesc, (
-        _INPUT, Field("ScaleTensor", "input", "scale_tensor"),
-        Field("ZeroPointTensor", "input", "zero_point_tensor", optional=True), _OUTPUT)),
-    OperatorSpec("ARGMIN", ArgMinDesc, (
-        _INPUT, _OUTPUT, Field("AxisCount", "axis_count", None, optional=True), Field("Axes", "axes", "axes"),
-        Field("AxisDirection", "enum", "axis_direction", names=AXIS_DIRECTION_NAMES))),
+        _INPUT, _SCALE, _ZERO_POINT, _OUTPUT)),
+    OperatorSpec("ELEMENT_WISE_QUANTIZE_LINEAR", ElementWiseQuantizeLinearDesc, (
+        _INPUT, _SCALE, _ZERO_POINT, _OUTPUT)),
+    OperatorSpec("ARGMIN", ArgMinDesc, _ARG_REDUCTION),
+    OperatorSpec("ARGMAX", ArgMaxDesc, _ARG_REDUCTION),
 )
 
 BY_NAME: dict[str, OperatorSpec] = {op.name: op for op in OPERATORS}
@@ -233,7 +249,7 @@ def translate(operator: OperatorSpec, desc: JsonObject, path: str) -> Any:
         at = child(path, field.name)
         if field.name not in desc:
             if field.attribute is not None:
-                kwargs[field.attribute] = None  # an absent optional field
+                kwargs[field.attribute] = field.absent  # an absent optional field
             continue
         value = desc[field.name]
         if field.kind == "axis_count":

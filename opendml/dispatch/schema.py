@@ -258,6 +258,8 @@ def _desc(op: OperatorSpec, defs: Schema) -> Schema:
             schemas[field.name] = ref(field.name[0].lower() + field.name[1:])
         else:
             schemas[field.name] = _FIELD_KINDS[field.kind]
+        if field.description:
+            schemas[field.name] = {**schemas[field.name], "description": field.description}
     fields = tuple(f.name for f in op.fields)
     return _object(fields, schemas, tuple(f.name for f in op.fields if not f.optional),
                    description=f"DML_{op.name}_OPERATOR_DESC")

@@ -3,8 +3,10 @@
 ``devices`` resolves the device a call runs on and takes its arguments as arrays of that device's kind;
 ``placement`` describes arrays as tensors in buffers (copying only layouts no description can state) and
 runs one operator over them; ``results`` makes the arrays results go to (``out=`` included); ``operands``
-checks DEQUANTIZE_LINEAR's scale and zero point; ``fastpath`` runs a call laid out like one already run
-straight through its kernel; ``operators`` holds the functions themselves.
+checks the scale and zero point of DEQUANTIZE_LINEAR and QUANTIZE_LINEAR; ``fastpath`` runs a call laid
+out like one already run straight through its kernel. The functions themselves: ``operators`` (clip,
+threshold), ``quantization`` (dequantize_linear, quantize_linear) and ``reductions`` (argmin, argmax,
+unravel_index).
 """
 
 from __future__ import annotations
@@ -19,15 +21,23 @@ from .devices import _to_host as _to_host
 from .devices import default_device
 from .fastpath import _direct as _direct
 from .operands import _broadcast as _broadcast
+from .operands import _check_output_type as _check_output_type
+from .operands import _quantize_scale as _quantize_scale
+from .operands import _quantize_zero_point as _quantize_zero_point
 from .operands import _scale as _scale
 from .operands import _zero_point as _zero_point
 from .operators import _clip_desc as _clip_desc
-from .operators import _normalize_axes as _normalize_axes
-from .operators import argmin, clip, dequantize_linear, threshold
+from .operators import _threshold_desc as _threshold_desc
+from .operators import clip, threshold
 from .placement import _leading_ones as _leading_ones
 from .placement import _padded_empty as _padded_empty
 from .placement import _place_input as _place_input
 from .placement import _plain as _plain
 from .placement import _view_as as _view_as
+from .quantization import dequantize_linear, quantize_linear
+from .reductions import ARG_REDUCTIONS as ARG_REDUCTIONS
+from .reductions import _normalize_axes as _normalize_axes
+from .reductions import argmax, argmin, unravel_index
 
-__all__ = ["argmin", "clip", "default_device", "dequantize_linear", "threshold"]
+__all__ = ["argmax", "argmin", "clip", "default_device", "dequantize_linear", "quantize_linear", "threshold",
+           "unravel_index"]

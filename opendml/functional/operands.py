@@ -1,7 +1,8 @@
-"""DEQUANTIZE_LINEAR's scale and zero point as arrays on the device, and the broadcast of their shapes.
+"""The scale and zero point of DEQUANTIZE_LINEAR and QUANTIZE_LINEAR as arrays on the device, the output type
+QUANTIZE_LINEAR takes from them, and the broadcast of their shapes.
 
-Each is checked exactly: a zero point of another type than the input's is converted only when every value
-is representable in it (never wrapped or truncated).
+Each is checked exactly: a zero point of another type than the one it must have is converted only when every
+value is representable in it (never wrapped or truncated).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from typing import Any
 import numpy as np
 
 from ..device import Device
+from ..dtypes import DataType
 from ..errors import invalid
+from ..ops.elementwise import exact_scalar
 from .devices import _as_array, _on_gpu, _to_host
 
 
@@ -45,13 +48,56 @@ def _scale(device: Device, scale: Any, owner: str) -> Any:
     return _operand(device, scale, owner, "ScaleTensor")
 
 
-def _zero_point(device: Device, value: Any, dtype: np.dtype, owner: str) -> Any:
-    """The zero point as an array of the input's type, every value checked exactly (SPEC 6: ZeroPointTensor
-    shares the InputTensor's DataType)."""
+def _quantize_scale(device: Device, scale: Any, input_dtype: np.dtype, owner: str) -> Any:
+    """QUANTIZE_LINEAR's scale: a number takes the type the input needs (FLOAT16 for a FLOAT16 input, else
+    FLOAT32; SPEC 9), refused where it overflows that type; an array keeps its own type."""
+    if _is_bool(scale):
+        raise invalid(owner, "ScaleTensor", "must hold FLOAT32 or FLOAT16 values", repr(scale))
+    if isinstance(scale, (int, float)):
+        scale_type = DataType.FLOAT16 if input_dtype == np.float16 else DataType.FLOAT32
+        scale = exact_scalar(scale, scale_type, owner, "ScaleTensor")
+    return _operand(device, scale, owner, "ScaleTensor")
+
+
+def _is_number(value: Any) -> bool:
+    """A Python number: a value without a type of its own (NumPy scalars and arrays have one)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _quantize_zero_point(device: Device, value: Any, output_type: object, owner: str) -> tuple[Any, np.dtype]:
+    """QUANTIZE_LINEAR's zero point (None when absent) and the output's type: the zero point's own type, else
+    ``output_type``, else UINT8, as ONNX's QuantizeLinear. A Python number takes the output's type, checked
+    exactly; an ``output_type`` given beside a typed zero point must agree with it."""
+    if value is None or _is_number(value):
+        dtype = (_output_type(output_type, owner) or DataType.UINT8).numpy
+        return (None if value is None else _zero_point(device, value, dtype, owner, "the output's type")), dtype
+    if _is_bool(value):
+        raise invalid(owner, "ZeroPointTensor", "must be an array or a number of the output's type", repr(value))
+    array = _operand(device, value, owner, "ZeroPointTensor")
+    _check_output_type(array.dtype, output_type, owner)
+    return array, array.dtype
+
+
+def _output_type(output_type: object, owner: str) -> DataType | None:
+    return None if output_type is None else DataType.parse(output_type, owner=owner, field="OutputTensor.DataType")
+
+
+def _check_output_type(zero_point_dtype: np.dtype, output_type: object, owner: str) -> None:
+    """ZeroPointTensor and OutputTensor share a DataType (SPEC 9): an output_type beside it must be the same."""
+    wanted = _output_type(output_type, owner)
+    own = DataType.parse(zero_point_dtype, owner=owner, field="ZeroPointTensor.DataType")
+    if wanted is not None and wanted is not own:
+        raise invalid(owner, "output_type", f"must equal ZeroPointTensor.DataType ({own.name}), the zero point's "
+                      "own type, when both are given", wanted.name)
+
+
+def _zero_point(device: Device, value: Any, dtype: np.dtype, owner: str, of: str = "the input's type") -> Any:
+    """The zero point as an array of ``dtype``, every value checked exactly (SPEC 6: DEQUANTIZE_LINEAR's
+    ZeroPointTensor shares the InputTensor's DataType; ``of`` says which type it is in messages)."""
     if dtype.kind not in "iu":  # no support row takes it: a number stands in, so the input's type is refused
         stand_in = np.zeros((), dtype) if isinstance(value, (int, float, np.number)) else value
         return _operand(device, stand_in, owner, "ZeroPointTensor")
-    requirement = f"must hold values of the input's type {dtype}"
+    requirement = f"must hold values of {of} {dtype}"
     if _is_bool(value):
         raise invalid(owner, "ZeroPointTensor", requirement, repr(value))
     if isinstance(value, (int, float, np.integer, np.floating)):

@@ -1,33 +1,28 @@
-"""The operator functions: ``clip``, ``threshold``, ``dequantize_linear`` and ``argmin`` on arrays.
+"""The element-wise functions of one array: ``clip`` and ``threshold`` (as ELEMENT_WISE_CLIP1 where the
+operator asked for takes no such tensor but CLIP1 gives its bits).
 
-``clip`` and ``threshold`` start with the cached fast path (a repeated call on NumPy arrays). Each then
-hands a traced argument to ``opendml.compile``'s tracing, and otherwise describes its arrays and runs one
-operator over them.
+Both start with the cached fast path (a repeated call on NumPy arrays). Each then hands a traced argument
+to ``opendml.compile``'s tracing, and otherwise describes its array and runs one operator over it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..device import Device
 from ..dtypes import DataType
-from ..enums import AxisDirection
 from ..errors import invalid
-from ..feature_levels import FeatureLevel
-from ..ops.argmin import ARGMIN_SCHEMA, ArgMinDesc
 from ..ops.clip import CLIP1_SCHEMA, CLIP_SCHEMA, ElementWiseClip1Desc, ElementWiseClipDesc
-from ..ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
-from ..ops.elementwise import ScaleBias, typed_bound
+from ..ops.elementwise import ScaleBias, float_field, typed_bound
 from ..ops.threshold import THRESHOLD_SCHEMA, ElementWiseThresholdDesc
 from ..schema import OperatorSchema
 from ..tensor import TensorDesc
 from .devices import _as_array, _resolve_device, _traced, _tracing
 from .fastpath import _direct, _exact, _remember
-from .operands import _broadcast, _scale, _zero_point
 from .placement import _leading_ones, _run, _view_as
 from .results import _output
 
@@ -108,105 +103,33 @@ def threshold(x: Any, min: float, *, scale_bias: ScaleBias | tuple[float, float]
     if _tracing(x):
         return _traced().threshold(x, min, scale_bias, out, device)
     device = _resolve_device(device, x, THRESHOLD_SCHEMA.name)
-    sb = ScaleBias.parse(scale_bias, THRESHOLD_SCHEMA.name)
-    return _unary(THRESHOLD_SCHEMA, x, out, device, lambda i, o: ElementWiseThresholdDesc(i, o, min, sb), key)
+    dtype = _as_array(device, x, THRESHOLD_SCHEMA.name, "InputTensor").dtype
+    schema, make_desc = _threshold_desc(device, dtype, min, scale_bias)
+    return _unary(schema, x, out, device, make_desc, key)
 
 
-def dequantize_linear(x: Any, scale: Any, zero_point: Any = None, *, out: Any = None,
-                      device: Device | str | None = None) -> Any:
-    """``(x - zero_point) * scale``, broadcasting NumPy-style; the result has the scale's type.
+def _threshold_desc(device: Device, dtype: np.dtype, min: float, scale_bias: ScaleBias | tuple[float, float] | None
+                    ) -> tuple[OperatorSchema, Callable[[TensorDesc, TensorDesc], object]]:
+    """The operator threshold runs for an input of ``dtype`` (one rule for arrays and traced functions).
 
-    Broadcast operands reach the operator as zero-stride descriptions (nothing is materialised). The scale
-    and the zero point may be numbers, or arrays of any kind; one of a single element may also live on
-    another device than ``x``. A Python number as the scale becomes FLOAT32. The zero point takes the
-    input's type: a value of another type (a number, or every element of an array) is converted when it
-    is exactly representable in it, and refused otherwise (never wrapped or truncated).
-
-    >>> dequantize_linear(np.array([0, 10, 255], np.uint8), np.float32(0.5), 10)
-    array([ -5. ,   0. , 122.5], dtype=float32)
+    ELEMENT_WISE_THRESHOLD takes no INT64 or UINT64 tensor: those run as ELEMENT_WISE_CLIP1 with Max the
+    type's largest value and Min what THRESHOLD's FLOAT Min would be on such a tensor (rounded to float32,
+    truncated toward zero, saturated: SPEC 8.3), so the bits are THRESHOLD's, where the level has CLIP1.
     """
-    if _tracing(x, scale, zero_point):
-        return _traced().dequantize_linear(x, scale, zero_point, out, device)
-    owner = DEQUANTIZE_LINEAR_SCHEMA.name
-    device = _resolve_device(device, x, owner)
-    array = _as_array(device, x, owner, "InputTensor")
-    scale = _scale(device, scale, owner)
-    if zero_point is None and device.feature_level < FeatureLevel.FL_6_2:
-        zero_point = 0  # the optional ZeroPointTensor needs 6_2: pass an explicit zero below it
-    if zero_point is not None:
-        zero_point = _zero_point(device, zero_point, array.dtype, owner)
-    shape = _broadcast(owner, array.shape, "InputTensor", scale.shape, "ScaleTensor")
-    if zero_point is not None:
-        shape = _broadcast(owner, shape, "InputTensor and ScaleTensor", zero_point.shape, "ZeroPointTensor")
-    result = _output(device, out, shape, scale.dtype, owner, x)
-    pad = _leading_ones(DEQUANTIZE_LINEAR_SCHEMA, device, max(len(shape), 1))
-    full = (1,) * pad + (shape or (1,))
-    xp = device.backend.xp
-    operands = [None if a is None else _broadcast_to(xp, a, full) for a in (array, scale, zero_point)]
-    _run(device, DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc, operands, _view_as(result.array, full))
-    return result.deliver()
+    owner = THRESHOLD_SCHEMA.name
+    sb = ScaleBias.parse(scale_bias, owner)
+    data_type = DataType.parse(dtype, owner=owner, field="InputTensor.DataType")
+    if data_type in _WIDE_INTEGERS and device.feature_level >= CLIP1_SCHEMA.introduced:
+        if sb is not None:  # THRESHOLD's own rule (SPEC 8.2), under its name
+            raise invalid(owner, "ScaleBias", "must be absent on integer tensors", f"ScaleBias on {data_type.name}")
+        low = typed_bound(float_field(min, owner, "Min"), data_type, owner, "Min")
+        high = data_type.integer_range[1]
+
+        def clip1(i: TensorDesc, o: TensorDesc) -> object:
+            return ElementWiseClip1Desc(i, o, data_type, int(low), high, sb)  # type: ignore[arg-type]
+
+        return CLIP1_SCHEMA, clip1
+    return THRESHOLD_SCHEMA, lambda i, o: ElementWiseThresholdDesc(i, o, min, sb)
 
 
-def _broadcast_to(xp: Any, array: Any, shape: tuple[int, ...]) -> Any:
-    """``array`` read as ``shape`` through zero strides, nothing copied. A NumPy view stays as writeable as
-    ``array`` (NumPy's own is read-only): Numba compiles a CPU kernel apart for read-only operands, so a
-    read-only view would compile the operator's kernel a second time at its first execution."""
-    view = xp.broadcast_to(array, shape)
-    if xp is not np or not array.flags.writeable:
-        return view
-    return np.lib.stride_tricks.as_strided(array, shape, view.strides)
-
-
-def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
-           axis_direction: AxisDirection | str = "INCREASING", output_type: DataType | str = "INT64",
-           out: Any = None, device: Device | str | None = None) -> Any:
-    """Indices of the smallest elements over ``axes`` (None: all); the rank is kept, as in DirectML.
-    ``out``, if given, receives them: an array of the result's shape and of ``output_type``.
-
-    >>> argmin(np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], np.float32), 1)
-    array([[0],
-           [1],
-           [0]])
-    """
-    if _tracing(x):
-        return _traced().argmin(x, axes, axis_direction, output_type, out, device)
-    owner = ARGMIN_SCHEMA.name
-    device = _resolve_device(device, x, owner)
-    array = _as_array(device, x, owner, "InputTensor")
-    rank = max(array.ndim, 1)
-    reduced = _normalize_axes(axes, rank, owner)
-    direction = AxisDirection.parse(axis_direction, owner=owner)
-    out_type = DataType.parse(output_type, owner=owner, field="OutputTensor.DataType")
-    out_shape = tuple(1 if k in reduced else n for k, n in enumerate(array.shape or (1,)))
-    result = _output(device, out, array.shape and out_shape, out_type.numpy, owner, x)
-    pad = _leading_ones(ARGMIN_SCHEMA, device, rank)
-    shifted = tuple(a + pad for a in reduced)
-
-    def make(i: TensorDesc, o: TensorDesc) -> object:
-        return ArgMinDesc(i, o, shifted, direction)
-
-    full = (1,) * pad + out_shape
-    _run(device, ARGMIN_SCHEMA, make, [_view_as(array, (1,) * pad + (array.shape or (1,)))],
-         _view_as(result.array, full))
-    return result.deliver()
-
-
-def _normalize_axes(axes: object, rank: int, owner: str) -> tuple[int, ...]:
-    if axes is None:
-        return tuple(range(rank))
-    if isinstance(axes, np.ndarray) and axes.ndim <= 1:
-        listed: list[object] = axes.reshape(-1).tolist() if axes.ndim else [axes.item()]
-    elif isinstance(axes, (int, np.integer)):
-        listed = [axes]
-    elif isinstance(axes, Sequence) and not isinstance(axes, (str, bytes)):
-        listed = list(axes)
-    else:
-        raise invalid(owner, "Axes", "must be an integer, a sequence of integers or None", repr(axes))
-    normalized = []
-    for k, axis in enumerate(listed):
-        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -rank <= axis < rank:
-            raise invalid(owner, f"Axes[{k}]", f"must be an integer in [{-rank}, {rank - 1}]", repr(axis))
-        normalized.append(int(axis) % rank)
-    if len(set(normalized)) != len(normalized):
-        raise invalid(owner, "Axes", "must not repeat an axis", listed)
-    return tuple(sorted(normalized))
+_WIDE_INTEGERS = frozenset({DataType.INT64, DataType.UINT64})

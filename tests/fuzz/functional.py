@@ -1,4 +1,4 @@
-"""Functional calls (clip, threshold, dequantize_linear, argmin) and what each must do.
+"""Functional calls (clip, threshold, dequantize_linear, quantize_linear, argmin, argmax) and what each must do.
 
 ``calls()`` draws a call: the function, its array (every dtype, rank 0-4, every layout), its other
 arguments (valid, borderline and junk), ``out=`` (none, a view in a guard-filled owner, the input
@@ -20,7 +20,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 import opendml as dml
-from tests.elementwise_oracle import TYPES, argmin_tensor, clamp_element, dequantize_element
+from tests.elementwise_oracle import TYPES, argmin_tensor, clamp_element, dequantize_element, quantize_element
 
 from .arrays import INPUT_LAYOUTS, OUTPUT_LAYOUTS, View, element_values, fill, make_view, shapes, type_of
 from .descriptions import SPECIAL_BOUNDS
@@ -36,10 +36,11 @@ from .rules import (
     level_index,
     parse_data_type,
     parse_direction,
+    parse_nan_policy,
     row_at,
 )
 
-FUNCTIONS = ("clip", "threshold", "dequantize_linear", "argmin")
+FUNCTIONS = ("clip", "threshold", "dequantize_linear", "quantize_linear", "argmin", "argmax")
 NEWEST = LEVELS[-1]
 Index = tuple[int, ...]
 
@@ -87,7 +88,10 @@ class Expected:
 # --- drawing a call ----------------------------------------------------------------------------------------
 
 OPERATOR_OF = {"clip": "ELEMENT_WISE_CLIP", "threshold": "ELEMENT_WISE_THRESHOLD",
-               "dequantize_linear": "ELEMENT_WISE_DEQUANTIZE_LINEAR", "argmin": "ARGMIN"}
+               "dequantize_linear": "ELEMENT_WISE_DEQUANTIZE_LINEAR",
+               "quantize_linear": "ELEMENT_WISE_QUANTIZE_LINEAR", "argmin": "ARGMIN", "argmax": "ARGMAX"}
+ARG_REDUCTIONS = ("argmin", "argmax")
+CLIP1_LEVEL = "5_0"  # ELEMENT_WISE_CLIP1's; the functional threshold runs INT64 and UINT64 through it
 
 
 def draw_level(draw: st.DrawFn) -> object:
@@ -101,10 +105,13 @@ def draw_level(draw: st.DrawFn) -> object:
 def dtypes_for(function: str, level: str) -> tuple[str, ...]:
     """The NumPy dtypes of the arrays the function's operator takes at ``level`` (all, if none)."""
     operator = OPERATOR_OF[function]
-    if function == "clip" and level_index(level) >= level_index("5_0"):
+    if function == "clip" and level_index(level) >= level_index(CLIP1_LEVEL):
         operator = "ELEMENT_WISE_CLIP1"
     row = row_at(operator, level)
-    names = tuple(name for name in DTYPES if row is not None and type_of(np.dtype(name)) in row.types["InputTensor"])
+    types = set(row.types["InputTensor"]) if row is not None else set()
+    if function == "threshold" and level_index(level) >= level_index(CLIP1_LEVEL):
+        types |= {"INT64", "UINT64"}  # threshold on them runs as CLIP1
+    names = tuple(name for name in DTYPES if type_of(np.dtype(name)) in types)
     return names or DTYPES
 
 
@@ -164,11 +171,15 @@ def calls(draw: st.DrawFn) -> Call:
             args["max"] = draw_bound(draw, type_name, allow_none=True)
         args["scale_bias"] = draw_scale_bias(draw, type_name)
     palette = _palette(args.get("min")) + _palette(args.get("max"))
+    if function == "quantize_linear":
+        palette = _quantize_scale_first(draw, args, type_name)
     x: View | Junk = draw_array(draw, (np.dtype(TYPES[type_name].numpy).name,), next(seeds), palette)
     call = Call(function, x, args, device=device, views=[x])  # type: ignore[list-item]
     if function == "dequantize_linear":
         _dequantize_args(draw, call, level, seeds)
-    elif function == "argmin":
+    elif function == "quantize_linear":
+        _quantize_args(draw, call, type_name, seeds)
+    elif function in ARG_REDUCTIONS:
         _argmin_args(draw, call)
     if draw(st.integers(0, 3)) == 0:
         _add_junk(draw, call, next(seeds))
@@ -227,6 +238,60 @@ def _argmin_args(draw: st.DrawFn, call: Call) -> None:
     call.args["axis_direction"] = draw(st.sampled_from(["INCREASING", "DECREASING", 0, 1, dml.AxisDirection.DECREASING,
                                                         "DML_AXIS_DIRECTION_DECREASING"]))
     call.args["output_type"] = draw(st.sampled_from([*INDEX_TYPES, dml.DataType.UINT32, np.dtype("int32")]))
+    policy = draw(st.sampled_from([ABSENT, ABSENT, "IGNORE", "PROPAGATE", "PROPAGATE", 0, 1, dml.NanPolicy.PROPAGATE,
+                                   "nan_policy_propagate"]))
+    if policy is not ABSENT:
+        call.args["nan_policy"] = policy
+
+
+ABSENT = object()  # a keyword argument left out
+HALVES = (0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 127.5, 128.5, -128.5, 255.5, 3.0, -7.0)
+
+
+def _quantize_scale_first(draw: st.DrawFn, args: dict[str, Any], type_name: str) -> list[int | float]:
+    """A number as the scale (sometimes; else an array, drawn later), and elements that divide by it to
+    exact halves and to the ends of INT8 and UINT8 (the rounding and saturation cases)."""
+    if draw(st.integers(0, 2)) == 0:
+        return []
+    scale = draw(st.one_of(st.sampled_from([1.0, 0.5, 0.25, 2.0, -1.0, 0.0, -0.0, 3.0, 1e-3, math.inf, math.nan]),
+                           st.floats(width=32), st.integers(-3, 3)))
+    args["scale"] = scale
+    if not is_number(scale) or not math.isfinite(float(scale)) or float(scale) == 0:
+        return []
+    return [h * float(scale) for h in HALVES] + ([int(h * scale) for h in HALVES] if type_name == "INT32" else [])
+
+
+def _quantize_args(draw: st.DrawFn, call: Call, type_name: str, seeds: Any) -> None:
+    """A scale of the input's scale type (a number, a NumPy scalar or an array that broadcasts), a zero point
+    (none, a number, a typed INT8/UINT8 scalar or array), and output_type (none, agreeing or not)."""
+    x = call.x
+    assert isinstance(x, View)
+    scale_name = "float16" if type_name == "FLOAT16" else "float32"
+    if "scale" not in call.args:
+        if draw(st.booleans()):
+            call.args["scale"] = np.dtype(scale_name).type(draw(st.floats(width=16)))
+        else:
+            call.args["scale"] = draw_array(draw, (scale_name,), next(seeds), shape=_operand_shape(draw, x))
+            call.views.append(call.args["scale"])
+    out_name = draw(st.sampled_from(["uint8", "int8"]))
+    kind = draw(st.sampled_from(["none", "python", "numpy", "array", "array"]))
+    if kind == "python":
+        call.args["zero_point"] = draw(st.integers(-128, 255))
+    elif kind == "numpy":
+        call.args["zero_point"] = np.dtype(out_name).type(draw(st.integers(*_range(out_name))))
+    elif kind == "array":
+        call.args["zero_point"] = draw_array(draw, (out_name,), next(seeds), shape=_operand_shape(draw, x))
+        call.views.append(call.args["zero_point"])
+    else:
+        call.args["zero_point"] = None
+    output_type = draw(st.sampled_from([ABSENT, ABSENT, None, "UINT8", "INT8", dml.DataType.INT8, np.dtype(out_name)]))
+    if output_type is not ABSENT:
+        call.args["output_type"] = output_type
+
+
+def _range(dtype_name: str) -> tuple[int, int]:
+    info = np.iinfo(dtype_name)
+    return int(info.min), int(info.max)
 
 
 JUNK_ARGUMENTS: dict[str, tuple[object, ...]] = {
@@ -239,12 +304,13 @@ JUNK_ARGUMENTS: dict[str, tuple[object, ...]] = {
     "axes": (1.5, "0", [1.5], [True], True, [], [0, 0], [-9], [9], {0: 0}, {0}, np.array(0), np.array([0])),
     "axis_direction": (2, -1, "SIDEWAYS", None, 1.0, True),
     "output_type": ("INT16", "FLOAT32", "UNKNOWN", None, 3, "INT8"),
+    "nan_policy": ("SOMETIMES", 2, -1, None, 1.5, True, "DML_NAN_POLICY_PROPAGATE"),
 }
 
 
 def _add_junk(draw: st.DrawFn, call: Call, seed: int) -> None:
     """One bad argument: junk for a field, device=, or x itself (a junk dtype, or not an array)."""
-    fields = [f for f in JUNK_ARGUMENTS if f in call.args]
+    fields = [f for f in JUNK_ARGUMENTS if f in call.args or (f == "nan_policy" and call.function in ARG_REDUCTIONS)]
     target = draw(st.sampled_from([*fields, *fields, "device", "x dtype", "x"]))
     if target == "device":
         call.device = Junk(draw(st.sampled_from([0, "tpu", 1.5, "", object(), b"cpu"])), "device")
@@ -339,7 +405,8 @@ def expect(call: Call, values: bool = True) -> Expected:
     type_name = type_of(call.x.dtype)
     if type_name is None:
         return Expected("reject", f"x has dtype {call.x.dtype}")
-    judge = {"clip": _clip, "threshold": _threshold, "dequantize_linear": _dequantize, "argmin": _argmin}[call.function]
+    judge = {"clip": _clip, "threshold": _threshold, "dequantize_linear": _dequantize, "quantize_linear": _quantize,
+             "argmin": _arg_reduction, "argmax": _arg_reduction}[call.function]
     expected = judge(call, level, type_name, values)
     if expected.verdict == "reject" or expected.dtype is None:
         return expected
@@ -361,7 +428,7 @@ def _judge_out(call: Call, expected: Expected) -> Expected:
     if call.alias == "overlap" or out.dtype.byteorder == ">" or self_overlapping:
         expected.verdict = "either" if expected.verdict == "accept" else expected.verdict
         expected.reason = "out= overlaps x partially or itself, or is big-endian: correct or refused"
-    elif call.alias in ("x", "twin") and call.function in ("dequantize_linear", "argmin"):
+    elif call.alias in ("x", "twin") and call.function not in ("clip", "threshold"):  # not in-place operators
         expected.verdict = "either"
     return expected
 
@@ -415,7 +482,9 @@ def _clip(call: Call, level: str, t: str, values: bool) -> Expected:
 
 
 def _threshold(call: Call, level: str, t: str, values: bool) -> Expected:
-    if not supported("ELEMENT_WISE_THRESHOLD", level, {"InputTensor": t, "OutputTensor": t}):
+    # INT64 and UINT64 run as CLIP1 (docs/semantics.md), with THRESHOLD's rules and bits, where the level has it.
+    operator = "ELEMENT_WISE_CLIP1" if t in ("INT64", "UINT64") else "ELEMENT_WISE_THRESHOLD"
+    if not supported(operator, level, {"InputTensor": t, "OutputTensor": t}):
         return Expected("reject", f"{t} is not supported at {level}")
     problem, scale_bias = _scale_bias(call.args["scale_bias"], t)
     if problem:
@@ -518,15 +587,19 @@ def _axes(value: object, rank: int) -> tuple[str, tuple[int, ...]]:
     return verdict, tuple(sorted(axes))
 
 
-def _argmin(call: Call, level: str, t: str, values: bool) -> Expected:
+def _arg_reduction(call: Call, level: str, t: str, values: bool) -> Expected:
     x: View = call.x  # type: ignore[assignment]
+    operator = OPERATOR_OF[call.function]
     output_type = call.args["output_type"]
     out_name = parse_data_type(output_type)
-    if out_name is None or not supported("ARGMIN", level, {"InputTensor": t, "OutputTensor": out_name}):
-        return Expected("reject", f"ARGMIN of {t} into {output_type} is not supported at {level}")
+    if out_name is None or not supported(operator, level, {"InputTensor": t, "OutputTensor": out_name}):
+        return Expected("reject", f"{operator} of {t} into {output_type} is not supported at {level}")
     direction = parse_direction(call.args["axis_direction"])
     if direction is None:
         return Expected("reject", "axis_direction")
+    policy = parse_nan_policy(call.args.get("nan_policy", "IGNORE"))
+    if policy is None:
+        return Expected("reject", "nan_policy")
     shape = x.shape or (1,)
     verdict, axes = _axes(call.args["axes"], len(shape))
     if verdict == "reject":
@@ -537,8 +610,84 @@ def _argmin(call: Call, level: str, t: str, values: bool) -> Expected:
     expected = _result(call, out_shape if x.shape else (), out_name, {})
     if values and math.prod(out_shape):
         source = element_values(x.array().reshape(shape), t)
-        found = argmin_tensor(source, shape, list(axes), direction)
+        found = argmin_tensor(source, shape, list(axes), direction, largest=call.function == "argmax",
+                              propagate=policy == "PROPAGATE")
         expected.values = {i if x.shape else (): v for i, v in found.items()}
     if verdict == "either":
         expected.verdict = "either"
+    return expected
+
+
+def _typed_scale(scale: object, t: str) -> tuple[str | None, Any]:
+    """(the scale's type, its value(s)) as quantize_linear reads it, or (None, why it is refused). A Python
+    number takes the input's scale type (FLOAT16 for FLOAT16, else FLOAT32), refused if it overflows it."""
+    if isinstance(scale, View):
+        return type_of(scale.dtype), scale.array()
+    if isinstance(scale, (bool, np.bool_)):
+        return None, "a boolean scale"
+    if isinstance(scale, (int, float)):
+        name = "FLOAT16" if t == "FLOAT16" else "FLOAT32"
+        try:
+            value = float(scale)
+        except OverflowError:
+            return None, "a scale beyond every float type"
+        with np.errstate(over="ignore"):
+            typed = np.array(value, TYPES[name].numpy)
+        if math.isfinite(value) and not np.isfinite(typed):
+            return None, f"a scale that overflows {name}"
+        return name, typed
+    array = np.asarray(scale)
+    return type_of(array.dtype), array
+
+
+def _quantize(call: Call, level: str, t: str, values: bool) -> Expected:
+    """SPEC 9 and docs/semantics.md: the output type is the zero point's own, else output_type, else UINT8."""
+    st_name, scale_array = _typed_scale(call.args["scale"], t)
+    if st_name is None:
+        return Expected("reject", str(scale_array))
+    requested = call.args.get("output_type")
+    wanted = None if requested is None else parse_data_type(requested)
+    if requested is not None and wanted is None:
+        return Expected("reject", "output_type names no data type")
+    zero_point = call.args["zero_point"]
+    if zero_point is None or (isinstance(zero_point, (int, float)) and not isinstance(zero_point, bool)):
+        out_name = wanted or "UINT8"
+        if zero_point is not None:
+            low, high = TYPES[out_name].integer_range or (0, -1)
+            v = exact(zero_point)
+            if isinstance(v, float) and not v.is_integer():
+                return Expected("reject", "a zero point that is not an integer")
+            if not low <= int(v) <= high:
+                return Expected("reject", f"a zero point outside {out_name}")
+            zero_point = np.array(int(v), TYPES[out_name].numpy)
+    else:
+        if isinstance(zero_point, (bool, np.bool_)):
+            return Expected("reject", "a boolean zero point")
+        zero_point = zero_point.array() if isinstance(zero_point, View) else np.asarray(zero_point)
+        zt = type_of(zero_point.dtype)
+        if zt is None:
+            return Expected("reject", "a zero point of no DirectML type")
+        if wanted is not None and wanted != zt:
+            return Expected("reject", "output_type differs from the zero point's type")
+        out_name = zt
+    types = {"InputTensor": t, "ScaleTensor": st_name, "OutputTensor": out_name}
+    if zero_point is not None or level_index(level) < level_index("6_2"):
+        types["ZeroPointTensor"] = out_name  # below 6_2 an explicit zero is passed
+    if not supported("ELEMENT_WISE_QUANTIZE_LINEAR", level, types):
+        return Expected("reject", f"{types} is not supported at {level}")
+    if st_name != ("FLOAT32" if t == "INT32" else t):
+        return Expected("reject", f"a {st_name} scale for a {t} input")
+    x = call.x.array()  # type: ignore[union-attr]
+    operands = [x, scale_array] + ([zero_point] if zero_point is not None else [])
+    try:
+        shape = np.broadcast_shapes(*(np.shape(a) for a in operands))
+    except ValueError:
+        return Expected("reject", "the operands do not broadcast")
+    expected = _result(call, tuple(shape), out_name, {})
+    if values:
+        xs, ss = np.broadcast_to(x, shape), np.broadcast_to(scale_array, shape)
+        zs = None if zero_point is None else np.broadcast_to(zero_point, shape)
+        convert = float if TYPES[t].is_float else int
+        expected.values = {i: quantize_element(convert(xs[i]), float(ss[i]), None if zs is None else int(zs[i]),
+                                               out_name) for i in np.ndindex(*shape)}
     return expected

@@ -62,6 +62,14 @@ def _dequantize(level: str, dims: tuple[int, int], inputs: frozenset[str], float
     return Row(level, dims, types, frozenset({"ZeroPointTensor"}) if optional else frozenset())
 
 
+def _quantize(level: str, dims: tuple[int, int], inputs: frozenset[str], scales: frozenset[str],
+              outputs: frozenset[str], optional: bool = False) -> Row:
+    types = {"InputTensor": inputs, "ScaleTensor": scales, "ZeroPointTensor": outputs, "OutputTensor": outputs}
+    return Row(level, dims, types, frozenset({"ZeroPointTensor"}) if optional else frozenset())
+
+
+Q8 = frozenset({"INT8", "UINT8"})
+
 TABLES: dict[str, tuple[Row, ...]] = {
     "ELEMENT_WISE_CLIP": (_unary("1_0", (4, 4), F), _unary("2_1", (4, 4), F | I32), _unary("3_0", (1, 8), F | I32),
                           _unary("5_0", (1, 8), F | I32 | I64)),
@@ -77,6 +85,16 @@ TABLES: dict[str, tuple[Row, ...]] = {
     ),
     "ARGMIN": (Row("3_0", (1, 8), {"InputTensor": F | I32, "OutputTensor": INDEX_TYPES}),
                Row("4_1", (1, 8), {"InputTensor": F | I32 | I64, "OutputTensor": INDEX_TYPES})),
+    # SPEC 9: ARGMAX has ARGMIN's table; QUANTIZE_LINEAR's ZeroPointTensor shares OutputTensor's types.
+    "ARGMAX": (Row("3_0", (1, 8), {"InputTensor": F | I32, "OutputTensor": INDEX_TYPES}),
+               Row("4_1", (1, 8), {"InputTensor": F | I32 | I64, "OutputTensor": INDEX_TYPES})),
+    "ELEMENT_WISE_QUANTIZE_LINEAR": (
+        _quantize("1_0", (4, 4), frozenset({"FLOAT32"}), frozenset({"FLOAT32"}), frozenset({"UINT8"})),
+        _quantize("2_1", (4, 4), frozenset({"FLOAT32", "INT32"}), frozenset({"FLOAT32"}), Q8),
+        _quantize("3_0", (1, 8), frozenset({"FLOAT32", "INT32"}), frozenset({"FLOAT32"}), Q8),
+        _quantize("6_0", (1, 8), F | {"INT32"}, F, Q8),
+        _quantize("6_2", (1, 8), F | {"INT32"}, F, Q8, optional=True),
+    ),
 }
 
 TENSOR_FIELDS: dict[str, tuple[str, ...]] = {
@@ -242,6 +260,20 @@ def parse_direction(value: object) -> str | None:
         return names[value] if value in (0, 1) else None
     if isinstance(value, str):
         name = value.removeprefix("DML_AXIS_DIRECTION_")
+        return name if name in names else None
+    return None
+
+
+def parse_nan_policy(value: object) -> str | None:
+    """opendml's NanPolicy (SPEC 9): a member, 0 or 1, or its name (any letter case, surrounding blanks
+    allowed) with or without NAN_POLICY_."""
+    names = ("IGNORE", "PROPAGATE")
+    if isinstance(value, dml.NanPolicy):
+        return value.name
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return names[int(value)] if int(value) in (0, 1) else None
+    if isinstance(value, str):
+        name = value.strip().upper().removeprefix("NAN_POLICY_")
         return name if name in names else None
     return None
 

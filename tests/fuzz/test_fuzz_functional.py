@@ -40,9 +40,14 @@ def arguments(call: Call) -> tuple[Any, list[Any], dict[str, Any]]:
         positional, keywords = [x, real(args["min"])], {"scale_bias": args["scale_bias"]}
     elif call.function == "dequantize_linear":
         positional, keywords = [x, real(args["scale"]), real(args["zero_point"])], {}
+    elif call.function == "quantize_linear":
+        positional = [x, real(args["scale"]), real(args["zero_point"])]
+        keywords = {"output_type": args["output_type"]} if "output_type" in args else {}
     else:
         positional = [x, args["axes"]]
         keywords = {"axis_direction": args["axis_direction"], "output_type": args["output_type"]}
+        if "nan_policy" in args:
+            keywords["nan_policy"] = args["nan_policy"]
     if call.out is not None:
         keywords["out"] = real(call.out)
     if isinstance(call.device, tuple):

@@ -1,0 +1,104 @@
+"""``dequantize_linear`` and ``quantize_linear``: four tensors of one broadcast shape, each operand read through
+zero strides where it broadcasts (nothing is materialised)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..device import Device
+from ..dtypes import DataType
+from ..feature_levels import FeatureLevel
+from ..ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
+from ..ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc
+from ..schema import OperatorSchema
+from .devices import _as_array, _resolve_device, _traced, _tracing
+from .operands import _broadcast, _quantize_scale, _quantize_zero_point, _scale, _zero_point
+from .placement import _leading_ones, _run, _view_as
+from .results import _output
+
+
+def dequantize_linear(x: Any, scale: Any, zero_point: Any = None, *, out: Any = None,
+                      device: Device | str | None = None) -> Any:
+    """``(x - zero_point) * scale``, broadcasting NumPy-style; the result has the scale's type.
+
+    Broadcast operands reach the operator as zero-stride descriptions (nothing is materialised). The scale
+    and the zero point may be numbers, or arrays of any kind; one of a single element may also live on
+    another device than ``x``. A Python number as the scale becomes FLOAT32. The zero point takes the
+    input's type: a value of another type (a number, or every element of an array) is converted when it
+    is exactly representable in it, and refused otherwise (never wrapped or truncated).
+
+    >>> dequantize_linear(np.array([0, 10, 255], np.uint8), np.float32(0.5), 10)
+    array([ -5. ,   0. , 122.5], dtype=float32)
+    """
+    if _tracing(x, scale, zero_point):
+        return _traced().dequantize_linear(x, scale, zero_point, out, device)
+    owner = DEQUANTIZE_LINEAR_SCHEMA.name
+    device = _resolve_device(device, x, owner)
+    array = _as_array(device, x, owner, "InputTensor")
+    scale = _scale(device, scale, owner)
+    if zero_point is None and device.feature_level < FeatureLevel.FL_6_2:
+        zero_point = 0  # the optional ZeroPointTensor needs 6_2: pass an explicit zero below it
+    if zero_point is not None:
+        zero_point = _zero_point(device, zero_point, array.dtype, owner)
+    return _broadcast_run(device, DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc,
+                          (array, scale, zero_point), scale.dtype, out, x)
+
+
+def quantize_linear(x: Any, scale: Any, zero_point: Any = None, *, output_type: DataType | str | None = None,
+                    out: Any = None, device: Device | str | None = None) -> Any:
+    """``clamp(round(x / scale) + zero_point, Min, Max)`` (ELEMENT_WISE_QUANTIZE_LINEAR), broadcasting
+    NumPy-style: one float32 division, rounded half to even, the zero point added exactly, saturated.
+
+    The output type is the zero point's, else ``output_type``, else UINT8, as ONNX's QuantizeLinear; an
+    ``output_type`` beside a typed zero point must be its type. A Python number as the zero point takes the
+    output type (refused unless exactly representable in it). The scale is FLOAT32 for a FLOAT32 or INT32
+    input and FLOAT16 for a FLOAT16 input: a Python number takes that type; an array must have it. Scale
+    and zero point reach the operator as zero-stride descriptions where they broadcast.
+
+    >>> quantize_linear(np.array([-1.0, 0.25, 1.5, 300.0], np.float32), np.float32(0.5), 128)
+    array([126, 128, 131, 255], dtype=uint8)
+    >>> quantize_linear(np.array([[-1.0], [2.5]], np.float32), np.array([1.0, 2.0], np.float32), np.int8(-3))
+    array([[-4, -3],
+           [-1, -2]], dtype=int8)
+    """
+    if _tracing(x, scale, zero_point):
+        return _traced().quantize_linear(x, scale, zero_point, output_type, out, device)
+    owner = QUANTIZE_LINEAR_SCHEMA.name
+    device = _resolve_device(device, x, owner)
+    array = _as_array(device, x, owner, "InputTensor")
+    scale = _quantize_scale(device, scale, array.dtype, owner)
+    zero_point, out_dtype = _quantize_zero_point(device, zero_point, output_type, owner)
+    if zero_point is None and device.feature_level < FeatureLevel.FL_6_2:
+        zero_point = _zero_point(device, 0, out_dtype, owner)  # the optional ZeroPointTensor needs 6_2
+    return _broadcast_run(device, QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc,
+                          (array, scale, zero_point), out_dtype, out, x)
+
+
+def _broadcast_run(device: Device, schema: OperatorSchema, desc_type: type, operands: tuple[Any, Any, Any],
+                   out_dtype: np.dtype, out: Any, like: Any) -> Any:
+    """Run an operator of InputTensor, ScaleTensor, ZeroPointTensor (None: absent) and OutputTensor over the
+    operands' broadcast shape, each operand described with zero strides where it broadcasts."""
+    owner = schema.name
+    array, scale, zero_point = operands
+    shape = _broadcast(owner, array.shape, "InputTensor", scale.shape, "ScaleTensor")
+    if zero_point is not None:
+        shape = _broadcast(owner, shape, "InputTensor and ScaleTensor", zero_point.shape, "ZeroPointTensor")
+    result = _output(device, out, shape, out_dtype, owner, like)
+    pad = _leading_ones(schema, device, max(len(shape), 1))
+    full = (1,) * pad + (shape or (1,))
+    xp = device.backend.xp
+    placed = [None if a is None else _broadcast_to(xp, a, full) for a in operands]
+    _run(device, schema, desc_type, placed, _view_as(result.array, full))
+    return result.deliver()
+
+
+def _broadcast_to(xp: Any, array: Any, shape: tuple[int, ...]) -> Any:
+    """``array`` read as ``shape`` through zero strides, nothing copied. A NumPy view stays as writeable as
+    ``array`` (NumPy's own is read-only): Numba compiles a CPU kernel apart for read-only operands, so a
+    read-only view would compile the operator's kernel a second time at its first execution."""
+    view = xp.broadcast_to(array, shape)
+    if xp is not np or not array.flags.writeable:
+        return view
+    return np.lib.stride_tricks.as_strided(array, shape, view.strides)

@@ -1,0 +1,166 @@
+"""The index reductions ``argmin`` and ``argmax``, and ``unravel_index`` for their multi-axis results.
+
+Both functions build one description type or the other through ``_arg_reduction``: ARGMIN and ARGMAX share
+their fields, rules and support table, and differ only in which element wins.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..device import Device
+from ..dtypes import DataType
+from ..enums import AxisDirection, NanPolicy
+from ..errors import invalid
+from ..kernels.spec import ReductionKind
+from ..ops.argmax import ARGMAX_SCHEMA, ArgMaxDesc
+from ..ops.argmin import ARGMIN_SCHEMA, ArgMinDesc
+from ..schema import OperatorSchema
+from ..tensor import TensorDesc
+from .devices import _as_array, _resolve_device, _traced, _tracing
+from .placement import _leading_ones, _run, _view_as
+from .results import _output
+
+# Each kind's schema and description type: the one difference between the two operators' calls.
+ARG_REDUCTIONS: dict[ReductionKind, tuple[OperatorSchema, type[ArgMinDesc] | type[ArgMaxDesc]]] = {
+    ReductionKind.ARGMIN: (ARGMIN_SCHEMA, ArgMinDesc),
+    ReductionKind.ARGMAX: (ARGMAX_SCHEMA, ArgMaxDesc),
+}
+
+UNRAVEL_OWNER = "opendml.unravel_index"
+
+
+def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
+           axis_direction: AxisDirection | str = "INCREASING", output_type: DataType | str = "INT64",
+           out: Any = None, device: Device | str | None = None, nan_policy: NanPolicy | str = "IGNORE") -> Any:
+    """Indices of the smallest elements over ``axes`` (None: all); the rank is kept, as in DirectML.
+    ``out``, if given, receives them: an array of the result's shape and of ``output_type``. Over several
+    axes an index is flattened row-major over them (``unravel_index`` splits it). ``nan_policy``: IGNORE
+    (DirectML's) skips NaN elements; PROPAGATE returns the first NaN's index, as NumPy does.
+
+    >>> argmin(np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], np.float32), 1)
+    array([[0],
+           [1],
+           [0]])
+    """
+    return _arg_reduction(ReductionKind.ARGMIN, x, axes, axis_direction, output_type, out, device, nan_policy)
+
+
+def argmax(x: Any, axes: int | Sequence[int] | None = None, *,
+           axis_direction: AxisDirection | str = "INCREASING", output_type: DataType | str = "INT64",
+           out: Any = None, device: Device | str | None = None, nan_policy: NanPolicy | str = "IGNORE") -> Any:
+    """Indices of the largest elements over ``axes``: ``argmin``'s twin (same arguments and rules).
+
+    >>> argmax(np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], np.float32), 1)
+    array([[2],
+           [2],
+           [1]])
+    >>> argmax(np.array([1.0, np.nan, 3.0], np.float32), nan_policy="PROPAGATE")
+    array([1])
+    """
+    return _arg_reduction(ReductionKind.ARGMAX, x, axes, axis_direction, output_type, out, device, nan_policy)
+
+
+def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: object, output_type: object,
+                   out: Any, device: Any, nan_policy: object) -> Any:
+    if _tracing(x):
+        return _traced().arg_reduction(kind, x, axes, axis_direction, output_type, out, device, nan_policy)
+    schema, desc_type = ARG_REDUCTIONS[kind]
+    owner = schema.name
+    device = _resolve_device(device, x, owner)
+    array = _as_array(device, x, owner, "InputTensor")
+    rank = max(array.ndim, 1)
+    reduced = _normalize_axes(axes, rank, owner)
+    direction = AxisDirection.parse(axis_direction, owner=owner)
+    policy = NanPolicy.parse(nan_policy, owner=owner)
+    out_type = DataType.parse(output_type, owner=owner, field="OutputTensor.DataType")
+    out_shape = tuple(1 if k in reduced else n for k, n in enumerate(array.shape or (1,)))
+    result = _output(device, out, array.shape and out_shape, out_type.numpy, owner, x)
+    pad = _leading_ones(schema, device, rank)
+    shifted = tuple(a + pad for a in reduced)
+
+    def make(i: TensorDesc, o: TensorDesc) -> object:
+        return desc_type(i, o, shifted, direction, policy)
+
+    full = (1,) * pad + out_shape
+    _run(device, schema, make, [_view_as(array, (1,) * pad + (array.shape or (1,)))], _view_as(result.array, full))
+    return result.deliver()
+
+
+def _normalize_axes(axes: object, rank: int, owner: str) -> tuple[int, ...]:
+    if axes is None:
+        return tuple(range(rank))
+    if isinstance(axes, np.ndarray) and axes.ndim <= 1:
+        listed: list[object] = axes.reshape(-1).tolist() if axes.ndim else [axes.item()]
+    elif isinstance(axes, (int, np.integer)):
+        listed = [axes]
+    elif isinstance(axes, Sequence) and not isinstance(axes, (str, bytes)):
+        listed = list(axes)
+    else:
+        raise invalid(owner, "Axes", "must be an integer, a sequence of integers or None", repr(axes))
+    normalized = []
+    for k, axis in enumerate(listed):
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -rank <= axis < rank:
+            raise invalid(owner, f"Axes[{k}]", f"must be an integer in [{-rank}, {rank - 1}]", repr(axis))
+        normalized.append(int(axis) % rank)
+    if len(set(normalized)) != len(normalized):
+        raise invalid(owner, "Axes", "must not repeat an axis", listed)
+    return tuple(sorted(normalized))
+
+
+def unravel_index(indices: Any, shape: Sequence[int], axes: int | Sequence[int] | None = None) -> tuple[Any, ...]:
+    """The flattened indices ``argmin``/``argmax`` return over several ``axes`` of an input of ``shape``,
+    as one index array per reduced axis, in increasing axis order (the flattening runs row-major over the
+    reduced axes in that order). Each array has the shape and dtype of ``indices`` and its kind (NumPy,
+    CuPy, ...); ``axes`` are those given to the reduction (None: all).
+
+    >>> x = np.array([[[5, 1], [0, 7]], [[2, 2], [9, -1]]], np.int32)
+    >>> unravel_index(argmin(x, (0, 2)), x.shape, (0, 2))
+    (array([[[0],
+            [1]]]), array([[[1],
+            [1]]]))
+    """
+    device = _resolve_device(None, indices, UNRAVEL_OWNER)
+    array = _as_array(device, indices, UNRAVEL_OWNER, "indices")
+    if array.dtype.kind not in "iu":
+        raise invalid(UNRAVEL_OWNER, "indices.DataType", "must be an integer type (an ARGMIN or ARGMAX result)",
+                      array.dtype)
+    sizes = _shape(shape)
+    reduced = _normalize_axes(axes, len(sizes), UNRAVEL_OWNER)
+    sub_shape = tuple(sizes[a] for a in reduced)
+    _check_range(array, math.prod(sub_shape), sub_shape)
+    parts = []
+    remaining = array.reshape(-1)  # 1-D: NumPy's arithmetic on a 0-d array gives scalars, not arrays
+    for size in reversed(sub_shape):  # the last reduced axis varies fastest
+        parts.append((remaining % size).reshape(array.shape))
+        remaining = remaining // size
+    backend = device.backend
+    return tuple(backend.to_caller(part, indices) for part in reversed(parts))
+
+
+def _shape(shape: object) -> tuple[int, ...]:
+    """The reduced input's shape (a 0-d input reads as one element of one dimension, as the reductions read it)."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, Sequence) or isinstance(shape, (str, bytes)):
+        raise invalid(UNRAVEL_OWNER, "shape", "must be a sequence of sizes (the reduced input's shape)", repr(shape))
+    for k, n in enumerate(shape):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise invalid(UNRAVEL_OWNER, f"shape[{k}]", "must be a positive integer", repr(n))
+    return tuple(int(n) for n in shape) or (1,)
+
+
+def _check_range(array: Any, count: int, sub_shape: tuple[int, ...]) -> None:
+    """Every index names one of the ``count`` elements of the reduced axes (reductions on the array's own
+    device; only their results come to the host)."""
+    if array.size == 0:
+        return
+    low, high = int(array.min()), int(array.max())
+    if low < 0 or high >= count:
+        wrong = low if low < 0 else high
+        raise invalid(UNRAVEL_OWNER, "indices", f"must lie in [0, {count - 1}] (the {count} elements of the "
+                      f"reduced axes' sizes {sub_shape})", wrong)
