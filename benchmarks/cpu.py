@@ -271,31 +271,65 @@ def bench(repeats: int, only: str = "") -> list[Row]:
                                      out=out2),
     }, lambda: np.array_equal(dml.dequantize_linear(q2, s_c, z_c), ort_dqc()))
 
-    def argmin_row(name: str, shape: tuple[int, ...], axis: int | None) -> None:
-        m = x.reshape(shape)
+    def arg_row(name: str, shape: tuple[int, ...], axis: int | None, largest: bool = False,
+                values: np.ndarray = x) -> None:
+        """ARGMIN (ARGMAX with ``largest``) over one axis or all of them, against ONNX Runtime and NumPy."""
+        m = values.reshape(shape)
+        onnx_op, np_arg, ours_fn = ("ArgMax", np.argmax, dml.argmax) if largest else ("ArgMin", np.argmin, dml.argmin)
         kept = [1 if axis in (None, k) else n for k, n in enumerate(shape)]  # the output's shape (keepdims)
         if axis is None:
             flat_pre = [helper.make_node("Reshape", ["x", "shape"], ["t"])]
-            ort = ort_unary("ArgMin", m, attrs={"axis": 0, "keepdims": 1}, pre=flat_pre,
+            ort = ort_unary(onnx_op, m, attrs={"axis": 0, "keepdims": 1}, pre=flat_pre,
                             constants=[numpy_helper.from_array(np.array([-1], np.int64), "shape")],
                             out_type=TensorProto.INT64, out_shape=[1])
-            np_fn: Callable[[], object] = lambda: np.argmin(m)  # noqa: E731
+            np_fn: Callable[[], object] = lambda: np_arg(m)  # noqa: E731
         else:
-            ort = ort_unary("ArgMin", m, attrs={"axis": axis, "keepdims": 1}, out_type=TensorProto.INT64,
+            ort = ort_unary(onnx_op, m, attrs={"axis": axis, "keepdims": 1}, out_type=TensorProto.INT64,
                             out_shape=kept)
             np_out = np.empty(kept, np.intp)
-            np_fn = lambda: np.argmin(m, axis=axis, out=np_out, keepdims=True)  # noqa: E731
+            np_fn = lambda: np_arg(m, axis=axis, out=np_out, keepdims=True)  # noqa: E731
         # Into existing outputs where the library allows it, as the element-wise rows do: the time of the
         # operator, not of first touching a new output (2 MiB of int64 cost 1.2 ms in page faults here).
         dml_out = np.empty(kept, np.int64)
-        ours = lambda: dml.argmin(m, axes=axis, out=dml_out)  # noqa: E731
+        ours = lambda: ours_fn(m, axes=axis, out=dml_out)  # noqa: E731
         add(name, str(list(shape)), m, 8 * math.prod(kept), {"opendml": ours, "onnxruntime": ort, "numpy": np_fn},
             lambda: np.array_equal(np.asarray(ours()).reshape(-1).copy(), np.asarray(ort()).reshape(-1)))
 
-    argmin_row("ARGMIN FLOAT32 last axis", (8192, 8192), 1)
-    argmin_row("ARGMIN FLOAT32 first axis", (8192, 8192), 0)
-    argmin_row("ARGMIN FLOAT32 last axis (short rows)", (262144, 256), 1)
-    argmin_row("ARGMIN FLOAT32 all axes", (8192, 8192), None)
+    arg_row("ARGMIN FLOAT32 last axis", (8192, 8192), 1)
+    arg_row("ARGMIN FLOAT32 first axis", (8192, 8192), 0)
+    arg_row("ARGMIN FLOAT32 last axis (short rows)", (262144, 256), 1)
+    arg_row("ARGMIN FLOAT32 all axes", (8192, 8192), None)
+    arg_row("ARGMAX FLOAT32 last axis", (8192, 8192), 1, largest=True)
+    arg_row("ARGMAX FLOAT16 last axis", (8192, 8192), 1, largest=True, values=x.astype(np.float16))
+    arg_row("ARGMAX FLOAT32 first axis", (8192, 8192), 0, largest=True)
+    arg_row("ARGMAX FLOAT32 last axis (short rows)", (262144, 256), 1, largest=True)
+    arg_row("ARGMAX FLOAT32 all axes", (8192, 8192), None, largest=True)
+
+    def quantize_row(name: str, shape: tuple[int, ...], scale: np.ndarray, zero_point: np.ndarray,
+                     axis: int | None) -> None:
+        """QUANTIZE_LINEAR FLOAT32 -> UINT8 into an existing output; NumPy's is the formula, half to even."""
+        m = (x * 40).reshape(shape)
+        q_out = np.empty(shape, np.uint8)
+        attrs = {} if axis is None else {"axis": axis}
+        ort = ort_unary("QuantizeLinear", m, attrs=attrs, out_type=TensorProto.UINT8,
+                        extra=[numpy_helper.from_array(scale, "s"), numpy_helper.from_array(zero_point, "z")])
+        work = np.empty(shape, np.float32)
+
+        def numpy_quantize() -> None:
+            np.divide(m, scale, out=work)
+            np.rint(work, out=work)
+            np.add(work, zero_point, out=work)
+            np.clip(work, 0, 255, out=work)
+            q_out[...] = work
+
+        ours = lambda: dml.quantize_linear(m, scale, zero_point, out=q_out)  # noqa: E731
+        add(name, str(list(shape)), m, q_out.nbytes, {"opendml": ours, "onnxruntime": ort, "numpy": numpy_quantize},
+            lambda: np.array_equal(dml.quantize_linear(m, scale, zero_point), ort()))
+
+    quantize_row("QUANTIZE_LINEAR FLOAT32->UINT8 per-tensor", (N,), np.float32(0.173), np.uint8(117), None)
+    quantize_row("QUANTIZE_LINEAR FLOAT32->UINT8 per-channel", (16384, 4096),
+                 (rng.random(4096, dtype=np.float32) * 0.5 + 0.1).astype(np.float32),
+                 rng.integers(0, 256, 4096, dtype=np.uint8), 1)
     return rows
 
 

@@ -16,7 +16,7 @@ import math
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,31 +130,66 @@ def dequantize_row(device: dml.Device, name: str, shape: tuple[int, ...], per_ch
     return Row(name, x.nbytes + y.nbytes, lambda: op.execute(buffers, [out]), peers)
 
 
-def argmin_row(device: dml.Device, name: str, shape: tuple[int, ...], axes: list[int], data_type: str = "FLOAT32",
-               direction: str = "INCREASING") -> Row:
+def quantize_row(device: dml.Device, name: str, shape: tuple[int, ...], per_channel: bool) -> Row:
+    """ELEMENT_WISE_QUANTIZE_LINEAR FLOAT32 -> UINT8, the scale and zero point per tensor or per column."""
+    rng = cp.random.default_rng(3)
+    x = rng.standard_normal(shape, dtype=cp.float32) * 40
+    channels = shape[-1] if per_channel else 1
+    scale = (rng.random(channels + 16, dtype=cp.float32) * 0.5 + 0.1)[:channels]
+    zero_point = rng.integers(0, 256, channels + 16, dtype=cp.int32).astype(cp.uint8)[:channels]
+    y = cp.empty(shape, cp.uint8)
+    bcast = [0] * (len(shape) - 1) + ([1] if per_channel else [0])
+    desc = dml.ElementWiseQuantizeLinearDesc(
+        dml.TensorDesc("FLOAT32", shape), dml.TensorDesc("FLOAT32", shape, bcast),
+        dml.TensorDesc("UINT8", shape, bcast), dml.TensorDesc("UINT8", shape))
+    op = compiled_operator(device, desc)
+    buffers = [buffer_of(device, a) for a in (x, scale, zero_point)]
+    out = buffer_of(device, y)
+    tx, ts, tz = (as_torch(a) for a in (x, scale, zero_point))
+
+    def torch_fn(a, s, z):  # torch.round rounds half to even, as opendml does
+        return torch.clamp(torch.round(a / s) + z.to(torch.float32), 0, 255).to(torch.uint8)
+
+    peers: dict[str, Callable[[], object] | None] = {
+        "torch": (lambda: torch_fn(tx, ts, tz)) if torch is not None else None,
+        "torch.compile": None,
+        "cupy": lambda: cp.clip(cp.rint(x / scale) + zero_point.astype(cp.float32), 0, 255).astype(cp.uint8),
+    }
+    if torch is not None:
+        compiled = torch.compile(torch_fn)
+        peers["torch.compile"] = lambda: compiled(tx, ts, tz)
+    return Row(name, x.nbytes + y.nbytes, lambda: op.execute(buffers, [out]), peers)
+
+
+def arg_row(device: dml.Device, name: str, shape: tuple[int, ...], axes: list[int], data_type: str = "FLOAT32",
+            direction: str = "INCREASING", largest: bool = False) -> Row:
+    """ARGMIN (ARGMAX with ``largest``) over ``axes``; the peers are torch's and CuPy's argmin (argmax)."""
     dtype = dml.DataType.parse(data_type).numpy
     x = cp.random.default_rng(2).standard_normal(shape, dtype=cp.float32).astype(dtype)
     out_shape = tuple(1 if k in axes else n for k, n in enumerate(shape))
     y = cp.empty(out_shape, cp.int64)
-    desc = dml.ArgMinDesc(dml.TensorDesc(data_type, shape), dml.TensorDesc("INT64", out_shape), axes, direction)
+    desc_type = dml.ArgMaxDesc if largest else dml.ArgMinDesc
+    desc = desc_type(dml.TensorDesc(data_type, shape), dml.TensorDesc("INT64", out_shape), axes, direction)
     op = compiled_operator(device, desc)
     bx, by = buffer_of(device, x), buffer_of(device, y)
     tx = as_torch(x)
     kept = [k for k in range(len(shape)) if k not in axes]
+    torch_arg = (torch.argmax if largest else torch.argmin) if torch is not None else None
+    cupy_arg = cp.argmax if largest else cp.argmin
 
     def torch_fn(a):
         if len(axes) == len(shape):
-            return torch.argmin(a)
+            return torch_arg(a)
         if len(axes) == 1:
-            return torch.argmin(a, dim=axes[0], keepdim=True)
-        return a.permute(*kept, *axes).reshape(*(shape[k] for k in kept), -1).argmin(-1)
+            return torch_arg(a, dim=axes[0], keepdim=True)
+        return torch_arg(a.permute(*kept, *axes).reshape(*(shape[k] for k in kept), -1), -1)
 
     def cupy_fn():
         if len(axes) == len(shape):
-            return cp.argmin(x)
+            return cupy_arg(x)
         if len(axes) == 1:
-            return cp.argmin(x, axis=axes[0])
-        return x.transpose(*kept, *axes).reshape(*(shape[k] for k in kept), -1).argmin(-1)
+            return cupy_arg(x, axis=axes[0])
+        return cupy_arg(x.transpose(*kept, *axes).reshape(*(shape[k] for k in kept), -1), -1)
 
     peers: dict[str, Callable[[], object] | None] = {
         "torch": (lambda: torch_fn(tx)) if tx is not None else None, "torch.compile": None, "cupy": cupy_fn}
@@ -164,31 +199,52 @@ def argmin_row(device: dml.Device, name: str, shape: tuple[int, ...], axes: list
     return Row(name, x.nbytes + y.nbytes, lambda: op.execute([bx], [by]), peers)
 
 
-def rows(device: dml.Device) -> list[Row]:
+def rows(device: dml.Device, only: str = "") -> Iterator[Row]:
+    """The table's rows; with ``only``, those whose name contains one of its comma-separated parts (each row
+    is built when it is timed, so the rows left out allocate nothing)."""
+    parts = [part.strip().lower() for part in only.split(",")]
+    return (make() for name, make in row_makers(device) if any(part in name.lower() for part in parts))
+
+
+def lazy(make: Callable[..., Row], device: dml.Device, name: str, *args: object, **kwargs: object
+         ) -> tuple[str, Callable[[], Row]]:
+    return name, lambda: make(device, name, *args, **kwargs)
+
+
+def row_makers(device: dml.Device) -> list[tuple[str, Callable[[], Row]]]:
     def clip(lo: float, hi: float, sb: tuple | None = None) -> Callable:
         return lambda t: dml.ElementWiseClipDesc(t, t, lo, hi, sb)
 
     return [
-        elementwise_row(device, "CLIP FLOAT32", "FLOAT32", clip(-1, 1),
-                        lambda a: torch.clamp(a, -1, 1), lambda a: cp.clip(a, -1, 1)),
-        elementwise_row(device, "CLIP FLOAT32 ScaleBias", "FLOAT32", clip(-1, 1, (0.5, 0.25)),
-                        lambda a: torch.clamp(a * 0.5 + 0.25, -1, 1), lambda a: cp.clip(a * 0.5 + 0.25, -1, 1)),
-        elementwise_row(device, "CLIP FLOAT16", "FLOAT16", clip(-1, 1),
-                        lambda a: torch.clamp(a, -1, 1), lambda a: cp.clip(a, -1, 1)),
-        elementwise_row(device, "CLIP INT8", "INT8", clip(-20, 20),
-                        lambda a: torch.clamp(a, -20, 20), lambda a: cp.clip(a, -20, 20)),
-        elementwise_row(device, "THRESHOLD FLOAT32", "FLOAT32", lambda t: dml.ElementWiseThresholdDesc(t, t, 0.0),
-                        lambda a: torch.clamp_min(a, 0.0), lambda a: cp.maximum(a, 0)),
-        dequantize_row(device, "DEQUANTIZE_LINEAR UINT8->FLOAT32 per-tensor", (N,), per_channel=False),
-        dequantize_row(device, "DEQUANTIZE_LINEAR UINT8->FLOAT32 per-channel [65536,4096]", (65536, 4096), True),
-        argmin_row(device, "ARGMIN FLOAT32 all axes", (N,), [0]),
-        argmin_row(device, "ARGMIN FLOAT32 last axis [16384,16384]", (16384, 16384), [1]),
-        argmin_row(device, "ARGMIN FLOAT32 first axis [16384,16384]", (16384, 16384), [0]),
-        argmin_row(device, "ARGMIN FLOAT32 last axis [1048576,256]", (1048576, 256), [1]),
-        argmin_row(device, "ARGMIN FLOAT32 DECREASING last axis [16384,16384]", (16384, 16384), [1],
-                   direction="DECREASING"),
-        argmin_row(device, "ARGMIN FLOAT16 last axis [16384,16384]", (16384, 16384), [1], data_type="FLOAT16"),
-        argmin_row(device, "ARGMIN FLOAT32 axes {0,2} [512,1024,512]", (512, 1024, 512), [0, 2]),
+        lazy(elementwise_row, device, "CLIP FLOAT32", "FLOAT32", clip(-1, 1),
+             lambda a: torch.clamp(a, -1, 1), lambda a: cp.clip(a, -1, 1)),
+        lazy(elementwise_row, device, "CLIP FLOAT32 ScaleBias", "FLOAT32", clip(-1, 1, (0.5, 0.25)),
+             lambda a: torch.clamp(a * 0.5 + 0.25, -1, 1), lambda a: cp.clip(a * 0.5 + 0.25, -1, 1)),
+        lazy(elementwise_row, device, "CLIP FLOAT16", "FLOAT16", clip(-1, 1),
+             lambda a: torch.clamp(a, -1, 1), lambda a: cp.clip(a, -1, 1)),
+        lazy(elementwise_row, device, "CLIP INT8", "INT8", clip(-20, 20),
+             lambda a: torch.clamp(a, -20, 20), lambda a: cp.clip(a, -20, 20)),
+        lazy(elementwise_row, device, "THRESHOLD FLOAT32", "FLOAT32", lambda t: dml.ElementWiseThresholdDesc(t, t, 0.0),
+             lambda a: torch.clamp_min(a, 0.0), lambda a: cp.maximum(a, 0)),
+        lazy(dequantize_row, device, "DEQUANTIZE_LINEAR UINT8->FLOAT32 per-tensor", (N,), per_channel=False),
+        lazy(dequantize_row, device, "DEQUANTIZE_LINEAR UINT8->FLOAT32 per-channel [65536,4096]", (65536, 4096), True),
+        lazy(arg_row, device, "ARGMIN FLOAT32 all axes", (N,), [0]),
+        lazy(arg_row, device, "ARGMIN FLOAT32 last axis [16384,16384]", (16384, 16384), [1]),
+        lazy(arg_row, device, "ARGMIN FLOAT32 first axis [16384,16384]", (16384, 16384), [0]),
+        lazy(arg_row, device, "ARGMIN FLOAT32 last axis [1048576,256]", (1048576, 256), [1]),
+        lazy(arg_row, device, "ARGMIN FLOAT32 DECREASING last axis [16384,16384]", (16384, 16384), [1],
+             direction="DECREASING"),
+        lazy(arg_row, device, "ARGMIN FLOAT16 last axis [16384,16384]", (16384, 16384), [1], data_type="FLOAT16"),
+        lazy(arg_row, device, "ARGMIN FLOAT32 axes {0,2} [512,1024,512]", (512, 1024, 512), [0, 2]),
+        lazy(arg_row, device, "ARGMAX FLOAT32 all axes", (N,), [0], largest=True),
+        lazy(arg_row, device, "ARGMAX FLOAT32 last axis [16384,16384]", (16384, 16384), [1], largest=True),
+        lazy(arg_row, device, "ARGMAX FLOAT16 last axis [16384,16384]", (16384, 16384), [1], data_type="FLOAT16",
+             largest=True),
+        lazy(arg_row, device, "ARGMAX FLOAT32 first axis [16384,16384]", (16384, 16384), [0], largest=True),
+        lazy(arg_row, device, "ARGMAX FLOAT32 last axis [1048576,256]", (1048576, 256), [1], largest=True),
+        lazy(quantize_row, device, "QUANTIZE_LINEAR FLOAT32->UINT8 per-tensor", (N,), per_channel=False),
+        lazy(quantize_row, device, "QUANTIZE_LINEAR FLOAT32->UINT8 per-channel [65536,4096]", (65536, 4096),
+             True),
     ]
 
 
@@ -200,9 +256,9 @@ def copy_bandwidth(bytes_moved: int, repeat: int) -> float:
     return 2 * src.nbytes / ms / 1e6
 
 
-def main_table(device: dml.Device, repeat: int, quick: bool) -> list[dict]:
+def main_table(device: dml.Device, repeat: int, quick: bool, only: str = "") -> list[dict]:
     results = []
-    for row in rows(device):
+    for row in rows(device, only):
         print(f"  {row.name} ...", file=sys.stderr, flush=True)
         entry = {"row": row.name, "bytes": row.bytes_moved}
         entry["copy"] = copy_bandwidth(row.bytes_moved, repeat)
@@ -298,6 +354,11 @@ def check_correctness(device: dml.Device) -> None:
     assert cp.array_equal(dml.clip(x, -0.5, 0.5, device=device), cp.clip(x, -0.5, 0.5))
     assert cp.array_equal(dml.argmin(x, 1, device=device).reshape(-1), cp.argmin(x, 1))
     assert cp.array_equal(dml.argmin(x, 0, device=device).reshape(-1), cp.argmin(x, 0))
+    assert cp.array_equal(dml.argmax(x, 1, device=device).reshape(-1), cp.argmax(x, 1))
+    assert cp.array_equal(dml.argmax(x, 0, device=device).reshape(-1), cp.argmax(x, 0))
+    scale, zero_point = cp.float32(0.0173), cp.uint8(117)
+    expected = cp.clip(cp.rint(x / scale) + 117, 0, 255).astype(cp.uint8)
+    assert cp.array_equal(dml.quantize_linear(x, scale, zero_point, device=device), expected)
 
 
 def plot(table: list[dict], points: list[dict], path: Path, gpu_name: str) -> None:
@@ -332,11 +393,21 @@ def plot(table: list[dict], points: list[dict], path: Path, gpu_name: str) -> No
     fig.savefig(path, dpi=110)
 
 
+def print_table(table: list[dict]) -> None:
+    print(f"\n{'row':58} {'opendml':>8} {'torch':>8} {'compile':>8} {'cupy':>8} {'copy':>8} {'/copy':>6} {'/peer':>6}")
+    for r in table:
+        best = max((r[p] for p in ("torch", "torch.compile", "cupy") if not math.isnan(r[p])), default=math.nan)
+        print(f"{r['row']:58} {r['opendml']:8.0f} {r['torch']:8.0f} {r['torch.compile']:8.0f} {r['cupy']:8.0f} "
+              f"{r['copy']:8.0f} {r['opendml'] / r['copy']:6.2f} {r['opendml'] / best:6.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="skip torch.compile, fewer repetitions")
     parser.add_argument("--repeat", type=int, default=None)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--only", default="",
+                        help="only the rows naming one of these comma-separated parts (no sweep, no files)")
     args = parser.parse_args()
     repeat = args.repeat or (10 if args.quick else 30)
     device = dml.Device("cuda")
@@ -344,7 +415,10 @@ def main() -> None:
     slug = gpu_name.lower().replace("nvidia", "").strip().replace(" ", "-")
     check_correctness(device)
     print(f"opendml on {gpu_name}: main table", file=sys.stderr)
-    table = main_table(device, repeat, args.quick)
+    table = main_table(device, repeat, args.quick, args.only)
+    if args.only:
+        print_table(table)
+        return
     print("size sweep", file=sys.stderr)
     points = sweep(device, repeat)
     cost = host_cost(device)
@@ -362,11 +436,7 @@ def main() -> None:
         writer.writeheader()
         writer.writerows(points)
     plot(table, points, args.out / f"gpu-{slug}.png", gpu_name)
-    print(f"\n{'row':58} {'opendml':>8} {'torch':>8} {'compile':>8} {'cupy':>8} {'copy':>8} {'/copy':>6} {'/peer':>6}")
-    for r in table:
-        best = max((r[p] for p in ("torch", "torch.compile", "cupy") if not math.isnan(r[p])), default=math.nan)
-        print(f"{r['row']:58} {r['opendml']:8.0f} {r['torch']:8.0f} {r['torch.compile']:8.0f} {r['cupy']:8.0f} "
-              f"{r['copy']:8.0f} {r['opendml'] / r['copy']:6.2f} {r['opendml'] / best:6.2f}")
+    print_table(table)
     print(f"host cost per execute (1024-element CLIP): opendml {cost['opendml_us']:.1f} us, "
           f"PyTorch eager {cost.get('torch_us', math.nan):.1f} us")
 

@@ -2,9 +2,11 @@
 
 An expression is a tree of the nodes below, each with one meaning that every lowering gives bit for bit.
 The set is closed and holds no operation whose result differs between instruction sets: no min or max
-(NaN and -0.0 rules vary), no fused multiply-add, no division. Values are typed by DirectML data types;
-comparisons give BOOL. Types are checked when a node is made, so a malformed expression fails where it is
-written, never in a backend.
+(NaN and -0.0 rules vary), no fused multiply-add, no reciprocal (a Divide is IEEE division, correctly
+rounded, which every target has as one instruction), no conversion whose out-of-range result is left to
+the target (Saturate defines every one). Values are typed by DirectML data types; comparisons give BOOL.
+Types are checked when a node is made, so a malformed expression fails where it is written, never in a
+backend.
 
 ==================  ==============================================  ==================================
 node                meaning                                         lowerings (NumPy / Numba / CUDA C / LLVM vector)
@@ -22,7 +24,19 @@ ToFloat32(v)        integer v rounded to nearest-even float32;      ``astype(flo
                     FLOAT16 v converted exactly                     / ``cvt.rn.f32`` / ``sitofp``
 Multiply(a, b)      FLOAT32 a * b, rounded once to nearest even     ``np.multiply`` / ``*`` / ``mul.rn``
                                                                     / ``fmul`` (no fast-math flags)
-Add(a, b)           FLOAT32 a + b, rounded once to nearest even     ``np.add`` / ``+`` / ``add.rn`` / ``fadd``
+Add(a, b)           FLOAT32 a + b, rounded once to nearest even;    ``np.add`` / ``+`` (integers: then
+                    or a + b of two integers of one type, exact     the type) / ``add.rn`` or ``+`` /
+                    (ranges checked as Subtract's)                  ``fadd`` or ``add``
+Divide(a, b)        FLOAT32 a / b, rounded once to nearest even     ``np.divide`` / ``divide`` (``fdiv``,
+                    (IEEE: x / 0 is +-inf, 0 / 0 and inf / inf      no zero check) / ``div.rn`` / ``fdiv``
+                    NaN); never a multiply by a reciprocal          (no fast-math flags)
+Round(v)            FLOAT32 v to the nearest integer, ties to even  ``np.rint`` / ``round_even``
+                    (a FLOAT32; -0.5 gives -0.0; NaN, +-inf kept)   (``llvm.rint``) / ``cvt.rni.f32`` /
+                                                                    ``llvm.rint``
+Saturate(v, T)      FLOAT32 or integer v as the integer type T:     clip, then ``astype`` / ``saturate_to``
+                    FLOAT32 truncated toward zero, NaN gives 0;     / ``cvt.rzi`` + clamp / ``fcmp``
+                    beyond T's range (+-inf too) T's nearest limit  ``select`` ``fptosi`` (of a Round:
+                                                                    ``lrint``), ``icmp`` ``select`` ``trunc``
 Less(a, b)          BOOL: a < b, false when either is NaN           ``np.less`` / ``<`` / ``setp.lt``
                     (so -0.0 < +0.0 is false)                       / ``fcmp olt``, ``icmp slt``/``ult``
 IsNumber(v)         BOOL: FLOAT32 v is not NaN                      ``==`` itself / ``v == v`` /
@@ -214,8 +228,61 @@ class Multiply(_Float):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
-class Add(_Float):
+class Add(_Binary):
+    """FLOAT32 + FLOAT32 rounded once, or two integers of one type added exactly (no overflow possible)."""
+
+    def __post_init__(self) -> None:
+        t = self.a.data_type
+        _require((t is DataType.FLOAT32 or t in INTEGERS) and self.b.data_type == t,
+                 f"Add of {_name(t)} and {_name(self.b.data_type)}")
+        if t in INTEGERS:
+            (a_low, a_high), (b_low, b_high) = integer_range(self.a), integer_range(self.b)
+            low, high = _type(t).integer_range
+            _require(low <= a_low + b_low and a_high + b_high <= high, f"Add in {_name(t)} may overflow")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.a.data_type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Divide(_Float):
     pass
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Round(Expr):
+    value: Expr
+
+    def __post_init__(self) -> None:
+        _require(self.value.data_type is DataType.FLOAT32, f"Round of {_name(self.value.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return DataType.FLOAT32
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Saturate(Expr):
+    value: Expr
+    type: DataType
+
+    def __post_init__(self) -> None:
+        source = self.value.data_type
+        _require((source is DataType.FLOAT32 or source in INTEGERS) and self.type in INTEGERS,
+                 f"Saturate of {_name(source)} to {_name(self.type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.type
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
@@ -291,12 +358,26 @@ def integer_range(expr: Expr) -> tuple[int, int]:
     if isinstance(expr, Subtract):
         (a_low, a_high), (b_low, b_high) = integer_range(expr.a), integer_range(expr.b)
         return a_low - b_high, a_high - b_low
+    if isinstance(expr, Add) and expr.data_type in INTEGERS:
+        (a_low, a_high), (b_low, b_high) = integer_range(expr.a), integer_range(expr.b)
+        return a_low + b_low, a_high + b_high
+    if isinstance(expr, Saturate):
+        return saturated_range(expr)
     if isinstance(expr, Select):
         (a_low, a_high), (b_low, b_high) = integer_range(expr.a), integer_range(expr.b)
         return min(a_low, b_low), max(a_high, b_high)
     t = expr.data_type
     _require(t in INTEGERS, f"integer_range of {_name(t)}")
     return _type(t).integer_range
+
+
+def saturated_range(node: Saturate) -> tuple[int, int]:
+    """The values a Saturate gives: its type's range, narrowed to its integer source's."""
+    low, high = node.type.integer_range
+    if node.value.data_type is DataType.FLOAT32:
+        return low, high
+    source_low, source_high = integer_range(node.value)
+    return max(low, min(source_low, high)), min(high, max(source_high, low))
 
 
 def difference_type(*types: DataType) -> DataType:

@@ -19,8 +19,10 @@ from .graphs.builder import (
     clip,
     clip1,
     dequantize_linear,
+    quantize_linear,
     reinterpret,
     threshold,
 )
 
-__all__ = ["Expression", "Graph", "argmax", "argmin", "clip", "clip1", "dequantize_linear", "reinterpret", "threshold"]
+__all__ = ["Expression", "Graph", "argmax", "argmin", "clip", "clip1", "dequantize_linear", "quantize_linear",
+           "reinterpret", "threshold"]

@@ -8,7 +8,9 @@ from __future__ import annotations
 import math
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -39,6 +41,28 @@ static bool lt(unsigned int a, unsigned int b) { return a < b; }
 static bool lt(int a, int b) { return a < b; }
 static bool lt(ull a, ull b) { return a < b; }
 static bool lt(ll a, ll b) { return a < b; }
+"""
+
+# expr_c.ARITHMETIC as host C++: cvt.rzi as the PTX ISA defines it (truncated, clamped to the destination's
+# range; NaN gives 0 for 32-bit destinations and 1 << 63 for 64-bit ones), so that the lowering's own NaN
+# selection for 64-bit results is what the host runs check.
+HOST_ARITHMETIC = r"""static float div_rn(float a, float b) { volatile float r = a / b; return r; }
+static float rint_rn(float a) { return __builtin_rintf(a); }
+static int f2i_rz(float a, int lo, int hi) {
+    int r = a != a ? 0 : a >= 2147483648.0f ? 2147483647 : a < -2147483648.0f ? (-2147483647 - 1) : (int)a;
+    return r < lo ? lo : (r > hi ? hi : r);
+}
+static unsigned int f2u_rz(float a, unsigned int hi) {
+    unsigned int r = a != a ? 0u : a >= 4294967296.0f ? 4294967295u : a <= -1.0f ? 0u : (unsigned int)a;
+    return r > hi ? hi : r;
+}
+static ll f2ll_rz(float a) {
+    return a != a ? (ll)(1ull << 63) : a >= 9223372036854775808.0f ? (ll)(~0ull >> 1)
+        : a < -9223372036854775808.0f ? (ll)(1ull << 63) : (ll)a;
+}
+static ull f2ull_rz(float a) {
+    return a != a ? 1ull << 63 : a >= 18446744073709551616.0f ? ~0ull : a <= -1.0f ? 0ull : (ull)a;
+}
 """
 
 HARNESS = r"""
@@ -87,18 +111,20 @@ static unsigned int __ballot_sync(unsigned, bool p) {
 }
 static int __ffs(int x) { return __builtin_ffs(x); }
 static int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
-""" + PTX_HELPERS + r"""static void launch(unsigned grid, unsigned block, std::function<void()> body) {
+""" + PTX_HELPERS + r"""// The blocks run one after another on one set of threads (starting threads costs more than the kernels):
+// each thread runs its part of a block, then waits for the others before the next block reuses __shared__.
+static void launch(unsigned grid, unsigned block, std::function<void()> body) {
     gridDim.x = grid; blockDim.x = block;
-    for (unsigned b = 0; b < grid; ++b) {
-        std::barrier<> bar(block); block_barrier = &bar;
-        std::vector<std::barrier<>*> warps;
-        for (unsigned w = 0; w < (block + 31) / 32; ++w) warp_barriers[w] = new std::barrier<>(block < 32 ? block : 32);
-        std::vector<std::thread> threads;
-        for (unsigned t = 0; t < block; ++t)
-            threads.emplace_back([=] { threadIdx.x = t; blockIdx.x = b; body(); });
-        for (auto& th : threads) th.join();
-        for (unsigned w = 0; w < (block + 31) / 32; ++w) delete warp_barriers[w];
-    }
+    std::barrier<> bar(block); block_barrier = &bar;
+    for (unsigned w = 0; w < (block + 31) / 32; ++w) warp_barriers[w] = new std::barrier<>(block < 32 ? block : 32);
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t)
+        threads.emplace_back([=, &bar] {
+            threadIdx.x = t;
+            for (unsigned b = 0; b < grid; ++b) { blockIdx.x = b; body(); bar.arrive_and_wait(); }
+        });
+    for (auto& th : threads) th.join();
+    for (unsigned w = 0; w < (block + 31) / 32; ++w) delete warp_barriers[w];
 }
 static size_t last_size;  // the size of the file read last
 static void* read_file(const char* path, size_t extra) {
@@ -109,18 +135,35 @@ static void* read_file(const char* path, size_t extra) {
 }
 template <typename T> static T from_bits(ull b) { T v; memcpy(&v, &b, sizeof(T)); return v; }
 """
-# The min-and-ballot scan's PTX helpers (argmin_c.FLOAT_HELPERS) as host C++: a NaN-ignoring min (either
-# zero of a -0.0/+0.0 pair, as min.f32 may give) and IEEE equality.
-HOST_FLOAT_HELPERS = r"""static float vmin(float a, float b) { return a != a ? b : (b != b ? a : (b < a ? b : a)); }
-static bool eq(float a, float b) { return a == b; }
-"""
+# The comparison helpers the engine adds to the prelude as host C++, each replacing the device text it
+# stands for (argmin_c.BEST_HELPERS, EQ_HELPERS, BEATS_HELPERS): the min-and-ballot scan's NaN-ignoring min
+# and max (either zero of a -0.0/+0.0 pair, as min.f32 and max.f32 may give) and IEEE equality; under
+# PROPAGATE a NaN-propagating min and max, an equality under which NaN matches NaN, and ``beats``: a less
+# (greater) than b, or a NaN and b not.
+HOST_BEST_HELPERS = {
+    (False, False): "static float vmin(float a, float b) { return a != a ? b : (b != b ? a : (b < a ? b : a)); }\n",
+    (True, False): "static float vmax(float a, float b) { return a != a ? b : (b != b ? a : (a < b ? b : a)); }\n",
+    (False, True): "static float vmin(float a, float b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }\n",
+    (True, True): "static float vmax(float a, float b) { return a != a ? a : (b != b ? b : (a < b ? b : a)); }\n",
+}
+HOST_EQ_HELPERS = {False: "static bool eq(float a, float b) { return a == b; }\n",
+                   True: "static bool eq(float a, float b) { return a == b || (a != a && b != b); }\n"}
+HOST_BEATS_HELPERS = {False: "static bool beats(float a, float b) { return b == b && (a < b || a != a); }\n",
+                      True: "static bool beats(float a, float b) { return b == b && (a > b || a != a); }\n"}
 C_SCALAR = {np.float32: "float", np.int32: "int", np.uint32: "unsigned int", np.int64: "ll", np.uint64: "ull"}
 
 
 def _body(source: str, name: str) -> str:
     """A kernel source as a host function: the prelude (PTX helpers) left to the harness."""
     assert source.startswith(PRELUDE)
-    body = source[len(PRELUDE):].replace(argmin_c.FLOAT_HELPERS, HOST_FLOAT_HELPERS)
+    body = source[len(PRELUDE):]
+    helpers: list[tuple[dict[Any, str], dict[Any, str]]] = [
+        (argmin_c.BEST_HELPERS, HOST_BEST_HELPERS), (argmin_c.EQ_HELPERS, HOST_EQ_HELPERS),
+        (argmin_c.BEATS_HELPERS, HOST_BEATS_HELPERS)]
+    for device, host in helpers:
+        for key, text in device.items():
+            body = body.replace(text, host[key])
+    body = body.replace(expr_c.ARITHMETIC, HOST_ARITHMETIC)
     return body.replace('extern "C" __global__ void opendml_kernel', f"void {name}")
 
 
@@ -139,13 +182,29 @@ def _grid(plan: ArgMinPlan, sm_count: int) -> int:
     return max(1, min(items, sm_count * 32))
 
 
-def program(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDesc, folder: Path,
-            shifts: Sequence[int], sm_count: int = 1, extra_outputs: Sequence[TensorDesc] = (),
-            extra_shifts: Sequence[int] = ()) -> tuple[str, ArgMinPlan]:
-    """A host program running ``spec``'s kernels as CudaBackend would (the element-by-element kernel where
-    an operand's address, shifted by ``shifts`` bytes, or an extra output's, shifted by ``extra_shifts``,
-    fits no load or store), reading operand k from ``in{k}.bin``, writing ``out.bin`` and each extra output
-    j (1, 2...) into the bytes of ``out{j}.bin``; and the plan it runs."""
+@dataclass(frozen=True)
+class HostRun:
+    """One reduction run on the host: ``spec``'s kernels over ``inputs`` (the bytes of each present operand,
+    the InputTensor's first), each operand's address shifted by ``shifts`` bytes; each extra output
+    described by ``extra_outputs``, its bytes ``extra_bytes`` as the kernels find them, preceded by
+    ``extra_shifts`` bytes."""
+
+    spec: KernelSpec
+    descs: Sequence[TensorDesc | None]
+    out: TensorDesc
+    inputs: Sequence[np.ndarray]
+    shifts: Sequence[int]
+    extra_outputs: Sequence[TensorDesc] = ()
+    extra_bytes: Sequence[np.ndarray] = ()
+    extra_shifts: Sequence[int] = ()
+
+
+def _case(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDesc, folder: Path, shifts: Sequence[int],
+          sm_count: int, extra_outputs: Sequence[TensorDesc], extra_shifts: Sequence[int], tag: str,
+          namespaces: dict[str, str] | None = None) -> tuple[list[str], list[str], ArgMinPlan]:
+    """The kernels of one run (in namespaces named after ``tag``, but for a source already in
+    ``namespaces``, which maps each source to its namespace), the lines of ``main`` running them over the
+    files named after ``tag``, and the plan they run."""
     assert spec.reduction is not None
     x = descs[0]
     assert x is not None
@@ -155,14 +214,24 @@ def program(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDes
     if any(addresses[k] % alignment for k, alignment in argmin_c.alignments(spec, plan, kept, reduced)):
         plan = plan.scalar()
     direction = spec.reduction.direction
-    parts = [HARNESS, "namespace m {", _body(argmin_c.argmin_kernel(spec, plan, direction, kept, reduced), "run"), "}"]
+    namespaces = {} if namespaces is None else namespaces
+    parts: list[str] = []
+
+    def namespace(source: str, name: str) -> str:
+        if source not in namespaces:
+            namespaces[source] = name
+            parts.extend([f"namespace {name} {{", _body(source, "run"), "}"])
+        return namespaces[source]
+
+    scan = namespace(argmin_c.argmin_kernel(spec, plan, direction, kept, reduced), f"{tag}m")
     if plan.splits > 1:
-        parts += ["namespace c {", _body(argmin_c.argmin_combine_kernel(spec, plan, direction, kept), "run"), "}"]
+        combine = namespace(argmin_c.argmin_combine_kernel(spec, plan, direction, kept), f"{tag}c")
     size, partials = out.total_tensor_size_in_bytes, plan.outputs * plan.splits * 8
-    lines = ["int main() {"]
-    lines += [f'  char* p{k} = (char*)read_file("{folder}/in{k}.bin", {shift}) + {shift};' for k, shift in enumerate(shifts)]
-    lines.append(f"  char* pout = (char*)read_file(\"{folder}/out.bin\", 0);")
-    lines += [f'  char* pout{j} = (char*)read_file("{folder}/out{j}.bin", 0) + {shift}; size_t n{j} = last_size;'
+    lines = ["  {"]
+    lines += [f'  char* p{k} = (char*)read_file("{folder}/{tag}in{k}.bin", {shift}) + {shift};'
+              for k, shift in enumerate(shifts)]
+    lines.append(f"  char* pout = (char*)read_file(\"{folder}/{tag}out.bin\", 0);")
+    lines += [f'  char* pout{j} = (char*)read_file("{folder}/{tag}out{j}.bin", 0) + {shift}; size_t n{j} = last_size;'
               for j, shift in enumerate(extra_shifts, start=1)]
     lines.append(f"  char* pv = (char*)aligned_alloc(256, {partials // 256 * 256 + 256}); "
                  f"char* pi = (char*)aligned_alloc(256, {partials // 256 * 256 + 256});")
@@ -170,15 +239,26 @@ def program(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDes
     extras = [f"(ull)pout{j}" for j in range(1, len(extra_shifts) + 1)]
     arguments = ", ".join([*(f"(ull)p{k}" for k in range(len(shifts))), "(ull)pout", *extras, "(ull)pv", "(ull)pi",
                            *scalars])
-    lines.append(f"  launch({_grid(plan, sm_count)}, {plan.block}, [=] {{ m::run({arguments}); }});")
+    lines.append(f"  launch({_grid(plan, sm_count)}, {plan.block}, [=] {{ {scan}::run({arguments}); }});")
     if plan.splits > 1:
         blocks = max(1, min(math.ceil(plan.outputs / (BLOCK // plan.combine_group)), sm_count * 32))
-        lines.append(f"  launch({blocks}, {BLOCK}, [=] {{ c::run((ull)pv, (ull)pi, (ull)pout); }});")
-    lines.append(f'  FILE* f = fopen("{folder}/out.bin", "wb"); fwrite(pout, 1, {size}, f); fclose(f);')
+        lines.append(f"  launch({blocks}, {BLOCK}, [=] {{ {combine}::run((ull)pv, (ull)pi, (ull)pout); }});")
+    lines.append(f'  FILE* f = fopen("{folder}/{tag}out.bin", "wb"); fwrite(pout, 1, {size}, f); fclose(f);')
     for j, shift in enumerate(extra_shifts, start=1):
-        lines.append(f'  f = fopen("{folder}/out{j}.bin", "wb"); fwrite(pout{j} - {shift}, 1, n{j}, f); fclose(f);')
-    lines.append("  return 0; }")
-    return "\n".join(parts + lines) + "\n", plan
+        lines.append(f'  f = fopen("{folder}/{tag}out{j}.bin", "wb"); fwrite(pout{j} - {shift}, 1, n{j}, f); fclose(f);')
+    lines.append("  }")
+    return parts, lines, plan
+
+
+def program(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDesc, folder: Path,
+            shifts: Sequence[int], sm_count: int = 1, extra_outputs: Sequence[TensorDesc] = (),
+            extra_shifts: Sequence[int] = ()) -> tuple[str, ArgMinPlan]:
+    """A host program running ``spec``'s kernels as CudaBackend would (the element-by-element kernel where
+    an operand's address, shifted by ``shifts`` bytes, or an extra output's, shifted by ``extra_shifts``,
+    fits no load or store), reading operand k from ``in{k}.bin``, writing ``out.bin`` and each extra output
+    j (1, 2...) into the bytes of ``out{j}.bin``; and the plan it runs."""
+    parts, lines, plan = _case(spec, descs, out, folder, shifts, sm_count, extra_outputs, extra_shifts, "")
+    return "\n".join([HARNESS, *parts, "int main() {", *lines, "  return 0; }"]) + "\n", plan
 
 
 def run_on_host(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDesc, inputs: Sequence[np.ndarray],
@@ -188,17 +268,39 @@ def run_on_host(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: Tenso
     """The output bytes of ``spec``'s kernels run on the host over ``inputs`` (the OutputTensor's, then each
     extra output's: ``extra_bytes`` as the kernels leave them, preceded by ``extra_shifts`` bytes), and
     the plan that ran."""
-    for k, data in enumerate(inputs):
-        (folder / f"in{k}.bin").write_bytes(data.tobytes())
-    (folder / "out.bin").write_bytes(bytes(out.total_tensor_size_in_bytes))
-    shifted = list(extra_shifts) or [0] * len(extra_outputs)
-    for j, (data, shift) in enumerate(zip(extra_bytes, shifted), start=1):
-        (folder / f"out{j}.bin").write_bytes(bytes(shift) + data.tobytes())
-    source, plan = program(spec, descs, out, folder, shifts, 1, extra_outputs, shifted)
-    _build_and_run(source, folder)
-    written = [np.frombuffer((folder / f"out{j}.bin").read_bytes()[shift:], np.uint8)
-               for j, shift in enumerate(shifted, start=1)]
-    return [np.frombuffer((folder / "out.bin").read_bytes(), np.uint8), *written], plan
+    run = HostRun(spec, descs, out, inputs, shifts, extra_outputs, extra_bytes, extra_shifts)
+    return run_batch_on_host([run], folder)[0]
+
+
+def run_batch_on_host(runs: Sequence[HostRun], folder: Path) -> list[tuple[list[np.ndarray], ArgMinPlan]]:
+    """Each run as ``run_on_host`` gives it, all from one host program (one compile, each distinct kernel
+    compiled once)."""
+    parts: list[str] = []
+    lines: list[str] = []
+    plans: list[tuple[ArgMinPlan, list[int]]] = []
+    tags: list[str] = []
+    namespaces: dict[str, str] = {}
+    for n, run in enumerate(runs):
+        tag = f"r{n}_" if len(runs) > 1 else ""
+        for k, data in enumerate(run.inputs):
+            (folder / f"{tag}in{k}.bin").write_bytes(data.tobytes())
+        (folder / f"{tag}out.bin").write_bytes(bytes(run.out.total_tensor_size_in_bytes))
+        shifted = list(run.extra_shifts) or [0] * len(run.extra_outputs)
+        for j, (data, shift) in enumerate(zip(run.extra_bytes, shifted), start=1):
+            (folder / f"{tag}out{j}.bin").write_bytes(bytes(shift) + data.tobytes())
+        case_parts, case_lines, plan = _case(run.spec, run.descs, run.out, folder, run.shifts, 1, run.extra_outputs,
+                                             shifted, tag, namespaces)
+        parts += case_parts
+        lines += case_lines
+        plans.append((plan, shifted))
+        tags.append(tag)
+    _build_and_run("\n".join([HARNESS, *parts, "int main() {", *lines, "  return 0; }"]) + "\n", folder)
+    results = []
+    for tag, (plan, shifted) in zip(tags, plans):
+        written = [np.frombuffer((folder / f"{tag}out{j}.bin").read_bytes()[shift:], np.uint8)
+                   for j, shift in enumerate(shifted, start=1)]
+        results.append(([np.frombuffer((folder / f"{tag}out.bin").read_bytes(), np.uint8), *written], plan))
+    return results
 
 
 def _build_and_run(source: str, folder: Path) -> None:
@@ -216,20 +318,44 @@ def run_elementwise_on_host(spec: KernelSpec, layout: Layout, width: int | None,
     is given, else the one for any strides) ran on the host over ``blocks`` blocks. ``buffers`` are the
     present inputs' bytes, then the output's, then each extra output's; each kernel pointer is its buffer's
     start plus ``shifts`` bytes (the buffer holds those bytes before the tensor's first element)."""
-    source = (elementwise_c.elementwise_vector(spec, layout, width) if width is not None
-              else elementwise_c.elementwise_general(spec, layout))
-    lines = ["int main() {"]
-    for k, data in enumerate(buffers):
-        (folder / f"b{k}.bin").write_bytes(data.tobytes())
-        lines.append(f'  char* b{k} = (char*)read_file("{folder}/b{k}.bin", 0);')
-    scalars = [_literal(v) for v in expr_c.launch_scalars(spec.element, spec.scalars, spec.extra)]
-    arguments = ", ".join([*(f"(ull)(b{k} + {shift})" for k, shift in enumerate(shifts)), *scalars])
-    lines.append(f"  launch({blocks}, {BLOCK}, [=] {{ m::run({arguments}); }});")
-    for k, data in enumerate(buffers):
-        lines.append(f'  {{ FILE* f = fopen("{folder}/b{k}.bin", "wb"); fwrite(b{k}, 1, {data.nbytes}, f); fclose(f); }}')
+    (found,) = run_elementwise_jobs_on_host([ElementwiseJob(spec, layout, width, buffers, shifts)], folder, blocks)
+    return found
+
+
+@dataclass(frozen=True)
+class ElementwiseJob:
+    """One element-wise kernel run of ``run_elementwise_jobs_on_host`` (the arguments of
+    ``run_elementwise_on_host``)."""
+
+    spec: KernelSpec
+    layout: Layout
+    width: int | None
+    buffers: Sequence[np.ndarray]
+    shifts: Sequence[int]
+
+
+def run_elementwise_jobs_on_host(jobs: Sequence[ElementwiseJob], folder: Path, blocks: int = 2
+                                 ) -> list[list[np.ndarray]]:
+    """``run_elementwise_on_host`` of each job, all compiled into one host program (one g++ run for many
+    kernels): each job's buffers after its kernel ran."""
+    parts, lines = [HARNESS], ["int main() {"]
+    for n, job in enumerate(jobs):
+        source = (elementwise_c.elementwise_vector(job.spec, job.layout, job.width) if job.width is not None
+                  else elementwise_c.elementwise_general(job.spec, job.layout))
+        parts += [f"namespace m{n} {{", _body(source, "run"), "}"]
+        for k, data in enumerate(job.buffers):
+            (folder / f"j{n}b{k}.bin").write_bytes(data.tobytes())
+            lines.append(f'  char* j{n}b{k} = (char*)read_file("{folder}/j{n}b{k}.bin", 0);')
+        scalars = [_literal(v) for v in expr_c.launch_scalars(job.spec.element, job.spec.scalars, job.spec.extra)]
+        arguments = ", ".join([*(f"(ull)(j{n}b{k} + {shift})" for k, shift in enumerate(job.shifts)), *scalars])
+        lines.append(f"  launch({blocks}, {BLOCK}, [=] {{ m{n}::run({arguments}); }});")
+        for k, data in enumerate(job.buffers):
+            lines.append(f'  {{ FILE* f = fopen("{folder}/j{n}b{k}.bin", "wb"); fwrite(j{n}b{k}, 1, {data.nbytes}, f); '
+                         "fclose(f); }")
     lines.append("  return 0; }")
-    _build_and_run("\n".join([HARNESS, "namespace m {", _body(source, "run"), "}", *lines]) + "\n", folder)
-    return [np.frombuffer((folder / f"b{k}.bin").read_bytes(), np.uint8) for k in range(len(buffers))]
+    _build_and_run("\n".join([*parts, *lines]) + "\n", folder)
+    return [[np.frombuffer((folder / f"j{n}b{k}.bin").read_bytes(), np.uint8) for k in range(len(job.buffers))]
+            for n, job in enumerate(jobs)]
 
 
 def run_host_program(text: str, folder: Path) -> list[str]:

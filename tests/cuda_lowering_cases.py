@@ -60,6 +60,13 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
             for zero_point in (None, TensorDesc(t, sizes)):
                 cases.append((f"DEQUANTIZE_LINEAR-{t.name}-{scale_type.name}-{zero_point is not None}",
                               dml.ElementWiseDequantizeLinearDesc(x, scale, zero_point, scale)))
+    for t in admitted_types("ELEMENT_WISE_QUANTIZE_LINEAR"):
+        scale = TensorDesc(T.FLOAT32 if t is T.INT32 else t, sizes)  # SPEC 9: an INT32 input takes FLOAT32
+        for out_type in admitted_types("ELEMENT_WISE_QUANTIZE_LINEAR", "OutputTensor"):
+            out = TensorDesc(out_type, sizes)
+            for zero_point in (None, out):
+                cases.append((f"QUANTIZE_LINEAR-{t.name}-{out_type.name}-{zero_point is not None}",
+                              dml.ElementWiseQuantizeLinearDesc(TensorDesc(t, sizes), scale, zero_point, out)))
     for t in admitted_types("ARGMIN"):
         for index_type in admitted_types("ARGMIN", "OutputTensor"):
             for direction in ("INCREASING", "DECREASING"):
@@ -148,7 +155,9 @@ class ExpressionBuilder:
             sources = [s for s in [T.FLOAT16, *INTEGERS] if self.available(s)]
             return select + [lambda d: ex.ToFloat32(self.make(self.choices.pick(sources), d)),
                              lambda d: ex.Multiply(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d)),
-                             lambda d: ex.Add(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d))]
+                             lambda d: ex.Add(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d)),
+                             lambda d: ex.Divide(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d)),
+                             lambda d: ex.Round(self.make(T.FLOAT32, d))]
         if t is T.FLOAT16:
             return select
         return select + self._integer_branches(t)  # type: ignore[arg-type]
@@ -158,17 +167,22 @@ class ExpressionBuilder:
 
     def _integer_branches(self, t: T) -> list[Callable[[int], ex.Expr]]:
         narrower = [s for s in INTEGERS if _fits(s.integer_range, t.integer_range)]
-        branches = [lambda d: ex.Widen(self.make(self.choices.pick(narrower), d), t)]
+        branches = [lambda d: ex.Widen(self.make(self.choices.pick(narrower), d), t),
+                    lambda d: ex.Saturate(self.make(self.choices.pick([T.FLOAT32, *INTEGERS]), d), t)]
         low, high = t.integer_range
         pairs = [(a, b) for a in INTEGERS for b in INTEGERS
                  if low <= a.integer_range[0] - b.integer_range[1] and a.integer_range[1] - b.integer_range[0] <= high]
         if pairs:
-            branches.append(lambda d: self._subtract(t, self.choices.pick(pairs), d))
+            branches.append(lambda d: self._combine(ex.Subtract, t, self.choices.pick(pairs), d))
+        sums = [(a, b) for a in INTEGERS for b in INTEGERS
+                if low <= a.integer_range[0] + b.integer_range[0] and a.integer_range[1] + b.integer_range[1] <= high]
+        if sums:
+            branches.append(lambda d: self._combine(ex.Add, t, self.choices.pick(sums), d))
         return branches
 
-    def _subtract(self, t: T, pair: tuple[T, T], depth: int) -> ex.Expr:
+    def _combine(self, node: type[ex.Subtract] | type[ex.Add], t: T, pair: tuple[T, T], depth: int) -> ex.Expr:
         a, b = (ex.Widen(self.make(s, depth), t) for s in pair)
-        return ex.Subtract(a, b)
+        return node(a, b)
 
 
 def build_spec(choices: Choices, inputs: Sequence[T | None], depth: int) -> KernelSpec:

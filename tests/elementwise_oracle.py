@@ -13,6 +13,8 @@ Values are Python scalars: ``float`` for FLOAT32/FLOAT16 (always exactly represe
 4
 >>> arg_of([1.0, math.nan, 3.0, 3.0], "INCREASING", largest=True), arg_of([1.0, math.nan], "DECREASING", propagate=True)
 (2, 1)
+>>> [quantize_element(v, 1.0, 0, "INT8") for v in (0.5, 1.5, 2.5, -0.5, -1.5, math.nan, -math.inf)]
+[0, 2, 2, 0, -2, 0, -128]
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -211,6 +214,52 @@ def dequantize_element(x: int, scale: float, zero_point: int | None, output_type
     difference = x - (0 if zero_point is None else zero_point)  # exact Python int
     product = round_f32(round_f32(float(difference)) * scale)  # |difference| < 2**33: exact as a double
     return round_to(product, output_type)
+
+
+# --- QUANTIZE_LINEAR (SPEC 9) -----------------------------------------------------------------------------
+
+QUANTIZE_INPUT_TYPES = ("FLOAT32", "FLOAT16", "INT32")
+QUANTIZE_OUTPUT_TYPES = ("INT8", "UINT8")
+
+
+def quantize_scale_type(input_type: str) -> str:
+    """SPEC 9: the scale is FLOAT32 for an INT32 input, else the input's own type."""
+    return "FLOAT32" if input_type == "INT32" else input_type
+
+
+def float32_quotient(x: float, scale: float) -> float:
+    """``x / scale`` of two float32 values, rounded once to float32 (IEEE).
+
+    The exact quotient is a Fraction, rounded to a double by ``float`` and then to float32 by ``round_f32``:
+    for a quotient of two float32 values that double rounding is harmless (a double carries more than
+    2 * 24 + 2 bits), so this is the correctly rounded float32 quotient. The cases without a finite, non-zero
+    divisor and finite dividend follow IEEE 754: NaN in, NaN out; inf / inf and 0 / 0 are NaN; x / 0 and
+    inf / y are infinities signed by both signs; x / inf and 0 / y are zeros signed so too.
+    """
+    if math.isnan(x) or math.isnan(scale) or (math.isinf(x) and math.isinf(scale)) or (x == 0 and scale == 0):
+        return math.nan
+    sign = math.copysign(1.0, x) * math.copysign(1.0, scale)
+    if math.isinf(x) or scale == 0:
+        return sign * math.inf
+    if math.isinf(scale) or x == 0:
+        return sign * 0.0
+    return round_f32(float(Fraction(x) / Fraction(scale)))
+
+
+def quantize_element(x: int | float, scale: float, zero_point: int | None, output_type: str) -> int:
+    """``clamp(round(x / scale) + zero_point, Min, Max)`` as SPEC 9 decides it: ``x`` to float32 (an INT32
+    to nearest even; a FLOAT16 exactly), one float32 division, rounded half to even to an integer (Python's
+    ``round``), the zero point added exactly, saturated to the output type; +-inf saturate, NaN gives the
+    zero point; an absent zero point is 0."""
+    value = round_f32(float(x)) if isinstance(x, int) else x  # |x| < 2**31: exact as a double, then rounded
+    quotient = float32_quotient(value, scale)
+    zero = 0 if zero_point is None else zero_point
+    low, high = TYPES[output_type].integer_range  # type: ignore[misc]
+    if math.isnan(quotient):
+        return zero
+    if math.isinf(quotient):
+        return high if quotient > 0 else low
+    return min(max(round(quotient) + zero, low), high)
 
 
 # --- ARGMIN and ARGMAX (SPEC 7, 8.5, 9) --------------------------------------------------------------------

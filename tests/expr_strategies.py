@@ -41,6 +41,9 @@ def float_edges(t: DataType) -> list[float]:
         largest, normal, smallest = float(np.finfo(np.float32).max), 2.0**-126, 2.0**-149
     magnitudes = [0.0, 1.0, 0.5, 1.5, 2.5, largest, normal, smallest, normal - smallest, 3 * smallest, math.inf,
                   65504.0 if t is F32 else 2048.0, 65520.0 if t is F32 else 1024.0]  # FLOAT16's overflow threshold
+    # Saturate's limits: each integer type's 2**k and the float just below it (127.99999, 2**31 - 128...).
+    limits = [2.0**k for k in (7, 8, 15, 16, 31, 32, 63, 64) if 2.0**k <= largest]
+    magnitudes += limits + [float(np.nextafter(t.numpy.type(v), t.numpy.type(0))) for v in limits]
     return [*magnitudes, *(-v for v in magnitudes), math.nan]
 
 
@@ -85,6 +88,13 @@ def _subtract_pairs(t: DataType) -> list[tuple[DataType, DataType]]:
     low, high = t.integer_range
     return [(a, b) for a in INTEGERS for b in INTEGERS
             if low <= a.integer_range[0] - b.integer_range[1] and a.integer_range[1] - b.integer_range[0] <= high]
+
+
+def _add_pairs(t: DataType) -> list[tuple[DataType, DataType]]:
+    """Operand types whose every sum fits in ``t`` (widened to ``t`` first)."""
+    low, high = t.integer_range
+    return [(a, b) for a in INTEGERS for b in INTEGERS
+            if low <= a.integer_range[0] + b.integer_range[0] and a.integer_range[1] + b.integer_range[1] <= high]
 
 
 def _narrower(t: DataType) -> list[DataType]:
@@ -150,9 +160,10 @@ class _Builder:
             return ex.Select(self.value(ex.BOOL, depth - 1), self.value(F16, depth - 1), self.value(F16, depth - 1))
         kinds = ["leaf", "select"]
         if t is F32:
-            kinds += ["to float32", "multiply", "add"]
+            kinds += ["to float32", "multiply", "add", "divide", "round"]
         else:
-            kinds += ["widen"] + (["subtract"] if _subtract_pairs(t) else [])
+            kinds += ["widen", "saturate"] + (["subtract"] if _subtract_pairs(t) else []) + \
+                (["add integers"] if _add_pairs(t) else [])
         kind = self.choose(kinds)
         if kind == "leaf":
             return self.leaf(t)
@@ -160,9 +171,16 @@ class _Builder:
             return ex.Select(self.value(ex.BOOL, depth - 1), self.value(t, depth - 1), self.value(t, depth - 1))
         if kind == "to float32":
             return ex.ToFloat32(self.value(self.draw(st.sampled_from((F16, *INTEGERS))), depth - 1))
-        if kind in ("multiply", "add"):
-            node = ex.Multiply if kind == "multiply" else ex.Add
+        if kind in ("multiply", "add", "divide"):
+            node = {"multiply": ex.Multiply, "add": ex.Add, "divide": ex.Divide}[kind]
             return node(self.value(F32, depth - 1), self.value(F32, depth - 1))
+        if kind == "round":
+            return ex.Round(self.value(F32, depth - 1))
+        if kind == "saturate":
+            return ex.Saturate(self.value(self.draw(st.sampled_from(COMPARED)), depth - 1), t)
+        if kind == "add integers":
+            a, b = self.draw(st.sampled_from(_add_pairs(t)))
+            return ex.Add(ex.Widen(self.value(a, depth - 1), t), ex.Widen(self.value(b, depth - 1), t))
         if kind == "widen":
             return ex.Widen(self.value(self.draw(st.sampled_from(_narrower(t))), depth - 1), t)
         a, b = self.draw(st.sampled_from(_subtract_pairs(t)))

@@ -136,8 +136,18 @@ _BIG = ex.ToFloat32(ex.Load(0, U64))
 UNSIGNED_64 = _case(ex.Select(ex.IsNumber(ex.Multiply(_BIG, ex.Param(1, F32))),
                               ex.Select(ex.Less(ex.Load(0, U64), ex.Param(0, U64)), ex.Param(0, U64), ex.Load(0, U64)),
                               ex.Load(0, U64)), U64, (U64,), np.uint64(2**63 + 2**40 + 1), np.float32(np.inf))
+# QUANTIZE_LINEAR's shape: a division by a scalar, rounded, saturated to INT16, plus an INT8 operand in
+# INT32, saturated to UINT8 (in place: the input is not the output's type, so never aliased).
+_ROUNDED = ex.Saturate(ex.Round(ex.Divide(ex.Load(0, F32), ex.Param(0, F32))), I16)
+QUANTIZED = _case(ex.Saturate(ex.Add(ex.Widen(_ROUNDED, DataType.INT32), ex.Widen(ex.Load(1, I8), DataType.INT32)),
+                              U8), U8, (F32, I8), np.float32(0.5))
+# Float to 64-bit integers (NaN, infinities and 2**63 and up among the values) and a 64-bit one narrowed.
+SATURATED_64 = _case(ex.Select(ex.Less(ex.Saturate(ex.Load(0, F32), I64), ex.Param(0, I64)),
+                               ex.Saturate(ex.Load(1, U64), I64), ex.Saturate(ex.Divide(ex.Load(0, F32), ex.Param(1, F32)),
+                                                                         I64)), I64, (F32, U64),
+                     np.int64(-5), np.float32(-0.0))
 EXAMPLES = {"FLOAT16 select": HALVES, "to FLOAT16": TO_HALF, "difference": DIFFERENCE, "widened": WIDENED,
-            "UINT64": UNSIGNED_64}
+            "UINT64": UNSIGNED_64, "quantized": QUANTIZED, "saturated to 64 bits": SATURATED_64}
 
 def interesting(case: ExpressionCase) -> bool:
     """Trees of a few nodes (derandomized drawing favours the smallest), of at most three operands (as

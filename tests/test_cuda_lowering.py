@@ -25,7 +25,7 @@ from opendml.enums import NanPolicy
 from opendml.kernels import debug
 from opendml.kernels.numpy_lowering import evaluate
 from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind
-from tests.cuda_emulation import PTX_HELPERS, run_host_program
+from tests.cuda_emulation import HOST_ARITHMETIC, PTX_HELPERS, run_host_program
 from tests.cuda_lowering_cases import expression_specs, operator_descs, seeded_specs
 from tests.helpers import edge_values, same_values
 
@@ -273,7 +273,8 @@ def host_program(specs: Sequence[KernelSpec], operands: Sequence[Sequence[np.nda
     parts = [HOST_PRELUDE]
     for n, (spec, arrays) in enumerate(zip(specs, operands)):
         scalars = expr_c.launch_scalars(spec.element, spec.scalars)
-        lines = [f"namespace k{n} {{", expr_c.apply_function(spec.operator, spec.inputs, spec.element)]
+        function = expr_c.apply_function(spec.operator, spec.inputs, spec.element)
+        lines = [f"namespace k{n} {{", function.replace(expr_c.ARITHMETIC, HOST_ARITHMETIC)]
         lines += [f"static const ull r{k}[] = {{{', '.join(f'{b}ull' for b in _bits(a))}}};"
                   for k, a in enumerate(arrays) if a is not None]
         arguments = [f"from_bits<{C_TYPE[t]}>(r{k}[i])" for k, t in enumerate(spec.inputs) if t is not None]

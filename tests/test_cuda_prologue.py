@@ -117,7 +117,8 @@ def broadcast(data_type: T, sizes: Sequence[int], pattern: str) -> tuple[TensorD
 @dataclass(frozen=True)
 class Case:
     """One prologue graph: InputTensor type, sizes, reduced axes, scale and zero point patterns (None: no
-    zero point), the intermediate type, whether CLIP [0, 6] follows, direction and index type."""
+    zero point), the intermediate type, whether CLIP [0, 6] follows, direction and index type; the reduction
+    (ARGMIN or ARGMAX) and its NanPolicy."""
 
     x: T
     sizes: tuple[int, ...]
@@ -129,6 +130,8 @@ class Case:
     direction: str = "INCREASING"
     index: T = T.INT64
     x_strides: tuple[int, ...] | None = None  # None: packed
+    kind: str = "ARGMIN"
+    nan_policy: str = "IGNORE"
 
     def graph(self, device: dml.Device) -> dml.GraphDesc:
         x, f = TensorDesc(self.x, self.sizes, self.x_strides), TensorDesc(self.intermediate, self.sizes)
@@ -138,7 +141,8 @@ class Case:
         descs: list[object] = [dml.ElementWiseDequantizeLinearDesc(x, scale, zero_point, f)]
         if self.clip:
             descs.append(dml.ElementWiseClipDesc(f, f, 0.0, 6.0))
-        descs.append(dml.ArgMinDesc(f, out, list(self.axes), self.direction))
+        reduction = dml.ArgMaxDesc if self.kind == "ARGMAX" else dml.ArgMinDesc
+        descs.append(reduction(f, out, list(self.axes), self.direction, self.nan_policy))
         nodes = [dml.OperatorNode(device.create_operator(d)) for d in descs]
         inputs = 2 if zero_point is None else 3
         return dml.GraphDesc(inputs, 1, nodes, [dml.InputEdge(k, 0, k) for k in range(inputs)],

@@ -328,3 +328,58 @@ def test_rules_of_every_level_come_before_the_support_table() -> None:
     with pytest.raises(dml.InvalidArgumentError, match="OutputTensor"):
         dml.Device("cpu", "1_0").create_operator(
             dml.ElementWiseClipDesc(TensorDesc("FLOAT32", [2]), overlapping, 0, 0))
+
+
+# --- ELEMENT_WISE_QUANTIZE_LINEAR --------------------------------------------------------------------------
+
+def _quantize(x: str, scale: str, zero_point: str | None, out: str, sizes: tuple[list[int], ...] = ([4],) * 4
+              ) -> dml.ElementWiseQuantizeLinearDesc:
+    x_sizes, scale_sizes, zero_sizes, out_sizes = sizes
+    return dml.ElementWiseQuantizeLinearDesc(TensorDesc(x, x_sizes), TensorDesc(scale, scale_sizes),
+                                             None if zero_point is None else TensorDesc(zero_point, zero_sizes),
+                                             TensorDesc(out, out_sizes))
+
+
+Q = "ELEMENT_WISE_QUANTIZE_LINEAR"
+
+
+@pytest.mark.parametrize(("desc", "message"), [
+    (_quantize("INT32", "FLOAT16", None, "UINT8"),
+     rf"^{Q}: ScaleTensor.DataType must be FLOAT32 \(FLOAT32 for an INT32 InputTensor\); got FLOAT16\.$"),
+    (_quantize("FLOAT16", "FLOAT32", None, "UINT8"),
+     rf"^{Q}: ScaleTensor.DataType must be FLOAT16 \(InputTensor.DataType\); got FLOAT32\.$"),
+    (_quantize("FLOAT32", "FLOAT16", "INT8", "INT8"),
+     rf"^{Q}: ScaleTensor.DataType must be FLOAT32 \(InputTensor.DataType\); got FLOAT16\.$"),
+    (_quantize("UINT8", "FLOAT32", None, "UINT8"),  # the input named, not its scale
+     rf"^{Q}: InputTensor.DataType must be one of FLOAT32, FLOAT16, INT32 at feature level 6_4; got UINT8\.$"),
+    (_quantize("FLOAT32", "FLOAT32", None, "FLOAT32"),
+     rf"^{Q}: OutputTensor.DataType must be one of INT8, UINT8 at feature level 6_4; got FLOAT32\.$"),
+    (_quantize("FLOAT32", "FLOAT32", "INT8", "UINT8"),
+     rf"^{Q}: ZeroPointTensor.DataType must equal OutputTensor.DataType \(UINT8\); got INT8\.$"),
+    (_quantize("FLOAT32", "FLOAT32", None, "UINT8", ([4], [1], [4], [4])),
+     rf"^{Q}: ScaleTensor.Sizes\[0\] must equal InputTensor.Sizes\[0\] \(4\); got 1\.$"),
+    (_quantize("FLOAT32", "FLOAT32", "UINT8", "UINT8", ([4], [4], [3], [4])),
+     rf"^{Q}: ZeroPointTensor.Sizes\[0\] must equal InputTensor.Sizes\[0\] \(4\); got 3\.$"),
+    (_quantize("FLOAT32", "FLOAT32", None, "UINT8", ([2, 3], [2, 3], [2, 3], [6])),
+     rf"^{Q}: OutputTensor.DimensionCount must equal InputTensor.DimensionCount \(2\); got 1\.$"),
+])
+def test_bad_quantize_linear_descriptions(desc: dml.ElementWiseQuantizeLinearDesc, message: str) -> None:
+    with pytest.raises(dml.InvalidArgumentError, match=message):
+        create(desc)
+
+
+def test_quantize_linear_zero_point_is_optional_from_6_2() -> None:
+    desc = _quantize("FLOAT32", "FLOAT32", None, "UINT8")
+    dml.Device("cpu", "6_2").create_operator(desc)
+    with pytest.raises(dml.UnsupportedFeatureLevelError,
+                       match=rf"^{Q}: ZeroPointTensor is required at feature level 6_0; got none\. The lowest "
+                             r"feature level that accepts this description is 6_2\.$"):
+        dml.Device("cpu", "6_0").create_operator(desc)
+
+
+def test_quantize_linear_output_may_not_broadcast() -> None:
+    desc = dml.ElementWiseQuantizeLinearDesc(TensorDesc("FLOAT32", [4]), TensorDesc("FLOAT32", [4], [0]), None,
+                                             TensorDesc("UINT8", [4], [0]))
+    with pytest.raises(dml.InvalidArgumentError, match=rf"^{Q}: OutputTensor.Strides must address each output "
+                                                       r"element once .*; got \[0\]\.$"):
+        create(desc)

@@ -8,6 +8,7 @@ Python floats rounded to float32 or FLOAT16 through NumPy scalars. It never impo
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -21,7 +22,7 @@ from opendml.enums import AxisDirection, NanPolicy
 from opendml.kernels import numpy_lowering
 from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind, Scalars
 from tests import expr_strategies as ex_strategies
-from tests.elementwise_oracle import round_f16, round_f32, same_value
+from tests.elementwise_oracle import float32_quotient, round_f16, round_f32, same_value
 from tests.expr_strategies import ExpressionCase, expressions, operands
 
 F32, F16 = T.FLOAT32, T.FLOAT16
@@ -72,6 +73,17 @@ MALFORMED: dict[str, Callable[[], ex.Expr]] = {
     "Multiply of FLOAT32 and FLOAT16": lambda: ex.Multiply(load(F32), load(F16, 1)),
     "Add of an integer and FLOAT32": lambda: ex.Add(load(T.UINT8), load(F32, 1)),
     "Add of BOOL": lambda: ex.Add(less(), less()),
+    "Add of FLOAT16": lambda: ex.Add(load(F16), load(F16, 1)),
+    "Add INT8 + INT8 in INT8": lambda: ex.Add(load(T.INT8), load(T.INT8, 1)),
+    "Add UINT32 + UINT32 in UINT32": lambda: ex.Add(load(T.UINT32), load(T.UINT32, 1)),
+    "Add of mixed integer types": lambda: ex.Add(ex.Widen(load(T.INT8), T.INT16), ex.Widen(load(T.INT8), T.INT32)),
+    "Divide of integers": lambda: ex.Divide(load(T.INT32), load(T.INT32, 1)),
+    "Divide of FLOAT16": lambda: ex.Divide(load(F16), load(F16, 1)),
+    "Round of FLOAT16": lambda: ex.Round(load(F16)),
+    "Round of an integer": lambda: ex.Round(load(T.INT32)),
+    "Saturate to FLOAT32": lambda: ex.Saturate(load(F32), F32),
+    "Saturate of FLOAT16": lambda: ex.Saturate(load(F16), T.INT8),
+    "Saturate of BOOL": lambda: ex.Saturate(less(), T.UINT8),
     "Less of mixed types": lambda: ex.Less(load(F32), load(T.INT32, 1)),
     "Less of mixed integer types": lambda: ex.Less(load(T.INT8), load(T.INT16, 1)),
     "Less of FLOAT16": lambda: ex.Less(load(F16), load(F16, 1)),
@@ -124,6 +136,15 @@ WELL_TYPED: dict[str, tuple[Callable[[], ex.Expr], ex.ValueType]] = {
     "ToFloat32 of FLOAT16": (lambda: ex.ToFloat32(load(F16)), F32),
     "Multiply of FLOAT32": (lambda: ex.Multiply(load(F32), ex.Param(0, F32)), F32),
     "Add of FLOAT32": (lambda: ex.Add(load(F32), ex.Param(0, F32)), F32),
+    "Add INT16 + UINT8 in INT32": (lambda: ex.Add(ex.Widen(load(T.INT16), T.INT32), ex.Widen(load(T.UINT8, 1), T.INT32)),
+                                   T.INT32),
+    "Add of two UINT8 in UINT16": (lambda: ex.Add(ex.Widen(load(T.UINT8), T.UINT16),
+                                                  ex.Widen(load(T.UINT8, 1), T.UINT16)), T.UINT16),
+    "Divide of FLOAT32": (lambda: ex.Divide(load(F32), ex.Param(0, F32)), F32),
+    "Round of FLOAT32": (lambda: ex.Round(load(F32)), F32),
+    "Saturate FLOAT32 to UINT8": (lambda: ex.Saturate(load(F32), T.UINT8), T.UINT8),
+    "Saturate INT64 to INT8": (lambda: ex.Saturate(load(T.INT64), T.INT8), T.INT8),
+    "Saturate UINT8 to INT64": (lambda: ex.Saturate(load(T.UINT8), T.INT64), T.INT64),
     "Less of UINT64": (lambda: ex.Less(load(T.UINT64), ex.Param(0, T.UINT64)), ex.BOOL),
     "Less of FLOAT32": (less, ex.BOOL),
     "IsNumber of FLOAT32": (lambda: ex.IsNumber(load(F32)), ex.BOOL),
@@ -138,6 +159,20 @@ WELL_TYPED: dict[str, tuple[Callable[[], ex.Expr], ex.ValueType]] = {
 @pytest.mark.parametrize(("make", "data_type"), WELL_TYPED.values(), ids=WELL_TYPED.keys())
 def test_well_typed_nodes_have_their_type(make: Callable[[], ex.Expr], data_type: ex.ValueType) -> None:
     assert make().data_type == data_type
+
+
+def test_integer_range_follows_add_and_saturate() -> None:
+    total = ex.Add(ex.Widen(load(T.INT8), T.INT32), ex.Widen(load(T.UINT16, 1), T.INT32))
+    assert ex.integer_range(total) == (-128, 127 + 65535)
+    assert ex.integer_range(ex.Saturate(total, T.UINT8)) == (0, 255)
+    assert ex.integer_range(ex.Saturate(load(T.INT8), T.UINT32)) == (0, 127)  # the source's reach, clamped
+    assert ex.integer_range(ex.Saturate(load(F32), T.INT16)) == (-32768, 32767)
+    # So a Saturate makes a sum exact that the type's own range would not: INT16 + UINT8 needs INT32 ...
+    with pytest.raises(ex.ExpressionError, match=r"^Add in INT16 may overflow$"):
+        ex.Add(load(T.INT16), ex.Widen(load(T.UINT8, 1), T.INT16))
+    # ... but a value saturated to INT8 plus a UINT8 fits INT16.
+    narrowed = ex.Widen(ex.Saturate(load(F32), T.INT8), T.INT16)
+    assert ex.Add(narrowed, ex.Widen(load(T.UINT8, 1), T.INT16)).data_type is T.INT16
 
 
 def test_integer_range_follows_subtract_select_and_widen() -> None:
@@ -361,7 +396,18 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
     if isinstance(node, ex.Multiply):
         return round_f32(float(of(node.a)) * float(of(node.b)))  # a double holds the product exactly
     if isinstance(node, ex.Add):
+        if node.data_type is not F32:
+            return in_range(int(of(node.a)) + int(of(node.b)), node.data_type)
         return round_f32(float(of(node.a)) + float(of(node.b)))  # double rounding is harmless here
+    if isinstance(node, ex.Divide):
+        return float32_quotient(float(of(node.a)), float(of(node.b)))
+    if isinstance(node, ex.Round):
+        value = float(of(node.value))
+        if not math.isfinite(value):
+            return value
+        return math.copysign(float(round(value)), value)  # ties to even; -0.4 gives -0.0
+    if isinstance(node, ex.Saturate):
+        return saturated(of(node.value), node.type)
     if isinstance(node, ex.Less):
         return bool(of(node.a) < of(node.b))  # False when either is NaN
     if isinstance(node, ex.IsNumber):
@@ -375,6 +421,18 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
             return round_f16(float(value))
         return value
     raise AssertionError(f"no meaning for {node!r}")
+
+
+def saturated(value: int | float | bool, t: T) -> int:
+    """Saturate's meaning: truncated toward zero, NaN as 0, clamped to ``t``'s range."""
+    low, high = t.integer_range
+    if isinstance(value, float):
+        if math.isnan(value):
+            return 0
+        if math.isinf(value):
+            return high if value > 0 else low
+        value = math.trunc(value)
+    return min(max(int(value), low), high)
 
 
 def python_value(value: np.generic) -> int | float:
@@ -403,6 +461,8 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
         "Add stored as FLOAT16": (ex.Store(ex.Add(l0, l1), F16), (F32, F32)),
         "Less FLOAT32": (ex.Store(ex.Select(ex.Less(l0, l1), l1, l0), F32), (F32, F32)),
         "IsNumber": (ex.Store(ex.Select(ex.IsNumber(l0), l0, l1), F32), (F32, F32)),
+        "Divide": (ex.Store(ex.Divide(l0, l1), F32), (F32, F32)),
+        "Round": (ex.Store(ex.Round(ex.Divide(l0, l1)), F32), (F32, F32)),
         "ToFloat32 of FLOAT16": (ex.Store(ex.Multiply(ex.ToFloat32(ex.Load(0, F16)), l1), F32), (F16, F32)),
         "Select of FLOAT16": (ex.Store(ex.Select(ex.Less(l1, ex.ToFloat32(ex.Load(0, F16))), ex.Load(0, F16),
                                                  ex.Load(2, F16)), F16), (F16, F32, F16)),
@@ -410,12 +470,18 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
     for t in ex_strategies.INTEGERS:
         a, b = ex.Load(0, t), ex.Load(1, t)
         cases[f"ToFloat32 of {t.name}"] = (ex.Store(ex.ToFloat32(a), F32), (t,))
+        cases[f"Saturate FLOAT32 to {t.name}"] = (ex.Store(ex.Saturate(ex.Multiply(l0, l1), t), t), (F32, F32))
+        for s in ex_strategies.INTEGERS:
+            cases[f"Saturate {s.name} to {t.name}"] = (ex.Store(ex.Saturate(ex.Load(0, s), t), t), (s,))
         cases[f"Less {t.name}"] = (ex.Store(ex.Select(ex.Less(a, b), a, b), t), (t, t))
         for s in ex_strategies.INTEGERS:
             if t.size < 8 and s.size < 8:  # 64-bit values have no exact difference type
                 wide = ex.difference_type(t, s)
                 difference = ex.Subtract(ex.Widen(a, wide), ex.Widen(ex.Load(1, s), wide))
                 cases[f"Subtract {t.name} - {s.name}"] = (ex.Store(difference, wide), (t, s))
+                if t.size < 4 and s.size < 4:  # a sum of two 32-bit values needs 64 bits (a difference type)
+                    total = ex.Add(ex.Widen(a, T.INT32), ex.Widen(ex.Load(1, s), T.INT32))
+                    cases[f"Add {t.name} + {s.name}"] = (ex.Store(total, T.INT32), (t, s))
     return cases
 
 

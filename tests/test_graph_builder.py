@@ -33,6 +33,27 @@ def test_quantized_head_end_to_end(device: dml.Device) -> None:
     assert out_index.to_numpy().view(np.uint32).tolist() == [2, 1]
 
 
+def test_quantize_linear_output_type_is_the_zero_points_else_asked_else_uint8() -> None:
+    device = dml.Device("cpu")
+    graph = dml.Graph(device)
+    x = graph.input(0, TensorDesc("FLOAT32", [4]))
+    scale = g.reinterpret(graph.input(1, TensorDesc("FLOAT32", [1])), sizes=[4], strides=[0])
+    zero_point = g.reinterpret(graph.input(2, TensorDesc("INT8", [1])), sizes=[4], strides=[0])
+    assert g.quantize_linear(x, scale).desc == TensorDesc("UINT8", [4])
+    assert g.quantize_linear(x, scale, output_type="INT8").desc == TensorDesc("INT8", [4])
+    with_zero_point = g.quantize_linear(x, scale, zero_point)
+    assert with_zero_point.desc == TensorDesc("INT8", [4])
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape(
+            "ZeroPointTensor.DataType must equal OutputTensor.DataType (UINT8); got INT8.")):
+        g.quantize_linear(x, scale, zero_point, output_type="UINT8")
+    compiled = graph.compile([with_zero_point])
+    out = device.create_buffer(4)
+    compiled.execute([device.buffer_from(np.array([2.5, -2.5, 300.0, np.nan], np.float32)),
+                      device.buffer_from(np.array([0.5], np.float32)), device.buffer_from(np.array([-3, 0, 0, 0], np.int8))],
+                     [out])
+    assert out.to_numpy().view(np.int8).tolist() == [2, -8, 127, -3]  # 5 - 3, -5 - 3, 600 - 3 saturated, NaN
+
+
 def test_clip1_threshold_and_constants() -> None:
     device = dml.Device()
     graph = dml.Graph(device)

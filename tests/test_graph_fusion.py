@@ -253,6 +253,55 @@ def test_a_chain_into_argmin_is_its_prologue_where_the_backend_lowers_one(kind: 
         assert_fused_equals_unfused(device, chain_into_argmin(device), [packed_bytes(a, _total(a)) for a in inputs])
 
 
+def quantize_graph(device: dml.Device, head: str, source: T = F32) -> tuple[dml.GraphDesc, list[np.ndarray]]:
+    """Per-channel (last axis) graphs of QUANTIZE_LINEAR [6, 7], built with opendml.graph, and their inputs:
+    ``round trip`` QUANTIZE -> DEQUANTIZE (both read the one scale and zero point); ``requantize`` DEQUANTIZE
+    (INT8, per-channel) -> CLIP [-2, 3] -> QUANTIZE to UINT8 (``source``: the float type between); ``argmin``
+    QUANTIZE -> ARGMIN over the last axis (the quantized values its prologue)."""
+    from opendml import graph as g
+
+    graph = dml.Graph(device)
+    sizes, channel = [6, 7], [0, 1]
+    rng = np.random.default_rng(11)
+    scale_values = np.array([0.5, -0.25, 0.0, 3.0, 1e-3, 0.1, np.nan], source.numpy)
+    if head == "requantize":
+        q = graph.input(0, TensorDesc(T.INT8, sizes))
+        scale = g.reinterpret(graph.input(1, TensorDesc(source, [7])), sizes, channel)
+        zero_point = g.reinterpret(graph.input(2, TensorDesc(T.INT8, [7])), sizes, channel)
+        out_scale = g.reinterpret(graph.input(3, TensorDesc(source, [1])), sizes, [0, 0])
+        out_zero_point = g.reinterpret(graph.input(4, TensorDesc(T.UINT8, [1])), sizes, [0, 0])
+        clipped = g.clip(g.dequantize_linear(q, scale, zero_point), -2.0, 3.0)
+        outputs = [g.quantize_linear(clipped, out_scale, out_zero_point)]
+        inputs = [edge_values(T.INT8, 42, rng), scale_values, edge_values(T.INT8, 7, rng),
+                  np.array([0.03125], source.numpy), np.array([128], np.uint8)]
+    else:
+        x = graph.input(0, TensorDesc(source, sizes))
+        scale = g.reinterpret(graph.input(1, TensorDesc(source, [7])), sizes, channel)
+        zero_point = g.reinterpret(graph.input(2, TensorDesc(T.UINT8, [7])), sizes, channel)
+        quantized = g.quantize_linear(x, scale, zero_point)
+        if head == "round trip":
+            outputs = [g.dequantize_linear(quantized, scale, zero_point)]
+        else:
+            outputs = [g.argmin(quantized, [1], "DECREASING")]
+        values = edge_values(source, 42, rng)
+        values[:14] = np.arange(-7, 7) / 2  # halves: ties to even
+        inputs = [values, scale_values, np.array([0, 1, 127, 128, 254, 255, 3], np.uint8)]
+    return graph.graph_desc(outputs), [packed_bytes(a, _total(a)) for a in inputs]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("head", "source"), [("round trip", F32), ("round trip", F16), ("requantize", F32),
+                                              ("requantize", F16), ("argmin", F32)])
+def test_quantize_linear_fuses_into_chains_and_argmin(kind: str, head: str, source: T) -> None:
+    """QUANTIZE -> DEQUANTIZE, DEQUANTIZE -> CLIP -> QUANTIZE and QUANTIZE -> ARGMIN run as one kernel and give
+    the bits of their nodes run one by one."""
+    with using(kind) as device:
+        graph, inputs = quantize_graph(device, head, source)
+        compiled = assert_fused_equals_unfused(device, graph, inputs)
+        if head != "argmin" or device.backend.reduction_prologues():
+            assert len(compiled.plan.steps) == 1 and compiled.binding_properties.temporary_resource_size == 0
+
+
 @pytest.mark.parametrize("nan_policy, expected", [("IGNORE", [3, 1]), ("PROPAGATE", [2, 2])])
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_chain_into_argmax_is_its_prologue_and_writes_its_graph_output(kind: str, nan_policy: str,
@@ -283,7 +332,8 @@ def test_a_chain_into_argmax_is_its_prologue_and_writes_its_graph_output(kind: s
 
 
 CLAMPED = [F32, F16, T.INT8, T.UINT8, T.INT16, T.UINT16, T.INT32, T.UINT32, T.INT64, T.UINT64]
-QUANTIZED = [T.INT8, T.UINT8, T.INT16, T.UINT16, T.INT32, T.UINT32]
+QUANTIZED = [T.INT8, T.UINT8, T.INT16, T.UINT16, T.INT32, T.UINT32]  # DEQUANTIZE_LINEAR's inputs
+QUANTIZE_INPUTS = [F32, F16, T.INT32]
 FLOAT_BOUNDS = [-2.5, -1.0, -0.0, 0.0, 0.5, 3.0, 1e4, float("inf"), float("-inf"), float("nan")]
 SCALE_BIASES = [None, (1.0009765625, -0.0), (-2.0, 0.75), (0.0, -0.0), (3e38, 1.0)]
 
@@ -297,8 +347,8 @@ class Built:
 
 @st.composite
 def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built:
-    """A DAG of DEQUANTIZE_LINEAR, CLIP, CLIP1 and THRESHOLD nodes over one graph input, with broadcast
-    scale and zero point inputs, perhaps ending in an ARGMIN or ARGMAX; values no node reads are graph
+    """A DAG of DEQUANTIZE_LINEAR, QUANTIZE_LINEAR, CLIP, CLIP1 and THRESHOLD nodes over one graph input, with
+    broadcast scale and zero point inputs, perhaps ending in an ARGMIN or ARGMAX; values no node reads are graph
     outputs, and about a third of the others too; a value may have several readers."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     first = draw(st.sampled_from(CLAMPED))
@@ -312,12 +362,19 @@ def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built
         source = draw(st.one_of(st.just(len(values) - 1), st.integers(0, len(values) - 1)))
         t = values[source]
         x = TensorDesc(t, sizes)
-        if t in QUANTIZED and draw(st.booleans()):
-            out = draw(st.sampled_from([F32, F16]))
-            scale = _broadcast_input(draw, rng, inputs, out, sizes)
-            zero_point = _broadcast_input(draw, rng, inputs, t, sizes) if draw(st.booleans()) else None
-            desc: object = dml.ElementWiseDequantizeLinearDesc(x, scale[0], None if zero_point is None else zero_point[0],
-                                                               TensorDesc(out, sizes))
+        kind = draw(st.sampled_from(["dequantize" if t in QUANTIZED else "clamp",
+                                     "quantize" if t in QUANTIZE_INPUTS else "clamp", "clamp"]))
+        if kind != "clamp":
+            if kind == "dequantize":
+                out = draw(st.sampled_from([F32, F16]))
+                scale_type, zero_type = out, t
+            else:  # SPEC 9: an INT32 input takes a FLOAT32 scale, a float input a scale of its own type
+                out = draw(st.sampled_from([T.INT8, T.UINT8]))
+                scale_type, zero_type = (F32 if t is T.INT32 else t), out
+            scale = _broadcast_input(draw, rng, inputs, scale_type, sizes)
+            zero_point = _broadcast_input(draw, rng, inputs, zero_type, sizes) if draw(st.booleans()) else None
+            operator = dml.ElementWiseDequantizeLinearDesc if kind == "dequantize" else dml.ElementWiseQuantizeLinearDesc
+            desc: object = operator(x, scale[0], None if zero_point is None else zero_point[0], TensorDesc(out, sizes))
             for index, (read, k) in enumerate([scale] + ([] if zero_point is None else [zero_point]), 1):
                 input_edges.append(dml.InputEdge(k, node, index))
                 operand_bytes[k] = 0 if any(n > 1 and s == 0 for n, s in zip(sizes, read.strides)) else read.data_type.size

@@ -61,10 +61,22 @@ def _dequantize(t: Tensors) -> object:
     return dml.ElementWiseDequantizeLinearDesc(x, scale, zero_point, y)
 
 
+def _quantize(t: Tensors) -> object:
+    x, scale, zero_point, y = (t[n] for n in ("InputTensor", "ScaleTensor", "ZeroPointTensor", "OutputTensor"))
+    assert x is not None and scale is not None and y is not None
+    return dml.ElementWiseQuantizeLinearDesc(x, scale, zero_point, y)
+
+
 def _argmin(t: Tensors) -> object:
     x, y = t["InputTensor"], t["OutputTensor"]
     assert x is not None and y is not None
     return dml.ArgMinDesc(x, y, [x.dimension_count - 1], "DECREASING")
+
+
+def _argmax(t: Tensors) -> object:
+    x, y = t["InputTensor"], t["OutputTensor"]
+    assert x is not None and y is not None
+    return dml.ArgMaxDesc(x, y, [x.dimension_count - 1], "INCREASING", "PROPAGATE")
 
 
 DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
@@ -72,9 +84,11 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_CLIP1": _clip1,
     "ELEMENT_WISE_THRESHOLD": _threshold,
     "ELEMENT_WISE_DEQUANTIZE_LINEAR": _dequantize,
+    "ELEMENT_WISE_QUANTIZE_LINEAR": _quantize,
     "ARGMIN": _argmin,
+    "ARGMAX": _argmax,
 }
-REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN}  # every other operator is element-wise
+REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN, "ARGMAX": ReductionKind.ARGMAX}  # every other operator is element-wise
 
 
 def test_every_operator_has_a_case() -> None:
@@ -303,6 +317,26 @@ def test_dequantize_linear_expression_matches_the_oracle(input_type: str, scale_
            lambda row: oracle.dequantize_element(row[0], row[1], row[2], scale_type))  # type: ignore[arg-type]
 
 
+QUANTIZE_SCALES = [1.0, 0.5, -2.0, 0.1, 3.0, 1e-30, 255.0]  # besides the scale type's edge values
+QUANTIZE_ZERO_POINTS = {"INT8": [None, 0, -128, 127, 5, -3], "UINT8": [None, 0, 255, 128, 1]}
+
+
+@pytest.mark.parametrize("output_type", oracle.QUANTIZE_OUTPUT_TYPES)
+@pytest.mark.parametrize("input_type", oracle.QUANTIZE_INPUT_TYPES)
+def test_quantize_linear_expression_matches_the_oracle(input_type: str, output_type: str) -> None:
+    scale_type = oracle.quantize_scale_type(input_type)
+    x, scale, out = (dml.TensorDesc(t, [1]) for t in (input_type, scale_type, output_type))
+    inputs = _values(input_type, [0.5, 2.5, 127.5, 128.5, 255.5, 300.0])
+    scales = _values(scale_type, QUANTIZE_SCALES)
+    for zero_point in QUANTIZE_ZERO_POINTS[output_type]:
+        spec = _spec(dml.ElementWiseQuantizeLinearDesc(x, scale, None if zero_point is None else out, out))
+        rows = list(itertools.product(inputs, scales))
+        operands = [np.array([r[0] for r in rows], inputs.dtype), np.array([r[1] for r in rows], scales.dtype),
+                    None if zero_point is None else np.full(len(rows), zero_point, T[output_type].numpy)]
+        _check(spec, operands,
+               lambda row: oracle.quantize_element(row[0], row[1], row[2], output_type))  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("input_type", oracle.ARGMIN_INPUT_TYPES)
 def test_argmin_compares_the_elements_themselves(input_type: str) -> None:
     x, y = dml.TensorDesc(input_type, [2, 3]), dml.TensorDesc("UINT32", [2, 1])
@@ -312,6 +346,18 @@ def test_argmin_compares_the_elements_themselves(input_type: str) -> None:
     values = _values(input_type, [])
     got = numpy_lowering.evaluate(spec.element, [values], spec.scalars)
     assert all(oracle.same_value(_python(g), _python(v)) for g, v in zip(got, values))
+
+
+def test_argmax_and_nan_policy_reach_the_reduction_record() -> None:
+    x, y = dml.TensorDesc("FLOAT16", [2, 3]), dml.TensorDesc("INT32", [1, 3])
+    spec = _spec(dml.ArgMaxDesc(x, y, [0], nan_policy="PROPAGATE"))
+    assert spec.operator == "ARGMAX" and spec.reduction is not None
+    assert spec.reduction.kind is ReductionKind.ARGMAX and spec.reduction.nan_rule is dml.NanPolicy.PROPAGATE
+    assert spec.reduction.axes == (0,) and spec.reduction.direction is dml.AxisDirection.INCREASING
+    assert spec.element == ex.Load(0, T.FLOAT16)
+    ignored = _spec(dml.ArgMinDesc(x, y, [0]))
+    assert ignored.reduction is not None and ignored.reduction.nan_rule is dml.NanPolicy.IGNORE
+    assert ignored.key != spec.key
 
 
 # --- extra outputs: a fused kernel's intermediates that are graph outputs ----------------------------------

@@ -19,12 +19,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import opendml as dml
+from opendml.backends import cpu_kernels
 from tests.elementwise_oracle import (
     ARGMIN_INPUT_TYPES,
     ARGMIN_OUTPUT_TYPES,
     CLIP_TYPES,
     DEQUANTIZE_INPUT_TYPES,
     DEQUANTIZE_SCALE_TYPES,
+    QUANTIZE_INPUT_TYPES,
+    QUANTIZE_OUTPUT_TYPES,
     THRESHOLD_TYPES,
     TYPES,
     Bound,
@@ -38,6 +41,8 @@ from tests.elementwise_oracle import (
     indices,
     min_tensor_bytes,
     packed_strides,
+    quantize_element,
+    quantize_scale_type,
     read,
     round_to,
     same_value,
@@ -485,6 +490,82 @@ def float16_tie_dequantize(draw: st.DrawFn, input_type: str) -> DequantizeCase:
 def test_dequantize_float16_output_rounds_through_float32(device: dml.Device, input_type: str,
                                                           data: st.DataObject) -> None:
     check_dequantize_case(device, data.draw(float16_tie_dequantize(input_type), "case"))
+
+
+# --- ELEMENT_WISE_QUANTIZE_LINEAR ------------------------------------------------------------------------
+
+# Scales whose quotients of the palette below are exact halves (ties), and a zero, a negative and an inexact one.
+QUANTIZE_SCALES = [1.0, -1.0, 0.5, 2.0, 0.25, -3.0, 0.1, 0.0, -0.0]
+
+
+def quantize_inputs(type_name: str) -> st.SearchStrategy[Value]:
+    """Input values favouring halves and their neighbours around the 8-bit ranges (ties to even, the
+    limits), besides the type's edge values and any value."""
+    if TYPES[type_name].is_float:
+        halves = [k / 2 for k in range(-540, 541)]
+        scalar = np.dtype(TYPES[type_name].numpy).type
+        near = [float(np.nextafter(scalar(v), scalar(d)))
+                for v in (0.5, 2.5, -2.5, 127.5, -128.5, 255.5) for d in (math.inf, -math.inf)]
+        return values_of(type_name, halves + near)
+    return values_of(type_name, list(range(-600, 601)))
+
+
+@dataclass
+class QuantizeCase:
+    input: Tensor
+    scale: Tensor
+    zero_point: Tensor | None
+    output: Tensor
+
+
+@st.composite
+def quantize_cases(draw: st.DrawFn, input_type: str) -> QuantizeCase:
+    scale_type = quantize_scale_type(input_type)
+    output_type = draw(st.sampled_from(QUANTIZE_OUTPUT_TYPES))
+    sizes = draw(shapes())
+    x = draw(tensors(input_type, sizes, quantize_inputs(input_type)))
+    scales = values_of(scale_type, [round_to(v, scale_type) for v in QUANTIZE_SCALES])
+    scale = draw(tensors(scale_type, sizes, scales, strides=broadcast_strides(sizes)))
+    zero_point = draw(st.one_of(st.none(), tensors(output_type, sizes, values_of(output_type),
+                                                     strides=broadcast_strides(sizes))))
+    output = draw(tensors(output_type, sizes, writable=True))
+    return QuantizeCase(x, scale, zero_point, output)
+
+
+def quantize_expected(case: QuantizeCase, raw: Sequence[bytes | bytearray | None]) -> dict[Index, Value]:
+    """The model's output of a case, from the bytes its operands are bound with."""
+    operands = [case.input, case.scale, case.zero_point]
+    x, scale, zero_point = (None if t is None else input_values(t, d) for t, d in zip(operands, raw))
+    assert x is not None and scale is not None
+    return {i: quantize_element(x[i], scale[i], None if zero_point is None else zero_point[i],  # type: ignore[arg-type]
+                                case.output.type_name) for i in x}
+
+
+def check_quantize_case(device: dml.Device, case: QuantizeCase) -> None:
+    operands = [case.input, case.scale, case.zero_point]
+    raw = [None if t is None else t.initial_bytes() for t in operands]
+    descs = [None if t is None else t.desc() for t in operands]
+    desc = dml.ElementWiseQuantizeLinearDesc(*descs, case.output.desc())
+    bound = [None if t is None else (t, d) for t, d in zip(operands, raw)]
+    before, after = execute(device, desc, bound, case.output)
+    check_output(case.output, quantize_expected(case, raw), before, after)
+
+
+@pytest.mark.parametrize("input_type", QUANTIZE_INPUT_TYPES)
+@per_test_device
+@given(data=st.data())
+def test_quantize_linear_matches_the_model(device: dml.Device, input_type: str, data: st.DataObject) -> None:
+    check_quantize_case(device, data.draw(quantize_cases(input_type), "case"))
+
+
+@pytest.mark.parametrize("input_type", QUANTIZE_INPUT_TYPES)
+@per_test_device
+@given(data=st.data())
+def test_quantize_linear_with_the_numpy_kernels_matches_the_model(monkeypatch: pytest.MonkeyPatch, input_type: str,
+                                                                  data: st.DataObject) -> None:
+    """The CPU path without Numba: the expression's NumPy lowering, block by block."""
+    monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load("numpy"))
+    check_quantize_case(dml.Device("cpu"), data.draw(quantize_cases(input_type), "case"))
 
 
 # --- ARGMIN ----------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Every support-table row of SPEC 4-7, transcribed here independently of opendml's schemas.
+"""Every support-table row of SPEC 4-7 and 9, transcribed here independently of opendml's schemas.
 
 For each operator, level, data-type combination and dimension count, the description must be accepted
 exactly when the table in force at that level allows it; when it is rejected but a higher level would
@@ -32,6 +32,12 @@ THRESHOLD_TABLE = [(L.FL_3_0, ALL_RANKS, F | I32), (L.FL_2_1, FOUR, F | I32), (L
 DEQUANTIZE_TABLE = [(L.FL_6_2, ALL_RANKS, I32, F, True), (L.FL_6_0, ALL_RANKS, I32, F, False),
                     (L.FL_3_0, ALL_RANKS, I32, {T.FLOAT32}, False), (L.FL_2_1, FOUR, I32, {T.FLOAT32}, False),
                     (L.FL_1_0, FOUR, {T.UINT8}, {T.FLOAT32}, False)]
+# SPEC 9: (from level, ranks, input types, scale types, zero point = output types, zero point optional).
+QUANTIZE_TABLE = [(L.FL_6_2, ALL_RANKS, {T.FLOAT32, T.FLOAT16, T.INT32}, F, {T.INT8, T.UINT8}, True),
+                  (L.FL_6_0, ALL_RANKS, {T.FLOAT32, T.FLOAT16, T.INT32}, F, {T.INT8, T.UINT8}, False),
+                  (L.FL_3_0, ALL_RANKS, {T.FLOAT32, T.INT32}, {T.FLOAT32}, {T.INT8, T.UINT8}, False),
+                  (L.FL_2_1, FOUR, {T.FLOAT32, T.INT32}, {T.FLOAT32}, {T.INT8, T.UINT8}, False),
+                  (L.FL_1_0, FOUR, {T.FLOAT32}, {T.FLOAT32}, {T.UINT8}, False)]
 # SPEC 7: (from level, ranks, input types, output types).
 ARGMIN_TABLE = [(L.FL_4_1, ALL_RANKS, F | I32 | I64, IDX), (L.FL_3_0, ALL_RANKS, F | I32, IDX)]
 
@@ -95,6 +101,29 @@ def test_dequantize_linear_table(scale_type: T, input_type: T, with_zero_point: 
 
     check(lambda: dml.ElementWiseDequantizeLinearDesc(x, scale, zero_point, out),
           expected_outcome(DEQUANTIZE_TABLE, allows))
+
+
+@pytest.mark.parametrize("rank", ALL_RANKS)
+@pytest.mark.parametrize("with_zero_point", [True, False])
+@pytest.mark.parametrize("output_type", [T.INT8, T.UINT8, T.INT16, T.UINT32, T.FLOAT32], ids=lambda t: t.name)
+@pytest.mark.parametrize("input_type", EVERY_TYPE, ids=lambda t: t.name)
+@pytest.mark.parametrize("scale_type", [T.FLOAT32, T.FLOAT16, T.FLOAT64, T.INT32], ids=lambda t: t.name)
+def test_quantize_linear_table(scale_type: T, input_type: T, output_type: T, with_zero_point: bool,
+                               rank: int) -> None:
+    x = dml.TensorDesc(input_type, sizes(rank))
+    scale = dml.TensorDesc(scale_type, sizes(rank), [0] * rank)
+    zero_point = dml.TensorDesc(output_type, sizes(rank), [0] * rank) if with_zero_point else None
+    out = dml.TensorDesc(output_type, sizes(rank))
+    # The scale rule holds at every level: FLOAT32 for an INT32 input, else the input's type.
+    scale_rule = scale_type is (T.FLOAT32 if input_type is T.INT32 else input_type)
+
+    def allows(row: tuple) -> bool:
+        _, ranks, inputs, scales, outputs, optional = row
+        return (rank in ranks and input_type in inputs and scale_type in scales and output_type in outputs
+                and (with_zero_point or optional) and scale_rule)
+
+    check(lambda: dml.ElementWiseQuantizeLinearDesc(x, scale, zero_point, out),
+          expected_outcome(QUANTIZE_TABLE, allows))
 
 
 @pytest.mark.parametrize("rank", ALL_RANKS)

@@ -20,6 +20,7 @@ from ..ops.argmin import ArgMinDesc
 from ..ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from ..ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from ..ops.elementwise import ScaleBias
+from ..ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from ..ops.threshold import ElementWiseThresholdDesc
 from ..tensor import TensorDesc
 from .compiled import CompiledGraph
@@ -186,6 +187,17 @@ def dequantize_linear(x: Expression, scale: Expression, zero_point: Expression |
     zp = None if zero_point is None else _expression(zero_point, "zero_point")
     desc = ElementWiseDequantizeLinearDesc(x.desc, scale.desc, None if zp is None else zp.desc,
                                            _packed(x.desc, scale.desc.data_type))
+    return x.graph.node(desc, [x, scale, zp])
+
+
+def quantize_linear(x: Expression, scale: Expression, zero_point: Expression | None = None,
+                    output_type: DataType | str | None = None) -> Expression:
+    """ELEMENT_WISE_QUANTIZE_LINEAR; the output has x's sizes, packed, and the zero point's data type, else
+    ``output_type``, else UINT8 (as ONNX's QuantizeLinear)."""
+    x, scale = _expression(x, "x"), _expression(scale, "scale")
+    zp = None if zero_point is None else _expression(zero_point, "zero_point")
+    chosen = output_type if output_type is not None else (DataType.UINT8 if zp is None else zp.desc.data_type)
+    desc = ElementWiseQuantizeLinearDesc(x.desc, scale.desc, None if zp is None else zp.desc, _packed(x.desc, chosen))
     return x.graph.node(desc, [x, scale, zp])
 
 

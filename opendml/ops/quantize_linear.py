@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import expr as ex
 from ..dtypes import DataType as T
-from ..errors import invalid, kernel_unsupported
+from ..errors import invalid
 from ..feature_levels import FeatureLevel as L
 from ..kernels.spec import KernelSpec
 from ..schema import OperatorSchema, SupportRow, TensorField
@@ -73,7 +74,8 @@ def prepare_quantize_linear(desc: ElementWiseQuantizeLinearDesc) -> QuantizePara
     owner = QUANTIZE_LINEAR_SCHEMA.name
     x, scale, zero_point, out = desc.input_tensor, desc.scale_tensor, desc.zero_point_tensor, desc.output_tensor
     wanted = scale_type_for(x.data_type)
-    if scale.data_type is not wanted:
+    # An input no row accepts is refused by the support table, which names it (not its scale).
+    if x.data_type in _F32_F16_I32 and scale.data_type is not wanted:
         why = "FLOAT32 for an INT32 InputTensor" if x.data_type is T.INT32 else "InputTensor.DataType"
         raise invalid(owner, "ScaleTensor.DataType", f"must be {wanted.name} ({why})", scale.data_type.name)
     check_same_sizes(owner, "InputTensor", x, "ScaleTensor", scale)
@@ -100,8 +102,33 @@ def quantize_linear_reference(inputs: Sequence[np.ndarray | None], params: Quant
     return np.clip(whole, low, high).astype(params.output_type.numpy)
 
 
+# The type a rounded quotient saturates to before the zero point is added: every quotient beyond its range
+# (|q| > 32767) gives the 8-bit output's limit whatever the zero point (|zero point| <= 255), so the
+# saturation changes no result, and the exact sum of it and a zero point fits in INT32.
+ROUNDED = T.INT16
+SUM = T.INT32
+
+
 def quantize_linear_kernel(params: QuantizeParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
-    raise kernel_unsupported(QUANTIZE_LINEAR_SCHEMA.name, "kernel", "a lowered expression", "none yet")
+    """SPEC 9 element by element: the input and the scale as float32 (FLOAT16 exactly, INT32 rounded to
+    nearest even), one float32 division, rounded half to even to an integer (NaN, the quotient of 0 / 0 or
+    of a NaN, gives 0), the zero point added exactly, saturated to the output type (+-inf to its limits)."""
+    x, scale, zero_point = (tensors[name] for name in ("InputTensor", "ScaleTensor", "ZeroPointTensor"))
+    assert x is not None and scale is not None
+    value: ex.Expr = ex.Load(0, x.data_type)
+    divisor: ex.Expr = ex.Load(1, scale.data_type)
+    if x.data_type is not T.FLOAT32:
+        value = ex.ToFloat32(value)
+    if scale.data_type is not T.FLOAT32:
+        divisor = ex.ToFloat32(divisor)
+    rounded = ex.Round(ex.Divide(value, divisor))
+    if zero_point is None:
+        whole = ex.Saturate(rounded, params.output_type)
+    else:
+        shifted = ex.Add(ex.Widen(ex.Saturate(rounded, ROUNDED), SUM), ex.Widen(ex.Load(2, zero_point.data_type), SUM))
+        whole = ex.Saturate(shifted, params.output_type)
+    inputs = (x.data_type, scale.data_type, None if zero_point is None else zero_point.data_type)
+    return KernelSpec(QUANTIZE_LINEAR_SCHEMA.name, inputs, params.output_type, ex.Store(whole, params.output_type))
 
 
 QUANTIZE_LINEAR = OperatorDefinition(QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc,

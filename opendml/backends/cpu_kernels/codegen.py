@@ -5,8 +5,10 @@
 - ``value``: the expression on one element of each operand, one local per node in ``expr.nodes`` order (a
   shared subtree is computed once). FLOAT16 data arrives as uint16 bits: a load converts it exactly
   (``half_to_float``), a FLOAT16 store rounds once (``float_to_half``). Integer nodes cast explicitly
-  (Numba widens int32 - int32 to int64). No fastmath anywhere, and a multiply and an add are separate
-  statements, so LLVM never contracts them into a fused multiply-add.
+  (Numba widens int32 - int32 to int64). Divide, Round and Saturate are the intrinsics of ``arithmetic``
+  (Numba's ``/`` would check the divisor, its casts of out-of-range floats are undefined). No fastmath
+  anywhere, and a multiply and an add are separate statements, so LLVM never contracts them into a fused
+  multiply-add.
 - ``run``: a contiguous run. The first operand is per element; each other operand (a scale, a zero point)
   is per element or one value (stride 0), each combination a loop of its own with the value hoisted, so
   every loop vectorises. Where the first operand is stored as the output is, an exact in-place alias gets
@@ -143,6 +145,7 @@ from numba import njit, prange
 from numba.extending import intrinsic
 
 from opendml import expr as ex
+from opendml.backends.cpu_kernels.arithmetic import divide, round_even, round_saturate_to, saturate_to
 from opendml.backends.cpu_kernels.drivers import next_share
 from opendml.backends.cpu_kernels.halves import float_to_half, half_to_float, round_to_half
 from opendml.backends.cpu_kernels.rows import base_offset, in_phase, streamed
@@ -205,7 +208,17 @@ def _scalar(node: ex.Expr, of: dict[ex.Expr, str], root: bool = False) -> str:
     if isinstance(node, ex.Multiply):
         return f"{of[node.a]} * {of[node.b]}"
     if isinstance(node, ex.Add):
-        return f"{of[node.a]} + {of[node.b]}"
+        if node.data_type is DataType.FLOAT32:
+            return f"{of[node.a]} + {of[node.b]}"
+        return f"{_numpy(node.data_type)}({of[node.a]} + {of[node.b]})"  # type: ignore[arg-type]
+    if isinstance(node, ex.Divide):
+        return f"divide({of[node.a]}, {of[node.b]})"
+    if isinstance(node, ex.Round):
+        return f"round_even({of[node.value]})"
+    if isinstance(node, ex.Saturate):
+        if isinstance(node.value, ex.Round):  # one rounding conversion (``arithmetic.saturate``)
+            return f"round_saturate_to({of[node.value.value]}, {_numpy(node.type)})"
+        return f"saturate_to({of[node.value]}, {_numpy(node.type)})"
     if isinstance(node, ex.Less):
         return f"{of[node.a]} < {of[node.b]}"  # ordered: false when either is NaN
     if isinstance(node, ex.IsNumber):

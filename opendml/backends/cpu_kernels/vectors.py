@@ -10,11 +10,12 @@ aligned to VECTOR_BYTES (``rows.streamed``), loading per-element operands unalig
 ones (stride 0) and the scalar parameters.
 
 Each node is the instruction the table in ``opendml.expr`` names: ``sext``/``zext``, ``sub``, ``sitofp``
-or ``uitofp``, ``fmul`` and ``fadd`` without fast-math flags (never contracted into a fused multiply-add),
-ordered ``fcmp`` and signed or unsigned ``icmp``, ``select``; integer nodes compute in the expression's own
-types (an 8-bit DEQUANTIZE_LINEAR difference in INT16, as its expression says). FLOAT16 operands and outputs
-are not streamed (the conversions, not the memory, take their time). Other targets split or scalarise the
-vectors; the results do not change.
+or ``uitofp``, ``fmul``, ``fadd`` and ``fdiv`` without fast-math flags (never contracted into a fused
+multiply-add, never a reciprocal), ``add`` of integers, ``llvm.rint`` and the saturating conversions of
+``arithmetic``, ordered ``fcmp`` and signed or unsigned ``icmp``, ``select``; integer nodes compute in the
+expression's own types (an 8-bit DEQUANTIZE_LINEAR difference in INT16, as its expression says). FLOAT16
+operands and outputs are not streamed (the conversions, not the memory, take their time). Other targets
+split or scalarise the vectors; the results do not change.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from numba.np.numpy_support import from_dtype
 
 from ... import expr as ex
 from ...dtypes import DataType
+from . import arithmetic
 
 VECTOR_BYTES = 64  # one cache line: every store writes a whole line
 
@@ -163,6 +165,21 @@ def _lower_all(builder: ir.IRBuilder, roots: Sequence[ex.Expr], load: Callable[[
     return values
 
 
+def _source(node: ex.Expr) -> tuple[bool, int, int] | None:
+    """A Saturate's source as ``arithmetic.saturate`` takes it: None for FLOAT32, else (signed, range) of
+    the integer type it is held in (its own)."""
+    t = node.data_type
+    if t is DataType.FLOAT32:
+        return None
+    low, high = t.integer_range  # type: ignore[union-attr]
+    return t.is_signed, low, high  # type: ignore[union-attr]
+
+
+def _target(t: DataType) -> tuple[bool, int, int, int]:
+    low, high = t.integer_range
+    return t.is_signed, 8 * t.size, low, high
+
+
 def _signed(node: ex.Expr) -> bool:
     return node.data_type.is_signed  # type: ignore[union-attr]
 
@@ -184,7 +201,16 @@ def _node(builder: ir.IRBuilder, node: ex.Expr, values: dict[ex.Expr, ir.Value],
     if isinstance(node, ex.Multiply):
         return builder.fmul(values[node.a], values[node.b])  # no fast-math flags: never contracted
     if isinstance(node, ex.Add):
-        return builder.fadd(values[node.a], values[node.b])
+        if node.data_type is DataType.FLOAT32:
+            return builder.fadd(values[node.a], values[node.b])
+        return builder.add(values[node.a], values[node.b])  # exact: the node's type rules
+    if isinstance(node, ex.Divide):
+        return builder.fdiv(values[node.a], values[node.b])  # no fast-math flags: no reciprocal
+    if isinstance(node, ex.Round):
+        return arithmetic.rint(builder, values[node.value])
+    if isinstance(node, ex.Saturate):
+        rounded = values[node.value.value] if isinstance(node.value, ex.Round) else None
+        return arithmetic.saturate(builder, values[node.value], _source(node.value), _target(node.type), rounded)
     if isinstance(node, ex.Less):
         a, b = values[node.a], values[node.b]
         if node.a.data_type is DataType.FLOAT32:

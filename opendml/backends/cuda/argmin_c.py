@@ -1,4 +1,6 @@
-"""ARGMIN kernel templates: hand-tuned scans, warp and block merges, and a combine pass for split rows.
+"""ARGMIN and ARGMAX kernel templates: hand-tuned scans, warp and block merges, and a combine pass for split
+rows. One engine serves both operators under either NanPolicy: the comparison is data (``Order``), the rest
+of every template the same.
 
 The value each element contributes is the ``value`` device function lowered from the KernelSpec's element
 expression (expr_c.py): the element itself for ARGMIN alone, so it inlines to the plain load it replaces;
@@ -25,8 +27,8 @@ from dataclasses import dataclass
 
 from ... import expr as ex
 from ...dtypes import DataType
-from ...enums import AxisDirection
-from ...kernels.spec import KernelSpec
+from ...enums import AxisDirection, NanPolicy
+from ...kernels.spec import KernelSpec, ReductionKind
 from ...tensor import TensorDesc
 from ..layout import Layout, split_axes
 from . import expr_c
@@ -203,18 +205,73 @@ def _hoisted(others: Sequence[Operand], vector: int) -> tuple[str, dict[int, Cal
     return "".join(f"\n        {line}" for line in lines), values
 
 
-# --- ARGMIN ----------------------------------------------------------------------------------------------
+# --- the comparison: ARGMIN's or ARGMAX's order under a NaN policy ------------------------------------------
 
-def _take_function(compute: str, direction: AxisDirection) -> str:
+# PROPAGATE's comparison of floats: ``beats(a, b)`` holds when a is less (ARGMIN) or greater (ARGMAX) than b,
+# or a is NaN and b is not. One PTX "or unordered" comparison (ltu: a < b, or either is NaN), and'ed with b
+# being a number: b NaN gives false (nothing beats a NaN, a NaN ties it), a NaN and b a number gives true.
+BEATS_HELPERS = {largest: f"""__device__ __forceinline__ bool beats(float a, float b) {{
+    unsigned int r;
+    asm("{{ .reg .pred p; setp.num.f32 p, %2, %2; setp.{'gtu' if largest else 'ltu'}.and.f32 p, %1, %2, p; "
+        "selp.u32 %0, 1, 0, p; }}" : "=r"(r) : "f"(a), "f"(b));
+    return r != 0;
+}}
+""" for largest in (False, True)}
+
+
+@dataclass(frozen=True)
+class Order:
+    """How the engine compares two values, as data: one engine serves ARGMIN and ARGMAX under either
+    NanPolicy. ARGMAX writes ARGMIN's comparison with its operands swapped (``lt(b, a)`` for ``lt(a, b)``,
+    a max for a min), so it costs the same instructions and registers, and the extra outputs store the
+    true values. ``nan`` is None for integer values, which hold no NaN."""
+
+    largest: bool  # ARGMAX: the largest value wins
+    nan: NanPolicy | None  # IGNORE: NaN values are skipped; PROPAGATE: a NaN beats every number
+
+    @property
+    def propagates(self) -> bool:
+        return self.nan is NanPolicy.PROPAGATE
+
+    def beats(self, a: str, b: str) -> str:
+        """C that holds when value ``a`` wins over ``b`` strictly; neither wins a tie (equal numbers, -0.0
+        and +0.0, and under PROPAGATE two NaN), which the index then breaks."""
+        if self.propagates:
+            return f"beats({a}, {b})"
+        return f"lt({b}, {a})" if self.largest else f"lt({a}, {b})"
+
+    def valid(self, value: str) -> str:
+        """C that holds when ``value`` takes part: all but NaN under IGNORE, every value otherwise."""
+        return f"is_number({value})" if self.nan is NanPolicy.IGNORE else "true"
+
+    def helpers(self) -> str:
+        """The device functions ``beats`` needs (none but the prelude's ``lt`` where NaN is ignored)."""
+        return BEATS_HELPERS[self.largest] if self.propagates else ""
+
+
+INDEX_REDUCTIONS = {ReductionKind.ARGMIN: False, ReductionKind.ARGMAX: True}  # kind: whether the largest wins
+
+
+def order(spec: KernelSpec) -> Order:
+    """The comparison of ``spec``'s reduction over the values its element expression gives."""
+    reduction = spec.reduction
+    assert reduction is not None and reduction.kind in INDEX_REDUCTIONS  # CudaBackend.compile_spec checks it
+    value_type, _ = _compute(spec)
+    return Order(INDEX_REDUCTIONS[reduction.kind], reduction.nan_rule if value_type.is_float else None)
+
+
+# --- the scan of one take per element --------------------------------------------------------------------
+
+def _take_function(compute: str, direction: AxisDirection, rule: Order) -> str:
     """``take`` merges any two candidates; ``scan_take`` is for one thread visiting indices in increasing
     order, where a tie goes to the earlier index (INCREASING) or to the later one (DECREASING)."""
     decreasing = direction is AxisDirection.DECREASING
     later = "i > bi" if decreasing else "i < bi"
-    scan_better = "!lt(bv, v)" if decreasing else "lt(v, bv)"
-    return f"""
+    scan_better = f"!{rule.beats('bv', 'v')}" if decreasing else rule.beats("v", "bv")
+    return rule.helpers() + f"""
 __device__ __forceinline__ void take({compute}& bv, ull& bi, {compute} v, ull i) {{
     if (i == INVALID_INDEX) return;
-    if (bi == INVALID_INDEX || lt(v, bv) || (!lt(bv, v) && {later})) {{ bv = v; bi = i; }}
+    if (bi == INVALID_INDEX || {rule.beats('v', 'bv')} || (!{rule.beats('bv', 'v')} && {later})) {{ bv = v; bi = i; }}
 }}
 __device__ __forceinline__ void scan_take({compute}& bv, ull& bi, {compute} v, ull i) {{
     if (bi == INVALID_INDEX || {scan_better}) {{ bv = v; bi = i; }}
@@ -234,10 +291,6 @@ def _finish(plan: ArgMinPlan, direction: AxisDirection, out_type: DataType, comp
             lines.append(f"(({C_TYPE[out_type]}*)pout)[oo + {j * out_step}ull] = ({C_TYPE[out_type]})"
                          f"(bi[{j}] == INVALID_INDEX ? {empty}ull : bi[{j}]);")
     return "\n            ".join(lines)
-
-
-def _valid(value_type: DataType, value: str) -> str:
-    return f"is_number({value})" if value_type.is_float else "true"  # NaN values are ignored
 
 
 def _compute(spec: KernelSpec) -> tuple[DataType, str]:
@@ -272,7 +325,8 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
     each element's extra outputs (NaN or not)."""
     in_type = spec.inputs[0]
     assert in_type is not None  # InputTensor is required
-    value_type, compute = _compute(spec)
+    _, compute = _compute(spec)
+    rule = order(spec)
     storage, size = C_TYPE[in_type], in_type.size
 
     def value(element: str, e: int, fetched: dict[int, Callable[[int], str]], results: Sequence[str] = ()) -> str:
@@ -307,7 +361,7 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
             fetch += loads
             results = [f"(({C_TYPE[x.type]}*)pout{x.number})[ke{x.number} + re{x.number}_{u}]" for x in written]
             fetch.append(f"{compute} v{u} = {value(f'(({storage}*)px)[ko + ro{u}]', 0, fetched, results)};")
-            takes.append(f"if ({_valid(value_type, f'v{u}')}) scan_take(bv[0], bi[0], v{u}, {here});")
+            takes.append(f"if ({rule.valid(f'v{u}')}) scan_take(bv[0], bi[0], v{u}, {here});")
             continue
         # Rows: the vector holds V consecutive reduced elements of one output. Columns: one reduced element
         # of V neighbouring outputs.
@@ -323,7 +377,7 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
             slot, index = ("0", f"{first_element} + {e}ull") if rows else (str(e), here)
             results = [f"x{x.number}_{u}.e[{e}]" for x in written]
             takes.append(f"{{ {compute} v = {value(f'u{u}.e[{e}]', e, fetched, results)}; "
-                         f"if ({_valid(value_type, 'v')}) scan_take(bv[{slot}], bi[{slot}], v, {index}); }}")
+                         f"if ({rule.valid('v')}) scan_take(bv[{slot}], bi[{slot}], v, {index}); }}")
         for x in written:
             takes += _stores(x, f"x{x.number}_{u}", f"ke{x.number} + re{x.number}_{u}", vector)
     single_fetch = [line.replace(f"{position} + 0ull * {step}", position) for line in fetch[: len(fetch) // unroll]]
@@ -408,7 +462,7 @@ def argmin_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, 
     pointers = ["ull px", *(f"ull p{o.slot}" for o in others), "ull pout", *(f"ull pout{x.number}" for x in written)]
     parameters = ", ".join([*pointers, "ull pv", "ull pi", *expr_c.scalar_parameters(spec.element, spec.extra)])
     value = expr_c.value_function(spec.operator, spec.inputs, spec.element, spec.extra)
-    return PRELUDE + value + _take_function(compute, direction) + f"""
+    return PRELUDE + value + _take_function(compute, direction, order(spec)) + f"""
 extern "C" __global__ void opendml_kernel({parameters}) {{
     {_item_loop(plan)}
         ull {" = 0, ".join(kept_names)} = 0;
@@ -442,7 +496,7 @@ def argmin_combine_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDir
     else:
         loop = f"const ull t = threadIdx.x;\n    for (ull o = blockIdx.x; o < {plan.outputs}ull; o += gridDim.x) {{"
         guard = "if (threadIdx.x == 0)"
-    return PRELUDE + _take_function(compute, direction) + f"""
+    return PRELUDE + _take_function(compute, direction, order(spec)) + f"""
 extern "C" __global__ void opendml_kernel(ull pv, ull pi, ull pout) {{
     {loop}
         {compute} bv[1] = {{({compute})0}}; ull bi[1] = {{INVALID_INDEX}};
@@ -461,25 +515,57 @@ extern "C" __global__ void opendml_kernel(ull pv, ull pi, ull pout) {{
 """
 
 
-# --- ARGMIN over rows with a prologue: a min per 16-byte load, the element found by a ballot ---------------
+# --- rows with a prologue: a min (ARGMAX: a max) per 16-byte load, the element found by a ballot -----------
 #
 # A computed value costs more per byte than a load, so the scan keeps the per-element work to the value and
 # one min: each lane reduces the V values of a load with a NaN-ignoring min and keeps (best min, its load's
 # position q); the lanes merge (value, q) pairs with the tie rule on q; then V lanes recompute the winning
 # load's values and a ballot of ``value == best`` gives the element, the first set bit (INCREASING) or the
 # last (DECREASING). Exact: the min of numbers is one of them, a load of only NaN gives NaN (skipped), and
-# == and < both hold -0.0 and +0.0 equal, as the element-by-element scan does. A warp may scan ``plan.rows``
+# == and < both hold -0.0 and +0.0 equal, as the element-by-element scan does. Under PROPAGATE the min
+# propagates NaN and a NaN best matches the load's NaN elements (see below). A warp may scan ``plan.rows``
 # rows at once, loading the operands they share once for all.
 
-# Float min and equality as PTX instructions (no flush-to-zero), so no compiler setting changes a result.
-FLOAT_HELPERS = r"""__device__ __forceinline__ float vmin(float a, float b) {
-    float r; asm("min.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
-}
-__device__ __forceinline__ bool eq(float a, float b) {
+# Float min (max, for ARGMAX) and equality as PTX instructions (no flush-to-zero), so no compiler setting
+# changes a result; by (largest, NaN propagated). Where NaN is ignored, min.f32 and max.f32 ignore it too (a
+# load of only NaN gives NaN, skipped). Under PROPAGATE a load holding a NaN must give NaN: min.NaN.f32
+# (sm_80 and later; before, the min or NaN by a select) and an ``eq`` under which a NaN matches a NaN, so
+# the ballot finds the load's NaN elements when the best is NaN (a best that is a number comes from a piece
+# holding no NaN at all, where ``==`` is all it needs).
+def _float_best(name: str, instruction: str, propagate: bool) -> str:
+    signature = f"__device__ __forceinline__ float {name}(float a, float b) {{"
+    if not propagate:
+        return f"""{signature}
+    float r; asm("{instruction}.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
+}}
+"""
+    return f"""{signature}
+    float r;
+#if __CUDA_ARCH__ >= 800
+    asm("{instruction}.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+#else
+    asm("{{ .reg .pred p; .reg .f32 m, s; {instruction}.f32 m, %1, %2; add.f32 s, %1, %2; "
+        "setp.nan.f32 p, %1, %2; selp.f32 %0, s, m, p; }}" : "=f"(r) : "f"(a), "f"(b));
+#endif
+    return r;
+}}
+"""
+
+
+BEST_HELPERS = {(largest, propagate): _float_best("vmax" if largest else "vmin", "max" if largest else "min", propagate)
+                for largest in (False, True) for propagate in (False, True)}
+EQ_HELPERS = {False: r"""__device__ __forceinline__ bool eq(float a, float b) {
     unsigned int r; asm("{ .reg .pred p; setp.eq.f32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "f"(a), "f"(b));
     return r != 0;
 }
-"""
+""", True: r"""__device__ __forceinline__ bool eq(float a, float b) {
+    unsigned int r;
+    asm("{ .reg .pred p, q; setp.nan.f32 q, %1, %1; setp.nan.and.f32 q, %2, %2, q; "
+        "setp.eq.or.f32 p, %1, %2, q; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "f"(a), "f"(b));
+    return r != 0;
+}
+"""}
+FLOAT_HELPERS = BEST_HELPERS[False, False] + EQ_HELPERS[False]  # ARGMIN's, NaN ignored
 NO_POSITION = "0xFFFFFFFFu"
 
 
@@ -499,26 +585,35 @@ def uses_ballot(spec: KernelSpec, plan: ArgMinPlan) -> bool:
             and (plan.splits == 1 or plan.chunk // plan.vector >= BALLOT_MIN_LOADS * plan.group))
 
 
-def _ballot_helpers(compute: str, direction: AxisDirection) -> str:
-    """vmin and eq of the compared type, and ``take_vector``, which merges two (value, position) pairs."""
+def _best_name(rule: Order) -> str:
+    """The ballot scan's reduction of two values: their min (ARGMIN) or max (ARGMAX)."""
+    return "vmax" if rule.largest else "vmin"
+
+
+def _ballot_helpers(compute: str, direction: AxisDirection, rule: Order) -> str:
+    """vmin (vmax) and eq of the compared type, ``beats`` where it is a function, and ``take_vector``,
+    which merges two (value, position) pairs."""
     if compute == "float":
-        helpers = FLOAT_HELPERS
+        helpers = BEST_HELPERS[rule.largest, rule.propagates] + EQ_HELPERS[rule.propagates] + rule.helpers()
     else:
-        helpers = (f"__device__ __forceinline__ {compute} vmin({compute} a, {compute} b) {{ return a < b ? a : b; }}\n"
+        pick = "a < b ? b : a" if rule.largest else "a < b ? a : b"
+        helpers = (f"__device__ __forceinline__ {compute} {_best_name(rule)}({compute} a, {compute} b) "
+                   f"{{ return {pick}; }}\n"
                    f"__device__ __forceinline__ bool eq({compute} a, {compute} b) {{ return a == b; }}\n")
     later = "q > bq" if direction is AxisDirection.DECREASING else "q < bq"
     signature = f"void take_vector({compute}& bv, unsigned int& bq, {compute} v, unsigned int q)"
     return helpers + f"""__device__ __forceinline__ {signature} {{
     if (q == {NO_POSITION}) return;
-    if (bq == {NO_POSITION} || lt(v, bv) || (!lt(bv, v) && {later})) {{ bv = v; bq = q; }}
+    if (bq == {NO_POSITION} || {rule.beats('v', 'bv')} || (!{rule.beats('bv', 'v')} && {later})) {{ bv = v; bq = q; }}
 }}
 """
 
 
-def _min_tree(values: list[str]) -> str:
-    """vmin of ``values`` as a balanced tree (the min is one value whatever the order: shorter chains)."""
+def _min_tree(values: list[str], name: str = "vmin") -> str:
+    """``name`` (vmin, vmax) of ``values`` as a balanced tree (the min is one value whatever the order:
+    shorter chains)."""
     while len(values) > 1:
-        values = [f"vmin({a}, {b})" for a, b in zip(values[::2], values[1::2])] + values[len(values) & ~1:]
+        values = [f"{name}({a}, {b})" for a, b in zip(values[::2], values[1::2])] + values[len(values) & ~1:]
     return values[0]
 
 
@@ -527,13 +622,15 @@ def _ballot_scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Se
     """The lanes' scans of positions q (16-byte loads) of [begin, end) for each of the rows."""
     in_type = spec.inputs[0]
     assert in_type is not None  # InputTensor is required
-    value_type, compute = _compute(spec)
+    _, compute = _compute(spec)
+    rule = order(spec)
     storage, size, vector, group = C_TYPE[in_type], in_type.size, plan.vector, plan.group
     walked = [o for o in others if not o.constant]
     held = size * vector + sum(o.loaded_bytes(vector) for o in others)
     unroll = max(1, min(VECTOR_UNROLL, LOADED_BYTES // held, PROLOGUE_ROW_POSITIONS // plan.rows))
     assert spec.reduction is not None
-    better = "!lt(bv{i}, m)" if spec.reduction.direction is AxisDirection.DECREASING else "lt(m, bv{i})"
+    decreasing = spec.reduction.direction is AxisDirection.DECREASING
+    better = f"!{rule.beats('bv{i}', 'm')}" if decreasing else rule.beats("m", "bv{i}")
     reduced_strides = [reduced.strides[0], *(o.reduced for o in walked)]
 
     def step(count: int) -> tuple[list[str], list[str]]:
@@ -552,7 +649,7 @@ def _ballot_scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Se
                              f"x{i}_{u}.w = *(const uint4*)(px + (ko{i} + ro{u}) * {size}ull);")
                 values = [expr_c.call("value", [f"x{i}_{u}.e[{e}]", *(fetched[o.slot](e) for o in others)],
                                       spec.element) for e in range(vector)]
-                takes.append(f"{{ const {compute} m = {_min_tree(values)}; if ({_valid(value_type, 'm')} && "
+                takes.append(f"{{ const {compute} m = {_min_tree(values, _best_name(rule))}; if ({rule.valid('m')} && "
                              f"(bq{i} == {NO_POSITION} || {better.format(i=i)})) {{ bv{i} = m; bq{i} = {here}; }} }}")
         return loads, takes
 
@@ -682,7 +779,7 @@ def ballot_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, 
                 "w += gridDim.x) {")
     best = "".join(f"\n        {compute} bv{i} = ({compute})0; unsigned int bq{i} = {NO_POSITION};"
                    for i in range(plan.rows))
-    return PRELUDE + value + _ballot_helpers(compute, direction) + f"""
+    return PRELUDE + value + _ballot_helpers(compute, direction, order(spec)) + f"""
 extern "C" __global__ void opendml_kernel({parameters}) {{
     {loop}
         const ull o = w / {plan.splits}ull * {plan.rows}ull;

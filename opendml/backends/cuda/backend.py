@@ -11,9 +11,8 @@ import numpy as np
 
 from ...buffer import Buffer, check_buffer_dtype, host_array
 from ...dtypes import ALL_TYPES, DataType
-from ...enums import NanPolicy
 from ...errors import OutOfMemoryError, out_of_memory
-from ...kernels.spec import KernelSpec, ReductionKind
+from ...kernels.spec import KernelSpec
 from ..base import check_extra_outputs
 from ..layout import Layout, collapse
 from . import argmin_c, codegen, elementwise_c, expr_c
@@ -134,16 +133,16 @@ class CudaBackend:
         if spec.reduction is None:
             check_extra_outputs(spec, output.sizes, extra_outputs)
             return ElementwiseKernel(self, spec, inputs, output, extra_outputs)
-        if spec.reduction.kind is ReductionKind.ARGMIN:
+        if spec.reduction.kind in argmin_c.INDEX_REDUCTIONS:
             x = inputs[0]
             assert x is not None  # InputTensor is required
             check_extra_outputs(spec, x.sizes, extra_outputs)
             return ArgMinKernel(self, spec, inputs, output, extra_outputs)
-        raise expr_c.unsupported(spec.operator, "kernel", "must be element-wise or an ARGMIN reduction on "
-                                 "backend 'cuda'", f"a {spec.reduction.kind.name} reduction")
+        raise expr_c.unsupported(spec.operator, "kernel", "must be element-wise or an ARGMIN or ARGMAX "
+                                 "reduction on backend 'cuda'", f"a {spec.reduction.kind.name} reduction")
 
     def reduction_prologues(self) -> bool:
-        return True  # ARGMIN's value() takes an element of each operand of a fused chain
+        return True  # ARGMIN's and ARGMAX's value() takes an element of each operand of a fused chain
 
     def fused_outputs(self) -> bool:
         return True  # apply() and value() compute spec.extra beside the output, stored where it is computed
@@ -214,17 +213,15 @@ class ElementwiseKernel:
 
 
 class ArgMinKernel:
-    """An ARGMIN reduction whose strategy follows the layout (see ``plan.plan_argmin``); the values compared
-    come from the KernelSpec's element expression, over the InputTensor and any other operand of a fused
-    prologue (each through its own strides)."""
+    """An ARGMIN or ARGMAX reduction, under either NanPolicy, whose strategy follows the layout (see
+    ``plan.plan_argmin``); the values compared come from the KernelSpec's element expression, over the
+    InputTensor and any other operand of a fused prologue (each through its own strides). The kind and the
+    policy reach the generated code only as its comparison (``argmin_c.Order``): every plan serves all four."""
 
     def __init__(self, backend: CudaBackend, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
                  output: TensorDesc, extra_outputs: Sequence[TensorDesc] = ()) -> None:
         reduction = spec.reduction
         assert reduction is not None
-        if reduction.nan_rule is not NanPolicy.IGNORE:
-            raise expr_c.unsupported(spec.operator, "reduction", "must ignore NaN values on backend 'cuda'",
-                                     reduction.nan_rule.name)
         x = inputs[0]
         assert x is not None  # InputTensor is required
         self.backend, self.spec, self.direction = backend, spec, reduction.direction
@@ -236,13 +233,14 @@ class ArgMinKernel:
         self._combine = None
         if self.plan.splits > 1:
             self._combine = kernel(argmin_c.argmin_combine_kernel(spec, self.plan, self.direction, self.kept),
-                                   _title(spec, "ARGMIN, combine pass"))
+                                   _title(spec, f"{reduction.kind.value}, combine pass"))
         value_type = expr_c.value_type(spec.operator, spec.element)
         self.compute_dtype = codegen.COMPUTE_NUMPY[expr_c.held_type(value_type)]
 
     def _kernel_for(self, plan: ArgMinPlan) -> Any:
         source = argmin_c.argmin_kernel(self.spec, plan, self.direction, self.kept, self.reduced)
-        return kernel(source, _title(self.spec, f"ARGMIN, {plan.family}, {plan.vector} per load"))
+        kind = self.spec.reduction.kind.value  # type: ignore[union-attr]
+        return kernel(source, _title(self.spec, f"{kind}, {plan.family}, {plan.vector} per load"))
 
     def initialize(self) -> None:
         """Nothing to prepare: partial results live in the memory pool for one execution."""

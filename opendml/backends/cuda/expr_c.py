@@ -2,9 +2,10 @@
 
 Values are held in their compute type (``codegen.COMPUTE_TYPE``): FLOAT16 as its float value, 8- and
 16-bit integers in 32 bits (every integer node is exact, so the width never shows), BOOL as ``bool``.
-Float math, conversions and comparisons go through the PTX helpers of ``codegen.PRELUDE``, which no
-compiler setting can change. ``Param(k, T)`` is the kernel argument ``q{k}`` in T's compute type, never a
-literal, so operators that differ only in scalar values share one compiled kernel.
+Float math, conversions and comparisons go through the PTX helpers of ``codegen.PRELUDE`` (division,
+rounding and saturating conversions through those of ``ARITHMETIC``), which no compiler setting can change.
+``Param(k, T)`` is the kernel argument ``q{k}`` in T's compute type, never a literal, so operators that
+differ only in scalar values share one compiled kernel.
 """
 
 from __future__ import annotations
@@ -87,6 +88,74 @@ def _to_float32(node: ex.ToFloat32, v: Callable[[ex.Expr], str], small: bool = F
     return f"{_TO_FLOAT[held_type(source)]}({v(node.value)})"
 
 
+# Division (IEEE, never a reciprocal), rounding to an integer (ties to even) and a float's conversion to an
+# integer, as PTX: ``cvt.rzi`` truncates and clamps to the destination's range, and gives 0 for NaN where
+# the destination has 32 bits but 1 << 63 where it has 64 (so ``_saturate`` selects those NaN apart);
+# 8- and 16-bit ranges are clamped after a 32-bit conversion. Prepended to the device functions that use
+# them (``device_function``), so every other kernel renders as it did without them.
+ARITHMETIC = r"""__device__ __forceinline__ float div_rn(float a, float b) {
+    float r; asm("div.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
+}
+__device__ __forceinline__ float rint_rn(float a) {
+    float r; asm("cvt.rni.f32.f32 %0, %1;" : "=f"(r) : "f"(a)); return r;
+}
+__device__ __forceinline__ int f2i_rz(float a, int lo, int hi) {
+    int r; asm("cvt.rzi.s32.f32 %0, %1;" : "=r"(r) : "f"(a)); return r < lo ? lo : (r > hi ? hi : r);
+}
+__device__ __forceinline__ unsigned int f2u_rz(float a, unsigned int hi) {
+    unsigned int r; asm("cvt.rzi.u32.f32 %0, %1;" : "=r"(r) : "f"(a)); return r > hi ? hi : r;
+}
+__device__ __forceinline__ ll f2ll_rz(float a) {
+    ll r; asm("cvt.rzi.s64.f32 %0, %1;" : "=l"(r) : "f"(a)); return r;
+}
+__device__ __forceinline__ ull f2ull_rz(float a) {
+    ull r; asm("cvt.rzi.u64.f32 %0, %1;" : "=l"(r) : "f"(a)); return r;
+}
+"""
+_ARITHMETIC_NODES = (ex.Divide, ex.Round, ex.Saturate)
+
+
+def _integer_literal(value: int, held: str) -> str:
+    """``value`` as a C constant of the held integer type (the lowest int and ll written as a difference:
+    C has no literal of them)."""
+    if held == "int":
+        return "(-2147483647 - 1)" if value == -(1 << 31) else str(value)
+    if held == "ll":
+        return "(-9223372036854775807ll - 1)" if value == -(1 << 63) else f"{value}ll"
+    return f"{value}u" if held == "unsigned int" else f"{value}ull"
+
+
+def _add(node: ex.Add, v: Callable[[ex.Expr], str]) -> str:
+    if node.data_type is DataType.FLOAT32:
+        return f"add_rn({v(node.a)}, {v(node.b)})"
+    # Both sides are held in the node's type or wider, and the type rules make the sum fit it.
+    return f"(({held_type(node.data_type)})({v(node.a)} + {v(node.b)}))"
+
+
+def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], str]) -> str:
+    """A float through ``cvt.rzi`` (clamped to 32 bits, or NaN selected apart for 64), then clamped to the
+    type's range; an integer clamped in its own held type to the limits it can pass, then cast."""
+    low, high = node.type.integer_range
+    held = held_type(node.type)
+    value = v(node.value)
+    if node.value.data_type is DataType.FLOAT32:
+        if held == "int":
+            return f"f2i_rz({value}, {_integer_literal(low, held)}, {_integer_literal(high, held)})"
+        if held == "unsigned int":
+            return f"f2u_rz({value}, {_integer_literal(high, held)})"
+        convert = "f2ll_rz" if held == "ll" else "f2ull_rz"
+        return f"(is_number({value}) ? {convert}({value}) : {_integer_literal(0, held)})"
+    source_low, source_high = node.value.data_type.integer_range  # type: ignore[union-attr]
+    source = held_type(node.value.data_type)
+    if high < source_high:  # every bound lies in both ranges (0 is in each)
+        bound = _integer_literal(high, source)
+        value = f"({value} > {bound} ? {bound} : {value})"
+    if low > source_low:
+        bound = _integer_literal(low, source)
+        value = f"({value} < {bound} ? {bound} : {value})"
+    return f"(({held})({value}))"
+
+
 _Lowering = Callable[[Any, Callable[[ex.Expr], str]], str]
 
 # Each node's C expression, given the names of its children's temporaries (see the table in opendml.expr).
@@ -98,7 +167,10 @@ _LOWERINGS: dict[type[ex.Expr], _Lowering] = {
     ex.Subtract: lambda n, v: f"(({held_type(n.data_type)})({v(n.a)} - {v(n.b)}))",
     ex.ToFloat32: _to_float32,
     ex.Multiply: lambda n, v: f"mul_rn({v(n.a)}, {v(n.b)})",
-    ex.Add: lambda n, v: f"add_rn({v(n.a)}, {v(n.b)})",
+    ex.Add: _add,
+    ex.Divide: lambda n, v: f"div_rn({v(n.a)}, {v(n.b)})",
+    ex.Round: lambda n, v: f"rint_rn({v(n.value)})",
+    ex.Saturate: _saturate,
     ex.Less: lambda n, v: f"lt({v(n.a)}, {v(n.b)})",
     ex.IsNumber: lambda n, v: f"is_number({v(n.value)})",
     ex.Select: lambda n, v: f"({v(n.condition)} ? {v(n.a)} : {v(n.b)})",
@@ -209,7 +281,9 @@ def device_function(name: str, result_type: str, operands: Sequence[tuple[int, D
     parameters += [f"{C_TYPE[value.type]}& r{j}" for j, value in enumerate(extra, start=1)]
     lines += [f"r{j} = {value};" for j, value in enumerate(written, start=1)]
     statements = "\n    ".join([*lines, f"return {result};"])
-    return f"__device__ __forceinline__ {result_type} {name}({', '.join(parameters)}) {{\n    {statements}\n}}\n"
+    uses = any(isinstance(node, _ARITHMETIC_NODES) for root in (expr, *extra) for node in ex.nodes(root))
+    return ((ARITHMETIC if uses else "")
+            + f"__device__ __forceinline__ {result_type} {name}({', '.join(parameters)}) {{\n    {statements}\n}}\n")
 
 
 def call(name: str, operands: Sequence[str], expr: ex.Expr, extra: Sequence[ex.Expr] = (),

@@ -1,0 +1,192 @@
+"""The element expressions' Divide, Round and Saturate in Numba kernels, as LLVM instructions.
+
+Numba's own spellings mean something else: its float ``/`` checks the divisor and raises on zero (the
+Python error model), ``round`` is Python's, and a cast of a float beyond an integer type's range is
+undefined in LLVM (``fptosi`` gives poison). So each is an intrinsic emitting the instructions the table in
+``opendml.expr`` names: ``fdiv`` (no fast-math flags: IEEE division, x / 0 is +-inf and 0 / 0 NaN, never a
+multiply by a reciprocal), ``llvm.rint`` (nearest integer, ties to even: Numba never changes the rounding
+mode), and a saturating conversion (truncated toward zero, NaN gives 0, beyond the range its limits): of a
+float, compares and selects around a conversion of the values in range; of an integer, a clamp and a
+truncation. A Saturate of a Round to a type whose limits are float32 values (QUANTIZE_LINEAR's) clamps the
+unrounded value and converts it rounding (``llvm.lrint``: one ``vcvtps2dq``), which is the same value.
+The same builders (``rint``, ``saturate``) lower vectors for the streaming stores (``vectors``), and LLVM's
+loop vectoriser vectorises the scalar forms (these are intrinsics it knows), so the plain loops vectorise
+too.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+
+def _name(t: ir.Type) -> str:
+    """LLVM's overload suffix of a scalar or vector type (``f32``, ``v16i8``)."""
+    if isinstance(t, ir.VectorType):
+        return f"v{t.count}{_name(t.element)}"
+    return "f32" if isinstance(t, ir.FloatType) else f"i{t.width}"  # type: ignore[attr-defined]
+
+
+def _call(builder: ir.IRBuilder, name: str, value: ir.Value) -> ir.Value:
+    """A call of the LLVM intrinsic ``name`` (overloaded on ``value``'s type, and returning it) on ``value``."""
+    full = f"{name}.{_name(value.type)}"
+    result = value.type
+    module = builder.module
+    function = module.globals.get(full) or ir.Function(module, ir.FunctionType(result, [value.type]), full)
+    return builder.call(function, [value])
+
+
+def _call_to(builder: ir.IRBuilder, name: str, result: ir.Type, value: ir.Value) -> ir.Value:
+    """A call of the LLVM intrinsic ``name`` overloaded on its result's and ``value``'s types."""
+    full = f"{name}.{_name(result)}.{_name(value.type)}"
+    module = builder.module
+    function = module.globals.get(full) or ir.Function(module, ir.FunctionType(result, [value.type]), full)
+    return builder.call(function, [value])
+
+
+def rint(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """float32 (or a vector of them) to the nearest integer, ties to even."""
+    return _call(builder, "llvm.rint", value)
+
+
+def _like(value: ir.Value, element: ir.Type) -> ir.Type:
+    """``element``, or a vector of it as wide as ``value``."""
+    return ir.VectorType(element, value.type.count) if isinstance(value.type, ir.VectorType) else element
+
+
+def _constant(t: ir.Type, number: int | float) -> ir.Constant:
+    """``number`` as a constant of the scalar or vector type ``t`` (every element)."""
+    if isinstance(t, ir.VectorType):
+        return ir.Constant(t, [ir.Constant(t.element, number)] * t.count)
+    return ir.Constant(t, number)
+
+
+def saturate(builder: ir.IRBuilder, value: ir.Value, source: tuple[bool, int, int] | None,
+             target: tuple[bool, int, int, int], rounded: ir.Value | None = None) -> ir.Value:
+    """``value`` (a float32, or an integer described by ``source`` as (signed, lowest, highest)) as the
+    integer type ``target`` (signed, bits, lowest, highest): truncated toward zero, NaN as 0, clamped to the
+    target's range. ``rounded``: the float32 that ``value`` is ``rint`` of, where the conversion may round
+    it itself (``_saturate_float``)."""
+    if source is None:
+        return _saturate_float(builder, value, target, rounded)
+    _, bits, low, high = target
+    source_signed, source_low, source_high = source
+    compare = builder.icmp_signed if source_signed else builder.icmp_unsigned
+    if low > source_low:  # the limits the source can pass, each a value of the source type (0 is in both)
+        bound = _constant(value.type, low)
+        value = builder.select(compare("<", value, bound), bound, value)
+    if high < source_high:
+        bound = _constant(value.type, high)
+        value = builder.select(compare(">", value, bound), bound, value)
+    return _resize(builder, value, bits, source_signed)
+
+
+def _saturate_float(builder: ir.IRBuilder, value: ir.Value, target: tuple[bool, int, int, int],
+                    rounded: ir.Value | None = None) -> ir.Value:
+    """A float32 as an integer type, by compares and selects around a conversion of in-range values only.
+
+    ``llvm.fptosi.sat`` means the same, but x86 lowers its vectors of 8- and 16-bit results one element at
+    a time; this form is ``vcmpps``, ``vblendvps`` and ``vcvttps2dq`` a vector. The type's lowest value and
+    its highest + 1 are 0 or powers of two, so exact as float32: a value at or past them is its limit
+    (compared as the float it is), NaN is neither and gives 0, and every other value converts exactly.
+    """
+    signed, bits, low, high = target
+    f32 = _like(value, ir.FloatType())
+    if high < 1 << 24:  # the limits are float32 values: clamped as floats (``vmaxps``, ``vminps``), NaN to 0
+        # Of a rounded value, the unrounded one is clamped and converted rounding (``vcvtps2dq``, in place of
+        # ``vroundps`` and ``vcvttps2dq``): the limits are integers, so clamping commutes with rounding.
+        source = value if rounded is None else rounded
+        floor, top = _constant(f32, float(low)), _constant(f32, float(high))
+        clamped = builder.select(builder.fcmp_ordered("<", source, floor), floor, source)
+        clamped = builder.select(builder.fcmp_ordered(">", clamped, top), top, clamped)
+        clamped = builder.select(builder.fcmp_unordered("uno", source, source), _constant(f32, 0.0), clamped)
+        i32 = _like(value, ir.IntType(32))
+        whole = builder.fptosi(clamped, i32) if rounded is None else _call_to(builder, "llvm.lrint", i32, clamped)
+        return _resize(builder, whole, bits, True)
+    floor, ceiling = _constant(f32, float(low)), _constant(f32, float(high + 1))
+    under, over = builder.fcmp_ordered("<", value, floor), builder.fcmp_ordered(">=", value, ceiling)
+    inside = builder.select(builder.fcmp_unordered("uno", value, value), _constant(f32, 0.0), value)
+    inside = builder.select(builder.or_(under, over), _constant(f32, 0.0), inside)
+    # Converted at 32 bits at least: 8- and 16-bit values are exact there, and x86 has those conversions.
+    wide = max(bits, 32)
+    convert = builder.fptosi if signed or bits < 32 else builder.fptoui
+    whole = _resize(builder, convert(inside, _like(value, ir.IntType(wide))), bits, True)
+    result = whole.type
+    return builder.select(over, _constant(result, high), builder.select(under, _constant(result, low), whole))
+
+
+def _resize(builder: ir.IRBuilder, value: ir.Value, bits: int, signed: bool) -> ir.Value:
+    """An integer (vector) whose value fits ``bits`` bits as that width, extended by ``signed``."""
+    width = value.type.element.width if isinstance(value.type, ir.VectorType) else value.type.width
+    result = _like(value, ir.IntType(bits))
+    if width > bits:
+        return builder.trunc(value, result)
+    if width < bits:
+        return (builder.sext if signed else builder.zext)(value, result)
+    return value
+
+
+def _integer(t: types.Integer) -> tuple[bool, int, int, int]:
+    bits = t.bitwidth
+    low, high = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if t.signed else (0, (1 << bits) - 1)
+    return t.signed, bits, low, high
+
+
+@intrinsic
+def divide(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """float32 a / b, rounded once (IEEE): no zero check, no reciprocal."""
+    if a != types.float32 or b != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.fdiv(args[0], args[1])
+
+    return types.float32(types.float32, types.float32), codegen
+
+
+@intrinsic
+def round_even(typingctx, value):  # type: ignore[no-untyped-def]
+    """float32 to the nearest integer (a float32), ties to even."""
+    if value != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return rint(builder, args[0])
+
+    return types.float32(types.float32), codegen
+
+
+@intrinsic
+def saturate_to(typingctx, value, target):  # type: ignore[no-untyped-def]
+    """``value`` (float32 or an integer) as the integer type ``target`` (a NumPy type: ``np.uint8``),
+    truncated toward zero, NaN as 0, clamped to the type's range."""
+    if not isinstance(target, types.NumberClass) or not isinstance(target.instance_type, types.Integer):
+        return None
+    if value != types.float32 and not isinstance(value, types.Integer):
+        return None
+    result = target.instance_type
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        source = None
+        if isinstance(value, types.Integer):
+            signed, _, low, high = _integer(value)
+            source = (signed, low, high)
+        return saturate(builder, args[0], source, _integer(result))
+
+    return result(value, target), codegen
+
+
+@intrinsic
+def round_saturate_to(typingctx, value, target):  # type: ignore[no-untyped-def]
+    """``saturate_to(round_even(value), target)`` for a float32 ``value``, converted rounding where the
+    target's limits are float32 values (``saturate``)."""
+    if value != types.float32 or not isinstance(target, types.NumberClass) or \
+            not isinstance(target.instance_type, types.Integer):
+        return None
+    result = target.instance_type
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return saturate(builder, rint(builder, args[0]), None, _integer(result), rounded=args[0])
+
+    return result(value, target), codegen
