@@ -5,7 +5,9 @@ and sends every NaN to one key (the largest, which no number reaches, under NanP
 under PROPAGATE), so comparisons need no NaN rule and vectorise as integer min/compare instructions. ARGMAX
 is ARGMIN of order-reversed elements (``flip_order``: a float's sign bit flipped, which is its exact
 negation, NaN staying NaN and the zeros a tie; an integer's bits complemented, which reverses the order of
-signed and unsigned integers alike), so one engine, smallest key first, serves both operators. A task
+signed and unsigned integers alike), so one engine, smallest key first, serves both operators; the hot
+loops compute ARGMAX's keys in as many instructions as ARGMIN's (``key_of``, ``raw_constant``,
+``fold_value``, ``argmin_lanes``). A task
 reduces part of the input into per-slot state (key, index, found); slots are the output elements in
 row-major order. Within a task each slot sees its elements in increasing index order, so a strict ``<``
 (INCREASING) or ``<=`` (DECREASING) keeps the right one of equal keys; merges
