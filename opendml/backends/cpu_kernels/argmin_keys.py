@@ -7,11 +7,11 @@ is ARGMIN of order-reversed elements (``flip_order``: a float's sign bit flipped
 negation, NaN staying NaN and the zeros a tie; an integer's bits complemented, which reverses the order of
 signed and unsigned integers alike), so one engine, smallest key first, serves both operators; the hot
 loops compute ARGMAX's keys in as many instructions as ARGMIN's (``key_of``, ``raw_constant``,
-``fold_value``, ``argmin_lanes``). A task
-reduces part of the input into per-slot state (key, index, found); slots are the output elements in
-row-major order. Within a task each slot sees its elements in increasing index order, so a strict ``<``
-(INCREASING) or ``<=`` (DECREASING) keeps the right one of equal keys; merges
-(``argmin_drivers.merge_range``) compare indices explicitly, so tasks may cover any parts in any order.
+``fold_value``, ``argmin_lanes``). A task reduces part of the input into per-slot state (key, index,
+found); slots are the output elements in row-major order. Within a task each slot sees its elements in
+increasing index order, so a strict ``<`` (INCREASING) or ``<=`` (DECREASING) keeps the right one of equal
+keys; merges (``argmin_drivers.merge_range``) compare indices explicitly, so tasks may cover any parts in
+any order.
 
 Element types and comparisons are told apart at compile time by the type of ``kind`` (and the direction by
 the type of ``order``): Numba compiles one specialisation per combination, so no comparison tests them at
