@@ -681,21 +681,30 @@ def test_numpy_split_runs_merge_the_pieces_winners_by_the_operators_rule(directi
 
 @NO_NUMBA
 def test_block_minimum_agrees_with_the_keys_for_every_operator_and_nan_policy() -> None:
-    """FLOAT32's block minimum (raw keys: order-reversed for ARGMAX, NaN rotated below -inf under
-    PROPAGATE) against the minimum of the keys, on blocks of special values."""
+    """The block minimum of each kind against the minimum of the keys (``keyed_min``), on blocks of special
+    values: FLOAT32's raw keys (order-reversed for ARGMAX, NaN rotated below -inf under PROPAGATE), and
+    ARGMAX's of FLOAT16 (minus the largest key of ARGMIN with the other NaN policy) and of integers at their
+    limits (the complement of the largest element)."""
     import numba
 
     from opendml.backends.cpu_kernels import argmin_rows
     from opendml.backends.cpu_kernels.argmin_keys import marker
 
     block_min = numba.njit(lambda block, kind: argmin_rows.block_min(block, kind))
-    v = float_specials("FLOAT32").view(np.int32)
     rng = np.random.default_rng(13)
-    for largest, propagate in ((True, False), (False, True), (True, True)):
-        kind = marker(np.float32, largest, propagate)
-        for _ in range(1000):
-            block = rng.choice(v, size=int(rng.integers(1, 70)))
-            assert block_min(block, kind) == argmin_rows.keyed_min(block, kind), (largest, propagate, block)
+    for data_type in ("FLOAT32", "FLOAT16"):
+        v = float_specials(data_type).view(np.int32 if data_type == "FLOAT32" else np.uint16)
+        for largest, propagate in ((True, False), (False, True), (True, True)):
+            kind = marker(DataType[data_type].numpy, largest, propagate)
+            for _ in range(500):
+                block = rng.choice(v, size=int(rng.integers(1, 70)))
+                assert block_min(block, kind) == argmin_rows.keyed_min(block, kind), (largest, propagate, block)
+    for data_type in ("INT8", "UINT8", "INT64", "UINT64"):
+        info = np.iinfo(DataType[data_type].numpy)
+        values = np.array([info.min, info.min + 1, 0, 1, info.max - 1, info.max], info.dtype)
+        for _ in range(200):
+            block = rng.choice(values, size=int(rng.integers(1, 70)))
+            assert block_min(block, marker(info.dtype, True)) == argmin_rows.keyed_min(block, marker(info.dtype, True))
 
 
 def test_argmin_from_several_threads_at_once_and_in_turn(kernels) -> None:  # type: ignore[no-untyped-def]

@@ -1,10 +1,10 @@
-"""ARGMIN when the last dimension is kept: a running minimum key and row per column, row after row."""
+"""ARGMIN (and ARGMAX) when the last dimension is kept: a running best key and row per column, row after row."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .argmin_keys import found_key, key_of, replaces, takes
+from .argmin_keys import fold_result, fold_takes, fold_value, found_key, replaces
 from .jit import jit
 
 COLUMN_TILE = 8192  # columns whose running state (key and row, 16 bytes each) stays in the L2 cache
@@ -12,15 +12,16 @@ ROW_GROUP = 8  # rows folded into the state per pass over a tile: 8 reads of inp
 
 
 @jit
-def fold(v, m, p, row, order):  # type: ignore[no-untyped-def]
-    """One element (key ``v`` of row ``row``) folded into a column's (key ``m``, row ``p``)."""
-    return (v, row) if takes(v, m, order) else (m, p)
+def fold(v, m, p, row, kind, order):  # type: ignore[no-untyped-def]
+    """One element (fold value ``v`` of row ``row``, ``argmin_keys.fold_value``) folded into a column's
+    (value ``m``, row ``p``)."""
+    return (v, row) if fold_takes(v, m, kind, order) else (m, p)
 
 
 @jit
 def fold_row(best, pos, xr, row, kind, order):  # type: ignore[no-untyped-def]
     for c in range(best.size):
-        best[c], pos[c] = fold(key_of(xr[c], kind), best[c], pos[c], row, order)
+        best[c], pos[c] = fold(fold_value(xr[c], kind), best[c], pos[c], row, kind, order)
 
 
 @jit
@@ -35,14 +36,14 @@ def fold_rows(best, pos, x, rb, sr, row, kind, order):  # type: ignore[no-untype
     r0, r1, r2, r3 = row, np.int32(row + 1), np.int32(row + 2), np.int32(row + 3)
     r4, r5, r6, r7 = np.int32(row + 4), np.int32(row + 5), np.int32(row + 6), np.int32(row + 7)
     for c in range(w):
-        m, p = fold(key_of(x0[c], kind), best[c], pos[c], r0, order)
-        m, p = fold(key_of(x1[c], kind), m, p, r1, order)
-        m, p = fold(key_of(x2[c], kind), m, p, r2, order)
-        m, p = fold(key_of(x3[c], kind), m, p, r3, order)
-        m, p = fold(key_of(x4[c], kind), m, p, r4, order)
-        m, p = fold(key_of(x5[c], kind), m, p, r5, order)
-        m, p = fold(key_of(x6[c], kind), m, p, r6, order)
-        m, p = fold(key_of(x7[c], kind), m, p, r7, order)
+        m, p = fold(fold_value(x0[c], kind), best[c], pos[c], r0, kind, order)
+        m, p = fold(fold_value(x1[c], kind), m, p, r1, kind, order)
+        m, p = fold(fold_value(x2[c], kind), m, p, r2, kind, order)
+        m, p = fold(fold_value(x3[c], kind), m, p, r3, kind, order)
+        m, p = fold(fold_value(x4[c], kind), m, p, r4, kind, order)
+        m, p = fold(fold_value(x5[c], kind), m, p, r5, kind, order)
+        m, p = fold(fold_value(x6[c], kind), m, p, r6, kind, order)
+        m, p = fold(fold_value(x7[c], kind), m, p, r7, kind, order)
         best[c], pos[c] = m, p
 
 
@@ -86,7 +87,7 @@ def argmin_columns(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, id
                 rows = min(nrows - r0, ROW_CHUNK)
                 cb = xb + c0 * sc + r0 * sr
                 for c in range(width):
-                    tb[c] = key_of(x[cb + c * sc], kind)
+                    tb[c] = fold_value(x[cb + c * sc], kind)
                     tp[c] = 0
                 row = 1
                 if sc == 1:
@@ -100,9 +101,10 @@ def argmin_columns(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, id
                     for row in range(1, rows):
                         rb = cb + row * sr
                         for c in range(width):
-                            tb[c], tp[c] = fold(key_of(x[rb + c * sc], kind), tb[c], tp[c], np.int32(row), order)
+                            tb[c], tp[c] = fold(fold_value(x[rb + c * sc], kind), tb[c], tp[c], np.int32(row), kind,
+                                                order)
                 for c in range(width):
-                    m = tb[c]
+                    m = fold_result(tb[c], kind)
                     slot, at = slot_base + (c0 + c) * wc, index + (r0 + tp[c]) * wr
                     if found_key(m, kind) and (idx[slot] < 0 or replaces(m, at, cur[slot], idx[slot], order)):
                         cur[slot], idx[slot] = m, at  # (a column of NaN found nothing)

@@ -59,7 +59,7 @@ def _fold(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str:
     lines += ["    for c in range(width):", "        m, p = best[c], pos[c]"]
     for r in range(GROUP):
         args = ", ".join([f"x{k}_{r}" if h else f"x{k}_{r}[c]" for k, h in zip(ops, hoisted)] + q)
-        lines.append(f"        m, p = fold(key_of(bits_of(value({args})), kind), m, p, n{r}, order)")
+        lines.append(f"        m, p = fold(key_of(bits_of(value({args})), kind), m, p, n{r}, kind, order)")
     lines += ["        best[c], pos[c] = m, p", f"    row += {GROUP} if full else 1"]
     return "\n".join(pad + line for line in lines)
 

@@ -5,11 +5,13 @@ and sends every NaN to one key (the largest, which no number reaches, under NanP
 under PROPAGATE), so comparisons need no NaN rule and vectorise as integer min/compare instructions. ARGMAX
 is ARGMIN of order-reversed elements (``flip_order``: a float's sign bit flipped, which is its exact
 negation, NaN staying NaN and the zeros a tie; an integer's bits complemented, which reverses the order of
-signed and unsigned integers alike), so one engine, smallest key first, serves both operators. A task
-reduces part of the input into per-slot state (key, index, found); slots are the output elements in
-row-major order. Within a task each slot sees its elements in increasing index order, so a strict ``<``
-(INCREASING) or ``<=`` (DECREASING) keeps the right one of equal keys; merges
-(``argmin_drivers.merge_range``) compare indices explicitly, so tasks may cover any parts in any order.
+signed and unsigned integers alike), so one engine, smallest key first, serves both operators; the hot
+loops compute ARGMAX's keys in as many instructions as ARGMIN's (``key_of``, ``raw_constant``,
+``fold_value``, ``argmin_lanes``). A task reduces part of the input into per-slot state (key, index,
+found); slots are the output elements in row-major order. Within a task each slot sees its elements in
+increasing index order, so a strict ``<`` (INCREASING) or ``<=`` (DECREASING) keeps the right one of equal
+keys; merges (``argmin_drivers.merge_range``) compare indices explicitly, so tasks may cover any parts in
+any order.
 
 Element types and comparisons are told apart at compile time by the type of ``kind`` (and the direction by
 the type of ``order``): Numba compiles one specialisation per combination, so no comparison tests them at
@@ -127,13 +129,14 @@ def _key_of(v, kind):  # type: ignore[no-untyped-def]
     if not (is_float(kind) or is_half(kind)):
         return lambda v, kind: flip_order(v, kind)
     nan = nan_key_of(kind)
-    # ARGMAX's key, that of the negated element, is the ARGMIN key with its sign swapped: the same
-    # instructions with the select's arms exchanged, rather than a sign flip first.
+    # ARGMAX's key, that of the negated element, is minus the ARGMIN key: with the sign as a mask s (0 or
+    # -1), s - (magnitude ^ s), as few instructions as ARGMIN's, rather than a sign flip first.
     if is_float(kind):
         if is_largest(kind):
             def float_key_largest(v, kind):  # type: ignore[no-untyped-def]
                 magnitude = np.int32(v & np.int32(0x7FFFFFFF))
-                key = magnitude if v < 0 else np.int32(-magnitude)
+                s = np.int32(v >> 31)
+                key = np.int32(s - (magnitude ^ s))
                 return nan if magnitude > np.int32(0x7F800000) else key
             return float_key_largest
 
@@ -145,7 +148,8 @@ def _key_of(v, kind):  # type: ignore[no-untyped-def]
     if is_largest(kind):
         def half_key_largest(v, kind):  # type: ignore[no-untyped-def]
             magnitude = np.int16(v & np.uint16(0x7FFF))
-            key = magnitude if v & np.uint16(0x8000) else np.int16(-magnitude)
+            s = np.int16(np.int16(v) >> 15)
+            key = np.int16(s - (magnitude ^ s))
             return nan if magnitude > np.int16(0x7C00) else key
         return half_key_largest
 
@@ -166,6 +170,49 @@ def _found_key(key, kind):  # type: ignore[no-untyped-def]
         return lambda key, kind: True
     nan = nan_key_of(kind)
     return lambda key, kind: key != nan
+
+
+# The column fold (``argmin_columns``) keeps, per column, a value whose comparisons cost least: the key,
+# except for integer ARGMAX, which keeps the element itself and compares it the other way round (its key,
+# the complement, costs an instruction an element), turned into the key once per column (``fold_result``).
+
+def fold_value(v, kind):  # type: ignore[no-untyped-def]
+    """What the column fold keeps of element ``v``."""
+
+
+@overload(fold_value, jit_options={"cache": True})
+def _fold_value(v, kind):  # type: ignore[no-untyped-def]
+    if _integer_largest(kind):
+        return lambda v, kind: v
+    return lambda v, kind: key_of(v, kind)
+
+
+def fold_takes(v, best, kind, order):  # type: ignore[no-untyped-def]
+    """``takes`` of fold values."""
+
+
+@overload(fold_takes, jit_options={"cache": True})
+def _fold_takes(v, best, kind, order):  # type: ignore[no-untyped-def]
+    if not _integer_largest(kind):
+        return lambda v, best, kind, order: takes(v, best, order)
+    if isinstance(order, types.NoneType):
+        return lambda v, best, kind, order: v > best
+    return lambda v, best, kind, order: v >= best
+
+
+def fold_result(m, kind):  # type: ignore[no-untyped-def]
+    """The key of a fold value."""
+
+
+@overload(fold_result, jit_options={"cache": True})
+def _fold_result(m, kind):  # type: ignore[no-untyped-def]
+    if _integer_largest(kind):
+        return lambda m, kind: flip_order(m, kind)
+    return lambda m, kind: m
+
+
+def _integer_largest(kind: Any) -> bool:
+    return is_largest(kind) and not (is_float(kind) or is_half(kind))
 
 
 def takes(v, best, order):  # type: ignore[no-untyped-def]

@@ -11,7 +11,24 @@ from __future__ import annotations
 import numpy as np
 from numba.extending import overload
 
-from .argmin_keys import found_key, is_float, key_of, key_range, raw_key, replaces, searched_again, takes, unflip
+from .argmin_keys import (
+    HALF_NAN_FIRST,
+    HALF_NAN_KEY,
+    found_key,
+    is_float,
+    is_half,
+    is_largest,
+    key_of,
+    key_range,
+    marker,
+    nan_key_of,
+    propagates,
+    raw_key,
+    replaces,
+    searched_again,
+    takes,
+    unflip,
+)
 from .argmin_lanes import float_lanes, floats_compare_exactly, lane_argmin
 from .jit import jit
 from .rows import inline
@@ -62,7 +79,32 @@ def block_min(xs, kind):  # type: ignore[no-untyped-def]
 def _block_min(xs, kind):  # type: ignore[no-untyped-def]
     if is_float(kind):
         return lambda xs, kind: flipped_min(xs, kind)
+    if is_half(kind) and is_largest(kind):
+        return lambda xs, kind: mirrored_min(xs, kind)
     return lambda xs, kind: keyed_min(xs, kind)
+
+
+def mirrored_min(xs, kind):  # type: ignore[no-untyped-def]
+    """``keyed_min`` of FLOAT16 ARGMAX keys at ARGMIN's cost: minus the largest ARGMIN key of the other NaN
+    policy (an ARGMAX key is minus the ARGMIN key, NaN's aside, which must stay at the same end). In
+    memory, 9.5 ms against 11.2 for the keys themselves (ARGMIN's: 10.5) over 2^26 halves. Integers keep
+    ``keyed_min`` (the complement, then the minimum): the complement of the largest element ran 15% slower
+    from memory, though the same from cache."""
+
+
+@overload(mirrored_min, jit_options={"cache": True})
+def _mirrored_min(xs, kind):  # type: ignore[no-untyped-def]
+    if not (is_half(kind) and is_largest(kind)):
+        return None
+    mirror = marker(np.float16, False, not propagates(kind))
+    mirror_nan, nan = HALF_NAN_KEY if propagates(kind) else HALF_NAN_FIRST, nan_key_of(kind)
+
+    def half_min(xs, kind):  # type: ignore[no-untyped-def]
+        m = key_of(xs[0], mirror)
+        for k in range(xs.size):
+            m = max(m, key_of(xs[k], mirror))
+        return nan if m == mirror_nan else np.int16(-m)
+    return half_min
 
 
 @jit
