@@ -15,7 +15,7 @@ pytest.importorskip("onnx", reason="the ONNX front end needs the onnx extra (pip
 pytest.importorskip("onnxruntime", reason="the comparison needs onnxruntime (the bench extra)")
 
 import onnxruntime
-from onnx import ModelProto, TensorProto
+from onnx import ModelProto, TensorProto, helper
 from onnx_models import feeds, reference, single
 
 from opendml.onnx import run
@@ -24,7 +24,12 @@ RNG = np.random.default_rng(1532)
 
 
 def onnx_runtime(model: ModelProto, arrays: dict[str, Any]) -> np.ndarray:
-    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    """ONNX Runtime's output, the model stamped with the lowest IR version its opsets need: an ONNX Runtime
+    older than the onnx package refuses the newer IR versions onnx writes by default."""
+    stamped = ModelProto()
+    stamped.CopyFrom(model)
+    stamped.ir_version = helper.find_min_ir_version_for(list(stamped.opset_import))
+    session = onnxruntime.InferenceSession(stamped.SerializeToString(), providers=["CPUExecutionProvider"])
     (out,) = session.run(None, {name: np.asarray(value) for name, value in feeds(model, arrays).items()})
     return out
 
