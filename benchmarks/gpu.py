@@ -275,6 +275,9 @@ def main_table(device: dml.Device, repeat: int, quick: bool, only: str = "") -> 
         cp.get_default_memory_pool().free_all_blocks()
         if torch is not None:
             torch.cuda.empty_cache()
+            # Rows share their peers' code objects: without a reset, torch.compile stops recompiling after
+            # its limit (8) and runs the later rows eagerly.
+            torch._dynamo.reset()
         results.append(entry)
     return results
 
