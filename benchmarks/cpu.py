@@ -95,7 +95,8 @@ def numba_copy(src: np.ndarray, dst: np.ndarray, threads: int) -> Callable[[], N
         for k in numba.prange(bounds.size - 1):
             b[bounds[k]:bounds[k + 1]] = a[bounds[k]:bounds[k + 1]]
 
-    a, b = src.reshape(-1), dst.reshape(-1)
+    bits = np.dtype(f"u{src.itemsize}")  # Numba has no float16: the same bytes as unsigned integers
+    a, b = src.reshape(-1).view(bits), dst.reshape(-1).view(bits)
     bounds = bounds_of(shares(a.size, threads))
     workers = min(threads, numba.config.NUMBA_NUM_THREADS)
 
