@@ -150,8 +150,16 @@ class Param(Expr):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
-class Widen(Expr):
+class _Unary(Expr):
     value: Expr
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Widen(_Unary):
     type: DataType
 
     def __post_init__(self) -> None:
@@ -164,10 +172,6 @@ class Widen(Expr):
     @property
     def data_type(self) -> ValueType:
         return self.type
-
-    @property
-    def children(self) -> tuple[Expr, ...]:
-        return (self.value,)
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
@@ -195,8 +199,7 @@ class Subtract(_Binary):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
-class ToFloat32(Expr):
-    value: Expr
+class ToFloat32(_Unary):
 
     def __post_init__(self) -> None:
         source = self.value.data_type
@@ -205,10 +208,6 @@ class ToFloat32(Expr):
     @property
     def data_type(self) -> ValueType:
         return DataType.FLOAT32
-
-    @property
-    def children(self) -> tuple[Expr, ...]:
-        return (self.value,)
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
@@ -251,8 +250,7 @@ class Divide(_Float):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
-class Round(Expr):
-    value: Expr
+class Round(_Unary):
 
     def __post_init__(self) -> None:
         _require(self.value.data_type is DataType.FLOAT32, f"Round of {_name(self.value.data_type)}")
@@ -261,14 +259,9 @@ class Round(Expr):
     def data_type(self) -> ValueType:
         return DataType.FLOAT32
 
-    @property
-    def children(self) -> tuple[Expr, ...]:
-        return (self.value,)
-
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
-class Saturate(Expr):
-    value: Expr
+class Saturate(_Unary):
     type: DataType
 
     def __post_init__(self) -> None:
@@ -279,10 +272,6 @@ class Saturate(Expr):
     @property
     def data_type(self) -> ValueType:
         return self.type
-
-    @property
-    def children(self) -> tuple[Expr, ...]:
-        return (self.value,)
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
@@ -298,8 +287,7 @@ class Less(_Binary):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
-class IsNumber(Expr):
-    value: Expr
+class IsNumber(_Unary):
 
     def __post_init__(self) -> None:
         _require(self.value.data_type is DataType.FLOAT32, f"IsNumber of {_name(self.value.data_type)}")
@@ -307,10 +295,6 @@ class IsNumber(Expr):
     @property
     def data_type(self) -> ValueType:
         return BOOL
-
-    @property
-    def children(self) -> tuple[Expr, ...]:
-        return (self.value,)
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
@@ -333,8 +317,7 @@ class Select(Expr):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
-class Store(Expr):
-    value: Expr
+class Store(_Unary):
     type: DataType
 
     def __post_init__(self) -> None:
@@ -345,10 +328,6 @@ class Store(Expr):
     @property
     def data_type(self) -> ValueType:
         return self.type
-
-    @property
-    def children(self) -> tuple[Expr, ...]:
-        return (self.value,)
 
 
 def integer_range(expr: Expr) -> tuple[int, int]:
