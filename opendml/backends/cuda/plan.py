@@ -9,7 +9,10 @@ from dataclasses import dataclass
 from ..layout import Layout
 
 BLOCK = 256  # threads per block
-ROW_BLOCKS_PER_SM = 16  # blocks per multiprocessor a split row reduction aims for (measured on an H100)
+# Blocks per multiprocessor a split row reduction aims for. H100, ARGMIN FLOAT32, GB/s by this value (8 / 12 /
+# 16), two runs each: axes {0,2} of [512, 1024, 512] (1024 outputs: 2, 2 and 3 pieces) 3000-3007 / 2948 / 2832-2861;
+# [64, 4194304] 2615-2630 / 2874 / 2866-2993; [2048, 131072] 2993-3043 / 3044 / 2941-2993 (copy 2945-2971).
+ROW_BLOCKS_PER_SM = 12
 # A prologue's reductions (see plan_argmin): warps per multiprocessor a split row aims for, the bytes of
 # InputTensor a warp's piece holds at least, and the rows a column piece walks at least.
 PROLOGUE_WARPS_PER_SM = 32
