@@ -87,7 +87,7 @@ def test_plain_argmin_sources_are_unchanged() -> None:
     assert operator.kernel_spec == plain_spec(T.FLOAT16, T.UINT32, AxisDirection.DECREASING, (0,))
     sources = plain_argmin_sources()
     assert len(sources) == 2352
-    assert digest(sources) == "5a0cbcfe90fc6e9fca54def1a721f50bbb85e43b83c5b2133e1b1cbf03e2498b"
+    assert digest(sources) == "8924461f4581ea0ad0b03add29c6567fa95560a23ea6753aea2d0f94270b234e"
 
 
 
