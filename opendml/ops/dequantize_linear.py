@@ -11,11 +11,12 @@ from .. import expr as ex
 from ..dtypes import DataType as T
 from ..feature_levels import FeatureLevel as L
 from ..kernels.spec import KernelSpec
-from ..schema import OperatorSchema, SupportRow, TensorField
+from ..schema import OperatorSchema, SupportRow
 from ..tensor import TensorDesc
 from ..validate import check_same_data_type, check_same_sizes
 from .clip import INTEGERS_32
 from .definition import OperatorDefinition
+from .quantization import QUANTIZATION_TENSORS, quantization_row
 
 _F32 = frozenset({T.FLOAT32})
 _F32_F16 = frozenset({T.FLOAT32, T.FLOAT16})
@@ -23,20 +24,13 @@ _F32_F16 = frozenset({T.FLOAT32, T.FLOAT16})
 
 def _row(level: L, dimensions: tuple[int, int], inputs: frozenset[T], floats: frozenset[T],
          zero_point_optional: bool = False) -> SupportRow:
-    types = {"InputTensor": inputs, "ScaleTensor": floats, "ZeroPointTensor": inputs, "OutputTensor": floats}
-    absent = frozenset({"ZeroPointTensor"}) if zero_point_optional else frozenset()
-    return SupportRow(level, dimensions, types, absent)
+    return quantization_row(level, dimensions, inputs, floats, inputs, floats, zero_point_optional)
 
 
 DEQUANTIZE_LINEAR_SCHEMA = OperatorSchema(
     name="ELEMENT_WISE_DEQUANTIZE_LINEAR",
     introduced=L.FL_1_0,
-    tensors=(
-        TensorField("InputTensor", "input"),
-        TensorField("ScaleTensor", "input"),
-        TensorField("ZeroPointTensor", "input", optional=True),
-        TensorField("OutputTensor", "output"),
-    ),
+    tensors=QUANTIZATION_TENSORS,
     rows=(
         _row(L.FL_6_2, (1, 8), INTEGERS_32, _F32_F16, zero_point_optional=True),
         _row(L.FL_6_0, (1, 8), INTEGERS_32, _F32_F16),

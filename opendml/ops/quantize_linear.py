@@ -12,10 +12,11 @@ from ..dtypes import DataType as T
 from ..errors import invalid
 from ..feature_levels import FeatureLevel as L
 from ..kernels.spec import KernelSpec
-from ..schema import OperatorSchema, SupportRow, TensorField
+from ..schema import OperatorSchema, SupportRow
 from ..tensor import TensorDesc
 from ..validate import check_same_data_type, check_same_sizes
 from .definition import OperatorDefinition
+from .quantization import QUANTIZATION_TENSORS, quantization_row
 
 _F32 = frozenset({T.FLOAT32})
 _F32_F16 = frozenset({T.FLOAT32, T.FLOAT16})
@@ -26,20 +27,13 @@ _I8_U8 = frozenset({T.INT8, T.UINT8})
 
 def _row(level: L, dimensions: tuple[int, int], inputs: frozenset[T], scales: frozenset[T],
          outputs: frozenset[T], zero_point_optional: bool = False) -> SupportRow:
-    types = {"InputTensor": inputs, "ScaleTensor": scales, "ZeroPointTensor": outputs, "OutputTensor": outputs}
-    absent = frozenset({"ZeroPointTensor"}) if zero_point_optional else frozenset()
-    return SupportRow(level, dimensions, types, absent)
+    return quantization_row(level, dimensions, inputs, scales, outputs, outputs, zero_point_optional)
 
 
 QUANTIZE_LINEAR_SCHEMA = OperatorSchema(
     name="ELEMENT_WISE_QUANTIZE_LINEAR",
     introduced=L.FL_1_0,
-    tensors=(
-        TensorField("InputTensor", "input"),
-        TensorField("ScaleTensor", "input"),
-        TensorField("ZeroPointTensor", "input", optional=True),
-        TensorField("OutputTensor", "output"),
-    ),
+    tensors=QUANTIZATION_TENSORS,
     rows=(
         _row(L.FL_6_2, (1, 8), _F32_F16_I32, _F32_F16, _I8_U8, zero_point_optional=True),
         _row(L.FL_6_0, (1, 8), _F32_F16_I32, _F32_F16, _I8_U8),
