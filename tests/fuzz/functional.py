@@ -531,6 +531,17 @@ def _zero_point(value: object, t: str) -> tuple[str, Any]:
     return verdict, np.array(v, TYPES[t].numpy)
 
 
+def _broadcast(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray | None
+               ) -> tuple[tuple[int, ...], np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """The NumPy broadcast of a quantization's operands (shape, x, scale, zero point), None where they do not."""
+    operands = [x, scale] + ([zero_point] if zero_point is not None else [])
+    try:
+        shape = tuple(np.broadcast_shapes(*(np.shape(a) for a in operands)))
+    except ValueError:
+        return None
+    zs = None if zero_point is None else np.broadcast_to(zero_point, shape)
+    return shape, np.broadcast_to(x, shape), np.broadcast_to(scale, shape), zs
+
 def _dequantize(call: Call, level: str, t: str, values: bool) -> Expected:
     scale = call.args["scale"]
     loose = isinstance(scale, bool)  # True as a scale: read as 1.0 (a Python int) or refused
@@ -549,16 +560,12 @@ def _dequantize(call: Call, level: str, t: str, values: bool) -> Expected:
     verdict, zero_point = _zero_point(call.args["zero_point"], t)
     if verdict == "reject":
         return Expected("reject", zero_point)
-    x = call.x.array()  # type: ignore[union-attr]
-    operands = [x, scale_array] + ([zero_point] if zero_point is not None else [])
-    try:
-        shape = np.broadcast_shapes(*(np.shape(a) for a in operands))
-    except ValueError:
+    broadcast = _broadcast(call.x.array(), scale_array, zero_point)  # type: ignore[union-attr]
+    if broadcast is None:
         return Expected("reject", "the operands do not broadcast")
-    expected = _result(call, tuple(shape), st_name, {})
+    shape, xs, ss, zs = broadcast
+    expected = _result(call, shape, st_name, {})
     if values:
-        xs, ss = np.broadcast_to(x, shape), np.broadcast_to(scale_array, shape)
-        zs = None if zero_point is None else np.broadcast_to(zero_point, shape)
         expected.values = {i: dequantize_element(int(xs[i]), float(ss[i]), None if zs is None else int(zs[i]), st_name)
                            for i in np.ndindex(*shape)}
     if verdict == "either" or loose:
@@ -677,16 +684,12 @@ def _quantize(call: Call, level: str, t: str, values: bool) -> Expected:
         return Expected("reject", f"{types} is not supported at {level}")
     if st_name != ("FLOAT32" if t == "INT32" else t):
         return Expected("reject", f"a {st_name} scale for a {t} input")
-    x = call.x.array()  # type: ignore[union-attr]
-    operands = [x, scale_array] + ([zero_point] if zero_point is not None else [])
-    try:
-        shape = np.broadcast_shapes(*(np.shape(a) for a in operands))
-    except ValueError:
+    broadcast = _broadcast(call.x.array(), scale_array, zero_point)  # type: ignore[union-attr]
+    if broadcast is None:
         return Expected("reject", "the operands do not broadcast")
-    expected = _result(call, tuple(shape), out_name, {})
+    shape, xs, ss, zs = broadcast
+    expected = _result(call, shape, out_name, {})
     if values:
-        xs, ss = np.broadcast_to(x, shape), np.broadcast_to(scale_array, shape)
-        zs = None if zero_point is None else np.broadcast_to(zero_point, shape)
         convert = float if TYPES[t].is_float else int
         expected.values = {i: quantize_element(convert(xs[i]), float(ss[i]), None if zs is None else int(zs[i]),
                                                out_name) for i in np.ndindex(*shape)}
