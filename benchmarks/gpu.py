@@ -1,8 +1,11 @@
 """GPU bandwidth of opendml's CUDA backend against PyTorch eager, torch.compile, CuPy and a plain copy.
 
 Effective bandwidth = (bytes read + bytes written, each once) / time, the median of many CUDA-event-timed
-samples after warm-up, each sample five calls in a row. Inputs of 2^28 elements dwarf the L2 cache; the
-size sweep rotates among several input sets so small sizes are not timed out of the cache either.
+samples after warm-up, each sample five calls in a row. In the main table the contenders of a row (the copy,
+opendml and each peer) take turns, one sample each per round, so that a drift of the GPU's clocks or
+temperature during a row weighs on all of them alike instead of on whichever ran during it. Inputs of 2^28
+elements dwarf the L2 cache; the size sweep rotates among several input sets so small sizes are not timed out
+of the cache either.
 
     python benchmarks/gpu.py                 # everything: table, size sweep, host cost, CSV and PNG
     python benchmarks/gpu.py --quick         # no torch.compile, fewer repetitions
@@ -40,18 +43,32 @@ def event_time_ms(fn: Callable[[], object], repeat: int, warmup: int = 3, back_t
     Calls in a row measure the steady state that a pipeline of operators sees: each call's host work
     overlaps the previous call's GPU work, for every implementation alike.
     """
-    for _ in range(warmup):
-        fn()
-    times = []
+    return turns_ms({"fn": fn}, repeat, warmup, back_to_back)["fn"]
+
+
+def sample_ms(fn: Callable[[], object], back_to_back: int) -> float:
+    """Milliseconds of one call of ``fn``, averaged over ``back_to_back`` calls in a row between two events."""
     start, stop = cp.cuda.Event(), cp.cuda.Event()
-    for _ in range(repeat):
-        start.record()
-        for _ in range(back_to_back):
+    start.record()
+    for _ in range(back_to_back):
+        fn()
+    stop.record()
+    stop.synchronize()
+    return cp.cuda.get_elapsed_time(start, stop) / back_to_back
+
+
+def turns_ms(contenders: dict[str, Callable[[], object]], repeat: int, warmup: int = 3, back_to_back: int = 5
+             ) -> dict[str, float]:
+    """Median milliseconds of one call of each contender, sampled in turns: each round takes one sample of
+    every contender, so all of them see the same GPU state (clocks, temperature) over the measurement."""
+    for fn in contenders.values():
+        for _ in range(warmup):
             fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop) / back_to_back)
-    return statistics.median(times)
+    times: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(repeat):
+        for name, fn in contenders.items():
+            times[name].append(sample_ms(fn, back_to_back))
+    return {name: statistics.median(samples) for name, samples in times.items()}
 
 
 @dataclass
@@ -248,12 +265,11 @@ def row_makers(device: dml.Device) -> list[tuple[str, Callable[[], Row]]]:
     ]
 
 
-def copy_bandwidth(bytes_moved: int, repeat: int) -> float:
-    """GB/s of a device-to-device copy moving the same bytes (half read, half written)."""
+def copy_of(bytes_moved: int) -> Callable[[], object]:
+    """A device-to-device copy moving ``bytes_moved`` bytes (half read, half written)."""
     src = cp.empty(max(bytes_moved // 2, 1), cp.uint8)
     dst = cp.empty_like(src)
-    ms = event_time_ms(lambda: cp.copyto(dst, src), repeat)
-    return 2 * src.nbytes / ms / 1e6
+    return lambda: cp.copyto(dst, src)
 
 
 def main_table(device: dml.Device, repeat: int, quick: bool, only: str = "") -> list[dict]:
@@ -261,17 +277,19 @@ def main_table(device: dml.Device, repeat: int, quick: bool, only: str = "") -> 
     for row in rows(device, only):
         print(f"  {row.name} ...", file=sys.stderr, flush=True)
         entry = {"row": row.name, "bytes": row.bytes_moved}
-        entry["copy"] = copy_bandwidth(row.bytes_moved, repeat)
-        entry["opendml"] = row.bytes_moved / event_time_ms(row.opendml, repeat) / 1e6
+        contenders = {"copy": copy_of(row.bytes_moved), "opendml": row.opendml}
         for peer, fn in row.peers.items():
+            entry[peer] = math.nan
             if fn is None or (quick and peer == "torch.compile"):
-                entry[peer] = math.nan
                 continue
             try:
-                entry[peer] = row.bytes_moved / event_time_ms(fn, repeat) / 1e6
-            except Exception as error:  # a peer that cannot run this row leaves its cell empty
+                fn()  # compiles torch.compile's kernel; a peer that cannot run this row leaves its cell empty
+                contenders[peer] = fn
+            except Exception as error:
                 print(f"    {peer} failed: {type(error).__name__}: {error}", file=sys.stderr)
-                entry[peer] = math.nan
+        for name, ms in turns_ms(contenders, repeat).items():
+            entry[name] = row.bytes_moved / ms / 1e6
+        del contenders
         cp.get_default_memory_pool().free_all_blocks()
         if torch is not None:
             torch.cuda.empty_cache()
