@@ -300,7 +300,9 @@ HOST_CASES = [
     ("columns over two axes", Case(T.UINT8, (8, 10, 48), (0, 1), COLUMN, ROW, T.FLOAT16), [T.FLOAT16], "transposed",
      0, ("columns", 1, False), "elements"),
     ("all axes", Case(T.UINT8, (3, 5, 8), (0, 1, 2), FULL, COLUMN), [T.FLOAT32, T.FLOAT16], "packed", 0,
-     ("rows", 32, False), "elements"),  # rows of 8 (a per-column zero point splits them): no 16-byte load
+     ("rows", 32, False), "words"),  # rows of 8 (a per-column zero point splits them): 4 elements a load
+    ("all axes, no load of 16 bytes of the extra", Case(T.UINT8, (3, 5, 6), (0, 1, 2), FULL, COLUMN),
+     [T.FLOAT32], "packed", 0, ("rows", 32, False), "elements"),
     ("transposed input", Case(T.UINT8, (2048, 20), (1,), FULL, None, x_strides=(1, 2048)), [T.FLOAT32], "packed",
      0, ("columns", 1, False), "elements"),
 ]
@@ -336,23 +338,39 @@ def argmin_sources_with(spec: KernelSpec, descs: Sequence[TensorDesc | None], ou
     return sources
 
 
-def test_row_5_reads_16_bytes_and_writes_its_float32_extra_by_16_byte_words() -> None:
+def test_row_5_loads_4_bytes_of_uint8_and_stores_16_of_its_float32_extra_beside_the_next_thread() -> None:
     """[65536, 4096] UINT8 with per-column scale and zero point, CLIP [0, 6], ARGMIN over the rows, the
-    clipped FLOAT32 tensor an output too: each thread's 16 elements loaded by one uint4 and their 64 bytes
-    of extra stored by four float4, at the same position of the row (a warp's stores are contiguous)."""
+    clipped FLOAT32 tensor an output too: a load holds 16 bytes of the widest output, so each thread loads 4
+    UINT8 elements by one 4-byte word and stores their FLOAT32 values by one float4, at the next thread's
+    position plus 16 bytes (a warp's store is 512 contiguous bytes, where four float4 stores 64 bytes apart
+    from the next thread's ran at half the speed)."""
     spec, descs, out, extras = with_extras(Case(T.UINT8, (65536, 4096), (1,)), [T.FLOAT32], "packed")
     kept, reduced = argmin_c.layouts(spec, descs, out, extras)
     x = descs[0]
     assert x is not None
     plan = argmin_c.plan(spec, x, kept, reduced, 132)
-    assert (plan.family, plan.group, plan.splits, plan.vector) == ("rows", 32, 1, 16)
-    assert argmin_c.alignments(spec, plan, kept, reduced) == [(0, 16), (1, 16), (2, 16), (3, 16)]
+    assert (plan.family, plan.group, plan.splits, plan.vector) == ("rows", 32, 1, 4)
+    # The InputTensor's and the zero point's 4-byte words, the scale's and the extra's 16-byte words.
+    assert argmin_c.alignments(spec, plan, kept, reduced) == [(0, 4), (1, 16), (2, 4), (3, 16)]
     source = argmin_c.argmin_kernel(spec, plan, spec.reduction.direction, kept, reduced)  # type: ignore[union-attr]
-    assert "u0.w = *(const uint4*)(px + (ko + ro0) * 1ull);" in source
-    assert "union { float4 w[4]; float e[16]; } x1_0;" in source
-    for w in range(4):
-        assert f"((float4*)(pout1 + (ke1 + re1_0) * 4ull))[{w}] = x1_0.w[{w}];" in source
-    assert "value(u0.e[15], a1_0.e[15], a2_0.e[15], q0, q1, x1_0.e[15])" in source
+    assert "u0.w = *(const unsigned int*)(px + (ko + ro0) * 1ull);" in source
+    assert "union { float4 w[1]; float e[4]; } x1_0;" in source
+    assert "((float4*)(pout1 + (ke1 + re1_0) * 4ull))[0] = x1_0.w[0];" in source
+    assert "x1_0.w[1]" not in source
+    assert "value(u0.e[3], a1_0.e[3], a2_0.e[3], q0, q1, x1_0.e[3])" in source
+
+
+def test_a_float16_extra_of_uint8_elements_loads_8_of_them() -> None:
+    """The widest output sets the load: 8 UINT8 elements (8 bytes) give 16 bytes of FLOAT16."""
+    spec, descs, out, extras = with_extras(Case(T.UINT8, (512, 4096), (1,)), [T.FLOAT16], "packed")
+    kept, reduced = argmin_c.layouts(spec, descs, out, extras)
+    x = descs[0]
+    assert x is not None
+    plan = argmin_c.plan(spec, x, kept, reduced, 132)
+    assert plan.vector == 8
+    source = argmin_c.argmin_kernel(spec, plan, spec.reduction.direction, kept, reduced)  # type: ignore[union-attr]
+    assert "u0.w = *(const uint2*)(px + (ko + ro0) * 1ull);" in source
+    assert "((uint4*)(pout1 + (ke1 + re1_0) * 2ull))[0] = x1_0.w[0];" in source
 
 
 def test_extra_outputs_must_be_described_with_their_type_and_the_kernels_sizes() -> None:
@@ -435,7 +453,7 @@ def test_a_plain_argmin_with_an_extra_output_splits_long_rows_by_blocks(directio
     except AssertionError as error:
         _skip_without_barrier(error)
         raise
-    assert (plan.family, plan.group, plan.splits > 1, plan.vector) == ("rows", 256, True, 8)
+    assert (plan.family, plan.group, plan.splits > 1, plan.vector) == ("rows", 256, True, 4)  # 16 bytes of FLOAT32
     with using("cpu-numpy") as cpu:
         desc = dml.ArgMinDesc(x, out, [1], direction.name)
         compiled = cpu.compile_operator(cpu.create_operator(desc))
@@ -499,7 +517,7 @@ def test_argmin_with_extras_on_cuda_gives_the_numpy_reference_bits(case: Case, k
     inputs = case.inputs(np.random.default_rng(11), spread)
     got, written, kernel = _gpu_run(spec, descs, inputs, out, extras, [shift] + [0] * (len(extras) - 1))
     if shift:
-        assert kernel.plan.vector == 16 and 1 in kernel._kernels  # type: ignore[attr-defined]
+        assert kernel.plan.vector == 4 and 1 in kernel._kernels  # type: ignore[attr-defined]
     with using("cpu-numpy") as cpu:
         want = run_node_by_node(cpu, case.graph(cpu), inputs, [np.zeros(out.total_tensor_size_in_bytes, np.uint8)])
     assert (got == want[0]).all()

@@ -15,9 +15,13 @@ Extra outputs (``KernelSpec.extra``, a fused kernel's intermediates that are gra
 ``value`` beside the value compared and stored where it is computed, by the thread that scans the element,
 in every plan: each element of each extra is written once (pieces of split reductions cover disjoint
 ranges; the combine pass writes none), whether its value is NaN or not. Each extra has the InputTensor's
-sizes and its own strides, which join the layouts like an operand's; along one 16-byte load's elements it
-is stored by aligned 16-byte words where it has stride 1 (so a warp's stores are as contiguous as its
-loads), else element by element.
+sizes and its own strides, which join the layouts like an operand's; along one load's elements it is stored
+by aligned words where it has stride 1, else element by element. A load then holds 16 bytes of the widest
+extra output, not 16 bytes of the InputTensor (plan.py): each thread stores one 16-byte word per load beside
+its neighbours', so a warp's store instruction writes 512 contiguous bytes. H100, row 5 of
+benchmarks/graphs.py (UINT8 [65536, 4096] -> DEQUANTIZE_LINEAR -> CLIP, the FLOAT32 clipped tensor an output,
+ARGMIN of it): 0.845 ms with 16-byte loads of UINT8, whose 64 bytes of FLOAT32 a thread stored by four words
+64 bytes apart from the next thread's, against 0.495 ms with 4-byte loads (the floor: 0.46 ms).
 """
 
 from __future__ import annotations
@@ -63,8 +67,9 @@ def is_prologue(spec: KernelSpec) -> bool:
 def plan(spec: KernelSpec, x: TensorDesc, kept: Layout, reduced: Layout, sm_count: int) -> ArgMinPlan:
     """The plan of ``spec``'s reduction over the InputTensor ``x`` on a GPU of ``sm_count`` multiprocessors."""
     assert spec.reduction is not None
+    stored = max((value.type.size for value in spec.extra), default=0)
     return plan_argmin(x.sizes, x.effective_strides, spec.reduction.axes, kept, reduced, sm_count,
-                       x.data_type.size, is_prologue(spec), shared_by_rows(kept, reduced))
+                       x.data_type.size, is_prologue(spec), shared_by_rows(kept, reduced), stored)
 
 
 def shared_by_rows(kept: Layout, reduced: Layout) -> bool:
@@ -166,7 +171,9 @@ def alignments(spec: KernelSpec, plan: ArgMinPlan, kept: Layout, reduced: Layout
     then the extra outputs."""
     if plan.vector == 1:
         return []
-    needed = [(0, 16)]
+    in_type = spec.inputs[0]
+    assert in_type is not None  # InputTensor is required
+    needed = [(0, plan.vector * in_type.size)]
     found = operands(spec, plan, kept, reduced)
     for position, operand in enumerate(found, start=1):
         if operand.form == "words":
@@ -368,9 +375,10 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
         rows = plan.family == "rows"
         first_element = f"({here}) * {vector}ull" if rows else here
         red = decompose("(unsigned int)rr", reduced.sizes, reduced_strides, names)
-        fetch.append(f"union {{ uint4 w; {storage} e[{vector}]; }} u{u};")
+        word = WORD[size * vector]  # 16 bytes, or fewer where an extra output is wider than the InputTensor
+        fetch.append(f"union {{ {word} w; {storage} e[{vector}]; }} u{u};")
         fetch.append(f"ull {declared} = 0; {{ ull rr = {first_element}; {red} }}")
-        fetch.append(f"u{u}.w = *(const uint4*)(px + (ko + ro{u}) * {size}ull);")
+        fetch.append(f"u{u}.w = *(const {word}*)(px + (ko + ro{u}) * {size}ull);")
         fetch += loads
         fetch += [_held(x, f"x{x.number}_{u}", vector) for x in written]
         for e in range(vector):

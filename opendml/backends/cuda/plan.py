@@ -80,7 +80,7 @@ class ArgMinPlan:
 
 def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int], kept: Layout,
                 reduced: Layout, sm_count: int, itemsize: int = 4, prologue: bool = False,
-                shared: bool = False) -> ArgMinPlan:
+                shared: bool = False, stored: int = 0) -> ArgMinPlan:
     """Choose the reduction strategy by shape.
 
     Rows (the input's fastest-moving dimension is reduced): a warp per output for short rows, a block per
@@ -98,13 +98,19 @@ def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int
     L2. A plain ARGMIN keeps the plans its kernels were measured with. Where some operand is ``shared`` by
     the rows (it varies along the reduction, never from output to output), a warp of 16-byte loads scans
     PROLOGUE_ROWS_PER_WARP rows at once, or 2, or 1, the most that keep the GPU full without splitting.
+
+    A load holds 16 bytes of the widest of the InputTensor (``itemsize``) and the extra outputs a fused
+    kernel ``stored`` (their widest element size, 0 for none): each thread then stores 16 bytes of an extra
+    output per load, next to its neighbours' (a warp's store instruction is 512 contiguous bytes), where 16
+    bytes of UINT8 loaded gave each thread 64 bytes of FLOAT32 to store by four 16-byte words 64 bytes
+    apart from the next thread's.
     """
     outputs, length = math.prod(kept.sizes), math.prod(reduced.sizes)
-    width = 16 // itemsize
+    width = 16 // max(itemsize, stored)
     moving = [(s, k) for k, (n, s) in enumerate(zip(sizes, strides)) if n > 1 and s > 0]
     if moving and min(moving)[1] not in axes:
         aligned = (kept.strides[0][-1] == 1 and kept.sizes[-1] % width == 0
-                   and all(s * itemsize % 16 == 0 for s in kept.strides[0][:-1] + reduced.strides[0]))
+                   and all(s % width == 0 for s in kept.strides[0][:-1] + reduced.strides[0]))
         vector = width if aligned else 1
         threads = sm_count * COLUMN_THREADS_PER_SM
         groups = outputs // vector
@@ -114,7 +120,7 @@ def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int
             chunk = min(length, max(chunk, PROLOGUE_COLUMN_CHUNK))
         return ArgMinPlan("columns", 1, BLOCK, math.ceil(length / chunk), chunk, outputs, length, vector)
     aligned = (reduced.strides[0][-1] == 1 and reduced.sizes[-1] % width == 0
-               and all(s * itemsize % 16 == 0 for s in kept.strides[0] + reduced.strides[0][:-1]))
+               and all(s % width == 0 for s in kept.strides[0] + reduced.strides[0][:-1]))
     vector = width if aligned else 1
     if prologue and length * itemsize <= PROLOGUE_WARP_ROW_BYTES:
         warps = sm_count * PROLOGUE_WARPS_PER_SM
