@@ -16,7 +16,8 @@ collect_ignore = [] if importlib.util.find_spec("cupy") else [
 
 _NEED_ONNX = ["opendml/onnx/*.py", "opendml/onnx/ops/*.py", "tests/onnx_models.py"]
 
-_NEED_DASK = ["opendml/dask/api.py", "opendml/dask/elementwise.py", "opendml/dask/reductions.py", "docs/dask.md"]
+_NEED_DASK = ["opendml/dask/api.py", "opendml/dask/blocks.py", "opendml/dask/elementwise.py", "opendml/dask/merge.py",
+              "opendml/dask/reductions.py", "docs/dask.md"]
 
 collect_ignore_glob = ([] if importlib.util.find_spec("onnx") else _NEED_ONNX) + \
     ([] if importlib.util.find_spec("dask") else _NEED_DASK)

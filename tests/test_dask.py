@@ -28,6 +28,7 @@ from tests.helpers import edge_values, same_values
 
 da = pytest.importorskip("dask.array", reason="Dask is not installed (pip install 'opendml[dask]')")
 import dask  # noqa: E402 (after the skip: only where dask.array imported)
+from dask.sizeof import sizeof  # noqa: E402
 
 try:
     from distributed.utils_test import gen_cluster
@@ -278,6 +279,11 @@ def test_global_indices_past_two_to_the_32() -> None:
         expected = ((i0 + starts[0]) * 5 + i2 + starts[1]) * 2**16 + i3 + starts[2]
         assert int(got.reshape(-1)[k]) == expected and expected > 2**32
     assert got.dtype == np.int64
+
+
+def test_partials_count_their_arrays_for_dask_memory_accounting() -> None:
+    part = merge.Partial(np.zeros(1000, np.float32), np.zeros(1000, np.int64))
+    assert sizeof(part) >= 12000
 
 
 def test_merge_is_associative_and_commutative() -> None:

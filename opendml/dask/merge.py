@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from dask.sizeof import sizeof
 
 from ..enums import AxisDirection, NanPolicy
 from ..kernels.spec import ReductionKind
@@ -33,6 +34,12 @@ class Partial:
 
     values: Any
     indices: Any
+
+
+@sizeof.register(Partial)
+def _sizeof_partial(part: Partial) -> int:
+    """A partial's bytes, for the workers' memory accounting (Dask would count the object alone)."""
+    return int(sizeof(part.values)) + int(sizeof(part.indices))
 
 
 def merge_two(kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, a: Partial, b: Partial) -> Partial:
