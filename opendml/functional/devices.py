@@ -95,3 +95,11 @@ def _traced() -> Any:
     from .. import tracing
 
     return tracing
+
+
+def _dask() -> Any:
+    """The functions on Dask arrays, for a call with a Dask argument (``opendml.dask.detect.any_dask``, which
+    never imports Dask): imported on the first such call, as they import Dask."""
+    from ..dask import api
+
+    return api

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dask.detect import any_dask as _any_dask
 from ..device import Device
 from ..dtypes import DataType
 from ..errors import invalid
@@ -21,7 +22,7 @@ from ..ops.elementwise import ScaleBias, float_field, typed_bound
 from ..ops.threshold import THRESHOLD_SCHEMA, ElementWiseThresholdDesc
 from ..schema import OperatorSchema
 from ..tensor import TensorDesc
-from .devices import _as_array, _resolve_device, _traced, _tracing
+from .devices import _as_array, _dask, _resolve_device, _traced, _tracing
 from .fastpath import _direct, _exact, _remember
 from .placement import _leading_ones, _run, _view_as
 from .results import _output
@@ -54,6 +55,8 @@ def clip(x: Any, min: float | None, max: float | None, *, scale_bias: ScaleBias 
         return done
     if _tracing(x):
         return _traced().clip(x, min, max, scale_bias, out, device)
+    if _any_dask(x, out):
+        return _dask().clip(x, min, max, scale_bias, out, device)
     device = _resolve_device(device, x, CLIP_SCHEMA.name)
     dtype = _as_array(device, x, CLIP_SCHEMA.name, "InputTensor").dtype
     schema, make_desc = _clip_desc(device, dtype, min, max, scale_bias)
@@ -102,6 +105,8 @@ def threshold(x: Any, min: float, *, scale_bias: ScaleBias | tuple[float, float]
         return done
     if _tracing(x):
         return _traced().threshold(x, min, scale_bias, out, device)
+    if _any_dask(x, out):
+        return _dask().threshold(x, min, scale_bias, out, device)
     device = _resolve_device(device, x, THRESHOLD_SCHEMA.name)
     dtype = _as_array(device, x, THRESHOLD_SCHEMA.name, "InputTensor").dtype
     schema, make_desc = _threshold_desc(device, dtype, min, scale_bias)

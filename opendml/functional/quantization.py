@@ -7,13 +7,14 @@ from typing import Any
 
 import numpy as np
 
+from ..dask.detect import any_dask as _any_dask
 from ..device import Device
 from ..dtypes import DataType
 from ..feature_levels import FeatureLevel
 from ..ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
 from ..ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc
 from ..schema import OperatorSchema
-from .devices import _as_array, _resolve_device, _traced, _tracing
+from .devices import _as_array, _dask, _resolve_device, _traced, _tracing
 from .operands import _broadcast, _quantize_scale, _quantize_zero_point, _scale, _zero_point
 from .placement import _leading_ones, _run, _view_as
 from .results import _output
@@ -34,6 +35,8 @@ def dequantize_linear(x: Any, scale: Any, zero_point: Any = None, *, out: Any = 
     """
     if _tracing(x, scale, zero_point):
         return _traced().dequantize_linear(x, scale, zero_point, out, device)
+    if _any_dask(x, scale, zero_point, out):
+        return _dask().dequantize_linear(x, scale, zero_point, out, device)
     owner = DEQUANTIZE_LINEAR_SCHEMA.name
     device = _resolve_device(device, x, owner)
     array = _as_array(device, x, owner, "InputTensor")
@@ -65,6 +68,8 @@ def quantize_linear(x: Any, scale: Any, zero_point: Any = None, *, output_type: 
     """
     if _tracing(x, scale, zero_point):
         return _traced().quantize_linear(x, scale, zero_point, output_type, out, device)
+    if _any_dask(x, scale, zero_point, out):
+        return _dask().quantize_linear(x, scale, zero_point, output_type, out, device)
     owner = QUANTIZE_LINEAR_SCHEMA.name
     device = _resolve_device(device, x, owner)
     array = _as_array(device, x, owner, "InputTensor")
@@ -82,9 +87,7 @@ def _broadcast_run(device: Device, schema: OperatorSchema, desc_type: type, oper
     operands' broadcast shape, each operand described with zero strides where it broadcasts."""
     owner = schema.name
     array, scale, zero_point = operands
-    shape = _broadcast(owner, array.shape, "InputTensor", scale.shape, "ScaleTensor")
-    if zero_point is not None:
-        shape = _broadcast(owner, shape, "InputTensor and ScaleTensor", zero_point.shape, "ZeroPointTensor")
+    shape = _operands_shape(owner, array.shape, scale.shape, None if zero_point is None else zero_point.shape)
     result = _output(device, out, shape, out_dtype, owner, like)
     pad = _leading_ones(schema, device, max(len(shape), 1))
     full = (1,) * pad + (shape or (1,))
@@ -92,6 +95,16 @@ def _broadcast_run(device: Device, schema: OperatorSchema, desc_type: type, oper
     placed = [None if a is None else _broadcast_to(xp, a, full) for a in operands]
     _run(device, schema, desc_type, placed, _view_as(result.array, full))
     return result.deliver()
+
+
+def _operands_shape(owner: str, shape: tuple[int, ...], scale: tuple[int, ...], zero_point: tuple[int, ...] | None
+                    ) -> tuple[int, ...]:
+    """The broadcast shape of InputTensor, ScaleTensor and ZeroPointTensor (None: absent), or an error naming
+    the operand that does not broadcast."""
+    shape = _broadcast(owner, shape, "InputTensor", scale, "ScaleTensor")
+    if zero_point is not None:
+        shape = _broadcast(owner, shape, "InputTensor and ScaleTensor", zero_point, "ZeroPointTensor")
+    return shape
 
 
 def _broadcast_to(xp: Any, array: Any, shape: tuple[int, ...]) -> Any:

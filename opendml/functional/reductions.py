@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dask.detect import any_dask as _any_dask
 from ..device import Device
 from ..dtypes import DataType
 from ..enums import AxisDirection, NanPolicy
@@ -21,7 +22,7 @@ from ..ops.argmax import ARGMAX_SCHEMA, ArgMaxDesc
 from ..ops.argmin import ARGMIN_SCHEMA, ArgMinDesc
 from ..schema import OperatorSchema
 from ..tensor import TensorDesc
-from .devices import _as_array, _resolve_device, _traced, _tracing
+from .devices import _as_array, _dask, _resolve_device, _traced, _tracing
 from .placement import _leading_ones, _run, _view_as
 from .results import _output
 
@@ -36,23 +37,35 @@ UNRAVEL_OWNER = "opendml.unravel_index"
 
 def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
            axis_direction: AxisDirection | str = "INCREASING", output_type: DataType | str = "INT64",
-           out: Any = None, device: Device | str | None = None, nan_policy: NanPolicy | str = "IGNORE") -> Any:
+           out: Any = None, device: Device | str | None = None, nan_policy: NanPolicy | str = "IGNORE",
+           return_values: bool = False) -> Any:
     """Indices of the smallest elements over ``axes`` (None: all); the rank is kept, as in DirectML.
     ``out``, if given, receives them: an array of the result's shape and of ``output_type``. Over several
     axes an index is flattened row-major over them (``unravel_index`` splits it). ``nan_policy``: IGNORE
     (DirectML's) skips NaN elements; PROPAGATE returns the first NaN's index, as NumPy does.
 
+    ``return_values=True`` returns ``(indices, values)``: the values, of the indices' shape, the input's dtype
+    and the indices' kind of array, are read at the winning indices, one element per output (not a second
+    pass over the data). Under IGNORE a NaN value means every element of that reduction was NaN; under
+    PROPAGATE it means a NaN won. With ``out``, ``out`` receives the indices.
+
     >>> argmin(np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], np.float32), 1)
     array([[0],
            [1],
            [0]])
+    >>> argmin(np.array([[1, 2, 3], [3, 0, 4]], np.float32), 1, return_values=True)
+    (array([[0],
+           [1]]), array([[1.],
+           [0.]], dtype=float32))
     """
-    return _arg_reduction(ReductionKind.ARGMIN, x, axes, axis_direction, output_type, out, device, nan_policy)
+    return _arg_reduction(ReductionKind.ARGMIN, x, axes, axis_direction, output_type, out, device, nan_policy,
+                          return_values)
 
 
 def argmax(x: Any, axes: int | Sequence[int] | None = None, *,
            axis_direction: AxisDirection | str = "INCREASING", output_type: DataType | str = "INT64",
-           out: Any = None, device: Device | str | None = None, nan_policy: NanPolicy | str = "IGNORE") -> Any:
+           out: Any = None, device: Device | str | None = None, nan_policy: NanPolicy | str = "IGNORE",
+           return_values: bool = False) -> Any:
     """Indices of the largest elements over ``axes``: ``argmin``'s twin (same arguments and rules).
 
     >>> argmax(np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], np.float32), 1)
@@ -61,16 +74,26 @@ def argmax(x: Any, axes: int | Sequence[int] | None = None, *,
            [1]])
     >>> argmax(np.array([1.0, np.nan, 3.0], np.float32), nan_policy="PROPAGATE")
     array([1])
+    >>> argmax(np.array([1.0, np.nan, 3.0], np.float32), return_values=True)
+    (array([2]), array([3.], dtype=float32))
     """
-    return _arg_reduction(ReductionKind.ARGMAX, x, axes, axis_direction, output_type, out, device, nan_policy)
+    return _arg_reduction(ReductionKind.ARGMAX, x, axes, axis_direction, output_type, out, device, nan_policy,
+                          return_values)
 
 
 def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: object, output_type: object,
-                   out: Any, device: Any, nan_policy: object) -> Any:
-    if _tracing(x):
-        return _traced().arg_reduction(kind, x, axes, axis_direction, output_type, out, device, nan_policy)
+                   out: Any, device: Any, nan_policy: object, return_values: object = False) -> Any:
     schema, desc_type = ARG_REDUCTIONS[kind]
     owner = schema.name
+    if not isinstance(return_values, (bool, np.bool_)):
+        raise invalid(owner, "return_values", "must be True or False", repr(return_values))
+    if _tracing(x):
+        if return_values:  # a traced graph has no gather node to read the values with
+            raise invalid(owner, "return_values", "must be False in a function traced by opendml.compile", True)
+        return _traced().arg_reduction(kind, x, axes, axis_direction, output_type, out, device, nan_policy)
+    if _any_dask(x, out):
+        return _dask().arg_reduction(kind, x, axes, axis_direction, output_type, out, device, nan_policy,
+                                     bool(return_values))
     device = _resolve_device(device, x, owner)
     array = _as_array(device, x, owner, "InputTensor")
     rank = max(array.ndim, 1)
@@ -88,7 +111,30 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
 
     full = (1,) * pad + out_shape
     _run(device, schema, make, [_view_as(array, (1,) * pad + (array.shape or (1,)))], _view_as(result.array, full))
-    return result.deliver()
+    indices = result.deliver()
+    if not return_values:
+        return indices
+    values = _values_at(device, array, result.array, reduced)
+    return indices, device.backend.to_caller(values, indices)
+
+
+def _values_at(device: Device, array: Any, indices: Any, reduced: tuple[int, ...]) -> Any:
+    """The elements of ``array`` at the winning ``indices`` (flattened row-major over the ``reduced`` axes):
+    one gathered element per output, on the array's own device, never a second pass over the data."""
+    xp = device.backend.xp
+    if array.ndim == 0:
+        return array.copy()  # the one element, read as the reduction of one element
+    if indices.size == 0:
+        return xp.empty(indices.shape, array.dtype)
+    remaining = indices.astype(xp.int64)  # every index type holds an index of the reduction: int64 does too
+    parts: dict[int, Any] = {}
+    for axis in reversed(reduced):  # the last reduced axis varies fastest
+        parts[axis] = remaining % array.shape[axis]
+        remaining = remaining // array.shape[axis]
+    # Kept axes index themselves: aranges that broadcast along their own axis against the output's shape.
+    where = tuple(parts[k] if k in parts else xp.arange(n).reshape((n,) + (1,) * (array.ndim - 1 - k))
+                  for k, n in enumerate(array.shape))
+    return array[where]
 
 
 def _normalize_axes(axes: object, rank: int, owner: str) -> tuple[int, ...]:
@@ -124,6 +170,8 @@ def unravel_index(indices: Any, shape: Sequence[int], axes: int | Sequence[int] 
             [1]]]), array([[[1],
             [1]]]))
     """
+    if _any_dask(indices):
+        return tuple(_dask().unravel_index(indices, shape, axes))
     device = _resolve_device(None, indices, UNRAVEL_OWNER)
     array = _as_array(device, indices, UNRAVEL_OWNER, "indices")
     if array.dtype.kind not in "iu":

@@ -79,11 +79,17 @@ def prepare_arg_reduction(kind: ReductionKind, desc: object) -> ArgReductionPara
         if n_out != wanted:
             why = "a reduced axis" if k in axes else f"InputTensor.Sizes[{k}]"
             raise invalid(owner, f"OutputTensor.Sizes[{k}]", f"must be {wanted} ({why})", n_out)
-    reduced = math.prod(x.sizes[a] for a in axes)
-    if out.data_type.is_integer and reduced - 1 > out.data_type.integer_range[1]:
-        raise invalid(owner, "OutputTensor.DataType",
-                      f"must hold every index of a reduction over {reduced} elements", out.data_type.name)
+    check_index_capacity(owner, out.data_type, math.prod(x.sizes[a] for a in axes))
     return ArgReductionParams(axes, direction, out.data_type, kind, nan_policy)
+
+
+def check_index_capacity(owner: str, output_type: T, count: int) -> None:
+    """The output type must hold every index of a reduction over ``count`` elements (SPEC 8.7): one rule
+    for one description and for a reduction over many (the chunks of a Dask array, whose count no single
+    tensor may hold)."""
+    if output_type.is_integer and count - 1 > output_type.integer_range[1]:
+        raise invalid(owner, "OutputTensor.DataType",
+                      f"must hold every index of a reduction over {count} elements", output_type.name)
 
 
 def arg_reduction_reference(inputs: Sequence[np.ndarray | None], params: ArgReductionParams) -> np.ndarray:

@@ -1,0 +1,134 @@
+"""clip, threshold, dequantize_linear and quantize_linear on Dask arrays: one functional call per block.
+
+On the client, the call itself is made once on empty stand-ins of the operands' types (every rule checked,
+the output type found, no kernel compiled or run), and the operands' shapes are broadcast with the usual
+messages. Each task then calls the same function on one block of each operand, so the bits are those of
+single-machine opendml. Operands that are NumPy or CuPy arrays become Dask arrays chunked like the input
+(broadcast dimensions in one chunk); numbers and 0-d arrays go to every task as they are. Checks of an
+operand's values (a zero point exactly representable in its type) run where the values are, at compute time.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import dask.array as da
+import numpy as np
+from dask.array.utils import meta_from_array
+
+from ..functional.operators import clip as _clip
+from ..functional.operators import threshold as _threshold
+from ..functional.quantization import _operands_shape
+from ..functional.quantization import dequantize_linear as _dequantize_linear
+from ..functional.quantization import quantize_linear as _quantize_linear
+from ..ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA
+from ..ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA
+from . import blocks
+from .checks import known_shape, refuse_out, validation_device
+from .detect import is_dask_array
+
+_FIELDS = ("InputTensor", "ScaleTensor", "ZeroPointTensor")
+
+ShapeRule = Callable[[Sequence[tuple[int, ...] | None]], tuple[int, ...]]
+
+
+def clip(x: Any, min: Any, max: Any, scale_bias: Any, out: Any, device: Any) -> Any:
+    return _blockwise(_clip, "opendml.clip", [x], {"min": min, "max": max, "scale_bias": scale_bias}, out, device)
+
+
+def threshold(x: Any, min: Any, scale_bias: Any, out: Any, device: Any) -> Any:
+    return _blockwise(_threshold, "opendml.threshold", [x], {"min": min, "scale_bias": scale_bias}, out, device)
+
+
+def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: Any) -> Any:
+    rule = functools.partial(_quantization_shape, DEQUANTIZE_LINEAR_SCHEMA.name)
+    return _blockwise(_dequantize_linear, "opendml.dequantize_linear", [x, scale, zero_point], {}, out, device,
+                      rule)
+
+
+def quantize_linear(x: Any, scale: Any, zero_point: Any, output_type: Any, out: Any, device: Any) -> Any:
+    rule = functools.partial(_quantization_shape, QUANTIZE_LINEAR_SCHEMA.name)
+    return _blockwise(_quantize_linear, "opendml.quantize_linear", [x, scale, zero_point],
+                      {"output_type": output_type}, out, device, rule)
+
+
+def _quantization_shape(owner: str, shapes: Sequence[tuple[int, ...] | None]) -> tuple[int, ...]:
+    x, scale, zero_point = shapes
+    assert x is not None and scale is not None  # both are required arguments (a number: shape ())
+    return _operands_shape(owner, x, scale, zero_point)
+
+
+def _blockwise(function: Callable[..., Any], owner: str, operands: list[Any], kwargs: dict[str, Any], out: Any,
+               device: Any, shape_rule: ShapeRule | None = None) -> Any:
+    """``function`` over the blocks of the operands (the first is the input), as a new Dask array."""
+    refuse_out(owner, out)
+    if not (is_dask_array(operands[0]) or hasattr(operands[0], "shape")):
+        operands[0] = np.asarray(operands[0])  # a list or a number as the input, beside a Dask operand
+    arrays = [operands[0]] + [_array_operand(a) for a in operands[1:]]  # the input is always read by blocks
+    stand_ins = [_stand_in(a, o, first=k == 0) for k, (a, o) in enumerate(zip(arrays, operands))]
+    # The call on empty stand-ins: every rule of the call is checked and its output type found, nothing runs.
+    empty = function(*stand_ins, **kwargs, device=validation_device(device))
+    rank = arrays[0].ndim
+    if shape_rule is not None and sum(a is not None for a in arrays) > 1:
+        # Operands broadcast against the input: their shapes must be known (an input alone may have chunks of
+        # unknown sizes, as after Dask's boolean indexing: each block's result has its block's shape).
+        shapes = [known_shape(owner, field, a) if a is not None else (None if o is None else ())
+                  for a, o, field in zip(arrays, operands, _FIELDS)]
+        rank = len(shape_rule(shapes))
+    first = operands[0]
+    meta = meta_from_array(first._meta if is_dask_array(first) else first, ndim=rank, dtype=empty.dtype)
+    chunks = _chunks_by_position([a for a in arrays if is_dask_array(a)], rank)
+    layout: list[Any] = []
+    args: list[Any] = []
+    for array, operand in zip(arrays, operands):
+        if array is None:
+            layout.append((operand,))
+            continue
+        if not is_dask_array(array):
+            array = da.from_array(array, chunks=_aligned(array.shape, chunks, rank))
+        layout.append(blocks.BLOCK)
+        args += [array, tuple(range(rank - array.ndim, rank))]
+    task = functools.partial(blocks.elementwise_block, function, tuple(layout), {**kwargs, "device": device})
+    return da.blockwise(task, tuple(range(rank)), *args, dtype=meta.dtype, meta=meta, align_arrays=True,
+                        token=owner.replace(".", "-").replace("_", "-"))
+
+
+def _array_operand(value: Any) -> Any:
+    """An operand read block by block (a Dask array, or an array of one or more dimensions), else None: it
+    goes to every task as it is (None, a number, a 0-d array)."""
+    if is_dask_array(value):
+        return value
+    if value is None or not hasattr(value, "shape") or len(value.shape) == 0:
+        return None
+    return value
+
+
+def _stand_in(array: Any, operand: Any, first: bool) -> Any:
+    """An empty array of the operand's type (NumPy, whatever the blocks' kind: the client checks types and
+    rules, not data); a 0-d Dask array stands as a zero. The input's always has a dimension of size 0, so that
+    the result is empty and nothing runs."""
+    if array is None:
+        return operand
+    dtype = np.dtype(array.dtype)
+    if array.ndim == 0:
+        return np.empty((0,), dtype) if first else np.zeros((), dtype)
+    return np.empty((0,) * array.ndim, dtype)
+
+
+def _chunks_by_position(arrays: list[Any], rank: int) -> dict[int, tuple[int, ...]]:
+    """For each dimension of the broadcast shape, the chunks of the first Dask operand that is not broadcast
+    along it."""
+    found: dict[int, tuple[int, ...]] = {}
+    for array in arrays:
+        for k, (size, sizes) in enumerate(zip(array.shape, array.chunks)):
+            position = rank - array.ndim + k
+            if size != 1 and position not in found:
+                found[position] = tuple(sizes)
+    return found
+
+
+def _aligned(shape: tuple[int, ...], chunks: dict[int, tuple[int, ...]], rank: int) -> tuple[tuple[int, ...], ...]:
+    """Chunks for an array operand that line up with the Dask operands' (one chunk where none has any)."""
+    return tuple((1,) if n == 1 else chunks.get(rank - len(shape) + k, (n,)) for k, n in enumerate(shape))

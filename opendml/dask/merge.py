@@ -1,0 +1,99 @@
+"""The partial results of argmin and argmax across chunks, and their merge.
+
+A partial holds, per output element, the winning value of some chunks and its index in the whole array.
+Two partials merge by (value, index), never by position: under IGNORE a number beats NaN; the smaller value
+(ARGMIN) or the larger (ARGMAX) wins; equal values (-0.0 == +0.0) and two NaN go to the smaller index
+(INCREASING) or the larger (DECREASING). Under PROPAGATE a NaN beats every number. That is a total order on
+the candidates (indices are distinct), so the merge is associative and commutative: the result does not
+depend on the chunking or on the shape of Dask's tree. When every element is NaN under IGNORE, each chunk's
+partial is its first (INCREASING) or last (DECREASING) element, and the index order picks the whole array's
+first or last: 0 or count - 1, DirectML's answer.
+
+The functions take NumPy or CuPy arrays alike (NumPy's functions dispatch to CuPy's through its array
+protocols); ``combine`` and ``aggregate`` take Dask's ``computing_meta=True`` (query planning) and then run
+nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from dask.sizeof import sizeof
+
+from ..enums import AxisDirection, NanPolicy
+from ..kernels.spec import ReductionKind
+
+
+@dataclass(frozen=True)
+class Partial:
+    """The winning values of some chunks and their indices in the whole array (INT64, or the output type
+    once aggregated), both of the output's shape."""
+
+    values: Any
+    indices: Any
+
+
+@sizeof.register(Partial)
+def _sizeof_partial(part: Partial) -> int:
+    """A partial's bytes, for the workers' memory accounting (Dask would count the object alone)."""
+    return int(sizeof(part.values)) + int(sizeof(part.indices))
+
+
+def merge_two(kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, a: Partial, b: Partial) -> Partial:
+    """The winner of two partials, element by element."""
+    va, vb = a.values, b.values
+    ahead = (va < vb) if kind is ReductionKind.ARGMIN else (va > vb)  # False wherever one is NaN
+    same = va == vb
+    if va.dtype.kind == "f":
+        nan_a, nan_b = np.isnan(va), np.isnan(vb)
+        ahead = ahead | ((nan_a & ~nan_b) if policy is NanPolicy.PROPAGATE else (nan_b & ~nan_a))
+        same = same | (nan_a & nan_b)
+    first = (a.indices < b.indices) if direction is AxisDirection.INCREASING else (a.indices > b.indices)
+    take_a = ahead | (same & first)
+    return Partial(np.where(take_a, va, vb), np.where(take_a, a.indices, b.indices))
+
+
+def _leaves(parts: Any) -> list[Partial]:
+    """The partials of Dask's nested lists (one level per reduced axis), or a single one."""
+    if isinstance(parts, Partial):
+        return [parts]
+    return [leaf for part in parts for leaf in _leaves(part)]
+
+
+def identity(part: Any, axis: Any = None, keepdims: Any = None, computing_meta: bool = False) -> Any:
+    """The chunk step of Dask's reduction: the partials are made before it (they need each block's place)."""
+    return part
+
+
+def combine(kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, parts: Any, axis: Any = None,
+            keepdims: Any = None, computing_meta: bool = False) -> Any:
+    """The winner of several partials (with ``computing_meta``, the meta it is given: nothing runs)."""
+    if computing_meta:
+        return parts
+    return functools.reduce(functools.partial(merge_two, kind, policy, direction), _leaves(parts))
+
+
+def aggregate(kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, index_type: np.dtype, parts: Any,
+              axis: Any = None, keepdims: Any = None, computing_meta: bool = False) -> Any:
+    """The final winner, its indices in the output type (checked on the client to hold them). No parameter
+    is named ``dtype``: Dask's reduction would pass its own."""
+    if computing_meta:
+        return parts
+    best = combine(kind, policy, direction, parts)
+    return Partial(best.values, best.indices.astype(index_type, copy=False))
+
+
+def indices_of(part: Partial) -> Any:
+    return part.indices
+
+
+def values_of(part: Partial) -> Any:
+    return part.values
+
+
+def zero_d(block: Any) -> Any:
+    """The one element of a block of shape (1,), as a 0-d array: the result for a 0-d input."""
+    return block.reshape(())
