@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from . import functional as fn_api
+from .dask.detect import any_dask
 from .device import Device
 from .dtypes import DataType
 from .enums import AxisDirection, NanPolicy
@@ -271,7 +272,8 @@ def compile(fn: Callable[..., Any] | None = None, *, device: Device | str | None
     """Decorate ``fn``, a function of arrays calling the functional API, to run as one compiled graph.
 
     Array arguments (NumPy, CuPy, PyTorch) are traced; every other argument must be hashable and is part of
-    the signature a graph is compiled and cached for. ``device`` defaults to the first array's.
+    the signature a graph is compiled and cached for. ``device`` defaults to the first array's. Called with
+    Dask arrays, it returns Dask arrays, the graph run on each block (``opendml.dask.compiled``, docs/dask.md).
 
     >>> import numpy as np, opendml
     >>> @opendml.compile
@@ -306,6 +308,10 @@ class CompiledFunction:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if any_dask(*args, *kwargs.values()):
+            from .dask.compiled import call
+
+            return call(self, args, kwargs)
         named = [(f"argument {k}", a) for k, a in enumerate(args)] + [(f"argument {n!r}", a) for n, a in kwargs.items()]
         first = next((a for _, a in named if _is_array(a)), None)
         device = fn_api._resolve_device(self.device, first, OWNER)
@@ -321,6 +327,17 @@ class CompiledFunction:
         return _execute(device, traced, [a for a in arrays if a is not None], first)
 
     def _trace(self, device: Device, args: tuple[Any, ...], kwargs: dict[str, Any], arrays: list[Any]) -> _Traced:
+        results, single = self.build(device, args, kwargs, arrays)
+        compiled = results[0].expr.graph.compile([r.expr for r in results])
+        used = frozenset(e.graph_input_index for e in compiled.graph_desc.input_edges)
+        outputs = [(r.shape, tuple(r.expr.desc.sizes), r.dtype) for r in results]
+        return _Traced(compiled, used, outputs, single)
+
+    def build(self, device: Device, args: tuple[Any, ...], kwargs: dict[str, Any], arrays: list[Any]
+              ) -> tuple[list[Tracer], bool]:
+        """The function traced into a Graph on ``device`` (not compiled): its results, and whether it returned
+        one array rather than a tuple. ``arrays``: each argument (positional, then keyword) as an array, or
+        None where it is passed as it is."""
         graph = Graph(device)
         index = 0
         values = list(args) + list(kwargs.values())
@@ -338,10 +355,7 @@ class CompiledFunction:
         if not isinstance(results, (tuple, list)) or not results or not all(isinstance(r, Tracer) for r in results):
             raise invalid(OWNER, "result", "must be an array computed by the functional API, or a tuple of them",
                           repr(result))
-        compiled = graph.compile([r.expr for r in results])
-        used = frozenset(e.graph_input_index for e in compiled.graph_desc.input_edges)
-        outputs = [(r.shape, tuple(r.expr.desc.sizes), r.dtype) for r in results]
-        return _Traced(compiled, used, outputs, single)
+        return list(results), single
 
 
 def _is_array(value: Any) -> bool:

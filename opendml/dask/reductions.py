@@ -52,22 +52,31 @@ def arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: obj
     if scalar:
         x = x[None]  # read as one element of one dimension, as the functional API reads a 0-d array
     sizes = tuple(x.shape[a] for a in reduced)
-    index_meta = meta_from_array(x._meta, ndim=x.ndim, dtype=out_type.numpy)
     partials = x.map_blocks(
         functools.partial(blocks.arg_partial, kind, reduced, direction, policy, device, sizes),
         chunks=tuple((1,) * len(c) if k in reduced else c for k, c in enumerate(x.chunks)),
         dtype=np.int64, meta=meta_from_array(x._meta, ndim=x.ndim, dtype=np.int64))
-    steps = (kind, policy, direction)
-    merged = da.reduction(partials, merge.identity, functools.partial(merge.aggregate, *steps, out_type.numpy),
-                          combine=functools.partial(merge.combine, *steps), axis=reduced, keepdims=True,
-                          dtype=out_type.numpy, concatenate=False, meta=index_meta,
-                          name=f"opendml-{kind.value.lower()}")
-    indices = merged.map_blocks(merge.indices_of, dtype=out_type.numpy, meta=index_meta)
-    values = merged.map_blocks(merge.values_of, dtype=x.dtype, meta=meta_from_array(x._meta, ndim=x.ndim))
+    indices, values = merged(partials, kind, policy, direction, reduced, out_type.numpy, x.dtype, x._meta)
     if scalar:
         indices, values = (a.map_blocks(merge.zero_d, drop_axis=0, meta=meta_from_array(a._meta, ndim=0))
                            for a in (indices, values))
     return (indices, values) if return_values else indices
+
+
+def merged(partials: Any, kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, reduced: tuple[int, ...],
+           index_type: np.dtype, value_type: np.dtype, like: Any) -> tuple[Any, Any]:
+    """The indices (of ``index_type``) and values of the winners among a Dask array of partials (one
+    ``merge.Partial`` per block, of size 1 along the ``reduced`` axes), by Dask's tree reduction; ``like``: a
+    meta of the blocks' kind of array (NumPy, CuPy)."""
+    index_meta = meta_from_array(like, ndim=partials.ndim, dtype=index_type)
+    steps = (kind, policy, direction)
+    tree = da.reduction(partials, merge.identity, functools.partial(merge.aggregate, *steps, index_type),
+                        combine=functools.partial(merge.combine, *steps), axis=reduced, keepdims=True,
+                        dtype=index_type, concatenate=False, meta=index_meta, name=f"opendml-{kind.value.lower()}")
+    indices = tree.map_blocks(merge.indices_of, dtype=index_type, meta=index_meta)
+    values = tree.map_blocks(merge.values_of, dtype=value_type,
+                             meta=meta_from_array(like, ndim=partials.ndim, dtype=value_type))
+    return indices, values
 
 
 def _check_whole(device: Device, kind: ReductionKind, shape: tuple[int, ...], blocks_shape: tuple[int, ...],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,10 @@ ARG_REDUCTIONS: dict[ReductionKind, tuple[OperatorSchema, type[ArgMinDesc] | typ
 }
 
 UNRAVEL_OWNER = "opendml.unravel_index"
+
+# While set (in this thread or task), argmin and argmax return their input unchanged: opendml.dask runs a
+# compiled function that way on the elements a reduction picked, to learn the values it compared there.
+reduced_inputs: ContextVar[bool] = ContextVar("opendml_reduced_inputs", default=False)
 
 
 def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
@@ -83,6 +88,8 @@ def argmax(x: Any, axes: int | Sequence[int] | None = None, *,
 
 def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: object, output_type: object,
                    out: Any, device: Any, nan_policy: object, return_values: object = False) -> Any:
+    if reduced_inputs.get():
+        return x
     schema, desc_type = ARG_REDUCTIONS[kind]
     owner = schema.name
     if not isinstance(return_values, (bool, np.bool_)):

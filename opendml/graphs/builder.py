@@ -131,6 +131,10 @@ class Graph:
         return GraphDesc(input_count, len(outputs), [self._nodes[old] for old in kept], input_edges, output_edges,
                          intermediate_edges)
 
+    def needed(self, expr: Expression) -> list[OperatorNode | ConstantNode]:
+        """The nodes ``expr`` is computed from, its own included (none for a graph input)."""
+        return [] if expr.node is None else [self._nodes[k] for k in self._needed([expr.node])]
+
     def _needed(self, roots: list[int]) -> list[int]:
         needed, stack = set(), list(roots)
         while stack:
