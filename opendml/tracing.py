@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from . import functional as fn_api
+from .buffer import BufferBinding
 from .dask.detect import any_dask
 from .device import Device
 from .dtypes import DataType
@@ -225,10 +226,29 @@ def _quantization_node(schema: OperatorSchema, desc_type: type, x: Tracer, scale
     return Tracer(graph.node(desc, reads), shape, np.dtype(out_dtype))
 
 
+class _TracedGraph(Graph):
+    """The graph a trace builds. Values the function holds (numbers, arrays of its closure) become graph
+    inputs after the arguments', bound at every call to buffers made once, not ConstantNodes: a graph input is
+    read through any strides, so a scale of one value broadcast over a large tensor stays one value, where a
+    ConstantNode's output, which no node may read through other strides, had to hold the broadcast copy (a
+    number's scale over a [65536, 4096] input was 1 GiB)."""
+
+    def __init__(self, device: Device, first: int) -> None:
+        super().__init__(device)
+        self.held: list[tuple[int, np.ndarray]] = []  # (graph input index, values)
+        self._next = first
+
+    def held_value(self, values: np.ndarray) -> Expression:
+        index, self._next = self._next, self._next + 1
+        self.held.append((index, values))
+        return self.input(index, TensorDesc(DataType.parse(values.dtype, owner=OWNER), values.shape or (1,)))
+
+
 def _constant(graph: Graph, array: Any) -> Tracer:
-    """A value known while tracing, as a ConstantNode of the graph (the host copy of it)."""
+    """A value known while tracing, as a graph input bound to a copy of it (``_TracedGraph``)."""
     values = np.ascontiguousarray(fn_api._to_host(array) if fn_api._on_gpu(array) else np.asarray(array))
-    return Tracer(graph.constant(values), values.shape, values.dtype)
+    assert isinstance(graph, _TracedGraph)
+    return Tracer(graph.held_value(values), values.shape, values.dtype)
 
 
 def _broadcast_to(t: Tracer, full: tuple[int, ...], owner: str, field: str) -> Expression:
@@ -236,11 +256,7 @@ def _broadcast_to(t: Tracer, full: tuple[int, ...], owner: str, field: str) -> E
     sizes = t.expr.desc.sizes
     if tuple(sizes) == full:
         return t.expr
-    if t.expr.node is not None:
-        data = t.expr.graph.constant_data(t.expr)
-        if data is not None:  # a graph cannot reinterpret a node's output: broadcast its values
-            host = np.frombuffer(data, t.dtype, int(np.prod(sizes))).reshape(sizes)
-            return _constant(t.expr.graph, np.broadcast_to(host, full)).expr
+    if t.expr.node is not None:  # a graph cannot reinterpret a node's output
         raise invalid(owner, f"{field} shape", f"must be the broadcast shape {full} when it is computed in the "
                       "traced function (a node's output is not broadcast)", t.shape)
     strides = t.expr.desc.effective_strides
@@ -295,6 +311,7 @@ class _Traced:
     used: frozenset[int]  # graph inputs some edge reads (the others are bound as None)
     outputs: list[tuple[tuple[int, ...], tuple[int, ...], np.dtype]]  # shape, sizes, dtype
     single: bool
+    held: dict[int, BufferBinding]  # graph inputs bound to the values the function holds
 
 
 class CompiledFunction:
@@ -328,17 +345,20 @@ class CompiledFunction:
 
     def _trace(self, device: Device, args: tuple[Any, ...], kwargs: dict[str, Any], arrays: list[Any]) -> _Traced:
         results, single = self.build(device, args, kwargs, arrays)
-        compiled = results[0].expr.graph.compile([r.expr for r in results])
+        graph = results[0].expr.graph
+        assert isinstance(graph, _TracedGraph)
+        compiled = graph.compile([r.expr for r in results])
         used = frozenset(e.graph_input_index for e in compiled.graph_desc.input_edges)
         outputs = [(r.shape, tuple(r.expr.desc.sizes), r.dtype) for r in results]
-        return _Traced(compiled, used, outputs, single)
+        held = {index: _held_binding(device, values) for index, values in graph.held if index in used}
+        return _Traced(compiled, used, outputs, single, held)
 
     def build(self, device: Device, args: tuple[Any, ...], kwargs: dict[str, Any], arrays: list[Any]
               ) -> tuple[list[Tracer], bool]:
         """The function traced into a Graph on ``device`` (not compiled): its results, and whether it returned
         one array rather than a tuple. ``arrays``: each argument (positional, then keyword) as an array, or
         None where it is passed as it is."""
-        graph = Graph(device)
+        graph = _TracedGraph(device, sum(a is not None for a in arrays))
         index = 0
         values = list(args) + list(kwargs.values())
         for k, array in enumerate(arrays):
@@ -386,11 +406,20 @@ def _at_least_1d(array: Any) -> Any:
     return fn_api._view_as(array, array.shape or (1,))
 
 
+def _held_binding(device: Device, values: np.ndarray) -> BufferBinding:
+    """A buffer holding ``values`` for the graph input that reads them (16-byte rounded, as bound ranges are)."""
+    raw = np.zeros(-(-max(values.nbytes, 4) // 16) * 16, np.uint8)
+    raw[:values.nbytes] = values.reshape(-1).view(np.uint8)
+    return BufferBinding(device.buffer_from(raw))
+
+
 def _execute(device: Device, traced: _Traced, arrays: list[Any], like: Any) -> Any:
     placed = [fn_api._place_input(device, _at_least_1d(a)) if k in traced.used else None for k, a in enumerate(arrays)]
     results = [fn_api._padded_empty(device, sizes, dtype) for _, sizes, dtype in traced.outputs]
     bindings = [fn_api.BufferBinding(device.backend.wrap(device, raw)) for _, raw in results]
-    traced.compiled.execute([None if p is None else p.binding for p in placed], bindings)
+    inputs: list[BufferBinding | None] = [None if p is None else p.binding for p in placed]
+    inputs += [traced.held.get(k) for k in range(len(inputs), traced.compiled.graph_desc.input_count)]
+    traced.compiled.execute(inputs, bindings)
     backend = device.backend
     arrays_out = tuple(backend.to_caller(array.reshape(shape), like)
                        for (array, _), (shape, _, _) in zip(results, traced.outputs))

@@ -11,6 +11,7 @@ import pytest
 
 import opendml as dml
 from opendml.errors import OpenDMLError
+from opendml.graphs.desc import ConstantNode
 from tests.conftest import CUDA_MISSING
 
 
@@ -298,3 +299,18 @@ def test_traced_quantize_output_type_and_threshold_on_int64() -> None:
     big = np.array([-(2**62), 3, 2**62], np.int64)
     got = dml.compile(lambda x: dml.threshold(x, -2.5))(big)
     assert got.dtype == np.int64 and got.tolist() == [-2, 3, 2**62] == dml.threshold(big, -2.5).tolist()
+
+
+def test_a_number_operand_stays_one_value_whatever_the_size_it_broadcasts_over() -> None:
+    """A scale and zero point given as numbers are graph inputs of one element read through zero strides,
+    not ConstantNodes holding the broadcast copy; so they need no ConstantNode's feature level (6_2)."""
+    compiled = dml.compile(lambda q: dml.dequantize_linear(q, 0.5, 3), device=dml.Device("cpu", "5_0"))
+    q = np.arange(4096, dtype=np.uint8).reshape(64, 64)
+    got = compiled(q)
+    assert got.tobytes() == ((q.astype(np.float32) - 3) * np.float32(0.5)).tobytes()
+    (traced,) = compiled._cache.values()
+    desc = traced.compiled.graph_desc
+    assert not any(isinstance(node, ConstantNode) for node in desc.nodes)
+    assert desc.input_count == 3 and sorted(traced.held) == [1, 2]
+    for binding in traced.held.values():
+        assert binding.buffer.size_in_bytes == 16
