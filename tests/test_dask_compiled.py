@@ -12,12 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import opendml as dml
+from tests.conftest import CUDA_MISSING
 
 da = pytest.importorskip("dask.array", reason="Dask is not installed (pip install 'opendml[dask]')")
 import dask  # noqa: E402 (after the skip: only where dask.array imported)
 
 from tests.test_dask import _cuts  # noqa: E402
 
+NEEDS_CUDA = pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")
 EXAMPLES = max(1, settings.default.max_examples // 2)  # each traces, compiles and runs a graph per block shape
 REDUCTIONS = {"ARGMIN": dml.argmin, "ARGMAX": dml.argmax}
 
@@ -178,3 +180,23 @@ def test_an_array_held_by_the_function_along_a_reduced_axis_is_refused_where_it_
                        r"function's arguments alone"):
         result.compute(scheduler="sync")
     assert math.prod(f(x).shape) == 4  # on NumPy arrays the same function runs
+
+
+@NEEDS_CUDA
+def test_cupy_chunks_run_the_compiled_graph_on_the_gpu() -> None:
+    """CuPy chunks: the fused graph on each block on the GPU, the values gathered there, CuPy results with the
+    bits of the compiled function on the whole NumPy arrays."""
+    import cupy
+
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 256, (40, 24), dtype=np.uint8)
+    scale = rng.choice(np.array([0.05, -0.5, np.nan], np.float32), 24)
+    zero_point = rng.integers(0, 256, 24, dtype=np.uint8)
+    lazy = da.from_array(cupy.asarray(x), chunks=(16, 10))
+    for axes, kind, direction, policy in [((1,), "ARGMIN", "INCREASING", "IGNORE"),
+                                          ((0, 1), "ARGMAX", "DECREASING", "PROPAGATE")]:
+        args = (0.0, 3.0, kind, axes, direction, policy, "INT32")
+        result = _chain(lazy, cupy.asarray(scale), cupy.asarray(zero_point), *args)
+        assert type(result._meta) is cupy.ndarray
+        (got,) = dask.compute(result, scheduler="threads")
+        assert isinstance(got, cupy.ndarray) and _same(cupy.asnumpy(got), _chain(x, scale, zero_point, *args))
