@@ -32,6 +32,15 @@ def child() -> Iterator[ProcessPoolExecutor]:
         yield pool
 
 
+@pytest.fixture
+def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No device pickled before the test (by other tests) is the one of its key: the first pickled here is."""
+    from opendml import device
+    from opendml.shared import Registry
+
+    monkeypatch.setattr(device, "_shared", Registry())
+
+
 @pytest.fixture(scope="module")
 def cpu2() -> dml.Device:
     """The module's device: the first of its key pickled here, so its operators unpickle to themselves."""
@@ -113,7 +122,7 @@ def dequantize_clip(q: np.ndarray) -> Any:
 
 # --- tests ---------------------------------------------------------------------------------------------------
 
-def test_a_device_pickles_after_compiling() -> None:
+def test_a_device_pickles_after_compiling(fresh: None) -> None:
     """The issue's case: a device that has compiled an operator pickles, and here unpickles to itself."""
     device = dml.Device("cpu", "5_0", threads=2)
     x = np.array([-3.0, 0.5, 7.0], np.float32)
@@ -137,7 +146,7 @@ def test_the_default_thread_count_is_resolved_where_a_device_arrives(monkeypatch
     assert child.submit(thread_counts, [pickle.dumps(default), pickle.dumps(explicit)]).result() == [1, 2]
 
 
-def test_devices_of_one_key_unpickle_to_one_device() -> None:
+def test_devices_of_one_key_unpickle_to_one_device(fresh: None) -> None:
     """Two devices of one backend, level and thread setting unpickle to one device in this process."""
     a, b = dml.Device("cpu", "3_1", threads=1), dml.Device("cpu", "3_1", threads=1)
     assert pickle.loads(pickle.dumps(a)) is pickle.loads(pickle.dumps(b)) is a
@@ -190,7 +199,7 @@ def _dequantize_case() -> tuple[object, list[np.ndarray], np.ndarray]:
 
 @pytest.mark.parametrize("case", [_clip_case, _argmin_case, _dequantize_case], ids=["clip", "argmin", "dequantize"])
 def test_a_compiled_operator_gives_the_same_bits_in_another_process(case: Any, child: ProcessPoolExecutor,
-                                                                    cpu2: dml.Device) -> None:
+                                                                    cpu2: dml.Device, fresh: None) -> None:
     desc, inputs, want = case()
     device = cpu2
     op = device.compile_operator(device.create_operator(desc), "DISABLE_META_COMMANDS")
@@ -239,7 +248,7 @@ def test_a_compiled_graph_keeps_its_flags_and_fusion(child: ProcessPoolExecutor)
     assert child.submit(unpickle_twice, pickle.dumps(unfused)).result() == (True, (False, 4, 3))
 
 
-def test_an_operator_pickles_as_its_description() -> None:
+def test_an_operator_pickles_as_its_description(fresh: None) -> None:
     device = dml.Device("cpu", "6_2", threads=1)
     desc = dml.TensorDesc("INT8", [2, 3])
     operator = device.create_operator(dml.ElementWiseThresholdDesc(desc, desc, -2.0))
