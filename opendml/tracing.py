@@ -315,8 +315,8 @@ class CompiledFunction:
         functools.update_wrapper(self, fn)
 
     def __reduce__(self) -> str | tuple[Any, ...]:
-        if _importable(self):
-            return str(self.__qualname__)  # type: ignore[attr-defined]  # pickle saves a reference to the module's attribute, as for a function
+        if _importable(self):  # pickle saves a reference to the module's attribute, as for a function
+            return str(self.__qualname__)  # type: ignore[attr-defined]
         if self._token is None:
             self._token = new_token()
         _rebuilt.remember(self._token, self)  # in this process it unpickles to itself

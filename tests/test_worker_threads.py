@@ -24,7 +24,8 @@ import opendml as dml
 from opendml.backends import cpu_kernels
 from opendml.backends.cpu_kernels import threads, views
 
-NO_NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
+NO_NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(),
+                              reason="Numba is not installed (the opendml[fast] extra)")
 CALLERS = 4
 LOW, HIGH = -20.0, 30.0
 ROWS, COLUMNS = 256, 1024  # one input of PARALLEL_MIN elements: several shares on two threads
@@ -95,14 +96,18 @@ class _Launches:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         from opendml.backends.cpu_kernels import drivers
 
-        self.count = 0
+        self.drivers: list[str] = []  # appended from several threads at once: list.append is atomic
         launch = drivers.launch
 
-        def counted(*args: Any) -> None:
-            self.count += 1
-            launch(*args)
+        def counted(driver: Any, *args: Any) -> None:
+            self.drivers.append(driver.__name__)
+            launch(driver, *args)
 
         monkeypatch.setattr(drivers, "launch", counted)
+
+    @property
+    def count(self) -> int:
+        return len(self.drivers)
 
 
 @NO_NUMBA
@@ -194,7 +199,7 @@ def test_outside_dask_a_device_takes_every_core(monkeypatch: pytest.MonkeyPatch)
 
 
 def _device_threads(**kwargs: Any) -> tuple[int, int]:
-    """Run in a task: the thread count of a device made here, and of the process's default device's key."""
+    """Run in a task: the thread count of a device made here, and the thread it ran on."""
     return dml.Device("cpu", "6_0", **kwargs).threads, threading.get_ident()
 
 
