@@ -42,6 +42,13 @@ class Buffer:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.size_in_bytes} bytes on {self.device}>"
 
+    def __reduce__(self) -> Any:
+        """Refused: a buffer is memory of one device in one process (what a binding's address names), so
+        a copy elsewhere could not be the same buffer. Send its bytes (``to_numpy()``) or the array instead
+        and make a buffer where they arrive (``Device.buffer_from``)."""
+        raise invalid("Buffer", "pickling", "is not supported (a buffer is device memory of one process: send "
+                      "buffer.to_numpy() or the array, and call Device.buffer_from where it arrives)", repr(self))
+
 
 @dataclass(frozen=True)
 class BufferBinding:

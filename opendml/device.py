@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,10 +19,21 @@ from .graphs.compiled import CompiledGraph, compile_graph
 from .graphs.desc import GraphDesc
 from .operator import CompiledOperator, Operator
 from .ops import BY_DESC_TYPE
+from .shared import Registry
 from .tensor import TensorDesc
 from .validate import check_no_owned_by_dml, check_output_writable, check_support
 
 _COMPILE_CACHE_LIMIT = 256
+
+# The devices of this process by (backend name, feature level label, thread setting): what a pickled device
+# unpickles to (opendml.shared), and the functional API's default devices.
+_shared: Registry[Device] = Registry()
+
+
+def shared_device(backend: str, feature_level: str, threads: int | None) -> Device:
+    """The one device of this process for a backend, a feature level and a thread setting (None: the
+    default, resolved here: OPENDML_NUM_THREADS, a Dask worker's share of the cores, or every core)."""
+    return _shared.get((backend, feature_level, threads), lambda: Device(backend, feature_level, threads=threads))
 
 
 class Device:
@@ -36,11 +48,22 @@ class Device:
         """``threads``: CPU threads an operator may use (default: OPENDML_NUM_THREADS, else every core)."""
         self.feature_level = FeatureLevel.parse(feature_level, owner="Device", field="feature_level")
         self.threads = resolve_threads(threads)
+        # What a pickled copy carries: an explicit count, or None so that the process receiving it resolves
+        # its own default (its environment, its share of a Dask worker's cores).
+        self._threads_setting = None if threads is None else self.threads
         self.backend = backends.load(backend)
         self._compiled: dict[Any, CompiledOperator] = {}
+        self._compile_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"Device({self.backend.name!r}, {self.feature_level.label!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its backend name, feature level and thread setting; unpickled to the one device of
+        the receiving process for them (``shared_device``), whose compile cache every task there shares."""
+        key = (self.backend.name, self.feature_level.label, self._threads_setting)
+        _shared.remember(key, self)  # in this process it unpickles to itself
+        return shared_device, key
 
     def check_feature_levels(self, levels: Iterable[FeatureLevel | str | int]) -> FeatureLevel:
         """The highest of ``levels`` (DirectML's RequestedFeatureLevels, a list) that this device supports."""
@@ -116,17 +139,39 @@ class Device:
         """
         return self.backend.upload(self, array)
 
-    def compiled(self, desc: Any) -> CompiledOperator:
-        """Create and compile ``desc`` once, then reuse it (the functional API's cache).
+    def compiled(self, desc: Any, flags: ExecutionFlags | int | str = ExecutionFlags.NONE) -> CompiledOperator:
+        """Create and compile ``desc`` once, then reuse it (the functional API's cache, and what a pickled
+        compiled operator unpickles through).
 
         Descriptions are looked up by their repr, not by ==, which would take -0.0 for 0.0 (a different
         bound bit for bit) and never find one holding a NaN.
         """
-        key = (type(desc), repr(desc))
+        key = _compiled_key(desc, flags)
         compiled = self._compiled.get(key)
         if compiled is None:
-            compiled = self.compile_operator(self.create_operator(desc))
-            if len(self._compiled) >= _COMPILE_CACHE_LIMIT:
-                self._compiled.clear()
-            self._compiled[key] = compiled
+            with self._compile_lock:  # tasks on several threads of a worker compile it once between them
+                compiled = self._compiled.get(key)
+                if compiled is None:
+                    compiled = self.compile_operator(self.create_operator(desc), flags)
+                    self._cache_compiled(key, compiled)
         return compiled
+
+    def remember_compiled(self, compiled: CompiledOperator) -> None:
+        """Make ``compiled`` (an operator compiled on this device) the one ``compiled`` returns for its
+        description and flags, unless one is cached already."""
+        key = _compiled_key(compiled.operator.desc, compiled.flags)
+        if key not in self._compiled:
+            with self._compile_lock:
+                if key not in self._compiled:
+                    self._cache_compiled(key, compiled)
+
+    def _cache_compiled(self, key: Any, compiled: CompiledOperator) -> None:
+        if len(self._compiled) >= _COMPILE_CACHE_LIMIT:
+            self._compiled.clear()
+        self._compiled[key] = compiled
+
+
+def _compiled_key(desc: Any, flags: ExecutionFlags | int | str) -> tuple[Any, ...]:
+    if flags is not ExecutionFlags.NONE:  # the functional API's every call passes the default: no parsing
+        flags = ExecutionFlags.parse(flags, owner="Device", field="ExecutionFlags")
+    return type(desc), repr(desc), flags

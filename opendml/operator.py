@@ -106,6 +106,10 @@ class Operator:
     def __repr__(self) -> str:
         return f"<Operator {self.name} on {self.device}>"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its device and description; created again (validated, not compiled) on arrival."""
+        return _created, (self.device, self.desc)
+
 
 class CompiledOperator:
     """A compiled operator (IDMLCompiledOperator): bind buffers and execute.
@@ -160,3 +164,18 @@ class CompiledOperator:
 
     def __repr__(self) -> str:
         return f"<CompiledOperator {self.operator.name} on {self.operator.device}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its device, description and execution flags, never as its compiled kernel; unpickled
+        through the receiving device's compile cache (``Device.compiled``), so a process compiles it once."""
+        device = self.operator.device
+        device.remember_compiled(self)  # in this process it unpickles to itself
+        return _compiled, (device, self.operator.desc, self.flags)
+
+
+def _created(device: Device, desc: object) -> Operator:
+    return device.create_operator(desc)
+
+
+def _compiled(device: Device, desc: object, flags: ExecutionFlags) -> CompiledOperator:
+    return device.compiled(desc, flags)

@@ -10,6 +10,7 @@ binds the arrays where they lie (copies where the functional API copies) and ret
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from .ops.elementwise import ScaleBias
 from .ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc
 from .ops.threshold import THRESHOLD_SCHEMA
 from .schema import OperatorSchema
+from .shared import Registry, new_token
 from .tensor import TensorDesc
 
 OWNER = "opendml.compile"
@@ -315,14 +317,29 @@ class _Traced:
 
 
 class CompiledFunction:
-    """``fn`` compiled per signature; call it like ``fn``."""
+    """``fn`` compiled per signature; call it like ``fn``.
+
+    It pickles by reference where it is a module's attribute (a decorated module-level function), else as
+    ``fn`` (by reference where importable; a lambda or a nested function needs cloudpickle, which Dask uses
+    for what pickle cannot take) and ``device``, never as its compiled graphs: a process receiving it traces
+    and compiles again, once however many copies it receives.
+    """
 
     def __init__(self, fn: Callable[..., Any], device: Device | str | None) -> None:
         self.fn = fn
         self.device = device
         self._cache: dict[Any, _Traced] = {}
         self._lock = threading.Lock()  # one trace and compile per signature, whichever thread comes first
+        self._token: str | None = None  # the name its pickles carry (opendml.shared), given when first pickled
         functools.update_wrapper(self, fn)
+
+    def __reduce__(self) -> str | tuple[Any, ...]:
+        if _importable(self):  # pickle saves a reference to the module's attribute, as for a function
+            return str(self.__qualname__)  # type: ignore[attr-defined]
+        if self._token is None:
+            self._token = new_token()
+        _rebuilt.remember(self._token, self)  # in this process it unpickles to itself
+        return _recompiled_function, (self._token, self.fn, self.device)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if any_dask(*args, *kwargs.values()):
@@ -376,6 +393,30 @@ class CompiledFunction:
             raise invalid(OWNER, "result", "must be an array computed by the functional API, or a tuple of them",
                           repr(result))
         return list(results), single
+
+
+# Compiled functions unpickled in this process (and those pickled from it), by the name their pickles carry.
+_rebuilt: Registry[CompiledFunction] = Registry(limit=256)
+
+
+def _recompiled_function(token: str, fn: Callable[..., Any], device: Device | str | None) -> CompiledFunction:
+    def make() -> CompiledFunction:
+        compiled = CompiledFunction(fn, device)
+        compiled._token = token  # so that a copy pickled again here (a scheduler relaying it) keeps the name
+        return compiled
+
+    return _rebuilt.get(token, make)
+
+
+def _importable(compiled: CompiledFunction) -> bool:
+    """Whether ``compiled`` is what its module's attribute of its qualified name holds, in a module another
+    process can import: a script's ``__main__`` is not one (a Dask worker's ``__main__`` is another)."""
+    name = getattr(compiled, "__module__", None) or "__main__"
+    module = None if name == "__main__" else sys.modules.get(name)
+    target: Any = module
+    for part in getattr(compiled, "__qualname__", "<locals>").split("."):
+        target = getattr(target, part, None)
+    return target is compiled
 
 
 def _is_array(value: Any) -> bool:

@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 
 from .. import backends
-from ..device import Device
+from ..device import Device, shared_device
 from ..dtypes import from_numpy
 from ..errors import OpenDMLError, invalid
+from ..feature_levels import NEWEST
 
 _default_devices: dict[str, Device] = {}
 
@@ -25,9 +26,10 @@ def default_device(x: Any = None) -> Device:
 
 
 def _backend_device(name: str) -> Device:
-    """The one default device (newest level) of a backend."""
+    """The one default device (newest level) of a backend: the device a pickled ``Device(name)`` unpickles
+    to in this process, so that tasks sent to a Dask worker with or without a device share one compile cache."""
     if name not in _default_devices:
-        _default_devices[name] = Device(name)
+        _default_devices[name] = shared_device(name, NEWEST.label, None)
     return _default_devices[name]
 
 

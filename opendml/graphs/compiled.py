@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,6 +14,7 @@ from ..enums import ExecutionFlags
 from ..errors import binding_error
 from ..operator import _BINDING_CACHE_LIMIT, BindingProperties, Kernel, _binding_key
 from ..schema import TensorField
+from ..shared import Registry, new_token
 from ..tensor import TensorDesc
 from . import fusion
 from .desc import GraphDesc
@@ -27,6 +28,9 @@ OWNER = "GRAPH"  # bindings of a compiled graph: Inputs[k] and Outputs[k]
 
 _Bound = list[tuple[Kernel, list[BoundTensor | None], list[BoundTensor]]]
 
+# Compiled graphs unpickled in this process (and those pickled from it), by the name their pickles carry.
+_rebuilt: Registry[CompiledGraph] = Registry(limit=64)
+
 
 def compile_graph(device: Device, graph_desc: object, flags: ExecutionFlags | int | str,
                   fuse: bool | None = None) -> CompiledGraph:
@@ -37,14 +41,14 @@ def compile_graph(device: Device, graph_desc: object, flags: ExecutionFlags | in
     flags = ExecutionFlags.parse(flags, owner="GraphDesc", field="ExecutionFlags")
     graph = check_graph(device, graph_desc)
     backend = device.backend
-    fused = fusion.fuse(graph, backend.reduction_prologues(), backend.fused_outputs()) \
-        if (fusion.enabled() if fuse is None else fuse) else None
+    fuse = fusion.enabled() if fuse is None else fuse
+    fused = fusion.fuse(graph, backend.reduction_prologues(), backend.fused_outputs()) if fuse else None
     plan = build_plan(graph, fused)
     kernels: dict[int, Kernel] = {}
     for step in plan.steps:
         if step.node not in kernels:
             kernels[step.node] = _compile_step(device, graph, step, flags)
-    return CompiledGraph(device, graph, plan, flags, kernels)
+    return CompiledGraph(device, graph, plan, flags, kernels, fuse)
 
 
 def _compile_step(device: Device, graph: CheckedGraph, step: Step, flags: ExecutionFlags) -> Kernel:
@@ -65,11 +69,13 @@ class CompiledGraph:
     """
 
     def __init__(self, device: Device, graph: CheckedGraph, plan: ExecutionPlan, flags: ExecutionFlags,
-                 kernels: dict[int, Kernel]) -> None:
+                 kernels: dict[int, Kernel], fuse: bool = True) -> None:
         self.device = device
         self.graph = graph
         self.plan = plan
         self.flags = flags
+        self.fuse = fuse  # whether element-wise chains were fused (a copy sent elsewhere is planned the same)
+        self._token: str | None = None  # the name its pickles carry (opendml.shared), given when first pickled
         self._kernels = kernels
         self._initialized = False
         self._temporary: Buffer | None = device.create_buffer(plan.temporary_size) if plan.temporary_size else None
@@ -201,6 +207,24 @@ class CompiledGraph:
 
     def __repr__(self) -> str:
         return f"<CompiledGraph of {len(self.graph.desc.nodes)} nodes on {self.device}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its device, graph description, flags and fusion choice (never its kernels or arenas),
+        with a name: a process compiles it once however many copies it receives (opendml.shared)."""
+        if self._token is None:
+            self._token = new_token()
+        _rebuilt.remember(self._token, self)  # in this process it unpickles to itself
+        return _recompiled, (self._token, self.device, self.graph.desc, self.flags, self.fuse)
+
+
+def _recompiled(token: str, device: Device, graph_desc: GraphDesc, flags: ExecutionFlags, fuse: bool
+                ) -> CompiledGraph:
+    def make() -> CompiledGraph:
+        compiled = compile_graph(device, graph_desc, flags, fuse)
+        compiled._token = token  # so that a copy pickled again here (a scheduler relaying it) keeps the name
+        return compiled
+
+    return _rebuilt.get(token, make)
 
 
 def _group(bindings: object, group: str, count: int, what: str) -> list:

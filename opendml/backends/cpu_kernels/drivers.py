@@ -139,18 +139,39 @@ def _load_compiled(driver: Any, args: tuple[Any, ...]) -> bool:
 def launch(driver: Callable[..., None], args: tuple[Any, ...], workers: int) -> None:
     """``driver(*args, counter, workers)`` on ``workers`` of Numba's threads (at most NUMBA_NUM_THREADS).
 
-    One launch at a time in the process: Numba's ``workqueue`` threads (its fallback where neither TBB nor
-    OpenMP is installed) end the process if two Python threads start parallel loops at once. Each launch
-    already uses the threads it was given, so waiting costs nothing in throughput.
+    Python threads running operators at once (a Dask worker's tasks, a threaded scheduler's) launch at
+    once where Numba's threading layer allows it (OpenMP, TBB: each caller gets its own team). Numba's
+    ``workqueue`` threads (its fallback where neither is installed) end the process if two Python threads
+    start parallel loops at once, so there launches take turns; so does every launch until the first has
+    chosen the layer. The thread count is Numba's per-thread setting: concurrent launches keep their own.
     """
     workers = max(1, min(workers, numba.config.NUMBA_NUM_THREADS))
-    with _lock:
-        before = numba.get_num_threads()  # this thread's setting, which the caller's own Numba code may use
-        numba.set_num_threads(workers)
-        try:
-            driver(*args, np.zeros(1, np.int64), workers)
-        finally:
-            numba.set_num_threads(before)
+    if _concurrent_launches():
+        _run(driver, args, workers)
+    else:
+        with _lock:
+            _run(driver, args, workers)
+
+
+def _run(driver: Callable[..., None], args: tuple[Any, ...], workers: int) -> None:
+    before = numba.get_num_threads()  # this thread's setting, which the caller's own Numba code may use
+    numba.set_num_threads(workers)
+    try:
+        driver(*args, np.zeros(1, np.int64), workers)
+    finally:
+        numba.set_num_threads(before)
+
+
+_SAFE_LAYERS = frozenset({"omp", "tbb"})  # Numba's threading layers that take parallel loops from many threads
+
+
+def _concurrent_launches() -> bool:
+    """Whether parallel loops may start from several Python threads at once: the layer Numba chose (at the
+    first launch, which therefore runs alone) is thread-safe."""
+    try:
+        return numba.threading_layer() in _SAFE_LAYERS
+    except ValueError:  # no parallel loop has run yet: the layer is not chosen
+        return False
 
 
 def bounds_of(pieces: list[tuple[int, int]]) -> np.ndarray:

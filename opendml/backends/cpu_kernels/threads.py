@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ...errors import invalid
+from ..worker_share import worker_share
 
 ENV_THREADS = "OPENDML_NUM_THREADS"
 
@@ -41,13 +42,16 @@ def _positive(value: object, field: str) -> int:
 
 
 def resolve_threads(threads: int | None) -> int:
-    """The thread count of a device: ``threads`` if given, else OPENDML_NUM_THREADS, else every core."""
+    """The thread count of a device: ``threads`` if given, else OPENDML_NUM_THREADS, else in a Dask worker
+    its share of the cores (``worker_share``), else every core."""
     if threads is not None:
         return _positive(threads, "threads")
     from_env = os.environ.get(ENV_THREADS, "").strip()
     if from_env:
         return _positive(from_env, ENV_THREADS)
-    return available_cores()
+    cores = available_cores()
+    share = worker_share(cores)
+    return cores if share is None else share
 
 
 def _forget_pool_in_child() -> None:
@@ -95,5 +99,8 @@ def run_tasks(task: Callable[..., Any], arguments: Sequence[tuple[Any, ...]], th
         work()
     finally:
         for f in futures:
-            f.result()
+            # One not started yet would find no task left: the caller need not wait for the pool's threads
+            # to come free from other callers' work (tasks of a Dask worker running operators at once).
+            if not f.cancel():
+                f.result()
     return results
