@@ -31,7 +31,7 @@ def client() -> Iterator[Any]:
     """The cluster, its workers started without OPENDML_NUM_THREADS (so that they take their share)."""
     saved = os.environ.pop(threads.ENV_THREADS, None)
     try:
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                       silence_logs=40) as cluster, distributed.Client(cluster) as client:
             yield client
     finally:
