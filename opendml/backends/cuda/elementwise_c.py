@@ -16,6 +16,7 @@ from ...kernels.spec import KernelSpec
 from ..layout import Layout
 from . import expr_c
 from .codegen import C_TYPE, PRELUDE, decompose
+from .plan import BLOCK
 
 WORD = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
 FLOAT_WORD = {16: "float4", 8: "float2", 4: "float"}
@@ -98,7 +99,7 @@ def _chunk_loads(spec: KernelSpec, layout: Layout, width: int, u: int, chunks: i
     """Declarations and guarded loads of chunk ``u``, and each operand's element ``e`` of it."""
     operands = present(spec)
     names = [f"o{k}_{u}" for k, _ in operands] + [f"oo_{u}"] + [f"oo{j}_{u}" for j, _ in extras(spec)]
-    lines = [f"const ull c{u} = c + {u * 256}ull; const bool ok{u} = c{u} < {chunks}ull;",
+    lines = [f"const ull c{u} = c + {u * BLOCK}ull; const bool ok{u} = c{u} < {chunks}ull;",
              " ".join(f"ull {n} = 0;" for n in names)]
     values: dict[int, str] = {}
     body = []
@@ -131,8 +132,8 @@ def _word(data_type: DataType, width: int) -> str:
 def elementwise_vector(spec: KernelSpec, layout: Layout, width: int) -> str:
     """16-byte loads and stores of ``width`` consecutive elements per chunk; a scalar tail in 1-D.
 
-    A block takes tiles of ``unroll`` x 256 consecutive chunks; each thread loads its ``unroll`` chunks of a
-    tile (256 apart) before it computes and stores any. Blocks are launched 256 threads wide.
+    A block takes tiles of ``unroll`` x BLOCK consecutive chunks; each thread loads its ``unroll`` chunks of a
+    tile (BLOCK apart) before it computes and stores any. Blocks are launched BLOCK threads wide.
     """
     count = math.prod(layout.sizes)
     chunks = count // width
@@ -166,7 +167,7 @@ def elementwise_vector(spec: KernelSpec, layout: Layout, width: int) -> str:
 extern "C" __global__ void opendml_kernel({_params(spec)}) {{
     const ull T = (ull)gridDim.x * blockDim.x;
     {uniform}
-    for (ull c = (ull)blockIdx.x * {256 * unroll}ull + threadIdx.x; c < {chunks}ull; c += {unroll}ull * T) {{
+    for (ull c = (ull)blockIdx.x * {BLOCK * unroll}ull + threadIdx.x; c < {chunks}ull; c += {unroll}ull * T) {{
         {nl.join(loads)}
         {nl.join(stores)}
     }}{tail}
