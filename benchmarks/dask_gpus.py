@@ -15,8 +15,8 @@ Each row runs on every worker, then on the first worker alone (the same cluster,
 to it: the 1-GPU figure), for each chunk size (``--chunk-mib``: by default 256 MiB, 1 GiB and 4 GiB on GPUs,
 since a task's fixed cost in Dask, a millisecond or so, is several times the GPU's time on a 256 MiB block).
 Chunks span the columns, so every block's partial result is one row of values and indices. Each measurement
-starts after every worker has run the row on two blocks (kernels compiled) and after one untimed pass (CuPy's
-pool grown); then, taking turns, ``--repeats`` times each (medians):
+starts after every worker has run the row on two blocks (kernels compiled) and, on GPUs, after one untimed
+pass (CuPy's pool grown); then, taking turns, ``--repeats`` times each (medians):
 
 - generation alone: each block made and one element of it kept (a sink: no data read), the elements reduced
   by Dask's ``max``, a tree of tiny tasks like the reduction's merges;
@@ -78,6 +78,7 @@ TARGET_SHARE = 0.8  # of N x one GPU's bandwidth
 MOST_CHUNKS = 4  # a worker's pool high water, in chunks ("a few"): 2 per thread where threads are more than 2
 SAMPLE_S = 0.005  # the workers' memory sampling interval
 SEED = 18
+MOST_ELEMENTS = 2**32 - 1  # of one tensor (DirectML's Sizes): a block's, and the bare array's
 
 
 def log(message: str) -> None:
@@ -249,10 +250,16 @@ class Layout:
         return self.chunk_bytes * self.blocks
 
 
+def rows_of(nbytes: int, columns: int, itemsize: int) -> int:
+    """Rows of ``columns`` elements in about ``nbytes``, at least one, at most one tensor's elements (a 4 GiB
+    UINT8 block of 65536 columns is 65535 rows)."""
+    return max(1, min(nbytes // (columns * itemsize), MOST_ELEMENTS // columns))
+
+
 def layout(total_bytes: int, chunk_bytes: int, columns: int, itemsize: int) -> Layout:
     """Whole blocks of about ``chunk_bytes`` spanning the columns, at least two (the merges run), about
     ``total_bytes`` in all: every block has one shape, so one compiled kernel serves them all."""
-    block_rows = max(1, chunk_bytes // (columns * itemsize))
+    block_rows = rows_of(chunk_bytes, columns, itemsize)
     blocks = max(2, round(total_bytes / (block_rows * columns * itemsize)))
     return Layout(columns, block_rows, blocks, itemsize)
 
@@ -427,8 +434,9 @@ def measure(client: Any, kind: str, row: Row, lay: Layout, graphs: tuple[Any, An
     generation, reduction = graphs
     client.run(start_sampling, kind, workers=workers)
     try:
-        for graph in graphs:  # once untimed: CuPy's pools, emptied to measure their high water, grow again
-            timed_compute(client, graph, workers)
+        if kind == "cuda":  # once untimed: CuPy's pools, emptied to measure their high water, grow again
+            for graph in graphs:
+                timed_compute(client, graph, workers)
         gen_s, total_s, answers = [], [], []
         for k in range(repeats):
             seconds, _ = timed_compute(client, generation, workers)
@@ -488,9 +496,11 @@ def run_row(client: Any, kind: str, row: Row, lay: Layout, workers: list[str], r
     counts = [len(workers), 1] if len(workers) > 1 else [1]
     measured = [measure(client, kind, row, lay, graphs, workers[:n], repeats) for n in counts]
     for m in measured:
-        agrees = "equal" if np.array_equal(m.answer, measured[-1].answer) else "DIFFERS from 1 worker's"
-        m.check = "; ".join(filter(None, [f"slice {check}", f"whole {agrees}" if len(measured) > 1 else "",
-                                          m.check]))
+        whole = ""
+        if m is not measured[-1]:  # the whole array's answer, against the one worker's
+            whole = "whole equal to 1 worker's" if np.array_equal(m.answer, measured[-1].answer) \
+                else "whole DIFFERS from 1 worker's"
+        m.check = "; ".join(filter(None, [f"slice {check}", whole, m.check]))
     return measured
 
 
@@ -529,7 +539,8 @@ def cuda_seconds(fn: Callable[[], object], repeat: int, warmup: int = 3) -> floa
     return statistics.median(samples)
 
 
-def cpu_seconds(fn: Callable[[], object], repeat: int, warmup: int = 3) -> float:
+def cpu_seconds(fn: Callable[[], object], repeat: int, warmup: int = 6) -> float:
+    """The median of timed calls, after warm-up (past the calls after which opendml compiles a threaded driver)."""
     for _ in range(warmup):
         fn()
     samples = []
@@ -542,7 +553,7 @@ def cpu_seconds(fn: Callable[[], object], repeat: int, warmup: int = 3) -> float
 
 def bare_figure(kind: str, row: Row, columns: int, nbytes: int, repeat: int) -> Bare:
     """The row on one ~``nbytes`` array in this process (opendml on the array itself, no Dask), one device."""
-    shape = (max(1, nbytes // (columns * row.itemsize)), columns)
+    shape = (rows_of(nbytes, columns, row.itemsize), columns)
     x = fill(kind, shape, row.dtype, block_seed(SEED, (0, 0)))
     operands = chain_operands(kind, columns) if row.chain else (None, None)
     timer = cuda_seconds if kind == "cuda" else cpu_seconds
@@ -828,8 +839,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = [row for row in ROWS if not wanted or row.key in wanted]
     header = machine_header(kind, count, plan, args)
     log(", ".join(f"{k}: {v}" for k, v in header.items() if k != "machine"))
-    if kind == "cuda" and plan.total_bytes <= float(header["gpu memory"].split()[0]) * GIB:
-        log(f"note: the array ({plan.total_bytes / GIB:.4g} GiB) fits one GPU ({header['gpu memory']})")
+    if kind == "cuda":
+        import cupy
+
+        if plan.total_bytes <= cupy.cuda.runtime.getDeviceProperties(0)["totalGlobalMem"]:
+            log(f"note: the array ({plan.total_bytes / GIB:.4g} GiB) fits one GPU ({header['gpu memory']})")
     bare = bare_figures(kind, plan.columns, plan.bare_bytes, plan.bare_repeats, rows)
     results = []
     log(f"starting {count} workers ...")

@@ -63,8 +63,9 @@ def test_the_run_measures_every_row_on_both_workers_and_on_one(tiny_run) -> None
 def test_every_answer_was_checked_and_equal(tiny_run) -> None:
     done, out = tiny_run
     _, lines = _lines(out)
-    checks = [line["check"] for line in lines if line["workers"] in ("2", "1")]
-    assert len(checks) == 6 and all(c == "slice equal; whole equal" for c in checks), checks
+    checks = {(line["row"], line["workers"]): line["check"] for line in lines if line["workers"] in ("2", "1")}
+    assert checks == {**{(row, "2"): "slice equal; whole equal to 1 worker's" for row in ROWS},
+                      **{(row, "1"): "slice equal" for row in ROWS}}
     assert "DIFFERS" not in done.stdout
 
 
@@ -126,6 +127,7 @@ def test_a_200_gib_array_of_65536_columns_is_819200_rows_of_whole_1_gib_blocks(b
     codes = bench.layout(200 * 2**30, 2**30, 65536, 1)
     assert codes.shape == (3276800, 65536)
     assert bench.layout(1000, 2**30, 256, 4).blocks == 2  # at least two blocks, so that the merges run
+    assert bench.layout(8 * 2**32, 2**32, 65536, 1).block_rows == 65535  # a tensor holds at most 2^32 - 1 elements
 
 
 def test_the_data_are_the_blocks_made_where_they_run(bench: ModuleType) -> None:
