@@ -475,9 +475,19 @@ def check_slice(client: Any, kind: str, row: Row, lay: Layout, x: Any, base: int
         import cupy
 
         cupy.get_default_memory_pool().free_all_blocks()
-    if got.shape == expected.shape and np.array_equal(got, expected):
+    return compare(got, expected, f"opendml on one device on rows [{start}, {stop})")
+
+
+def compare(got: np.ndarray, expected: np.ndarray, against: str) -> str:
+    """'equal', or where and how ``got`` differs from ``expected``."""
+    if got.shape != expected.shape:
+        return f"DIFFERS from {against}: shape {got.shape} against {expected.shape}"
+    wrong = np.flatnonzero(got != expected)
+    if wrong.size == 0:
         return "equal"
-    return f"DIFFERS from opendml on one device on rows [{start}, {stop})"
+    first = int(wrong[0])
+    return (f"DIFFERS from {against}: {wrong.size} of {got.size} indices, the first at output {first}: "
+            f"{got.flat[first]} against {expected.flat[first]}")
 
 
 def run_row(client: Any, kind: str, row: Row, lay: Layout, workers: list[str], repeats: int) -> list[Measurement]:
@@ -498,8 +508,8 @@ def run_row(client: Any, kind: str, row: Row, lay: Layout, workers: list[str], r
     for m in measured:
         whole = ""
         if m is not measured[-1]:  # the whole array's answer, against the one worker's
-            whole = "whole equal to 1 worker's" if np.array_equal(m.answer, measured[-1].answer) \
-                else "whole DIFFERS from 1 worker's"
+            agrees = compare(m.answer, measured[-1].answer, "1 worker's")
+            whole = "whole equal to 1 worker's" if agrees == "equal" else f"whole {agrees}"
         m.check = "; ".join(filter(None, [f"slice {check}", whole, m.check]))
     return measured
 
