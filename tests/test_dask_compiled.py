@@ -182,6 +182,21 @@ def test_an_array_held_by_the_function_along_a_reduced_axis_is_refused_where_it_
     assert math.prod(f(x).shape) == 4  # on NumPy arrays the same function runs
 
 
+def test_calls_on_other_arrays_computed_together_each_give_their_own_answer() -> None:
+    """Each call's tasks have keys of their own: two calls of one function on arrays of the same chunks,
+    computed together (or one after the other on a cluster that still holds the first's blocks), each give
+    their own arrays' answers, element-wise and reduced."""
+    a = np.array([[5, 1], [0, 3]], np.int32)
+    b = np.array([[0, 3], [5, 1]], np.int32)
+    lazy_a, lazy_b = da.from_array(a, chunks=1), da.from_array(b, chunks=1)
+    args = (0.0, 6.0, "ARGMIN", (0,), "INCREASING", "IGNORE", "INT64")
+    got_a, got_b = dask.compute(_chain(lazy_a, 1.0, None, *args), _chain(lazy_b, 1.0, None, *args))
+    assert got_a.tolist() == [[1, 0]] and got_b.tolist() == [[0, 1]]
+    codes_a, codes_b = da.from_array(a.astype(np.uint8), chunks=1), da.from_array(b.astype(np.uint8), chunks=1)
+    scaled_a, scaled_b = dask.compute(_elementwise(codes_a, 2.0), _elementwise(codes_b, 2.0))
+    assert scaled_a.tolist() == [[10, 2], [0.25, 6]] and scaled_b.tolist() == [[0.25, 6], [10, 2]]
+
+
 @NEEDS_CUDA
 def test_cupy_chunks_run_the_compiled_graph_on_the_gpu() -> None:
     """CuPy chunks: the fused graph on each block on the GPU, the values gathered there, CuPy results with the

@@ -104,7 +104,7 @@ def call(function: CompiledFunction, args: tuple[Any, ...], kwargs: dict[str, An
     plan = Call(function, layout, len(args), tuple(kwargs), reductions, single)
     like = next(iter(arrays.values()))._meta
     tuples = da.map_blocks(_Block(plan, full), *arrays.values(), dtype=object,
-                           meta=np.empty((0,) * rank, dtype=object), name="opendml-compiled")
+                           meta=np.empty((0,) * rank, dtype=object), token="opendml-compiled")
     outputs = [_output(tuples, k, result, reduction, like)
                for k, (result, reduction) in enumerate(zip(results, reductions))]
     return outputs[0] if single else tuple(outputs)
