@@ -12,26 +12,33 @@ The rows are issue 16's, FLOAT32 unless said:
 
 Every array is made on the workers (Dask's seeded random generators, or a seeded generator per block for
 row 5), persisted once, and released after its rows; nothing large goes from the client. On the cluster,
-``LocalCluster(n_workers=2, threads_per_worker=1, processes=True)`` by default, each row times opendml
-(``opendml-dask``: the functional API on the Dask array, built and computed) and Dask's own where it can
-do the job at all (``dask``: ``da.argmin`` over axis 0 or all axes; for row 4 the straightforward
-expression ``da.clip((x - zero_point) * scale)``, exact in int32 then one float32 multiply). Row 4's
-result goes to a sink that keeps one element of each block (the blocks are computed in full and dropped;
-a separate untimed run checks every result bit by an XOR of each column's bits). After the cluster is
-closed, the client makes the same values as one NumPy array (the same generators, on Dask's threaded
-scheduler) and times single-process opendml on them (``opendml``: a Device on every core; row 4 into one
-existing output, CLIP in place), the reference of every check: ``opendml-dask`` must give the same bits
-(indices and values), ``dask`` the same indices or, where they differ, indices of equal values (another
-tie rule, reported as such). Row 5 has no single-process run: one tensor holds at most 2^32 - 1 elements.
+``LocalCluster(n_workers=2, threads_per_worker=1, processes=True)`` by default, each row times:
 
-Timing: each implementation runs once untimed (Numba compiles on every worker, pages are touched), then
-the implementations of a row take turns, ``--repeats`` timed runs each; the median is reported, as a
-throughput of the bytes read (the input's). Memory: a thread in each worker process samples its resident
-memory every 5 ms during each timed run; ``peak`` is the most it rose above its level at the start (the
-persisted data is already there), over the workers and the runs, also counted in blocks (the row's largest
-block, FLOAT32 output blocks for row 4). Targets from the issue are printed next to each row, PASS or FAIL:
->= 3x faster than ``da.argmin`` over axis 0, >= 0.7x single-process opendml's throughput, and a peak of at
-most a few (4) blocks per worker, never the whole array.
+- ``opendml-dask``: the functional API on the Dask array, built and computed (the indices, as
+  ``da.argmin`` gives them; the untimed check computes indices and values, from the same single pass);
+- ``dask``: Dask's own where it can do the job at all: ``da.argmin`` over axis 0 or all axes; for row 4
+  the straightforward expression ``da.clip((x - zero_point) * scale)``, exact in int32 then one float32
+  multiply;
+- ``floor``: what the cluster takes to read every block once with the cheapest whole-block NumPy call
+  (``x.max`` over the row's axes; for row 4 ``x.astype(float32)``), Dask's own overheads included.
+
+Row 4's results go to a sink that keeps one element of each block (the blocks are computed in full and
+dropped); its untimed check computes an XOR of each column's bits instead, so every bit is compared. After
+the cluster is closed, the client makes the same values as one NumPy array (the same generators, on Dask's
+threaded scheduler) and times single-process opendml on them (``opendml``: a Device on every core; row 4
+with CLIP in place into the result DEQUANTIZE_LINEAR allocates), the reference of every check:
+``opendml-dask`` must give the same bits (indices and values), ``dask`` the same indices or, where they
+differ, indices of equal values (another tie rule, reported as such). Row 5 has no single-process run:
+one tensor holds at most 2^32 - 1 elements (the refusal is printed); it is checked against the placed 0.
+
+Timing: each implementation runs its check once untimed (Numba compiles on every worker, pages are
+touched), then the implementations of a row take turns, ``--repeats`` timed runs each; the median is
+reported, as a throughput of the bytes read (the input's). Memory: a thread in each worker process samples
+its resident memory every 5 ms during each timed run; ``peak`` is the most it rose above its level at the
+start (the persisted data is already there), over the workers and the runs, also counted in blocks (the
+row's largest block, FLOAT32 output blocks for row 4). Targets from the issue are printed next to each row,
+PASS or FAIL: >= 3x faster than ``da.argmin`` over axis 0, >= 0.7x single-process opendml's throughput,
+and a peak of at most a few (4) blocks per worker, never the whole array.
 
     python benchmarks/dask.py                        # the issue's sizes (~8 GiB arrays, 24 GiB of memory)
     python benchmarks/dask.py --quick                # rows 1-4 a quarter of the size, fewer runs
@@ -83,7 +90,9 @@ CLIP_BOUNDS = (0.0, 6.0)
 MEMORY_BLOCKS = 4  # "at most a few blocks": the peak a worker may add while it runs a row
 SPEEDUP_OVER_DASK = 3.0
 SHARE_OF_SINGLE = 0.7
-CLUSTER = ("opendml-dask", "dask")  # implementations that run on the cluster; "opendml" runs in the client
+CLUSTER = ("opendml-dask", "dask", "floor")  # implementations run on the cluster; "opendml" runs in the client
+FLOOR_NOTE = {False: "n/a: the floor, every block read once (da.max over the same axes)",
+              True: "n/a: the floor, every block read once and written as FLOAT32 (astype, to the same sink)"}
 
 
 def say(message: str) -> None:
@@ -249,10 +258,11 @@ def dask_dequantize_clip(data: Data) -> Any:
     return da.clip(wide.astype(np.float32) * data.scale, *CLIP_BOUNDS)
 
 
-def opendml_dequantize_clip(data: Data, x: Any, device: Any, out: Any = None) -> Any:
-    """Row 4 through opendml's functional API (lazily on a Dask array; into ``out``, CLIP in place, on NumPy)."""
-    y = dml.dequantize_linear(x, data.scale, data.zero_point, out=out, device=device)
-    return dml.clip(y, *CLIP_BOUNDS, out=out, device=device)
+def opendml_dequantize_clip(data: Data, x: Any, device: Any) -> Any:
+    """Row 4 through opendml's functional API: lazily on a Dask array; on a NumPy array, CLIP in place into
+    the result DEQUANTIZE_LINEAR allocated (one FLOAT32 copy of the input in memory, not two)."""
+    y = dml.dequantize_linear(x, data.scale, data.zero_point, device=device)
+    return dml.clip(y, *CLIP_BOUNDS, out=y if isinstance(y, np.ndarray) else None, device=device)
 
 
 # Peak memory, sampled in each process.
@@ -316,22 +326,31 @@ class Timing:
         return statistics.median(self.seconds)
 
 
-def timed_turns(impls: dict[str, Callable[[], Any]], repeats: int, memory: Callable[[], Any]
+@dataclass
+class Impl:
+    """``run`` is what is timed; ``check`` (untimed, run first: also the warm-up) gives the answer checked."""
+
+    run: Callable[[], Any]
+    check: Callable[[], Any] | None = None
+
+
+def timed_turns(impls: dict[str, Impl], repeats: int, memory: Callable[[], Any]
                 ) -> tuple[dict[str, Timing], dict[str, Any]]:
-    """Each implementation once untimed (its answer is returned, to be checked), then ``repeats`` timed runs
-    each, taking turns so that a change of the shared machine's load falls on all alike; memory is sampled
-    during each timed run (``memory()`` starts a sampler, its ``stop()`` gives the rise)."""
+    """Each implementation's check once, untimed (it compiles on every worker, touches the pages, and its
+    answer is returned), then ``repeats`` timed runs each, taking turns so that a change of the shared
+    machine's load falls on all alike; memory is sampled during each timed run (``memory()`` starts a
+    sampler, its ``stop()`` gives the rise)."""
     answers = {}
-    for name, fn in impls.items():
-        say(f"    {name}: warm-up")
-        answers[name] = fn()
+    for name, impl in impls.items():
+        say(f"    {name}: warm-up and check")
+        answers[name] = (impl.check or impl.run)()
     timings = {name: Timing([], 0) for name in impls}
     names = list(impls)
     for turn in range(repeats):
         for name in names[turn % len(names):] + names[:turn % len(names)]:
             sampler = memory()
             start = time.perf_counter()
-            impls[name]()
+            impls[name].run()
             seconds = time.perf_counter() - start
             timings[name].seconds.append(seconds)
             timings[name].peak = max(timings[name].peak, sampler.stop())
@@ -405,25 +424,28 @@ def worker_device(options: Options) -> dml.Device | None:
     return dml.Device("cpu", threads=options.threads_per_worker)
 
 
-def cluster_impls(row: Row, data: Data, options: Options) -> dict[str, Callable[[], Any]]:
-    """What the cluster runs for a row: opendml on the Dask array (built and computed), and Dask's own where
-    it can do the job at all."""
+def cluster_impls(row: Row, data: Data, options: Options) -> dict[str, Impl]:
+    """What the cluster runs for a row: opendml on the Dask array (built and computed), Dask's own where it
+    can do the job at all, and the floor (every block read once by the cheapest whole-block NumPy call)."""
     import dask.array as da
 
     x = data.array
     if row.axes is None:
-        return {"opendml-dask": lambda: sink(opendml_dequantize_clip(data, x, worker_device(options))).compute(),
-                "dask": lambda: sink(dask_dequantize_clip(data)).compute()}
+        return {"opendml-dask": Impl(lambda: sink(opendml_dequantize_clip(data, x, worker_device(options))).compute(),
+                                     lambda: checksum(opendml_dequantize_clip(data, x, worker_device(options)))),
+                "dask": Impl(lambda: sink(dask_dequantize_clip(data)).compute(),
+                             lambda: checksum(dask_dequantize_clip(data))),
+                "floor": Impl(lambda: sink(x.astype(np.float32)).compute())}
     axes = row.axes
-
-    def opendml_dask() -> Any:
-        return da.compute(*dml.argmin(x, axes, return_values=True, device=worker_device(options)))
-
-    impls: dict[str, Callable[[], Any]] = {"opendml-dask": opendml_dask}
+    # Timed: the indices, as da.argmin gives; checked: indices and values, from the same single pass.
+    impls = {"opendml-dask": Impl(lambda: dml.argmin(x, axes, device=worker_device(options)).compute(),
+                                  lambda: da.compute(*dml.argmin(x, axes, return_values=True,
+                                                                 device=worker_device(options))))}
     if len(axes) == 1:
-        impls["dask"] = lambda: x.argmin(axis=axes[0]).compute()
+        impls["dask"] = Impl(lambda: x.argmin(axis=axes[0]).compute())
     elif len(axes) == x.ndim:
-        impls["dask"] = lambda: x.argmin().compute()
+        impls["dask"] = Impl(lambda: x.argmin().compute())
+    impls["floor"] = Impl(lambda: x.max(axis=axes, keepdims=True).compute())
     return impls
 
 
@@ -435,10 +457,7 @@ def run_cluster_row(client: Any, row: Row, data: Data, options: Options) -> Resu
                                    lambda: WorkerMemory(client))
     result.timings.update(timings)
     result.answers.update(answers)
-    if row.axes is None:  # the sinks kept one element a block: the full results are checked apart, untimed
-        say("    checksums of every bit (untimed)")
-        result.answers["opendml-dask"] = checksum(opendml_dequantize_clip(data, x, worker_device(options)))
-        result.answers["dask"] = checksum(dask_dequantize_clip(data))
+    result.checks["floor"] = FLOOR_NOTE[row.axes is None]
     if row.key == "5":
         result.checks["INT32 output"] = int32_output(x)
     return result
@@ -544,14 +563,15 @@ def run_client_row(result: Result, data: Data, x: np.ndarray, device: dml.Device
     row = result.row
     say(f"row {row.key}: single-process opendml ({device.threads} threads)")
     if row.axes is None:
-        out = np.empty(x.shape, np.float32)
-        fn: Callable[[], Any] = lambda: opendml_dequantize_clip(data, x, device, out)  # noqa: E731
+        impl = Impl(lambda: opendml_dequantize_clip(data, x, device), lambda: column_xor(
+            opendml_dequantize_clip(data, x, device))[0])
     else:
         axes = row.axes
-        fn = lambda: dml.argmin(x, axes, return_values=True, device=device)  # noqa: E731
-    timings, answers = timed_turns({"opendml": fn}, options.repeats, PeakMemory)
+        impl = Impl(lambda: dml.argmin(x, axes, device=device),
+                    lambda: dml.argmin(x, axes, return_values=True, device=device))
+    timings, answers = timed_turns({"opendml": impl}, options.repeats, PeakMemory)
     result.timings.update(timings)
-    reference = answers["opendml"] if row.axes is not None else column_xor(out)[0]
+    reference = answers["opendml"]
     result.checks["opendml"] = "reference"
     if row.axes is None:
         result.checks["opendml-dask"] = same_bits(reference, result.answers["opendml-dask"], "column XOR of every bit")
@@ -722,7 +742,7 @@ def summary(results: list[Result]) -> str:
             lines.append(f"{'':4} {name:14} {where:8} {numbers}  {r.checks.get(name, '')}")
         medians = {name: timing.median for name, timing in r.timings.items()}
         ratios = [f"{other} / opendml-dask time: {medians[other] / medians['opendml-dask']:.2f}"
-                  for other in ("dask", "opendml") if other in medians and "opendml-dask" in medians]
+                  for other in ("dask", "floor", "opendml") if other in medians and "opendml-dask" in medians]
         if ratios:
             lines.append(f"{'':4} {'; '.join(ratios)}")
         lines.extend(f"{'':4} target {verdict}" for verdict in r.verdicts)

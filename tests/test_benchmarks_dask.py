@@ -58,11 +58,13 @@ def test_every_row_runs_on_the_cluster_and_in_the_client(tiny_run) -> None:
     assert sorted({line["row"] for line in lines}) == ROWS
     for row in ROWS:
         impls = by_row(lines, row)
-        expected = {"opendml-dask", "opendml"} | ({"dask"} if row != "3" else set())  # da.argmin: one axis or all
+        expected = {"opendml-dask", "floor", "opendml"} | ({"dask"} if row != "3" else set())  # da.argmin: 1 or all axes
         assert expected <= set(impls), (row, impls)
         for name in expected:
             assert float(impls[name]["median_s"]) > 0 and impls[name]["runs"] == "1", impls[name]
-        assert impls["opendml-dask"]["where"] == "cluster" and impls["opendml"]["where"] == "client"
+        assert impls["opendml-dask"]["where"] == impls["floor"]["where"] == "cluster"
+        assert impls["opendml"]["where"] == "client"
+        assert impls["floor"]["check"].startswith("n/a: the floor, every block read once")
 
 
 def test_opendml_on_dask_gives_single_process_bits_and_dask_agrees(tiny_run) -> None:
