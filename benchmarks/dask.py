@@ -134,16 +134,17 @@ SIZES = {
 class Row:
     key: str
     title: str
+    short: str  # for the plot
     array: str  # the Sizes field of its input
     axes: tuple[int, ...] | None  # reduced axes; None for row 4 (element-wise)
 
 
 ROWS = (
-    Row("1", "ARGMIN axis 0, FLOAT32", "matrix", (0,)),
-    Row("2", "ARGMIN all axes, FLOAT32", "matrix", (0, 1)),
-    Row("3", "ARGMIN axes {0, 2}, FLOAT32", "cube", (0, 2)),
-    Row("4", "DEQUANTIZE_LINEAR per-column -> CLIP [0, 6], UINT8 -> FLOAT32", "codes", None),
-    Row("5", "ARGMIN all axes, UINT8 > 2^32 elements, INT64", "huge", (0, 1)),
+    Row("1", "ARGMIN axis 0, FLOAT32", "ARGMIN axis 0", "matrix", (0,)),
+    Row("2", "ARGMIN all axes, FLOAT32", "ARGMIN all axes", "matrix", (0, 1)),
+    Row("3", "ARGMIN axes {0, 2}, FLOAT32", "ARGMIN axes {0, 2}", "cube", (0, 2)),
+    Row("4", "DEQUANTIZE_LINEAR per-column -> CLIP [0, 6], UINT8 -> FLOAT32", "DEQUANTIZE -> CLIP", "codes", None),
+    Row("5", "ARGMIN all axes, UINT8 > 2^32 elements, INT64", "ARGMIN > 2^32", "huge", (0, 1)),
 )
 
 
@@ -712,15 +713,16 @@ def plot(results: list[Result], header: dict[str, str], path: Path) -> None:
         if name in CLUSTER:
             memory.bar([i + offset for i in rows], [results[i].timings[name].peak / results[i].block_bytes
                                                     for i in rows], width, label=name)
-    labels = [f"{r.row.key}\n{'x'.join(map(str, r.shape))}\n{r.dtype}" for r in results]
-    speed.set_ylabel("GB/s of input read (median)")
+    labels = [f"{r.row.key}: {r.row.short}\n{'x'.join(map(str, r.shape))}\n{r.dtype}" for r in results]
+    speed.set_yscale("log")
+    speed.set_ylabel("GB/s of input read (median, log)")
     speed.set_title(f"throughput: {header['cluster'].split(', memory')[0]}", fontsize=8)
     memory.axhline(MEMORY_BLOCKS, color="black", linewidth=1, label=f"target: {MEMORY_BLOCKS} blocks")
     memory.set_ylabel("peak rise of a worker's memory, in blocks")
     memory.set_title("peak worker memory during a run", fontsize=8)
-    for ax in (speed, memory):
+    for ax, names_of in ((speed, labels), (memory, [f"row {r.row.key}" for r in results])):
         ax.set_xticks(range(len(results)))
-        ax.set_xticklabels(labels, fontsize=7)
+        ax.set_xticklabels(names_of, fontsize=7)
         ax.legend(fontsize=7)
     fig.suptitle(f"opendml on Dask arrays ({header['sizes']} sizes): {header['cpu']}, {header['cores']} cores, "
                  f"load {header['load average at start']}", fontsize=9)
