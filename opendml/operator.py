@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -14,6 +15,7 @@ from .buffer import Buffer, BufferBinding
 from .enums import ExecutionFlags
 from .kernels.spec import KernelSpec
 from .ops.definition import OperatorDefinition
+from .schema import TensorField
 from .tensor import TensorDesc
 
 if TYPE_CHECKING:
@@ -48,6 +50,42 @@ def _binding_key(inputs: object, outputs: object) -> tuple | None:
 
 def _hashable_size(value: object) -> bool:
     return value is None or isinstance(value, (int, float, str, np.generic))
+
+
+# A bound tensor with its buffer held weakly, and an operator's (or a graph step's) inputs and outputs so held:
+# what a compiled operator or graph remembers of a binding it has checked.
+_Detached = tuple[TensorField, TensorDesc, "weakref.ref[Buffer]", int]
+Remembered = tuple[list[_Detached | None], list[_Detached | None]]
+
+
+def remember(inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> Remembered:
+    """Bound tensors as a checked binding is remembered: holding their buffers weakly, so that remembering
+    never keeps a caller's memory alive (the functional API binds new arrays at each call, and a device's
+    compiled operators live as long as it does)."""
+    return _detach(inputs), _detach(outputs)
+
+
+def recall(remembered: Remembered) -> tuple[list[BoundTensor | None], list[BoundTensor]] | None:
+    """The bound tensors again, or None where a buffer is gone. A remembered binding is found by its buffers'
+    ids (``_binding_key``): while its buffers live, those ids are theirs, so the buffers bound now are they."""
+    inputs, outputs = _attach(remembered[0]), _attach(remembered[1])
+    if inputs is None or outputs is None:
+        return None
+    return inputs, [b for b in outputs if b is not None]  # outputs are never absent
+
+
+def _detach(bound: Sequence[BoundTensor | None]) -> list[_Detached | None]:
+    return [None if b is None else (b.field, b.desc, weakref.ref(b.buffer), b.offset) for b in bound]
+
+
+def _attach(detached: Sequence[_Detached | None]) -> list[BoundTensor | None] | None:
+    bound: list[BoundTensor | None] = []
+    for d in detached:
+        buffer = None if d is None else d[2]()
+        if d is not None and buffer is None:
+            return None
+        bound.append(None if d is None or buffer is None else BoundTensor(d[0], d[1], buffer, d[3]))
+    return bound
 
 
 @dataclass(frozen=True)
@@ -129,7 +167,7 @@ class CompiledOperator:
         self.flags = flags
         self._kernel = kernel
         self._initialized = False
-        self._bound: dict[tuple, tuple[list[BoundTensor | None], list[BoundTensor]]] = {}
+        self._bound: dict[tuple, Remembered] = {}
 
     @property
     def initialized(self) -> bool:
@@ -149,13 +187,14 @@ class CompiledOperator:
                 outputs: Sequence[BufferBinding | Buffer | None]) -> None:
         """Run once. ``inputs``/``outputs`` hold one binding per tensor in DirectML's order."""
         key = _binding_key(inputs, outputs)
-        bound = self._bound.get(key) if key is not None else None
+        remembered = self._bound.get(key) if key is not None else None
+        bound = recall(remembered) if remembered is not None else None
         if bound is None:
             bound = bind(self.operator, inputs, outputs)
             if key is not None:
                 if len(self._bound) >= _BINDING_CACHE_LIMIT:
                     self._bound.clear()
-                self._bound[key] = bound  # holds the buffers, so the ids in the key stay theirs
+                self._bound[key] = remember(*bound)
         bound_inputs, bound_outputs = bound
         if not self._initialized:
             self._kernel.initialize()

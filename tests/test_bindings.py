@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
 import opendml as dml
-from opendml import BufferBinding, TensorDesc
+from opendml import BufferBinding, TensorDesc, operator
 
 T8 = TensorDesc("FLOAT32", [8])
 
@@ -203,3 +206,51 @@ def test_repeated_executions_recheck_what_changed(device: dml.Device) -> None:
         op.execute([BufferBinding(src, 16.0)], [BufferBinding(dst)])  # type: ignore[arg-type]
     with pytest.raises(dml.BindingError, match=r"OutputTensor binding may alias InputTensor only exactly"):
         op.execute([BufferBinding(src)], [BufferBinding(src, 16, 32)])
+
+
+def test_remembered_bindings_keep_no_buffer_alive(device: dml.Device) -> None:
+    op = clip_op(device)
+    src, dst = floats(device, [5] * 8), device.create_buffer(32)
+    op.execute([BufferBinding(src)], [dst])
+    refs = [weakref.ref(src), weakref.ref(dst)]
+    del src, dst
+    gc.collect()
+    assert [ref() for ref in refs] == [None, None]
+
+
+def test_the_same_buffers_are_checked_once_and_new_ones_again(device: dml.Device,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real_bind = operator.bind
+    monkeypatch.setattr(operator, "bind", lambda *args: calls.append(len(args)) or real_bind(*args))
+    op = clip_op(device)
+    src, dst = floats(device, [5, -5, 0.5, 0, 2, -2, 1, -1]), device.create_buffer(32)
+    for _ in range(3):
+        op.execute([BufferBinding(src)], [BufferBinding(dst)])
+    assert len(calls) == 1
+    assert dst.to_numpy().view(np.float32).tolist() == [1, -1, 0.5, 0, 1, -1, 1, -1]
+    other = device.create_buffer(32)
+    op.execute([BufferBinding(src)], [BufferBinding(other)])
+    op.execute([BufferBinding(src)], [BufferBinding(dst)])  # still remembered beside the new one
+    assert len(calls) == 2
+    assert other.to_numpy().view(np.float32).tolist() == [1, -1, 0.5, 0, 1, -1, 1, -1]
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: dml.argmin(x, 0),
+    lambda x: dml.dequantize_linear(x.astype(np.uint8), np.float32(0.5), np.uint8(3)),
+    lambda x: dml.clip(x, -1.0, 1.0),
+], ids=["argmin", "dequantize_linear", "clip"])
+def test_a_functional_result_is_freed_with_its_last_reference(call) -> None:  # type: ignore[no-untyped-def]
+    """The default device lives as long as the process and keeps its compiled operators: the memory of each
+    call's result (and a copied input's) must go with the caller's last reference, not stay bound."""
+    x = np.arange(48, dtype=np.float32).reshape(6, 8)
+    refs = []
+    for _ in range(3):
+        result = call(x)
+        while isinstance(result.base, np.ndarray):  # the raw bytes under the result
+            result = result.base
+        refs.append(weakref.ref(result))
+        del result
+    gc.collect()
+    assert [ref() for ref in refs] == [None] * 3

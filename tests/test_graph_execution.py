@@ -3,7 +3,9 @@ operators; its bindings obey the operators' rules; its memory is reported in bin
 
 from __future__ import annotations
 
+import gc
 import re
+import weakref
 
 import numpy as np
 import pytest
@@ -275,3 +277,21 @@ def test_random_graphs_match_node_by_node_execution(backend: str, data: st.DataO
     got = run_graph(device, graph, inputs, outputs)
     for k, (want, have) in enumerate(zip(expected, got)):
         assert want.tobytes() == have.tobytes(), f"graph output {k}"
+
+
+def test_remembered_graph_bindings_keep_no_buffer_alive(device: dml.Device) -> None:
+    compiled = device.compile_graph(head(device))
+    checks = []
+    bind = compiled._bind
+    compiled._bind = lambda *args: checks.append(len(args)) or bind(*args)  # type: ignore[method-assign]
+    x, scale, zero_point = np.array([3, 9, 1, 0, 7, 8, 0, 0], np.uint8), np.array([0.5], np.float32), np.full(8, 2, np.uint8)
+    ins = [device.buffer_from(a) for a in (x, scale, zero_point)]
+    outs = [device.create_buffer(16), device.create_buffer(24)]
+    for _ in range(3):
+        compiled.execute(ins, outs)
+    assert len(checks) == 1  # the later executions found the binding remembered
+    assert outs[0].to_numpy().view(np.int64).tolist() == [2, 0]
+    refs = [weakref.ref(b) for b in ins + outs]
+    del ins, outs
+    gc.collect()
+    assert [ref() for ref in refs] == [None] * 5

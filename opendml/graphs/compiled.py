@@ -12,7 +12,7 @@ from ..binding import BoundTensor, bind_tensor, check_overlaps
 from ..buffer import Buffer, BufferBinding
 from ..enums import ExecutionFlags
 from ..errors import binding_error
-from ..operator import _BINDING_CACHE_LIMIT, BindingProperties, Kernel, _binding_key
+from ..operator import _BINDING_CACHE_LIMIT, BindingProperties, Kernel, Remembered, _binding_key, recall, remember
 from ..schema import TensorField
 from ..shared import Registry, new_token
 from ..tensor import TensorDesc
@@ -81,7 +81,7 @@ class CompiledGraph:
         self._temporary: Buffer | None = device.create_buffer(plan.temporary_size) if plan.temporary_size else None
         self._persistent: Buffer | None = self._upload_constants()
         self._readers = self._graph_input_readers()
-        self._bound: dict[tuple, _Bound] = {}
+        self._bound: dict[tuple, list[tuple[Kernel, Remembered]]] = {}
         # Executions share the intermediates' arena (and the binding cache): from several threads they
         # take turns, as DirectML's temporary resource would need a fence between them.
         self._lock = threading.Lock()
@@ -132,16 +132,29 @@ class CompiledGraph:
     def _execute(self, inputs: Sequence[BufferBinding | Buffer | None],
                  outputs: Sequence[BufferBinding | Buffer | None]) -> None:
         key = _binding_key(inputs, outputs)
-        bound = self._bound.get(key) if key is not None else None
+        bound = self._recall(key)
         if bound is None:
             bound = self._bind(inputs, outputs)
             if key is not None:
                 if len(self._bound) >= _BINDING_CACHE_LIMIT:
                     self._bound.clear()
-                self._bound[key] = bound  # holds the buffers, so the ids in the key stay theirs
+                self._bound[key] = [(kernel, remember(ins, outs)) for kernel, ins, outs in bound]
         self.initialize()
         for kernel, step_inputs, step_outputs in bound:
             kernel.execute(step_inputs, step_outputs)
+
+    def _recall(self, key: tuple | None) -> _Bound | None:
+        """A binding checked before over the same buffers, bound again; None if there is none."""
+        remembered = self._bound.get(key) if key is not None else None
+        if remembered is None:
+            return None
+        bound: _Bound = []
+        for kernel, step in remembered:
+            placed = recall(step)
+            if placed is None:
+                return None
+            bound.append((kernel, *placed))
+        return bound
 
     def _bind(self, inputs: object, outputs: object) -> _Bound:
         input_bindings = _group(inputs, "inputs", self.graph.desc.input_count, "graph input")
