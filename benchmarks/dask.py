@@ -187,7 +187,9 @@ def make_data(name: str, sizes: Sizes, chunk_bytes: int, seed: int) -> Data:
         chunks = columns_chunks(sizes.matrix, chunk_bytes, 4)
         return Data(name, rng.standard_normal(sizes.matrix, dtype=np.float32, chunks=chunks))
     if name == "cube":
-        chunks = normalize_chunks("auto", sizes.cube, limit=chunk_bytes, dtype=np.float32)
+        # Dask's own blocks of about that size, the innermost axis kept whole (docs/dask.md, chunk sizes: each
+        # block's rows stay contiguous); axes 0 and 2 are still split, so blocks are merged across axis 0.
+        chunks = normalize_chunks(("auto", "auto", -1), sizes.cube, limit=chunk_bytes, dtype=np.float32)
         return Data(name, rng.standard_normal(sizes.cube, dtype=np.float32, chunks=chunks))
     if name == "codes":
         # Sized by the FLOAT32 output's blocks (four times the input's): those are what a task holds.
@@ -259,11 +261,29 @@ def dask_dequantize_clip(data: Data) -> Any:
     return da.clip(wide.astype(np.float32) * data.scale, *CLIP_BOUNDS)
 
 
+@dml.compile
+def dequantize_clip(x: Any, scale: Any, zero_point: Any) -> Any:
+    """Row 4 as one compiled graph: one fused pass and one FLOAT32 result per block (the functional calls
+    would allocate and write a second)."""
+    return dml.clip(dml.dequantize_linear(x, scale, zero_point), *CLIP_BOUNDS)
+
+
 def opendml_dequantize_clip(data: Data, x: Any, device: Any) -> Any:
-    """Row 4 through opendml's functional API: lazily on a Dask array; on a NumPy array, CLIP in place into
-    the result DEQUANTIZE_LINEAR allocated (one FLOAT32 copy of the input in memory, not two)."""
-    y = dml.dequantize_linear(x, data.scale, data.zero_point, device=device)
-    return dml.clip(y, *CLIP_BOUNDS, out=y if isinstance(y, np.ndarray) else None, device=device)
+    """Row 4 by opendml: the compiled function, lazily on a Dask array (its graph on each block), at once on a
+    NumPy array. ``device``: None (the array's default device), or the device to compile it for."""
+    function = dequantize_clip if device is None else _compiled_for(device)
+    return function(x, data.scale, data.zero_point)
+
+
+_COMPILED: dict[Any, Any] = {}
+
+
+def _compiled_for(device: Any) -> Any:
+    """``dequantize_clip`` compiled for ``device`` (once per device, kept for the run)."""
+    key = id(device)
+    if key not in _COMPILED:
+        _COMPILED[key] = (device, dml.compile(dequantize_clip.fn, device=device))
+    return _COMPILED[key][1]
 
 
 # Peak memory, sampled in each process.
@@ -412,17 +432,23 @@ class Options:
     workers: int
     threads_per_worker: int
     processes: bool
-    worker_device: str  # "explicit": a new Device("cpu", threads=threads_per_worker) each call; "none": None
+    worker_device: str  # "explicit": one Device("cpu", threads=threads_per_worker); "none": None
     rows: tuple[Row, ...]
     seed: int
 
 
+@functools.cache
+def _explicit_device(threads: int) -> dml.Device:
+    return dml.Device("cpu", threads=threads)
+
+
 def worker_device(options: Options) -> dml.Device | None:
-    """The ``device=`` each call on the cluster passes: made new for each call (a Device that has compiled
-    nothing pickles on every release), or None (each worker's default device)."""
+    """The ``device=`` each call on the cluster passes: one Device("cpu", threads=threads per worker) for the
+    run (it pickles, and becomes one device per worker process), or None (each worker's default device,
+    which takes the worker's share of the cores)."""
     if options.worker_device == "none":
         return None
-    return dml.Device("cpu", threads=options.threads_per_worker)
+    return _explicit_device(options.threads_per_worker)
 
 
 def cluster_impls(row: Row, data: Data, options: Options) -> dict[str, Impl]:
@@ -511,7 +537,7 @@ def describe_cluster(client: Any, options: Options, header: dict[str, str]) -> N
         header["device on the workers"] = (f"None: each worker's default device "
                                            f"({'/'.join(map(str, default_threads))} threads)")
     else:
-        header["device on the workers"] = (f"Device('cpu', threads={options.threads_per_worker}), made for each call "
+        header["device on the workers"] = (f"Device('cpu', threads={options.threads_per_worker}) "
                                            f"(a worker's default device would have "
                                            f"{'/'.join(map(str, default_threads))} threads)")
 
@@ -796,9 +822,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="workers as threads of this process (processes=False), as the smoke test runs")
     parser.add_argument("--chunk-mib", type=float, default=None,
                         help="block size in MiB (default 128; tiny: 4 KiB); row 4's FLOAT32 output blocks")
-    parser.add_argument("--worker-device", choices=["explicit", "none"], default="explicit",
-                        help="device= of the calls on the cluster: a new Device('cpu', threads=threads per "
-                             "worker) for each call (default), or None (each worker's default device)")
+    parser.add_argument("--worker-device", choices=["explicit", "none"], default="none",
+                        help="device= of the calls on the cluster: None (each worker's default device: "
+                             "its share of the cores; default), or one Device('cpu', threads=threads per worker)")
     parser.add_argument("--repeats", type=int, default=None, help="timed runs per implementation (default 3)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the CSV and the PNG")
