@@ -63,7 +63,12 @@ class BindingProperties:
 
 
 class Kernel(Protocol):
-    """What a backend compiles an operator into."""
+    """What a backend compiles an operator into.
+
+    Kernels may also offer ``prepare(inputs, outputs)``: a call taking no arguments that runs the kernel
+    over these (checked) bindings with everything resolved once, what a recorded dispatch replays
+    (``opendml.recording``); without it a recorded dispatch calls ``execute``.
+    """
 
     def initialize(self) -> None: ...
 
@@ -139,6 +144,12 @@ class CompiledOperator:
     def binding_properties(self) -> BindingProperties:
         """GetBindingProperties: the operators keep no temporary or persistent memory."""
         return BindingProperties(0, 0)
+
+    def initialize(self) -> None:
+        """What an operator initializer does for this operator (done by the first execute otherwise)."""
+        if not self._initialized:
+            self._kernel.initialize()
+            self._initialized = True
 
     @property
     def kernel(self) -> Kernel:
