@@ -55,7 +55,8 @@ class BindingProperties:
     """DML_BINDING_PROPERTIES: the device memory, in bytes, that executing needs beyond the bindings.
 
     opendml allocates it itself (a compiled graph's intermediates are temporary memory, its constants
-    persistent memory), so these figures say what it holds, not what a caller must provide.
+    persistent memory), so a caller need not provide it; a binding table may bind resources of these sizes
+    instead (``BindingTable.bind_temporary_resource``, ``bind_persistent_resource``).
     """
 
     temporary_resource_size: int

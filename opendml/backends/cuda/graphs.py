@@ -43,14 +43,17 @@ class CudaQueueExecutor:
     """Runs command lists on a stream of its own: as one CUDA graph launch each where ``cuda_graphs``, else
     launch by launch.
 
-    The stream is a blocking one: it waits for work earlier on CuPy's default stream (uploads into buffers,
-    ``execute``) and that stream waits for it, so the queue's results are ordered with the rest of the
-    program as ``execute``'s are; ``wait`` synchronizes it.
+    The queue's stream is a blocking one: it waits for work earlier on CuPy's default stream (uploads into
+    buffers, ``execute``) and that stream waits for it, so the queue's results are ordered with the rest of
+    the program as ``execute``'s are; ``wait`` synchronizes it. Graphs are captured on a second stream, a
+    non-blocking one, so that work other threads put on the default stream meanwhile neither joins the
+    capture nor is refused because of it; a captured graph launches on any stream.
     """
 
     def __init__(self, cuda_graphs: bool | None) -> None:
         self.stream = cupy.cuda.Stream()
         self.cuda_graphs = (graphs_enabled() if cuda_graphs is None else cuda_graphs) and can_capture()
+        self._capturing = cupy.cuda.Stream(non_blocking=True) if self.cuda_graphs else None
 
     def execute(self, work: RecordedWork) -> None:
         if not work.runs:
@@ -68,20 +71,22 @@ class CudaQueueExecutor:
     def _capture(self, work: RecordedWork) -> object | None:
         """The list's calls captured into a graph (kept in ``work.cache``), or None where the capture fails
         (the reason kept as ``work.cache["uncapturable"]``; the list then runs launch by launch)."""
-        stream = self.stream
-        stream.begin_capture()
-        try:
-            for run in work.runs:
-                run()
-        except Exception as error:
-            _end_quietly(stream)
-            work.cache["uncapturable"] = f"{type(error).__name__}: {error}"
-            return None
-        try:
-            graph = stream.end_capture()
-        except Exception as error:  # the capture was invalidated (a call the capture mode refuses)
-            work.cache["uncapturable"] = f"{type(error).__name__}: {error}"
-            return None
+        stream = self._capturing
+        assert stream is not None  # made where graphs are captured
+        with stream:  # the prepared calls launch on the current stream
+            stream.begin_capture()
+            try:
+                for run in work.runs:
+                    run()
+            except Exception as error:
+                _end_quietly(stream)
+                work.cache["uncapturable"] = f"{type(error).__name__}: {error}"
+                return None
+            try:
+                graph = stream.end_capture()
+            except Exception as error:  # the capture was invalidated (a call the capture mode refuses)
+                work.cache["uncapturable"] = f"{type(error).__name__}: {error}"
+                return None
         work.cache["graph"] = graph
         work.captures += 1
         return graph
