@@ -13,7 +13,9 @@ import pytest
 
 import opendml as dml
 from opendml import BufferBinding, TensorDesc
+from tests.elementwise_oracle import clamp_element, float_field_bound
 from tests.recording_helpers import (
+    F8,
     argmin_rows,
     clip,
     clipped,
@@ -194,6 +196,23 @@ def test_a_chain_through_intermediates_replays_on_new_data(device: dml.Device) -
         expected = thresholded(clipped(values))
         assert read(thresholded_buffer, np.float32, 8).tolist() == expected
         assert read(out, np.int64, 2).tolist() == row_argmins(expected)
+
+
+def test_one_table_recorded_many_times_runs_each_dispatch_in_turn(device: dml.Device) -> None:
+    """A CLIP in place with ScaleBias (1.5, 1): each of the five recordings applies it to what the one before
+    wrote."""
+    step = device.compile_operator(device.create_operator(
+        dml.ElementWiseClipDesc(F8, F8, -100.0, 100.0, dml.ScaleBias(1.5, 1.0))))
+    x = device.buffer_from(floats(X))
+    made = table(device, step, [x], [x])
+    command_list = record(device, *[(step, made)] * 5)
+    assert command_list.dispatch_count == 5 and len(command_list.runs) == 5
+    run(device, command_list)
+    expected = [float(v) for v in X]
+    for _ in range(5):
+        expected = [clamp_element(v, "FLOAT32", (1.5, 1.0), float_field_bound(-100.0, "FLOAT32"),
+                                  float_field_bound(100.0, "FLOAT32")) for v in expected]  # type: ignore[misc]
+    assert read(x, np.float32, 8).tolist() == expected
 
 
 def test_lists_run_in_order_in_one_call(device: dml.Device) -> None:
