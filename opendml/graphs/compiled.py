@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 OWNER = "GRAPH"  # bindings of a compiled graph: Inputs[k] and Outputs[k]
 
 _Bound = list[tuple[Kernel, list[BoundTensor | None], list[BoundTensor]]]
-_Arenas = dict[str, tuple["Buffer | None", int]]  # slot kind -> (arena buffer, offset of its first byte)
+_Arenas = dict[str, tuple[Buffer | None, int]]  # slot kind -> (arena buffer, offset of its first byte)
 
 
 @dataclass(frozen=True)
