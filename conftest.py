@@ -12,6 +12,7 @@ import importlib.util
 collect_ignore = [] if importlib.util.find_spec("cupy") else [
     "opendml/backends/cuda/backend.py",
     "opendml/backends/cuda/compiler.py",
+    "opendml/backends/cuda/graphs.py",
 ]
 
 _NEED_ONNX = ["opendml/onnx/*.py", "opendml/onnx/ops/*.py", "tests/onnx_models.py"]

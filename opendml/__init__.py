@@ -33,6 +33,7 @@ from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from .ops.elementwise import ScaleBias
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.threshold import ElementWiseThresholdDesc
+from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
 from .tensor import TensorDesc, calc_buffer_tensor_size
 from .tracing import compile
 
@@ -45,8 +46,12 @@ __all__ = [
     "BackendUnavailableError",
     "BindingError",
     "BindingProperties",
+    "BindingTable",
     "Buffer",
     "BufferBinding",
+    "CommandList",
+    "CommandQueue",
+    "CommandRecorder",
     "CompiledGraph",
     "CompiledOperator",
     "ConstantNode",
@@ -68,6 +73,7 @@ __all__ = [
     "NanPolicy",
     "OpenDMLError",
     "Operator",
+    "OperatorInitializer",
     "OperatorNode",
     "OutOfMemoryError",
     "OutputEdge",

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .operator import Operator
 
 MIN_OFFSET_ALIGNMENT = 16  # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT
+RESOURCE_ALIGNMENT = 256  # DML_TEMPORARY_BUFFER_ALIGNMENT and DML_PERSISTENT_BUFFER_ALIGNMENT
 
 
 @dataclass(frozen=True)
@@ -34,14 +35,44 @@ class BoundTensor:
         return self.buffer.address + self.offset
 
     @property
+    def size(self) -> int:
+        return self.desc.total_tensor_size_in_bytes
+
+    @property
     def end(self) -> int:
-        return self.start + self.desc.total_tensor_size_in_bytes
+        return self.start + self.size
 
-    def aliases(self, other: BoundTensor) -> bool:
+    def aliases(self, other: BoundTensor | BoundResource) -> bool:
         """The exact alias that in-place execution allows."""
-        return self.start == other.start and self.desc.same_layout(other.desc)
+        return isinstance(other, BoundTensor) and self.start == other.start and self.desc.same_layout(other.desc)
 
-    def overlaps(self, other: BoundTensor) -> bool:
+    def overlaps(self, other: BoundTensor | BoundResource) -> bool:
+        return self.start < other.end and other.start < self.end
+
+
+@dataclass(frozen=True)
+class BoundResource:
+    """A temporary or persistent resource (DML_BINDING_PROPERTIES) placed in a buffer: the dispatch uses
+    ``[start, start + size)``, ``size`` being what the dispatchable needs (its TemporaryResourceSize or
+    PersistentResourceSize)."""
+
+    field: TensorField  # its name (TemporaryResource, PersistentResource, Outputs[k]) for messages
+    buffer: Buffer
+    offset: int
+    size: int
+
+    @property
+    def start(self) -> int:
+        return self.buffer.address + self.offset
+
+    @property
+    def end(self) -> int:
+        return self.start + self.size
+
+    def aliases(self, other: BoundTensor | BoundResource) -> bool:
+        return False  # a resource is never an in-place alias
+
+    def overlaps(self, other: BoundTensor | BoundResource) -> bool:
         return self.start < other.end and other.start < self.end
 
 
@@ -49,15 +80,27 @@ def bind(op: Operator, inputs: Sequence[BufferBinding | Buffer | None],
          outputs: Sequence[BufferBinding | Buffer | None]) -> tuple[list[BoundTensor | None], list[BoundTensor]]:
     """Check every binding rule and place each tensor in its buffer."""
     schema = op.definition.schema
-    bound_inputs = _bind_group(op, schema.inputs, inputs, "inputs")
-    bound_outputs = [b for b in _bind_group(op, schema.outputs, outputs, "outputs") if b is not None]
+    bound_inputs = bind_inputs(op, inputs)
+    bound_outputs = bind_outputs(op, outputs)
     check_overlaps(schema.name, bound_inputs, bound_outputs, schema.in_place)
     return bound_inputs, bound_outputs
 
 
-def check_overlaps(owner: str, bound_inputs: Sequence[BoundTensor | None], bound_outputs: Sequence[BoundTensor],
-                   in_place: bool) -> None:
-    """No output may overlap an input or another output, except the exact alias in-place execution allows."""
+def bind_inputs(op: Operator, inputs: object) -> list[BoundTensor | None]:
+    """Check the input bindings alone (count, then each binding's rules); None for an absent tensor."""
+    return _bind_group(op, op.definition.schema.inputs, inputs, "inputs")
+
+
+def bind_outputs(op: Operator, outputs: object) -> list[BoundTensor]:
+    """Check the output bindings alone (count, then each binding's rules)."""
+    return [b for b in _bind_group(op, op.definition.schema.outputs, outputs, "outputs") if b is not None]
+
+
+def check_overlaps(owner: str, bound_inputs: Sequence[BoundTensor | BoundResource | None],
+                   bound_outputs: Sequence[BoundTensor | BoundResource], in_place: bool) -> None:
+    """No output may overlap an input or another output, except the exact alias in-place execution allows.
+
+    Resources are checked as outputs (a dispatch writes them), with ``in_place`` False."""
     for k, out in enumerate(bound_outputs):
         for other in [b for b in bound_inputs if b is not None] + list(bound_outputs[:k]):
             if not out.overlaps(other):
@@ -67,8 +110,8 @@ def check_overlaps(owner: str, bound_inputs: Sequence[BoundTensor | None], bound
             rule = ("may alias InputTensor only exactly (same buffer, offset, sizes, strides and total size)"
                     if in_place and other.field.kind == "input" else "must not overlap")
             raise binding_error(owner, f"{out.field.name} binding", f"{rule} {other.field.name}",
-                                f"bytes [{out.offset}, {out.offset + out.desc.total_tensor_size_in_bytes}) "
-                                f"against [{other.offset}, {other.offset + other.desc.total_tensor_size_in_bytes})")
+                                f"bytes [{out.offset}, {out.offset + out.size}) "
+                                f"against [{other.offset}, {other.offset + other.size})")
 
 
 def _bind_group(op: Operator, fields: tuple[TensorField, ...], bindings: object,
@@ -96,30 +139,48 @@ def bind_tensor(owner: str, device: Device, field: TensorField, desc: TensorDesc
             raise binding_error(name, field.name, "must be bound as None (the tensor is absent)",
                                 type(binding).__name__)
         return None
+    alignment = max(MIN_OFFSET_ALIGNMENT, desc.guaranteed_base_offset_alignment)
+    buffer, offset = _place(name, device, field.name, binding, alignment, desc.total_tensor_size_in_bytes,
+                            "TotalTensorSizeInBytes")
+    return BoundTensor(field, desc, buffer, offset)
+
+
+def bind_resource(owner: str, device: Device, field: TensorField, binding: object, size: int, size_name: str,
+                  alignment: int = RESOURCE_ALIGNMENT) -> BoundResource | None:
+    """Check the binding of a resource of ``size`` bytes (``size_name``: the DML_BINDING_PROPERTIES field
+    giving it) by a tensor binding's rules: a BufferBinding (or a Buffer) of ``device``, its offset a multiple
+    of ``alignment``, at least ``size`` bytes, inside its buffer. None: no resource is bound."""
+    if binding is None:
+        return None
+    buffer, offset = _place(owner, device, field.name, binding, alignment, size, size_name)
+    return BoundResource(field, buffer, offset, size)
+
+
+def _place(name: str, device: Device, field: str, binding: object, alignment: int, minimum: int,
+           minimum_name: str) -> tuple[Buffer, int]:
+    """The buffer and offset of a binding checked against the rules every binding follows (SPEC 2)."""
     if isinstance(binding, Buffer):
         binding = BufferBinding(binding)
     if not isinstance(binding, BufferBinding):
-        raise binding_error(name, field.name, "must be a BufferBinding", repr(binding))
+        raise binding_error(name, field, "must be a BufferBinding", repr(binding))
     buffer = binding.buffer
     if not isinstance(buffer, Buffer) or getattr(buffer.device, "backend", None) is not device.backend:
-        raise binding_error(name, f"{field.name}.Buffer", f"must be a buffer of {device}", repr(buffer))
+        raise binding_error(name, f"{field}.Buffer", f"must be a buffer of {device}", repr(buffer))
     offset = _integer(binding.offset)
-    alignment = max(MIN_OFFSET_ALIGNMENT, desc.guaranteed_base_offset_alignment)
     if offset is None or offset < 0 or offset % alignment:
-        raise binding_error(name, f"{field.name}.Offset", f"must be a non-negative multiple of {alignment}",
+        raise binding_error(name, f"{field}.Offset", f"must be a non-negative multiple of {alignment}",
                             repr(binding.offset))
     size = buffer.size_in_bytes - offset if binding.size_in_bytes is None else _integer(binding.size_in_bytes)
     if size is None:
-        raise binding_error(name, f"{field.name}.SizeInBytes", "must be an integer, or None for the rest of "
+        raise binding_error(name, f"{field}.SizeInBytes", "must be an integer, or None for the rest of "
                             "the buffer", repr(binding.size_in_bytes))
-    if size < desc.total_tensor_size_in_bytes:
-        raise binding_error(name, f"{field.name}.SizeInBytes",
-                            f"must be at least TotalTensorSizeInBytes ({desc.total_tensor_size_in_bytes})", size)
+    if size < minimum:
+        raise binding_error(name, f"{field}.SizeInBytes", f"must be at least {minimum_name} ({minimum})", size)
     if offset + size > buffer.size_in_bytes:
-        raise binding_error(name, f"{field.name} binding",
+        raise binding_error(name, f"{field} binding",
                             f"must lie inside its buffer of {buffer.size_in_bytes} bytes",
                             f"bytes [{offset}, {offset + size})")
-    return BoundTensor(field, desc, buffer, offset)
+    return buffer, offset
 
 
 def _integer(value: object) -> int | None:

@@ -19,6 +19,7 @@ from .graphs.compiled import CompiledGraph, compile_graph
 from .graphs.desc import GraphDesc
 from .operator import CompiledOperator, Operator
 from .ops import BY_DESC_TYPE
+from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
 from .shared import Registry
 from .tensor import TensorDesc
 from .validate import check_no_owned_by_dml, check_output_writable, check_support
@@ -114,6 +115,29 @@ class Device:
                       ) -> CompiledGraph:
         """IDMLDevice1::CompileGraph (feature level 2_1): check every graph rule, plan, allocate (docs/graphs.md)."""
         return compile_graph(self, graph_desc, flags)
+
+    def create_operator_initializer(self, compiled_ops: Iterable[CompiledOperator | CompiledGraph] = ()
+                                    ) -> OperatorInitializer:
+        """IDMLDevice::CreateOperatorInitializer: a dispatchable initializing ``compiled_ops`` (docs/recording.md)."""
+        return OperatorInitializer(self, compiled_ops)
+
+    def create_binding_table(self, dispatchable: CompiledOperator | CompiledGraph | OperatorInitializer
+                             ) -> BindingTable:
+        """IDMLDevice::CreateBindingTable: bindings for ``dispatchable``, checked as they are bound."""
+        return BindingTable(self, dispatchable)
+
+    def create_command_recorder(self) -> CommandRecorder:
+        """IDMLDevice::CreateCommandRecorder."""
+        return CommandRecorder(self)
+
+    def create_command_list(self) -> CommandList:
+        """An open command list to record dispatches into."""
+        return CommandList(self)
+
+    def create_command_queue(self, *, cuda_graphs: bool | None = None) -> CommandQueue:
+        """A command queue executing closed command lists; on CUDA each list is captured once into a CUDA graph
+        unless ``cuda_graphs`` is False (None: OPENDML_CUDA_GRAPHS, default 1)."""
+        return CommandQueue(self, cuda_graphs)
 
     def create_buffer(self, size_in_bytes: int) -> Buffer:
         """A new zero-filled buffer.

@@ -93,7 +93,8 @@ class BindingProperties:
     """DML_BINDING_PROPERTIES: the device memory, in bytes, that executing needs beyond the bindings.
 
     opendml allocates it itself (a compiled graph's intermediates are temporary memory, its constants
-    persistent memory), so these figures say what it holds, not what a caller must provide.
+    persistent memory), so a caller need not provide it; a binding table may bind resources of these sizes
+    instead (``BindingTable.bind_temporary_resource``, ``bind_persistent_resource``).
     """
 
     temporary_resource_size: int
@@ -101,7 +102,12 @@ class BindingProperties:
 
 
 class Kernel(Protocol):
-    """What a backend compiles an operator into."""
+    """What a backend compiles an operator into.
+
+    Kernels may also offer ``prepare(inputs, outputs)``: a call taking no arguments that runs the kernel
+    over these (checked) bindings with everything resolved once, what a recorded dispatch replays
+    (``opendml.recording``); without it a recorded dispatch calls ``execute``.
+    """
 
     def initialize(self) -> None: ...
 
@@ -177,6 +183,12 @@ class CompiledOperator:
     def binding_properties(self) -> BindingProperties:
         """GetBindingProperties: the operators keep no temporary or persistent memory."""
         return BindingProperties(0, 0)
+
+    def initialize(self) -> None:
+        """What an operator initializer does for this operator (done by the first execute otherwise)."""
+        if not self._initialized:
+            self._kernel.initialize()
+            self._initialized = True
 
     @property
     def kernel(self) -> Kernel:

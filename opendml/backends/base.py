@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..dtypes import DataType
@@ -56,6 +56,13 @@ class Backend(Protocol):
         graph outputs), element-wise kernels and reductions alike."""
 
     def supports_data_type(self, data_type: DataType) -> bool: ...
+
+    def prepare_copy(self, destination: Buffer, offset: int, source: Buffer, size: int) -> Callable[[], None]:
+        """A call copying ``source``'s first ``size`` bytes to ``offset`` in ``destination`` (what an operator
+        initializer dispatch does to put a graph's constants in its persistent resource)."""
+
+    # A backend may also offer ``queue_executor(cuda_graphs)``: how its command queues run command lists
+    # (``opendml.recording.executors``); without it they run synchronously, call by call.
 
 
 def unsupported_extra(spec: KernelSpec, backend: str) -> KernelUnsupportedError:

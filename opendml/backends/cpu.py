@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -73,6 +74,17 @@ class CpuKernel:
         self.run_arrays([None if b is None else _view(b) for b in inputs], _view(outputs[0]),
                         [_view(b) for b in outputs[1:]])
 
+    def prepare(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> Callable[[], None]:
+        """``execute`` over these bindings as one call taking no arguments: the views made once, and where the
+        kernel module offers it (``run.prepare``: the generated element-wise entries) its layout walk and
+        kernel chosen once too. What a recorded dispatch replays; buffers never move, so the views stay
+        valid as long as the call holds them."""
+        views = [None if b is None else _view(b) for b in inputs] + [_view(b) for b in outputs]
+        prepare = getattr(self._run, "prepare", None)
+        if prepare is not None:
+            return prepare(*views, self.threads)  # type: ignore[no-any-return]
+        return functools.partial(self._run, *views, self.threads)
+
     def run_arrays(self, inputs: Sequence[np.ndarray | None], out: np.ndarray,
                    extras: Sequence[np.ndarray] = ()) -> None:
         """Execute on NumPy views laid out as the operator's descriptions say (bindings already checked);
@@ -128,6 +140,11 @@ class CpuBackend:
 
     def wrap(self, device: Device, raw: Any) -> Buffer:
         return CpuBuffer(device, raw)
+
+    def prepare_copy(self, destination: Buffer, offset: int, source: Buffer, size: int) -> Callable[[], None]:
+        """A copy of ``source``'s first ``size`` bytes to ``offset`` in ``destination``."""
+        to = destination.data[offset:offset + size]  # type: ignore[attr-defined]
+        return functools.partial(np.copyto, to, source.data[:size])  # type: ignore[attr-defined]
 
     def compile(self, operator: Operator) -> CpuKernel:
         return self.compile_spec(operator.device, operator.kernel_spec, *operator.kernel_tensors)

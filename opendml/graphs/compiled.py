@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,6 +28,16 @@ if TYPE_CHECKING:
 OWNER = "GRAPH"  # bindings of a compiled graph: Inputs[k] and Outputs[k]
 
 _Bound = list[tuple[Kernel, list[BoundTensor | None], list[BoundTensor]]]
+_Arenas = dict[str, tuple[Buffer | None, int]]  # slot kind -> (arena buffer, offset of its first byte)
+
+
+@dataclass(frozen=True)
+class GraphInputs:
+    """Graph input bindings checked by ``CompiledGraph.check_inputs``: as given (None for an unread input),
+    and each placed once per description reading it (what overlap checks compare)."""
+
+    bindings: list
+    checked: list[BoundTensor]
 
 # Compiled graphs unpickled in this process (and those pickled from it), by the name their pickles carry.
 _rebuilt: Registry[CompiledGraph] = Registry(limit=64)
@@ -159,6 +170,23 @@ class CompiledGraph:
     def _bind(self, inputs: object, outputs: object) -> _Bound:
         input_bindings = _group(inputs, "inputs", self.graph.desc.input_count, "graph input")
         output_bindings = _group(outputs, "outputs", self.graph.desc.output_count, "graph output")
+        checked_inputs = self._check_input_bindings(input_bindings)
+        checked_outputs = self._check_output_bindings(output_bindings)
+        # Nodes read graph inputs after other nodes wrote graph outputs: no output may touch an input.
+        check_overlaps(OWNER, checked_inputs, checked_outputs, in_place=False)
+        return self.place_steps(input_bindings, checked_outputs)
+
+    def check_inputs(self, inputs: object) -> GraphInputs:
+        """The input bindings checked alone (count, then each against every description reading it), as a
+        binding table binds them."""
+        bindings = _group(inputs, "inputs", self.graph.desc.input_count, "graph input")
+        return GraphInputs(bindings, self._check_input_bindings(bindings))
+
+    def check_outputs(self, outputs: object) -> list[BoundTensor]:
+        """The output bindings checked alone (count, then each binding's rules)."""
+        return self._check_output_bindings(_group(outputs, "outputs", self.graph.desc.output_count, "graph output"))
+
+    def _check_input_bindings(self, input_bindings: list) -> list[BoundTensor]:
         checked_inputs: list[BoundTensor] = []
         for k, binding in enumerate(input_bindings):
             field = TensorField(f"Inputs[{k}]", "input")
@@ -169,17 +197,27 @@ class CompiledGraph:
                 continue
             for desc in self._readers[k]:
                 checked_inputs.append(bind_tensor(OWNER, self.device, field, desc, binding))  # type: ignore[arg-type]
+        return checked_inputs
+
+    def _check_output_bindings(self, output_bindings: list) -> list[BoundTensor]:
         checked_outputs: list[BoundTensor] = []
         output_descs = {k: self.graph.output_desc(*key)
                         for key, graph_outputs in self.graph.graph_outputs.items() for k in graph_outputs}
         for k, binding in enumerate(output_bindings):
             field = TensorField(f"Outputs[{k}]", "output")
             checked_outputs.append(bind_tensor(OWNER, self.device, field, output_descs[k], binding))  # type: ignore[arg-type]
-        # Nodes read graph inputs after other nodes wrote graph outputs: no output may touch an input.
-        check_overlaps(OWNER, checked_inputs, checked_outputs, in_place=False)
-        return [self._bind_step(step, input_bindings, checked_outputs) for step in self.plan.steps]
+        return checked_outputs
 
-    def _bind_step(self, step: Step, input_bindings: list, checked_outputs: list[BoundTensor]
+    def place_steps(self, input_bindings: list, checked_outputs: list[BoundTensor],
+                    temporary: tuple[Buffer, int] | None = None, persistent: tuple[Buffer, int] | None = None
+                    ) -> _Bound:
+        """Each step's kernel and tensors over checked bindings; the intermediates in ``temporary`` (a buffer
+        and the offset where the arena starts) or the graph's own arena, the constants in ``persistent`` (which
+        must hold them: an operator initializer writes them there) or its own."""
+        arenas = {"intermediate": temporary or (self._temporary, 0), "constant": persistent or (self._persistent, 0)}
+        return [self._bind_step(step, input_bindings, checked_outputs, arenas) for step in self.plan.steps]
+
+    def _bind_step(self, step: Step, input_bindings: list, checked_outputs: list[BoundTensor], arenas: _Arenas
                    ) -> tuple[Kernel, list[BoundTensor | None], list[BoundTensor]]:
         operator = self.graph.operators[step.node]
         schema = operator.definition.schema
@@ -188,23 +226,24 @@ class CompiledGraph:
             for operand, slot in zip(step.fused.operands, step.inputs):
                 reader, index = operand.reader
                 field = self.graph.operators[reader].definition.schema.inputs[index]
-                step_inputs.append(self._place(field, operand.desc, slot, input_bindings, checked_outputs))  # type: ignore[arg-type]
+                step_inputs.append(self._place(field, operand.desc, slot, input_bindings, checked_outputs,  # type: ignore[arg-type]
+                                               arenas))
         else:
             for field, slot in zip(schema.inputs, step.inputs):
                 desc = operator.tensors[field.name]
                 step_inputs.append(None if slot is None or desc is None
-                                   else self._place(field, desc, slot, input_bindings, checked_outputs))
-        step_outputs = [self._place(field, operator.tensor(field.name), slot, input_bindings, checked_outputs)
+                                   else self._place(field, desc, slot, input_bindings, checked_outputs, arenas))
+        step_outputs = [self._place(field, operator.tensor(field.name), slot, input_bindings, checked_outputs, arenas)
                         for field, slot in zip(schema.outputs, step.outputs)]
         if step.fused is not None:  # extra outputs: each its node's output tensor, placed in its graph output
             for extra, slot in zip(step.fused.extras, step.outputs[len(schema.outputs):]):
                 field = self.graph.operators[extra.node].definition.schema.outputs[extra.index]
                 step_outputs.append(self._place(field, self.graph.output_desc(extra.node, extra.index), slot,
-                                                input_bindings, checked_outputs))
+                                                input_bindings, checked_outputs, arenas))
         return self._kernels[step.node], step_inputs, step_outputs
 
     def _place(self, field: TensorField, desc: TensorDesc, slot: Slot, input_bindings: list,
-               checked_outputs: list[BoundTensor]) -> BoundTensor:
+               checked_outputs: list[BoundTensor], arenas: _Arenas) -> BoundTensor:
         """The node's tensor ``field`` placed where ``slot`` lives, read through the node's own description."""
         if slot.kind == "input":
             binding = input_bindings[slot.index]
@@ -213,10 +252,22 @@ class CompiledGraph:
         if slot.kind == "output":
             out = checked_outputs[slot.index]
             return BoundTensor(field, desc, out.buffer, out.offset)
-        arena, regions = ((self._temporary, self.plan.intermediates) if slot.kind == "intermediate"
-                          else (self._persistent, self.plan.constants))
+        (arena, base), regions = arenas[slot.kind], (self.plan.intermediates if slot.kind == "intermediate"
+                                                     else self.plan.constants)
         assert arena is not None  # a plan with such a slot has a region in that arena
-        return BoundTensor(field, desc, arena, regions[slot.index].offset)
+        return BoundTensor(field, desc, arena, base + regions[slot.index].offset)
+
+    @property
+    def arena_lock(self) -> threading.Lock:
+        """Held by a run over the graph's own intermediates' arena (``execute``, and a recorded dispatch
+        using it), so that runs on several threads take turns."""
+        return self._lock
+
+    @property
+    def constants_buffer(self) -> Buffer | None:
+        """The graph's own constants' arena (None without constants): what an operator initializer copies
+        into a persistent resource bound for this graph."""
+        return self._persistent
 
     def __repr__(self) -> str:
         return f"<CompiledGraph of {len(self.graph.desc.nodes)} nodes on {self.device}>"

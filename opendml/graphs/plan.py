@@ -39,6 +39,7 @@ class Region:
     name: str
     offset: int
     size_in_bytes: int
+    alignment: int = MIN_ALIGNMENT  # of its offset: what the descriptions reading or writing it guarantee
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,23 @@ class ExecutionPlan:
     def persistent_size(self) -> int:
         return _arena_size(self.constants)
 
+    @property
+    def temporary_alignment(self) -> int:
+        """What the offset of a temporary resource holding the intermediates must be a multiple of, so that
+        each region keeps its alignment: the largest of theirs."""
+        return _arena_alignment(self.intermediates)
+
+    @property
+    def persistent_alignment(self) -> int:
+        return _arena_alignment(self.constants)
+
 
 def _arena_size(regions: tuple[Region, ...]) -> int:
     return max((r.offset + r.size_in_bytes for r in regions), default=0)
+
+
+def _arena_alignment(regions: tuple[Region, ...]) -> int:
+    return max((r.alignment for r in regions), default=MIN_ALIGNMENT)
 
 
 class _Arena:
@@ -105,7 +120,7 @@ class _Arena:
     def add(self, name: str, size: int, alignment: int) -> int:
         alignment = max(MIN_ALIGNMENT, alignment)
         offset = -(-self.end // alignment) * alignment
-        self.regions.append(Region(name, offset, size))
+        self.regions.append(Region(name, offset, size, alignment))
         self.end = offset + size
         return len(self.regions) - 1
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import cupy
 import numpy as np
@@ -153,6 +154,24 @@ class CudaBackend:
     def synchronize(self) -> None:
         cupy.cuda.get_current_stream().synchronize()
 
+    def queue_executor(self, cuda_graphs: bool | None) -> Any:
+        """How a command queue runs command lists: on a stream of its own, captured into CUDA graphs."""
+        from .graphs import CudaQueueExecutor
+
+        return CudaQueueExecutor(cuda_graphs)
+
+    def prepare_copy(self, destination: Buffer, offset: int, source: Buffer, size: int) -> Callable[[], None]:
+        """A copy of ``source``'s first ``size`` bytes to ``offset`` in ``destination``, on the stream current
+        when it is called (an asynchronous device-to-device copy, which a CUDA graph captures)."""
+        runtime = cupy.cuda.runtime
+        target, origin = destination.address + offset, source.address
+
+        def copy() -> None:
+            runtime.memcpyAsync(target, origin, size, runtime.memcpyDeviceToDevice,
+                                cupy.cuda.get_current_stream().ptr)
+
+        return copy
+
     def grid(self, work_items: int, per_block: int = BLOCK) -> int:
         """Blocks for a grid-stride loop: enough to fill the GPU, no more than the work needs."""
         return max(1, min(math.ceil(work_items / per_block), self.sm_count * 32))
@@ -200,16 +219,28 @@ class ElementwiseKernel:
     def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
         self.run([_pointer(b) for b in inputs if b is not None] + [_pointer(b) for b in outputs])
 
+    def prepare(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> Callable[[], None]:
+        """The launch over these bindings, its kernel, grid and arguments fixed once: a recorded dispatch
+        (launched on the stream current when it is called, as ``run``)."""
+        function, grid, args = self._launch([_pointer(b) for b in inputs if b is not None]
+                                            + [_pointer(b) for b in outputs])
+        return functools.partial(function, grid, (BLOCK,), args)
+
     def run(self, pointers: Sequence[int]) -> None:
         """Launch on device addresses: each present input's first element, then the output's, then each
         extra output's."""
+        function, grid, args = self._launch(pointers)
+        function(grid, (BLOCK,), args)
+
+    def _launch(self, pointers: Sequence[int]) -> tuple[Any, tuple[int], tuple[Any, ...]]:
+        """The kernel, grid and arguments of a launch on these addresses: 16-byte chunks where every
+        contiguous operand's address allows them, else the kernel of any strides."""
         args = tuple(np.uint64(p) for p in pointers) + self.scalars
         if self.width is not None and all(p % (self.width * size) == 0 for p, size, st in
                                           zip(pointers, self.sizes, self.layout.strides) if st[-1] == 1):
             tiles = math.ceil(self.count // self.width / (BLOCK * elementwise_c.chunk_unroll(self.spec)))
-            self._vector((max(1, min(tiles, 1 << 20)),), (BLOCK,), args)
-        else:
-            self._general_kernel()((self.backend.grid(self.count),), (BLOCK,), args)
+            return self._vector, (max(1, min(tiles, 1 << 20)),), args
+        return self._general_kernel(), (self.backend.grid(self.count),), args
 
 
 class ArgMinKernel:
@@ -248,9 +279,29 @@ class ArgMinKernel:
     def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
         self.run([_pointer(b) for b in inputs if b is not None] + [_pointer(b) for b in outputs])
 
+    def prepare(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> Callable[[], None]:
+        """The launches over these bindings, fixed once: a split reduction's partial results get buffers of
+        their own here, held by the returned call, so that replaying it (a CUDA graph captured from it
+        included) allocates nothing. Calls of one prepared launch must not overlap in time (one queue's
+        stream orders them)."""
+        launch = self._launch([_pointer(b) for b in inputs if b is not None] + [_pointer(b) for b in outputs])
+        if self._combine is None:
+            return functools.partial(launch.scan, launch.grid, (launch.plan.block,), launch.args(0, 0))
+        values, indices = self._partials(launch.plan)
+        return _SplitLaunch(launch, self._combine_launch(launch, values, indices), values, indices)
+
     def run(self, pointers: Sequence[int]) -> None:
         """Launch on device addresses: each present operand's first element (the InputTensor's first), then
         the OutputTensor's, then each extra output's."""
+        launch = self._launch(pointers)
+        if self._combine is None:
+            launch.scan(launch.grid, (launch.plan.block,), launch.args(0, 0))
+            return
+        values, indices = self._partials(launch.plan)
+        launch.scan(launch.grid, (launch.plan.block,), launch.args(values.data.ptr, indices.data.ptr))
+        self._combine_launch(launch, values, indices)()
+
+    def _launch(self, pointers: Sequence[int]) -> _ScanLaunch:
         plan = self.plan
         count = len(pointers) - 1 - len(self.spec.extra)
         operands, out_address, extra_addresses = pointers[:count], pointers[count], pointers[count + 1:]
@@ -267,14 +318,48 @@ class ArgMinKernel:
             grid = self.backend.grid(items * 32)
         else:
             grid = max(1, min(items, self.backend.sm_count * 32))
-        launch = self._kernels[plan.vector]
-        if self._combine is None:
-            launch((grid,), (plan.block,), addresses + pout + (np.uint64(0), np.uint64(0)) + self.scalars)
-            return
-        values = cupy.empty(plan.outputs * plan.splits, dtype=self.compute_dtype)
-        indices = cupy.empty(plan.outputs * plan.splits, dtype=cupy.uint64)
-        pv, pi = np.uint64(values.data.ptr), np.uint64(indices.data.ptr)
-        launch((grid,), (plan.block,), addresses + pout + (pv, pi) + self.scalars)
-        per_block = BLOCK // plan.combine_group  # outputs one block merges at a time
-        self._combine((max(1, min(math.ceil(plan.outputs / per_block), self.backend.sm_count * 32)),), (BLOCK,),
-                      (pv, pi, pout[0]))
+        return _ScanLaunch(self._kernels[plan.vector], plan, (grid,), addresses, pout, self.scalars)
+
+    def _partials(self, plan: ArgMinPlan) -> tuple[cupy.ndarray, cupy.ndarray]:
+        """Buffers for a split reduction's partial results: values and indices, one per output and piece."""
+        return (cupy.empty(plan.outputs * plan.splits, dtype=self.compute_dtype),
+                cupy.empty(plan.outputs * plan.splits, dtype=cupy.uint64))
+
+    def _combine_launch(self, launch: _ScanLaunch, values: cupy.ndarray, indices: cupy.ndarray
+                        ) -> Callable[[], None]:
+        assert self._combine is not None  # a split plan has a combine pass
+        per_block = BLOCK // launch.plan.combine_group  # outputs one block merges at a time
+        grid = (max(1, min(math.ceil(launch.plan.outputs / per_block), self.backend.sm_count * 32)),)
+        args = (np.uint64(values.data.ptr), np.uint64(indices.data.ptr), launch.pout[0])
+        return functools.partial(self._combine, grid, (BLOCK,), args)
+
+
+class _ScanLaunch(NamedTuple):
+    """An ARGMIN's scan over fixed addresses: its kernel, plan, grid and arguments but the partial results'
+    (a tuple: made on every ``execute``)."""
+
+    scan: Any
+    plan: ArgMinPlan
+    grid: tuple[int]
+    addresses: tuple[Any, ...]
+    pout: tuple[Any, ...]
+    scalars: tuple[Any, ...]
+
+    def args(self, values: int, indices: int) -> tuple[Any, ...]:
+        return self.addresses + self.pout + (np.uint64(values), np.uint64(indices)) + self.scalars
+
+
+class _SplitLaunch:
+    """A split reduction's prepared launches, the scan then the combine pass, over partial-result buffers it
+    holds (allocated once, when prepared)."""
+
+    def __init__(self, launch: _ScanLaunch, combine: Callable[[], None], values: cupy.ndarray,
+                 indices: cupy.ndarray) -> None:
+        self._scan = functools.partial(launch.scan, launch.grid, (launch.plan.block,),
+                                       launch.args(values.data.ptr, indices.data.ptr))
+        self._combine = combine
+        self._buffers = (values, indices)  # held: the launches' arguments point into them
+
+    def __call__(self) -> None:
+        self._scan()
+        self._combine()
