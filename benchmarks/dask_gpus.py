@@ -50,27 +50,35 @@ and shows its progress on stderr. The exit status is 1 when an answer differed.
 
 from __future__ import annotations
 
-import argparse
-import csv
-import functools
-import logging
-import math
-import os
-import platform
-import statistics
-import subprocess
 import sys
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import numpy as np
+# Run as ``python benchmarks/dask_gpus.py``, this file's folder comes first on sys.path, where
+# benchmarks/dask.py would be what ``import dask`` imports. The folder is dropped before anything imports
+# Dask; spawned workers inherit the path.
+_FOLDER = Path(__file__).resolve().parent
+for _entry in [entry for entry in sys.path if Path(entry or ".").resolve() == _FOLDER]:
+    sys.path.remove(_entry)
 
-import opendml as dml
+import argparse  # noqa: E402
+import csv  # noqa: E402
+import functools  # noqa: E402
+import logging  # noqa: E402
+import math  # noqa: E402
+import os  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable, Iterator, Sequence  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import opendml as dml  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results"
 GIB, MIB = 2**30, 2**20
