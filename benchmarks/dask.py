@@ -793,7 +793,7 @@ def machine_header(options: Options) -> dict[str, str]:
     except OSError:
         pass
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=_FOLDER, capture_output=True, text=True,
+        commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=_FOLDER, capture_output=True, text=True,
                                 check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown"

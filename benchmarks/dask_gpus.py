@@ -811,7 +811,7 @@ def machine_header(kind: str, count: int, plan: Plan, args: argparse.Namespace) 
     header["numpy"], header["dask"], header["distributed"] = np.__version__, dask.__version__, distributed.__version__
     header["python"] = sys.version.split()[0]
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parent,
+        commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=Path(__file__).resolve().parent,
                                 capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown"

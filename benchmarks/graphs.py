@@ -595,48 +595,48 @@ def time_cpu(ctx: Context, impls: dict[str, Impl], floor_bytes: int) -> tuple[di
 
 
 def time_cuda(ctx: Context, impls: dict[str, Impl], floor_bytes: int) -> tuple[dict[str, Timing], Timing]:
+    """The implementations and the copy taking turns, one sample each per round (as benchmarks/gpu.py): a drift
+    of the GPU's clocks during a row weighs on all of them alike, the floor included."""
     import cupy as cp
 
     half = max(floor_bytes // 2, 1)
     source, target = cp.ones(half, cp.uint8), cp.empty(half, cp.uint8)
-    times = {}
-    for name, impl in impls.items():
-        clock = wall_samples if impl.wall_clock else event_samples
-        times[name] = Timing(clock(impl.run, ctx.repeats))
-    return times, Timing(event_samples(lambda: cp.copyto(target, source), ctx.repeats))
+    fns: dict[str, Callable[[], object]] = {name: impl.run for name, impl in impls.items()}
+    fns["copy"] = lambda: cp.copyto(target, source)
+    samplers = {name: wall_sample if name in impls and impls[name].wall_clock else event_sample for name in fns}
+    for fn in fns.values():
+        for _ in range(3):
+            fn()
+    cp.cuda.Device().synchronize()
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(ctx.repeats):
+        for name, fn in fns.items():
+            samples[name].append(samplers[name](fn))
+    floor = Timing(samples.pop("copy"))
+    return {name: Timing(t) for name, t in samples.items()}, floor
 
 
-def event_samples(fn: Callable[[], object], repeat: int, warmup: int = 3, back_to_back: int = 5) -> list[float]:
+def event_sample(fn: Callable[[], object], back_to_back: int = 5) -> float:
     """Seconds per call, from CUDA events around ``back_to_back`` calls in a row (as benchmarks/gpu.py)."""
     import cupy as cp
 
-    for _ in range(warmup):
-        fn()
     start, stop = cp.cuda.Event(), cp.cuda.Event()
-    samples = []
-    for _ in range(repeat):
-        start.record()
-        for _ in range(back_to_back):
-            fn()
-        stop.record()
-        stop.synchronize()
-        samples.append(cp.cuda.get_elapsed_time(start, stop) / back_to_back / 1e3)
-    return samples
+    start.record()
+    for _ in range(back_to_back):
+        fn()
+    stop.record()
+    stop.synchronize()
+    return cp.cuda.get_elapsed_time(start, stop) / back_to_back / 1e3
 
 
-def wall_samples(fn: Callable[[], object], repeat: int, warmup: int = 3) -> list[float]:
-    """Seconds per call by the host's clock, for a call that waits for its GPU work before returning."""
+def wall_sample(fn: Callable[[], object]) -> float:
+    """Seconds of one call by the host's clock, for a call that waits for its GPU work before returning."""
     import cupy as cp
 
-    for _ in range(warmup):
-        fn()
     cp.cuda.Device().synchronize()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return samples
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
 
 
 # Targets (issue 14).
@@ -881,7 +881,7 @@ def machine_header(ctx: Context, sizes: str) -> dict[str, str]:
     header["torch"] = ctx.torch.__version__ if ctx.torch is not None else "not installed"
     header["python"] = sys.version.split()[0]
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).resolve().parent,
+        commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=Path(__file__).resolve().parent,
                                 capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown"
