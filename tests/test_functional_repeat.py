@@ -69,6 +69,15 @@ def test_repeats_of_every_layout(shape: tuple[int, ...], dtype: type, strided: b
         assert (base[:, 1::2] == 0).all()
 
 
+@pytest.mark.parametrize("device", [None, "cpu", " CPU ", dml.Device("cpu")], ids=repr)
+def test_repeats_on_each_way_of_naming_the_device(device: Any, checked: list[int]) -> None:
+    x, y = values(64), np.empty(64, F4)
+    for _ in range(3):
+        dml.threshold(x, 0.5, out=y, device=device)
+    assert np.array_equal(y, np.maximum(x, F4(0.5)))
+    assert len(checked) == 1
+
+
 def test_in_place_repeats_apply_each_time() -> None:
     x = np.array([0.5, -0.25, 3.0, 1.0], F4)
     for _ in range(3):

@@ -98,7 +98,7 @@ class _Repeat:
         self.device = device
         self.resolved = resolved
         # A backend name (or None) finds its default device at each call: the one the call ran on.
-        self.default = None if type(device) is Device else ("cpu" if device is None else str(device))
+        self.default = None if type(device) is Device else ("cpu" if device is None else str(device).strip().lower())
         self.x_layout = (x.dtype, x.shape, x.strides)
         self.out_layout = (out.dtype, out.shape, out.strides)
         self.run = run
