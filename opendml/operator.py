@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -88,6 +88,34 @@ def _attach(detached: Sequence[_Detached | None]) -> list[BoundTensor | None] | 
     return bound
 
 
+class _Checked:
+    """A binding ``execute`` has checked: its bound tensors as remembered (buffers held weakly), and, once it is
+    executed again, the kernel's call prepared over them (``run``: empty until then, and emptied when any of
+    its buffers is freed, so that the prepared views never keep a caller's memory alive)."""
+
+    __slots__ = ("_watch", "remembered", "run")
+
+    def __init__(self, remembered: Remembered) -> None:
+        self.remembered = remembered
+        self.run: list[Callable[[], None]] = []
+        self._watch: tuple[weakref.ref[Buffer], ...] = ()
+
+    def prepare(self, kernel: Kernel, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
+        """Keep the kernel's prepared call over these bindings (the remembered ones, recalled), where the kernel
+        offers one that calls may share (``prepare``, and no ``prepared_shares_state``)."""
+        prepare = getattr(kernel, "prepare", None)
+        if prepare is None or getattr(kernel, "prepared_shares_state", False):
+            return
+        run = self.run
+
+        def forget(_: object) -> None:  # a buffer is being freed: drop the views of its memory with it
+            run.clear()
+
+        buffers = {id(b.buffer): b.buffer for b in (*inputs, *outputs) if b is not None}
+        self._watch = tuple(weakref.ref(buffer, forget) for buffer in buffers.values())
+        run.append(prepare(inputs, outputs))
+
+
 @dataclass(frozen=True)
 class BindingProperties:
     """DML_BINDING_PROPERTIES: the device memory, in bytes, that executing needs beyond the bindings.
@@ -106,7 +134,10 @@ class Kernel(Protocol):
 
     Kernels may also offer ``prepare(inputs, outputs)``: a call taking no arguments that runs the kernel
     over these (checked) bindings with everything resolved once, what a recorded dispatch replays
-    (``opendml.recording``); without it a recorded dispatch calls ``execute``.
+    (``opendml.recording``) and what ``CompiledOperator.execute`` runs for bindings it executes again;
+    without it a recorded dispatch calls ``execute``. A kernel whose prepared calls hold state that two
+    calls running at once would share (a CUDA split reduction's partial results) says so with a true
+    ``prepared_shares_state``: ``execute``, which may run on several streams at once, does not use them.
     """
 
     def initialize(self) -> None: ...
@@ -173,7 +204,7 @@ class CompiledOperator:
         self.flags = flags
         self._kernel = kernel
         self._initialized = False
-        self._bound: dict[tuple, Remembered] = {}
+        self._bound: dict[tuple, _Checked] = {}
 
     @property
     def initialized(self) -> bool:
@@ -197,16 +228,31 @@ class CompiledOperator:
 
     def execute(self, inputs: Sequence[BufferBinding | Buffer | None],
                 outputs: Sequence[BufferBinding | Buffer | None]) -> None:
-        """Run once. ``inputs``/``outputs`` hold one binding per tensor in DirectML's order."""
+        """Run once. ``inputs``/``outputs`` hold one binding per tensor in DirectML's order.
+
+        Bindings checked once are remembered by their buffers and ranges (``_binding_key``: buffers and
+        bindings never change); executed again, they run the kernel's call prepared over them, as a
+        recorded dispatch does. A prepared call exists only while all its buffers do, so the buffers bound
+        now, of the same ids, are those it was prepared over.
+        """
         key = _binding_key(inputs, outputs)
-        remembered = self._bound.get(key) if key is not None else None
-        bound = recall(remembered) if remembered is not None else None
+        checked = self._bound.get(key) if key is not None else None
+        if checked is not None:
+            run = checked.run
+            if run and self._initialized:
+                run[0]()
+                return
+            bound = recall(checked.remembered)
+            if bound is not None:
+                checked.prepare(self._kernel, *bound)
+        else:
+            bound = None
         if bound is None:
             bound = bind(self.operator, inputs, outputs)
             if key is not None:
                 if len(self._bound) >= _BINDING_CACHE_LIMIT:
                     self._bound.clear()
-                self._bound[key] = remember(*bound)
+                self._bound[key] = _Checked(remember(*bound))
         bound_inputs, bound_outputs = bound
         if not self._initialized:
             self._kernel.initialize()

@@ -236,6 +236,61 @@ def test_the_same_buffers_are_checked_once_and_new_ones_again(device: dml.Device
     assert other.to_numpy().view(np.float32).tolist() == [1, -1, 0.5, 0, 1, -1, 1, -1]
 
 
+def test_bindings_executed_again_run_the_prepared_call(device: dml.Device, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second execution of the same buffers prepares the kernel's call over them, as a recorded dispatch
+    does; later ones run it (new data in the same buffers included), and other bindings do not."""
+    op = clip_op(device)
+    kernel = op.kernel
+    prepared, executed = [], []
+    real_prepare, real_execute = kernel.prepare, kernel.execute  # type: ignore[attr-defined]
+    monkeypatch.setattr(kernel, "prepare", lambda *args: prepared.append(1) or real_prepare(*args))
+    monkeypatch.setattr(kernel, "execute", lambda *args: executed.append(1) or real_execute(*args))
+    src, dst = floats(device, [5, -5, 0.5, 0, 2, -2, 1, -1]), device.create_buffer(32)
+    for k in range(5):
+        src.data[:] = device.backend.xp.asarray(np.full(8, k - 2.5, np.float32).view(np.uint8))  # type: ignore[attr-defined]
+        op.execute([BufferBinding(src)], [BufferBinding(dst)])
+        assert dst.to_numpy().view(np.float32).tolist() == [max(-1.0, min(1.0, k - 2.5))] * 8
+    assert (len(executed), len(prepared)) == (2, 1)
+    other = device.create_buffer(32)
+    op.execute([BufferBinding(src)], [other])
+    assert (len(executed), len(prepared)) == (3, 1)
+    assert other.to_numpy().view(np.float32).tolist() == [1] * 8
+
+
+def test_prepared_executions_keep_no_buffer_or_memory_alive(device: dml.Device) -> None:
+    op = clip_op(device)
+    src, dst = floats(device, [5] * 8), device.create_buffer(32)
+    for _ in range(3):  # the third runs the prepared call, which holds views of both buffers' memory
+        op.execute([BufferBinding(src)], [dst])
+    refs = [weakref.ref(src), weakref.ref(dst)]
+    if device.backend.name == "cpu":
+        refs += [weakref.ref(src.data), weakref.ref(dst.data)]  # type: ignore[attr-defined]
+    del src, dst
+    gc.collect()
+    assert [ref() for ref in refs] == [None] * len(refs)
+
+
+def test_a_buffer_made_where_a_freed_one_lay_is_bound_anew(device: dml.Device) -> None:
+    """A prepared call goes with its buffers: a new buffer of the freed one's id is checked and used."""
+    op = clip_op(device)
+    src, dst = floats(device, [5] * 8), device.create_buffer(32)
+    for _ in range(3):
+        op.execute([src], [dst])
+    ids = id(src), id(dst)
+    del src, dst
+    made = [device.create_buffer(32) for _ in range(64)]  # CPython hands freed slots out again: some land there
+    found = {id(buffer): buffer for buffer in made}
+    if not set(ids) <= set(found):
+        pytest.skip("the allocator placed no new buffers where the freed ones were")
+    new_src, new_dst = found[ids[0]], found[ids[1]]
+    new_src.data[:] = device.backend.xp.asarray(  # type: ignore[attr-defined]
+        np.array([-5, 0.5, 5, 0, -0.25, 3, -3, 1], np.float32).view(np.uint8))
+    op.execute([new_src], [new_dst])
+    assert new_dst.to_numpy().view(np.float32).tolist() == [-1, 0.5, 1, 0, -0.25, 1, -1, 1]
+    with pytest.raises(dml.BindingError, match=r"OutputTensor.Offset must be a non-negative multiple of 16; got 8"):
+        op.execute([new_src], [BufferBinding(new_dst, 8)])
+
+
 @pytest.mark.parametrize("call", [
     lambda x: dml.argmin(x, 0),
     lambda x: dml.dequantize_linear(x.astype(np.uint8), np.float32(0.5), np.uint8(3)),

@@ -5,12 +5,13 @@ from __future__ import annotations
 import dataclasses
 import io
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import opendml as dml
-from opendml.dispatch import operators
+from opendml.dispatch import operators, timing
 from opendml.dispatch.errors import ModelError, locate
 from opendml.dispatch.formatting import format_values
 from opendml.dispatch.progress import Progress
@@ -105,12 +106,21 @@ def test_cold_and_hot_samples() -> None:
     assert Stats.of([3.0, 1.0, 2.0]) == Stats(3, 2.0, 1.0, 2.0, 3.0)
 
 
-def test_measure_counts_runs_and_shows_progress() -> None:
+def test_measure_times_one_list_per_iteration_and_shows_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An iteration executes one list of ``repeat`` dispatches: a sample is its time over ``repeat``."""
+    clock = [0.0]
+    monkeypatch.setattr(timing, "time", SimpleNamespace(perf_counter=lambda: clock[0]))  # the timer's clock only
     runs = []
+
+    def iteration() -> None:  # a list of 3 dispatches taking 6 ms in all
+        runs.append(1)
+        clock[0] += 0.006
+
     stream = io.StringIO()
-    samples = measure(lambda: runs.append(1), TimingOptions(iterations=4, repeat=3), use_cuda=False,
+    samples = measure(iteration, TimingOptions(iterations=4, repeat=3), use_cuda=False,
                       progress=Progress("Dispatch 'x'", stream, enabled=True, delay=0.0))
-    assert len(runs) == 12 and len(samples.cpu) == 4 and samples.gpu == []
+    assert len(runs) == 4 and samples.gpu == []
+    assert samples.cpu == pytest.approx([2.0] * 4)  # milliseconds per dispatch
     drawn = stream.getvalue()
     assert "Dispatch 'x' [" in drawn and drawn.endswith("\r\033[K")  # drawn, then erased
 

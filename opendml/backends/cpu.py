@@ -85,6 +85,16 @@ class CpuKernel:
             return prepare(*views, self.threads)  # type: ignore[no-any-return]
         return functools.partial(self._run, *views, self.threads)
 
+    def prepare_arrays(self, inputs: Sequence[np.ndarray | None], out: np.ndarray) -> Callable[..., None] | None:
+        """``run_arrays`` for arrays laid out as these (the same shapes, strides and dtypes), with everything
+        their layout decides resolved once: a call taking ``(*inputs, out)``, holding no array (what a
+        repeated functional call runs). None where the kernel module has no such call (the NumPy kernels,
+        reductions) or the kernel writes extra outputs."""
+        prepare = getattr(self._run, "prepare_layout", None)
+        if prepare is None or self.spec.extra:
+            return None
+        return prepare(*inputs, out, self.threads)  # type: ignore[no-any-return]
+
     def run_arrays(self, inputs: Sequence[np.ndarray | None], out: np.ndarray,
                    extras: Sequence[np.ndarray] = ()) -> None:
         """Execute on NumPy views laid out as the operator's descriptions say (bindings already checked);

@@ -90,9 +90,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar="LEVEL", help=f"the device's DirectML feature level (default: {NEWEST.label})")
     timing = parser.add_argument_group("timing")
     timing.add_argument("-i", "--dispatch-iterations", "--dispatch_iterations", type=_positive, default=1,
-                        metavar="N", help="the fewest timed iterations of each dispatch (default: 1)")
+                        metavar="N", help="the fewest timed iterations of each dispatch, each executing one "
+                                          "recorded command list (default: 1)")
     timing.add_argument("-r", "--dispatch-repeat", "--dispatch_repeat", type=_positive, default=1, metavar="N",
-                        help="runs of the operator within each iteration (default: 1)")
+                        help="dispatches recorded into that command list; a sample is the time per dispatch "
+                             "(default: 1)")
     timing.add_argument("-w", "--warmup-samples", "--warmup_samples", type=_count, default=1, metavar="N",
                         help="the most leading iterations counted as cold, left out of the median (default: 1)")
     timing.add_argument("-t", "--milliseconds-to-run", "--milliseconds_to_run", type=_milliseconds, metavar="MS",

@@ -15,6 +15,7 @@ import numpy as np
 from .. import Buffer, BufferBinding, CompiledOperator, Device, FeatureLevel, OpenDMLError
 from ..graphs import CompiledGraph
 from ..operator import Operator
+from ..recording import CommandList, CommandQueue, CommandRecorder
 from .commands import Command, DispatchCommand, PrintCommand, WriteFileCommand
 from .errors import ModelError, child, guard, locate
 from .formatting import format_chunks, format_verbose
@@ -49,6 +50,8 @@ class Runner:
     buffers: dict[str, Buffer] = field(default_factory=dict)
     operators: dict[str, CompiledOperator | CompiledGraph] = field(default_factory=dict)
     files: StagedFiles = field(default_factory=StagedFiles)
+    _recorder: CommandRecorder | None = field(default=None, init=False, repr=False)
+    _command_queue: CommandQueue | None = field(default=None, init=False, repr=False)
 
     def run(self) -> None:
         try:
@@ -127,22 +130,45 @@ class Runner:
             raise locate(error, graph.desc_path, graph.desc_json) from None
 
     def dispatch(self, command: DispatchCommand) -> None:
+        """Bind the command's resources into a binding table and record ``repeat`` dispatches into one command
+        list, then time executions of that list (one per iteration), as DxDispatch records its dispatches."""
         dispatchable = self.model.dispatchables[command.dispatchable]
         operator = self.operators[command.dispatchable]
-        inputs = self._bindings(command, dispatchable.input_names)
-        outputs = self._bindings(command, dispatchable.output_names)
-
-        def run_once() -> None:
-            operator.execute(inputs, outputs)
-
+        queue = self._queue()
         progress = Progress(f"Dispatch '{command.dispatchable}'", self.progress_stream)
         try:
-            samples = measure(run_once, self.timing, self.device.backend.name == "cuda", progress)
-        except OpenDMLError as error:  # a binding rule: checked before the operator touches any buffer
+            work = self._record(command, dispatchable, operator)
+
+            def iteration() -> None:
+                queue.execute_command_lists([work])
+                queue.wait()
+
+            samples = measure(iteration, self.timing, self.device.backend.name == "cuda", progress, queue.stream)
+        except OpenDMLError as error:  # a binding rule: checked when bound, before the operator touches a buffer
             if isinstance(operator, CompiledGraph):
                 error = _graph_binding_error(error, dispatchable)
             raise self._binding_error(command, locate(error, command.bindings_path, command.bindings_json)) from None
         report(command.dispatchable, samples, self.timing, self._out)
+
+    def _record(self, command: DispatchCommand, dispatchable: AnyDispatchable,
+                operator: CompiledOperator | CompiledGraph) -> CommandList:
+        """A closed list of ``timing.repeat`` dispatches of ``operator`` over one table of the command's
+        bindings (every binding rule is checked here, when they are bound)."""
+        table = self.device.create_binding_table(operator)
+        table.bind_inputs(self._bindings(command, dispatchable.input_names))
+        table.bind_outputs(self._bindings(command, dispatchable.output_names))
+        if self._recorder is None:
+            self._recorder = self.device.create_command_recorder()
+        work = self.device.create_command_list()
+        for _ in range(self.timing.repeat):
+            self._recorder.record_dispatch(work, operator, table)
+        work.close()
+        return work
+
+    def _queue(self) -> CommandQueue:
+        if self._command_queue is None:
+            self._command_queue = self.device.create_command_queue()
+        return self._command_queue
 
     def _binding_error(self, command: DispatchCommand, error: ModelError) -> ModelError:
         """The error, naming the resource bound where it points (the JSON names only the binding)."""

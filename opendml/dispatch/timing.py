@@ -1,8 +1,10 @@
 """Timing a dispatch as DxDispatch does: samples per iteration, cold/hot statistics, one-line summary.
 
-Each iteration runs the operator ``repeat`` times and records the time per run. On a CUDA device the
-GPU time comes from a pair of CUDA events around the runs (CuPy is imported only then); the CPU time
-always comes from ``time.perf_counter`` and includes waiting for the GPU to finish.
+Each iteration executes one command list holding ``repeat`` recordings of the dispatch (as DxDispatch
+records ``--dispatch_repeat`` dispatches into its command list) and waits for it; a sample is the
+iteration's time divided by ``repeat``, the time per dispatch. On a CUDA device the GPU time comes from a
+pair of CUDA events recorded around the list on the stream it runs on (CuPy is imported only then); the CPU
+time always comes from ``time.perf_counter`` and includes waiting for the GPU to finish.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, TextIO
 
 from .progress import Progress
 
@@ -18,7 +20,7 @@ from .progress import Progress
 @dataclass(frozen=True)
 class TimingOptions:
     iterations: int = 1  # the fewest iterations
-    repeat: int = 1  # runs per iteration
+    repeat: int = 1  # dispatches recorded into the command list each iteration executes
     milliseconds_to_run: float | None = None  # keep iterating at least this long
     warmup_samples: int = 1  # the most leading samples counted as cold
     verbosity: int = 0  # 0: one line; 1: cold/hot statistics; 2: every iteration too
@@ -57,14 +59,17 @@ def split_cold_hot(samples: Sequence[float], warmup: int) -> tuple[Sequence[floa
 
 @dataclass
 class Samples:
-    cpu: list[float] = field(default_factory=list)  # milliseconds per run
-    gpu: list[float] = field(default_factory=list)  # milliseconds per run; empty when not on a GPU
+    cpu: list[float] = field(default_factory=list)  # milliseconds per dispatch
+    gpu: list[float] = field(default_factory=list)  # milliseconds per dispatch; empty when not on a GPU
 
 
-def measure(run: Callable[[], None], options: TimingOptions, use_cuda: bool, progress: Progress) -> Samples:
-    """Iterate until both ``options.iterations`` and ``options.milliseconds_to_run`` are reached."""
+def measure(iteration: Callable[[], None], options: TimingOptions, use_cuda: bool, progress: Progress,
+            stream: Any = None) -> Samples:
+    """Call ``iteration`` (one execution of a list of ``options.repeat`` dispatches, waited for) until both
+    ``options.iterations`` and ``options.milliseconds_to_run`` are reached; ``stream`` is the CUDA stream the
+    list runs on, where the GPU events are recorded (None: CuPy's current stream)."""
     samples = Samples()
-    cuda = _CudaEvents() if use_cuda else None
+    cuda = _CudaEvents(stream) if use_cuda else None
     start = time.perf_counter()
     goal_ms = options.milliseconds_to_run
     try:
@@ -76,8 +81,7 @@ def measure(run: Callable[[], None], options: TimingOptions, use_cuda: bool, pro
             t0 = time.perf_counter()
             if cuda is not None:
                 cuda.start()
-            for _ in range(options.repeat):
-                run()
+            iteration()
             gpu_ms = cuda.stop() if cuda is not None else None  # waits for the GPU
             samples.cpu.append(1000 * (time.perf_counter() - t0) / options.repeat)
             if gpu_ms is not None:
@@ -91,20 +95,21 @@ def measure(run: Callable[[], None], options: TimingOptions, use_cuda: bool, pro
 
 
 class _CudaEvents:
-    """GPU time between two CUDA events on the current stream."""
+    """GPU time between two CUDA events on ``stream`` (None: the current stream)."""
 
-    def __init__(self) -> None:
+    def __init__(self, stream: Any = None) -> None:
         import cupy  # only here: a CPU-only run never imports CuPy
 
         self._cupy = cupy
+        self._stream = stream
         self._begin = cupy.cuda.Event()
         self._end = cupy.cuda.Event()
 
     def start(self) -> None:
-        self._begin.record()
+        self._begin.record(self._stream)
 
     def stop(self) -> float:
-        self._end.record()
+        self._end.record(self._stream)
         self._end.synchronize()
         return float(self._cupy.cuda.get_elapsed_time(self._begin, self._end))
 

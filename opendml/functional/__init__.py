@@ -4,7 +4,8 @@
 ``placement`` describes arrays as tensors in buffers (copying only layouts no description can state) and
 runs one operator over them; ``results`` makes the arrays results go to (``out=`` included); ``operands``
 checks the scale and zero point of DEQUANTIZE_LINEAR and QUANTIZE_LINEAR; ``fastpath`` runs a call laid
-out like one already run straight through its kernel. The functions themselves: ``operators`` (clip,
+out like one already run straight through its kernel, and a call repeated on the same arrays through the
+call prepared for them. The functions themselves: ``operators`` (clip,
 threshold), ``quantization`` (dequantize_linear, quantize_linear) and ``reductions`` (argmin, argmax,
 unravel_index).
 """

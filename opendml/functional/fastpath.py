@@ -1,17 +1,30 @@
-"""The cached fast path: a call on NumPy arrays laid out like one already run goes straight to its kernel.
+"""The cached fast paths: a call on NumPy arrays laid out like one already run goes straight to its kernel,
+and a call repeated on the same arrays runs a call prepared for them.
 
-``clip`` and ``threshold`` try it on their first lines, before anything else: it is the whole per-call
-cost of a repeated call on small arrays, so it stays one call deep.
+``clip`` and ``threshold`` try them on their first lines, before anything else: they are the whole per-call
+cost of a repeated call on small arrays, so each stays one call deep.
+
+- ``_repeated``: the same ``x`` and ``out`` objects (held weakly: a freed array's entry can never match a new
+  one, whatever its address), the same scalar objects, the same device, and each array's dtype, shape and
+  strides as they were, ``out`` still writeable. Then nothing that the first call checked can have changed:
+  a NumPy array's data never moves while a weak reference to it exists (``resize`` refuses), and the kernel
+  is handed the arrays themselves at each call, so even memory that moved would be read where it is now.
+  It runs the kernel's call prepared for that layout (``CpuKernel.prepare_arrays``, the generated
+  ``run.prepare_layout``): no description, buffer, binding or view is made, and nothing is allocated.
+- ``_direct``: any arrays of a layout seen before (a new ``x``, or ``out=None``): the key is built from the
+  scalars and the layouts, and overlaps are checked, then the same prepared call runs.
 """
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..device import Device
-from ..operator import CompiledOperator
+from ..ops.elementwise import ScaleBias
 from . import devices
 from .placement import _plain
 
@@ -20,14 +33,16 @@ from .placement import _plain
 # (as for a module), which would make a bound method for ``.get`` on every call.
 _default_devices = devices._default_devices
 
-# Calls on host arrays shaped like one already run: (device, arguments, layouts) -> the CPU kernel. The
-# first call validated the description (every rule of the SPEC); a call with the same key has the same
-# description, so it runs the kernel on its arrays directly, skipping descriptions, buffers and bindings.
-# Only layouts a description states exactly are remembered (``_plain``), and a call is taken here only
-# when nothing would have been copied: aligned arrays, a writeable ``out`` that is ``x`` or shares no
-# memory with it.
-_direct_runs: dict[Any, Any] = {}
+# Calls on host arrays shaped like one already run: (device, arguments, layouts) -> the kernel's call over
+# arrays of those layouts. The first call validated the description (every rule of the SPEC); a call with
+# the same key has the same description, so it runs the kernel on its arrays directly, skipping
+# descriptions, buffers and bindings. Only layouts a description states exactly are remembered
+# (``_plain``), and a call is taken here only when nothing would have been copied: aligned arrays, a
+# writeable ``out`` that is ``x`` or shares no memory with it.
+_direct_runs: dict[Any, Callable[[Any, Any], None]] = {}
 _DIRECT_LIMIT = 1024
+
+Repeats = dict[tuple[int, int], "_Repeat"]
 
 
 def _exact(value: Any) -> Any:
@@ -51,10 +66,10 @@ def _direct(device: object, key: Any, x: Any, out: Any) -> Any:
     else:
         return None
     try:
-        kernel = _direct_runs.get(_direct_key(resolved, key, x, out))
+        run = _direct_runs.get(_direct_key(resolved, key, x, out))
     except TypeError:  # an unhashable argument (a list as ScaleBias): the ordinary path handles it
         return None
-    if kernel is None or not x.flags.aligned:
+    if run is None or not x.flags.aligned:
         return None
     if out is None:
         result = np.empty(x.shape, x.dtype)
@@ -63,11 +78,67 @@ def _direct(device: object, key: Any, x: Any, out: Any) -> Any:
         if not (flags.writeable and flags.aligned) or (out is not x and np.may_share_memory(out, x)):
             return None  # the ordinary path raises, stages, or accepts an exact alias of two array objects
         result = out
-    kernel.run_arrays([x], result)
+    run(x, result)
     return result
 
 
-def _remember(device: Device, key: Any, x: Any, out: Any, compiled: CompiledOperator | None) -> None:
+class _Repeat:
+    """A call remembered for a repeat on the same arrays: what must be the same, and the prepared call."""
+
+    __slots__ = ("default", "device", "out", "out_layout", "resolved", "run", "scalars", "x", "x_layout")
+    x: Callable[[], Any]  # weak references: the array, or None once it is freed
+    out: Callable[[], Any]
+    default: str | None
+
+    def __init__(self, x: np.ndarray, out: np.ndarray, scalars: tuple[Any, Any, Any], device: object,
+                 resolved: Device, run: Callable[[Any, Any], None]) -> None:
+        self.x = weakref.ref(x)
+        self.out = weakref.ref(out)
+        self.scalars = scalars
+        self.device = device
+        self.resolved = resolved
+        # A backend name (or None) finds its default device at each call: the one the call ran on.
+        self.default = None if type(device) is Device else ("cpu" if device is None else str(device).strip().lower())
+        self.x_layout = (x.dtype, x.shape, x.strides)
+        self.out_layout = (out.dtype, out.shape, out.strides)
+        self.run = run
+
+
+def _repeated(entries: Repeats, x: Any, out: Any, device: object, s0: Any, s1: Any, s2: Any) -> Any:
+    """``out`` once the call ran, where it repeats a call remembered in ``entries`` (the same arrays, scalars
+    and device, each array laid out as it was); None otherwise."""
+    entry = entries.get((id(x), id(out)))
+    if entry is None or entry.x() is not x or entry.out() is not out or device is not entry.device:
+        return None
+    scalars = entry.scalars
+    if s0 is not scalars[0] or s1 is not scalars[1] or s2 is not scalars[2]:
+        return None
+    if entry.default is not None and _default_devices.get(entry.default) is not entry.resolved:
+        return None
+    dtype, shape, strides = entry.x_layout
+    if x.dtype is not dtype or x.shape != shape or x.strides != strides:  # ``x.shape = ...`` changes it in place
+        return None
+    if out is not x:
+        dtype, shape, strides = entry.out_layout
+        if out.dtype is not dtype or out.shape != shape or out.strides != strides:
+            return None
+    if not out.flags.writeable:
+        return None  # the ordinary path raises
+    entry.run(x, out)
+    return out
+
+
+def _immutable(value: Any) -> bool:
+    """Whether the object stays equal to itself: a repeat is recognized by its scalars' identity."""
+    if value is None or type(value) in (bool, int, float, ScaleBias) or isinstance(value, np.generic):
+        return True
+    return type(value) is tuple and all(_immutable(v) for v in value)
+
+
+def _remember(device: Device, key: Any, x: Any, out: Any, result: Any, compiled: Any, device_arg: object = None,
+              entries: Repeats | None = None, scalars: tuple[Any, Any, Any] = (None, None, None)) -> None:
+    """Remember a call that ran on ``x`` and ``result`` (``out``, or the new array) themselves, nothing
+    copied: for ``_direct`` by its layouts, and in ``entries`` for ``_repeated`` by its arrays."""
     kernel = getattr(compiled, "kernel", None)
     if not hasattr(kernel, "run_arrays") or type(x) is not np.ndarray or not (out is None or type(out) is np.ndarray):
         return
@@ -78,6 +149,25 @@ def _remember(device: Device, key: Any, x: Any, out: Any, compiled: CompiledOper
         hash(direct_key)
     except TypeError:
         return
+    run = _prepared(kernel, x, result)
     if len(_direct_runs) >= _DIRECT_LIMIT:
         _direct_runs.clear()
-    _direct_runs[direct_key] = kernel
+    _direct_runs[direct_key] = run
+    if entries is None or out is None or not all(_immutable(s) for s in scalars):
+        return
+    if len(entries) >= _DIRECT_LIMIT:
+        entries.clear()
+    entries[(id(x), id(out))] = _Repeat(x, out, scalars, device_arg, device, run)
+
+
+def _prepared(kernel: Any, x: np.ndarray, result: np.ndarray) -> Callable[[Any, Any], None]:
+    """The kernel's call for arrays laid out as ``x`` and ``result``, taking them (holding neither)."""
+    prepare = getattr(kernel, "prepare_arrays", None)
+    run = None if prepare is None else prepare([x], result)
+    if run is not None:
+        return run  # type: ignore[no-any-return]
+
+    def run_arrays(x: Any, result: Any) -> None:
+        kernel.run_arrays([x], result)
+
+    return run_arrays

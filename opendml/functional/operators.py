@@ -23,20 +23,25 @@ from ..ops.threshold import THRESHOLD_SCHEMA, ElementWiseThresholdDesc
 from ..schema import OperatorSchema
 from ..tensor import TensorDesc
 from .devices import _as_array, _dask, _resolve_device, _traced, _tracing
-from .fastpath import _direct, _exact, _remember
+from .fastpath import Repeats, _direct, _exact, _remember, _repeated
 from .placement import _leading_ones, _run, _view_as
 from .results import _output
 
+# Calls remembered for a repeat on the same arrays (``fastpath._repeated``), one table per function.
+_clip_repeats: Repeats = {}
+_threshold_repeats: Repeats = {}
+
 
 def _unary(schema: OperatorSchema, x: Any, out: Any, device: Device,
-           make_desc: Callable[[TensorDesc, TensorDesc], object], key: Any = None) -> Any:
+           make_desc: Callable[[TensorDesc, TensorDesc], object], key: Any = None, device_arg: object = None,
+           repeats: Repeats | None = None, scalars: tuple[Any, Any, Any] = (None, None, None)) -> Any:
     array = _as_array(device, x, schema.name, "InputTensor")
     result = _output(device, out, array.shape, array.dtype, schema.name, x)
     pad = _leading_ones(schema, device, max(array.ndim, 1))
     shape = (1,) * pad + (array.shape or (1,))
     compiled = _run(device, schema, make_desc, [_view_as(array, shape)], _view_as(result.array, shape))
-    if key is not None and array is x:
-        _remember(device, key, x, out, compiled)
+    if key is not None and array is x and compiled is not None:
+        _remember(device, key, x, out, result.array, compiled, device_arg, repeats, scalars)
     return result.deliver()
 
 
@@ -49,18 +54,21 @@ def clip(x: Any, min: float | None, max: float | None, *, scale_bias: ScaleBias 
     >>> clip(np.array([-3, 0, 5], np.int32), -1, 2.7)
     array([-1,  0,  2], dtype=int32)
     """
+    done = _repeated(_clip_repeats, x, out, device, min, max, scale_bias)  # first: the per-call cost of small
+    if done is not None:                                                    # arrays (never a traced x)
+        return done
     key = ("clip", _exact(min), _exact(max), _exact(scale_bias))
-    done = _direct(device, key, x, out)  # first: the per-call cost of small arrays (a traced x never runs here)
+    done = _direct(device, key, x, out)
     if done is not None:
         return done
     if _tracing(x):
         return _traced().clip(x, min, max, scale_bias, out, device)
     if _any_dask(x, out):
         return _dask().clip(x, min, max, scale_bias, out, device)
-    device = _resolve_device(device, x, CLIP_SCHEMA.name)
-    dtype = _as_array(device, x, CLIP_SCHEMA.name, "InputTensor").dtype
-    schema, make_desc = _clip_desc(device, dtype, min, max, scale_bias)
-    return _unary(schema, x, out, device, make_desc, key)
+    resolved = _resolve_device(device, x, CLIP_SCHEMA.name)
+    dtype = _as_array(resolved, x, CLIP_SCHEMA.name, "InputTensor").dtype
+    schema, make_desc = _clip_desc(resolved, dtype, min, max, scale_bias)
+    return _unary(schema, x, out, resolved, make_desc, key, device, _clip_repeats, (min, max, scale_bias))
 
 
 def _clip_desc(device: Device, dtype: np.dtype, min: float | None, max: float | None,
@@ -99,18 +107,21 @@ def threshold(x: Any, min: float, *, scale_bias: ScaleBias | tuple[float, float]
     >>> threshold(np.array([-2.0, 0.5], np.float32), 0.0)
     array([0. , 0.5], dtype=float32)
     """
+    done = _repeated(_threshold_repeats, x, out, device, min, scale_bias, None)  # first: the per-call cost of
+    if done is not None:                                                         # small arrays
+        return done
     key = ("threshold", _exact(min), _exact(scale_bias))
-    done = _direct(device, key, x, out)  # first: the per-call cost of small arrays (a traced x never runs here)
+    done = _direct(device, key, x, out)
     if done is not None:
         return done
     if _tracing(x):
         return _traced().threshold(x, min, scale_bias, out, device)
     if _any_dask(x, out):
         return _dask().threshold(x, min, scale_bias, out, device)
-    device = _resolve_device(device, x, THRESHOLD_SCHEMA.name)
-    dtype = _as_array(device, x, THRESHOLD_SCHEMA.name, "InputTensor").dtype
-    schema, make_desc = _threshold_desc(device, dtype, min, scale_bias)
-    return _unary(schema, x, out, device, make_desc, key)
+    resolved = _resolve_device(device, x, THRESHOLD_SCHEMA.name)
+    dtype = _as_array(resolved, x, THRESHOLD_SCHEMA.name, "InputTensor").dtype
+    schema, make_desc = _threshold_desc(resolved, dtype, min, scale_bias)
+    return _unary(schema, x, out, resolved, make_desc, key, device, _threshold_repeats, (min, scale_bias, None))
 
 
 def _threshold_desc(device: Device, dtype: np.dtype, min: float, scale_bias: ScaleBias | tuple[float, float] | None

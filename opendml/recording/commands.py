@@ -186,6 +186,12 @@ class CommandQueue:
         """Whether lists are captured into CUDA graphs and replayed (never on the CPU)."""
         return self._executor.cuda_graphs
 
+    @property
+    def stream(self) -> Any:
+        """The CUDA stream its lists run on (a ``cupy.cuda.Stream``), where events timing them are recorded;
+        None on the CPU, where lists run in the calling thread."""
+        return getattr(self._executor, "stream", None)
+
     def __repr__(self) -> str:
         return f"<CommandQueue on {self.device}>"
 

@@ -262,6 +262,8 @@ class ArgMinKernel:
         self.scalars = expr_c.launch_scalars(spec.element, spec.scalars, spec.extra)
         self._kernels = {self.plan.vector: self._kernel_for(self.plan)}
         self._combine = None
+        # A split reduction's prepared call holds its partial-result buffers: calls of it must not overlap.
+        self.prepared_shares_state = self.plan.splits > 1
         if self.plan.splits > 1:
             self._combine = kernel(argmin_c.argmin_combine_kernel(spec, self.plan, self.direction, self.kept),
                                    _title(spec, f"{reduction.kind.value}, combine pass"))
