@@ -12,7 +12,8 @@ cost of a repeated call on small arrays, so each stays one call deep.
   It runs the kernel's call prepared for that layout (``CpuKernel.prepare_arrays``, the generated
   ``run.prepare_layout``): no description, buffer, binding or view is made, and nothing is allocated.
 - ``_direct``: any arrays of a layout seen before (a new ``x``, or ``out=None``): the key is built from the
-  scalars and the layouts, and overlaps are checked, then the same prepared call runs.
+  scalars and the layouts, and overlaps are checked, then the same prepared call runs. A call on the arrays
+  of the call before it is remembered for ``_repeated`` too.
 """
 
 from __future__ import annotations
@@ -55,8 +56,11 @@ def _direct_key(device: Device | None, key: Any, x: Any, out: Any) -> Any:
     return (device, key, x.dtype, x.shape, x.strides, layout)
 
 
-def _direct(device: object, key: Any, x: Any, out: Any) -> Any:
-    """The result of a call on NumPy arrays run straight through its cached kernel, or None if it cannot be."""
+def _direct(device: object, key: Any, x: Any, out: Any, entries: Repeats | None = None,
+            scalars: tuple[Any, Any, Any] = (None, None, None)) -> Any:
+    """The result of a call on NumPy arrays run straight through its cached kernel, or None if it cannot be.
+    A call on the same ``x`` and ``out`` as the call before it is remembered in ``entries`` for ``_repeated``
+    (the arrays' layout was seen with other arrays first, so the checked path never saw these)."""
     if type(x) is not np.ndarray or not (out is None or type(out) is np.ndarray):
         return None
     if device is None or type(device) is str:
@@ -64,6 +68,8 @@ def _direct(device: object, key: Any, x: Any, out: Any) -> Any:
     elif type(device) is Device:
         resolved = device
     else:
+        return None
+    if resolved is None:  # no call has made that default device yet
         return None
     try:
         run = _direct_runs.get(_direct_key(resolved, key, x, out))
@@ -79,7 +85,27 @@ def _direct(device: object, key: Any, x: Any, out: Any) -> Any:
             return None  # the ordinary path raises, stages, or accepts an exact alias of two array objects
         result = out
     run(x, result)
+    if entries is not None and out is not None:
+        _seen(entries, x, out, scalars, device, resolved, run)
     return result
+
+
+def _dead() -> None:
+    return None
+
+
+# The arrays of the last call ``_direct`` ran, held weakly: the same two objects seen twice in a row are
+# remembered for ``_repeated`` (remembering every pair would cost each call on new arrays an entry; new
+# arrays made where freed ones lay, the same ids, are not the same objects).
+_last_pair: list[Callable[[], Any]] = [_dead, _dead]
+
+
+def _seen(entries: Repeats, x: np.ndarray, out: np.ndarray, scalars: tuple[Any, Any, Any], device: object,
+          resolved: Device, run: Callable[[Any, Any], None]) -> None:
+    if _last_pair[0]() is not x or _last_pair[1]() is not out:
+        _last_pair[:] = weakref.ref(x), weakref.ref(out)
+    elif all(_immutable(s) for s in scalars):
+        _add(entries, _Repeat(x, out, scalars, device, resolved, run))
 
 
 class _Repeat:
@@ -155,9 +181,13 @@ def _remember(device: Device, key: Any, x: Any, out: Any, result: Any, compiled:
     _direct_runs[direct_key] = run
     if entries is None or out is None or not all(_immutable(s) for s in scalars):
         return
+    _add(entries, _Repeat(x, out, scalars, device_arg, device, run))
+
+
+def _add(entries: Repeats, entry: _Repeat) -> None:
     if len(entries) >= _DIRECT_LIMIT:
         entries.clear()
-    entries[(id(x), id(out))] = _Repeat(x, out, scalars, device_arg, device, run)
+    entries[(id(entry.x()), id(entry.out()))] = entry
 
 
 def _prepared(kernel: Any, x: np.ndarray, result: np.ndarray) -> Callable[[Any, Any], None]:

@@ -58,7 +58,7 @@ def clip(x: Any, min: float | None, max: float | None, *, scale_bias: ScaleBias 
     if done is not None:                                                    # arrays (never a traced x)
         return done
     key = ("clip", _exact(min), _exact(max), _exact(scale_bias))
-    done = _direct(device, key, x, out)
+    done = _direct(device, key, x, out, _clip_repeats, (min, max, scale_bias))
     if done is not None:
         return done
     if _tracing(x):
@@ -111,7 +111,7 @@ def threshold(x: Any, min: float, *, scale_bias: ScaleBias | tuple[float, float]
     if done is not None:                                                         # small arrays
         return done
     key = ("threshold", _exact(min), _exact(scale_bias))
-    done = _direct(device, key, x, out)
+    done = _direct(device, key, x, out, _threshold_repeats, (min, scale_bias, None))
     if done is not None:
         return done
     if _tracing(x):
