@@ -124,7 +124,9 @@ def test_other_arrays_and_other_scalars_are_not_repeats() -> None:
 def test_a_new_dtype_of_the_same_array_object_is_not_a_repeat() -> None:
     x, y = np.array([-3, 0.5, 2, 1e-45], F4), np.empty(4, F4)
     dml.clip(x, -1, 1, out=y)
-    x.dtype = y.dtype = np.dtype(np.int32)  # the same objects, the same memory, now integers
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # NumPy 2.5 deprecates setting dtype
+        x.dtype = y.dtype = np.dtype(np.int32)  # the same objects, the same memory, now integers
     x[:] = [-5, 0, 5, 7]
     dml.clip(x, -1, 1, out=y)
     assert y.tolist() == [-1, 0, 1, 1]
@@ -141,7 +143,9 @@ def test_a_new_shape_or_strides_of_the_same_array_object_is_not_a_repeat() -> No
         x.strides = out.strides = (8,)  # every other element of 16, in place
     dml.clip(x, -2, 2, out=out)
     assert np.array_equal(y[::2], np.clip(base[::2], -2, 2)) and (y[1::2] == 0).all()
-    x.shape = out.shape = (2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # NumPy 2.5 deprecates setting shape
+        x.shape = out.shape = (2, 4)
     x[:] = 9
     dml.clip(x, -2, 2, out=out)
     assert (y[::2] == 2).all() and (y[1::2] == 0).all()
