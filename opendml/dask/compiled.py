@@ -37,7 +37,7 @@ from ..ops.arg_reduction import ArgReductionParams, check_index_capacity
 from . import blocks
 from .checks import known_shape, validation_device
 from .detect import is_dask_array
-from .elementwise import _aligned, _chunks_by_position
+from .elementwise import aligned_chunks, chunks_by_position
 from .merge import Partial
 from .reductions import merged
 
@@ -84,10 +84,10 @@ def call(function: CompiledFunction, args: tuple[Any, ...], kwargs: dict[str, An
         raise invalid(OWNER, "arguments", "must include an array of one or more dimensions along with the Dask "
                       "ones (a 0-d Dask array is not read by blocks)", "only 0-d arrays and values")
     rank = max(a.ndim for a in arrays.values())
-    chunks = _chunks_by_position([a for a in arrays.values() if is_dask_array(a)], rank)
+    chunks = chunks_by_position([a for a in arrays.values() if is_dask_array(a)], rank)
     for k, array in arrays.items():
         if not is_dask_array(array):
-            arrays[k] = da.from_array(array, chunks=_aligned(array.shape, chunks, rank))
+            arrays[k] = da.from_array(array, chunks=aligned_chunks(array.shape, chunks, rank))
     # One chunking for every argument (NumPy's broadcasting: dimensions aligned from the last), so that the
     # first blocks the function is traced on are the shapes the tasks see.
     _, unified = da.core.unify_chunks(*(x for a in arrays.values() for x in (a, tuple(range(rank - a.ndim, rank)))))

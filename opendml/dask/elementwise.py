@@ -79,7 +79,7 @@ def _blockwise(function: Callable[..., Any], owner: str, operands: list[Any], kw
         rank = len(shape_rule(shapes))
     first = operands[0]
     meta = meta_from_array(first._meta if is_dask_array(first) else first, ndim=rank, dtype=empty.dtype)
-    chunks = _chunks_by_position([a for a in arrays if is_dask_array(a)], rank)
+    chunks = chunks_by_position([a for a in arrays if is_dask_array(a)], rank)
     layout: list[Any] = []
     args: list[Any] = []
     for array, operand in zip(arrays, operands):
@@ -87,7 +87,7 @@ def _blockwise(function: Callable[..., Any], owner: str, operands: list[Any], kw
             layout.append((operand,))
             continue
         if not is_dask_array(array):
-            array = da.from_array(array, chunks=_aligned(array.shape, chunks, rank))
+            array = da.from_array(array, chunks=aligned_chunks(array.shape, chunks, rank))
         layout.append(blocks.BLOCK)
         args += [array, tuple(range(rank - array.ndim, rank))]
     task = functools.partial(blocks.elementwise_block, function, tuple(layout), {**kwargs, "device": device})
@@ -117,7 +117,7 @@ def _stand_in(array: Any, operand: Any, first: bool) -> Any:
     return np.empty((0,) * array.ndim, dtype)
 
 
-def _chunks_by_position(arrays: list[Any], rank: int) -> dict[int, tuple[int, ...]]:
+def chunks_by_position(arrays: list[Any], rank: int) -> dict[int, tuple[int, ...]]:
     """For each dimension of the broadcast shape, the chunks of the first Dask operand that is not broadcast
     along it."""
     found: dict[int, tuple[int, ...]] = {}
@@ -129,6 +129,7 @@ def _chunks_by_position(arrays: list[Any], rank: int) -> dict[int, tuple[int, ..
     return found
 
 
-def _aligned(shape: tuple[int, ...], chunks: dict[int, tuple[int, ...]], rank: int) -> tuple[tuple[int, ...], ...]:
+def aligned_chunks(shape: tuple[int, ...], chunks: dict[int, tuple[int, ...]], rank: int
+                   ) -> tuple[tuple[int, ...], ...]:
     """Chunks for an array operand that line up with the Dask operands' (one chunk where none has any)."""
     return tuple((1,) if n == 1 else chunks.get(rank - len(shape) + k, (n,)) for k, n in enumerate(shape))
