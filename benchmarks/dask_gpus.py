@@ -3,7 +3,8 @@
 A ``distributed`` cluster of the machine (a ``SpecCluster`` of ``Nanny`` workers: what ``LocalCluster``
 starts, with one environment per worker) runs one worker process per GPU, each seeing only its own through
 ``CUDA_VISIBLE_DEVICES`` (the k-th of the GPUs this process sees). The data are made on the workers, block by
-block, by CuPy's cuRAND (Philox) from a seed derived from the block's place in the array: nothing is sent
+block, by a hash of each element's index keyed by the block's place in the array (one asynchronous CuPy
+kernel; NumPy gives the same bits on CPU workers and in the client's checks): nothing is sent
 from the client and no worker holds more than the few chunks its tasks are working on. The rows:
 
 - ``argmin-0``: ARGMIN over axis 0 of FLOAT32 [rows, columns] (``opendml.argmin`` on the Dask array);
@@ -11,41 +12,44 @@ from the client and no worker holds more than the few chunks its tasks are worki
 - ``chain-0``: DEQUANTIZE_LINEAR (per-column scale and zero point) -> CLIP [0, 6] -> ARGMIN over axis 0 of
   UINT8 [rows, columns] of the same bytes, one function made by ``opendml.compile`` (fused on each block).
 
-Each row runs on every worker, then on the first worker alone (the same cluster, the computation restricted
-to it: the 1-GPU figure), for each chunk size (``--chunk-mib``: by default 256 MiB, 1 GiB and 4 GiB on GPUs,
-since a task's fixed cost in Dask, a millisecond or so, is several times the GPU's time on a 256 MiB block).
-Chunks span the columns, so every block's partial result is one row of values and indices. Each measurement
-starts after every worker has run the row on two blocks (kernels compiled) and, on GPUs, after one untimed
-pass (CuPy's pool grown); then, taking turns, ``--repeats`` times each (medians):
+Each row runs on a cluster of every worker, then on a cluster of one (the 1-GPU figure; a cluster of its own,
+since Dask does not queue tasks restricted to some workers: they would all be sent at once), for each chunk
+size (``--chunk-mib``: by default 4 GiB and 16 GiB on GPUs, since a task's fixed cost in Dask, a millisecond
+or more, is comparable to the GPU's time on a 4 GiB block; FLOAT32 blocks stop just short of 16 GiB and UINT8
+ones of 4 GiB: one tensor holds at most 2^32 - 1 elements). Chunks span the columns, so every block's partial
+result is one row of values and indices. Each measurement starts after every worker has run the row on two
+blocks (kernels compiled) and, on GPUs, after one untimed pass (CuPy's pool grown); then ``--repeats`` timed
+runs (median) of the row's graph, whose tasks each make a block and reduce it at once: the end-to-end time of
+the job, from submitting the graph to the answer in the client.
 
-- generation alone: each block made and one element of it kept (a sink: no data read), the elements reduced
-  by Dask's ``max``, a tree of tiny tasks like the reduction's merges;
-- generation + reduction: the row's Dask graph, whose tasks make their blocks and reduce them at once.
-
-The quoted figure is the reduction's bandwidth, bytes read / (total - generation): the reduction's own cost,
-with generation and Dask's per-block cost taken out; end-to-end (bytes read / total) is reported beside it.
-Per-GPU figures divide by the workers. The single-GPU reference ("bare") is opendml on one GPU in this
-process, on a ~4 GiB array made by the same generator, timed with CUDA events before the cluster starts.
+The reference is the same job without Dask: one GPU in this process makes a ~4 GiB array with the same
+generator and reduces it ("alone, made and reduced", timed with CUDA events before the cluster starts); the
+reduction of an array made beforehand ("alone, reduction") is reported beside it, as ``benchmarks/gpu.py``
+measures a single GPU. The scheduler sends each worker ``--saturation`` tasks per thread ahead of its reports
+(Dask's default, 1.1, makes a worker of one thread wait for a round trip to the scheduler, ~7 ms of batching,
+every other block).
 
 While each measurement runs, every worker samples its memory: CuPy's pool in use, and the GPU's in use by
-every process on it (``memGetInfo``). The pool is emptied at the start, so its bytes held at the end (its high
-water) bound what the worker ever held. Answers are checked: each row on a slice across the first two
-blocks against opendml on one GPU (this process, the same blocks regenerated from the same seeds), and the
-whole array's answer on all workers against the one on one worker.
+every process on it (``memGetInfo``), and counts the blocks alive in it (made and not yet freed). The pool is
+emptied at the start, so its bytes held at the end (its high water) bound what the worker ever held. Answers
+are checked: each row on a slice across the first two blocks against opendml on one GPU (this process, the
+same blocks regenerated from the same seeds), and the whole array's answer on all workers against the one on
+one worker.
 
-Targets, PASS or FAIL: on N GPUs the reduction's bandwidth is at least 0.8 x N x the bare single-GPU figure
-(the issue's target), and at least 0.8 x N x the 1-GPU Dask figure (the scaling); each worker's pool high
-water is at most 4 chunks (2 per thread beyond 2 threads). With ``--cpu`` the workers run NumPy chunks, the
-bare figure is opendml on the CPU in this process, and memory is each worker's resident set (no verdict).
+Targets, PASS or FAIL: on N GPUs the job's throughput is at least 0.8 x N x one GPU alone (the issue's
+target), and at least 0.8 x N x the 1-GPU Dask run (the scaling); each worker's pool high water is at most 4
+chunks (2 per thread beyond 2 threads). With ``--cpu`` the workers run NumPy chunks, the reference is opendml
+on the CPU in this process, and memory is each worker's resident set (no verdict).
 
     python benchmarks/dask_gpus.py                          # every visible GPU, the issue's sizes (200 GiB)
+    python benchmarks/dask_gpus.py --gib 1024               # 1 TiB: Dask's fixed costs spread over more blocks
     python benchmarks/dask_gpus.py --gpus 2 --sizes small   # 16 GiB: a quick first run
     python benchmarks/dask_gpus.py --gib 300 --chunk-mib 1024,4096 --repeats 5
     python benchmarks/dask_gpus.py --cpu --sizes tiny       # NumPy chunks on CPU workers: a smoke run
 
 Writes ``dask-gpus-<gpu>-x<N>.csv`` and ``.png`` (``dask-gpus-cpu-x<N>`` with ``--cpu``; ``-small`` or
-``-tiny`` added for those sizes) into ``benchmarks/results`` or ``--out``, prints a table and the targets,
-and shows its progress on stderr. The exit status is 1 when an answer differed.
+``-tiny`` added for those sizes, ``-<G>gib`` for ``--gib``) into ``benchmarks/results`` or ``--out``, prints a
+table and the targets, and shows its progress on stderr. The exit status is 1 when an answer differed.
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
+import weakref  # noqa: E402
 from collections.abc import Callable, Iterator, Sequence  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
@@ -86,6 +91,7 @@ TARGET_SHARE = 0.8  # of N x one GPU's bandwidth
 MOST_CHUNKS = 4  # a worker's pool high water, in chunks ("a few"): 2 per thread where threads are more than 2
 SAMPLE_S = 0.005  # the workers' memory sampling interval
 SEED = 18
+SATURATION = 4.0  # tasks with no dependencies sent to a worker per thread ahead of its reports
 MOST_ELEMENTS = 2**32 - 1  # of one tensor (DirectML's Sizes): a block's, and the bare array's
 
 
@@ -102,62 +108,133 @@ def block_seed(base: int, location: Sequence[int]) -> int:
     return int(np.random.SeedSequence([base, *location]).generate_state(1, np.uint64)[0])
 
 
-def _curand_generator() -> Any:
-    """This thread's Philox generator for the current device (cuRAND's generators are not thread-safe), made
-    once, kept on the thread object (module state would travel with the tasks, which carry this script's
-    functions by value), reseeded for each block (Philox's state is its seed and offset, given to each launch)
-    and never destroyed under a running kernel."""
-    import cupy
-    from cupy.cuda import curand
+# The blocks' elements: a 32-bit integer hash of each element's (or, for UINT8, each 4-byte word's) index in
+# the block, keyed by the block's seed (one multiply-add and one mix a word: the generation stays near the
+# memory's speed). The same bits on the GPU (one CuPy kernel, asynchronous: cuRAND's
+# generate waited for the GPU, so a worker's thread stood still for each block instead of queuing the next)
+# and on the CPU (NumPy's wrapping uint32 arithmetic). FLOAT32 takes the top 24 bits: uniform in (0, 1] with
+# many ties, which the reductions' index rules must settle.
+MIX = (0x7FEB352D, 0x846CA68B)
+GOLDEN = 0x9E3779B9  # spreads consecutive indices over the 32 bits before the mix
+_FILL_C = f"""
+__device__ __forceinline__ unsigned int opendml_mix(unsigned int x) {{
+    x ^= x >> 16; x *= {MIX[0]:#x}U; x ^= x >> 15; x *= {MIX[1]:#x}U; x ^= x >> 16; return x;
+}}
+__device__ __forceinline__ unsigned int opendml_word(unsigned int i, unsigned int key, int as_float) {{
+    unsigned int w = opendml_mix(i * {GOLDEN:#x}U + key);
+    return as_float ? __float_as_uint((float)((w >> 8) + 1U) * (1.0f / 16777216.0f)) : w;
+}}
+// n 32-bit words (FLOAT32 elements or UINT8 quadruples), 16 bytes stored by each thread and step.
+extern "C" __global__ void opendml_bench_fill(unsigned int* out, unsigned int n, unsigned int key, int as_float) {{
+    unsigned int quads = n / 4 + (n % 4 != 0);
+    for (unsigned int q = blockIdx.x * blockDim.x + threadIdx.x; q < quads; q += gridDim.x * blockDim.x) {{
+        unsigned int i = 4 * q;
+        if (n - i >= 4) {{
+            reinterpret_cast<uint4*>(out)[q] = make_uint4(opendml_word(i, key, as_float),
+                opendml_word(i + 1, key, as_float), opendml_word(i + 2, key, as_float),
+                opendml_word(i + 3, key, as_float));
+        }} else {{
+            for (unsigned int k = i; k < n; ++k) out[k] = opendml_word(k, key, as_float);
+        }}
+    }}
+}}
+"""
 
-    made = threading.current_thread().__dict__.setdefault("opendml_curand_generators", {})
-    device = cupy.cuda.Device().id
-    if device not in made:
-        made[device] = curand.createGenerator(curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
-    return made[device]
+
+def block_key(seed: int) -> int:
+    """The 32-bit key of a 64-bit block seed."""
+    return (seed ^ (seed >> 32)) & 0xFFFFFFFF
+
+
+@functools.cache
+def _fill_kernel() -> Any:
+    import cupy
+
+    return cupy.RawKernel(_FILL_C, "opendml_bench_fill")
 
 
 def fill_cuda(shape: tuple[int, ...], dtype: str, seed: int) -> Any:
-    """A CuPy array filled on the GPU by cuRAND: FLOAT32 uniform in (0, 1]; UINT8 from raw 32-bit words (every
-    byte uniform), written once, on the current stream."""
+    """A CuPy array of the block's elements, made by one kernel on the current stream (asynchronously)."""
     import cupy
-    from cupy.cuda import curand
 
-    generator = _curand_generator()
-    curand.setStream(generator, cupy.cuda.get_current_stream().ptr)
-    curand.setPseudoRandomGeneratorSeed(generator, seed)
-    curand.setGeneratorOffset(generator, 0)
     count = math.prod(shape)
+    words = cupy.empty(count if dtype == "float32" else -(-count // 4), np.uint32)  # 256-byte aligned
+    if words.size:
+        blocks = min(-(-words.size // (4 * 256)), 8 * cupy.cuda.Device().attributes["MultiProcessorCount"])
+        _fill_kernel()((blocks,), (256,), (words, np.uint32(words.size), np.uint32(block_key(seed)),
+                                          np.int32(dtype == "float32")))
     if dtype == "float32":
-        out = cupy.empty(shape, np.float32)
-        curand.generateUniform(generator, out.data.ptr, count)
-        return out
-    words = cupy.empty(-(-count // 4), np.uint32)
-    curand.generate(generator, words.data.ptr, words.size)
+        return words.view(np.float32).reshape(shape)
     return words.view(np.uint8)[:count].reshape(shape)
 
 
+def _mix(x: np.ndarray) -> np.ndarray:
+    x ^= x >> np.uint32(16)
+    x *= np.uint32(MIX[0])
+    x ^= x >> np.uint32(15)
+    x *= np.uint32(MIX[1])
+    x ^= x >> np.uint32(16)
+    return x
+
+
 def fill_cpu(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
-    """A NumPy array from NumPy's Philox: FLOAT32 uniform in [0, 1); UINT8 over its whole range."""
-    rng = np.random.Generator(np.random.Philox(seed))
+    """A NumPy array of the same elements as ``fill_cuda`` gives."""
+    key = np.uint32(block_key(seed))
+    count = math.prod(shape)
+    words = np.arange(count if dtype == "float32" else -(-count // 4), dtype=np.uint32)
+    words = _mix(words * np.uint32(GOLDEN) + key)
     if dtype == "float32":
-        return rng.random(shape, dtype=np.float32)
-    return rng.integers(0, 256, shape, dtype=np.uint8)
+        return (((words >> np.uint32(8)) + np.uint32(1)).astype(np.float32) * np.float32(2.0**-24)).reshape(shape)
+    return words.view(np.uint8)[:count].reshape(shape)
 
 
 def fill(kind: str, shape: tuple[int, ...], dtype: str, seed: int) -> Any:
     return fill_cuda(shape, dtype, seed) if kind == "cuda" else fill_cpu(shape, dtype, seed)
 
 
+class LiveBlocks:
+    """How many blocks made by ``make_block`` are alive in this process now, and at most since made: a block
+    counts from its making until the last reference to it (or to a view of it) goes."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = 0
+        self.peak = 0
+        self.made_count = 0  # blocks made here since counting began: how the scheduler shared the work
+
+    def made(self, block: Any) -> None:
+        try:
+            weakref.finalize(block, self.freed)
+        except TypeError:  # an array type without weak references: not counted
+            return
+        with self.lock:
+            self.now += 1
+            self.made_count += 1
+            self.peak = max(self.peak, self.now)
+
+    def freed(self) -> None:
+        with self.lock:
+            self.now -= 1
+
+
+def live_blocks() -> LiveBlocks | None:
+    """The counter of the worker this task runs on, once ``start_sampling`` has made it (None elsewhere)."""
+    try:
+        from distributed import get_worker
+
+        return getattr(get_worker(), "opendml_live_blocks", None)
+    except (ImportError, ValueError):  # not on a worker: the checks in the client
+        return None
+
+
 def make_block(kind: str, dtype: str, base: int, block_info: Any = None) -> Any:
     """One block of the array ``base``, made where the task runs (a CuPy block on the worker's GPU)."""
     info = block_info[None]
-    return fill(kind, tuple(info["chunk-shape"]), dtype, block_seed(base, info["chunk-location"]))
-
-
-def sink(block: Any) -> Any:
-    """A copy of one element of a block: forces the block to be made, reads nothing more of it."""
-    return block[:1, :1].copy()
+    block = fill(kind, tuple(info["chunk-shape"]), dtype, block_seed(base, info["chunk-location"]))
+    counter = live_blocks()
+    if counter is not None:
+        counter.made(block)
+    return block
 
 
 def to_host(block: Any) -> np.ndarray:
@@ -227,13 +304,6 @@ def reduce_whole(row: Row, x: Any, operands: tuple[Any, Any]) -> Any:
 def reduction_graph(row: Row, x: Any, operands: tuple[Any, Any]) -> Any:
     """The Dask graph of the row's answer, brought to host memory on the worker."""
     return reduce_whole(row, x, operands).map_blocks(to_host, meta=np.empty((0, 0), np.int64))
-
-
-def generation_graph(x: Any) -> Any:
-    """The blocks made and not read: one element kept per block, those reduced by a tree of tiny tasks."""
-    one = tuple((1,) * len(c) for c in x.chunks)
-    return x.map_blocks(sink, chunks=one, dtype=x.dtype, meta=x._meta).max(keepdims=True) \
-        .map_blocks(to_host, meta=np.empty((0, 0), x.dtype))
 
 
 @dataclass(frozen=True)
@@ -328,6 +398,7 @@ def start_sampling(kind: str, dask_worker: Any = None) -> None:
         cupy.get_default_memory_pool().free_all_blocks()
     sampler = MemorySampler(kind)
     sampler.start()
+    dask_worker.opendml_live_blocks = LiveBlocks()
     dask_worker.opendml_memory_sampler = sampler  # the worker object outlives this call; the next one finds it
 
 
@@ -338,7 +409,8 @@ def stop_sampling(kind: str, dask_worker: Any = None) -> dict[str, int]:
     sampler.join()
     sampler.sample()
     peaks = {"pool_peak": sampler.peak_used, "device_peak": sampler.peak_device,
-             "device_start": sampler.start_device}
+             "device_start": sampler.start_device, "live_blocks": dask_worker.opendml_live_blocks.peak,
+             "blocks_made": dask_worker.opendml_live_blocks.made_count}
     if kind == "cuda":
         import cupy
 
@@ -378,19 +450,27 @@ def worker_specs(kind: str, count: int, threads: int) -> dict[str, dict[str, Any
 
 
 @contextmanager
-def cluster(kind: str, count: int, threads: int) -> Iterator[tuple[Any, list[str]]]:
-    """A client of a cluster of ``count`` workers, and the workers' addresses in order; all closed on exit."""
+def cluster(kind: str, count: int, threads: int, saturation: float,
+            stealing: bool = False) -> Iterator[tuple[Any, list[str]]]:
+    """A client of a cluster of ``count`` workers, and the workers' addresses in order; all closed on exit.
+    ``saturation``: the scheduler's worker-saturation (how many tasks with no dependencies a worker is sent
+    per thread before it reports one done; Dask's default 1.1 makes a worker of one thread wait for the
+    scheduler's answer every other block, which costs more than a GPU block); ``stealing``: the scheduler's
+    work stealing."""
+    import dask
     from distributed import Client, Scheduler, SpecCluster
 
     scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": ":0"}}
-    with SpecCluster(workers=worker_specs(kind, count, threads), scheduler=scheduler,
-                     silence_logs=logging.ERROR) as spec, Client(spec) as client:
+    queuing = {"distributed.scheduler.worker-saturation": saturation,
+               "distributed.scheduler.work-stealing": stealing}
+    with dask.config.set(queuing), SpecCluster(workers=worker_specs(kind, count, threads), scheduler=scheduler,
+                                               silence_logs=logging.ERROR) as spec, Client(spec) as client:
         client.wait_for_workers(count)
         named = {info["name"]: address for address, info in client.scheduler_info()["workers"].items()}
         yield client, [named[f"{kind}-{k}"] for k in range(count)]
 
 
-def timed_compute(client: Any, graph: Any, workers: list[str] | None) -> tuple[float, np.ndarray]:
+def timed_compute(client: Any, graph: Any, workers: list[str] | None = None) -> tuple[float, np.ndarray]:
     """Seconds from submitting ``graph`` (restricted to ``workers``, if given) to its answer in this process."""
     start = time.perf_counter()
     future = client.compute(graph, workers=workers, allow_other_workers=False)
@@ -408,20 +488,10 @@ class Measurement:
     row: Row
     lay: Layout
     workers: int
-    generation_s: float
-    total_s: float
+    total_s: float  # median, from submitting the graph to the answer in the client: blocks made and reduced
     memory: list[dict[str, int]]  # each participating worker's peaks
     answer: np.ndarray
     check: str = ""
-
-    @property
-    def reduction_s(self) -> float:
-        return self.total_s - self.generation_s
-
-    @property
-    def reduction_gbs(self) -> float:
-        """Bytes read / (total - generation); NaN when generation alone took as long."""
-        return self.lay.nbytes / self.reduction_s / 1e9 if self.reduction_s > 0 else math.nan
 
     @property
     def end_to_end_gbs(self) -> float:
@@ -435,39 +505,32 @@ class Measurement:
         return self.peak("pool_high_water") / self.lay.chunk_bytes
 
 
-def measure(client: Any, kind: str, row: Row, lay: Layout, graphs: tuple[Any, Any], workers: list[str],
+def measure(client: Any, kind: str, row: Row, lay: Layout, graph: Any, workers: list[str],
             repeats: int) -> Measurement:
-    """Generation alone and generation + reduction on ``workers``, taking turns, ``repeats`` times each, the
-    workers' memory sampled throughout."""
-    generation, reduction = graphs
+    """The row's graph on the cluster, ``repeats`` times (median), the workers' memory sampled throughout."""
     client.run(start_sampling, kind, workers=workers)
     try:
         if kind == "cuda":  # once untimed: CuPy's pools, emptied to measure their high water, grow again
-            for graph in graphs:
-                timed_compute(client, graph, workers)
-        gen_s, total_s, answers = [], [], []
+            timed_compute(client, graph)
+        total_s, answers = [], []
         for k in range(repeats):
-            seconds, _ = timed_compute(client, generation, workers)
-            gen_s.append(seconds)
-            seconds, answer = timed_compute(client, reduction, workers)
+            seconds, answer = timed_compute(client, graph)
             total_s.append(seconds)
             answers.append(answer)
-            log(f"  {row.key} on {len(workers)} worker(s), run {k + 1}/{repeats}: generation {gen_s[-1]:.3f} s, "
-                f"generation + reduction {total_s[-1]:.3f} s")
+            log(f"  {row.key} on {len(workers)} worker(s), run {k + 1}/{repeats}: {seconds:.3f} s, "
+                f"{lay.nbytes / seconds / 1e9:.1f} GB/s")
     finally:
         peaks = client.run(stop_sampling, kind, workers=workers)
     same = all(np.array_equal(a, answers[0]) for a in answers)
-    result = Measurement(row, lay, len(workers), statistics.median(gen_s), statistics.median(total_s),
-                         [peaks[w] for w in workers], answers[0])
+    result = Measurement(row, lay, len(workers), statistics.median(total_s), [peaks[w] for w in workers], answers[0])
     result.check = "" if same else "DIFFERS between runs"
     return result
 
 
-def warm_up(client: Any, graphs: tuple[Any, Any], workers: list[str]) -> None:
-    """Each graph once on each worker alone: kernels compiled, CuPy's pool grown, cuRAND's generator made."""
+def warm_up(client: Any, graph: Any, workers: list[str]) -> None:
+    """The graph once on each worker alone: kernels compiled, CuPy's pool grown, cuRAND's generator made."""
     for worker in workers:
-        for graph in graphs:
-            timed_compute(client, graph, [worker])
+        timed_compute(client, graph, [worker])
 
 
 def check_slice(client: Any, kind: str, row: Row, lay: Layout, x: Any, base: int, operands: tuple[Any, Any]) -> str:
@@ -475,7 +538,7 @@ def check_slice(client: Any, kind: str, row: Row, lay: Layout, x: Any, base: int
     process, on the same blocks made from the same seeds."""
     half = max(1, min((3 * lay.block_rows) // 4, GIB // (lay.columns * row.itemsize)))  # at most 2 GiB
     start, stop = lay.block_rows - half, lay.block_rows + half
-    _, got = timed_compute(client, reduction_graph(row, x[start:stop], operands), None)
+    _, got = timed_compute(client, reduction_graph(row, x[start:stop], operands))
     first, second = (fill(kind, (lay.block_rows, lay.columns), row.dtype, block_seed(base, (b, 0))) for b in (0, 1))
     expected = to_host(reduce_whole(row, xp_of(kind).concatenate([first[start:], second[:half]]), operands))
     del first, second
@@ -498,28 +561,29 @@ def compare(got: np.ndarray, expected: np.ndarray, against: str) -> str:
             f"{got.flat[first]} against {expected.flat[first]}")
 
 
-def run_row(client: Any, kind: str, row: Row, lay: Layout, workers: list[str], repeats: int) -> list[Measurement]:
-    """One row at one chunk size: checked on a slice, then measured on every worker and on the first alone."""
+def run_row(client: Any, kind: str, row: Row, lay: Layout, workers: list[str], repeats: int) -> Measurement:
+    """One row at one chunk size on this cluster: checked on a slice, then measured on all its workers."""
     base = SEED * 10 + (1 if row.dtype == "float32" else 2)  # the ARGMIN rows read the same array
     x = data(kind, row, lay, base)
     operands = chain_operands(kind, lay.columns) if row.chain else (None, None)
-    graphs = (generation_graph(x), reduction_graph(row, x, operands))
+    graph = reduction_graph(row, x, operands)
     log(f"{row.key}: {row.dtype} {list(lay.shape)} ({lay.nbytes / GIB:.3g} GiB), {lay.blocks} blocks of "
-        f"{lay.chunk_bytes / MIB:.4g} MiB")
+        f"{lay.chunk_bytes / MIB:.4g} MiB, {len(workers)} worker(s)")
     start = time.perf_counter()
     first = x[:2 * lay.block_rows]
-    warm_up(client, (generation_graph(first), reduction_graph(row, first, operands)), workers)
+    warm_up(client, reduction_graph(row, first, operands), workers)
     check = check_slice(client, kind, row, lay, x, base, operands)
     log(f"  warmed up every worker and checked a slice ({check}) in {time.perf_counter() - start:.1f} s")
-    counts = [len(workers), 1] if len(workers) > 1 else [1]
-    measured = [measure(client, kind, row, lay, graphs, workers[:n], repeats) for n in counts]
-    for m in measured:
-        whole = ""
-        if m is not measured[-1]:  # the whole array's answer, against the one worker's
-            agrees = compare(m.answer, measured[-1].answer, "1 worker's")
-            whole = "whole equal to 1 worker's" if agrees == "equal" else f"whole {agrees}"
-        m.check = "; ".join(filter(None, [f"slice {check}", whole, m.check]))
+    measured = measure(client, kind, row, lay, graph, workers, repeats)
+    measured.check = "; ".join(filter(None, [f"slice {check}", measured.check]))
     return measured
+
+
+def compare_wholes(measured: list[Measurement]) -> None:
+    """The whole array's answer on every worker count, against the one worker's (the last)."""
+    for m in measured[:-1]:
+        agrees = compare(m.answer, measured[-1].answer, "1 worker's")
+        m.check = "; ".join([m.check, "whole equal to 1 worker's" if agrees == "equal" else f"whole {agrees}"])
 
 
 # The single-GPU (single-device) reference, in this process.
@@ -529,7 +593,8 @@ def run_row(client: Any, kind: str, row: Row, lay: Layout, workers: list[str], r
 class Bare:
     row: Row
     shape: tuple[int, int]
-    seconds: float  # median of one call
+    seconds: float  # median of one reduction of the array, made beforehand
+    e2e_seconds: float  # median of making the array and reducing it: the job a Dask task does, without Dask
 
     @property
     def nbytes(self) -> int:
@@ -538,6 +603,10 @@ class Bare:
     @property
     def gbs(self) -> float:
         return self.nbytes / self.seconds / 1e9
+
+    @property
+    def e2e_gbs(self) -> float:
+        return self.nbytes / self.e2e_seconds / 1e9
 
 
 def cuda_seconds(fn: Callable[[], object], repeat: int, warmup: int = 3) -> float:
@@ -575,14 +644,17 @@ def bare_figure(kind: str, row: Row, columns: int, nbytes: int, repeat: int) -> 
     x = fill(kind, shape, row.dtype, block_seed(SEED, (0, 0)))
     operands = chain_operands(kind, columns) if row.chain else (None, None)
     timer = cuda_seconds if kind == "cuda" else cpu_seconds
-    return Bare(row, shape, timer(lambda: reduce_whole(row, x, operands), repeat))
+    seed = block_seed(SEED, (0, 1))
+    return Bare(row, shape, timer(lambda: reduce_whole(row, x, operands), repeat),
+                timer(lambda: reduce_whole(row, fill(kind, shape, row.dtype, seed), operands), repeat))
 
 
 def bare_figures(kind: str, columns: int, nbytes: int, repeat: int, rows: Sequence[Row]) -> dict[str, Bare]:
     figures = {}
     for row in rows:
         figures[row.key] = bare = bare_figure(kind, row, columns, nbytes, repeat)
-        log(f"bare {row.key} {list(bare.shape)}: {bare.seconds * 1e3:.3f} ms, {bare.gbs:.1f} GB/s")
+        log(f"bare {row.key} {list(bare.shape)}: reduction {bare.seconds * 1e3:.3f} ms ({bare.gbs:.1f} GB/s), "
+            f"made and reduced {bare.e2e_seconds * 1e3:.3f} ms ({bare.e2e_gbs:.1f} GB/s)")
         if kind == "cuda":  # the array is gone: its memory back to the GPU before the workers start
             import cupy
 
@@ -608,20 +680,19 @@ def most_chunks(threads: int) -> int:
 
 
 def verdicts(kind: str, measured: list[Measurement], bare: Bare, threads: int = 1) -> list[Verdict]:
-    """The issue's target against the bare figure, the scaling against the 1-GPU Dask run, the memory."""
+    """The issue's target against one device alone (the same job, blocks made and reduced, without Dask) and
+    against the 1-device Dask run (the scaling), end to end; the memory."""
     on_all, on_one = measured[0], measured[-1]
     n = on_all.workers
     unit = "GPU" if kind == "cuda" else "worker"
-    found = []
-    unmeasured = "no figure: generation alone took as long as generation + reduction"
-    share = on_all.reduction_gbs / (n * bare.gbs)
-    found.append(Verdict(f">= {TARGET_SHARE} x {n} x one {unit}'s bare bandwidth ({bare.gbs:.1f} GB/s)",
-                         f"{on_all.reduction_gbs:.1f} GB/s = {share:.2f} x {n} x bare" if share == share
-                         else unmeasured, share >= TARGET_SHARE))
+    share = on_all.end_to_end_gbs / (n * bare.e2e_gbs)
+    found = [Verdict(f">= {TARGET_SHARE} x {n} x one {unit} alone ({bare.e2e_gbs:.1f} GB/s made and reduced, no Dask)",
+                     f"{on_all.end_to_end_gbs:.1f} GB/s = {share:.2f} x {n} x alone", share >= TARGET_SHARE)]
     if n > 1:
-        scaling = on_all.reduction_gbs / (n * on_one.reduction_gbs)
-        found.append(Verdict(f">= {TARGET_SHARE} x {n} x the 1-{unit} Dask run ({on_one.reduction_gbs:.1f} GB/s)",
-                             f"{scaling:.2f} x" if scaling == scaling else unmeasured, scaling >= TARGET_SHARE))
+        scaling = on_all.end_to_end_gbs / (n * on_one.end_to_end_gbs)
+        found.append(Verdict(f">= {TARGET_SHARE} x {n} x the 1-{unit} Dask run ({on_one.end_to_end_gbs:.1f} GB/s)",
+                             f"{on_all.end_to_end_gbs:.1f} GB/s = {scaling:.2f} x {n} x 1 {unit}",
+                             scaling >= TARGET_SHARE))
     if kind == "cuda":
         most = max(m.peak_chunks for m in measured)
         found.append(Verdict(f"each worker's pool high water <= {most_chunks(threads)} chunks",
@@ -632,9 +703,9 @@ def verdicts(kind: str, measured: list[Measurement], bare: Bare, threads: int = 
 # Files and the table.
 
 
-COLUMNS = ["row", "title", "shape", "chunk_mib", "blocks", "workers", "generation_s", "total_s", "bytes",
-           "end_to_end_gbs", "reduction_gbs", "per_worker_reduction_gbs", "per_worker_end_to_end_gbs", "x_bare",
-           "pool_peak_mib", "pool_high_water_mib", "device_start_mib", "device_peak_mib", "peak_chunks", "check"]
+COLUMNS = ["row", "title", "shape", "chunk_mib", "blocks", "workers", "total_s", "bytes", "gbs", "per_worker_gbs",
+           "per_worker_x_alone", "pool_peak_mib", "pool_high_water_mib", "device_start_mib", "device_peak_mib",
+           "peak_chunks", "live_blocks_peak", "blocks_per_worker", "check"]
 
 
 @dataclass
@@ -651,14 +722,19 @@ def shape_text(shape: Sequence[int]) -> str:
 
 
 def measurement_cells(m: Measurement, bare: Bare) -> list[Any]:
-    per_worker = m.reduction_gbs / m.workers
+    per_worker = m.end_to_end_gbs / m.workers
     return [m.row.key, m.row.title, shape_text(m.lay.shape), f"{m.lay.chunk_bytes / MIB:.4g}", m.lay.blocks,
-            m.workers, f"{m.generation_s:.5f}", f"{m.total_s:.5f}", m.lay.nbytes, f"{m.end_to_end_gbs:.2f}",
-            f"{m.reduction_gbs:.2f}", f"{per_worker:.2f}", f"{m.end_to_end_gbs / m.workers:.2f}",
-            f"{per_worker / bare.gbs:.3f}", f"{m.peak('pool_peak') / MIB:.1f}",
+            m.workers, f"{m.total_s:.5f}", m.lay.nbytes, f"{m.end_to_end_gbs:.2f}", f"{per_worker:.2f}",
+            f"{per_worker / bare.e2e_gbs:.3f}", f"{m.peak('pool_peak') / MIB:.1f}",
             f"{m.peak('pool_high_water') / MIB:.1f}", f"{m.peak('device_start') / MIB:.1f}",
-            f"{m.peak('device_peak') / MIB:.1f}", f"{m.peak_chunks:.2f}",
-            m.check]
+            f"{m.peak('device_peak') / MIB:.1f}", f"{m.peak_chunks:.2f}", m.peak("live_blocks"),
+            "/".join(str(w["blocks_made"]) for w in m.memory), m.check]
+
+
+def bare_cells(b: Bare, what: str, seconds: float, note: str) -> list[Any]:
+    gbs = b.nbytes / seconds / 1e9
+    return [b.row.key, b.row.title, shape_text(b.shape), "", 1, what, f"{seconds:.6f}", b.nbytes, f"{gbs:.2f}",
+            f"{gbs:.2f}", f"{seconds and b.e2e_seconds / seconds:.3f}", *[""] * 7, note]
 
 
 def write_csv(results: list[Result], bare: dict[str, Bare], header: dict[str, str], path: Path) -> None:
@@ -668,15 +744,16 @@ def write_csv(results: list[Result], bare: dict[str, Bare], header: dict[str, st
         writer = csv.writer(handle)
         writer.writerow(COLUMNS)
         for b in bare.values():
-            writer.writerow([b.row.key, b.row.title, shape_text(b.shape), "", 1, "bare", "", f"{b.seconds:.6f}",
-                             b.nbytes, f"{b.gbs:.2f}", f"{b.gbs:.2f}", f"{b.gbs:.2f}", f"{b.gbs:.2f}", "1.000",
-                             "", "", "", "", "", "one device in the client process, no Dask"])
+            writer.writerow(bare_cells(b, "alone", b.e2e_seconds, "one device in the client process, no Dask: "
+                                       "the array made and reduced"))
+            writer.writerow(bare_cells(b, "alone, reduction", b.seconds, "one device in the client process, "
+                                       "no Dask: the reduction of the array, made beforehand"))
         for r in results:
             for m in r.measured:
                 writer.writerow(measurement_cells(m, r.bare))
             for v in r.verdicts:
                 writer.writerow([r.row.key, r.row.title, shape_text(r.lay.shape), f"{r.lay.chunk_bytes / MIB:.4g}",
-                                 r.lay.blocks, "target", *[""] * 13, str(v)])
+                                 r.lay.blocks, "target", *[""] * 12, str(v)])
 
 
 def plot(results: list[Result], header: dict[str, str], path: Path) -> None:
@@ -692,11 +769,10 @@ def plot(results: list[Result], header: dict[str, str], path: Path) -> None:
     unit = "GPU" if header["device"] == "cuda" else "worker"
     fig, ax = plt.subplots(figsize=(max(8, 1.5 * len(results)), 5.5))
     series: list[tuple[str, Callable[[Result], float]]] = [
-        (f"one {unit}, no Dask (bare)", lambda r: r.bare.gbs),
-        (f"Dask, 1 {unit}: reduction", lambda r: r.measured[-1].reduction_gbs),
-        (f"Dask, {header['workers count']} {unit}s: reduction per {unit}",
-         lambda r: r.measured[0].reduction_gbs / r.measured[0].workers),
-        (f"Dask, {header['workers count']} {unit}s: end-to-end per {unit}",
+        (f"one {unit} alone, no Dask: reduction of an array made beforehand", lambda r: r.bare.gbs),
+        (f"one {unit} alone, no Dask: made and reduced", lambda r: r.bare.e2e_gbs),
+        (f"Dask, 1 {unit}", lambda r: r.measured[-1].end_to_end_gbs),
+        (f"Dask, {header['workers count']} {unit}s, per {unit}",
          lambda r: r.measured[0].end_to_end_gbs / r.measured[0].workers),
     ]
     width = 0.8 / len(series)
@@ -704,11 +780,11 @@ def plot(results: list[Result], header: dict[str, str], path: Path) -> None:
         xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(results))]
         ax.bar(xs, [value(r) for r in results], width, label=name)
     for i, r in enumerate(results):
-        ax.hlines(TARGET_SHARE * r.bare.gbs, i - 0.45, i + 0.45, colors="black", linewidth=1,
-                  label=f"target: {TARGET_SHARE} x bare per {unit}" if i == 0 else "_")
+        ax.hlines(TARGET_SHARE * r.bare.e2e_gbs, i - 0.45, i + 0.45, colors="black", linewidth=1,
+                  label=f"target: {TARGET_SHARE} x made and reduced alone, per {unit}" if i == 0 else "_")
     ax.set_xticks(range(len(results)))
     ax.set_xticklabels([f"{r.row.key}\n{r.lay.chunk_bytes / MIB:.4g} MiB chunks" for r in results], fontsize=8)
-    ax.set_ylabel("GB/s (bytes read / time)")
+    ax.set_ylabel("GB/s (bytes of the array / time)")
     ax.set_title(f"opendml on Dask, {header['workers count']} x {header['machine']}, "
                  f"{header['array']}", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -718,25 +794,26 @@ def plot(results: list[Result], header: dict[str, str], path: Path) -> None:
 
 
 def summary(results: list[Result], bare: dict[str, Bare], unit: str) -> str:
-    lines = [f"{'row':<11}{'chunk MiB':>10}{'blocks':>7}{unit + 's':>8}{'gen s':>9}{'total s':>9}{'e2e GB/s':>10}"
-             f"{'red GB/s':>10}{'per ' + unit:>12}{'x bare':>8}{'peak chunks':>12}  check"]
+    lines = [f"{'row':<11}{'chunk MiB':>10}{'blocks':>7}{unit + 's':>8}{'total s':>9}{'GB/s':>10}{'per ' + unit:>12}"
+             f"{'x alone':>9}{'peak chunks':>12}{'live':>6}{'blocks':>10}  check"]
     for r in results:
         for m in r.measured:
+            per = m.end_to_end_gbs / m.workers
             lines.append(f"{m.row.key:<11}{m.lay.chunk_bytes / MIB:>10.4g}{m.lay.blocks:>7}{m.workers:>8}"
-                         f"{m.generation_s:>9.3f}{m.total_s:>9.3f}{m.end_to_end_gbs:>10.1f}{m.reduction_gbs:>10.1f}"
-                         f"{m.reduction_gbs / m.workers:>12.1f}{m.reduction_gbs / m.workers / r.bare.gbs:>8.2f}"
-                         f"{m.peak_chunks:>12.2f}  {m.check}")
+                         f"{m.total_s:>9.3f}{m.end_to_end_gbs:>10.1f}{per:>12.1f}{per / r.bare.e2e_gbs:>9.2f}"
+                         f"{m.peak_chunks:>12.2f}{m.peak('live_blocks'):>6}"
+                         f"{'/'.join(str(w['blocks_made']) for w in m.memory):>10}  {m.check}")
     lines.append("")
     for b in bare.values():
-        lines.append(f"bare {b.row.key:<11} {shape_text(b.shape):>14}: {b.seconds * 1e3:9.3f} ms, {b.gbs:8.1f} GB/s "
-                     f"(one {unit}, no Dask)")
+        lines.append(f"alone {b.row.key:<11} {shape_text(b.shape):>14}: made and reduced {b.e2e_seconds * 1e3:8.3f} ms "
+                     f"({b.e2e_gbs:7.1f} GB/s), reduction {b.seconds * 1e3:8.3f} ms ({b.gbs:7.1f} GB/s)")
     lines.append("")
     for r in results:
         for v in r.verdicts:
             lines.append(f"{r.row.key:<11}{r.lay.chunk_bytes / MIB:>6.4g} MiB  {v}")
     lines.append("")
-    lines.append("GB/s: 1e9 bytes read per second. Quoted: the reduction's, bytes / (total - generation); e2e: "
-                 "bytes / total.")
+    lines.append(f"GB/s: 1e9 bytes of the array per second, from submitting the graph to the answer (every block made "
+                 f"on its worker and reduced). Alone: one {unit} in the client process, no Dask.")
     return "\n".join(lines)
 
 
@@ -760,9 +837,9 @@ def make_plan(kind: str, args: argparse.Namespace) -> Plan:
         ("tiny", "cpu"): (256, 0.5 / 1024, "0.0625", 0.25 / 1024, 1, 2),
         ("tiny", "cuda"): (256, 0.5 / 1024, "0.0625", 0.25 / 1024, 1, 3),
         ("small", "cpu"): (4096, 0.5, "16,64", 0.25, 3, 3),
-        ("small", "cuda"): (65536, 16, "256,1024", 4, 3, 10),
+        ("small", "cuda"): (65536, 32, "1024,4096", 4, 3, 10),
         ("issue", "cpu"): (65536, 8, "128", 1, 1, 3),
-        ("issue", "cuda"): (65536, 200, "256,1024,4096", 4, 3, 10),
+        ("issue", "cuda"): (65536, 200, "4096,16384", 4, 3, 10),
     }
     columns, gib, chunk_mib, bare_gib, repeats, bare_repeats = defaults[(args.sizes, kind)]
     columns = args.columns or columns
@@ -797,12 +874,14 @@ def machine_header(kind: str, count: int, plan: Plan, args: argparse.Namespace) 
         header["machine"] = f"CPU workers ({model})"
     header["workers count"] = str(count)
     header["threads per worker"] = str(args.threads)
+    header["worker saturation"] = str(args.saturation)
+    header["work stealing"] = "on" if args.stealing else "off"
     header["sizes"] = args.sizes
     header["array"] = f"{plan.total_bytes / GIB:.4g} GiB, {plan.columns} columns"
     header["chunks"] = ", ".join(f"{c / MIB:.4g} MiB" for c in plan.chunk_bytes)
     header["repeats"] = f"{plan.repeats} (medians)"
-    header["bandwidth"] = ("GB/s = 1e9 bytes read per second; quoted: the reduction's, bytes / (total - generation); "
-                           "end-to-end: bytes / total")
+    header["bandwidth"] = ("GB/s = 1e9 bytes of the array per second, from submitting the graph to the answer "
+                           "(every block made on its worker and reduced); alone: one device in the client, no Dask")
     header["memory"] = ("per worker: CuPy's pool in use (sampled), the pool's high water (bytes held; peak_chunks "
                         "in chunks), the GPU's memory in use by every process on it (memGetInfo: at the start and "
                         "sampled)" if kind == "cuda" else "per worker: the resident set (sampled; pool_high_water "
@@ -830,6 +909,12 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--columns", type=int, default=None, help="the array's columns (default 65536 on GPUs)")
     parser.add_argument("--repeats", type=int, default=None, help="timed runs of each measurement (medians)")
     parser.add_argument("--threads", type=int, default=1, help="threads per worker")
+    parser.add_argument("--stealing", action="store_true",
+                        help="leave the scheduler's work stealing on (off by default: a GPU task returns as soon as "
+                             "its kernels are queued, so Dask's durations mislead stealing, which then unbalances "
+                             "the workers)")
+    parser.add_argument("--saturation", type=float, default=SATURATION,
+                        help=f"the scheduler's worker-saturation (default {SATURATION}; Dask's own: 1.1)")
     parser.add_argument("--rows", default="", help=f"comma-separated rows to run ({', '.join(r.key for r in ROWS)})")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the CSV and the PNG")
     return parser.parse_args(argv)
@@ -863,24 +948,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         if plan.total_bytes <= cupy.cuda.runtime.getDeviceProperties(0)["totalGlobalMem"]:
             log(f"note: the array ({plan.total_bytes / GIB:.4g} GiB) fits one GPU ({header['gpu memory']})")
     bare = bare_figures(kind, plan.columns, plan.bare_bytes, plan.bare_repeats, rows)
+    counts = [count, 1] if count > 1 else [1]
+    measured: dict[tuple[int, str], list[Measurement]] = {}
+    for n in counts:  # a cluster of its own for each count: no task is restricted to some workers
+        log(f"starting {n} workers ...")
+        with cluster(kind, n, args.threads, args.saturation, args.stealing) as (client, workers):
+            seen = client.run(visible_devices)
+            if n == count:
+                header["workers"] = "; ".join(f"{w} sees CUDA_VISIBLE_DEVICES={seen[w]}" for w in workers)
+            log(f"workers: {'; '.join(f'{w} sees CUDA_VISIBLE_DEVICES={seen[w]}' for w in workers)}")
+            for chunk in plan.chunk_bytes:
+                for row in rows:
+                    lay = layout(plan.total_bytes, chunk, plan.columns, row.itemsize)
+                    measured.setdefault((chunk, row.key), []).append(
+                        run_row(client, kind, row, lay, workers, plan.repeats))
     results = []
-    log(f"starting {count} workers ...")
-    with cluster(kind, count, args.threads) as (client, workers):
-        seen = client.run(visible_devices)
-        header["workers"] = "; ".join(f"{w} sees CUDA_VISIBLE_DEVICES={seen[w]}" for w in workers)
-        log(f"workers: {header['workers']}")
-        for chunk in plan.chunk_bytes:
-            for row in rows:
-                lay = layout(plan.total_bytes, chunk, plan.columns, row.itemsize)
-                measured = run_row(client, kind, row, lay, workers, plan.repeats)
-                result = Result(row, lay, measured, bare[row.key])
-                result.verdicts = verdicts(kind, measured, bare[row.key], args.threads)
-                for v in result.verdicts:
-                    log(f"  target {v}")
-                results.append(result)
+    for chunk in plan.chunk_bytes:
+        for row in rows:
+            runs = measured[(chunk, row.key)]
+            compare_wholes(runs)
+            result = Result(row, runs[0].lay, runs, bare[row.key])
+            result.verdicts = verdicts(kind, runs, bare[row.key], args.threads)
+            for v in result.verdicts:
+                log(f"  target {row.key} {chunk / MIB:.4g} MiB: {v}")
+            results.append(result)
     header["load average at end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
     machine = "cpu" if kind == "cpu" else header["gpu"].lower().replace("nvidia", "").strip().replace(" ", "-")
-    stem = f"dask-gpus-{machine}-x{count}" + ("" if args.sizes == "issue" else f"-{args.sizes}")
+    stem = f"dask-gpus-{machine}-x{count}" + ("" if args.sizes == "issue" else f"-{args.sizes}") \
+        + (f"-{args.gib:g}gib" if args.gib else "")
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(results, bare, header, args.out / f"{stem}.csv")
     plot(results, header, args.out / f"{stem}.png")
