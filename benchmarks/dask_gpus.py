@@ -217,21 +217,33 @@ class LiveBlocks:
             self.now -= 1
 
 
-def live_blocks() -> LiveBlocks | None:
-    """The counter of the worker this task runs on, once ``start_sampling`` has made it (None elsewhere)."""
+def this_worker() -> Any:
+    """The worker this task runs on (None elsewhere: the checks in the client)."""
     try:
         from distributed import get_worker
 
-        return getattr(get_worker(), "opendml_live_blocks", None)
-    except (ImportError, ValueError):  # not on a worker: the checks in the client
+        return get_worker()
+    except (ImportError, ValueError):
         return None
 
 
+def set_block_sync(sync: bool, dask_worker: Any = None) -> None:
+    """On a worker: whether each block's task first waits for the GPU work its thread queued before."""
+    dask_worker.opendml_sync_blocks = sync
+
+
 def make_block(kind: str, dtype: str, base: int, block_info: Any = None) -> Any:
-    """One block of the array ``base``, made where the task runs (a CuPy block on the worker's GPU)."""
+    """One block of the array ``base``, made where the task runs (a CuPy block on the worker's GPU). With
+    ``--sync-blocks``, a task first waits for the work of the task before it on its thread (a worker's GPU then
+    holds at most one block of queued work per thread, and Dask sees the GPU's time as the tasks' time)."""
     info = block_info[None]
+    worker = this_worker()
+    if kind == "cuda" and getattr(worker, "opendml_sync_blocks", False):
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()
     block = fill(kind, tuple(info["chunk-shape"]), dtype, block_seed(base, info["chunk-location"]))
-    counter = live_blocks()
+    counter = getattr(worker, "opendml_live_blocks", None)  # made by start_sampling
     if counter is not None:
         counter.made(block)
     return block
@@ -876,6 +888,8 @@ def machine_header(kind: str, count: int, plan: Plan, args: argparse.Namespace) 
     header["threads per worker"] = str(args.threads)
     header["worker saturation"] = str(args.saturation)
     header["work stealing"] = "on" if args.stealing else "off"
+    header["split every"] = str(args.split_every or "Dask's default")
+    header["sync blocks"] = "yes" if args.sync_blocks else "no"
     header["sizes"] = args.sizes
     header["array"] = f"{plan.total_bytes / GIB:.4g} GiB, {plan.columns} columns"
     header["chunks"] = ", ".join(f"{c / MIB:.4g} MiB" for c in plan.chunk_bytes)
@@ -909,6 +923,10 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--columns", type=int, default=None, help="the array's columns (default 65536 on GPUs)")
     parser.add_argument("--repeats", type=int, default=None, help="timed runs of each measurement (medians)")
     parser.add_argument("--threads", type=int, default=1, help="threads per worker")
+    parser.add_argument("--split-every", type=int, default=None,
+                        help="partials merged by each task of Dask's tree reduction (default: Dask's, 4)")
+    parser.add_argument("--sync-blocks", action="store_true",
+                        help="each block's task first waits for the GPU work queued by the task before it")
     parser.add_argument("--stealing", action="store_true",
                         help="leave the scheduler's work stealing on (off by default: a GPU task returns as soon as "
                              "its kernels are queued, so Dask's durations mislead stealing, which then unbalances "
@@ -948,12 +966,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if plan.total_bytes <= cupy.cuda.runtime.getDeviceProperties(0)["totalGlobalMem"]:
             log(f"note: the array ({plan.total_bytes / GIB:.4g} GiB) fits one GPU ({header['gpu memory']})")
     bare = bare_figures(kind, plan.columns, plan.bare_bytes, plan.bare_repeats, rows)
+    if args.split_every:  # read where the graphs are made: in this process
+        import dask
+
+        dask.config.set(split_every=args.split_every)
     counts = [count, 1] if count > 1 else [1]
     measured: dict[tuple[int, str], list[Measurement]] = {}
     for n in counts:  # a cluster of its own for each count: no task is restricted to some workers
         log(f"starting {n} workers ...")
         with cluster(kind, n, args.threads, args.saturation, args.stealing) as (client, workers):
             seen = client.run(visible_devices)
+            client.run(set_block_sync, args.sync_blocks)
             if n == count:
                 header["workers"] = "; ".join(f"{w} sees CUDA_VISIBLE_DEVICES={seen[w]}" for w in workers)
             log(f"workers: {'; '.join(f'{w} sees CUDA_VISIBLE_DEVICES={seen[w]}' for w in workers)}")
