@@ -599,3 +599,42 @@ def test_cupy_chunks_run_on_the_gpu() -> None:
     assert type(result._meta) is cupy.ndarray and result.dtype == np.float32
     (got,) = _compute(result, scheduler="threads")
     assert isinstance(got, cupy.ndarray) and same_values(cupy.asnumpy(got), chain(x))
+
+
+# --- partials moved between workers ---------------------------------------------------------------------------
+
+
+def test_host_partials_pickle_as_they_are_and_merge_on_the_host() -> None:
+    part = merge.Partial.made(np.array([1.5, -2.0], np.float32), np.array([7, 3], np.int64))
+    back = pickle.loads(pickle.dumps(part))
+    assert back.ready is None and not back.on_gpu
+    assert np.array_equal(back.values, part.values) and np.array_equal(back.indices, part.indices)
+    other = merge.Partial.made(np.array([1.5, -3.0], np.float32), np.array([2, 9], np.int64))
+    best = merge.aggregate(ReductionKind.ARGMIN, dml.NanPolicy.IGNORE, dml.AxisDirection.INCREASING,
+                           np.dtype(np.int32), [back, other])
+    assert type(best.values) is np.ndarray and best.indices.dtype == np.int32
+    assert best.indices.tolist() == [2, 9] and best.values.tolist() == [1.5, -3.0]
+
+
+@NEEDS_CUDA
+def test_gpu_partials_move_through_the_host_and_merge_back_on_the_gpu() -> None:
+    """A CuPy partial pickles to host arrays (marked as the GPU's), waiting for its own kernels; merged with a
+    GPU partial it is uploaded, two moved partials merge on the host, and the aggregate is on the GPU again,
+    with the answer of merging the GPU partials directly."""
+    import cupy
+
+    steps = (ReductionKind.ARGMIN, dml.NanPolicy.IGNORE, dml.AxisDirection.INCREASING)
+    rng = np.random.default_rng(4)
+    values = [rng.integers(-3, 3, 4096).astype(np.float32) for _ in range(3)]
+    parts = [merge.Partial.made(cupy.asarray(v), cupy.arange(4096, dtype=cupy.int64) * 3 + k)
+             for k, v in enumerate(values)]
+    moved = [pickle.loads(pickle.dumps(p)) for p in parts]
+    assert all(type(m.values) is np.ndarray and m.on_gpu and m.ready is None for m in moved)
+    assert all(np.array_equal(m.values, v) for m, v in zip(moved, values))
+    direct = merge.aggregate(*steps, np.dtype(np.int64), parts)
+    for mixed in ([moved[0], parts[1], parts[2]], [moved[0], moved[1], parts[2]], moved):
+        got = merge.aggregate(*steps, np.dtype(np.int64), mixed)
+        assert type(got.values) is cupy.ndarray and type(got.indices) is cupy.ndarray
+        assert cupy.array_equal(got.indices, direct.indices) and cupy.array_equal(got.values, direct.values)
+    host_merge = merge.combine(*steps, moved[:2])
+    assert type(host_merge.values) is np.ndarray and host_merge.on_gpu

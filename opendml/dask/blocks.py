@@ -37,7 +37,7 @@ def arg_partial(kind: ReductionKind, axes: tuple[int, ...], direction: AxisDirec
                              nan_policy=policy, return_values=True)
     location = block_info[0]["array-location"]
     starts = tuple(location[a][0] for a in axes)
-    return Partial(values, global_indices(local, tuple(block.shape), axes, starts, sizes))
+    return Partial.made(values, global_indices(local, tuple(block.shape), axes, starts, sizes))
 
 
 def global_indices(local: Any, block_shape: tuple[int, ...], axes: tuple[int, ...], starts: tuple[int, ...],

@@ -193,7 +193,7 @@ class _Block:
             compared = _compared_values(plan, values, k, local, reduction.axes, shape)
             starts = tuple(location[a][0] for a in reduction.axes)
             sizes = tuple(self.full[a] for a in reduction.axes)
-            parts.append(Partial(compared, blocks.global_indices(local, shape, reduction.axes, starts, sizes)))
+            parts.append(Partial.made(compared, blocks.global_indices(local, shape, reduction.axes, starts, sizes)))
         return tuple(parts)
 
 

@@ -10,14 +10,14 @@ partial is its first (INCREASING) or last (DECREASING) element, and the index or
 first or last: 0 or count - 1, DirectML's answer.
 
 The functions take NumPy or CuPy arrays alike (NumPy's functions dispatch to CuPy's through its array
-protocols); ``combine`` and ``aggregate`` take Dask's ``computing_meta=True`` (query planning) and then run
-nothing.
+protocols; ``transfer`` says how GPU partials move between workers); ``combine`` and ``aggregate`` take
+Dask's ``computing_meta=True`` (query planning) and then run nothing.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,15 +25,36 @@ from dask.sizeof import sizeof
 
 from ..enums import AxisDirection, NanPolicy
 from ..kernels.spec import ReductionKind
+from . import transfer
 
 
 @dataclass(frozen=True)
 class Partial:
     """The winning values of some chunks and their indices in the whole array (INT64, or the output type
-    once aggregated), both of the output's shape."""
+    once aggregated), both of the output's shape. A partial of GPU arrays carries the event that follows their
+    kernels (``ready``), and travels between workers through host memory (``transfer``); ``on_gpu`` says its
+    arrays belong on the GPU, also while they are held on the host after a move."""
 
     values: Any
     indices: Any
+    ready: Any = field(default=None, compare=False, repr=False)
+    on_gpu: bool = False
+
+    @classmethod
+    def made(cls, values: Any, indices: Any, on_gpu: bool = False) -> Partial:
+        """A partial of arrays just computed (an event recorded after them if they are on a GPU)."""
+        return cls(values, indices, transfer.ready_event(values), on_gpu or transfer.is_gpu_array(values))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (to another worker) through host memory, waiting for its own kernels alone."""
+        values, indices = (transfer.to_host(a, self.ready) for a in (self.values, self.indices))
+        return (Partial, (values, indices, None, self.on_gpu))
+
+    def placed(self, on_gpu: bool) -> Partial:
+        """This partial with its arrays on the GPU (``on_gpu``) or where they are."""
+        if not on_gpu or transfer.is_gpu_array(self.values):
+            return self
+        return Partial(transfer.to_device(self.values), transfer.to_device(self.indices), None, True)
 
 
 @sizeof.register(Partial)
@@ -43,7 +64,10 @@ def _sizeof_partial(part: Partial) -> int:
 
 
 def merge_two(kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, a: Partial, b: Partial) -> Partial:
-    """The winner of two partials, element by element."""
+    """The winner of two partials, element by element: on the GPU where either is there already, else where
+    they are (two partials moved from other workers merge on the host)."""
+    on_gpu = transfer.is_gpu_array(a.values) or transfer.is_gpu_array(b.values)
+    a, b = a.placed(on_gpu), b.placed(on_gpu)
     va, vb = a.values, b.values
     ahead = (va < vb) if kind is ReductionKind.ARGMIN else (va > vb)  # False wherever one is NaN
     same = va == vb
@@ -53,7 +77,7 @@ def merge_two(kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, 
         same = same | (nan_a & nan_b)
     first = (a.indices < b.indices) if direction is AxisDirection.INCREASING else (a.indices > b.indices)
     take_a = ahead | (same & first)
-    return Partial(np.where(take_a, va, vb), np.where(take_a, a.indices, b.indices))
+    return Partial.made(np.where(take_a, va, vb), np.where(take_a, a.indices, b.indices), a.on_gpu or b.on_gpu)
 
 
 def _leaves(parts: Any) -> list[Partial]:
@@ -83,7 +107,8 @@ def aggregate(kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, 
     if computing_meta:
         return parts
     best = combine(kind, policy, direction, parts)
-    return Partial(best.values, best.indices.astype(index_type, copy=False))
+    best = best.placed(best.on_gpu)  # the result is of the blocks' kind: back on the GPU if it came from there
+    return Partial.made(best.values, best.indices.astype(index_type, copy=False))
 
 
 def indices_of(part: Partial) -> Any:
