@@ -638,3 +638,27 @@ def test_gpu_partials_move_through_the_host_and_merge_back_on_the_gpu() -> None:
         assert cupy.array_equal(got.indices, direct.indices) and cupy.array_equal(got.values, direct.values)
     host_merge = merge.combine(*steps, moved[:2])
     assert type(host_merge.values) is np.ndarray and host_merge.on_gpu
+
+
+@NEEDS_CUDA
+def test_moved_partials_merge_right_behind_a_busy_gpu() -> None:
+    """Merges of moved partials queued behind a long backlog of GPU work, many times over: an upload whose
+    memory another stream could reuse while the queued merges still read it gives wrong winners here."""
+    import cupy
+
+    steps = (ReductionKind.ARGMAX, dml.NanPolicy.IGNORE, dml.AxisDirection.DECREASING)
+    rng = np.random.default_rng(11)
+    busy = cupy.ones(2**28, np.float32)
+    for trial in range(30):
+        values = [rng.integers(-50, 50, 2**16).astype(np.float32) for _ in range(4)]
+        indices = [np.arange(2**16, dtype=np.int64) * 4 + k for k in range(4)]
+        moved = [pickle.loads(pickle.dumps(merge.Partial.made(cupy.asarray(v), cupy.asarray(i))))
+                 for v, i in zip(values, indices)]
+        for _ in range(8):
+            busy *= 1.0000001  # queued work that the merges below wait behind
+        local = merge.Partial.made(cupy.asarray(values[0]), cupy.asarray(indices[0]))
+        got = merge.aggregate(*steps, np.dtype(np.int64), [local, *moved[1:]])
+        stacked = np.stack(values)
+        winner = stacked.shape[0] - 1 - np.argmax(stacked[::-1], axis=0)  # ties: the larger index, the later part
+        expected = np.take_along_axis(np.stack(indices), winner[None], 0)[0]
+        assert np.array_equal(cupy.asnumpy(got.indices), expected), trial

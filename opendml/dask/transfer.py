@@ -6,8 +6,8 @@ which waits for all of that work, and the copy runs where Dask serializes a mess
 loop, which then neither receives tasks nor reports results until the GPU's queue is empty (on two H200s
 this cost each GPU about a third of its throughput). Here a partial records an event after its own kernels;
 moving it waits for that event alone and copies on a non-blocking stream of the thread; an array arriving
-from another worker stays on the host until a merge needs it on the GPU, where it is uploaded on that
-stream and the current stream waits for the upload on the GPU, not the host.
+from another worker stays on the host until a merge needs it on the GPU, where it is uploaded by a copy
+queued on the current stream (the host does not wait for it).
 """
 
 from __future__ import annotations
@@ -59,15 +59,14 @@ def to_host(array: Any, ready: Any) -> Any:
 
 
 def to_device(array: Any) -> Any:
-    """A host array on the current GPU: uploaded on the side stream, the current stream made to wait for the
-    upload (on the GPU: the host waits for the copy alone, never for the current stream's queue)."""
+    """A host array on the current GPU, copied on the current stream without the host waiting for it: the
+    memory is the current stream's, as every other array of the merge (an upload on another stream would
+    free its memory to that stream, which could reuse it while this stream's queued kernels still read it)."""
     if is_gpu_array(array):
         return array
     import cupy
 
-    side = _side_stream()
-    with side:
-        uploaded = cupy.asarray(array)
-        done = side.record()
-    cupy.cuda.get_current_stream().wait_event(done)
+    stream = cupy.cuda.get_current_stream()
+    uploaded = cupy.empty(array.shape, array.dtype)
+    uploaded.set(array, stream=stream)  # asynchronous: pageable memory is staged at once, the copy queued
     return uploaded
