@@ -729,6 +729,11 @@ class Result:
     verdicts: list[Verdict] = field(default_factory=list)
 
 
+def size_text(nbytes: int) -> str:
+    """A block's size, in GiB from 1 GiB up (a 16 GiB FLOAT32 block is 256 KiB short of it)."""
+    return f"{nbytes / GIB:.3g} GiB" if nbytes >= GIB * 0.99 else f"{nbytes / MIB:.4g} MiB"
+
+
 def shape_text(shape: Sequence[int]) -> str:
     return "x".join(map(str, shape))
 
@@ -779,7 +784,7 @@ def plot(results: list[Result], header: dict[str, str], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     unit = "GPU" if header["device"] == "cuda" else "worker"
-    fig, ax = plt.subplots(figsize=(max(8, 1.5 * len(results)), 5.5))
+    fig, ax = plt.subplots(figsize=(max(11, 2.2 * len(results) + 6), 5.5))
     series: list[tuple[str, Callable[[Result], float]]] = [
         (f"one {unit} alone, no Dask: reduction of an array made beforehand", lambda r: r.bare.gbs),
         (f"one {unit} alone, no Dask: made and reduced", lambda r: r.bare.e2e_gbs),
@@ -795,7 +800,7 @@ def plot(results: list[Result], header: dict[str, str], path: Path) -> None:
         ax.hlines(TARGET_SHARE * r.bare.e2e_gbs, i - 0.45, i + 0.45, colors="black", linewidth=1,
                   label=f"target: {TARGET_SHARE} x made and reduced alone, per {unit}" if i == 0 else "_")
     ax.set_xticks(range(len(results)))
-    ax.set_xticklabels([f"{r.row.key}\n{r.lay.chunk_bytes / MIB:.4g} MiB chunks" for r in results], fontsize=8)
+    ax.set_xticklabels([f"{r.row.key}\n{size_text(r.lay.chunk_bytes)} blocks" for r in results], fontsize=8)
     ax.set_ylabel("GB/s (bytes of the array / time)")
     ax.set_title(f"opendml on Dask, {header['workers count']} x {header['machine']}, "
                  f"{header['array']}", fontsize=9)
