@@ -4,7 +4,9 @@ Views are described by their strides, never copied, except where no description 
 elements lie (negative strides, strides that are not a multiple of the element size, misaligned data),
 tensors whose last bytes would fall short of DirectML's 4-byte rounding of a tensor's size, and an ``out``
 that shares memory with an input other than as an exact in-place alias. Such an input is read through a
-packed copy; such an output is computed into a packed array and copied into exactly its own elements.
+packed copy; such an output is computed into a packed array and copied into exactly its own elements. A call
+of a short tensor runs its last indices along an axis it does not reduce apart (``_tail_apart``): only they
+are copied.
 """
 
 from __future__ import annotations
@@ -65,14 +67,16 @@ def _padded_empty(device: Device, shape: tuple[int, ...], dtype: np.dtype) -> tu
     return raw[:nbytes].view(dtype).reshape(shape), raw
 
 
-def _place_input(device: Device, array: Any) -> _Placed:
-    """Describe an input where it lies, or bind a packed copy where that cannot be described or bound."""
+def _place_input(device: Device, array: Any, room: int | None = None) -> _Placed:
+    """Describe an input where it lies, or bind a packed copy where that cannot be described or bound.
+    ``room``: the bytes of the array's memory from its first element on, where more than it spans (the head of
+    a call whose tail runs apart: its 4-byte rounding reaches into the tail's elements)."""
     backend = device.backend
     copied = not _plain(array)
     if copied:
         array = backend.xp.ascontiguousarray(array)
     desc = _describe(array)
-    if desc.span_in_bytes >= desc.total_tensor_size_in_bytes:
+    if max(desc.span_in_bytes, 0 if copied or room is None else room) >= desc.total_tensor_size_in_bytes:
         raw = backend.byte_range(array, desc.total_tensor_size_in_bytes)
         return _Placed(desc, BufferBinding(backend.wrap(device, raw)), None if copied else array)
     # Too short for the 4-byte rounding: copy only the bytes it spans (a broadcast scalar: one).
@@ -81,12 +85,13 @@ def _place_input(device: Device, array: Any) -> _Placed:
     return _Placed(desc, BufferBinding(backend.wrap(device, raw)))
 
 
-def _place_output(device: Device, out: Any, stage: bool) -> _Placed:
-    """Describe ``out`` where it lies, or (``stage``, or where that cannot be) a packed array to copy from."""
+def _place_output(device: Device, out: Any, stage: bool, room: int | None = None) -> _Placed:
+    """Describe ``out`` where it lies, or (``stage``, or where that cannot be) a packed array to copy from.
+    ``room`` as for inputs: only where the bytes past ``out``'s span are its own tail's, written after it."""
     backend = device.backend
     if not stage and _plain(out):
         desc = _describe(out)
-        if desc.span_in_bytes >= desc.total_tensor_size_in_bytes:
+        if max(desc.span_in_bytes, room or 0) >= desc.total_tensor_size_in_bytes:
             raw = backend.byte_range(out, desc.total_tensor_size_in_bytes)
             return _Placed(desc, BufferBinding(backend.wrap(device, raw)), out)
     staged, raw = _padded_empty(device, out.shape, out.dtype)
@@ -141,13 +146,99 @@ def _run(device: Device, schema: OperatorSchema, make_desc: Callable[..., object
         device.create_operator(make_desc(*[None if a is None else _describe(a) for a in stand_ins],
                                          _describe(np.zeros((1,) * out.ndim, out.dtype))))
         return None
-    placed_inputs = [None if a is None else _place_input(device, a) for a in inputs]
+    split = _tail_apart(inputs, out) if device.backend.name in _TAIL_APART_BACKENDS else None
+    if split is not None:
+        _run_head_and_tail(device, schema, make_desc, inputs, out, *split)
+        return None
+    return _run_placed(device, schema, make_desc, inputs, out)
+
+
+# Backends whose kernels have run heads bound past their span: CUDA's copy the whole tensor until they have
+# been run on a GPU (tests/test_functional_short_tensors.py runs them there).
+_TAIL_APART_BACKENDS = frozenset({"cpu"})
+# A short operand spanning fewer bytes is copied whole (a copy that small costs less than a second call).
+TAIL_APART_FROM_BYTES = 1 << 16
+
+
+def _short(array: Any) -> bool:
+    """Whether a plain array's elements end before DirectML's 4-byte rounding of its size does."""
+    if not _plain(array):
+        return False
+    desc = _describe(array)
+    return desc.span_in_bytes < desc.total_tensor_size_in_bytes
+
+
+def _room(array: Any) -> int | None:
+    """The bytes a plain array's memory spans from its first element (None for one a copy replaces)."""
+    return _describe(array).span_in_bytes if _plain(array) else None
+
+
+def _tail_apart(inputs: Sequence[Any], out: Any) -> tuple[int, int] | None:
+    """(axis, count): a call of a tensor that ends short of the 4-byte rounding runs its last ``count`` indices
+    along ``axis`` apart, so that the rest (the head) is bound where it lies, its rounding reaching into the
+    tail's bytes, and only the tail is copied. ``axis`` is the output's outermost of more than one index, where
+    every operand has as many: the call's outputs there depend on those inputs alone (an element-wise axis, or
+    one a reduction keeps). Operands broadcast along ``axis`` are the same in the head: short, they are copied
+    whole as before (only the bytes they span). None where no operand that varies along ``axis`` is short and
+    spans ``TAIL_APART_FROM_BYTES``, or no tail of up to 4 indices makes room for all of them."""
+    operands = [a for a in [*inputs, out] if a is not None]
+    axis = next((k for k, n in enumerate(out.shape) if n > 1), None)
+    if axis is None or any(a.ndim != out.ndim or a.shape[axis] != out.shape[axis] for a in operands):
+        return None
+    varying = [a for a in operands if a.strides[axis] != 0 and _short(a)]
+    if not any(_describe(a).span_in_bytes >= TAIL_APART_FROM_BYTES for a in varying):
+        return None
+    for count in range(1, min(4, out.shape[axis] - 1) + 1):
+        head = _along(axis, 0, out.shape[axis] - count)
+        if all(_fits(a[head], _room(a)) for a in varying):
+            return axis, count
+    return None
+
+
+def _fits(head: Any, room: int | None) -> bool:
+    return room is not None and room >= _describe(head).total_tensor_size_in_bytes
+
+
+def _along(axis: int, start: int, stop: int) -> tuple[slice, ...]:
+    return (slice(None),) * axis + (slice(start, stop),)
+
+
+def _run_head_and_tail(device: Device, schema: OperatorSchema, make_desc: Callable[..., object],
+                       inputs: Sequence[Any], out: Any, axis: int, count: int) -> None:
+    """The call on the head where it lies, then on packed copies of the tail, copied into ``out``'s tail.
+
+    The tail's inputs are copied before the head runs: a kernel may write the bytes of the head's rounding,
+    which are the tail's first ones (an in-place call's input among them); ``out``'s tail is written last.
+    The head of a ``out`` that is not C-contiguous is staged as before: the bytes past its span need not be
+    its own."""
+    xp = device.backend.xp
+    n = out.shape[axis]
+    head, tail = _along(axis, 0, n - count), _along(axis, n - count, n)
+    tail_inputs = [None if a is None else xp.ascontiguousarray(a[tail]) for a in inputs]
+    out_room = _room(out) if _contiguous(out) else None
+    _run_placed(device, schema, make_desc, [None if a is None else a[head] for a in inputs], out[head],
+                [None if a is None else _room(a) for a in inputs], out_room)
+    tail_out = _padded_empty(device, out[tail].shape, out.dtype)[0]
+    _run_placed(device, schema, make_desc, tail_inputs, tail_out)
+    out[tail] = tail_out
+
+
+def _contiguous(array: Any) -> bool:
+    return bool(array.flags.c_contiguous)
+
+
+def _run_placed(device: Device, schema: OperatorSchema, make_desc: Callable[..., object], inputs: Sequence[Any],
+                out: Any, rooms: Sequence[int | None] | None = None, out_room: int | None = None
+                ) -> CompiledOperator | None:
+    """``_run`` over the arrays as they are (``rooms``: see ``_place_input``)."""
+    rooms = rooms or [None] * len(inputs)
+    placed_inputs = [None if a is None else _place_input(device, a, r) for a, r in zip(inputs, rooms)]
     xp = device.backend.xp
     # An output sharing memory with an input is computed apart (then copied), except the exact alias that
     # in-place operators take: the operator's bindings would refuse any other overlap.
     shared = any(p is not None and p.source is not None and xp.may_share_memory(out, p.source)
                  and not (schema.in_place and _exact_alias(out, p.source)) for p in placed_inputs)
-    placed_out = _place_output(device, out, shared)
+    placed_out = _place_output(device, out, shared, out_room)
     if placed_out.staged is not None:
         _check_writes_once(schema.name, out)
     descs = [None if p is None else p.desc for p in placed_inputs]

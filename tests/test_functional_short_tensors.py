@@ -1,0 +1,172 @@
+"""Functional calls on tensors whose elements end short of DirectML's 4-byte rounding of a tensor's size
+(UINT8 and INT8 arrays of a size not a multiple of 4, FLOAT16 ones of an odd size).
+
+Such a call (of 64 KiB and more; the tests below lower that to any size) runs the last indices of an axis it
+does not reduce apart, and binds the rest where it lies (its rounding reaching into the tail's bytes),
+instead of copying the whole array. Checked: the bits against
+the independent oracle for every operator, new results, ``out=`` (packed, strided, in place), every axis of
+ARGMIN and ARGMAX with their values; and, on the CPU, that the bulk of a large call is not copied.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import opendml as dml
+from opendml.functional import placement
+from tests.conftest import BACKENDS
+from tests.elementwise_oracle import argmin_tensor, clamp_element, dequantize_element, typed_bound
+
+SHAPES = st.lists(st.integers(1, 9), min_size=1, max_size=3).map(tuple)
+SHORT_TYPES = {"UINT8": np.uint8, "INT8": np.int8, "FLOAT16": np.float16}
+
+
+@contextmanager
+def tails_apart_from_any_size() -> Iterator[None]:
+    """Small arrays run their tails apart too (by default only those of 64 KiB and more do)."""
+    with mock.patch.object(placement, "TAIL_APART_FROM_BYTES", 0):
+        yield
+
+
+def _host(array: Any) -> np.ndarray:
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+def _values(data: st.DataObject, shape: tuple[int, ...], type_name: str) -> np.ndarray:
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    if type_name == "FLOAT16":
+        return rng.choice(np.array([-2.5, -0.0, 0.0, 1.0, 3.5, np.inf, np.nan], np.float16), shape)
+    info = np.iinfo(SHORT_TYPES[type_name])
+    return rng.integers(info.min, info.max + 1, shape).astype(SHORT_TYPES[type_name])
+
+
+def _clip_oracle(x: np.ndarray, type_name: str, low: float, high: float) -> np.ndarray:
+    lo, hi = typed_bound(low, type_name), typed_bound(high, type_name)
+    flat = [clamp_element(v.item(), type_name, None, lo, hi) for v in x.reshape(-1)]
+    return np.array(flat, x.dtype).reshape(x.shape)
+
+
+def _same(got: Any, expected: np.ndarray) -> bool:
+    got, expected = np.ascontiguousarray(_host(got)), np.ascontiguousarray(expected)
+    return got.dtype == expected.dtype and got.shape == expected.shape and \
+        np.array_equal(got.view(np.uint8), expected.view(np.uint8))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_clip_of_short_tensors_matches_the_oracle_new_out_strided_and_in_place(backend: str,
+                                                                               data: st.DataObject) -> None:
+    with tails_apart_from_any_size():
+        _check_clip(dml.Device(backend), data)
+
+
+def _check_clip(device: dml.Device, data: st.DataObject) -> None:
+    xp = device.backend.xp
+    type_name = data.draw(st.sampled_from(sorted(SHORT_TYPES)), label="type")
+    shape = data.draw(SHAPES, label="shape")
+    x = _values(data, shape, type_name)
+    low, high = (-1.0, 2.0) if type_name != "UINT8" else (3.0, 200.0)
+    expected = _clip_oracle(x, type_name, low, high)
+    assert _same(dml.clip(xp.asarray(x), low, high, device=device), expected)
+    out = xp.empty(shape, x.dtype)
+    dml.clip(xp.asarray(x), low, high, out=out, device=device)
+    assert _same(out, expected)
+    inside = xp.zeros(shape[:-1] + (2 * shape[-1],), x.dtype)  # out=: every other element of a wider array
+    dml.clip(xp.asarray(x), low, high, out=inside[..., ::2], device=device)
+    assert _same(inside[..., ::2], expected) and not _host(inside[..., 1::2]).any()
+    same = xp.asarray(x)
+    dml.clip(same, low, high, out=same, device=device)
+    assert _same(same, expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_dequantize_linear_of_short_tensors_with_broadcast_operands(backend: str, data: st.DataObject) -> None:
+    """A per-column scale and an odd-sized UINT8 zero point (short too, broadcast along the split axis)."""
+    with tails_apart_from_any_size():
+        _check_dequantize(dml.Device(backend), data)
+
+
+def _check_dequantize(device: dml.Device, data: st.DataObject) -> None:
+    xp = device.backend.xp
+    type_name = data.draw(st.sampled_from(["UINT8", "INT8"]), label="type")
+    shape = data.draw(st.lists(st.integers(1, 9), min_size=2, max_size=3).map(tuple), label="shape")
+    x = _values(data, shape, type_name)
+    columns = shape[-1]
+    scale = (np.arange(columns, dtype=np.float32) + 1) * np.float32(0.25)
+    zero_point = _values(data, (columns,), type_name)
+    expected = np.array([dequantize_element(int(v), float(scale[i % columns]), int(zero_point[i % columns]),
+                                            "FLOAT32") for i, v in enumerate(x.reshape(-1))],
+                        np.float32).reshape(shape)
+    got = dml.dequantize_linear(xp.asarray(x), xp.asarray(scale), xp.asarray(zero_point), device=device)
+    assert _same(got, expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_arg_reductions_of_short_tensors_over_every_axis(backend: str, data: st.DataObject) -> None:
+    with tails_apart_from_any_size():
+        _check_arg_reductions(dml.Device(backend), data)
+
+
+def _check_arg_reductions(device: dml.Device, data: st.DataObject) -> None:
+    xp = device.backend.xp
+    type_name = data.draw(st.sampled_from(sorted(SHORT_TYPES)), label="type")
+    shape = data.draw(SHAPES, label="shape")
+    x = _values(data, shape, type_name)
+    axes = data.draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, unique=True).map(sorted), label="axes")
+    direction = data.draw(st.sampled_from(["INCREASING", "DECREASING"]), label="direction")
+    largest = data.draw(st.booleans(), label="argmax")
+    read = {index: x[index].item() for index in np.ndindex(*shape)}
+    expected = argmin_tensor(read, shape, axes, direction, largest=largest)
+    function = dml.argmax if largest else dml.argmin
+    indices, values = function(xp.asarray(x), axes, axis_direction=direction, output_type="INT64",
+                               return_values=True, device=device)
+    indices, values = _host(indices), _host(values)
+    for index, winner in expected.items():
+        assert indices[index] == winner, (index, winner, indices[index])
+        full = list(index)
+        for axis, i in zip(axes, np.unravel_index(winner, [shape[a] for a in axes])):
+            full[axis] = i
+        assert values[index].tobytes() == x[tuple(full)].tobytes()
+
+
+@pytest.mark.parametrize("call", ["clip out=", "argmin axis 0", "argmin axis 1", "threshold in place"])
+def test_a_large_short_tensor_is_not_copied(call: str) -> None:
+    """A UINT8 [4097, 4099] array (not a multiple of 4 bytes): only its tail is copied, a few KiB, where the
+    whole array (16 MiB) was. NumPy reports its allocations to tracemalloc."""
+    device = dml.Device("cpu")
+    x = np.random.default_rng(3).integers(0, 256, (4097, 4099), dtype=np.uint8)
+    out = np.empty_like(x)
+    calls = {
+        "clip out=": lambda: dml.clip(x, 10, 200, out=out, device=device),
+        "argmin axis 0": lambda: dml.argmin(x, 0, device=device),
+        "argmin axis 1": lambda: dml.argmin(x, 1, device=device),
+        "threshold in place": lambda: dml.threshold(out, 100, out=out, device=device),
+    }
+    assert x.nbytes >= placement.TAIL_APART_FROM_BYTES
+    calls[call]()  # compiled and cached before the allocations are counted
+    tracemalloc.start()
+    try:
+        calls[call]()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, f"{call}: {peak} bytes allocated at the peak"
+    if call == "clip out=":
+        assert np.array_equal(out, np.clip(x, 10, 200))
+    if call.startswith("argmin"):
+        axis = int(call[-1])
+        assert np.array_equal(calls[call](), np.expand_dims(np.argmin(x, axis), axis))
