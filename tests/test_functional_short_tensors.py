@@ -3,7 +3,8 @@
 
 Such a call (of 64 KiB and more; the tests below lower that to any size) runs the last indices of an axis it
 does not reduce apart, and binds the rest where it lies (its rounding reaching into the tail's bytes),
-instead of copying the whole array. Checked: the bits against
+instead of copying the whole array; a reduction over every axis of more than one index runs the head and
+tail of its outermost one apart and merges the two answers by (value, index). Checked: the bits against
 the independent oracle for every operator, new results, ``out=`` (packed, strided, in place), every axis of
 ARGMIN and ARGMAX with their values; and, on the CPU, that the bulk of a large call is not copied.
 """
@@ -114,7 +115,7 @@ def _check_dequantize(device: dml.Device, data: st.DataObject) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_arg_reductions_of_short_tensors_over_every_axis(backend: str, data: st.DataObject) -> None:
     with tails_apart_from_any_size():
@@ -129,11 +130,14 @@ def _check_arg_reductions(device: dml.Device, data: st.DataObject) -> None:
     axes = data.draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, unique=True).map(sorted), label="axes")
     direction = data.draw(st.sampled_from(["INCREASING", "DECREASING"]), label="direction")
     largest = data.draw(st.booleans(), label="argmax")
+    propagate = data.draw(st.booleans(), label="propagate")
+    output_type = data.draw(st.sampled_from(["INT64", "UINT32", "INT32"]), label="output_type")
     read = {index: x[index].item() for index in np.ndindex(*shape)}
-    expected = argmin_tensor(read, shape, axes, direction, largest=largest)
+    expected = argmin_tensor(read, shape, axes, direction, largest=largest, propagate=propagate)
     function = dml.argmax if largest else dml.argmin
-    indices, values = function(xp.asarray(x), axes, axis_direction=direction, output_type="INT64",
-                               return_values=True, device=device)
+    indices, values = function(xp.asarray(x), axes, axis_direction=direction, output_type=output_type,
+                               return_values=True, device=device,
+                               nan_policy="PROPAGATE" if propagate else "IGNORE")
     indices, values = _host(indices), _host(values)
     for index, winner in expected.items():
         assert indices[index] == winner, (index, winner, indices[index])
@@ -143,7 +147,8 @@ def _check_arg_reductions(device: dml.Device, data: st.DataObject) -> None:
         assert values[index].tobytes() == x[tuple(full)].tobytes()
 
 
-@pytest.mark.parametrize("call", ["clip out=", "argmin axis 0", "argmin axis 1", "threshold in place"])
+@pytest.mark.parametrize("call", ["clip out=", "argmin axis 0", "argmin axis 1", "argmin all axes",
+                                  "argmax all axes", "threshold in place"])
 def test_a_large_short_tensor_is_not_copied(call: str) -> None:
     """A UINT8 [4097, 4099] array (not a multiple of 4 bytes): only its tail is copied, a few KiB, where the
     whole array (16 MiB) was. NumPy reports its allocations to tracemalloc."""
@@ -154,6 +159,8 @@ def test_a_large_short_tensor_is_not_copied(call: str) -> None:
         "clip out=": lambda: dml.clip(x, 10, 200, out=out, device=device),
         "argmin axis 0": lambda: dml.argmin(x, 0, device=device),
         "argmin axis 1": lambda: dml.argmin(x, 1, device=device),
+        "argmin all axes": lambda: dml.argmin(x, device=device),
+        "argmax all axes": lambda: dml.argmax(x, axis_direction="DECREASING", device=device),
         "threshold in place": lambda: dml.threshold(out, 100, out=out, device=device),
     }
     assert x.nbytes >= placement.TAIL_APART_FROM_BYTES
@@ -167,6 +174,10 @@ def test_a_large_short_tensor_is_not_copied(call: str) -> None:
     assert peak < 1 << 20, f"{call}: {peak} bytes allocated at the peak"
     if call == "clip out=":
         assert np.array_equal(out, np.clip(x, 10, 200))
-    if call.startswith("argmin"):
+    if call.startswith("argmin axis"):
         axis = int(call[-1])
         assert np.array_equal(calls[call](), np.expand_dims(np.argmin(x, axis), axis))
+    if call == "argmin all axes":
+        assert calls[call]().item() == np.argmin(x)
+    if call == "argmax all axes":  # the last of the largest
+        assert calls[call]().item() == x.size - 1 - np.argmax(x.reshape(-1)[::-1])

@@ -1,13 +1,9 @@
 """The partial results of argmin and argmax across chunks, and their merge.
 
 A partial holds, per output element, the winning value of some chunks and its index in the whole array.
-Two partials merge by (value, index), never by position: under IGNORE a number beats NaN; the smaller value
-(ARGMIN) or the larger (ARGMAX) wins; equal values (-0.0 == +0.0) and two NaN go to the smaller index
-(INCREASING) or the larger (DECREASING). Under PROPAGATE a NaN beats every number. That is a total order on
-the candidates (indices are distinct), so the merge is associative and commutative: the result does not
-depend on the chunking or on the shape of Dask's tree. When every element is NaN under IGNORE, each chunk's
-partial is its first (INCREASING) or last (DECREASING) element, and the index order picks the whole array's
-first or last: 0 or count - 1, DirectML's answer.
+Two partials merge by (value, index), never by position, as ``functional.arg_merge`` orders them: a total
+order on the candidates (indices are distinct), so the merge is associative and commutative and the result
+does not depend on the chunking or on the shape of Dask's tree (all-NaN chunks included).
 
 The functions take NumPy or CuPy arrays alike (NumPy's functions dispatch to CuPy's through its array
 protocols; ``transfer`` says how GPU partials move between workers); ``combine`` and ``aggregate`` take
@@ -24,6 +20,7 @@ import numpy as np
 from dask.sizeof import sizeof
 
 from ..enums import AxisDirection, NanPolicy
+from ..functional.arg_merge import first_wins
 from ..kernels.spec import ReductionKind
 from . import transfer
 
@@ -68,16 +65,9 @@ def merge_two(kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, 
     they are (two partials moved from other workers merge on the host)."""
     on_gpu = transfer.is_gpu_array(a.values) or transfer.is_gpu_array(b.values)
     a, b = a.placed(on_gpu), b.placed(on_gpu)
-    va, vb = a.values, b.values
-    ahead = (va < vb) if kind is ReductionKind.ARGMIN else (va > vb)  # False wherever one is NaN
-    same = va == vb
-    if va.dtype.kind == "f":
-        nan_a, nan_b = np.isnan(va), np.isnan(vb)
-        ahead = ahead | ((nan_a & ~nan_b) if policy is NanPolicy.PROPAGATE else (nan_b & ~nan_a))
-        same = same | (nan_a & nan_b)
-    first = (a.indices < b.indices) if direction is AxisDirection.INCREASING else (a.indices > b.indices)
-    take_a = ahead | (same & first)
-    return Partial.made(np.where(take_a, va, vb), np.where(take_a, a.indices, b.indices), a.on_gpu or b.on_gpu)
+    take_a = first_wins(kind, policy, direction, a.values, a.indices, b.values, b.indices)
+    return Partial.made(np.where(take_a, a.values, b.values), np.where(take_a, a.indices, b.indices),
+                        a.on_gpu or b.on_gpu)
 
 
 def _leaves(parts: Any) -> list[Partial]:

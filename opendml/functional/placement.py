@@ -162,7 +162,7 @@ TAIL_APART_FROM_BYTES = 1 << 16
 
 def _short(array: Any) -> bool:
     """Whether a plain array's elements end before DirectML's 4-byte rounding of its size does."""
-    if not _plain(array):
+    if array.size == 0 or not _plain(array):
         return False
     desc = _describe(array)
     return desc.span_in_bytes < desc.total_tensor_size_in_bytes

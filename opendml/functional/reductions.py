@@ -23,6 +23,8 @@ from ..ops.argmax import ARGMAX_SCHEMA, ArgMaxDesc
 from ..ops.argmin import ARGMIN_SCHEMA, ArgMinDesc
 from ..schema import OperatorSchema
 from ..tensor import TensorDesc
+from . import reduction_split
+from .arg_merge import values_at
 from .devices import _as_array, _dask, _resolve_device, _traced, _tracing
 from .placement import _leading_ones, _run, _view_as
 from .results import _output
@@ -117,7 +119,12 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
         return desc_type(i, o, shifted, direction, policy)
 
     full = (1,) * pad + out_shape
-    _run(device, schema, make, [_view_as(array, (1,) * pad + (array.shape or (1,)))], _view_as(result.array, full))
+    in_view, out_view = _view_as(array, (1,) * pad + (array.shape or (1,))), _view_as(result.array, full)
+    split = reduction_split.split_axis(device, in_view, shifted)
+    if split is None:
+        _run(device, schema, make, [in_view], out_view)
+    else:
+        reduction_split.run_in_two(device, schema, make, kind, policy, direction, in_view, out_view, shifted, split)
     indices = result.deliver()
     if not return_values:
         return indices
@@ -126,22 +133,8 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
 
 
 def _values_at(device: Device, array: Any, indices: Any, reduced: tuple[int, ...]) -> Any:
-    """The elements of ``array`` at the winning ``indices`` (flattened row-major over the ``reduced`` axes):
-    one gathered element per output, on the array's own device, never a second pass over the data."""
-    xp = device.backend.xp
-    if array.ndim == 0:
-        return array.copy()  # the one element, read as the reduction of one element
-    if indices.size == 0:
-        return xp.empty(indices.shape, array.dtype)
-    remaining = indices.astype(xp.int64)  # every index type holds an index of the reduction: int64 does too
-    parts: dict[int, Any] = {}
-    for axis in reversed(reduced):  # the last reduced axis varies fastest
-        parts[axis] = remaining % array.shape[axis]
-        remaining = remaining // array.shape[axis]
-    # Kept axes index themselves: aranges that broadcast along their own axis against the output's shape.
-    where = tuple(parts[k] if k in parts else xp.arange(n).reshape((n,) + (1,) * (array.ndim - 1 - k))
-                  for k, n in enumerate(array.shape))
-    return array[where]
+    """The elements of ``array`` at the winning ``indices``, on the array's own device (``values_at``)."""
+    return values_at(device.backend.xp, array, indices, reduced)
 
 
 def _normalize_axes(axes: object, rank: int, owner: str) -> tuple[int, ...]:
