@@ -156,7 +156,7 @@ def _run(device: Device, schema: OperatorSchema, make_desc: Callable[..., object
 # Backends whose kernels have run heads bound past their span: CUDA's copy the whole tensor until they have
 # been run on a GPU (tests/test_functional_short_tensors.py runs them there).
 _TAIL_APART_BACKENDS = frozenset({"cpu"})
-# A short operand spanning fewer bytes is copied whole (a copy that small costs less than a second call).
+# A short operand of fewer bytes is copied whole (a copy that small costs less than a second call).
 TAIL_APART_FROM_BYTES = 1 << 16
 
 
@@ -180,13 +180,15 @@ def _tail_apart(inputs: Sequence[Any], out: Any) -> tuple[int, int] | None:
     every operand has as many: the call's outputs there depend on those inputs alone (an element-wise axis, or
     one a reduction keeps). Operands broadcast along ``axis`` are the same in the head: short, they are copied
     whole as before (only the bytes they span). None where no operand that varies along ``axis`` is short and
-    spans ``TAIL_APART_FROM_BYTES``, or no tail of up to 4 indices makes room for all of them."""
+    holds ``TAIL_APART_FROM_BYTES``, or no tail of up to 4 indices makes room for all of them."""
     operands = [a for a in [*inputs, out] if a is not None]
+    if all(a.nbytes < TAIL_APART_FROM_BYTES for a in operands):
+        return None  # the common small call pays two comparisons
     axis = next((k for k, n in enumerate(out.shape) if n > 1), None)
     if axis is None or any(a.ndim != out.ndim or a.shape[axis] != out.shape[axis] for a in operands):
         return None
     varying = [a for a in operands if a.strides[axis] != 0 and _short(a)]
-    if not any(_describe(a).span_in_bytes >= TAIL_APART_FROM_BYTES for a in varying):
+    if not any(a.nbytes >= TAIL_APART_FROM_BYTES for a in varying):
         return None
     for count in range(1, min(4, out.shape[axis] - 1) + 1):
         head = _along(axis, 0, out.shape[axis] - count)

@@ -27,9 +27,9 @@ def split_axis(device: Device, array: Any, axes: tuple[int, ...]) -> tuple[int, 
     """(axis, count): the outermost axis of more than one index, reduced, whose last ``count`` indices run
     apart let the rest be bound where it lies; None where the call is left whole (``placement`` splits along a
     kept axis, copies a small or unplaceable array, or the backend copies short tensors)."""
-    if device.backend.name not in placement._TAIL_APART_BACKENDS or not placement._short(array):
+    if array.nbytes < placement.TAIL_APART_FROM_BYTES or device.backend.name not in placement._TAIL_APART_BACKENDS:
         return None
-    if placement._describe(array).span_in_bytes < placement.TAIL_APART_FROM_BYTES:
+    if not placement._short(array):
         return None
     axis = next((k for k, n in enumerate(array.shape) if n > 1), None)
     if axis is None or axis not in axes:
