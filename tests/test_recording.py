@@ -374,3 +374,37 @@ def test_initializer_bindings(device: dml.Device) -> None:
                        r"compiled operator or graph of Device"):
         initializer.reset(["clip"])
     assert len(initializer.compiled_ops) == 2  # a bad list changed nothing
+
+
+@pytest.mark.parametrize(("shape", "axes", "direction", "largest", "dtype"), [
+    ((3, 300_000), [1], "INCREASING", False, np.float32),  # few long rows: split into pieces, merged
+    ((4096, 64), [0], "DECREASING", True, np.float32),     # columns
+    ((1000, 999), [0, 1], "INCREASING", False, np.uint8),  # everything into one slot
+    ((64, 2048), [1], "DECREASING", False, np.float16),
+])
+def test_a_recorded_arg_reduction_replays_its_layout_over_new_data(device: dml.Device, shape, axes, direction,
+                                                                    largest: bool, dtype) -> None:
+    """The replayed list runs the reduction prepared once for its bindings (plan, kernel, views): new values
+    written into the same buffers give NumPy's answers each time (ties included: few distinct values)."""
+    data_type = {np.float32: "FLOAT32", np.float16: "FLOAT16", np.uint8: "UINT8"}[dtype]
+    out_shape = [1 if k in axes else n for k, n in enumerate(shape)]
+    desc_type = dml.ArgMaxDesc if largest else dml.ArgMinDesc
+    op = device.compile_operator(device.create_operator(desc_type(
+        TensorDesc(data_type, list(shape)), TensorDesc("INT64", out_shape), axes, direction)))
+    x = device.create_buffer(int(np.prod(shape)) * np.dtype(dtype).itemsize)
+    out = device.create_buffer(int(np.prod(out_shape)) * 8)
+    work = record(device, (op, table(device, op, [x], [out])))
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        values = rng.integers(0, 5, shape).astype(dtype)
+        write(device, x, values)
+        run(device, work)
+        moved = np.moveaxis(values, axes, list(range(len(shape) - len(axes), len(shape))))
+        flat = moved.reshape(moved.shape[:len(shape) - len(axes)] + (-1,)).astype(np.float64)
+        if largest:
+            flat = -flat
+        if direction == "DECREASING":
+            expected = flat.shape[-1] - 1 - np.argmin(flat[..., ::-1], axis=-1)
+        else:
+            expected = np.argmin(flat, axis=-1)
+        assert np.array_equal(read(out, np.int64, expected.size), expected.reshape(-1))

@@ -30,8 +30,14 @@ Run = Callable[[np.ndarray, np.ndarray, int], None]
 
 
 def argmin(params: ArgReductionParams) -> Run:
-    """ARGMIN or ARGMAX (``params.kind``) over any axes of any layout, reading each element once."""
-    return lambda x, out, threads: _argmin(params, x, out, threads)
+    """ARGMIN or ARGMAX (``params.kind``) over any axes of any layout, reading each element once; its
+    ``prepare`` resolves a binding's layout once (what a recorded dispatch replays)."""
+
+    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
+        _argmin(params, x, out, threads)
+
+    run.prepare = lambda x, out, threads: _prepared(params, x, out, threads)  # type: ignore[attr-defined]
+    return run
 
 
 def reduction(spec: KernelSpec) -> Callable[..., None]:
@@ -131,16 +137,29 @@ def _keyed(x: np.ndarray, params: ArgReductionParams) -> tuple[np.ndarray, Any, 
 
 
 def _argmin(params: ArgReductionParams, x: np.ndarray, out: np.ndarray, threads: int) -> None:
+    _prepared(params, x, out, threads)()
+
+
+def _prepared(params: ArgReductionParams, x: np.ndarray, out: np.ndarray, threads: int) -> Callable[[], None]:
+    """The reduction of ``x`` into ``out`` as a call of no arguments: the layout merged, the plan made, the
+    keys' view and the kernel chosen once. Its state is taken at each call (``State.reused``: this thread's
+    kept arrays), so one prepared call may run on several threads at once."""
     order = order_of(params)
     red = reduced_layout(x, params.axes)
     bits, kind, key = _keyed(x, params)
     work = plan(red, threads)
-    state = State.reused(red.slots, key, work.pieces)
-    _fill(state.idx.reshape(-1), -1, threads)
-    _run_plan(flat(bits), red, work, state, kind, order, threads)
-    if work.pieces > 1:
-        _merge(state, order, threads)
-    _finish(state.idx[0], out, red.length - 1 if order is not None else 0, threads)
+    run = _plan_runner(flat(bits), red, work, kind, order, threads)
+    default = red.length - 1 if order is not None else 0
+
+    def call() -> None:
+        state = State.reused(red.slots, key, work.pieces)
+        _fill(state.idx.reshape(-1), -1, threads)
+        run(state)
+        if work.pieces > 1:
+            _merge(state, order, threads)
+        _finish(state.idx[0], out, default, threads)
+
+    return call
 
 
 def _fill(a: np.ndarray, value: int, threads: int) -> None:
@@ -167,20 +186,36 @@ def _finish(idx: np.ndarray, out: np.ndarray, default: int, threads: int) -> Non
 
 def _run_plan(fx: np.ndarray, red: ReducedLayout, work: Plan, state: State, kind: Any, order: Any,
               threads: int) -> None:
+    _plan_runner(fx, red, work, kind, order, threads)(state)
+
+
+def _plan_runner(fx: np.ndarray, red: ReducedLayout, work: Plan, kind: Any, order: Any,
+                 threads: int) -> Callable[[State], None]:
+    """The plan's tasks over ``fx`` as a call of the state they update: the task table, the kernel (or its
+    driver) and every argument but the state made once."""
     strides, reduced, weights = int64s(red.strides), np.array(red.reduced, np.uint8), int64s(red.weights)
-    if len(work.tasks) > 1:
-        table = np.array([[t.x0, t.slot0, t.index0, t.start, t.stop, t.piece, *t.sizes] for t in work.tasks],
-                         np.int64)
-        driver = _kernel(work, red, argmin_drivers.columns, argmin_drivers.short_rows, argmin_drivers.long_rows,
-                         argmin_drivers.rows)
+    kernel = _kernel(work, red, argmin_columns, argmin_short_rows, argmin_long_rows, argmin_rows)
+    tasks = [(fx, t.x0, int64s(t.sizes), strides, reduced, weights, t.slot0, t.index0, t.start, t.stop, t.piece)
+             for t in work.tasks]
+
+    def on_tasks(state: State) -> None:
+        run_tasks(kernel, [(*a[:-1], state.cur[a[-1]], state.idx[a[-1]], kind, order, FLOAT_COMPARISONS)
+                           for a in tasks], threads)
+
+    if len(work.tasks) <= 1:
+        return on_tasks
+    table = np.array([[t.x0, t.slot0, t.index0, t.start, t.stop, t.piece, *t.sizes] for t in work.tasks], np.int64)
+    driver = _kernel(work, red, argmin_drivers.columns, argmin_drivers.short_rows, argmin_drivers.long_rows,
+                     argmin_drivers.rows)
+
+    def on_driver(state: State) -> None:
         args = (fx, table, strides, reduced, weights, state.cur, state.idx, kind, order, FLOAT_COMPARISONS)
         if drivers.ready(driver, args):
             drivers.launch(driver, args, threads)
-            return
-    kernel = _kernel(work, red, argmin_columns, argmin_short_rows, argmin_long_rows, argmin_rows)
-    run_tasks(kernel, [(fx, t.x0, int64s(t.sizes), strides, reduced, weights, t.slot0, t.index0, t.start, t.stop,
-                        state.cur[t.piece], state.idx[t.piece], kind, order, FLOAT_COMPARISONS)
-                       for t in work.tasks], threads)
+        else:
+            on_tasks(state)
+
+    return on_driver
 
 
 def _kernel(work: Plan, red: ReducedLayout, columns: Callable[..., None], short_rows_kernel: Callable[..., None],
