@@ -25,7 +25,13 @@ from hypothesis import strategies as st
 import opendml as dml
 from opendml.functional import placement
 from tests.conftest import BACKENDS
-from tests.elementwise_oracle import argmin_tensor, clamp_element, dequantize_element, typed_bound
+from tests.elementwise_oracle import (
+    argmin_tensor,
+    clamp_element,
+    dequantize_element,
+    quantize_element,
+    typed_bound,
+)
 
 SHAPES = st.lists(st.integers(1, 9), min_size=1, max_size=3).map(tuple)
 SHORT_TYPES = {"UINT8": np.uint8, "INT8": np.int8, "FLOAT16": np.float16}
@@ -112,6 +118,36 @@ def _check_dequantize(device: dml.Device, data: st.DataObject) -> None:
                         np.float32).reshape(shape)
     got = dml.dequantize_linear(xp.asarray(x), xp.asarray(scale), xp.asarray(zero_point), device=device)
     assert _same(got, expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_quantize_linear_into_short_outputs(backend: str, data: st.DataObject) -> None:
+    """FLOAT32 in, UINT8 or INT8 out: the output is the short tensor (new, out=, a strided out=)."""
+    with tails_apart_from_any_size():
+        _check_quantize(dml.Device(backend), data)
+
+
+def _check_quantize(device: dml.Device, data: st.DataObject) -> None:
+    xp = device.backend.xp
+    out_type = data.draw(st.sampled_from(["UINT8", "INT8"]), label="type")
+    shape = data.draw(st.lists(st.integers(1, 9), min_size=2, max_size=3).map(tuple), label="shape")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    x = (rng.standard_normal(shape) * 300).astype(np.float32)
+    x.reshape(-1)[:: max(1, x.size // 3)] = np.nan
+    scale = np.float32(1.5)
+    zero = 7 if out_type == "UINT8" else -7
+    dtype = SHORT_TYPES[out_type]
+    expected = np.array([quantize_element(float(v), 1.5, zero, out_type) for v in x.reshape(-1)],
+                        dtype).reshape(shape)
+    assert _same(dml.quantize_linear(xp.asarray(x), scale, dtype(zero), device=device), expected)
+    out = xp.empty(shape, dtype)
+    dml.quantize_linear(xp.asarray(x), scale, dtype(zero), out=out, device=device)
+    assert _same(out, expected)
+    wide = xp.zeros(shape[:-1] + (2 * shape[-1],), dtype)
+    dml.quantize_linear(xp.asarray(x), scale, dtype(zero), out=wide[..., 1::2], device=device)
+    assert _same(wide[..., 1::2], expected) and not _host(wide[..., ::2]).any()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
