@@ -12,7 +12,7 @@ ARGMIN and ARGMAX with their values; and, on the CPU, that the bulk of a large c
 from __future__ import annotations
 
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 from unittest import mock
@@ -68,16 +68,8 @@ def _same(got: Any, expected: np.ndarray) -> bool:
         np.array_equal(got.view(np.uint8), expected.view(np.uint8))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@settings(max_examples=60, deadline=None)
-@given(st.data())
-def test_clip_of_short_tensors_matches_the_oracle_new_out_strided_and_in_place(backend: str,
-                                                                               data: st.DataObject) -> None:
-    with tails_apart_from_any_size():
-        _check_clip(dml.Device(backend), data)
-
-
 def _check_clip(device: dml.Device, data: st.DataObject) -> None:
+    """CLIP of every short type: a new result, out=, a strided out=, in place."""
     xp = device.backend.xp
     type_name = data.draw(st.sampled_from(sorted(SHORT_TYPES)), label="type")
     shape = data.draw(SHAPES, label="shape")
@@ -96,16 +88,8 @@ def _check_clip(device: dml.Device, data: st.DataObject) -> None:
     assert _same(same, expected)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@settings(max_examples=40, deadline=None)
-@given(st.data())
-def test_dequantize_linear_of_short_tensors_with_broadcast_operands(backend: str, data: st.DataObject) -> None:
-    """A per-column scale and an odd-sized UINT8 zero point (short too, broadcast along the split axis)."""
-    with tails_apart_from_any_size():
-        _check_dequantize(dml.Device(backend), data)
-
-
 def _check_dequantize(device: dml.Device, data: st.DataObject) -> None:
+    """A per-column scale and an odd-sized UINT8 zero point (short too, broadcast along the split axis)."""
     xp = device.backend.xp
     type_name = data.draw(st.sampled_from(["UINT8", "INT8"]), label="type")
     shape = data.draw(st.lists(st.integers(1, 9), min_size=2, max_size=3).map(tuple), label="shape")
@@ -120,16 +104,8 @@ def _check_dequantize(device: dml.Device, data: st.DataObject) -> None:
     assert _same(got, expected)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@settings(max_examples=40, deadline=None)
-@given(st.data())
-def test_quantize_linear_into_short_outputs(backend: str, data: st.DataObject) -> None:
-    """FLOAT32 in, UINT8 or INT8 out: the output is the short tensor (new, out=, a strided out=)."""
-    with tails_apart_from_any_size():
-        _check_quantize(dml.Device(backend), data)
-
-
 def _check_quantize(device: dml.Device, data: st.DataObject) -> None:
+    """FLOAT32 in, UINT8 or INT8 out: the output is the short tensor (new, out=, a strided out=)."""
     xp = device.backend.xp
     out_type = data.draw(st.sampled_from(["UINT8", "INT8"]), label="type")
     shape = data.draw(st.lists(st.integers(1, 9), min_size=2, max_size=3).map(tuple), label="shape")
@@ -150,15 +126,8 @@ def _check_quantize(device: dml.Device, data: st.DataObject) -> None:
     assert _same(wide[..., 1::2], expected) and not _host(wide[..., ::2]).any()
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@settings(max_examples=150, deadline=None)
-@given(st.data())
-def test_arg_reductions_of_short_tensors_over_every_axis(backend: str, data: st.DataObject) -> None:
-    with tails_apart_from_any_size():
-        _check_arg_reductions(dml.Device(backend), data)
-
-
 def _check_arg_reductions(device: dml.Device, data: st.DataObject) -> None:
+    """ARGMIN and ARGMAX over any set of axes, both directions, both NaN policies, three index types."""
     xp = device.backend.xp
     type_name = data.draw(st.sampled_from(sorted(SHORT_TYPES)), label="type")
     shape = data.draw(SHAPES, label="shape")
@@ -181,6 +150,29 @@ def _check_arg_reductions(device: dml.Device, data: st.DataObject) -> None:
         for axis, i in zip(axes, np.unravel_index(winner, [shape[a] for a in axes])):
             full[axis] = i
         assert values[index].tobytes() == x[tuple(full)].tobytes()
+
+
+# Each check and its examples (the reductions take most: few of their cases run in two parts).
+CHECKS: dict[str, tuple[Callable[[dml.Device, st.DataObject], None], int]] = {
+    "clip": (_check_clip, 60),
+    "dequantize_linear": (_check_dequantize, 40),
+    "quantize_linear": (_check_quantize, 40),
+    "arg reductions": (_check_arg_reductions, 150),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_short_tensors_match_the_oracle(backend: str, check: str) -> None:
+    run, examples = CHECKS[check]
+
+    @settings(max_examples=examples, deadline=None)
+    @given(st.data())
+    def example(data: st.DataObject) -> None:
+        with tails_apart_from_any_size():
+            run(dml.Device(backend), data)
+
+    example()
 
 
 @pytest.mark.parametrize("call", ["clip out=", "argmin axis 0", "argmin axis 1", "argmin all axes",

@@ -4,10 +4,10 @@ A CuPy block's task returns as soon as its kernels are queued, so a worker's GPU
 work queued behind a partial. CuPy's own pickling copies an array on the device's legacy default stream,
 which waits for all of that work, and the copy runs where Dask serializes a message: in the worker's event
 loop, which then neither receives tasks nor reports results until the GPU's queue is empty (the GPU may
-then run dry). Here a partial records an event after its own kernels;
-moving it waits for that event alone and copies on a non-blocking stream of the thread; an array arriving
-from another worker stays on the host until a merge needs it on the GPU, where it is uploaded by a copy
-queued on the current stream (the host does not wait for it).
+then run dry). Here a partial records an event after its own kernels; moving it waits for that event alone
+and copies on a non-blocking stream of the thread; an array arriving from another worker stays on the host
+until a merge needs it on the GPU, where it is uploaded by a copy queued on the current stream (the host
+does not wait for it).
 """
 
 from __future__ import annotations

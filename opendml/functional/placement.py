@@ -146,7 +146,7 @@ def _run(device: Device, schema: OperatorSchema, make_desc: Callable[..., object
         device.create_operator(make_desc(*[None if a is None else _describe(a) for a in stand_ins],
                                          _describe(np.zeros((1,) * out.ndim, out.dtype))))
         return None
-    split = _tail_apart(inputs, out) if device.backend.name in _TAIL_APART_BACKENDS else None
+    split = _tail_apart(device, inputs, out)
     if split is not None:
         _run_head_and_tail(device, schema, make_desc, inputs, out, *split)
         return None
@@ -173,7 +173,7 @@ def _room(array: Any) -> int | None:
     return _describe(array).span_in_bytes if _plain(array) else None
 
 
-def _tail_apart(inputs: Sequence[Any], out: Any) -> tuple[int, int] | None:
+def _tail_apart(device: Device, inputs: Sequence[Any], out: Any) -> tuple[int, int] | None:
     """(axis, count): a call of a tensor that ends short of the 4-byte rounding runs its last ``count`` indices
     along ``axis`` apart, so that the rest (the head) is bound where it lies, its rounding reaching into the
     tail's bytes, and only the tail is copied. ``axis`` is the output's outermost of more than one index, where
@@ -182,18 +182,31 @@ def _tail_apart(inputs: Sequence[Any], out: Any) -> tuple[int, int] | None:
     whole as before (only the bytes they span). None where no operand that varies along ``axis`` is short and
     holds ``TAIL_APART_FROM_BYTES``, or no tail of up to 4 indices makes room for all of them."""
     operands = [a for a in [*inputs, out] if a is not None]
-    if all(a.nbytes < TAIL_APART_FROM_BYTES for a in operands):
-        return None  # the common small call pays two comparisons
+    if not _splits_tails(device, operands):
+        return None
     axis = next((k for k, n in enumerate(out.shape) if n > 1), None)
     if axis is None or any(a.ndim != out.ndim or a.shape[axis] != out.shape[axis] for a in operands):
         return None
     varying = [a for a in operands if a.strides[axis] != 0 and _short(a)]
     if not any(a.nbytes >= TAIL_APART_FROM_BYTES for a in varying):
         return None
-    for count in range(1, min(4, out.shape[axis] - 1) + 1):
-        head = _along(axis, 0, out.shape[axis] - count)
-        if all(_fits(a[head], _room(a)) for a in varying):
-            return axis, count
+    count = _tail_count(varying, axis, out.shape[axis])
+    return None if count is None else (axis, count)
+
+
+def _splits_tails(device: Device, arrays: Sequence[Any]) -> bool:
+    """Whether a call over ``arrays`` may run a tail apart: a backend that does, an array worth it (the common
+    small call pays this and no more)."""
+    return device.backend.name in _TAIL_APART_BACKENDS and any(a.nbytes >= TAIL_APART_FROM_BYTES for a in arrays)
+
+
+def _tail_count(arrays: Sequence[Any], axis: int, n: int) -> int | None:
+    """The fewest last indices along ``axis`` (of ``n``; up to 4) to run apart so that each array's head,
+    rounded, fits in the array's own memory; None where none does."""
+    for count in range(1, min(4, n - 1) + 1):
+        head = _along(axis, 0, n - count)
+        if all(_fits(a[head], _room(a)) for a in arrays):
+            return count
     return None
 
 

@@ -27,20 +27,15 @@ def split_axis(device: Device, array: Any, axes: tuple[int, ...]) -> tuple[int, 
     """(axis, count): the outermost axis of more than one index, reduced, whose last ``count`` indices run
     apart let the rest be bound where it lies; None where the call is left whole (``placement`` splits along a
     kept axis, copies a small or unplaceable array, or the backend copies short tensors)."""
-    if array.nbytes < placement.TAIL_APART_FROM_BYTES or device.backend.name not in placement._TAIL_APART_BACKENDS:
-        return None
-    if not placement._short(array):
+    if not placement._splits_tails(device, [array]) or not placement._short(array):
         return None
     axis = next((k for k, n in enumerate(array.shape) if n > 1), None)
     if axis is None or axis not in axes:
         return None
     if any(n > 1 and k not in axes for k, n in enumerate(array.shape)):
         return None  # a kept axis of more than one index: placement runs its tail apart, no merge needed
-    room = placement._room(array)
-    for count in range(1, min(4, array.shape[axis] - 1) + 1):
-        if placement._fits(array[placement._along(axis, 0, array.shape[axis] - count)], room):
-            return axis, count
-    return None
+    count = placement._tail_count([array], axis, array.shape[axis])
+    return None if count is None else (axis, count)
 
 
 def run_in_two(device: Device, schema: OperatorSchema, make_desc: Callable[..., object], kind: ReductionKind,

@@ -128,13 +128,8 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
     indices = result.deliver()
     if not return_values:
         return indices
-    values = _values_at(device, array, result.array, reduced)
+    values = values_at(device.backend.xp, array, result.array, reduced)
     return indices, device.backend.to_caller(values, indices)
-
-
-def _values_at(device: Device, array: Any, indices: Any, reduced: tuple[int, ...]) -> Any:
-    """The elements of ``array`` at the winning ``indices``, on the array's own device (``values_at``)."""
-    return values_at(device.backend.xp, array, indices, reduced)
 
 
 def _normalize_axes(axes: object, rank: int, owner: str) -> tuple[int, ...]:
