@@ -388,7 +388,9 @@ def _quantize_output(draw: st.DrawFn, case: Case, version: int, attributes: dict
     if version >= 21 and ((zero_point is None and out_type == INT8) or draw(st.integers(0, 3)) == 0):
         attributes["output_dtype"] = out_type
         if defect and draw(st.booleans()):
-            attributes["output_dtype"] = draw(st.sampled_from([INT16, UINT16, INT8 if out_type == UINT8 else UINT8]))
+            # The other 8-bit type is refused only against a zero point of this type: alone it is a valid output.
+            other = [INT8 if out_type == UINT8 else UINT8] if zero_point is not None else []
+            attributes["output_dtype"] = draw(st.sampled_from([INT16, UINT16, *other]))
             case.defects.append("a QuantizeLinear output_dtype opendml refuses")
     return zero_point, out_type
 
