@@ -102,9 +102,9 @@ class _Checked:
 
     def prepare(self, kernel: Kernel, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
         """Keep the kernel's prepared call over these bindings (the remembered ones, recalled), where the kernel
-        offers one that calls may share (``prepare``, and no ``prepared_shares_state``)."""
+        offers one (``prepare``)."""
         prepare = getattr(kernel, "prepare", None)
-        if prepare is None or getattr(kernel, "prepared_shares_state", False):
+        if prepare is None:
             return
         run = self.run
 
@@ -135,9 +135,9 @@ class Kernel(Protocol):
     Kernels may also offer ``prepare(inputs, outputs)``: a call taking no arguments that runs the kernel
     over these (checked) bindings with everything resolved once, what a recorded dispatch replays
     (``opendml.recording``) and what ``CompiledOperator.execute`` runs for bindings it executes again;
-    without it a recorded dispatch calls ``execute``. A kernel whose prepared calls hold state that two
-    calls running at once would share (a CUDA split reduction's partial results) says so with a true
-    ``prepared_shares_state``: ``execute``, which may run on several streams at once, does not use them.
+    without it a recorded dispatch calls ``execute``. Prepared calls may be made from several threads at
+    once, each on its own CUDA stream: one that holds state (a CUDA split reduction's partial results) orders
+    its calls itself.
     """
 
     def initialize(self) -> None: ...

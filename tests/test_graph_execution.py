@@ -295,3 +295,65 @@ def test_remembered_graph_bindings_keep_no_buffer_alive(device: dml.Device) -> N
     del ins, outs
     gc.collect()
     assert [ref() for ref in refs] == [None] * 5
+
+
+def _long_rows_argmin(device: dml.Device, rows: int, length: int) -> dml.CompiledGraph:
+    """DEQUANTIZE_LINEAR (INT8, per-tensor scale 0.5, zero point 3) -> ARGMIN over the last axis: few long
+    rows, which CUDA splits into pieces merged by a second pass (partial results in buffers of the call's)."""
+    x, f = TensorDesc("INT8", [rows, length]), TensorDesc("FLOAT32", [rows, length])
+    scale, zero_point = TensorDesc("FLOAT32", [rows, length], [0, 0]), TensorDesc("INT8", [rows, length], [0, 0])
+    nodes = [dml.OperatorNode(device.create_operator(dml.ElementWiseDequantizeLinearDesc(x, scale, zero_point, f))),
+             dml.OperatorNode(device.create_operator(dml.ArgMinDesc(f, TensorDesc("INT64", [rows, 1]), [1])))]
+    graph = dml.GraphDesc(3, 1, nodes, [dml.InputEdge(k, 0, k) for k in range(3)], [dml.OutputEdge(1, 0, 0)],
+                          [dml.IntermediateEdge(0, 0, 1, 0)])
+    return device.compile_graph(graph)
+
+
+def test_executions_over_the_same_buffers_follow_new_data(device: dml.Device) -> None:
+    """The second and later executions over remembered bindings run each step's prepared call: the answers
+    follow the data written into the same buffers in between (first index of the row's minimum)."""
+    from tests.recording_helpers import read, write
+
+    rows, length = 3, 70000
+    compiled = _long_rows_argmin(device, rows, length)
+    x = device.create_buffer(rows * length)
+    scale = device.buffer_from(np.array([0.5], np.float32))
+    zero_point = device.buffer_from(np.array([3, 0, 0, 0], np.int8))
+    out = device.create_buffer(rows * 8)
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        values = rng.integers(-128, 128, (rows, length), dtype=np.int8)
+        write(device, x, values)
+        compiled.execute([x, scale, zero_point], [out])
+        assert read(out, np.int64, rows).tolist() == np.argmin(values, axis=1).tolist()
+    assert all(checked.run for steps in compiled._bound.values() for _, checked in steps)  # prepared calls ran
+
+
+def test_a_split_reduction_executed_on_streams_in_turn() -> None:
+    """A remembered CUDA split reduction holds its partial results' buffers: executions on two streams in
+    turn (each after its own stream wrote new data) give each one's answer."""
+    from tests.conftest import CUDA_MISSING
+    from tests.recording_helpers import read
+
+    if CUDA_MISSING is not None:
+        pytest.skip(f"no usable CUDA GPU: {CUDA_MISSING}")
+    import cupy
+
+    gpu = dml.Device("cuda")
+    rows, length = 2, 1 << 20
+    compiled = _long_rows_argmin(gpu, rows, length)
+    x, out = gpu.create_buffer(rows * length), gpu.create_buffer(rows * 8)
+    scale = gpu.buffer_from(np.array([0.5], np.float32))
+    zero_point = gpu.buffer_from(np.array([3, 0, 0, 0], np.int8))
+    streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(2)]
+    rng = np.random.default_rng(12)
+    for turn in range(6):
+        values = rng.integers(-128, 128, (rows, length), dtype=np.int8)
+        host = cupy.cuda.alloc_pinned_memory(values.nbytes)
+        staged = np.frombuffer(host, np.int8, values.size)
+        staged[:] = values.reshape(-1)
+        with streams[turn % 2] as stream:
+            x.data.view(cupy.int8).set(staged, stream)  # type: ignore[attr-defined]
+            compiled.execute([x, scale, zero_point], [out])
+            stream.synchronize()
+        assert read(out, np.int64, rows).tolist() == np.argmin(values, axis=1).tolist()

@@ -118,3 +118,34 @@ def test_a_split_reduction_replays_over_its_own_partial_buffers(gpu: dml.Device)
         del scratch
         assert read(out, np.int64, 1).tolist() == [planted]
     assert command_list.captures == 1
+
+
+def test_prepared_launches_run_from_a_thread_new_to_cuda(gpu: dml.Device) -> None:
+    """A prepared launch is one driver call in the CUDA context of the thread that runs it: from a thread
+    that has not used CUDA yet (no context current) it still runs, through CuPy's launch."""
+    import threading
+
+    op = clip(gpu)
+    x, y = gpu.create_buffer(32), gpu.create_buffer(32)
+    for _ in range(3):  # checked, then prepared, then run prepared
+        write(gpu, x, floats(X))
+        op.execute([x], [y])
+    assert read(y, np.float32, 8).tolist() == clipped(X)
+    write(gpu, x, floats(DATA[2]))
+    import cupy
+
+    cupy.cuda.Device().synchronize()
+    errors: list[BaseException] = []
+
+    def other() -> None:
+        try:
+            op.execute([x], [y])
+            cupy.cuda.get_current_stream().synchronize()
+        except BaseException as error:  # reported below, in the test's thread
+            errors.append(error)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join()
+    assert not errors, errors
+    assert read(y, np.float32, 8).tolist() == clipped(DATA[2])

@@ -1,5 +1,5 @@
-"""The cached fast paths: a call on NumPy arrays laid out like one already run goes straight to its kernel,
-and a call repeated on the same arrays runs a call prepared for them.
+"""The cached fast paths: a call on NumPy (or CuPy) arrays laid out like one already run goes straight to its
+kernel, and a call repeated on the same arrays runs a call prepared for them.
 
 ``clip`` and ``threshold`` try them on their first lines, before anything else: they are the whole per-call
 cost of a repeated call on small arrays, so each stays one call deep.
@@ -7,13 +7,16 @@ cost of a repeated call on small arrays, so each stays one call deep.
 - ``_repeated``: the same ``x`` and ``out`` objects (held weakly: a freed array's entry can never match a new
   one, whatever its address), the same scalar objects, the same device, and each array's dtype, shape and
   strides as they were, ``out`` still writeable. Then nothing that the first call checked can have changed:
-  a NumPy array's data never moves while a weak reference to it exists (``resize`` refuses), and the kernel
-  is handed the arrays themselves at each call, so even memory that moved would be read where it is now.
-  It runs the kernel's call prepared for that layout (``CpuKernel.prepare_arrays``, the generated
-  ``run.prepare_layout``): no description, buffer, binding or view is made, and nothing is allocated.
+  a NumPy array's data never moves while a weak reference to it exists (``resize`` refuses), a CuPy array's
+  never at all (its ``data`` is read-only), and the kernel is handed the arrays themselves at each call, so
+  even memory that moved would be read where it is now. It runs the kernel's call prepared for that layout
+  (``CpuKernel.prepare_arrays``, the generated ``run.prepare_layout``; on CUDA ``ElementwiseKernel.
+  prepare_arrays``, a launch on the arrays' addresses with its kernels, grids and scalars fixed): no
+  description, buffer, binding or view is made, and nothing is allocated.
 - ``_direct``: any arrays of a layout seen before (a new ``x``, or ``out=None``): the key is built from the
-  scalars and the layouts, and overlaps are checked, then the same prepared call runs. A call on the arrays
-  of the call before it is remembered for ``_repeated`` too.
+  scalars, the array type and the layouts, and alignment and overlaps are checked, then the same prepared
+  call runs (a CUDA launch picks its 16-byte chunk kernel or the kernel of any strides by the addresses). A
+  call on the arrays of the call before it is remembered for ``_repeated`` too.
 """
 
 from __future__ import annotations
@@ -51,20 +54,28 @@ def _exact(value: Any) -> Any:
     return (type(value), repr(value))
 
 
+# The array types the fast paths take, with the backend whose default device a call without ``device=`` runs
+# on: NumPy's, and a GPU backend's (CuPy's) once a call on its arrays has been remembered (``_remember``), so
+# that this module never imports CuPy.
+_array_types: dict[type, str] = {np.ndarray: "cpu"}
+
+
 def _direct_key(device: Device | None, key: Any, x: Any, out: Any) -> Any:
     layout = None if out is None else (out is x, out.dtype, out.shape, out.strides)
-    return (device, key, x.dtype, x.shape, x.strides, layout)
+    return (device, key, type(x), x.dtype, x.shape, x.strides, layout)
 
 
 def _direct(device: object, key: Any, x: Any, out: Any, entries: Repeats | None = None,
             scalars: tuple[Any, Any, Any] = (None, None, None)) -> Any:
-    """The result of a call on NumPy arrays run straight through its cached kernel, or None if it cannot be.
-    A call on the same ``x`` and ``out`` as the call before it is remembered in ``entries`` for ``_repeated``
-    (the arrays' layout was seen with other arrays first, so the checked path never saw these)."""
-    if type(x) is not np.ndarray or not (out is None or type(out) is np.ndarray):
+    """The result of a call on NumPy (or CuPy) arrays run straight through its cached kernel, or None if it
+    cannot be. A call on the same ``x`` and ``out`` as the call before it is remembered in ``entries`` for
+    ``_repeated`` (the arrays' layout was seen with other arrays first, so the checked path never saw these)."""
+    kind = type(x)
+    backend = _array_types.get(kind)
+    if backend is None or not (out is None or type(out) is kind):
         return None
     if device is None or type(device) is str:
-        resolved = _default_devices.get("cpu" if device is None else device)
+        resolved = _default_devices.get(backend if device is None else device)
     elif type(device) is Device:
         resolved = device
     else:
@@ -75,19 +86,44 @@ def _direct(device: object, key: Any, x: Any, out: Any, entries: Repeats | None 
         run = _direct_runs.get(_direct_key(resolved, key, x, out))
     except TypeError:  # an unhashable argument (a list as ScaleBias): the ordinary path handles it
         return None
-    if run is None or not x.flags.aligned:
+    if run is None:
         return None
-    if out is None:
-        result = np.empty(x.shape, x.dtype)
+    if kind is np.ndarray:
+        result = _host_result(x, out)
     else:
-        flags = out.flags
-        if not (flags.writeable and flags.aligned) or (out is not x and np.may_share_memory(out, x)):
-            return None  # the ordinary path raises, stages, or accepts an exact alias of two array objects
-        result = out
+        result = _device_result(resolved, x, out)
+    if result is None:
+        return None
     run(x, result)
     if entries is not None and out is not None:
         _seen(entries, x, out, scalars, device, resolved, run)
     return result
+
+
+def _host_result(x: np.ndarray, out: np.ndarray | None) -> np.ndarray | None:
+    """Where a direct call on NumPy arrays writes: ``out``, a new array, or None where the ordinary path must
+    take the call (it raises, stages, or accepts an exact alias of two array objects)."""
+    if not x.flags.aligned:
+        return None
+    if out is None:
+        return np.empty(x.shape, x.dtype)
+    flags = out.flags
+    if not (flags.writeable and flags.aligned) or (out is not x and np.may_share_memory(out, x)):
+        return None
+    return out
+
+
+def _device_result(device: Device, x: Any, out: Any) -> Any:
+    """As ``_host_result`` for arrays of a GPU backend (CuPy's: always writeable; aligned by address)."""
+    itemsize = x.itemsize
+    if x.data.ptr % itemsize:
+        return None
+    xp = device.backend.xp
+    if out is None:
+        return xp.empty(x.shape, x.dtype)
+    if out.data.ptr % itemsize or (out is not x and xp.may_share_memory(out, x)):
+        return None
+    return out
 
 
 def _dead() -> None:
@@ -123,8 +159,10 @@ class _Repeat:
         self.scalars = scalars
         self.device = device
         self.resolved = resolved
-        # A backend name (or None) finds its default device at each call: the one the call ran on.
-        self.default = None if type(device) is Device else ("cpu" if device is None else str(device).strip().lower())
+        # A backend name (or None: the arrays' backend) finds its default device at each call: the one the call
+        # ran on.
+        self.default = None if type(device) is Device else (
+            resolved.backend.name if device is None else str(device).strip().lower())
         self.x_layout = (x.dtype, x.shape, x.strides)
         self.out_layout = (out.dtype, out.shape, out.strides)
         self.run = run
@@ -148,7 +186,7 @@ def _repeated(entries: Repeats, x: Any, out: Any, device: object, s0: Any, s1: A
         dtype, shape, strides = entry.out_layout
         if out.dtype is not dtype or out.shape != shape or out.strides != strides:
             return None
-    if not out.flags.writeable:
+    if type(out) is np.ndarray and not out.flags.writeable:
         return None  # the ordinary path raises
     entry.run(x, out)
     return out
@@ -165,17 +203,20 @@ def _remember(device: Device, key: Any, x: Any, out: Any, result: Any, compiled:
               entries: Repeats | None = None, scalars: tuple[Any, Any, Any] = (None, None, None)) -> None:
     """Remember a call that ran on ``x`` and ``result`` (``out``, or the new array) themselves, nothing
     copied: for ``_direct`` by its layouts, and in ``entries`` for ``_repeated`` by its arrays."""
-    kernel = getattr(compiled, "kernel", None)
-    if not hasattr(kernel, "run_arrays") or type(x) is not np.ndarray or not (out is None or type(out) is np.ndarray):
+    kind = device.backend.xp.ndarray  # the arrays the device's kernels run on themselves
+    if type(x) is not kind or type(result) is not kind or not (out is None or out is result):
         return
-    if not _plain(x) or (out is not None and not _plain(out)):
+    if not _plain(x) or not _plain(result):
         return
     try:
         direct_key = _direct_key(device, key, x, out)
         hash(direct_key)
     except TypeError:
         return
-    run = _prepared(kernel, x, result)
+    run = _prepared(getattr(compiled, "kernel", None), x, result)
+    if run is None:
+        return
+    _array_types.setdefault(kind, device.backend.name)
     if len(_direct_runs) >= _DIRECT_LIMIT:
         _direct_runs.clear()
     _direct_runs[direct_key] = run
@@ -190,12 +231,15 @@ def _add(entries: Repeats, entry: _Repeat) -> None:
     entries[(id(entry.x()), id(entry.out()))] = entry
 
 
-def _prepared(kernel: Any, x: np.ndarray, result: np.ndarray) -> Callable[[Any, Any], None]:
-    """The kernel's call for arrays laid out as ``x`` and ``result``, taking them (holding neither)."""
+def _prepared(kernel: Any, x: Any, result: Any) -> Callable[[Any, Any], None] | None:
+    """The kernel's call for arrays laid out as ``x`` and ``result``, taking them (holding neither); None for
+    a kernel that runs on neither prepared calls nor arrays."""
     prepare = getattr(kernel, "prepare_arrays", None)
     run = None if prepare is None else prepare([x], result)
     if run is not None:
         return run  # type: ignore[no-any-return]
+    if not hasattr(kernel, "run_arrays"):
+        return None
 
     def run_arrays(x: Any, result: Any) -> None:
         kernel.run_arrays([x], result)

@@ -146,16 +146,13 @@ def _run(device: Device, schema: OperatorSchema, make_desc: Callable[..., object
         device.create_operator(make_desc(*[None if a is None else _describe(a) for a in stand_ins],
                                          _describe(np.zeros((1,) * out.ndim, out.dtype))))
         return None
-    split = _tail_apart(device, inputs, out)
+    split = _tail_apart(inputs, out)
     if split is not None:
         _run_head_and_tail(device, schema, make_desc, inputs, out, *split)
         return None
     return _run_placed(device, schema, make_desc, inputs, out)
 
 
-# Backends whose kernels have run heads bound past their span: CUDA's copy the whole tensor until they have
-# been run on a GPU (tests/test_functional_short_tensors.py runs them there).
-_TAIL_APART_BACKENDS = frozenset({"cpu"})
 # A short operand of fewer bytes is copied whole (a copy that small costs less than a second call).
 TAIL_APART_FROM_BYTES = 1 << 16
 
@@ -173,7 +170,7 @@ def _room(array: Any) -> int | None:
     return _describe(array).span_in_bytes if _plain(array) else None
 
 
-def _tail_apart(device: Device, inputs: Sequence[Any], out: Any) -> tuple[int, int] | None:
+def _tail_apart(inputs: Sequence[Any], out: Any) -> tuple[int, int] | None:
     """(axis, count): a call of a tensor that ends short of the 4-byte rounding runs its last ``count`` indices
     along ``axis`` apart, so that the rest (the head) is bound where it lies, its rounding reaching into the
     tail's bytes, and only the tail is copied. ``axis`` is the output's outermost of more than one index, where
@@ -182,7 +179,7 @@ def _tail_apart(device: Device, inputs: Sequence[Any], out: Any) -> tuple[int, i
     whole as before (only the bytes they span). None where no operand that varies along ``axis`` is short and
     holds ``TAIL_APART_FROM_BYTES``, or no tail of up to 4 indices makes room for all of them."""
     operands = [a for a in [*inputs, out] if a is not None]
-    if not _splits_tails(device, operands):
+    if not _splits_tails(operands):
         return None
     axis = next((k for k, n in enumerate(out.shape) if n > 1), None)
     if axis is None or any(a.ndim != out.ndim or a.shape[axis] != out.shape[axis] for a in operands):
@@ -194,10 +191,10 @@ def _tail_apart(device: Device, inputs: Sequence[Any], out: Any) -> tuple[int, i
     return None if count is None else (axis, count)
 
 
-def _splits_tails(device: Device, arrays: Sequence[Any]) -> bool:
-    """Whether a call over ``arrays`` may run a tail apart: a backend that does, an array worth it (the common
-    small call pays this and no more)."""
-    return device.backend.name in _TAIL_APART_BACKENDS and any(a.nbytes >= TAIL_APART_FROM_BYTES for a in arrays)
+def _splits_tails(arrays: Sequence[Any]) -> bool:
+    """Whether a call over ``arrays`` may run a tail apart: some array is worth it (the common small call pays
+    this and no more)."""
+    return any(a.nbytes >= TAIL_APART_FROM_BYTES for a in arrays)
 
 
 def _tail_count(arrays: Sequence[Any], axis: int, n: int) -> int | None:

@@ -23,11 +23,11 @@ from . import placement
 from .arg_merge import first_wins, values_at
 
 
-def split_axis(device: Device, array: Any, axes: tuple[int, ...]) -> tuple[int, int] | None:
+def split_axis(array: Any, axes: tuple[int, ...]) -> tuple[int, int] | None:
     """(axis, count): the outermost axis of more than one index, reduced, whose last ``count`` indices run
     apart let the rest be bound where it lies; None where the call is left whole (``placement`` splits along a
-    kept axis, copies a small or unplaceable array, or the backend copies short tensors)."""
-    if not placement._splits_tails(device, [array]) or not placement._short(array):
+    kept axis, or copies a small or unplaceable array)."""
+    if not placement._splits_tails([array]) or not placement._short(array):
         return None
     axis = next((k for k, n in enumerate(array.shape) if n > 1), None)
     if axis is None or axis not in axes:

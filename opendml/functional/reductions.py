@@ -120,7 +120,7 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
 
     full = (1,) * pad + out_shape
     in_view, out_view = _view_as(array, (1,) * pad + (array.shape or (1,))), _view_as(result.array, full)
-    split = reduction_split.split_axis(device, in_view, shifted)
+    split = reduction_split.split_axis(in_view, shifted)
     if split is None:
         _run(device, schema, make, [in_view], out_view)
     else:

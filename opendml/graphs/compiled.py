@@ -13,7 +13,15 @@ from ..binding import BoundTensor, bind_tensor, check_overlaps
 from ..buffer import Buffer, BufferBinding
 from ..enums import ExecutionFlags
 from ..errors import binding_error
-from ..operator import _BINDING_CACHE_LIMIT, BindingProperties, Kernel, Remembered, _binding_key, recall, remember
+from ..operator import (
+    _BINDING_CACHE_LIMIT,
+    BindingProperties,
+    Kernel,
+    _binding_key,
+    _Checked,
+    recall,
+    remember,
+)
 from ..schema import TensorField
 from ..shared import Registry, new_token
 from ..tensor import TensorDesc
@@ -92,7 +100,7 @@ class CompiledGraph:
         self._temporary: Buffer | None = device.create_buffer(plan.temporary_size) if plan.temporary_size else None
         self._persistent: Buffer | None = self._upload_constants()
         self._readers = self._graph_input_readers()
-        self._bound: dict[tuple, list[tuple[Kernel, Remembered]]] = {}
+        self._bound: dict[tuple, list[tuple[Kernel, _Checked]]] = {}
         # Executions share the intermediates' arena (and the binding cache): from several threads they
         # take turns, as DirectML's temporary resource would need a fence between them.
         self._lock = threading.Lock()
@@ -142,29 +150,37 @@ class CompiledGraph:
 
     def _execute(self, inputs: Sequence[BufferBinding | Buffer | None],
                  outputs: Sequence[BufferBinding | Buffer | None]) -> None:
+        """Bindings checked once are remembered by their buffers and ranges; executed again, each step runs its
+        kernel's call prepared over them (as ``CompiledOperator.execute`` does), while all their buffers live."""
         key = _binding_key(inputs, outputs)
-        bound = self._recall(key)
+        steps = self._bound.get(key) if key is not None else None
+        if steps is not None and self._initialized and all(checked.run for _, checked in steps):
+            for _, checked in steps:
+                checked.run[0]()
+            return
+        bound = None if steps is None else self._recall(steps)
         if bound is None:
             bound = self._bind(inputs, outputs)
             if key is not None:
                 if len(self._bound) >= _BINDING_CACHE_LIMIT:
                     self._bound.clear()
-                self._bound[key] = [(kernel, remember(ins, outs)) for kernel, ins, outs in bound]
+                self._bound[key] = [(kernel, _Checked(remember(ins, outs))) for kernel, ins, outs in bound]
         self.initialize()
         for kernel, step_inputs, step_outputs in bound:
             kernel.execute(step_inputs, step_outputs)
 
-    def _recall(self, key: tuple | None) -> _Bound | None:
-        """A binding checked before over the same buffers, bound again; None if there is none."""
-        remembered = self._bound.get(key) if key is not None else None
-        if remembered is None:
-            return None
+    @staticmethod
+    def _recall(steps: list[tuple[Kernel, _Checked]]) -> _Bound | None:
+        """A binding checked before over the same buffers, bound again, and each step's call prepared over it
+        for the executions after this one; None where a buffer is gone."""
         bound: _Bound = []
-        for kernel, step in remembered:
-            placed = recall(step)
+        for kernel, checked in steps:
+            placed = recall(checked.remembered)
             if placed is None:
                 return None
             bound.append((kernel, *placed))
+        for (kernel, checked), (_, step_inputs, step_outputs) in zip(steps, bound):
+            checked.prepare(kernel, step_inputs, step_outputs)
         return bound
 
     def _bind(self, inputs: object, outputs: object) -> _Bound:

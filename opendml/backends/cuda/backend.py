@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -18,7 +19,10 @@ from ..base import check_extra_outputs
 from ..layout import Layout, collapse
 from . import argmin_c, codegen, elementwise_c, expr_c
 from .compiler import kernel
+from .launch import PackedLaunch
 from .plan import BLOCK, ArgMinPlan
+
+_BLOCK = (BLOCK,)  # a launch's block shape
 
 if TYPE_CHECKING:
     from ...binding import BoundTensor
@@ -201,9 +205,17 @@ class ElementwiseKernel:
         self.width = elementwise_c.vector_width(spec, self.layout)
         self._vector: Any = None
         self._general: Any = None
+        # The 16-byte chunk kernel's launch, fixed by the layout: its grid, and (position among the pointers,
+        # bytes) for each contiguous operand whose address must be a multiple of a chunk's bytes.
+        self._vector_grid = (1,)
+        self._aligned_to: list[tuple[int, int]] = []
         if self.width is not None:
             self._vector = kernel(elementwise_c.elementwise_vector(spec, self.layout, self.width),
                                   _title(spec, "element-wise, 16-byte chunks"))
+            tiles = math.ceil(self.count // self.width / (BLOCK * elementwise_c.chunk_unroll(spec)))
+            self._vector_grid = (max(1, min(tiles, 1 << 20)),)
+            self._aligned_to = [(k, self.width * size) for k, (size, st) in
+                                enumerate(zip(self.sizes, self.layout.strides)) if st[-1] == 1]
         else:
             self._general_kernel()
 
@@ -224,22 +236,35 @@ class ElementwiseKernel:
         (launched on the stream current when it is called, as ``run``)."""
         function, grid, args = self._launch([_pointer(b) for b in inputs if b is not None]
                                             + [_pointer(b) for b in outputs])
-        return functools.partial(function, grid, (BLOCK,), args)
+        return PackedLaunch(function, grid, _BLOCK, args)
+
+    def prepare_arrays(self, inputs: Sequence[Any], out: Any) -> Callable[..., None] | None:
+        """A launch over CuPy arrays laid out as these (the same dtypes, shapes and strides): a call taking
+        ``(*inputs, out)`` that reads their addresses and launches on the current stream, the kernels, grids
+        and scalars fixed once (what a repeated functional call runs; it holds no array). None where an
+        input is absent or the kernel writes extra outputs."""
+        if self.spec.extra or any(a is None for a in inputs):
+            return None
+        launch = self._launch
+
+        def run(*arrays: Any) -> None:
+            function, grid, args = launch([a.data.ptr for a in arrays])
+            function(grid, _BLOCK, args)
+
+        return run
 
     def run(self, pointers: Sequence[int]) -> None:
         """Launch on device addresses: each present input's first element, then the output's, then each
         extra output's."""
         function, grid, args = self._launch(pointers)
-        function(grid, (BLOCK,), args)
+        function(grid, _BLOCK, args)
 
     def _launch(self, pointers: Sequence[int]) -> tuple[Any, tuple[int], tuple[Any, ...]]:
         """The kernel, grid and arguments of a launch on these addresses: 16-byte chunks where every
         contiguous operand's address allows them, else the kernel of any strides."""
-        args = tuple(np.uint64(p) for p in pointers) + self.scalars
-        if self.width is not None and all(p % (self.width * size) == 0 for p, size, st in
-                                          zip(pointers, self.sizes, self.layout.strides) if st[-1] == 1):
-            tiles = math.ceil(self.count // self.width / (BLOCK * elementwise_c.chunk_unroll(self.spec)))
-            return self._vector, (max(1, min(tiles, 1 << 20)),), args
+        args = tuple([np.uint64(p) for p in pointers]) + self.scalars
+        if self._vector is not None and all(pointers[k] % size == 0 for k, size in self._aligned_to):
+            return self._vector, self._vector_grid, args
         return self._general_kernel(), (self.backend.grid(self.count),), args
 
 
@@ -262,8 +287,6 @@ class ArgMinKernel:
         self.scalars = expr_c.launch_scalars(spec.element, spec.scalars, spec.extra)
         self._kernels = {self.plan.vector: self._kernel_for(self.plan)}
         self._combine = None
-        # A split reduction's prepared call holds its partial-result buffers: calls of it must not overlap.
-        self.prepared_shares_state = self.plan.splits > 1
         if self.plan.splits > 1:
             self._combine = kernel(argmin_c.argmin_combine_kernel(spec, self.plan, self.direction, self.kept),
                                    _title(spec, f"{reduction.kind.value}, combine pass"))
@@ -284,13 +307,12 @@ class ArgMinKernel:
     def prepare(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> Callable[[], None]:
         """The launches over these bindings, fixed once: a split reduction's partial results get buffers of
         their own here, held by the returned call, so that replaying it (a CUDA graph captured from it
-        included) allocates nothing. Calls of one prepared launch must not overlap in time (one queue's
-        stream orders them)."""
+        included) allocates nothing. Its calls on several streams take turns on the GPU (``_SplitLaunch``)."""
         launch = self._launch([_pointer(b) for b in inputs if b is not None] + [_pointer(b) for b in outputs])
         if self._combine is None:
-            return functools.partial(launch.scan, launch.grid, (launch.plan.block,), launch.args(0, 0))
+            return PackedLaunch(launch.scan, launch.grid, (launch.plan.block,), launch.args(0, 0))
         values, indices = self._partials(launch.plan)
-        return _SplitLaunch(launch, self._combine_launch(launch, values, indices), values, indices)
+        return _SplitLaunch(launch, self._combine_launch(launch, values, indices, PackedLaunch), values, indices)
 
     def run(self, pointers: Sequence[int]) -> None:
         """Launch on device addresses: each present operand's first element (the InputTensor's first), then
@@ -327,13 +349,15 @@ class ArgMinKernel:
         return (cupy.empty(plan.outputs * plan.splits, dtype=self.compute_dtype),
                 cupy.empty(plan.outputs * plan.splits, dtype=cupy.uint64))
 
-    def _combine_launch(self, launch: _ScanLaunch, values: cupy.ndarray, indices: cupy.ndarray
-                        ) -> Callable[[], None]:
+    def _combine_launch(self, launch: _ScanLaunch, values: cupy.ndarray, indices: cupy.ndarray,
+                        call: Callable[..., Callable[[], None]] = functools.partial) -> Callable[[], None]:
+        """The combine pass over these partial results, as ``call(kernel, grid, block, args)`` makes it (a
+        prepared call packs its arguments: ``PackedLaunch``)."""
         assert self._combine is not None  # a split plan has a combine pass
         per_block = BLOCK // launch.plan.combine_group  # outputs one block merges at a time
         grid = (max(1, min(math.ceil(launch.plan.outputs / per_block), self.backend.sm_count * 32)),)
         args = (np.uint64(values.data.ptr), np.uint64(indices.data.ptr), launch.pout[0])
-        return functools.partial(self._combine, grid, (BLOCK,), args)
+        return call(self._combine, grid, _BLOCK, args)
 
 
 class _ScanLaunch(NamedTuple):
@@ -353,15 +377,31 @@ class _ScanLaunch(NamedTuple):
 
 class _SplitLaunch:
     """A split reduction's prepared launches, the scan then the combine pass, over partial-result buffers it
-    holds (allocated once, when prepared)."""
+    holds (allocated once, when prepared).
+
+    Calls share those buffers, so calls on several streams (``execute`` from threads, each on its own stream)
+    take turns: a call on another stream than the call before it first makes its stream wait for all the
+    work queued so far on that one (an event), and the host's calls hold a lock. Calls on one stream are
+    ordered by it, and cost nothing more. A stream being captured into a CUDA graph waits on nothing
+    outside the capture (CUDA refuses it): a captured graph replayed beside other calls is ordered by its
+    replaying stream, as a command queue's are."""
 
     def __init__(self, launch: _ScanLaunch, combine: Callable[[], None], values: cupy.ndarray,
                  indices: cupy.ndarray) -> None:
-        self._scan = functools.partial(launch.scan, launch.grid, (launch.plan.block,),
-                                       launch.args(values.data.ptr, indices.data.ptr))
+        self._scan = PackedLaunch(launch.scan, launch.grid, (launch.plan.block,),
+                                  launch.args(values.data.ptr, indices.data.ptr))
         self._combine = combine
         self._buffers = (values, indices)  # held: the launches' arguments point into them
+        self._lock = threading.Lock()
+        self._stream: cupy.cuda.Stream | None = None  # where the call before ran
 
     def __call__(self) -> None:
-        self._scan()
-        self._combine()
+        with self._lock:
+            stream = cupy.cuda.get_current_stream()
+            last = self._stream
+            if last is None or last.ptr != stream.ptr:
+                if last is not None and not stream.is_capturing():
+                    stream.wait_event(last.record())
+                self._stream = stream
+            self._scan()
+            self._combine()
