@@ -473,8 +473,10 @@ def cluster(kind: str, count: int, threads: int, saturation: float,
     from distributed import Client, Scheduler, SpecCluster
 
     scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": ":0"}}
+    # CPU workers (the smoke run) see made-up device numbers, which Dask's NVML monitor would look up (and
+    # fail to, on a machine with fewer GPUs).
     queuing = {"distributed.scheduler.worker-saturation": saturation,
-               "distributed.scheduler.work-stealing": stealing}
+               "distributed.scheduler.work-stealing": stealing, "distributed.diagnostics.nvml": kind != "cpu"}
     with dask.config.set(queuing), SpecCluster(workers=worker_specs(kind, count, threads), scheduler=scheduler,
                                                silence_logs=logging.ERROR) as spec, Client(spec) as client:
         client.wait_for_workers(count)
