@@ -19,7 +19,7 @@ from ..base import check_extra_outputs
 from ..layout import Layout, collapse
 from . import argmin_c, codegen, elementwise_c, expr_c
 from .compiler import kernel
-from .launch import PackedLaunch
+from .launch import PackedLaunch, PointerLaunch
 from .plan import BLOCK, ArgMinPlan
 
 _BLOCK = (BLOCK,)  # a launch's block shape
@@ -245,11 +245,21 @@ class ElementwiseKernel:
         input is absent or the kernel writes extra outputs."""
         if self.spec.extra or any(a is None for a in inputs):
             return None
-        launch = self._launch
+        count = len(inputs) + 1
+        vector = None if self._vector is None else PointerLaunch(self._vector, self._vector_grid, _BLOCK, count,
+                                                                 self.scalars)
+        aligned_to = self._aligned_to
+        general: list[PointerLaunch] = []  # the kernel of any strides' launch, made when first needed
 
         def run(*arrays: Any) -> None:
-            function, grid, args = launch([a.data.ptr for a in arrays])
-            function(grid, _BLOCK, args)
+            pointers = [a.data.ptr for a in arrays]
+            if vector is not None and all(pointers[k] % size == 0 for k, size in aligned_to):
+                vector(*pointers)
+                return
+            if not general:
+                general.append(PointerLaunch(self._general_kernel(), (self.backend.grid(self.count),), _BLOCK,
+                                             count, self.scalars))
+            general[0](*pointers)
 
         return run
 
