@@ -208,3 +208,33 @@ def test_remembering_keeps_no_gpu_array_alive() -> None:
     del x, y
     gc.collect()
     assert [r() for r in refs] == [None, None]
+
+
+def test_a_repeat_from_a_thread_new_to_cuda() -> None:
+    """The prepared launch of a layout, made in this thread, runs from a thread that has not used CUDA yet (no
+    context current there: the driver refuses, CuPy's launch takes the call)."""
+    import threading
+
+    import cupy
+
+    host = host_values(4096)
+    x, y = cupy.asarray(host), cupy.empty(4096, F4)
+    for _ in range(3):
+        dml.clip(x, -1, 1, out=y)
+    x[:] = cupy.asarray(-host)
+    cupy.cuda.Device().synchronize()
+    errors: list[BaseException] = []
+
+    def other() -> None:
+        try:
+            for _ in range(2):
+                dml.clip(x, -1, 1, out=y)
+            cupy.cuda.get_current_stream().synchronize()
+        except BaseException as error:  # reported below, in the test's thread
+            errors.append(error)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join()
+    assert not errors, errors
+    assert np.array_equal(y.get(), np.clip(-host, F4(-1), F4(1)))
