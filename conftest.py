@@ -13,6 +13,7 @@ collect_ignore = [] if importlib.util.find_spec("cupy") else [
     "opendml/backends/cuda/backend.py",
     "opendml/backends/cuda/compiler.py",
     "opendml/backends/cuda/graphs.py",
+    "opendml/backends/cuda/launch.py",
 ]
 
 _NEED_ONNX = ["opendml/onnx/*.py", "opendml/onnx/ops/*.py", "tests/onnx_models.py"]

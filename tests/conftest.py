@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -54,3 +55,32 @@ def backend(request: pytest.FixtureRequest) -> str:
 def device(backend: str) -> dml.Device:
     """A device at the newest feature level on each available backend."""
     return dml.Device(backend)
+
+
+# Spies of the functional fast-path tests: they count the calls that reach each path.
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    from opendml.functional import operators
+
+    calls: list[int] = []
+    original = getattr(operators, name)
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(operators, name, spy)
+    return calls
+
+
+@pytest.fixture
+def checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Calls that reached the layout-keyed path (``_direct``): a repeat on the same arrays never does."""
+    return _spy(monkeypatch, "_direct")
+
+
+@pytest.fixture
+def full_path(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Calls that took the ordinary path (described, bound, executed)."""
+    return _spy(monkeypatch, "_unary")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from hypothesis import strategies as st
@@ -90,3 +91,19 @@ def disjoint_strides(draw: st.DrawFn, sizes: Sequence[int], zero_axes: Sequence[
             strides[k] = reach + 1 + draw(st.integers(0, 3))
             reach += (sizes[k] - 1) * strides[k]
     return tuple(strides)
+
+
+def errors_in_new_thread(call: Callable[[], object]) -> list[BaseException]:
+    """Run ``call`` in a thread of its own (one that has used no library yet) and return what it raised."""
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            call()
+        except BaseException as error:  # handed to the test's thread, which asserts there is none
+            errors.append(error)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    return errors

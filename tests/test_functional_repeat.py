@@ -14,27 +14,13 @@ import numpy as np
 import pytest
 
 import opendml as dml
-from opendml.functional import operators
+from tests.conftest import CUDA_MISSING
 
 F4 = np.float32
 
 
 def values(n: int, seed: int = 0) -> np.ndarray:
     return (np.random.default_rng(seed).standard_normal(n) * 2).astype(F4)
-
-
-@pytest.fixture
-def checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Calls that reached the layout-keyed path (``_direct``): a repeat on the same arrays never does."""
-    calls: list[int] = []
-    original = operators._direct
-
-    def spy(*args: Any) -> Any:
-        calls.append(1)
-        return original(*args)
-
-    monkeypatch.setattr(operators, "_direct", spy)
-    return calls
 
 
 def test_a_repeat_on_the_same_arrays_skips_the_checked_paths(checked: list[int]) -> None:
@@ -176,8 +162,14 @@ def test_a_freed_array_whose_address_is_reused_is_not_a_repeat() -> None:
     assert np.array_equal(base, np.concatenate([[0], np.arange(32)]).astype(F4))
 
 
-def test_remembering_keeps_no_array_alive() -> None:
+@pytest.mark.parametrize("kind", ["numpy", pytest.param("cupy", marks=pytest.mark.skipif(
+    CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}"))])
+def test_remembering_keeps_no_array_alive(kind: str) -> None:
     x, y = values(1024), np.empty(1024, F4)
+    if kind == "cupy":
+        import cupy
+
+        x, y = cupy.asarray(x), cupy.asarray(y)
     for _ in range(2):
         dml.clip(x, -1, 1, out=y)
         dml.threshold(x, 0.0, out=x)

@@ -8,16 +8,14 @@ These tests need an NVIDIA GPU with CuPy; elsewhere they skip, saying why.
 
 from __future__ import annotations
 
-import gc
-import weakref
 from typing import Any
 
 import numpy as np
 import pytest
 
 import opendml as dml
-from opendml.functional import operators
 from tests.conftest import CUDA_MISSING
+from tests.helpers import errors_in_new_thread
 
 pytestmark = pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")
 
@@ -32,34 +30,6 @@ def on_gpu(host: np.ndarray) -> Any:
     import cupy
 
     return cupy.asarray(host)
-
-
-@pytest.fixture
-def checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Calls that reached the layout-keyed path (``_direct``): a repeat on the same arrays never does."""
-    calls: list[int] = []
-    original = operators._direct
-
-    def spy(*args: Any) -> Any:
-        calls.append(1)
-        return original(*args)
-
-    monkeypatch.setattr(operators, "_direct", spy)
-    return calls
-
-
-@pytest.fixture
-def full_path(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Calls that took the ordinary path (described, bound, executed)."""
-    calls: list[int] = []
-    original = operators._unary
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(operators, "_unary", spy)
-    return calls
 
 
 def test_a_repeat_on_the_same_gpu_arrays_skips_the_checked_paths(checked: list[int], full_path: list[int]) -> None:
@@ -197,24 +167,9 @@ def test_repeats_run_on_the_current_stream() -> None:
     assert np.array_equal(result.get(), np.clip(-host, F4(-1), F4(1)))
 
 
-def test_remembering_keeps_no_gpu_array_alive() -> None:
-    import cupy
-
-    x, y = on_gpu(host_values(1024)), cupy.empty(1024, F4)
-    for _ in range(2):
-        dml.clip(x, -1, 1, out=y)
-        dml.threshold(x, 0.0, out=x)
-    refs = weakref.ref(x), weakref.ref(y)
-    del x, y
-    gc.collect()
-    assert [r() for r in refs] == [None, None]
-
-
 def test_a_repeat_from_a_thread_new_to_cuda() -> None:
     """The prepared launch of a layout, made in this thread, runs from a thread that has not used CUDA yet (no
     context current there: the driver refuses, CuPy's launch takes the call)."""
-    import threading
-
     import cupy
 
     host = host_values(4096)
@@ -223,18 +178,12 @@ def test_a_repeat_from_a_thread_new_to_cuda() -> None:
         dml.clip(x, -1, 1, out=y)
     x[:] = cupy.asarray(-host)
     cupy.cuda.Device().synchronize()
-    errors: list[BaseException] = []
 
     def other() -> None:
-        try:
-            for _ in range(2):
-                dml.clip(x, -1, 1, out=y)
-            cupy.cuda.get_current_stream().synchronize()
-        except BaseException as error:  # reported below, in the test's thread
-            errors.append(error)
+        for _ in range(2):
+            dml.clip(x, -1, 1, out=y)
+        cupy.cuda.get_current_stream().synchronize()
 
-    thread = threading.Thread(target=other)
-    thread.start()
-    thread.join()
+    errors = errors_in_new_thread(other)
     assert not errors, errors
     assert np.array_equal(y.get(), np.clip(-host, F4(-1), F4(1)))

@@ -11,6 +11,7 @@ import pytest
 
 import opendml as dml
 from tests.conftest import CUDA_MISSING
+from tests.helpers import errors_in_new_thread
 from tests.recording_helpers import (
     argmin_rows,
     clip,
@@ -123,7 +124,6 @@ def test_a_split_reduction_replays_over_its_own_partial_buffers(gpu: dml.Device)
 def test_prepared_launches_run_from_a_thread_new_to_cuda(gpu: dml.Device) -> None:
     """A prepared launch is one driver call in the CUDA context of the thread that runs it: from a thread
     that has not used CUDA yet (no context current) it still runs, through CuPy's launch."""
-    import threading
 
     op = clip(gpu)
     x, y = gpu.create_buffer(32), gpu.create_buffer(32)
@@ -135,17 +135,11 @@ def test_prepared_launches_run_from_a_thread_new_to_cuda(gpu: dml.Device) -> Non
     import cupy
 
     cupy.cuda.Device().synchronize()
-    errors: list[BaseException] = []
 
     def other() -> None:
-        try:
-            op.execute([x], [y])
-            cupy.cuda.get_current_stream().synchronize()
-        except BaseException as error:  # reported below, in the test's thread
-            errors.append(error)
+        op.execute([x], [y])
+        cupy.cuda.get_current_stream().synchronize()
 
-    thread = threading.Thread(target=other)
-    thread.start()
-    thread.join()
+    errors = errors_in_new_thread(other)
     assert not errors, errors
     assert read(y, np.float32, 8).tolist() == clipped(DATA[2])
