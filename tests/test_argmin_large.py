@@ -31,12 +31,13 @@ pytestmark = pytest.mark.skipif(not cpu_kernels.numba_available(),
 
 if cpu_kernels.numba_available():
     from opendml.backends.cpu_kernels import argmin_engine
-    from opendml.backends.cpu_kernels.argmin_columns import COLUMN_TILE, ROW_CHUNK, ROW_GROUP
+    from opendml.backends.cpu_kernels.argmin_columns import COLUMN_TILE, ROW_BY_ROW, ROW_CHUNK, ROW_GROUP
     from opendml.backends.cpu_kernels.argmin_plan import Plan, ReducedLayout, plan, reduced_layout
     from opendml.backends.cpu_kernels.argmin_rows import ROW_BATCH, ROW_BLOCK
     STATE_KEPT_BYTES = argmin_engine.STATE_KEPT_BYTES
 else:  # the module is skipped: only the names must exist
     COLUMN_TILE, ROW_CHUNK, ROW_GROUP, ROW_BATCH, ROW_BLOCK, STATE_KEPT_BYTES = 8192, 1 << 20, 8, 16, 256, 16 << 20
+    ROW_BY_ROW = (96, 1024)
 
 Check = Callable[["ReducedLayout", "Plan"], bool]
 
@@ -70,12 +71,16 @@ CASES = {
     "split runs": Case((2, 200_000), (1,), 4, "packed", _split(True, -1)),
     "split run of every axis": Case((600, 500), (0, 1), 2, "packed",
                                     lambda red, p: len(red.sizes) == 1 and _split(True, -1)(red, p)),
-    # First-axis reductions: wide rows cut by columns, or tall ones by rows (ROW_GROUP and a rest each).
+    # First-axis reductions: wide rows cut by columns, or tall ones by rows (ROW_GROUP and a rest each, or
+    # one row at a time for tiles of ROW_BY_ROW columns).
     "split columns": Case((40, 8200), (0,), 4, "packed", lambda red, p: p.pieces == 1 and len(p.tasks) > 1
                           and all(t.sizes[-1] < red.sizes[-1] for t in p.tasks)),
-    "split rows": Case((2406, 130), (0,), 4, "packed",
-                       lambda red, p: _split(False, -2)(red, p)
+    "split rows": Case((3500, 90), (0,), 4, "packed",
+                       lambda red, p: _split(False, -2)(red, p) and red.sizes[-1] < ROW_BY_ROW[0]
                        and any((t.sizes[-2] - 1) % ROW_GROUP for t in p.tasks)),
+    "split rows, row by row": Case((2406, 130), (0,), 4, "packed",
+                                   lambda red, p: _split(False, -2)(red, p)
+                                   and ROW_BY_ROW[0] <= red.sizes[-1] <= ROW_BY_ROW[1]),
     "split rows, strided columns": Case((700, 500), (0,), 4, "strided",
                                         lambda red, p: _split(False, -2)(red, p) and red.strides[-1] != 1),
     # Kept columns wider than one COLUMN_TILE in every task.

@@ -9,6 +9,9 @@ from .jit import jit
 
 COLUMN_TILE = 8192  # columns whose running state (key and row, 16 bytes each) stays in the L2 cache
 ROW_GROUP = 8  # rows folded into the state per pass over a tile: 8 reads of input per state load and store
+# Tile widths (columns) folded one row at a time instead: eight rows of 0.5 to 2 KiB read side by side are
+# eight streams too short for the hardware prefetchers, where one row after the other is a single stream.
+ROW_BY_ROW = (96, 1024)
 
 
 @jit
@@ -90,7 +93,11 @@ def argmin_columns(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, id
                     tb[c] = fold_value(x[cb + c * sc], kind)
                     tp[c] = 0
                 row = 1
-                if sc == 1:
+                if sc == 1 and ROW_BY_ROW[0] <= width <= ROW_BY_ROW[1]:
+                    while row < rows:
+                        fold_row(tb, tp, x[cb + row * sr:cb + row * sr + width], np.int32(row), kind, order)
+                        row += 1
+                elif sc == 1:
                     while row + ROW_GROUP <= rows:
                         fold_rows(tb, tp, x, cb + row * sr, sr, np.int32(row), kind, order)
                         row += ROW_GROUP
