@@ -93,14 +93,11 @@ def argmin_columns(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, id
                     tb[c] = fold_value(x[cb + c * sc], kind)
                     tp[c] = 0
                 row = 1
-                if sc == 1 and ROW_BY_ROW[0] <= width <= ROW_BY_ROW[1]:
-                    while row < rows:
-                        fold_row(tb, tp, x[cb + row * sr:cb + row * sr + width], np.int32(row), kind, order)
-                        row += 1
-                elif sc == 1:
-                    while row + ROW_GROUP <= rows:
-                        fold_rows(tb, tp, x, cb + row * sr, sr, np.int32(row), kind, order)
-                        row += ROW_GROUP
+                if sc == 1:
+                    if not ROW_BY_ROW[0] <= width <= ROW_BY_ROW[1]:
+                        while row + ROW_GROUP <= rows:
+                            fold_rows(tb, tp, x, cb + row * sr, sr, np.int32(row), kind, order)
+                            row += ROW_GROUP
                     while row < rows:
                         fold_row(tb, tp, x[cb + row * sr:cb + row * sr + width], np.int32(row), kind, order)
                         row += 1

@@ -176,7 +176,7 @@ def _layout_call(params: ArgReductionParams, x: np.ndarray, threads: int) -> Lay
     call (``State.reused``: this thread's kept arrays), so one call may run on several threads at once."""
     order = order_of(params)
     red = reduced_layout(x, params.axes)
-    _, kind, key = _keyed(x, params)
+    kind, key = kind_of(x.dtype, params), _KEY_TYPES.get(x.dtype, x.dtype)
     work = plan(red, threads)
     run = _plan_runner(red, work, kind, order, threads)
     default = red.length - 1 if order is not None else 0

@@ -40,12 +40,17 @@ class PackedLaunch:
         self._function = int(kernel.kernel.ptr)
 
     def __call__(self) -> None:
-        grid, block = self._grid, self._block
+        if not self._driver_launch():
+            self._kernel(self._grid, self._block, self._args)
+
+    def _driver_launch(self) -> bool:
+        """Launch through the driver on the current stream; False where the driver refuses."""
         try:
-            _launch_kernel(self._function, grid[0], 1, 1, block[0], 1, 1, 0, _current_stream().ptr,
+            _launch_kernel(self._function, self._grid[0], 1, 1, self._block[0], 1, 1, 0, _current_stream().ptr,
                            self._pointer, 0)
         except _DriverError:
-            self._kernel(grid, block, self._args)
+            return False
+        return True
 
 
 class PointerLaunch(PackedLaunch):
@@ -65,9 +70,6 @@ class PointerLaunch(PackedLaunch):
         with self._lock:
             for slot, pointer in zip(self._slots, pointers):
                 slot[()] = pointer
-            grid, block = self._grid, self._block
-            try:
-                _launch_kernel(self._function, grid[0], 1, 1, block[0], 1, 1, 0, _current_stream().ptr,
-                               self._pointer, 0)
-            except _DriverError:
-                self._kernel(grid, block, tuple(np.uint64(p) for p in pointers) + self._args[len(pointers):])
+            if not self._driver_launch():
+                args = tuple(np.uint64(p) for p in pointers) + self._args[len(pointers):]
+                self._kernel(self._grid, self._block, args)
