@@ -6,6 +6,7 @@ the combine pass), without a GPU."""
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -150,6 +151,17 @@ HOST_EQ_HELPERS = {False: "static bool eq(float a, float b) { return a == b; }\n
                    True: "static bool eq(float a, float b) { return a == b || (a != a && b != b); }\n"}
 HOST_BEATS_HELPERS = {False: "static bool beats(float a, float b) { return b == b && (a < b || a != a); }\n",
                       True: "static bool beats(float a, float b) { return b == b && (a > b || a != a); }\n"}
+# expr_c.BYTES as host C++: PTX prmt.b32 in its default mode, as the PTX ISA defines it (each selector nibble
+# picks one of the 8 bytes of {b, a}; its high bit replicates that byte's sign bit instead).
+HOST_BYTES = r"""static unsigned int prmt(unsigned int a, unsigned int b, unsigned int s) {
+    const ull bytes = ((ull)b << 32) | a; unsigned int r = 0;
+    for (int i = 0; i < 4; ++i) {
+        const unsigned int n = (s >> (4 * i)) & 15u, byte = (unsigned int)(bytes >> (8 * (n & 7u))) & 255u;
+        r |= ((n & 8u) ? ((byte & 128u) ? 255u : 0u) : byte) << (8 * i);
+    }
+    return r;
+}
+"""
 C_SCALAR = {np.float32: "float", np.int32: "int", np.uint32: "unsigned int", np.int64: "ll", np.uint64: "ull"}
 
 
@@ -163,8 +175,8 @@ def _body(source: str, name: str) -> str:
     for device, host in helpers:
         for key, text in device.items():
             body = body.replace(text, host[key])
-    body = body.replace(expr_c.ARITHMETIC, HOST_ARITHMETIC)
-    return body.replace('extern "C" __global__ void opendml_kernel', f"void {name}")
+    body = body.replace(expr_c.ARITHMETIC, HOST_ARITHMETIC).replace(expr_c.BYTES, HOST_BYTES)
+    return re.sub(r'extern "C" __global__ void (__launch_bounds__\([^)]*\) )?opendml_kernel', f"void {name}", body)
 
 
 def _literal(value: np.generic) -> str:

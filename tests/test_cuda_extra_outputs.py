@@ -66,10 +66,11 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
 def test_prologue_sources_without_extras_are_unchanged() -> None:
     """Every plan path's ARGMIN-with-prologue sources render as pinned here (the plain ARGMIN ones are checked
     by tests/test_cuda_prologue.py): writing extras adds nothing to a kernel without them, and a change to
-    these sources is a deliberate one that updates the digest (last: the ballot scan of rows with a
-    prologue, tests/test_cuda_prologue_rows.py, BALLOT_MIN_LOADS, and ROW_BLOCKS_PER_SM)."""
+    these sources is a deliberate one that updates the digest (last: a value's monotone tail applied once
+    per load or step of rows, 8-bit inputs taken by their words (opendml/kernels/monotone.py), launch
+    bounds, and partial results stored output by output)."""
     sources = [source for _, case in CASES for source in prologue_sources(case)]
-    assert digest(sources) == (174, "2c51dd5d2d31d29492b7419d9c696d40e426c12788b206214cc37e50c0cb02e9")
+    assert digest(sources) == (174, "dfd4d3b644edd4ea0528624328011ea84dd015e54c52ecdbb063da2ef16e44c5")
 
 
 # --- extra output descriptions and the values to write --------------------------------------------------------

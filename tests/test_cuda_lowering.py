@@ -81,7 +81,7 @@ def other_scalars(spec: KernelSpec) -> KernelSpec:
 
 def check_scalars_are_arguments(spec: KernelSpec, source: str) -> None:
     """Each Param is a typed parameter of the kernel and of the device function, never a literal."""
-    kernel = re.search(r'extern "C" __global__ void opendml_kernel\(([^)]*)\)', source)
+    kernel = re.search(r'extern "C" __global__ void (?:__launch_bounds__\([^)]*\) )?opendml_kernel\(([^)]*)\)', source)
     assert kernel is not None
     arguments = [a.strip() for a in kernel.group(1).split(",")]
     wanted = [f"{expr_c.held_type(t)} q{k}" for k, t in sorted(ex.params(spec.element).items())]

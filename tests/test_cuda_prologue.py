@@ -81,13 +81,15 @@ def digest(sources: list[str]) -> str:
 def test_plain_argmin_sources_are_unchanged() -> None:
     """A plain ARGMIN renders byte for byte the sources it rendered before prologues were lowered (whose PTX
     was measured): a prologue must cost nothing where there is none. A change of plan (the pieces a column
-    reduction is cut into: COLUMN_THREADS_PER_SM, ROW_BLOCKS_PER_SM) changes the sources it renders, and this digest with it."""
+    reduction is cut into: COLUMN_THREADS_PER_SM, ROW_BLOCKS_PER_SM) changes the sources it renders, and this digest with it;
+    last: partial results stored output by output, an output's pieces side by side (the combine pass's
+    warp reads them contiguously, its loop unrolled)."""
     x, out = TensorDesc(T.FLOAT16, [4, 6]), TensorDesc(T.UINT32, [1, 6])
     operator = CPU.create_operator(dml.ArgMinDesc(x, out, [0], "DECREASING"))
     assert operator.kernel_spec == plain_spec(T.FLOAT16, T.UINT32, AxisDirection.DECREASING, (0,))
     sources = plain_argmin_sources()
     assert len(sources) == 2352
-    assert digest(sources) == "8924461f4581ea0ad0b03add29c6567fa95560a23ea6753aea2d0f94270b234e"
+    assert digest(sources) == "c7da1eca291909d66ed38c3d868e635d56b9791fcdeb43a94d412d87b9942dfb"
 
 
 
@@ -268,18 +270,20 @@ def test_a_per_column_operand_of_a_row_reduction_is_loaded_by_words_beside_the_i
     assert "x0_0.w = *(const uint4*)(px + (ko0 + ro0) * 1ull);" in scan
     assert "a1_0.w[3] = ((const uint4*)(p1 + (kk1 + rk1_0) * 4ull))[3];" in scan
     assert "a2_0.w[0] = ((const uint4*)(p2 + (kk2 + rk2_0) * 1ull))[0];" in scan
-    assert "value(x0_0.e[15], a1_0.e[15], a2_0.e[15], q0, q1)" in scan
+    assert "inner(x0_0.u[3], 3u, a1_0.e[15], a2_0.e[15])" in scan  # x by its 32-bit words (expr_c.BYTES)
     assert "x0_1.w" in scan and "x0_2.w" not in scan  # 96 bytes a position: two in flight
     assert "q + 32u < stop" in scan  # a warp per row (a prologue's plan)
     assert "uint4" not in scan_of(scalar)  # the kernel for unaligned addresses loads element by element
 
 
 def test_a_per_column_operand_of_a_column_reduction_is_loaded_once_per_output_group() -> None:
-    """ARGMIN over the first axis: a thread's 16 neighbouring outputs share their 16 scales, loaded once."""
+    """ARGMIN over the first axis: a thread's 4 neighbouring outputs (plan.PROLOGUE_COLUMN_ELEMENTS) share
+    their 4 scales and zero points, loaded once."""
     columns, *_ = prologue_sources(Case(T.UINT8, (48, 65536), (0,)))
     before = columns[:columns.index("const ull begin")]
-    assert "h1.w[3] = ((const uint4*)(p1 + (kk1) * 4ull))[3];" in before
-    assert "value(u0.e[7], h1.e[7], h2.e[7], q0, q1)" in scan_of(columns)
+    assert "h1.w[0] = ((const uint4*)(p1 + (kk1) * 4ull))[0];" in before
+    assert "h2.w[0] = ((const unsigned int*)(p2 + (kk2) * 1ull))[0];" in before
+    assert "inner(u7.u[0], 3u, h1.e[3], h2.e[3])" in scan_of(columns)
     assert "p1" not in scan_of(columns)
 
 
@@ -412,6 +416,9 @@ HOST_CASES = [
      ("columns", 1, True)),
     ("columns", Case(T.INT8, (4, 16384), (0,), COLUMN, ROW, T.FLOAT32, True, "DECREASING", T.INT32),
      ("columns", 1, False)),
+    # 1024 outputs in 3 pieces: the combine pass's lanes take neighbouring outputs (plan.COMBINE_WARPS).
+    ("columns, split, many outputs", Case(T.UINT8, (600, 1024), (0,), COLUMN, ROW, T.FLOAT16, True, "DECREASING"),
+     ("columns", 1, True)),
     ("non-adjacent axes", Case(T.UINT8, (12, 6, 160), (0, 2), COLUMN, FULL), ("rows", 32, False)),
     ("columns over two axes", Case(T.UINT8, (8, 10, 48), (0, 1), COLUMN, ROW, T.FLOAT16), ("columns", 1, False)),
     ("all axes", Case(T.UINT8, (3, 5, 8), (0, 1, 2), FULL, COLUMN), ("rows", 32, False)),

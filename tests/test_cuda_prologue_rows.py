@@ -147,7 +147,10 @@ def test_row_1_scans_8_rows_a_warp_with_one_min_per_load_and_a_ballot() -> None:
     assert scan.count("a1_0.w[3] = ") == 1 and scan.count("a2_0.w[0] = ") == 1  # 8 rows of one position
     assert "x7_0.w = *(const uint4*)(px + (ko7 + ro0) * 1ull);" in scan and "x8_0" not in scan
     assert "const ull ko7 = ko0 + 28672ull, oo7 = oo0 + 7ull;" in source  # rows 4096 bytes apart
-    assert "vmin(vmin(vmin(vmin(value(x0_0.e[0], a1_0.e[0], a2_0.e[0], q0, q1)" in scan
+    # CLIP is the value's monotone tail: applied once to the min of 16 inner values (x - zero point) * scale,
+    # x taken by its 32-bit words and each byte's place (expr_c.BYTES).
+    assert "outer(vmin(vmin(vmin(vmin(inner(x0_0.u[0], 0u, a1_0.e[0], a2_0.e[0]), " in scan
+    assert scan.count("outer(") == 8 and scan.count("inner(") == 128 and "value(" not in scan
     assert "if (is_number(m) && (bq7 == 0xFFFFFFFFu || lt(m, bv7))) { bv7 = m; bq7 = q; }" in scan
     assert "scan_take" not in source and "0x4B000000 | " in source
     assert "const unsigned int mask = __ballot_sync(0xffffffffu, hit);" in source
@@ -295,6 +298,47 @@ def test_the_ballot_scan_run_on_the_host_gives_the_reference_indices(case: Case,
         got, plan = on_host(spec, descs, out, inputs, tmp_path)
         assert argmin_c.uses_ballot(spec, plan) and (plan.group, plan.splits > 1, plan.rows) == path
         assert (got == want[0]).all(), f"{kind}: {plan}"
+
+
+# The column scan of a float prologue: one candidate per column per step of 8 rows, the row found by a rescan
+# (argmin_c.groups_rows). Rows past the last whole step (61 = 7 steps + 5) take the one-row loop.
+COLUMN_CASES = [
+    ("steps and a tail", Case(T.UINT8, (61, 64), (0,)), KINDS),
+    ("decreasing, FLOAT16", Case(T.UINT8, (61, 64), (0,), ROW, COLUMN, T.FLOAT16, True, "DECREASING", T.UINT32),
+     KINDS),
+    ("split pieces", Case(T.UINT8, (1030, 32), (0,), COLUMN, ROW, T.FLOAT32, True, "DECREASING", T.INT32), KINDS),
+    ("ARGMAX", Case(T.INT8, (61, 32), (0,), COLUMN, COLUMN, kind="ARGMAX"), KINDS),
+    ("PROPAGATE", Case(T.UINT8, (61, 64), (0,), COLUMN, COLUMN, nan_policy="PROPAGATE"), KINDS),
+    ("PROPAGATE, ARGMAX, decreasing", Case(T.UINT8, (61, 64), (0,), ROW, COLUMN, T.FLOAT32, True, "DECREASING",
+                                           kind="ARGMAX", nan_policy="PROPAGATE"), KINDS),
+    ("no CLIP: no tail", Case(T.UINT8, (40, 64), (0,), COLUMN, TENSOR, T.FLOAT32, False), ["inf", "nan"]),
+]
+
+
+@needs_gpp
+@pytest.mark.parametrize(("case", "kinds"), [c[1:] for c in COLUMN_CASES], ids=[c[0] for c in COLUMN_CASES])
+def test_the_column_scan_by_steps_of_rows_run_on_the_host_gives_the_reference_indices(
+        case: Case, kinds: list[str], tmp_path: Path) -> None:
+    spec, descs, out = fused(case)
+    for kind in kinds:
+        inputs = special_inputs(case, kind, np.random.default_rng(5))
+        with using("cpu-numpy") as cpu:
+            want = run_node_by_node(cpu, case.graph(cpu), inputs, [np.zeros(out.total_tensor_size_in_bytes, np.uint8)])
+        got, plan = on_host(spec, descs, out, inputs, tmp_path)
+        assert plan.family == "columns" and argmin_c.groups_rows(spec, plan), plan
+        assert (got == want[0]).all(), f"{kind}: {plan}"
+
+
+def test_the_column_scan_takes_one_candidate_per_step_and_rescans_its_rows() -> None:
+    spec, descs, out = fused(Case(T.UINT8, (65536, 4096), (0,)))
+    source = kernel_source(spec, descs, out)
+    assert "{ const float m = outer(vmin(vmin(vmin(inner(u0.u[0], 0u, h1.e[0], h2.e[0]), " in source
+    assert "if (is_number(m)) scan_take(bv[3], bi[3], m, r); }" in source and "float bv[4]; ull bi[4];" in source
+    assert "for (ull k = bi[3]; k < last; ++k) {" in source and "if (eq(value(" in source
+    assert "__launch_bounds__(256, 4) opendml_kernel" in source
+    spec, descs, out = fused(Case(T.UINT8, (40, 64), (0,), kind="ARGMAX", direction="DECREASING"))
+    source = kernel_source(spec, descs, out)
+    assert "outer(vmax(vmax(vmax(" in source and "break;" not in source  # the last equal row of the step
 
 
 @needs_gpp

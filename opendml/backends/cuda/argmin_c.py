@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from ... import expr as ex
 from ...dtypes import DataType
 from ...enums import AxisDirection, NanPolicy
+from ...kernels.monotone import MonotoneTail, monotone_tail
 from ...kernels.spec import KernelSpec, ReductionKind
 from ...tensor import TensorDesc
 from ..layout import Layout, split_axes
@@ -292,8 +293,8 @@ def _finish(plan: ArgMinPlan, direction: AxisDirection, out_type: DataType, comp
     lines = []
     for j in range(plan.columns):
         if plan.splits > 1:
-            lines.append(f"(({compute}*)pv)[(ull)s * {plan.outputs}ull + o + {j}] = bv[{j}]; "
-                         f"((ull*)pi)[(ull)s * {plan.outputs}ull + o + {j}] = bi[{j}];")
+            lines.append(f"(({compute}*)pv)[(o + {j}) * {plan.splits}ull + s] = bv[{j}]; "
+                         f"((ull*)pi)[(o + {j}) * {plan.splits}ull + s] = bi[{j}];")
         else:
             lines.append(f"(({C_TYPE[out_type]}*)pout)[oo + {j * out_step}ull] = ({C_TYPE[out_type]})"
                          f"(bi[{j}] == INVALID_INDEX ? {empty}ull : bi[{j}]);")
@@ -326,6 +327,15 @@ def _stores(extra: Extra, name: str, offset: str, vector: int) -> list[str]:
     return [f"(({c_type}*){pointer})[{offset} + {e * extra.stride}ull] = {name}.e[{e}];" for e in range(vector)]
 
 
+def _unroll(spec: KernelSpec, plan: ArgMinPlan, others: Sequence[Operand]) -> int:
+    """Positions a thread's scan loads at once (VECTOR_UNROLL, fewer where the operands' loads are wide)."""
+    in_type = spec.inputs[0]
+    assert in_type is not None  # InputTensor is required
+    size = in_type.size
+    held = size * plan.vector + sum(o.loaded_bytes(plan.vector) for o in others)
+    return max(1, min(8 if plan.vector == 1 and size <= 2 else VECTOR_UNROLL, LOADED_BYTES // held))
+
+
 def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[Operand],
           hoisted: dict[int, Callable[[int], str]], written: Sequence[Extra] = ()) -> str:
     """Code scanning this thread's share of [begin, end), taking each valid value into (bv, bi) and storing
@@ -340,9 +350,7 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
         return expr_c.call("value", [element, *(fetched[o.slot](e) for o in others)], spec.element, spec.extra,
                            results)
 
-    vector = plan.vector
-    held = size * vector + sum(o.loaded_bytes(vector) for o in others)
-    unroll = max(1, min(8 if plan.vector == 1 and size <= 2 else VECTOR_UNROLL, LOADED_BYTES // held))
+    vector, unroll = plan.vector, _unroll(spec, plan, others)
     walked = [o for o in others if not o.constant]
     reduced_strides = [reduced.strides[0], *(o.reduced for o in walked), *(x.reduced for x in written)]
     if plan.family == "rows" and vector > 1:
@@ -353,6 +361,8 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
         position, step, first, last = "r", "1ull" if plan.family == "columns" else f"{plan.group}ull", \
             "begin + t", "end"
     fetch, takes = [], []
+    grouped = groups_rows(spec, plan) and unroll > 1
+    steps: list[tuple[str, list[list[str]]]] = []  # grouped: each row's union and other operands by column
     for u in range(unroll):
         here = f"{position} + {u}ull * {step}"
         names = [f"ro{u}", *(f"rk{o.slot}_{u}" for o in walked), *(f"re{x.number}_{u}" for x in written)]
@@ -376,11 +386,15 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
         first_element = f"({here}) * {vector}ull" if rows else here
         red = decompose("(unsigned int)rr", reduced.sizes, reduced_strides, names)
         word = WORD[size * vector]  # 16 bytes, or fewer where an extra output is wider than the InputTensor
-        fetch.append(f"union {{ {word} w; {storage} e[{vector}]; }} u{u};")
+        fetch.append(f"{union(spec, word, vector)} u{u};")
         fetch.append(f"ull {declared} = 0; {{ ull rr = {first_element}; {red} }}")
         fetch.append(f"u{u}.w = *(const {word}*)(px + (ko + ro{u}) * {size}ull);")
         fetch += loads
         fetch += [_held(x, f"x{x.number}_{u}", vector) for x in written]
+        if grouped:
+            steps.append((f"u{u}", [[fetched[o.slot](e) for o in others] for e in range(vector)]))
+            if u > 0:
+                continue  # the first row's takes one by one serve the loop over the last rows
         for e in range(vector):
             slot, index = ("0", f"{first_element} + {e}ull") if rows else (str(e), here)
             results = [f"x{x.number}_{u}.e[{e}]" for x in written]
@@ -389,7 +403,11 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
         for x in written:
             takes += _stores(x, f"x{x.number}_{u}", f"ke{x.number} + re{x.number}_{u}", vector)
     single_fetch = [line.replace(f"{position} + 0ull * {step}", position) for line in fetch[: len(fetch) // unroll]]
-    single_takes = [line.replace(f"{position} + 0ull * {step}", position) for line in takes[: len(takes) // unroll]]
+    single_takes = [line.replace(f"{position} + 0ull * {step}", position)
+                    for line in (takes if grouped else takes[: len(takes) // unroll])]
+    if grouped:  # the unrolled loop takes one candidate per column
+        takes = [f"{{ const {compute} m = {_step_candidate(spec, rule, steps, e)}; "
+                 f"if ({rule.valid('m')}) scan_take(bv[{e}], bi[{e}], m, {position}); }}" for e in range(vector)]
     nl = "\n            "
     tail = "" if unroll == 1 else f"""
         for (; {position} < stop; {position} += {step}) {{
@@ -403,6 +421,63 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
             {nl.join(fetch)}
             {nl.join(takes)}
         }}{tail}"""
+
+
+# --- columns with a float value: one take per group of rows, the row found by a rescan -------------------------
+#
+# A column scan's thread holds V neighbouring columns and walks their rows, ``unroll`` rows a step. Where the
+# values are floats, each column's step reduces its ``unroll`` values by a min (max), the value's monotone
+# tail applied once to it (``opendml.kernels.monotone``), and takes that candidate with the step's first
+# row; after the scan, each column's best step is walked again for the row whose value equals the best
+# (the first, or for DECREASING the last). Exact as the ballot scan is: the min of numbers is one of them,
+# a step of only NaN gives NaN (skipped), == and < hold -0.0 and +0.0 equal; under PROPAGATE the min
+# propagates NaN and ``eq`` matches NaN to NaN. A row the tail loop took alone is its own step: the rescan
+# starts there and, for DECREASING, no later row of the thread's range equals it (it would have been taken).
+
+# Blocks per multiprocessor a column scan by steps of rows leaves registers for (at most 64 a thread): see
+# plan.PROLOGUE_COLUMN_ELEMENTS.
+COLUMN_BLOCKS_PER_SM = 4
+
+
+def groups_rows(spec: KernelSpec, plan: ArgMinPlan) -> bool:
+    """Whether ``plan``'s scan takes one candidate per column per step of rows: columns of 16-byte loads of
+    computed float values (a prologue: a plain ARGMIN's loads outweigh its compares), stored nowhere else
+    (extra outputs are stored where each element is computed)."""
+    return (plan.family == "columns" and plan.vector > 1 and is_prologue(spec) and _compute(spec)[1] == "float"
+            and not spec.extra)
+
+
+def _step_candidate(spec: KernelSpec, rule: Order, steps: Sequence[tuple[str, list[list[str]]]], e: int) -> str:
+    """Column ``e``'s candidate of a step of rows (each row's InputTensor union and the other operands of
+    each column)."""
+    return _best_of(spec, rule, [(x, e, others[e]) for x, others in steps], len(steps[0][1]))
+
+
+def _rescan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[Operand],
+            hoisted: dict[int, Callable[[int], str]], unroll: int) -> str:
+    """Each column's walk of its best step's rows for the row of the best value (see above)."""
+    in_type = spec.inputs[0]
+    assert in_type is not None and spec.reduction is not None  # InputTensor is required
+    walked = [o for o in others if not o.constant]
+    names = ["ro", *(f"rk{o.slot}" for o in walked)]
+    red = decompose("(unsigned int)rr", reduced.sizes, [reduced.strides[0], *(o.reduced for o in walked)], names)
+    stop = "" if spec.reduction.direction is AxisDirection.DECREASING else " break;"
+    code = []
+    for j in range(plan.vector):
+        elements = {o.slot: f"((const {C_TYPE[o.type]}*)p{o.slot})[kk{o.slot} + rk{o.slot} + {j * o.stride}ull]"
+                    for o in walked}
+        elements.update({slot: value(j) for slot, value in hoisted.items()})
+        value = expr_c.call("value", [f"((const {C_TYPE[in_type]}*)px)[ko + ro + {j}ull]",
+                                      *(elements[o.slot] for o in others)], spec.element)
+        code.append(f"""
+        if (bi[{j}] != INVALID_INDEX) {{
+            const ull last = bi[{j}] + {unroll}ull < end ? bi[{j}] + {unroll}ull : end;
+            for (ull k = bi[{j}]; k < last; ++k) {{
+                ull {' = 0, '.join(names)} = 0; {{ ull rr = k; {red} }}
+                if (eq({value}, bv[{j}])) {{ bi[{j}] = k;{stop} }}
+            }}
+        }}""")
+    return "".join(code)
 
 
 def _group_reduce(group: int, compute: str) -> str:
@@ -470,8 +545,15 @@ def argmin_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, 
     pointers = ["ull px", *(f"ull p{o.slot}" for o in others), "ull pout", *(f"ull pout{x.number}" for x in written)]
     parameters = ", ".join([*pointers, "ull pv", "ull pi", *expr_c.scalar_parameters(spec.element, spec.extra)])
     value = expr_c.value_function(spec.operator, spec.inputs, spec.element, spec.extra)
+    rescan = ""
+    unroll = _unroll(spec, plan, others)
+    if groups_rows(spec, plan) and unroll > 1:
+        rule = order(spec)
+        value = _value_functions(spec) + BEST_HELPERS[rule.largest, rule.propagates] + EQ_HELPERS[rule.propagates]
+        rescan = _rescan(spec, plan, reduced, others, hoisted, unroll)
+    bounds = f"__launch_bounds__({plan.block}, {COLUMN_BLOCKS_PER_SM}) " if rescan else ""
     return PRELUDE + value + _take_function(compute, direction, order(spec)) + f"""
-extern "C" __global__ void opendml_kernel({parameters}) {{
+extern "C" __global__ void {bounds}opendml_kernel({parameters}) {{
     {_item_loop(plan)}
         ull {" = 0, ".join(kept_names)} = 0;
         {kept_offsets}{hoisted_loads}
@@ -480,7 +562,7 @@ extern "C" __global__ void opendml_kernel({parameters}) {{
         {compute} bv[{columns}]; ull bi[{columns}];
         #pragma unroll
         for (int j = 0; j < {columns}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
-        {_scan(spec, plan, reduced, others, hoisted, written)}
+        {_scan(spec, plan, reduced, others, hoisted, written)}{rescan}
         {_group_reduce(plan.group, compute)}
         {guard[plan.family]} {{
             {_finish(plan, direction, spec.output, compute, kept.strides[1][-1])}
@@ -508,8 +590,9 @@ def argmin_combine_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDir
 extern "C" __global__ void opendml_kernel(ull pv, ull pi, ull pout) {{
     {loop}
         {compute} bv[1] = {{({compute})0}}; ull bi[1] = {{INVALID_INDEX}};
+        #pragma unroll 8
         for (ull s = t; s < {plan.splits}ull; s += {group}ull) {{
-            ull k = s * {plan.outputs}ull + o;
+            ull k = o * {plan.splits}ull + s;
             take(bv[0], bi[0], ((const {compute}*)pv)[k], ((const ull*)pi)[k]);
         }}
         {_group_reduce(group, compute)}
@@ -582,6 +665,10 @@ NO_POSITION = "0xFFFFFFFFu"
 # blocks: [4096, 32000] (7.8 loads a thread) 0.059 ms against 0.076 by the scan of one take per element;
 # [64, 256000] in pieces of 7760 (1.9 loads a thread) 0.049 against 0.033.
 BALLOT_MIN_LOADS = 4
+# Blocks per multiprocessor the ballot kernel's registers leave room for (at most 80 registers a thread):
+# its scan is bound by loads in flight, not by its few instructions an element. H200, row 1 of
+# benchmarks/graphs.py (8 rows a warp, 89 registers unbounded: two blocks): 0.110 -> 0.089 ms, no spills.
+BALLOT_BLOCKS_PER_SM = 3
 
 
 def uses_ballot(spec: KernelSpec, plan: ArgMinPlan) -> bool:
@@ -625,6 +712,50 @@ def _min_tree(values: list[str], name: str = "vmin") -> str:
     return values[0]
 
 
+def tail(spec: KernelSpec) -> MonotoneTail | None:
+    """The monotone tail a scan reducing several elements to one candidate applies once per candidate
+    (``opendml.kernels.monotone``): a float value's, else none."""
+    return monotone_tail(spec.element) if _compute(spec)[1] == "float" else None
+
+
+def packed(spec: KernelSpec) -> frozenset[int]:
+    """The operands ``inner`` takes as 32-bit words (expr_c.BYTES): an 8-bit InputTensor, whose elements
+    the scans hold in 16-byte unions, where the value has a monotone tail."""
+    in_type = spec.inputs[0]
+    return frozenset({0}) if in_type is not None and in_type.size == 1 and tail(spec) is not None else frozenset()
+
+
+def union(spec: KernelSpec, word: str, vector: int) -> str:
+    """The union holding one load of the InputTensor's elements (and its 32-bit words, where packed)."""
+    in_type = spec.inputs[0]
+    assert in_type is not None  # InputTensor is required
+    words = f" unsigned int u[{vector // 4}];" if packed(spec) and vector % 4 == 0 else ""
+    return f"union {{ {word} w;{words} {C_TYPE[in_type]} e[{vector}]; }}"
+
+
+def _best_of(spec: KernelSpec, rule: Order, elements: Sequence[tuple[str, int, Sequence[str]]], vector: int) -> str:
+    """The value of the best of several elements, each (the union of ``vector`` InputTensor elements holding
+    it, its place there, the other operands' C expressions): the min (max) of their values, or the tail of
+    the min of their inner values where the value has a monotone tail."""
+    split = tail(spec)
+    if split is None:
+        values = [expr_c.call("value", [f"{x}.e[{e}]", *others], spec.element) for x, e, others in elements]
+        return _min_tree(values, _best_name(rule))
+    words = bool(packed(spec)) and vector % 4 == 0
+    inner = [expr_c.call("inner", [*([f"{x}.u[{e >> 2}]", f"{e & 3}u"] if words else [f"{x}.e[{e}]"]), *others],
+                         split.inner) for x, e, others in elements]
+    return expr_c.call("outer", [_min_tree(inner, _best_name(rule))], split.outer)
+
+
+def _value_functions(spec: KernelSpec) -> str:
+    """``value``, and ``inner`` and ``outer`` where the value has a monotone tail."""
+    value = expr_c.value_function(spec.operator, spec.inputs, spec.element)
+    split = tail(spec)
+    if split is None:
+        return value
+    return value + expr_c.tail_functions(spec.operator, spec.inputs, split, packed(spec))
+
+
 def _ballot_scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[Operand],
                  hoisted: dict[int, Callable[[int], str]]) -> str:
     """The lanes' scans of positions q (16-byte loads) of [begin, end) for each of the rows."""
@@ -632,7 +763,7 @@ def _ballot_scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Se
     assert in_type is not None  # InputTensor is required
     _, compute = _compute(spec)
     rule = order(spec)
-    storage, size, vector, group = C_TYPE[in_type], in_type.size, plan.vector, plan.group
+    size, vector, group = in_type.size, plan.vector, plan.group
     walked = [o for o in others if not o.constant]
     held = size * vector + sum(o.loaded_bytes(vector) for o in others)
     unroll = max(1, min(VECTOR_UNROLL, LOADED_BYTES // held, PROLOGUE_ROW_POSITIONS // plan.rows))
@@ -653,11 +784,11 @@ def _ballot_scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Se
                 lines, fetched[o.slot] = _fetch(o, f"a{o.slot}_{u}", f"kk{o.slot} + rk{o.slot}_{u}", vector)
                 loads += lines
             for i in range(plan.rows):
-                loads.append(f"union {{ uint4 w; {storage} e[{vector}]; }} x{i}_{u}; "
+                loads.append(f"{union(spec, 'uint4', vector)} x{i}_{u}; "
                              f"x{i}_{u}.w = *(const uint4*)(px + (ko{i} + ro{u}) * {size}ull);")
-                values = [expr_c.call("value", [f"x{i}_{u}.e[{e}]", *(fetched[o.slot](e) for o in others)],
-                                      spec.element) for e in range(vector)]
-                takes.append(f"{{ const {compute} m = {_min_tree(values, _best_name(rule))}; if ({rule.valid('m')} && "
+                candidate = _best_of(spec, rule, [(f"x{i}_{u}", e, [fetched[o.slot](e) for o in others])
+                                                  for e in range(vector)], vector)
+                takes.append(f"{{ const {compute} m = {candidate}; if ({rule.valid('m')} && "
                              f"(bq{i} == {NO_POSITION} || {better.format(i=i)})) {{ bv{i} = m; bq{i} = {here}; }} }}")
         return loads, takes
 
@@ -778,7 +909,7 @@ def ballot_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, 
     hoisted_loads, hoisted = _hoisted(others, 1)
     pointers = ", ".join(["ull px", *(f"ull p{o.slot}" for o in others), "ull pout, ull pv, ull pi"])
     parameters = ", ".join([pointers, *expr_c.scalar_parameters(spec.element)])
-    value = expr_c.value_function(spec.operator, spec.inputs, spec.element)
+    value = _value_functions(spec)
     if plan.group == 32:
         loop = (f"const unsigned int t = threadIdx.x & 31;\n    for (ull w = ((ull)blockIdx.x * blockDim.x + "
                 f"threadIdx.x) >> 5; w < {plan.items}ull; w += ((ull)gridDim.x * blockDim.x) >> 5) {{")
@@ -788,7 +919,7 @@ def ballot_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, 
     best = "".join(f"\n        {compute} bv{i} = ({compute})0; unsigned int bq{i} = {NO_POSITION};"
                    for i in range(plan.rows))
     return PRELUDE + value + _ballot_helpers(compute, direction, order(spec)) + f"""
-extern "C" __global__ void opendml_kernel({parameters}) {{
+extern "C" __global__ void __launch_bounds__({plan.block}, {BALLOT_BLOCKS_PER_SM}) opendml_kernel({parameters}) {{
     {loop}
         const ull o = w / {plan.splits}ull * {plan.rows}ull;
         const unsigned int s = (unsigned int)(w % {plan.splits}ull);

@@ -19,6 +19,7 @@ import numpy as np
 from ... import expr as ex
 from ...dtypes import DataType
 from ...errors import KernelUnsupportedError, kernel_unsupported
+from ...kernels.monotone import MonotoneTail
 from .codegen import C_TYPE, COMPUTE_NUMPY, COMPUTE_TYPE, load, store
 
 
@@ -65,22 +66,32 @@ def _small(data_type: ex.ValueType) -> bool:
 _OFFSETS = (("0x4B000000 | ", 0, 1 << 23), ("0x4B400000 + ", -(1 << 22), 1 << 22))  # (K's bits and, range)
 
 
-def _offset_difference(node: ex.Subtract, v: Callable[[ex.Expr], str]) -> str | None:
+def _offset_difference(node: ex.Subtract, v: Callable[[ex.Expr], str],
+                       packed: frozenset[int] = frozenset()) -> str | None:
     """ToFloat32(a - b) through K + a and K + b (see above) where both sides fit one form; else None."""
     ranges = [ex.integer_range(node.a), ex.integer_range(node.b)]
     for bits, low, high in _OFFSETS:
         if all(low <= a_low and a_high < high for a_low, a_high in ranges):
-            a, b = (f"__int_as_float({bits}(int)({v(side)}))" for side in (node.a, node.b))
+            a, b = (_offset(bits, side, v, packed) for side in (node.a, node.b))
             return f"add_rn({a}, -{b})"
     return None
 
 
-def _to_float32(node: ex.ToFloat32, v: Callable[[ex.Expr], str], small: bool = False) -> str:
+def _offset(bits: str, side: ex.Expr, v: Callable[[ex.Expr], str], packed: frozenset[int]) -> str:
+    """K + side as a float: a packed UINT8 byte by one prmt into 2**23's mantissa, else by its bits."""
+    k = _packed_byte(side, packed)
+    if k is not None and bits == _OFFSETS[0][0]:
+        return f"__int_as_float(prmt(a{k}, 0x4B000000u, 0x7440u + s{k}))"
+    return f"__int_as_float({bits}(int)({v(side)}))"
+
+
+def _to_float32(node: ex.ToFloat32, v: Callable[[ex.Expr], str], small: bool = False,
+                packed: frozenset[int] = frozenset()) -> str:
     source = node.value.data_type
     if source is DataType.FLOAT16:
         return v(node.value)  # held as its float value already: exact
     if small and isinstance(node.value, ex.Subtract):
-        difference = _offset_difference(node.value, v)
+        difference = _offset_difference(node.value, v, packed)
         if difference is not None:
             return difference
     if small and _small(source):
@@ -113,6 +124,26 @@ __device__ __forceinline__ ull f2ull_rz(float a) {
 }
 """
 _ARITHMETIC_NODES = (ex.Divide, ex.Round, ex.Saturate)
+
+# A packed byte operand (``packed`` below) arrives as the 32-bit word holding it and the byte's place s in
+# it, and becomes a value by one PTX ``prmt``: zero-extended (UINT8), sign-replicated (INT8, the selector's
+# high bit), or, for the offset difference, written straight into the mantissa of 2**23 (0x4B000000's top
+# byte kept, the byte below). A byte taken out of a union then widened costs a shift and a mask or two.
+BYTES = r"""__device__ __forceinline__ unsigned int prmt(unsigned int a, unsigned int b, unsigned int s) {
+    unsigned int r; asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(s)); return r;
+}
+"""
+_PACKED_LOADS = {DataType.UINT8: "prmt(a{k}, 0u, 0x4440u + s{k})",
+                 DataType.INT8: "((int)prmt(a{k}, 0u, 0x8880u + s{k} * 0x1111u))"}
+
+
+def _packed_byte(side: ex.Expr, packed: frozenset[int]) -> int | None:
+    """The operand of a side that is a packed UINT8 operand's element (widened or not), else None."""
+    while isinstance(side, ex.Widen):
+        side = side.value
+    if isinstance(side, ex.Load) and side.operand in packed and side.stored is DataType.UINT8:
+        return side.operand
+    return None
 
 
 def _integer_literal(value: int, held: str) -> str:
@@ -197,11 +228,12 @@ def body(expr: ex.Expr, stored: bool = True, small: bool = False) -> tuple[list[
     return lines, result
 
 
-def bodies(roots: Sequence[tuple[ex.Expr, bool]], small: bool = False) -> tuple[list[str], list[str]]:
+def bodies(roots: Sequence[tuple[ex.Expr, bool]], small: bool = False,
+           packed: frozenset[int] = frozenset()) -> tuple[list[str], list[str]]:
     """``body`` of several expressions at once (a kernel's value and its extra outputs), each distinct node
     computed once for all of them, and each root's result name. A root given ``stored`` True that is a
     Store gets its storage form on a line of its own, so the same Store met inside another root stays a
-    value there."""
+    value there. ``packed``: 8-bit operands given as a word and a byte place (BYTES)."""
     names: dict[ex.Expr, str] = {}
     lines: list[str] = []
 
@@ -213,7 +245,9 @@ def bodies(roots: Sequence[tuple[ex.Expr, bool]], small: bool = False) -> tuple[
         if isinstance(node, ex.Store):
             return _held_store(node, names.__getitem__)
         if isinstance(node, ex.ToFloat32):
-            return _to_float32(node, names.__getitem__, small)
+            return _to_float32(node, names.__getitem__, small, packed)
+        if isinstance(node, ex.Load) and node.operand in packed:
+            return _PACKED_LOADS[node.stored].format(k=node.operand)
         return lowering(node, names.__getitem__)
 
     results = []
@@ -271,18 +305,20 @@ def _as(numpy_type: type, value: np.generic) -> np.generic:
 
 
 def device_function(name: str, result_type: str, operands: Sequence[tuple[int, DataType]], expr: ex.Expr,
-                    stored: bool = True, small: bool = False, extra: Sequence[ex.Store] = ()) -> str:
+                    stored: bool = True, small: bool = False, extra: Sequence[ex.Store] = (),
+                    packed: frozenset[int] = frozenset()) -> str:
     """``result_type name(a{k}..., q{k}...)`` computing ``expr`` from stored operands and scalars (a root
     Store in its storage form where ``stored``, else as a value; ``small`` as in ``body``). Each ``extra``
     Store is computed beside it, sharing every common node, and written in its storage form through a
     reference parameter ``r1, r2...`` after the scalars."""
-    lines, (result, *written) = bodies([(expr, stored), *((value, True) for value in extra)], small)
-    parameters = [f"{C_TYPE[t]} a{k}" for k, t in operands] + scalar_parameters(expr, extra)
+    lines, (result, *written) = bodies([(expr, stored), *((value, True) for value in extra)], small, packed)
+    parameters = [f"unsigned int a{k}, unsigned int s{k}" if k in packed else f"{C_TYPE[t]} a{k}" for k, t in operands]
+    parameters += scalar_parameters(expr, extra)
     parameters += [f"{C_TYPE[value.type]}& r{j}" for j, value in enumerate(extra, start=1)]
     lines += [f"r{j} = {value};" for j, value in enumerate(written, start=1)]
     statements = "\n    ".join([*lines, f"return {result};"])
     uses = any(isinstance(node, _ARITHMETIC_NODES) for root in (expr, *extra) for node in ex.nodes(root))
-    return ((ARITHMETIC if uses else "")
+    return ((BYTES if packed else "") + (ARITHMETIC if uses else "")
             + f"__device__ __forceinline__ {result_type} {name}({', '.join(parameters)}) {{\n    {statements}\n}}\n")
 
 
@@ -314,10 +350,11 @@ def value_type(operator: str, element: ex.Expr) -> DataType:
 
 
 def value_function(operator: str, inputs: Sequence[DataType | None], element: ex.Expr,
-                   extra: Sequence[ex.Store] = ()) -> str:
+                   extra: Sequence[ex.Store] = (), name: str = "value", packed: frozenset[int] = frozenset()) -> str:
     """A reduction's ``value``: one element of each present operand in (the InputTensor's, and a fused
     prologue's other operands'), the value compared out, and each extra output's stored value through its
-    reference (computed where the value is, from the same temporaries)."""
+    reference (computed where the value is, from the same temporaries). ``name``: another function of the
+    same operands (a monotone tail's inner value)."""
     operands = [(k, t) for k, t in enumerate(inputs) if t is not None]
     read = {k for expression in (element, *extra) for k in ex.loads(expression)}
     if not read <= {k for k, _ in operands}:
@@ -325,6 +362,19 @@ def value_function(operator: str, inputs: Sequence[DataType | None], element: ex
                           sorted(read))
     # The conversion runs once per element compared, beside few other instructions: a quarter-rate one
     # would bound the scan (element-wise kernels keep cvt.rn, which their stores outweigh).
-    function = device_function("value", held_type(value_type(operator, element)), operands, element,
-                               stored=False, small=True, extra=extra)
+    function = device_function(name, held_type(value_type(operator, element)), operands, element,
+                               stored=False, small=True, extra=extra, packed=packed)
     return (SMALL_TO_FLOAT if "small_i2f(" in function else "") + function
+
+
+def tail_functions(operator: str, inputs: Sequence[DataType | None], tail: MonotoneTail,
+                   packed: frozenset[int] = frozenset()) -> str:
+    """``inner`` (the inner value of each element, from the operands ``value`` takes, ``packed`` ones as
+    words) and ``outer`` (the tail, from one inner value) of a monotone tail (``opendml.kernels.monotone``),
+    to follow ``value``: the inner value is part of the value, so ``value_function`` has defined every
+    helper it needs but BYTES."""
+    value = held_type(value_type(operator, tail.outer))
+    inner = value_function(operator, inputs, tail.inner, name="inner", packed=packed).removeprefix(SMALL_TO_FLOAT)
+    helpers = BYTES if inner.startswith(BYTES) else ""
+    inner = helpers + inner.removeprefix(BYTES).removeprefix(ARITHMETIC)
+    return inner + device_function("outer", value, [(tail.slot, DataType.FLOAT32)], tail.outer, stored=False)

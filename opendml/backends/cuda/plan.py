@@ -41,6 +41,14 @@ PROLOGUE_ROW_POSITIONS = 8  # 16-byte row loads in flight per lane at most (rows
 # 1712 / 2447 / 2941 / 2869, [4096, 65536] 1767 / 2760 / 2899 / 2606 (copy 2930-2960): fewer, longer pieces
 # keep enough loads in flight and write fewer partial results.
 COLUMN_THREADS_PER_SM = 512
+# A column scan with a prologue: the InputTensor's elements a thread loads per row (its outputs), and the
+# threads per multiprocessor it aims for. Its per-element work is a few instructions (argmin_c.groups_rows),
+# so what bounds it is loads in flight, by warps: H200, row 2 of benchmarks/graphs.py (UINT8 [65536, 4096],
+# first axis, 4096 outputs), by elements and threads: 16 and 512 (128 registers, two blocks a
+# multiprocessor, 256 pieces) 0.168 ms; 8 and 512 0.139; 8 and 768 0.137; 4 and 1024 (55 registers, four
+# blocks: argmin_c.COLUMN_BLOCKS_PER_SM) 0.130.
+PROLOGUE_COLUMN_ELEMENTS = 4
+PROLOGUE_COLUMN_THREADS_PER_SM = 1024
 
 
 @dataclass(frozen=True)
@@ -109,10 +117,12 @@ def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int
     width = 16 // max(itemsize, stored)
     moving = [(s, k) for k, (n, s) in enumerate(zip(sizes, strides)) if n > 1 and s > 0]
     if moving and min(moving)[1] not in axes:
+        if prologue:
+            width = min(width, PROLOGUE_COLUMN_ELEMENTS)
         aligned = (kept.strides[0][-1] == 1 and kept.sizes[-1] % width == 0
                    and all(s % width == 0 for s in kept.strides[0][:-1] + reduced.strides[0]))
         vector = width if aligned else 1
-        threads = sm_count * COLUMN_THREADS_PER_SM
+        threads = sm_count * (PROLOGUE_COLUMN_THREADS_PER_SM if prologue else COLUMN_THREADS_PER_SM)
         groups = outputs // vector
         splits = 1 if groups >= threads // 2 else min(math.ceil(threads / groups), length)
         chunk = math.ceil(length / splits)

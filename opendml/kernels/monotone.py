@@ -1,0 +1,93 @@
+"""The monotone tail of a reduction's value: the steps an index reduction may apply after its min, not before.
+
+An ARGMIN (ARGMAX) scan that reduces several elements to one candidate before comparing it (a GPU lane's
+16-byte load, a column's group of rows) may reduce the *inner* value and apply the tail once per candidate:
+for a tail f that is non-decreasing over numbers, maps NaN to NaN and every number to a number,
+
+    min over the numbers of f(v_i) == f(min over the numbers of v_i)
+
+and the NaN of f(v_i) are the NaN of v_i, so the candidate, its NaN test and every comparison are those of
+the element-by-element scan. Which element wins is found afterwards by comparing each element's full value
+with the candidate's (ties that f creates, all elements below CLIP's Min for instance, are then found).
+
+The steps that qualify, with a scalar bound ``p`` (NaN bounds are ignored by them, so a number stays one):
+
+- ``Select(Less(p, x), p, x)``: CLIP's Max (``x`` above ``p`` becomes ``p``; NaN ``x`` stays NaN);
+- ``Select(Less(x, p), p, x)``: CLIP's Min and THRESHOLD;
+- ``Store(x, FLOAT16)`` or ``Store(x, FLOAT32)`` inside an expression: an intermediate's rounding (to nearest
+  even is non-decreasing; overflow gives an infinity, a number), and ``ToFloat32`` of such a FLOAT16 value
+  (exact).
+
+The inner value is the deepest FLOAT32 node the steps reach (the scan reduces FLOAT32 values).
+
+Anything else ends the tail: a Multiply by a negative scale reverses the order, and an Add of an infinity
+turns the opposite infinity into NaN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import expr as ex
+from ..dtypes import DataType
+
+
+@dataclass(frozen=True)
+class MonotoneTail:
+    """``element`` as ``outer`` over ``inner``: ``outer`` reads the inner value as ``Load(slot, FLOAT32)``."""
+
+    inner: ex.Expr
+    outer: ex.Expr
+    slot: int
+
+
+def _clamped(node: ex.Expr) -> ex.Expr | None:
+    """The clamped value ``x`` of ``Select(Less(p, x), p, x)`` or ``Select(Less(x, p), p, x)`` (``p`` a
+    scalar), else None."""
+    if not (isinstance(node, ex.Select) and isinstance(node.condition, ex.Less) and isinstance(node.a, ex.Param)):
+        return None
+    less, bound, value = node.condition, node.a, node.b
+    if (less.a == bound and less.b == value) or (less.a == value and less.b == bound):
+        return value
+    return None
+
+
+def _step(node: ex.Expr) -> ex.Expr | None:
+    """The value a qualifying step of the tail applies to, else None."""
+    if isinstance(node, ex.Store) and node.value.data_type is DataType.FLOAT32:
+        return node.value
+    if isinstance(node, ex.ToFloat32) and isinstance(node.value, ex.Store):
+        return node.value  # a FLOAT16 intermediate's value: the Store below is the next step
+    value = _clamped(node)
+    if value is not None and value.data_type is DataType.FLOAT32:
+        return value
+    return None
+
+
+def _rebuilt(node: ex.Expr, inner: ex.Expr, placeholder: ex.Expr) -> ex.Expr:
+    """The tail from ``node`` down with ``inner`` replaced by ``placeholder``."""
+    if node == inner:
+        return placeholder
+    if isinstance(node, ex.Store):
+        return ex.Store(_rebuilt(node.value, inner, placeholder), node.type)
+    if isinstance(node, ex.ToFloat32):
+        return ex.ToFloat32(_rebuilt(node.value, inner, placeholder))
+    assert isinstance(node, ex.Select) and isinstance(node.condition, ex.Less)
+    value = _rebuilt(node.b, inner, placeholder)
+    less = node.condition
+    condition = ex.Less(node.a, value) if less.a == node.a else ex.Less(value, node.a)
+    return ex.Select(condition, node.a, value)
+
+
+def monotone_tail(element: ex.Expr) -> MonotoneTail | None:
+    """``element`` split into its inner value and the longest qualifying tail (at least one step), or None
+    where it ends in no such step. The placeholder's operand slot follows every operand ``element`` reads."""
+    inner, node = None, element
+    while (below := _step(node)) is not None:
+        node = below
+        if node.data_type is DataType.FLOAT32:
+            inner = node
+    if inner is None:
+        return None
+    slot = max(ex.loads(element), default=-1) + 1
+    return MonotoneTail(inner, _rebuilt(element, inner, ex.Load(slot, DataType.FLOAT32)), slot)
