@@ -48,8 +48,8 @@ def digest(sources: Sequence[str]) -> tuple[int, str]:
 def test_element_wise_sources_without_extras_are_unchanged() -> None:
     """Every operator's element-wise sources and random expressions' over three layouts render byte for byte
     what they rendered before kernels had extra outputs (whose PTX was measured). Last deliberate change:
-    QUANTIZE_LINEAR's kernels, and random expressions drawing Divide, Round, Saturate and integer Add (the
-    sources of every other kernel are unchanged)."""
+    8-bit operands of the 16-byte chunk kernel given to ``apply`` as words (expr_c.BYTES; H200, the UINT8
+    and INT8 rows of benchmarks/gpu.py at copy speed before and after)."""
     sources = []
     for _, desc in OPERATORS:
         spec, rendered = sources_of(desc)
@@ -60,7 +60,7 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
         for layout in [collapse([37], [[1]] * (n + 1)), collapse([4, 64], [[64, 1]] * (n + 1)),
                        collapse([4, 6], [[1, 4]] * n + [[6, 1]])]:
             sources += elementwise_sources(spec, layout)
-    assert digest(sources) == (456, "f5587c6ecd374801961ffd5d7f80ba00c92c6e674ad8ff93683ba0ac18f51eaa")
+    assert digest(sources) == (456, "7ee10c7c7e0c54b9d4f3c9917a55104f5274de65cfcda552e558d893156a2f6a")
 
 
 def test_prologue_sources_without_extras_are_unchanged() -> None:
@@ -70,7 +70,7 @@ def test_prologue_sources_without_extras_are_unchanged() -> None:
     per load or step of rows, 8-bit inputs taken by their words (opendml/kernels/monotone.py), launch
     bounds, and partial results stored output by output)."""
     sources = [source for _, case in CASES for source in prologue_sources(case)]
-    assert digest(sources) == (174, "dfd4d3b644edd4ea0528624328011ea84dd015e54c52ecdbb063da2ef16e44c5")
+    assert digest(sources) == (174, "662a4d9724fca5537fe6a8ba9d3e5a14f9fb7a81dba8e022e21838da43e698f1")
 
 
 # --- extra output descriptions and the values to write --------------------------------------------------------
@@ -193,8 +193,8 @@ def test_an_element_wise_kernel_takes_each_extra_outputs_pointer_and_stores_it_b
     assert "float& r1, unsigned short& r2, short& r3, float& r4)" in source
     assert "*(float4*)(pout1 + oo1_0 * 4ull) = uo1.w;" in source
     assert "*(uint2*)(pout2 + oo2_0 * 2ull) = uo2.w;" in source
-    assert "uo.e[e] = apply(u0_0.e[e], u1_0.e[e], u2_0.e[e], q0, q1, q2, uo1.e[e], uo2.e[e], uo3.e[e], uo4.e[e]);" \
-        in source
+    assert ("uo.e[e] = apply(u0_0.u[e >> 2], e & 3, u1_0.e[e], u2_0.u[e >> 2], e & 3, q0, q1, q2, uo1.e[e], uo2.e[e], "
+            "uo3.e[e], uo4.e[e]);") in source  # UINT8 x and zero point by words (expr_c.BYTES)
     transposed = [extra_desc(value.type, (8, 64), "transposed") for value in spec.extra]
     assert elementwise_c.vector_width(spec, elementwise_layout(descs, out, transposed)) is None
 

@@ -33,8 +33,18 @@ def extras(spec: KernelSpec) -> list[tuple[int, DataType]]:
     return [(j, value.type) for j, value in enumerate(spec.extra, start=1)]
 
 
-def _apply(spec: KernelSpec) -> str:
-    return expr_c.apply_function(spec.operator, spec.inputs, spec.element, spec.extra)
+def _apply(spec: KernelSpec, packed: frozenset[int] = frozenset()) -> str:
+    return expr_c.apply_function(spec.operator, spec.inputs, spec.element, spec.extra, packed)
+
+
+def packed(spec: KernelSpec, layout: Layout, width: int) -> frozenset[int]:
+    """The 8-bit operands the 16-byte chunk kernel gives ``apply`` as 32-bit words and a byte's place
+    (expr_c.BYTES): those loaded a chunk at a time, where a chunk holds whole words of them and the kernel
+    has no tail of single elements (which loads elements, not words)."""
+    count = math.prod(layout.sizes)
+    if width % 4 or (layout.rank == 1 and count % width):
+        return frozenset()
+    return frozenset(k for (k, t), st in zip(present(spec), layout.strides) if t.size == 1 and st[-1] == 1)
 
 
 def _params(spec: KernelSpec) -> str:
@@ -95,8 +105,10 @@ def chunk_unroll(spec: KernelSpec) -> int:
     return 1 if first is not None and widest > first.size else UNROLL
 
 
-def _chunk_loads(spec: KernelSpec, layout: Layout, width: int, u: int, chunks: int) -> tuple[list[str], dict[int, str]]:
-    """Declarations and guarded loads of chunk ``u``, and each operand's element ``e`` of it."""
+def _chunk_loads(spec: KernelSpec, layout: Layout, width: int, u: int, chunks: int,
+                 words: frozenset[int] = frozenset()) -> tuple[list[str], dict[int, str]]:
+    """Declarations and guarded loads of chunk ``u``, and each operand's element ``e`` of it (``words``:
+    the packed operands' word and place)."""
     operands = present(spec)
     names = [f"o{k}_{u}" for k, _ in operands] + [f"oo_{u}"] + [f"oo{j}_{u}" for j, _ in extras(spec)]
     lines = [f"const ull c{u} = c + {u * BLOCK}ull; const bool ok{u} = c{u} < {chunks}ull;",
@@ -114,9 +126,10 @@ def _chunk_loads(spec: KernelSpec, layout: Layout, width: int, u: int, chunks: i
             values[k] = f"s{k}_{u}"
             continue
         word = WORD[width * t.size]
-        lines.append(f"union {{ {word} w; {c_type} e[{width}]; }} u{k}_{u};")
+        held = f" unsigned int u[{width // 4}];" if k in words else ""
+        lines.append(f"union {{ {word} w;{held} {c_type} e[{width}]; }} u{k}_{u};")
         body.append(f"u{k}_{u}.w = *(const {word}*)(p{k} + o{k}_{u} * {t.size}ull);")
-        values[k] = f"u{k}_{u}.e[e]"
+        values[k] = f"u{k}_{u}.u[e >> 2], e & 3" if k in words else f"u{k}_{u}.e[e]"
     offsets = decompose(f"(unsigned int)(c{u} * {width}ull)", layout.sizes, layout.strides, names)
     lines.append(f"if (ok{u}) {{\n        {offsets}\n        " + "\n        ".join(body) + "\n        }")
     return lines, values
@@ -141,11 +154,12 @@ def elementwise_vector(spec: KernelSpec, layout: Layout, width: int) -> str:
     out_type = C_TYPE[output]
     out_word = _word(output, width)
     unroll = chunk_unroll(spec)
+    words = packed(spec, layout, width)
     loads, stores = [], []
     more = extras(spec)
     held = "".join(f"\n            union {{ {_word(t, width)} w; {C_TYPE[t]} e[{width}]; }} uo{j};" for j, t in more)
     for u in range(unroll):
-        lines, values = _chunk_loads(spec, layout, width, u, chunks)
+        lines, values = _chunk_loads(spec, layout, width, u, chunks, words)
         loads += lines
         written = "".join(f"\n            *({_word(t, width)}*)(pout{j} + oo{j}_{u} * {t.size}ull) = uo{j}.w;"
                           for j, t in more)
@@ -163,7 +177,7 @@ def elementwise_vector(spec: KernelSpec, layout: Layout, width: int) -> str:
         (({out_type}*)pout)[i] = {_call(spec, tail_loads, [f"(({C_TYPE[t]}*)pout{j})[i]" for j, t in more])};
     }}"""
     nl = "\n        "
-    return PRELUDE + _apply(spec) + f"""
+    return PRELUDE + _apply(spec, words) + f"""
 extern "C" __global__ void opendml_kernel({_params(spec)}) {{
     const ull T = (ull)gridDim.x * blockDim.x;
     {uniform}

@@ -66,6 +66,13 @@ def _small(data_type: ex.ValueType) -> bool:
 _OFFSETS = (("0x4B000000 | ", 0, 1 << 23), ("0x4B400000 + ", -(1 << 22), 1 << 22))  # (K's bits and, range)
 
 
+def _both_packed(node: ex.Subtract, packed: frozenset[int]) -> bool:
+    """Whether both sides are packed UINT8 elements: then K + a and K + b cost one prmt each, fewer
+    instructions than the difference's cvt.rn after each byte is taken out of its word (element-wise
+    kernels convert by cvt.rn otherwise)."""
+    return _packed_byte(node.a, packed) is not None and _packed_byte(node.b, packed) is not None
+
+
 def _offset_difference(node: ex.Subtract, v: Callable[[ex.Expr], str],
                        packed: frozenset[int] = frozenset()) -> str | None:
     """ToFloat32(a - b) through K + a and K + b (see above) where both sides fit one form; else None."""
@@ -81,7 +88,7 @@ def _offset(bits: str, side: ex.Expr, v: Callable[[ex.Expr], str], packed: froze
     """K + side as a float: a packed UINT8 byte by one prmt into 2**23's mantissa, else by its bits."""
     k = _packed_byte(side, packed)
     if k is not None and bits == _OFFSETS[0][0]:
-        return f"__int_as_float(prmt(a{k}, 0x4B000000u, 0x7440u + s{k}))"
+        return f"__int_as_float(prmt(0x4B000000u, a{k}, 0x3004u + s{k}))"
     return f"__int_as_float({bits}(int)({v(side)}))"
 
 
@@ -90,7 +97,7 @@ def _to_float32(node: ex.ToFloat32, v: Callable[[ex.Expr], str], small: bool = F
     source = node.value.data_type
     if source is DataType.FLOAT16:
         return v(node.value)  # held as its float value already: exact
-    if small and isinstance(node.value, ex.Subtract):
+    if isinstance(node.value, ex.Subtract) and (small or _both_packed(node.value, packed)):
         difference = _offset_difference(node.value, v, packed)
         if difference is not None:
             return difference
@@ -126,15 +133,17 @@ __device__ __forceinline__ ull f2ull_rz(float a) {
 _ARITHMETIC_NODES = (ex.Divide, ex.Round, ex.Saturate)
 
 # A packed byte operand (``packed`` below) arrives as the 32-bit word holding it and the byte's place s in
-# it, and becomes a value by one PTX ``prmt``: zero-extended (UINT8), sign-replicated (INT8, the selector's
-# high bit), or, for the offset difference, written straight into the mantissa of 2**23 (0x4B000000's top
-# byte kept, the byte below). A byte taken out of a union then widened costs a shift and a mask or two.
+# it, and becomes a value by one PTX ``prmt`` picking byte 4 + s of {word, constant}: zero-extended (UINT8,
+# the constant's zero bytes above it), sign-replicated (INT8, the selector's high bit), or, for the offset
+# difference, written straight into the mantissa of 2**23 (0x4B000000's top byte kept above it). The
+# constant is the first operand and the selector an immediate, so no register holds a selector per place. A
+# byte taken out of a union then widened costs a shift and a mask or two.
 BYTES = r"""__device__ __forceinline__ unsigned int prmt(unsigned int a, unsigned int b, unsigned int s) {
     unsigned int r; asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(s)); return r;
 }
 """
-_PACKED_LOADS = {DataType.UINT8: "prmt(a{k}, 0u, 0x4440u + s{k})",
-                 DataType.INT8: "((int)prmt(a{k}, 0u, 0x8880u + s{k} * 0x1111u))"}
+_PACKED_LOADS = {DataType.UINT8: "prmt(0u, a{k}, 0x0004u + s{k})",
+                 DataType.INT8: "((int)prmt(0u, a{k}, 0xCCC4u + s{k} * 0x1111u))"}
 
 
 def _packed_byte(side: ex.Expr, packed: frozenset[int]) -> int | None:
@@ -330,14 +339,14 @@ def call(name: str, operands: Sequence[str], expr: ex.Expr, extra: Sequence[ex.E
 
 
 def apply_function(operator: str, inputs: Sequence[DataType | None], element: ex.Expr,
-                   extra: Sequence[ex.Store] = ()) -> str:
-    """An element-wise kernel's ``apply``: every present operand in, the stored output value out (and each
-    extra output's through its reference)."""
+                   extra: Sequence[ex.Store] = (), packed: frozenset[int] = frozenset()) -> str:
+    """An element-wise kernel's ``apply``: every present operand in (``packed`` ones as a word and a byte's
+    place, BYTES), the stored output value out (and each extra output's through its reference)."""
     if not isinstance(element, ex.Store):
         raise unsupported(operator, "element expression", "must be a Store for an element-wise kernel",
                           type(element).__name__)
     operands = [(k, t) for k, t in enumerate(inputs) if t is not None]
-    return device_function("apply", C_TYPE[element.type], operands, element, extra=extra)
+    return device_function("apply", C_TYPE[element.type], operands, element, extra=extra, packed=packed)
 
 
 def value_type(operator: str, element: ex.Expr) -> DataType:
