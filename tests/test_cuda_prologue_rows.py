@@ -290,14 +290,24 @@ def test_split_pieces_of_few_loads_a_thread_keep_the_scan_of_one_take_an_element
 @pytest.mark.parametrize(("case", "path", "kinds"), [c[1:] for c in HOST_CASES], ids=[c[0] for c in HOST_CASES])
 def test_the_ballot_scan_run_on_the_host_gives_the_reference_indices(case: Case, path: tuple[int, bool, int],
                                                                      kinds: list[str], tmp_path: Path) -> None:
+    spec, _, _ = fused(case)
+    for plan in special_runs_on_host(case, kinds, 7, tmp_path):
+        assert argmin_c.uses_ballot(spec, plan) and (plan.group, plan.splits > 1, plan.rows) == path
+
+
+def special_runs_on_host(case: Case, kinds: Sequence[str], seed: int, folder: Path) -> list[ArgMinPlan]:
+    """The case's fused kernel run on the host over each kind of ``special_inputs``, its indices asserted
+    equal to node-by-node execution on the CPU's NumPy device; the plan of each run."""
     spec, descs, out = fused(case)
+    plans = []
     for kind in kinds:
-        inputs = special_inputs(case, kind, np.random.default_rng(7))
+        inputs = special_inputs(case, kind, np.random.default_rng(seed))
         with using("cpu-numpy") as cpu:
             want = run_node_by_node(cpu, case.graph(cpu), inputs, [np.zeros(out.total_tensor_size_in_bytes, np.uint8)])
-        got, plan = on_host(spec, descs, out, inputs, tmp_path)
-        assert argmin_c.uses_ballot(spec, plan) and (plan.group, plan.splits > 1, plan.rows) == path
+        got, plan = on_host(spec, descs, out, inputs, folder)
         assert (got == want[0]).all(), f"{kind}: {plan}"
+        plans.append(plan)
+    return plans
 
 
 # The column scan of a float prologue: one candidate per column per step of 8 rows, the row found by a rescan
@@ -319,14 +329,9 @@ COLUMN_CASES = [
 @pytest.mark.parametrize(("case", "kinds"), [c[1:] for c in COLUMN_CASES], ids=[c[0] for c in COLUMN_CASES])
 def test_the_column_scan_by_steps_of_rows_run_on_the_host_gives_the_reference_indices(
         case: Case, kinds: list[str], tmp_path: Path) -> None:
-    spec, descs, out = fused(case)
-    for kind in kinds:
-        inputs = special_inputs(case, kind, np.random.default_rng(5))
-        with using("cpu-numpy") as cpu:
-            want = run_node_by_node(cpu, case.graph(cpu), inputs, [np.zeros(out.total_tensor_size_in_bytes, np.uint8)])
-        got, plan = on_host(spec, descs, out, inputs, tmp_path)
+    spec, _, _ = fused(case)
+    for plan in special_runs_on_host(case, kinds, 5, tmp_path):
         assert plan.family == "columns" and argmin_c.groups_rows(spec, plan), plan
-        assert (got == want[0]).all(), f"{kind}: {plan}"
 
 
 def test_the_column_scan_takes_one_candidate_per_step_and_rescans_its_rows() -> None:
