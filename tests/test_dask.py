@@ -641,6 +641,36 @@ def test_gpu_partials_move_through_the_host_and_merge_back_on_the_gpu() -> None:
 
 
 @NEEDS_CUDA
+def test_partials_made_on_another_stream_are_waited_for_before_a_merge_reads_them() -> None:
+    """A worker's threads each queue work on their own stream (CuPy's per-thread default streams, or a stream
+    of each thread): a partial made on one stream, behind a backlog there, then merged and aggregated on
+    another. Without waiting for the partial's event, the merge reads its arrays before they are written."""
+    import cupy
+
+    steps = (ReductionKind.ARGMIN, dml.NanPolicy.IGNORE, dml.AxisDirection.INCREASING)
+    rng = np.random.default_rng(13)
+    maker, merger = cupy.cuda.Stream(non_blocking=True), cupy.cuda.Stream(non_blocking=True)
+    busy = cupy.ones(2**28, np.float32)
+    for trial in range(20):
+        values = [rng.integers(-50, 50, 2**16).astype(np.float32) for _ in range(2)]
+        sources = [cupy.asarray(v) for v in values]
+        cupy.cuda.Device().synchronize()
+        with maker:
+            for _ in range(8):
+                busy *= 1.0000001  # a backlog on the maker's stream
+            late = merge.Partial.made(sources[0] + 0, cupy.arange(2**16, dtype=cupy.int64) * 2)
+        with merger:
+            early = merge.Partial.made(sources[1] + 0, cupy.arange(2**16, dtype=cupy.int64) * 2 + 1)
+            got = merge.aggregate(*steps, np.dtype(np.int64), [late, early])
+            indices = merge.indices_of(got).get()  # copied on the merger's stream
+        winner = np.where(values[1] < values[0], 1, 0)  # ties: the smaller index, the first part's
+        assert np.array_equal(indices, np.arange(2**16) * 2 + winner), trial
+        alone = merge.aggregate(*steps, np.dtype(np.int64), [late])  # one partial: no merge, still waited for
+        with merger:
+            assert np.array_equal(merge.indices_of(alone).get(), np.arange(2**16) * 2), trial
+
+
+@NEEDS_CUDA
 def test_moved_partials_merge_right_behind_a_busy_gpu() -> None:
     """Merges of moved partials queued behind a long backlog of GPU work, many times over: an upload whose
     memory another stream could reuse while the queued merges still read it gives wrong winners here."""

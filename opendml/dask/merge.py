@@ -48,8 +48,10 @@ class Partial:
         return (Partial, (values, indices, None, self.on_gpu))
 
     def placed(self, on_gpu: bool) -> Partial:
-        """This partial with its arrays on the GPU (``on_gpu``) or where they are."""
+        """This partial with its arrays on the GPU (``on_gpu``) or where they are, ready for work queued on the
+        current stream: a GPU partial made on another stream (another thread's) is waited for there first."""
         if not on_gpu or transfer.is_gpu_array(self.values):
+            transfer.wait_for(self.ready)
             return self
         return Partial(transfer.to_device(self.values), transfer.to_device(self.indices), None, True)
 
@@ -102,10 +104,12 @@ def aggregate(kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, 
 
 
 def indices_of(part: Partial) -> Any:
+    transfer.wait_for(part.ready)  # read on this task's stream, maybe not the one that made them
     return part.indices
 
 
 def values_of(part: Partial) -> Any:
+    transfer.wait_for(part.ready)
     return part.values
 
 

@@ -35,6 +35,17 @@ def ready_event(array: Any) -> Any:
     return event
 
 
+def wait_for(ready: Any) -> None:
+    """Make the current stream wait for ``ready`` (an event of ``ready_event``; None: nothing to wait for).
+    Work queued on another stream, a partial made by another thread of the worker on its own stream (CuPy's
+    per-thread default streams, or a stream of the thread's), is not ordered before this stream's without it."""
+    if ready is None:
+        return
+    import cupy
+
+    cupy.cuda.get_current_stream().wait_event(ready)
+
+
 def _side_stream() -> Any:
     import cupy
 
