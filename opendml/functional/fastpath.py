@@ -2,7 +2,8 @@
 kernel, and a call repeated on the same arrays runs a call prepared for them.
 
 ``clip`` and ``threshold`` try them on their first lines, before anything else: they are the whole per-call
-cost of a repeated call on small arrays, so each stays one call deep.
+cost of a repeated call on small arrays, so each stays one call deep. ``argmin`` and ``argmax`` (the indices
+alone) take ``_direct`` by the layouts they were run on (``_remember_reduction``).
 
 - ``_repeated``: the same ``x`` and ``out`` objects (held weakly: a freed array's entry can never match a new
   one, whatever its address), the same scalar objects, the same device, and each array's dtype, shape and
@@ -43,7 +44,9 @@ _default_devices = devices._default_devices
 # descriptions, buffers and bindings. Only layouts a description states exactly are remembered
 # (``_plain``), and a call is taken here only when nothing would have been copied: aligned arrays, a
 # writeable ``out`` that is ``x`` or shares no memory with it.
-_direct_runs: dict[Any, Callable[[Any, Any], None]] = {}
+# A reduction's entry also says the shape and dtype of the new array a call without ``out`` writes (None: ``x``'s,
+# an element-wise call's).
+_direct_runs: dict[Any, tuple[Callable[[Any, Any], None], tuple[tuple[int, ...], Any] | None]] = {}
 _DIRECT_LIMIT = 1024
 
 Repeats = dict[tuple[int, int], "_Repeat"]
@@ -83,15 +86,16 @@ def _direct(device: object, key: Any, x: Any, out: Any, entries: Repeats | None 
     if resolved is None:  # no call has made that default device yet
         return None
     try:
-        run = _direct_runs.get(_direct_key(resolved, key, x, out))
+        found = _direct_runs.get(_direct_key(resolved, key, x, out))
     except TypeError:  # an unhashable argument (a list as ScaleBias): the ordinary path handles it
         return None
-    if run is None:
+    if found is None:
         return None
+    run, made = found
     if kind is np.ndarray:
-        result = _host_result(x, out)
+        result = _host_result(x, out, made)
     else:
-        result = _device_result(resolved, x, out)
+        result = _device_result(resolved, x, out, made)
     if result is None:
         return None
     run(x, result)
@@ -100,27 +104,29 @@ def _direct(device: object, key: Any, x: Any, out: Any, entries: Repeats | None 
     return result
 
 
-def _host_result(x: np.ndarray, out: np.ndarray | None) -> np.ndarray | None:
-    """Where a direct call on NumPy arrays writes: ``out``, a new array, or None where the ordinary path must
-    take the call (it raises, stages, or accepts an exact alias of two array objects)."""
+def _host_result(x: np.ndarray, out: np.ndarray | None, made: tuple[tuple[int, ...], Any] | None = None
+                 ) -> np.ndarray | None:
+    """Where a direct call on NumPy arrays writes: ``out``, a new array (``made``: its shape and dtype, else
+    ``x``'s), or None where the ordinary path must take the call (it raises, stages, or accepts an exact
+    alias of two array objects)."""
     if not x.flags.aligned:
         return None
     if out is None:
-        return np.empty(x.shape, x.dtype)
+        return np.empty(x.shape, x.dtype) if made is None else np.empty(*made)
     flags = out.flags
     if not (flags.writeable and flags.aligned) or (out is not x and np.may_share_memory(out, x)):
         return None
     return out
 
 
-def _device_result(device: Device, x: Any, out: Any) -> Any:
+def _device_result(device: Device, x: Any, out: Any, made: tuple[tuple[int, ...], Any] | None = None) -> Any:
     """As ``_host_result`` for arrays of a GPU backend (CuPy's: always writeable; aligned by address)."""
     itemsize = x.itemsize
     if x.data.ptr % itemsize:
         return None
     xp = device.backend.xp
     if out is None:
-        return xp.empty(x.shape, x.dtype)
+        return xp.empty(x.shape, x.dtype) if made is None else xp.empty(*made)
     if out.data.ptr % itemsize or (out is not x and xp.may_share_memory(out, x)):
         return None
     return out
@@ -203,26 +209,61 @@ def _remember(device: Device, key: Any, x: Any, out: Any, result: Any, compiled:
               entries: Repeats | None = None, scalars: tuple[Any, Any, Any] = (None, None, None)) -> None:
     """Remember a call that ran on ``x`` and ``result`` (``out``, or the new array) themselves, nothing
     copied: for ``_direct`` by its layouts, and in ``entries`` for ``_repeated`` by its arrays."""
-    kind = device.backend.xp.ndarray  # the arrays the device's kernels run on themselves
-    if type(x) is not kind or type(result) is not kind or not (out is None or out is result):
-        return
-    if not _plain(x) or not _plain(result):
-        return
-    try:
-        direct_key = _direct_key(device, key, x, out)
-        hash(direct_key)
-    except TypeError:
+    direct_key = _key_of_run(device, key, x, out, result)
+    if direct_key is None:
         return
     run = _prepared(getattr(compiled, "kernel", None), x, result)
     if run is None:
         return
-    _array_types.setdefault(kind, device.backend.name)
-    if len(_direct_runs) >= _DIRECT_LIMIT:
-        _direct_runs.clear()
-    _direct_runs[direct_key] = run
+    _store(device, direct_key, run, None)
     if entries is None or out is None or not all(_immutable(s) for s in scalars):
         return
     _add(entries, _Repeat(x, out, scalars, device_arg, device, run))
+
+
+def _key_of_run(device: Device, key: Any, x: Any, out: Any, result: Any) -> Any:
+    """The ``_direct`` key of a call that ran on ``x`` and ``result`` themselves, or None where it cannot be
+    remembered: arrays of another kind than the device's kernels run on, a result that is not ``out`` or
+    new, a layout that a description does not state exactly, or an unhashable argument."""
+    kind = device.backend.xp.ndarray  # the arrays the device's kernels run on themselves
+    if type(x) is not kind or type(result) is not kind or not (out is None or out is result):
+        return None
+    if not _plain(x) or not _plain(result):
+        return None
+    try:
+        direct_key = _direct_key(device, key, x, out)
+        hash(direct_key)
+    except TypeError:
+        return None
+    return direct_key
+
+
+def _store(device: Device, direct_key: Any, run: Callable[[Any, Any], None],
+           made: tuple[tuple[int, ...], Any] | None) -> None:
+    _array_types.setdefault(device.backend.xp.ndarray, device.backend.name)
+    if len(_direct_runs) >= _DIRECT_LIMIT:
+        _direct_runs.clear()
+    _direct_runs[direct_key] = (run, made)
+
+
+def _remember_reduction(device: Device, key: Any, x: Any, out: Any, result: Any, compiled: Any, pad: int) -> None:
+    """Remember a reduction that ran on ``x`` and ``result`` themselves (``out``, or the new array), the
+    kernel's views of them taking ``pad`` leading 1s, for ``_direct`` by its layouts: a call without ``out``
+    makes a new array of ``result``'s shape and dtype."""
+    direct_key = _key_of_run(device, key, x, out, result)
+    if direct_key is None or x.ndim == 0:
+        return
+    lead = (None,) * pad
+    run = _prepared(getattr(compiled, "kernel", None), x[lead], result[lead])
+    if run is None:
+        return
+    if pad:
+        padded = run
+
+        def run(x: Any, result: Any) -> None:
+            padded(x[lead], result[lead])
+
+    _store(device, direct_key, run, (result.shape, result.dtype) if out is None else None)
 
 
 def _add(entries: Repeats, entry: _Repeat) -> None:

@@ -26,6 +26,7 @@ from ..tensor import TensorDesc
 from . import reduction_split
 from .arg_merge import values_at
 from .devices import _as_array, _dask, _resolve_device, _traced, _tracing
+from .fastpath import _direct, _exact, _remember_reduction
 from .placement import _leading_ones, _run, _view_as
 from .results import _output
 
@@ -92,6 +93,12 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
                    out: Any, device: Any, nan_policy: object, return_values: object = False) -> Any:
     if reduced_inputs.get():
         return x
+    key = None
+    if return_values is False:  # the indices alone: a layout seen before runs its kernel at once (fastpath)
+        key = (kind, _exact(axes), _exact(axis_direction), _exact(output_type), _exact(nan_policy))
+        done = _direct(device, key, x, out)
+        if done is not None:
+            return done
     schema, desc_type = ARG_REDUCTIONS[kind]
     owner = schema.name
     if not isinstance(return_values, (bool, np.bool_)):
@@ -122,7 +129,9 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
     in_view, out_view = _view_as(array, (1,) * pad + (array.shape or (1,))), _view_as(result.array, full)
     split = reduction_split.split_axis(in_view, shifted)
     if split is None:
-        _run(device, schema, make, [in_view], out_view)
+        compiled = _run(device, schema, make, [in_view], out_view)
+        if key is not None and array is x and compiled is not None:
+            _remember_reduction(device, key, x, out, result.array, compiled, pad)
     else:
         reduction_split.run_in_two(device, schema, make, kind, policy, direction, in_view, out_view, shifted, split)
     indices = result.deliver()
