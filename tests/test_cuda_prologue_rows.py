@@ -5,6 +5,7 @@ on a GPU, fused graphs give the bits of node-by-node execution."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 from collections.abc import Sequence
@@ -430,3 +431,16 @@ def test_the_ballot_scan_on_cuda_equals_unfused_and_the_reference(case: Case, ki
     with using("cpu-numpy") as cpu:
         host = run_node_by_node(cpu, case.graph(cpu), inputs, [out])
     assert (gpu[0] == host[0]).all()
+
+
+@needs_nvcc
+def test_a_column_step_of_two_bytes_a_row_passes_each_byte_alone(tmp_path: Path) -> None:
+    """A union of fewer than 4 bytes holds no whole word: ``inner`` then takes each element as its word's byte
+    0, and the kernel still compiles (no plan makes such a step today; this keeps the fallback honest)."""
+    spec, descs, out = fused(Case(T.UINT8, (64, 64), (0,)))
+    kept, reduced = argmin_c.layouts(spec, descs, out)
+    plan = dataclasses.replace(plan_of(spec, descs, out), vector=2)
+    assert argmin_c.groups_rows(spec, plan) and argmin_c.packed(spec) == {0}
+    source = argmin_c.argmin_kernel(spec, plan, AxisDirection.INCREASING, kept, reduced)
+    assert "inner((unsigned int)u0.e[1], 0u, " in source and ".u[" not in source
+    compile_with_nvcc([source], tmp_path)

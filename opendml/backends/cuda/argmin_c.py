@@ -741,10 +741,19 @@ def _best_of(spec: KernelSpec, rule: Order, elements: Sequence[tuple[str, int, S
     if split is None:
         values = [expr_c.call("value", [f"{x}.e[{e}]", *others], spec.element) for x, e, others in elements]
         return _min_tree(values, _best_name(rule))
-    words = bool(packed(spec)) and vector % 4 == 0
-    inner = [expr_c.call("inner", [*([f"{x}.u[{e >> 2}]", f"{e & 3}u"] if words else [f"{x}.e[{e}]"]), *others],
-                         split.inner) for x, e, others in elements]
+    inner = [expr_c.call("inner", [*_input_arguments(spec, x, e, vector), *others], split.inner)
+             for x, e, others in elements]
     return expr_c.call("outer", [_min_tree(inner, _best_name(rule))], split.outer)
+
+
+def _input_arguments(spec: KernelSpec, x: str, e: int, vector: int) -> list[str]:
+    """``inner``'s arguments of the InputTensor's element ``e`` of union ``x``: where packed, its word and
+    place (a union of whole words), or the element as the word's byte 0; else the element."""
+    if not packed(spec):
+        return [f"{x}.e[{e}]"]
+    if vector % 4 == 0:
+        return [f"{x}.u[{e >> 2}]", f"{e & 3}u"]
+    return [f"(unsigned int){x}.e[{e}]", "0u"]
 
 
 def _value_functions(spec: KernelSpec) -> str:
