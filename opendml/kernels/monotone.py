@@ -26,6 +26,7 @@ turns the opposite infinity into NaN.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from .. import expr as ex
@@ -79,6 +80,7 @@ def _rebuilt(node: ex.Expr, inner: ex.Expr, placeholder: ex.Expr) -> ex.Expr:
     return ex.Select(condition, node.a, value)
 
 
+@functools.lru_cache(maxsize=256)  # a kernel's source asks it for every element it renders
 def monotone_tail(element: ex.Expr) -> MonotoneTail | None:
     """``element`` split into its inner value and the longest qualifying tail (at least one step), or None
     where it ends in no such step. The placeholder's operand slot follows every operand ``element`` reads."""

@@ -143,7 +143,13 @@ _kept = threading.local()
 
 def _keyed(x: np.ndarray, params: ArgReductionParams) -> tuple[np.ndarray, Any, np.dtype]:
     """The input as the kernels read it, its ``kind`` and its key type: floats as their bits (``key_of``)."""
-    return _bits(x), kind_of(x.dtype, params), _KEY_TYPES.get(x.dtype, x.dtype)
+    return (_bits(x), *kind_and_key(x.dtype, params))
+
+
+def kind_and_key(dtype: Any, params: ArgReductionParams) -> tuple[Any, np.dtype]:
+    """The engines' ``kind`` of an element type, and the type its keys are held in."""
+    dtype = np.dtype(dtype)
+    return kind_of(dtype, params), _KEY_TYPES.get(dtype, dtype)
 
 
 # The key type of each float input (integers are their own keys).
@@ -176,7 +182,7 @@ def _layout_call(params: ArgReductionParams, x: np.ndarray, threads: int) -> Lay
     call (``State.reused``: this thread's kept arrays), so one call may run on several threads at once."""
     order = order_of(params)
     red = reduced_layout(x, params.axes)
-    kind, key = kind_of(x.dtype, params), _KEY_TYPES.get(x.dtype, x.dtype)
+    kind, key = kind_and_key(x.dtype, params)
     work = plan(red, threads)
     run = _plan_runner(red, work, kind, order, threads)
     default = red.length - 1 if order is not None else 0

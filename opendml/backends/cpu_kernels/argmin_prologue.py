@@ -23,7 +23,7 @@ from ...ops.arg_reduction import ArgReductionParams
 from . import argmin_boxes as boxes
 from . import argmin_engine as engine
 from . import drivers
-from .argmin_keys import kind_of, order_of
+from .argmin_keys import order_of
 from .argmin_plan import Merged, Plan, merged, plan
 from .argmin_rows import ROW_BLOCK
 from .argmin_vectors import vectorised
@@ -164,13 +164,8 @@ def _launch(module: Any, found: Prepared, flats: list[np.ndarray], scalars: tupl
 
 
 def _kind(t: DataType, params: ArgReductionParams) -> tuple[Any, np.dtype]:
-    """The engines' ``kind`` of an element type, and its key type (``argmin_engine._keyed``)."""
-    kind = kind_of(t.numpy, params)
-    if t is DataType.FLOAT32:
-        return kind, np.dtype(np.int32)
-    if t is DataType.FLOAT16:
-        return kind, np.dtype(np.int16)
-    return kind, np.dtype(t.numpy)
+    """The engines' ``kind`` of an element type, and its key type."""
+    return engine.kind_and_key(t.numpy, params)
 
 
 def _elements(a: np.ndarray) -> list[int]:

@@ -361,7 +361,7 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
         position, step, first, last = "r", "1ull" if plan.family == "columns" else f"{plan.group}ull", \
             "begin + t", "end"
     fetch, takes = [], []
-    grouped = groups_rows(spec, plan) and unroll > 1
+    grouped = _by_steps(spec, plan, unroll)
     steps: list[tuple[str, list[list[str]]]] = []  # grouped: each row's union and other operands by column
     for u in range(unroll):
         here = f"{position} + {u}ull * {step}"
@@ -405,9 +405,11 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
     single_fetch = [line.replace(f"{position} + 0ull * {step}", position) for line in fetch[: len(fetch) // unroll]]
     single_takes = [line.replace(f"{position} + 0ull * {step}", position)
                     for line in (takes if grouped else takes[: len(takes) // unroll])]
-    if grouped:  # the unrolled loop takes one candidate per column
-        takes = [f"{{ const {compute} m = {_step_candidate(spec, rule, steps, e)}; "
-                 f"if ({rule.valid('m')}) scan_take(bv[{e}], bi[{e}], m, {position}); }}" for e in range(vector)]
+    if grouped:  # the unrolled loop takes one candidate per column: the best of its step's rows
+        candidates = [_best_of(spec, rule, [(x, e, others[e]) for x, others in steps], vector) for e in range(vector)]
+        takes = [f"{{ const {compute} m = {candidate}; "
+                 f"if ({rule.valid('m')}) scan_take(bv[{e}], bi[{e}], m, {position}); }}"
+                 for e, candidate in enumerate(candidates)]
     nl = "\n            "
     tail = "" if unroll == 1 else f"""
         for (; {position} < stop; {position} += {step}) {{
@@ -439,18 +441,17 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
 COLUMN_BLOCKS_PER_SM = 4
 
 
+def _by_steps(spec: KernelSpec, plan: ArgMinPlan, unroll: int) -> bool:
+    """Whether the scan takes one candidate per step of ``unroll`` rows (a step of one row is a row)."""
+    return groups_rows(spec, plan) and unroll > 1
+
+
 def groups_rows(spec: KernelSpec, plan: ArgMinPlan) -> bool:
     """Whether ``plan``'s scan takes one candidate per column per step of rows: columns of 16-byte loads of
     computed float values (a prologue: a plain ARGMIN's loads outweigh its compares), stored nowhere else
     (extra outputs are stored where each element is computed)."""
     return (plan.family == "columns" and plan.vector > 1 and is_prologue(spec) and _compute(spec)[1] == "float"
             and not spec.extra)
-
-
-def _step_candidate(spec: KernelSpec, rule: Order, steps: Sequence[tuple[str, list[list[str]]]], e: int) -> str:
-    """Column ``e``'s candidate of a step of rows (each row's InputTensor union and the other operands of
-    each column)."""
-    return _best_of(spec, rule, [(x, e, others[e]) for x, others in steps], len(steps[0][1]))
 
 
 def _rescan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[Operand],
@@ -544,13 +545,13 @@ def argmin_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, 
     columns = plan.columns
     pointers = ["ull px", *(f"ull p{o.slot}" for o in others), "ull pout", *(f"ull pout{x.number}" for x in written)]
     parameters = ", ".join([*pointers, "ull pv", "ull pi", *expr_c.scalar_parameters(spec.element, spec.extra)])
-    value = expr_c.value_function(spec.operator, spec.inputs, spec.element, spec.extra)
-    rescan = ""
     unroll = _unroll(spec, plan, others)
-    if groups_rows(spec, plan) and unroll > 1:
+    if _by_steps(spec, plan, unroll):
         rule = order(spec)
         value = _value_functions(spec) + BEST_HELPERS[rule.largest, rule.propagates] + EQ_HELPERS[rule.propagates]
         rescan = _rescan(spec, plan, reduced, others, hoisted, unroll)
+    else:
+        value, rescan = expr_c.value_function(spec.operator, spec.inputs, spec.element, spec.extra), ""
     bounds = f"__launch_bounds__({plan.block}, {COLUMN_BLOCKS_PER_SM}) " if rescan else ""
     return PRELUDE + value + _take_function(compute, direction, order(spec)) + f"""
 extern "C" __global__ void {bounds}opendml_kernel({parameters}) {{

@@ -315,19 +315,20 @@ def _as(numpy_type: type, value: np.generic) -> np.generic:
 
 def device_function(name: str, result_type: str, operands: Sequence[tuple[int, DataType]], expr: ex.Expr,
                     stored: bool = True, small: bool = False, extra: Sequence[ex.Store] = (),
-                    packed: frozenset[int] = frozenset()) -> str:
+                    packed: frozenset[int] = frozenset(), helpers: bool = True) -> str:
     """``result_type name(a{k}..., q{k}...)`` computing ``expr`` from stored operands and scalars (a root
     Store in its storage form where ``stored``, else as a value; ``small`` as in ``body``). Each ``extra``
     Store is computed beside it, sharing every common node, and written in its storage form through a
-    reference parameter ``r1, r2...`` after the scalars."""
+    reference parameter ``r1, r2...`` after the scalars. ``helpers``: preceded by the helper functions it
+    calls (BYTES, ARITHMETIC), unless an earlier function of the source defines them."""
     lines, (result, *written) = bodies([(expr, stored), *((value, True) for value in extra)], small, packed)
     parameters = [f"unsigned int a{k}, unsigned int s{k}" if k in packed else f"{C_TYPE[t]} a{k}" for k, t in operands]
     parameters += scalar_parameters(expr, extra)
     parameters += [f"{C_TYPE[value.type]}& r{j}" for j, value in enumerate(extra, start=1)]
     lines += [f"r{j} = {value};" for j, value in enumerate(written, start=1)]
     statements = "\n    ".join([*lines, f"return {result};"])
-    uses = any(isinstance(node, _ARITHMETIC_NODES) for root in (expr, *extra) for node in ex.nodes(root))
-    return ((BYTES if packed else "") + (ARITHMETIC if uses else "")
+    uses = helpers and any(isinstance(node, _ARITHMETIC_NODES) for root in (expr, *extra) for node in ex.nodes(root))
+    return ((BYTES if packed and helpers else "") + (ARITHMETIC if uses else "")
             + f"__device__ __forceinline__ {result_type} {name}({', '.join(parameters)}) {{\n    {statements}\n}}\n")
 
 
@@ -359,11 +360,12 @@ def value_type(operator: str, element: ex.Expr) -> DataType:
 
 
 def value_function(operator: str, inputs: Sequence[DataType | None], element: ex.Expr,
-                   extra: Sequence[ex.Store] = (), name: str = "value", packed: frozenset[int] = frozenset()) -> str:
+                   extra: Sequence[ex.Store] = (), name: str = "value", packed: frozenset[int] = frozenset(),
+                   helpers: bool = True) -> str:
     """A reduction's ``value``: one element of each present operand in (the InputTensor's, and a fused
     prologue's other operands'), the value compared out, and each extra output's stored value through its
     reference (computed where the value is, from the same temporaries). ``name``: another function of the
-    same operands (a monotone tail's inner value)."""
+    same operands (a monotone tail's inner value); ``helpers`` as in ``device_function``."""
     operands = [(k, t) for k, t in enumerate(inputs) if t is not None]
     read = {k for expression in (element, *extra) for k in ex.loads(expression)}
     if not read <= {k for k, _ in operands}:
@@ -372,8 +374,8 @@ def value_function(operator: str, inputs: Sequence[DataType | None], element: ex
     # The conversion runs once per element compared, beside few other instructions: a quarter-rate one
     # would bound the scan (element-wise kernels keep cvt.rn, which their stores outweigh).
     function = device_function(name, held_type(value_type(operator, element)), operands, element,
-                               stored=False, small=True, extra=extra, packed=packed)
-    return (SMALL_TO_FLOAT if "small_i2f(" in function else "") + function
+                               stored=False, small=True, extra=extra, packed=packed, helpers=helpers)
+    return (SMALL_TO_FLOAT if helpers and "small_i2f(" in function else "") + function
 
 
 def tail_functions(operator: str, inputs: Sequence[DataType | None], tail: MonotoneTail,
@@ -381,9 +383,8 @@ def tail_functions(operator: str, inputs: Sequence[DataType | None], tail: Monot
     """``inner`` (the inner value of each element, from the operands ``value`` takes, ``packed`` ones as
     words) and ``outer`` (the tail, from one inner value) of a monotone tail (``opendml.kernels.monotone``),
     to follow ``value``: the inner value is part of the value, so ``value_function`` has defined every
-    helper it needs but BYTES."""
+    helper it needs but BYTES (the tail's steps need none)."""
     value = held_type(value_type(operator, tail.outer))
-    inner = value_function(operator, inputs, tail.inner, name="inner", packed=packed).removeprefix(SMALL_TO_FLOAT)
-    helpers = BYTES if inner.startswith(BYTES) else ""
-    inner = helpers + inner.removeprefix(BYTES).removeprefix(ARITHMETIC)
-    return inner + device_function("outer", value, [(tail.slot, DataType.FLOAT32)], tail.outer, stored=False)
+    inner = value_function(operator, inputs, tail.inner, name="inner", packed=packed, helpers=False)
+    outer = device_function("outer", value, [(tail.slot, DataType.FLOAT32)], tail.outer, stored=False)
+    return (BYTES if packed else "") + inner + outer
