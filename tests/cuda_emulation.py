@@ -162,6 +162,10 @@ HOST_BYTES = r"""static unsigned int prmt(unsigned int a, unsigned int b, unsign
     return r;
 }
 """
+# expr_c.CLAMPS as host C++: the selects they stand for (the bound a nonzero number, so both give one answer).
+HOST_CLAMPS = r"""static float clamp_above(float x, float p) { return p < x ? p : x; }
+static float clamp_below(float x, float p) { return x < p ? p : x; }
+"""
 C_SCALAR = {np.float32: "float", np.int32: "int", np.uint32: "unsigned int", np.int64: "ll", np.uint64: "ull"}
 
 
@@ -176,6 +180,7 @@ def _body(source: str, name: str) -> str:
         for key, text in device.items():
             body = body.replace(text, host[key])
     body = body.replace(expr_c.ARITHMETIC, HOST_ARITHMETIC).replace(expr_c.BYTES, HOST_BYTES)
+    body = body.replace(expr_c.CLAMPS, HOST_CLAMPS)
     return re.sub(r'extern "C" __global__ void (__launch_bounds__\([^)]*\) )?opendml_kernel', f"void {name}", body)
 
 

@@ -102,6 +102,29 @@ def test_clip_matches_cpu(cpu, gpu, data_type: T, layout) -> None:
         compare(cpu, gpu, desc, [raw_for(x, values, 16, rng)], [16])
 
 
+SPECIAL_BOUNDS = [-np.inf, -2.5, -1e-45, -0.0, 0.0, 1e-45, 0.75, 65504.0, 1e30, np.inf, np.nan]
+
+
+@pytest.mark.parametrize("data_type", FLOATS, ids=lambda t: t.name)
+def test_clamps_match_cpu_for_every_class_of_bound(cpu, gpu, data_type: T) -> None:
+    """A clamp is a min.NaN or max.NaN on the GPU where its bound is a nonzero number, a select elsewhere
+    (expr_c.CLAMPS): every pair of special bounds (zeros of both signs, denormals, the FLOAT16 limit,
+    infinities, NaN) over every special value and each bound itself, against the CPU, bit for bit; with a
+    ScaleBias and without (the 16-byte chunk kernel), and THRESHOLD."""
+    values = np.array([*SPECIAL_BOUNDS, -np.nan, -1.0, 1.0, 3e-39, -3e-39, 2.0, -65504.0, 0.5, 6.0, 1e-40,
+                       100.0, 7e4, 0.3], np.float32)
+    with np.errstate(over="ignore"):  # FLOAT16: 1e30 and 7e4 become infinities
+        values = np.concatenate([values, -values]).astype(data_type.numpy)  # 48 a row: 16-byte chunks fit
+    x = TensorDesc(data_type, [2, values.size])
+    rng = np.random.default_rng(5)
+    for k, low in enumerate(SPECIAL_BOUNDS):
+        descs = [dml.ElementWiseThresholdDesc(x, x, low)]
+        for high in SPECIAL_BOUNDS[k::2]:
+            descs += [dml.ElementWiseClipDesc(x, x, low, high), dml.ElementWiseClipDesc(x, x, low, high, (0.5, -0.0))]
+        for desc in descs:
+            compare(cpu, gpu, desc, [raw_for(x, np.concatenate([values, values[::-1]]), 16, rng)], [16])
+
+
 @pytest.mark.parametrize("data_type", ALL, ids=lambda t: t.name)
 def test_in_place_matches_cpu(cpu, gpu, data_type: T) -> None:
     rng = np.random.default_rng(1)

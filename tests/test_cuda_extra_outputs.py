@@ -48,8 +48,9 @@ def digest(sources: Sequence[str]) -> tuple[int, str]:
 def test_element_wise_sources_without_extras_are_unchanged() -> None:
     """Every operator's element-wise sources and random expressions' over three layouts render byte for byte
     what they rendered before kernels had extra outputs (whose PTX was measured). Last deliberate change:
-    8-bit operands of the 16-byte chunk kernel given to ``apply`` as words (expr_c.BYTES; H200, the UINT8
-    and INT8 rows of benchmarks/gpu.py at copy speed before and after)."""
+    clamps against a nonzero number bound as one min.NaN or max.NaN (expr_c.CLAMPS), two chunks a thread
+    where outputs are wider than the InputTensor (elementwise_c.WIDENING_UNROLL); H200, graphs.py row 4b
+    0.273 -> 0.214 ms)."""
     sources = []
     for _, desc in OPERATORS:
         spec, rendered = sources_of(desc)
@@ -60,17 +61,16 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
         for layout in [collapse([37], [[1]] * (n + 1)), collapse([4, 64], [[64, 1]] * (n + 1)),
                        collapse([4, 6], [[1, 4]] * n + [[6, 1]])]:
             sources += elementwise_sources(spec, layout)
-    assert digest(sources) == (456, "7ee10c7c7e0c54b9d4f3c9917a55104f5274de65cfcda552e558d893156a2f6a")
+    assert digest(sources) == (456, "b982c17bc125786d0fee2e499c5244cc2d7ae48227921a3b3290814d0aaa91a4")
 
 
 def test_prologue_sources_without_extras_are_unchanged() -> None:
     """Every plan path's ARGMIN-with-prologue sources render as pinned here (the plain ARGMIN ones are checked
     by tests/test_cuda_prologue.py): writing extras adds nothing to a kernel without them, and a change to
-    these sources is a deliberate one that updates the digest (last: a value's monotone tail applied once
-    per load or step of rows, 8-bit inputs taken by their words (opendml/kernels/monotone.py), launch
-    bounds, and partial results stored output by output)."""
+    these sources is a deliberate one that updates the digest (last: clamps against a nonzero number bound
+    as one min.NaN or max.NaN, expr_c.CLAMPS)."""
     sources = [source for _, case in CASES for source in prologue_sources(case)]
-    assert digest(sources) == (174, "662a4d9724fca5537fe6a8ba9d3e5a14f9fb7a81dba8e022e21838da43e698f1")
+    assert digest(sources) == (174, "a6ecc3a43992e63c8c16bccf5f2e188840301136d5d586bca845a2f290f78be9")
 
 
 # --- extra output descriptions and the values to write --------------------------------------------------------

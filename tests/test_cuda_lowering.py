@@ -74,9 +74,17 @@ def sources_of(desc: object) -> tuple[KernelSpec, list[str]]:
     return spec, elementwise_sources(spec, layout)
 
 
+def other_scalar(v: np.generic) -> np.generic:
+    """Another value of the same class for a clamp's lowering (expr_c.clamp_bounds): a nonzero float stays
+    nonzero (negated: an infinity too), a float zero or NaN stays itself; integers change freely."""
+    if isinstance(v, np.float32):
+        return v if np.isnan(v) or v == 0 else -v
+    return type(v)(1 if v == 0 else 0)
+
+
 def other_scalars(spec: KernelSpec) -> KernelSpec:
-    """The same structure with every scalar changed: what must reuse the compiled kernel."""
-    return dataclasses.replace(spec, scalars=tuple(type(v)(1 if v == 0 else 0) for v in spec.scalars))
+    """The same structure with every scalar changed within its class: what must reuse the compiled kernel."""
+    return dataclasses.replace(spec, scalars=tuple(other_scalar(v) for v in spec.scalars))
 
 
 def check_scalars_are_arguments(spec: KernelSpec, source: str) -> None:
@@ -117,6 +125,32 @@ def test_two_clips_with_other_bounds_render_one_source() -> None:
     assert first.scalars != second.scalars and first.key == second.key
     assert sources_of(dml.ElementWiseClipDesc(x, x, -1.0, 1.0, dml.ScaleBias(2.0, 0.5)))[1] == \
         sources_of(dml.ElementWiseClipDesc(x, x, -3.5, 0.25, dml.ScaleBias(-1.0, 7.0)))[1]
+
+
+# (Min, Max, whether Min is a max.NaN, whether Max is a min.NaN, the selects left: CLIP leaves a NaN bound out)
+BOUND_CLASSES = [(-1.0, 1.0, True, True, 0), (0.0, 6.0, False, True, 1), (-0.0, 6.0, False, True, 1),
+                 (-6.0, -0.0, True, False, 1), (float("nan"), float("inf"), False, True, 0),
+                 (-float("inf"), float("nan"), True, False, 0)]
+
+
+@pytest.mark.parametrize("low, high, below, above, selects", BOUND_CLASSES)
+def test_a_clamp_is_a_min_or_max_only_against_a_nonzero_number(low: float, high: float, below: bool, above: bool,
+                                                               selects: int) -> None:
+    """CLIP's Min and Max lower to max.NaN and min.NaN where the bound is a nonzero number (an x equal to it
+    has its bits; a NaN x stays NaN), else to the exact select: a zero bound (the other zero of x is not the
+    min's or max's answer) and a NaN bound (the select keeps x). The GPU tests check the bits."""
+    x = TensorDesc(T.FLOAT32, [4, 64])
+    _, (source, *_) = sources_of(dml.ElementWiseClipDesc(x, x, low, high))
+    apply = source[source.index(" apply("):]
+    assert ("clamp_below(" in apply) == below and ("clamp_above(" in apply) == above
+    assert apply.count("lt(") == selects
+    assert ("min.NaN.f32" in source) == (above or below)
+
+
+def test_a_bound_of_another_class_renders_another_source() -> None:
+    x = TensorDesc(T.FLOAT32, [4, 64])
+    assert sources_of(dml.ElementWiseClipDesc(x, x, 0.0, 6.0))[1] != sources_of(dml.ElementWiseClipDesc(x, x, 1.0, 6.0))[1]
+    assert sources_of(dml.ElementWiseClipDesc(x, x, 1.0, 6.0))[1] == sources_of(dml.ElementWiseClipDesc(x, x, -2.0, 0.5))[1]
 
 
 def test_scalars_launch_in_their_compute_type() -> None:

@@ -42,7 +42,7 @@ class MonotoneTail:
     slot: int
 
 
-def _clamped(node: ex.Expr) -> ex.Expr | None:
+def clamped(node: ex.Expr) -> ex.Expr | None:
     """The clamped value ``x`` of ``Select(Less(p, x), p, x)`` or ``Select(Less(x, p), p, x)`` (``p`` a
     scalar), else None."""
     if not (isinstance(node, ex.Select) and isinstance(node.condition, ex.Less) and isinstance(node.a, ex.Param)):
@@ -59,7 +59,7 @@ def _step(node: ex.Expr) -> ex.Expr | None:
         return node.value
     if isinstance(node, ex.ToFloat32) and isinstance(node.value, ex.Store):
         return node.value  # a FLOAT16 intermediate's value: the Store below is the next step
-    value = _clamped(node)
+    value = clamped(node)
     if value is not None and value.data_type is DataType.FLOAT32:
         return value
     return None

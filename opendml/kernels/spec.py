@@ -4,7 +4,8 @@ An operator's definition turns its validated description into a ``KernelSpec``: 
 DirectML's input order, None for an absent optional tensor), the output type, the element expression
 (``opendml.expr``) and, for a reduction, a ``Reduction`` record. Backends compile the structure
 (``KernelSpec.key``) and pass ``scalars`` as kernel arguments, so operators that differ only in their
-field values (a new Min) share one compiled kernel.
+field values (a new Min) share one compiled kernel (on CUDA, one per class of clamp bound: a nonzero
+number's clamp is one min or max instruction, ``expr_c.CLAMPS``).
 """
 
 from __future__ import annotations

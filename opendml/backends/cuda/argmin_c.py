@@ -551,7 +551,8 @@ def argmin_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, 
         value = _value_functions(spec) + BEST_HELPERS[rule.largest, rule.propagates] + EQ_HELPERS[rule.propagates]
         rescan = _rescan(spec, plan, reduced, others, hoisted, unroll)
     else:
-        value, rescan = expr_c.value_function(spec.operator, spec.inputs, spec.element, spec.extra), ""
+        value, rescan = expr_c.value_function(spec.operator, spec.inputs, spec.element, spec.extra,
+                                              bounds=expr_c.clamp_bounds(spec.scalars)), ""
     bounds = f"__launch_bounds__({plan.block}, {COLUMN_BLOCKS_PER_SM}) " if rescan else ""
     return PRELUDE + value + _take_function(compute, direction, order(spec)) + f"""
 extern "C" __global__ void {bounds}opendml_kernel({parameters}) {{
@@ -759,11 +760,12 @@ def _input_arguments(spec: KernelSpec, x: str, e: int, vector: int) -> list[str]
 
 def _value_functions(spec: KernelSpec) -> str:
     """``value``, and ``inner`` and ``outer`` where the value has a monotone tail."""
-    value = expr_c.value_function(spec.operator, spec.inputs, spec.element)
+    bounds = expr_c.clamp_bounds(spec.scalars)
+    value = expr_c.value_function(spec.operator, spec.inputs, spec.element, bounds=bounds)
     split = tail(spec)
     if split is None:
         return value
-    return value + expr_c.tail_functions(spec.operator, spec.inputs, split, packed(spec))
+    return value + expr_c.tail_functions(spec.operator, spec.inputs, split, packed(spec), bounds)
 
 
 def _ballot_scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[Operand],

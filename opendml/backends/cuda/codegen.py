@@ -2,7 +2,8 @@
 
 Everything a kernel needs to know about sizes and strides is baked in as constants, so index arithmetic
 compiles to multiplies and shifts; kernels are memoized per source (see compiler.py). Scalars are kernel
-arguments, never literals, so operators that differ only in field values share one kernel. Float math is a
+arguments, never literals, so operators that differ only in field values share one kernel (where a clamp's
+bound stays a nonzero number, or stays not one: expr_c.CLAMPS). Float math is a
 rounded multiply then a rounded add (never fused), and FLOAT16 converts through PTX ``cvt`` (nearest even,
 denormals kept). Float arithmetic, conversions and comparisons are written as PTX instructions without
 ``.ftz``, so no compiler setting (fast math, flush-to-zero, select-to-max rewrites) can change a result bit.

@@ -21,6 +21,10 @@ from .plan import BLOCK
 WORD = {16: "uint4", 8: "uint2", 4: "unsigned int", 2: "unsigned short", 1: "unsigned char"}
 FLOAT_WORD = {16: "float4", 8: "float2", 4: "float"}
 UNROLL = 4  # chunks each thread loads before it computes and stores any: bytes in flight hide latency
+# Where outputs are wider than the InputTensor: two chunks a thread, measured on an H200 against one and four
+# (benchmarks/graphs.py row 4b, UINT8 -> FLOAT16 per column: 0.249 / 0.214 / 0.221 ms; row 4a, UINT8 ->
+# FLOAT32: 0.339 / 0.334 / 0.335 ms; copying the same bytes 0.196 and 0.321 ms).
+WIDENING_UNROLL = 2
 
 
 def present(spec: KernelSpec) -> list[tuple[int, DataType]]:
@@ -34,7 +38,8 @@ def extras(spec: KernelSpec) -> list[tuple[int, DataType]]:
 
 
 def _apply(spec: KernelSpec, packed: frozenset[int] = frozenset()) -> str:
-    return expr_c.apply_function(spec.operator, spec.inputs, spec.element, spec.extra, packed)
+    return expr_c.apply_function(spec.operator, spec.inputs, spec.element, spec.extra, packed,
+                                 expr_c.clamp_bounds(spec.scalars))
 
 
 def packed(spec: KernelSpec, layout: Layout, width: int) -> frozenset[int]:
@@ -98,11 +103,11 @@ def vector_width(spec: KernelSpec, layout: Layout) -> int | None:
 
 
 def chunk_unroll(spec: KernelSpec) -> int:
-    """Chunks per thread per tile: one where an output is wider than the InputTensor (writes dominate, and
-    spreading them evenly measured faster on an H100 for UINT8 -> FLOAT32), else ``UNROLL``."""
+    """Chunks per thread per tile: ``WIDENING_UNROLL`` where an output is wider than the InputTensor (writes
+    dominate: four chunks a thread measured slower on an H100 for UINT8 -> FLOAT32), else ``UNROLL``."""
     first = spec.inputs[0]
     widest = max([spec.output.size] + [t.size for _, t in extras(spec)])
-    return 1 if first is not None and widest > first.size else UNROLL
+    return WIDENING_UNROLL if first is not None and widest > first.size else UNROLL
 
 
 def _chunk_loads(spec: KernelSpec, layout: Layout, width: int, u: int, chunks: int,

@@ -19,7 +19,7 @@ import numpy as np
 from ... import expr as ex
 from ...dtypes import DataType
 from ...errors import KernelUnsupportedError, kernel_unsupported
-from ...kernels.monotone import MonotoneTail
+from ...kernels.monotone import MonotoneTail, clamped
 from .codegen import C_TYPE, COMPUTE_NUMPY, COMPUTE_TYPE, load, store
 
 
@@ -142,6 +142,44 @@ BYTES = r"""__device__ __forceinline__ unsigned int prmt(unsigned int a, unsigne
     unsigned int r; asm("prmt.b32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(s)); return r;
 }
 """
+# CLIP's and THRESHOLD's clamps against a scalar bound p, ``Select(Less(p, x), p, x)`` (above) and
+# ``Select(Less(x, p), p, x)`` (below), as one PTX ``min.NaN`` or ``max.NaN`` where p is known, when the
+# source is made, to be a nonzero number: then a NaN x gives a NaN either way (payloads may differ, SPEC 7),
+# and an x equal to p has p's bits, so neither zero's sign nor a NaN bound (the select keeps x, the min would
+# not) can tell them apart. Other bounds keep the select (exact for each: a bound of -0.0 above or +0.0
+# below is not the min's or max's answer for x of the other zero). Before sm_80 (no ``.NaN``) the select.
+CLAMPS = r"""__device__ __forceinline__ float clamp_above(float x, float p) {
+#if __CUDA_ARCH__ >= 800
+    float r; asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(p)); return r;
+#else
+    return lt(p, x) ? p : x;
+#endif
+}
+__device__ __forceinline__ float clamp_below(float x, float p) {
+#if __CUDA_ARCH__ >= 800
+    float r; asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(x), "f"(p)); return r;
+#else
+    return lt(x, p) ? p : x;
+#endif
+}
+"""
+
+
+def clamp_bounds(scalars: Sequence[np.generic]) -> frozenset[int]:
+    """The FLOAT32 scalars (by index) that are nonzero numbers: the bounds a clamp may be a min or max of."""
+    return frozenset(k for k, value in enumerate(scalars)
+                     if isinstance(value, np.float32) and not np.isnan(value) and value != 0)
+
+
+def _clamp(node: ex.Select, bounds: frozenset[int], v: Callable[[ex.Expr], str]) -> str | None:
+    """A clamp's min or max (CLAMPS), where its bound is in ``bounds``; else None."""
+    x = clamped(node)
+    if x is None or x.data_type is not DataType.FLOAT32 or node.a.index not in bounds:  # type: ignore[attr-defined]
+        return None
+    above = node.condition.a == node.a  # type: ignore[attr-defined]
+    return f"{'clamp_above' if above else 'clamp_below'}({v(x)}, {v(node.a)})"
+
+
 _PACKED_LOADS = {DataType.UINT8: "prmt(0u, a{k}, 0x0004u + s{k})",
                  DataType.INT8: "((int)prmt(0u, a{k}, 0xCCC4u + s{k} * 0x1111u))"}
 
@@ -237,8 +275,8 @@ def body(expr: ex.Expr, stored: bool = True, small: bool = False) -> tuple[list[
     return lines, result
 
 
-def bodies(roots: Sequence[tuple[ex.Expr, bool]], small: bool = False,
-           packed: frozenset[int] = frozenset()) -> tuple[list[str], list[str]]:
+def bodies(roots: Sequence[tuple[ex.Expr, bool]], small: bool = False, packed: frozenset[int] = frozenset(),
+           bounds: frozenset[int] = frozenset()) -> tuple[list[str], list[str]]:
     """``body`` of several expressions at once (a kernel's value and its extra outputs), each distinct node
     computed once for all of them, and each root's result name. A root given ``stored`` True that is a
     Store gets its storage form on a line of its own, so the same Store met inside another root stays a
@@ -257,6 +295,10 @@ def bodies(roots: Sequence[tuple[ex.Expr, bool]], small: bool = False,
             return _to_float32(node, names.__getitem__, small, packed)
         if isinstance(node, ex.Load) and node.operand in packed:
             return _PACKED_LOADS[node.stored].format(k=node.operand)
+        if isinstance(node, ex.Select) and bounds:
+            clamp = _clamp(node, bounds, names.__getitem__)
+            if clamp is not None:
+                return clamp
         return lowering(node, names.__getitem__)
 
     results = []
@@ -315,20 +357,23 @@ def _as(numpy_type: type, value: np.generic) -> np.generic:
 
 def device_function(name: str, result_type: str, operands: Sequence[tuple[int, DataType]], expr: ex.Expr,
                     stored: bool = True, small: bool = False, extra: Sequence[ex.Store] = (),
-                    packed: frozenset[int] = frozenset(), helpers: bool = True) -> str:
+                    packed: frozenset[int] = frozenset(), helpers: bool = True,
+                    bounds: frozenset[int] = frozenset()) -> str:
     """``result_type name(a{k}..., q{k}...)`` computing ``expr`` from stored operands and scalars (a root
     Store in its storage form where ``stored``, else as a value; ``small`` as in ``body``). Each ``extra``
     Store is computed beside it, sharing every common node, and written in its storage form through a
     reference parameter ``r1, r2...`` after the scalars. ``helpers``: preceded by the helper functions it
-    calls (BYTES, ARITHMETIC), unless an earlier function of the source defines them."""
-    lines, (result, *written) = bodies([(expr, stored), *((value, True) for value in extra)], small, packed)
+    calls (BYTES, ARITHMETIC, CLAMPS), unless an earlier function of the source defines them; ``bounds`` as in
+    ``bodies``."""
+    lines, (result, *written) = bodies([(expr, stored), *((value, True) for value in extra)], small, packed, bounds)
     parameters = [f"unsigned int a{k}, unsigned int s{k}" if k in packed else f"{C_TYPE[t]} a{k}" for k, t in operands]
     parameters += scalar_parameters(expr, extra)
     parameters += [f"{C_TYPE[value.type]}& r{j}" for j, value in enumerate(extra, start=1)]
     lines += [f"r{j} = {value};" for j, value in enumerate(written, start=1)]
     statements = "\n    ".join([*lines, f"return {result};"])
     uses = helpers and any(isinstance(node, _ARITHMETIC_NODES) for root in (expr, *extra) for node in ex.nodes(root))
-    return ((BYTES if packed and helpers else "") + (ARITHMETIC if uses else "")
+    clamps = helpers and any("clamp_above(" in line or "clamp_below(" in line for line in lines)
+    return ((BYTES if packed and helpers else "") + (ARITHMETIC if uses else "") + (CLAMPS if clamps else "")
             + f"__device__ __forceinline__ {result_type} {name}({', '.join(parameters)}) {{\n    {statements}\n}}\n")
 
 
@@ -340,14 +385,16 @@ def call(name: str, operands: Sequence[str], expr: ex.Expr, extra: Sequence[ex.E
 
 
 def apply_function(operator: str, inputs: Sequence[DataType | None], element: ex.Expr,
-                   extra: Sequence[ex.Store] = (), packed: frozenset[int] = frozenset()) -> str:
+                   extra: Sequence[ex.Store] = (), packed: frozenset[int] = frozenset(),
+                   bounds: frozenset[int] = frozenset()) -> str:
     """An element-wise kernel's ``apply``: every present operand in (``packed`` ones as a word and a byte's
     place, BYTES), the stored output value out (and each extra output's through its reference)."""
     if not isinstance(element, ex.Store):
         raise unsupported(operator, "element expression", "must be a Store for an element-wise kernel",
                           type(element).__name__)
     operands = [(k, t) for k, t in enumerate(inputs) if t is not None]
-    return device_function("apply", C_TYPE[element.type], operands, element, extra=extra, packed=packed)
+    return device_function("apply", C_TYPE[element.type], operands, element, extra=extra, packed=packed,
+                           bounds=bounds)
 
 
 def value_type(operator: str, element: ex.Expr) -> DataType:
@@ -361,11 +408,11 @@ def value_type(operator: str, element: ex.Expr) -> DataType:
 
 def value_function(operator: str, inputs: Sequence[DataType | None], element: ex.Expr,
                    extra: Sequence[ex.Store] = (), name: str = "value", packed: frozenset[int] = frozenset(),
-                   helpers: bool = True) -> str:
+                   helpers: bool = True, bounds: frozenset[int] = frozenset()) -> str:
     """A reduction's ``value``: one element of each present operand in (the InputTensor's, and a fused
     prologue's other operands'), the value compared out, and each extra output's stored value through its
     reference (computed where the value is, from the same temporaries). ``name``: another function of the
-    same operands (a monotone tail's inner value); ``helpers`` as in ``device_function``."""
+    same operands (a monotone tail's inner value); ``helpers`` and ``bounds`` as in ``device_function``."""
     operands = [(k, t) for k, t in enumerate(inputs) if t is not None]
     read = {k for expression in (element, *extra) for k in ex.loads(expression)}
     if not read <= {k for k, _ in operands}:
@@ -374,17 +421,19 @@ def value_function(operator: str, inputs: Sequence[DataType | None], element: ex
     # The conversion runs once per element compared, beside few other instructions: a quarter-rate one
     # would bound the scan (element-wise kernels keep cvt.rn, which their stores outweigh).
     function = device_function(name, held_type(value_type(operator, element)), operands, element,
-                               stored=False, small=True, extra=extra, packed=packed, helpers=helpers)
+                               stored=False, small=True, extra=extra, packed=packed, helpers=helpers, bounds=bounds)
     return (SMALL_TO_FLOAT if helpers and "small_i2f(" in function else "") + function
 
 
 def tail_functions(operator: str, inputs: Sequence[DataType | None], tail: MonotoneTail,
-                   packed: frozenset[int] = frozenset()) -> str:
+                   packed: frozenset[int] = frozenset(), bounds: frozenset[int] = frozenset()) -> str:
     """``inner`` (the inner value of each element, from the operands ``value`` takes, ``packed`` ones as
     words) and ``outer`` (the tail, from one inner value) of a monotone tail (``opendml.kernels.monotone``),
     to follow ``value``: the inner value is part of the value, so ``value_function`` has defined every
-    helper it needs but BYTES (the tail's steps need none)."""
+    helper it needs but BYTES (the tail's steps need none but CLAMPS, which the value's clamps defined, given
+    the same ``bounds``)."""
     value = held_type(value_type(operator, tail.outer))
-    inner = value_function(operator, inputs, tail.inner, name="inner", packed=packed, helpers=False)
-    outer = device_function("outer", value, [(tail.slot, DataType.FLOAT32)], tail.outer, stored=False)
+    inner = value_function(operator, inputs, tail.inner, name="inner", packed=packed, helpers=False, bounds=bounds)
+    outer = device_function("outer", value, [(tail.slot, DataType.FLOAT32)], tail.outer, stored=False,
+                            helpers=False, bounds=bounds)
     return (BYTES if packed else "") + inner + outer
