@@ -42,6 +42,21 @@ static bool lt(unsigned int a, unsigned int b) { return a < b; }
 static bool lt(int a, int b) { return a < b; }
 static bool lt(ull a, ull b) { return a < b; }
 static bool lt(ll a, ll b) { return a < b; }
+static int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+static unsigned int lanes(unsigned int lo, unsigned int hi) { return (lo & 0xFFFFu) | (hi << 16); }
+static unsigned int pick(bool first, unsigned int a, unsigned int b) { return first ? a : b; }
+static unsigned int __vminu2(unsigned int a, unsigned int b) {
+    return lanes(pick((a & 0xFFFFu) < (b & 0xFFFFu), a, b), pick((a >> 16) < (b >> 16), a, b) >> 16);
+}
+static unsigned int __vmaxu2(unsigned int a, unsigned int b) {
+    return lanes(pick((a & 0xFFFFu) > (b & 0xFFFFu), a, b), pick((a >> 16) > (b >> 16), a, b) >> 16);
+}
+static unsigned int __vmins2(unsigned int a, unsigned int b) {
+    return lanes(pick((short)a < (short)b, a, b), pick((short)(a >> 16) < (short)(b >> 16), a, b) >> 16);
+}
+static unsigned int __vmaxs2(unsigned int a, unsigned int b) {
+    return lanes(pick((short)a > (short)b, a, b), pick((short)(a >> 16) > (short)(b >> 16), a, b) >> 16);
+}
 """
 
 # expr_c.ARITHMETIC as host C++: cvt.rzi as the PTX ISA defines it (truncated, clamped to the destination's

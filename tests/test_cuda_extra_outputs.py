@@ -68,9 +68,9 @@ def test_prologue_sources_without_extras_are_unchanged() -> None:
     """Every plan path's ARGMIN-with-prologue sources render as pinned here (the plain ARGMIN ones are checked
     by tests/test_cuda_prologue.py): writing extras adds nothing to a kernel without them, and a change to
     these sources is a deliberate one that updates the digest (last: clamps against a nonzero number bound
-    as one min.NaN or max.NaN, expr_c.CLAMPS)."""
+    as one min.NaN or max.NaN, expr_c.CLAMPS; column steps by stored integers, argmin_c.stored_order)."""
     sources = [source for _, case in CASES for source in prologue_sources(case)]
-    assert digest(sources) == (174, "a6ecc3a43992e63c8c16bccf5f2e188840301136d5d586bca845a2f290f78be9")
+    assert digest(sources) == (174, "9d4f0927fb63050d0fac8100d410d5000b91b9c6cf09a31a82b3d48f5f10ead0")
 
 
 # --- extra output descriptions and the values to write --------------------------------------------------------

@@ -228,7 +228,8 @@ def on_host(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDes
 def special_inputs(case: Case, kind: str, rng: np.random.Generator) -> list[np.ndarray]:
     """x and per-column (or other pattern) operands giving each row a special set of values:
     "ties" (edge values: CLIP makes many equal), "zeros" (-0.0 and +0.0 tied at the least value),
-    "nan" (every value NaN), "one number" (NaN but for one column), "inf" (+inf and NaN only, without CLIP)."""
+    "nan" (every value NaN), "one number" (NaN but for one column), "inf" (+inf and NaN only, without CLIP),
+    "positive" (positive finite scales: denormals, the largest), "mostly positive" (a tenth of them not)."""
     if kind == "ties":
         return case.inputs(rng)
     count = TensorDesc(case.x, case.sizes, case.x_strides).total_tensor_size_in_bytes // case.x.size
@@ -245,6 +246,13 @@ def special_inputs(case: Case, kind: str, rng: np.random.Generator) -> list[np.n
     elif kind == "one number":
         scale = np.full(scales, np.nan, dtype)
         scale[rng.integers(0, scales)] = 0.75
+    elif kind in ("positive", "mostly positive"):  # the scan by stored integers (argmin_c.stored_order)
+        finfo = np.finfo(dtype)
+        scale = rng.choice(np.array([finfo.smallest_subnormal, finfo.tiny, 0.5, 0.75, finfo.max], dtype), scales)
+        if kind == "mostly positive":  # a thread with one other scale takes the float step
+            others = np.array([-0.5, 0.0, -0.0, np.nan, np.inf, -np.inf], dtype)
+            picked = rng.random(scales) < 0.1
+            scale[picked] = rng.choice(others, int(picked.sum()))
     else:
         assert kind == "inf" and not case.clip
         scale = np.full(scales, np.inf, dtype)
@@ -312,14 +320,21 @@ def special_runs_on_host(case: Case, kinds: Sequence[str], seed: int, folder: Pa
 
 
 # The column scan of a float prologue: one candidate per column per step of 8 rows, the row found by a rescan
-# (argmin_c.groups_rows). Rows past the last whole step (61 = 7 steps + 5) take the one-row loop.
+# (argmin_c.groups_rows). Rows past the last whole step (61 = 7 steps + 5) take the one-row loop. Per-column
+# scales that are positive and finite for all of a thread's columns take the step by stored integers.
+STEPS = [*KINDS, "positive", "mostly positive"]
 COLUMN_CASES = [
-    ("steps and a tail", Case(T.UINT8, (61, 64), (0,)), KINDS),
+    ("steps and a tail", Case(T.UINT8, (61, 64), (0,)), STEPS),
     ("decreasing, FLOAT16", Case(T.UINT8, (61, 64), (0,), ROW, COLUMN, T.FLOAT16, True, "DECREASING", T.UINT32),
      KINDS),
+    ("decreasing, FLOAT16, per column", Case(T.UINT8, (61, 64), (0,), COLUMN, COLUMN, T.FLOAT16, True,
+                                             "DECREASING", T.UINT32), STEPS),
     ("split pieces", Case(T.UINT8, (1030, 32), (0,), COLUMN, ROW, T.FLOAT32, True, "DECREASING", T.INT32), KINDS),
-    ("ARGMAX", Case(T.INT8, (61, 32), (0,), COLUMN, COLUMN, kind="ARGMAX"), KINDS),
-    ("PROPAGATE", Case(T.UINT8, (61, 64), (0,), COLUMN, COLUMN, nan_policy="PROPAGATE"), KINDS),
+    ("split pieces, per column", Case(T.INT8, (1030, 32), (0,), COLUMN, COLUMN, T.FLOAT32, True, "DECREASING",
+                                      T.INT32), STEPS),
+    ("ARGMAX", Case(T.INT8, (61, 32), (0,), COLUMN, COLUMN, kind="ARGMAX"), STEPS),
+    ("ARGMAX, UINT8", Case(T.UINT8, (61, 32), (0,), COLUMN, TENSOR, kind="ARGMAX"), STEPS),
+    ("PROPAGATE", Case(T.UINT8, (61, 64), (0,), COLUMN, COLUMN, nan_policy="PROPAGATE"), STEPS),
     ("PROPAGATE, ARGMAX, decreasing", Case(T.UINT8, (61, 64), (0,), ROW, COLUMN, T.FLOAT32, True, "DECREASING",
                                            kind="ARGMAX", nan_policy="PROPAGATE"), KINDS),
     ("no CLIP: no tail", Case(T.UINT8, (40, 64), (0,), COLUMN, TENSOR, T.FLOAT32, False), ["inf", "nan"]),
@@ -444,3 +459,32 @@ def test_a_column_step_of_two_bytes_a_row_passes_each_byte_alone(tmp_path: Path)
     source = argmin_c.argmin_kernel(spec, plan, AxisDirection.INCREASING, kept, reduced)
     assert "inner((unsigned int)u0.e[1], 0u, " in source and ".u[" not in source
     compile_with_nvcc([source], tmp_path)
+
+
+# Column scans by stored integers on a GPU (the VIMNMX lanes): large enough to split the reduction into
+# pieces, INT8 and UINT8, ARGMIN and ARGMAX, both directions, scales all positive and a tenth not.
+COLUMN_GPU_CASES = [
+    ("UINT8", Case(T.UINT8, (20000, 1024), (0,))),
+    ("INT8, ARGMAX, decreasing", Case(T.INT8, (9001, 512), (0,), COLUMN, COLUMN, T.FLOAT32, True, "DECREASING",
+                                      T.INT32, kind="ARGMAX")),
+    ("UINT8, FLOAT16, no zero point", Case(T.UINT8, (3000, 2048), (0,), COLUMN, None, T.FLOAT16, True)),
+]
+
+
+@needs_cuda
+@pytest.mark.parametrize("case", [c for _, c in COLUMN_GPU_CASES], ids=[i for i, _ in COLUMN_GPU_CASES])
+@pytest.mark.parametrize("kind", ["positive", "mostly positive", "ties"])
+def test_the_column_scan_by_stored_integers_on_cuda_equals_node_by_node_on_the_cpu(case: Case, kind: str) -> None:
+    inputs = special_inputs(case, kind, np.random.default_rng(13))
+    with using("cuda") as device:
+        assert_fused_equals_unfused(device, case.graph(device), inputs)
+        out = np.zeros(output_desc(case.graph(device), 0).total_tensor_size_in_bytes, np.uint8)
+        gpu = run_node_by_node(device, case.graph(device), inputs, [out])
+        spec, descs, out_desc = fused(case)
+        kernel = device.backend.compile_spec(device, spec, descs, out_desc)
+        kept, reduced = argmin_c.layouts(spec, descs, out_desc)
+        source = argmin_c.argmin_kernel(spec, kernel.plan, spec.reduction.direction, kept, reduced)
+        assert "by_integers" in source
+    with using("cpu-numpy") as cpu:
+        host = run_node_by_node(cpu, case.graph(cpu), inputs, [out])
+    assert (gpu[0] == host[0]).all()

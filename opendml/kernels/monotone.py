@@ -93,3 +93,63 @@ def monotone_tail(element: ex.Expr) -> MonotoneTail | None:
         return None
     slot = max(ex.loads(element), default=-1) + 1
     return MonotoneTail(inner, _rebuilt(element, inner, ex.Load(slot, DataType.FLOAT32)), slot)
+
+
+# --- a value's order in the InputTensor's stored integers ------------------------------------------------------
+#
+# A column scan holds one output's other operands constant (a per-column scale and zero point), so each
+# element's value is f(x) for one function f of the stored integer x. DEQUANTIZE_LINEAR's f(x) =
+# (x - zero_point) * scale, and the clamps and roundings after it, is non-decreasing in x wherever the scale
+# is positive and finite: then the least value of several elements is f of their least integer (the
+# greatest, for ARGMAX), found by integer min instructions over packed bytes, and f runs once per candidate.
+# Which steps qualify, x's side being the argument that depends on x and the other side constant:
+#
+# - Load(0) of an integer type, Widen of it, and exact integer Subtract or Add of a constant;
+# - ToFloat32 (rounding to nearest is non-decreasing) and Store to FLOAT32 or FLOAT16 (likewise; an
+#   overflow gives an infinity, still a number);
+# - Multiply by a constant factor, where the factor is positive and finite when the kernel runs (checked
+#   there, per output): then a number times it is a number, and rounding keeps the order;
+# - the clamps of the monotone tail (above).
+#
+# Each step maps numbers to numbers, so no element's value is NaN and the NaN rules never come into play.
+# Anything else (a float Add: +inf + -inf is NaN; a Divide; a Multiply of two values of x) gives no order.
+
+
+@dataclass(frozen=True)
+class RawOrder:
+    """The element is non-decreasing in the InputTensor's stored integer (operand 0) wherever each of
+    ``factors``, an expression of the constant operands and scalars, is positive and finite."""
+
+    factors: tuple[ex.Expr, ...]
+
+
+def raw_order(element: ex.Expr, constant: frozenset[int]) -> RawOrder | None:
+    """``element``'s order in operand 0's stored integer, given the operands ``constant`` holds fixed (their
+    values are those of one output); None where the steps above do not show one."""
+    factors = _ordered(element, constant)
+    return None if factors is None else RawOrder(factors)
+
+
+def _ordered(node: ex.Expr, constant: frozenset[int]) -> tuple[ex.Expr, ...] | None:
+    """The factors under which ``node`` is non-decreasing in operand 0, else None."""
+    read = ex.loads(node)
+    if 0 not in read:
+        return () if set(read) <= constant else None
+    if isinstance(node, ex.Load):
+        return () if node.stored.is_integer else None
+    if isinstance(node, ex.Widen | ex.ToFloat32) or (isinstance(node, ex.Store) and node.type.is_float):
+        return _ordered(node.value, constant)
+    if isinstance(node, ex.Subtract | ex.Add | ex.Multiply):
+        if isinstance(node, ex.Add) and node.data_type is DataType.FLOAT32:
+            return None
+        sides = [node.a, node.b] if not isinstance(node, ex.Subtract) else [node.a]
+        varying = [side for side in (node.a, node.b) if 0 in ex.loads(side)]
+        if len(varying) != 1 or varying[0] not in sides:
+            return None
+        other = node.b if varying[0] is node.a else node.a
+        below, fixed = _ordered(varying[0], constant), _ordered(other, constant)
+        if below is None or fixed is None:
+            return None
+        return (*below, other) if isinstance(node, ex.Multiply) else below
+    value = clamped(node)
+    return None if value is None else _ordered(value, constant)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from ... import expr as ex
 from ...dtypes import DataType
 from ...enums import AxisDirection, NanPolicy
-from ...kernels.monotone import MonotoneTail, monotone_tail
+from ...kernels.monotone import MonotoneTail, RawOrder, monotone_tail, raw_order
 from ...kernels.spec import KernelSpec, ReductionKind
 from ...tensor import TensorDesc
 from ..layout import Layout, split_axes
@@ -405,18 +405,22 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
     single_fetch = [line.replace(f"{position} + 0ull * {step}", position) for line in fetch[: len(fetch) // unroll]]
     single_takes = [line.replace(f"{position} + 0ull * {step}", position)
                     for line in (takes if grouped else takes[: len(takes) // unroll])]
+    ordered = ""
     if grouped:  # the unrolled loop takes one candidate per column: the best of its step's rows
         candidates = [_best_of(spec, rule, [(x, e, others[e]) for x, others in steps], vector) for e in range(vector)]
         takes = [f"{{ const {compute} m = {candidate}; "
                  f"if ({rule.valid('m')}) scan_take(bv[{e}], bi[{e}], m, {position}); }}"
                  for e, candidate in enumerate(candidates)]
+        integers = stored_order(spec, plan, others)
+        if integers is not None:
+            ordered, takes = _by_stored_integers(spec, rule, integers, steps, hoisted, position, vector, takes)
     nl = "\n            "
     tail = "" if unroll == 1 else f"""
         for (; {position} < stop; {position} += {step}) {{
             {nl.join(single_fetch)}
             {nl.join(single_takes)}
         }}"""
-    return f"""
+    return f"""{ordered}
         ull {position} = {first};
         const ull stop = {last};
         for (; {position} + {unroll - 1}ull * {step} < stop; {position} += {unroll}ull * {step}) {{
@@ -452,6 +456,77 @@ def groups_rows(spec: KernelSpec, plan: ArgMinPlan) -> bool:
     (extra outputs are stored where each element is computed)."""
     return (plan.family == "columns" and plan.vector > 1 and is_prologue(spec) and _compute(spec)[1] == "float"
             and not spec.extra)
+
+
+# Where the value is non-decreasing in the InputTensor's stored 8-bit integers (``monotone.raw_order``: a
+# DEQUANTIZE_LINEAR whose scale is positive and finite, then clamps), a step's candidate is the value of its
+# rows' least (greatest, for ARGMAX) integer: the bytes of 4 columns in a word are spread over two 16-bit
+# lanes by ``prmt`` and reduced by one sm_90 VIMNMX per word and row (``__vminu2``, ``__vmins2``), and the
+# value computed once per column. Whether the factors are positive and finite is checked once per thread for
+# its columns; a thread with any other factor takes the float step above. The rescan is unchanged.
+_LANES = {False: ("0x4240u", "0x4341u"), True: ("0xA280u", "0xB391u")}  # even and odd bytes, widened by signed
+_LANE_BYTES = ("({lo} & 0xFFu)", "({hi} & 0xFFu)", "({lo} >> 16)", "({hi} >> 16)")  # a word's 4 bytes
+
+
+def stored_order(spec: KernelSpec, plan: ArgMinPlan, others: Sequence[Operand]) -> RawOrder | None:
+    """The order of a column step's values in the InputTensor's stored integers, where a step may take its
+    candidate by them: 8-bit integers packed by words, every other operand constant along the reduction."""
+    in_type = spec.inputs[0]
+    if in_type is None or in_type.size != 1 or plan.vector % 4 or not packed(spec):
+        return None
+    if not all(o.constant for o in others):
+        return None
+    return raw_order(spec.element, frozenset(o.slot for o in others))
+
+
+def _by_stored_integers(spec: KernelSpec, rule: Order, order: RawOrder, steps: Sequence[tuple[str, list[list[str]]]],
+                        hoisted: dict[int, Callable[[int], str]], position: str, vector: int,
+                        floats: list[str]) -> tuple[str, list[str]]:
+    """The thread's check of its factors (before the scan) and the step's takes: by stored integers where
+    the check holds, else ``floats``."""
+    in_type = spec.inputs[0]
+    assert in_type is not None  # InputTensor is required
+    _, compute = _compute(spec)
+    signed = in_type is DataType.INT8
+    best = f"__v{'max' if rule.largest else 'min'}{'s' if signed else 'u'}2"
+    even, odd = _LANES[signed]
+    checks = []
+    for n, factor in enumerate(order.factors):
+        read = sorted(ex.loads(factor))
+        checks += [f"positive_finite({expr_c.call(f'factor{n}', [hoisted[k](e) for k in read], factor)})"
+                   for e in range(vector)]
+    lines = []
+    for w in range(vector // 4):
+        lanes = [f"prmt({x}.u[{w}], 0u, {sel})" for x, _ in steps for sel in (even, odd)]
+        lo, hi = f"rl{w}", f"rh{w}"
+        lines.append(f"unsigned int {lo} = {lanes[0]}, {hi} = {lanes[1]};")
+        lines += [f"{lo} = {best}({lo}, {lanes[k]}); {hi} = {best}({hi}, {lanes[k + 1]});"
+                  for k in range(2, len(lanes), 2)]
+    for e in range(vector):
+        element = f"({C_TYPE[in_type]}){_LANE_BYTES[e & 3].format(lo=f'rl{e >> 2}', hi=f'rh{e >> 2}')}"
+        value = expr_c.call("value", [element, *steps[0][1][e]], spec.element)
+        lines.append(f"{{ const {compute} m = {value}; "
+                     f"if ({rule.valid('m')}) scan_take(bv[{e}], bi[{e}], m, {position}); }}")
+    nl = "\n                "
+    takes = [f"if (by_integers) {{{nl}{nl.join(lines)}\n            }} else {{{nl}{nl.join(floats)}\n            }}"]
+    return f"\n        const bool by_integers = {' && '.join(checks) or 'true'};", takes
+
+
+def factor_functions(order: RawOrder) -> str:
+    """The device functions computing ``order``'s factors from the constant operands, and the check."""
+    functions = [POSITIVE_FINITE]
+    for n, factor in enumerate(order.factors):
+        read = ex.loads(factor)
+        functions.append(expr_c.device_function(f"factor{n}", "float", sorted(read.items()), factor, stored=False,
+                                                helpers=False))
+    return "".join(functions)
+
+
+# Positive and finite, by the bits: +0.0, -0.0, negatives, infinities and NaN all fail.
+POSITIVE_FINITE = r"""__device__ __forceinline__ bool positive_finite(float f) {
+    const int b = __float_as_int(f); return b > 0 && b < 0x7F800000;
+}
+"""
 
 
 def _rescan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[Operand],
@@ -549,6 +624,8 @@ def argmin_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, 
     if _by_steps(spec, plan, unroll):
         rule = order(spec)
         value = _value_functions(spec) + BEST_HELPERS[rule.largest, rule.propagates] + EQ_HELPERS[rule.propagates]
+        integers = stored_order(spec, plan, others)
+        value += "" if integers is None else factor_functions(integers)
         rescan = _rescan(spec, plan, reduced, others, hoisted, unroll)
     else:
         value, rescan = expr_c.value_function(spec.operator, spec.inputs, spec.element, spec.extra,
