@@ -435,17 +435,26 @@ GPU_CASES = [
 @pytest.mark.parametrize("case", [c for _, c in GPU_CASES], ids=[i for i, _ in GPU_CASES])
 @pytest.mark.parametrize("kind", ["ties", "zeros", "nan", "one number"])
 def test_the_ballot_scan_on_cuda_equals_unfused_and_the_reference(case: Case, kind: str) -> None:
-    inputs = special_inputs(case, kind, np.random.default_rng(11))
+    spec, plan, _ = on_cuda(case, kind, 11)
+    assert argmin_c.uses_ballot(spec, plan)
+
+
+def on_cuda(case: Case, kind: str, seed: int) -> tuple[KernelSpec, ArgMinPlan, str]:
+    """The case's graph on CUDA over ``kind`` inputs, asserted fused == unfused, and node by node == node by
+    node on the CPU's NumPy device; the fused kernel's spec, plan and scan source."""
+    inputs = special_inputs(case, kind, np.random.default_rng(seed))
     with using("cuda") as device:
         assert_fused_equals_unfused(device, case.graph(device), inputs)
         out = np.zeros(output_desc(case.graph(device), 0).total_tensor_size_in_bytes, np.uint8)
         gpu = run_node_by_node(device, case.graph(device), inputs, [out])
         spec, descs, out_desc = fused(case)
-        kernel = device.backend.compile_spec(device, spec, descs, out_desc)
-        assert argmin_c.uses_ballot(spec, kernel.plan)
+        plan = device.backend.compile_spec(device, spec, descs, out_desc).plan
     with using("cpu-numpy") as cpu:
         host = run_node_by_node(cpu, case.graph(cpu), inputs, [out])
     assert (gpu[0] == host[0]).all()
+    assert spec.reduction is not None
+    kept, reduced = argmin_c.layouts(spec, descs, out_desc)
+    return spec, plan, argmin_c.argmin_kernel(spec, plan, spec.reduction.direction, kept, reduced)
 
 
 @needs_nvcc
@@ -475,16 +484,5 @@ COLUMN_GPU_CASES = [
 @pytest.mark.parametrize("case", [c for _, c in COLUMN_GPU_CASES], ids=[i for i, _ in COLUMN_GPU_CASES])
 @pytest.mark.parametrize("kind", ["positive", "mostly positive", "ties"])
 def test_the_column_scan_by_stored_integers_on_cuda_equals_node_by_node_on_the_cpu(case: Case, kind: str) -> None:
-    inputs = special_inputs(case, kind, np.random.default_rng(13))
-    with using("cuda") as device:
-        assert_fused_equals_unfused(device, case.graph(device), inputs)
-        out = np.zeros(output_desc(case.graph(device), 0).total_tensor_size_in_bytes, np.uint8)
-        gpu = run_node_by_node(device, case.graph(device), inputs, [out])
-        spec, descs, out_desc = fused(case)
-        kernel = device.backend.compile_spec(device, spec, descs, out_desc)
-        kept, reduced = argmin_c.layouts(spec, descs, out_desc)
-        source = argmin_c.argmin_kernel(spec, kernel.plan, spec.reduction.direction, kept, reduced)
-        assert "by_integers" in source
-    with using("cpu-numpy") as cpu:
-        host = run_node_by_node(cpu, case.graph(cpu), inputs, [out])
-    assert (gpu[0] == host[0]).all()
+    _, plan, source = on_cuda(case, kind, 13)
+    assert plan.family == "columns" and "by_integers" in source
