@@ -1,4 +1,5 @@
-"""The monotone tail of a reduction's value: the steps an index reduction may apply after its min, not before.
+"""The monotone tail of a reduction's value: the steps an index reduction may apply after its min, not before;
+and (below) a value's order in the InputTensor's stored integers.
 
 An ARGMIN (ARGMAX) scan that reduces several elements to one candidate before comparing it (a GPU lane's
 16-byte load, a column's group of rows) may reduce the *inner* value and apply the tail once per candidate:

@@ -144,7 +144,7 @@ BYTES = r"""__device__ __forceinline__ unsigned int prmt(unsigned int a, unsigne
 """
 # CLIP's and THRESHOLD's clamps against a scalar bound p, ``Select(Less(p, x), p, x)`` (above) and
 # ``Select(Less(x, p), p, x)`` (below), as one PTX ``min.NaN`` or ``max.NaN`` where p is known, when the
-# source is made, to be a nonzero number: then a NaN x gives a NaN either way (payloads may differ, SPEC 7),
+# source is made, to be a nonzero number: then a NaN x gives a NaN either way (payloads may differ, SPEC 8.5),
 # and an x equal to p has p's bits, so neither zero's sign nor a NaN bound (the select keeps x, the min would
 # not) can tell them apart. Other bounds keep the select (exact for each: a bound of -0.0 above or +0.0
 # below is not the min's or max's answer for x of the other zero). Before sm_80 (no ``.NaN``) the select.
