@@ -215,3 +215,33 @@ def test_cupy_chunks_run_the_compiled_graph_on_the_gpu() -> None:
         assert type(result._meta) is cupy.ndarray
         (got,) = dask.compute(result, scheduler="threads")
         assert isinstance(got, cupy.ndarray) and _same(cupy.asnumpy(got), _chain(x, scale, zero_point, *args))
+
+
+def test_a_small_array_argument_goes_to_the_tasks_whole_and_a_large_one_block_by_block(monkeypatch) -> None:
+    """A per-column scale and zero point given as NumPy arrays are one key each in the graph (sent to a worker
+    once and sliced there for each block: a task per block of them was placed apart from the block's data
+    and fetched across workers); past compiled.WHOLE_OPERAND_BYTES they are read block by block. Both give
+    one machine's bits."""
+    from opendml.dask import compiled
+
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 256, (6, 40), dtype=np.uint8)
+    scale = rng.choice(np.array([0.05, 0.5, -0.25, 0.0], np.float32), 40)
+    zero_point = rng.integers(0, 256, 40, dtype=np.uint8)
+    args = (0.0, 2.0, "ARGMIN", (1,), "DECREASING", "IGNORE", "INT64")
+    want = _chain(x, scale, zero_point, *args)
+    dx = da.from_array(x, chunks=(3, 8))  # 2 x 5 blocks
+
+    whole = _chain(dx, scale, zero_point, *args)
+    graph = dict(whole.__dask_graph__())
+    operand_keys = [k for k in graph if (k[0] if isinstance(k, tuple) else k).startswith("ndarray-")]
+    assert len(operand_keys) == 2  # the scale and the zero point, each whole
+    (got,) = dask.compute(whole, scheduler="sync")
+    assert _same(got, want)
+    monkeypatch.setattr(compiled, "WHOLE_OPERAND_BYTES", 16)  # 40 bytes of zero point: block by block
+    by_blocks = _chain(dx, scale, zero_point, *args)
+    graph = dict(by_blocks.__dask_graph__())
+    assert not [k for k in graph if (k[0] if isinstance(k, tuple) else k).startswith("ndarray-")]
+    assert len([k for k in graph if isinstance(k, tuple) and k[0].startswith("array-")]) == 20  # x 10, 5 and 5
+    (got,) = dask.compute(by_blocks, scheduler="sync")
+    assert _same(got, want)

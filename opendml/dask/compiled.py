@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import dask
 import dask.array as da
 import numpy as np
 from dask.array.utils import meta_from_array
@@ -45,6 +47,8 @@ if TYPE_CHECKING:
     from ..tracing import CompiledFunction, Tracer
 
 OWNER = "opendml.compile"
+WHOLE = "whole"  # a layout entry: a small array argument, passed whole to every task and sliced for the block
+WHOLE_OPERAND_BYTES = 16 << 20  # array arguments up to this size go whole (one transfer to each worker)
 
 
 @dataclass(frozen=True)
@@ -85,14 +89,19 @@ def call(function: CompiledFunction, args: tuple[Any, ...], kwargs: dict[str, An
                       "ones (a 0-d Dask array is not read by blocks)", "only 0-d arrays and values")
     rank = max(a.ndim for a in arrays.values())
     chunks = chunks_by_position([a for a in arrays.values() if is_dask_array(a)], rank)
+    whole = {k: a for k, a in arrays.items() if not is_dask_array(a) and a.nbytes <= WHOLE_OPERAND_BYTES}
     for k, array in arrays.items():
-        if not is_dask_array(array):
+        if not is_dask_array(array) and k not in whole:
             arrays[k] = da.from_array(array, chunks=aligned_chunks(array.shape, chunks, rank))
     # One chunking for every argument (NumPy's broadcasting: dimensions aligned from the last), so that the
     # first blocks the function is traced on are the shapes the tasks see.
-    _, unified = da.core.unify_chunks(*(x for a in arrays.values() for x in (a, tuple(range(rank - a.ndim, rank)))))
-    arrays = dict(zip(arrays, unified))
-    results, single = _probe(function, values, arrays, len(args), tuple(kwargs))
+    read = {k: a for k, a in arrays.items() if k not in whole}
+    _, unified = da.core.unify_chunks(*(x for a in read.values() for x in (a, tuple(range(rank - a.ndim, rank)))))
+    arrays.update(zip(read, unified))
+    lined_up = chunks_by_position(list(unified), rank)
+    firsts = {k: tuple(c[0] if c else 0 for c in (aligned_chunks(a.shape, lined_up, rank) if k in whole else a.chunks))
+              for k, a in arrays.items()}
+    results, single = _probe(function, values, arrays, firsts, len(args), tuple(kwargs))
     reductions = tuple(_reduction(result, rank) for result in results)
     full = np.broadcast_shapes(*(known_shape(OWNER, f"argument {k}", a) for k, a in arrays.items()))
     for reduction in reductions:
@@ -100,11 +109,14 @@ def call(function: CompiledFunction, args: tuple[Any, ...], kwargs: dict[str, An
             schema, _ = ARG_REDUCTIONS[reduction.kind]
             count = math.prod(full[a] for a in reduction.axes)
             check_index_capacity(schema.name, from_numpy(reduction.index_type), count)
-    layout = tuple(blocks.BLOCK if k in arrays else (v,) for k, v in enumerate(values))
+    layout = tuple(WHOLE if k in whole else blocks.BLOCK if k in arrays else (v,) for k, v in enumerate(values))
     plan = Call(function, layout, len(args), tuple(kwargs), reductions, single)
-    like = next(iter(arrays.values()))._meta
-    tuples = da.map_blocks(_Block(plan, full), *arrays.values(), dtype=object,
-                           meta=np.empty((0,) * rank, dtype=object), token="opendml-compiled")
+    like = next(a for a in arrays.values() if is_dask_array(a))._meta
+    # A small array argument goes to the tasks as one object, sent to each worker once and sliced there for
+    # each block, rather than as a task per block that the scheduler places apart from the block's data.
+    passed = [dask.delayed(a, pure=True) if k in whole else a for k, a in arrays.items()]
+    tuples = da.map_blocks(_Block(plan, full), *passed, dtype=object, meta=np.empty((0,) * rank, dtype=object),
+                           token="opendml-compiled")
     outputs = [_output(tuples, k, result, reduction, like)
                for k, (result, reduction) in enumerate(zip(results, reductions))]
     return outputs[0] if single else tuple(outputs)
@@ -119,15 +131,14 @@ def _block_arrays(values: list[Any]) -> dict[int, Any]:
     return found
 
 
-def _probe(function: CompiledFunction, values: list[Any], arrays: dict[int, Any], positional: int,
-           keywords: tuple[str, ...]) -> tuple[list[Tracer], bool]:
-    """The function traced on stand-ins of the first blocks (zero strides: no memory), on the device the rules
-    are checked on (a CUDA device's rules are the CPU's: the client needs no GPU)."""
+def _probe(function: CompiledFunction, values: list[Any], arrays: dict[int, Any], firsts: dict[int, tuple[int, ...]],
+           positional: int, keywords: tuple[str, ...]) -> tuple[list[Tracer], bool]:
+    """The function traced on stand-ins of the first blocks (``firsts``: zero strides, no memory), on the device
+    the rules are checked on (a CUDA device's rules are the CPU's: the client needs no GPU)."""
     device = _resolve_device(validation_device(function.device), None, OWNER)
     stand_ins = list(values)
     for k, array in arrays.items():
-        first = tuple(c[0] if c else 0 for c in array.chunks)
-        stand_ins[k] = np.broadcast_to(np.zeros((), np.dtype(array.dtype)), first)
+        stand_ins[k] = np.broadcast_to(np.zeros((), np.dtype(array.dtype)), firsts[k])
     traced = [stand_ins[k] if k in arrays else None for k in range(len(values))]
     return function.build(device, tuple(stand_ins[:positional]), dict(zip(keywords, stand_ins[positional:])),
                           traced)
@@ -177,13 +188,15 @@ class _Block:
 
     def __call__(self, *arrays: Any, block_info: Any = None) -> tuple[Any, ...]:
         plan = self.plan
+        location = block_info[None]["array-location"]
         pending = iter(arrays)
-        values = [next(pending) if entry == blocks.BLOCK else entry[0] for entry in plan.layout]
+        values = [next(pending) if entry == blocks.BLOCK else _slice(next(pending), location) if entry == WHOLE
+                  else entry[0] for entry in plan.layout]
         positional, keywords = plan.arguments(values)
         results = plan.function(*positional, **keywords)
         results = (results,) if plan.single else tuple(results)
-        shape = tuple(np.broadcast_shapes(*(a.shape for a in arrays)))
-        location = block_info[None]["array-location"]
+        shape = tuple(np.broadcast_shapes(*(v.shape for v, entry in zip(values, plan.layout)
+                                            if entry in (blocks.BLOCK, WHOLE))))
         parts = []
         for k, (result, reduction) in enumerate(zip(results, plan.reductions)):
             if reduction is None:
@@ -197,12 +210,19 @@ class _Block:
         return tuple(parts)
 
 
+def _slice(array: Any, location: Sequence[tuple[int, int]]) -> Any:
+    """A whole array argument's part that lines up with the block at ``location`` (dimensions aligned from the
+    last, NumPy's broadcasting: a dimension of size 1 is kept whole)."""
+    shift = len(location) - array.ndim
+    return array[tuple(slice(None) if n == 1 else slice(*location[shift + k]) for k, n in enumerate(array.shape))]
+
+
 def _compared_values(plan: Call, values: list[Any], k: int, local: Any, axes: tuple[int, ...],
                      shape: tuple[int, ...]) -> Any:
     """The values result ``k``'s reduction compared at its winners ``local`` (indices flattened over the
     block's ``axes``): the function run on the winning elements alone, reductions returning their input."""
     where = _winners(local, axes, shape)
-    gathered = [np.broadcast_to(v, shape)[where] if entry == blocks.BLOCK else v
+    gathered = [np.broadcast_to(v, shape)[where] if entry in (blocks.BLOCK, WHOLE) else v
                 for v, entry in zip(values, plan.layout)]
     positional, keywords = plan.arguments(gathered)
     token = reduced_inputs.set(True)
