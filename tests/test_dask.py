@@ -692,3 +692,21 @@ def test_moved_partials_merge_right_behind_a_busy_gpu() -> None:
         winner = stacked.shape[0] - 1 - np.argmax(stacked[::-1], axis=0)  # ties: the larger index, the later part
         expected = np.take_along_axis(np.stack(indices), winner[None], 0)[0]
         assert np.array_equal(cupy.asnumpy(got.indices), expected), trial
+
+
+def test_a_small_numpy_operand_is_one_key_sliced_for_each_block() -> None:
+    """A per-column scale and zero point given as NumPy arrays go to the tasks whole (blocks.goes_whole): one
+    graph key each, not a task per block; an operand that grows the result's shape (here the scale) is still
+    read by blocks, beside a zero point that goes whole."""
+    rng = np.random.default_rng(12)
+    x = rng.integers(0, 256, (6, 40), dtype=np.uint8)
+    scale = rng.uniform(0.01, 2, 40).astype(np.float32)
+    zero_point = rng.integers(0, 256, (1, 40), dtype=np.uint8)
+    lazy = dml.dequantize_linear(da.from_array(x, chunks=(4, 16)), scale, zero_point)
+    keys = {(k[0] if isinstance(k, tuple) else k).split("-")[0] for k in dict(lazy.__dask_graph__())}
+    assert sum(1 for k in dict(lazy.__dask_graph__()) if not isinstance(k, tuple) and k.startswith("ndarray-")) == 2
+    assert "array" in keys  # x's blocks
+    assert same_values(_compute(lazy)[0], dml.dequantize_linear(x, scale, zero_point))
+    grown = dml.dequantize_linear(da.from_array(x[:1], chunks=(1, 16)), scale[None, :].repeat(3, 0), zero_point)
+    assert len([k for k in dict(grown.__dask_graph__()) if not isinstance(k, tuple) and k.startswith("ndarray-")]) == 1
+    assert same_values(_compute(grown)[0], dml.dequantize_linear(x[:1], scale[None, :].repeat(3, 0), zero_point))

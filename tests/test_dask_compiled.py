@@ -220,9 +220,9 @@ def test_cupy_chunks_run_the_compiled_graph_on_the_gpu() -> None:
 def test_a_small_array_argument_goes_to_the_tasks_whole_and_a_large_one_block_by_block(monkeypatch) -> None:
     """A per-column scale and zero point given as NumPy arrays are one key each in the graph (sent to a worker
     once and sliced there for each block: a task per block of them was placed apart from the block's data
-    and fetched across workers); past compiled.WHOLE_OPERAND_BYTES they are read block by block. Both give
+    and fetched across workers); past blocks.WHOLE_OPERAND_BYTES they are read block by block. Both give
     one machine's bits."""
-    from opendml.dask import compiled
+    from opendml.dask import blocks
 
     rng = np.random.default_rng(9)
     x = rng.integers(0, 256, (6, 40), dtype=np.uint8)
@@ -238,7 +238,7 @@ def test_a_small_array_argument_goes_to_the_tasks_whole_and_a_large_one_block_by
     assert len(operand_keys) == 2  # the scale and the zero point, each whole
     (got,) = dask.compute(whole, scheduler="sync")
     assert _same(got, want)
-    monkeypatch.setattr(compiled, "WHOLE_OPERAND_BYTES", 16)  # 40 bytes of zero point: block by block
+    monkeypatch.setattr(blocks, "WHOLE_OPERAND_BYTES", 16)  # 40 bytes of zero point: block by block
     by_blocks = _chain(dx, scale, zero_point, *args)
     graph = dict(by_blocks.__dask_graph__())
     assert not [k for k in graph if (k[0] if isinstance(k, tuple) else k).startswith("ndarray-")]

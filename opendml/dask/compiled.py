@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +46,6 @@ if TYPE_CHECKING:
     from ..tracing import CompiledFunction, Tracer
 
 OWNER = "opendml.compile"
-WHOLE = "whole"  # a layout entry: a small array argument, passed whole to every task and sliced for the block
-WHOLE_OPERAND_BYTES = 16 << 20  # array arguments up to this size go whole (one transfer to each worker)
 
 
 @dataclass(frozen=True)
@@ -89,15 +86,16 @@ def call(function: CompiledFunction, args: tuple[Any, ...], kwargs: dict[str, An
                       "ones (a 0-d Dask array is not read by blocks)", "only 0-d arrays and values")
     rank = max(a.ndim for a in arrays.values())
     chunks = chunks_by_position([a for a in arrays.values() if is_dask_array(a)], rank)
-    whole = {k: a for k, a in arrays.items() if not is_dask_array(a) and a.nbytes <= WHOLE_OPERAND_BYTES}
+    read = [a for a in arrays.values() if is_dask_array(a)]
+    whole = {k: a for k, a in arrays.items() if not is_dask_array(a) and blocks.goes_whole(a, read)}
     for k, array in arrays.items():
         if not is_dask_array(array) and k not in whole:
             arrays[k] = da.from_array(array, chunks=aligned_chunks(array.shape, chunks, rank))
     # One chunking for every argument (NumPy's broadcasting: dimensions aligned from the last), so that the
     # first blocks the function is traced on are the shapes the tasks see.
-    read = {k: a for k, a in arrays.items() if k not in whole}
-    _, unified = da.core.unify_chunks(*(x for a in read.values() for x in (a, tuple(range(rank - a.ndim, rank)))))
-    arrays.update(zip(read, unified))
+    by_blocks = {k: a for k, a in arrays.items() if k not in whole}
+    _, unified = da.core.unify_chunks(*(x for a in by_blocks.values() for x in (a, tuple(range(rank - a.ndim, rank)))))
+    arrays.update(zip(by_blocks, unified))
     lined_up = chunks_by_position(list(unified), rank)
     firsts = {k: tuple(c[0] if c else 0 for c in (aligned_chunks(a.shape, lined_up, rank) if k in whole else a.chunks))
               for k, a in arrays.items()}
@@ -109,11 +107,10 @@ def call(function: CompiledFunction, args: tuple[Any, ...], kwargs: dict[str, An
             schema, _ = ARG_REDUCTIONS[reduction.kind]
             count = math.prod(full[a] for a in reduction.axes)
             check_index_capacity(schema.name, from_numpy(reduction.index_type), count)
-    layout = tuple(WHOLE if k in whole else blocks.BLOCK if k in arrays else (v,) for k, v in enumerate(values))
+    layout = tuple(blocks.WHOLE if k in whole else blocks.BLOCK if k in arrays else (v,) for k, v in enumerate(values))
     plan = Call(function, layout, len(args), tuple(kwargs), reductions, single)
     like = next(a for a in arrays.values() if is_dask_array(a))._meta
-    # A small array argument goes to the tasks as one object, sent to each worker once and sliced there for
-    # each block, rather than as a task per block that the scheduler places apart from the block's data.
+    # A small array argument goes to the tasks as one object (blocks.WHOLE_OPERAND_BYTES).
     passed = [dask.delayed(a, pure=True) if k in whole else a for k, a in arrays.items()]
     tuples = da.map_blocks(_Block(plan, full), *passed, dtype=object, meta=np.empty((0,) * rank, dtype=object),
                            token="opendml-compiled")
@@ -189,14 +186,12 @@ class _Block:
     def __call__(self, *arrays: Any, block_info: Any = None) -> tuple[Any, ...]:
         plan = self.plan
         location = block_info[None]["array-location"]
-        pending = iter(arrays)
-        values = [next(pending) if entry == blocks.BLOCK else _slice(next(pending), location) if entry == WHOLE
-                  else entry[0] for entry in plan.layout]
+        values = blocks.arguments(plan.layout, arrays, block_info)
         positional, keywords = plan.arguments(values)
         results = plan.function(*positional, **keywords)
         results = (results,) if plan.single else tuple(results)
         shape = tuple(np.broadcast_shapes(*(v.shape for v, entry in zip(values, plan.layout)
-                                            if entry in (blocks.BLOCK, WHOLE))))
+                                            if entry in (blocks.BLOCK, blocks.WHOLE))))
         parts = []
         for k, (result, reduction) in enumerate(zip(results, plan.reductions)):
             if reduction is None:
@@ -210,19 +205,12 @@ class _Block:
         return tuple(parts)
 
 
-def _slice(array: Any, location: Sequence[tuple[int, int]]) -> Any:
-    """A whole array argument's part that lines up with the block at ``location`` (dimensions aligned from the
-    last, NumPy's broadcasting: a dimension of size 1 is kept whole)."""
-    shift = len(location) - array.ndim
-    return array[tuple(slice(None) if n == 1 else slice(*location[shift + k]) for k, n in enumerate(array.shape))]
-
-
 def _compared_values(plan: Call, values: list[Any], k: int, local: Any, axes: tuple[int, ...],
                      shape: tuple[int, ...]) -> Any:
     """The values result ``k``'s reduction compared at its winners ``local`` (indices flattened over the
     block's ``axes``): the function run on the winning elements alone, reductions returning their input."""
     where = _winners(local, axes, shape)
-    gathered = [np.broadcast_to(v, shape)[where] if entry in (blocks.BLOCK, WHOLE) else v
+    gathered = [np.broadcast_to(v, shape)[where] if entry in (blocks.BLOCK, blocks.WHOLE) else v
                 for v, entry in zip(values, plan.layout)]
     positional, keywords = plan.arguments(gathered)
     token = reduced_inputs.set(True)

@@ -14,6 +14,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import dask
 import dask.array as da
 import numpy as np
 from dask.array.utils import meta_from_array
@@ -82,17 +83,25 @@ def _blockwise(function: Callable[..., Any], owner: str, operands: list[Any], kw
     chunks = chunks_by_position([a for a in arrays if is_dask_array(a)], rank)
     layout: list[Any] = []
     args: list[Any] = []
-    for array, operand in zip(arrays, operands):
+    read = [a for k, a in enumerate(arrays) if a is not None and (k == 0 or is_dask_array(a))]
+    for k, (array, operand) in enumerate(zip(arrays, operands)):
         if array is None:
             layout.append((operand,))
-            continue
-        if not is_dask_array(array):
-            array = da.from_array(array, chunks=aligned_chunks(array.shape, chunks, rank))
-        layout.append(blocks.BLOCK)
-        args += [array, tuple(range(rank - array.ndim, rank))]
+        elif k > 0 and not is_dask_array(array) and blocks.goes_whole(array, read):
+            layout.append(blocks.WHOLE)  # one graph key, sliced on the worker (blocks.WHOLE_OPERAND_BYTES)
+            args.append(dask.delayed(array, pure=True))
+        else:
+            if not is_dask_array(array):
+                array = da.from_array(array, chunks=aligned_chunks(array.shape, chunks, rank))
+            layout.append(blocks.BLOCK)
+            args.append(array)
     task = functools.partial(blocks.elementwise_block, function, tuple(layout), {**kwargs, "device": device})
-    return da.blockwise(task, tuple(range(rank)), *args, dtype=meta.dtype, meta=meta, align_arrays=True,
-                        token=owner.replace(".", "-").replace("_", "-"))
+    token = owner.replace(".", "-").replace("_", "-")
+    if blocks.WHOLE not in layout:
+        indexed = [x for a in args for x in (a, tuple(range(rank - a.ndim, rank)))]
+        return da.blockwise(task, tuple(range(rank)), *indexed, dtype=meta.dtype, meta=meta, align_arrays=True,
+                            token=token)
+    return da.map_blocks(task, *args, dtype=meta.dtype, meta=meta)  # (token= is deprecated under query planning)
 
 
 def _array_operand(value: Any) -> Any:
