@@ -460,10 +460,11 @@ def groups_rows(spec: KernelSpec, plan: ArgMinPlan) -> bool:
 
 # Where the value is non-decreasing in the InputTensor's stored 8-bit integers (``monotone.raw_order``: a
 # DEQUANTIZE_LINEAR whose scale is positive and finite, then clamps), a step's candidate is the value of its
-# rows' least (greatest, for ARGMAX) integer: the bytes of 4 columns in a word are spread over two 16-bit
-# lanes by ``prmt`` and reduced by one sm_90 VIMNMX per word and row (``__vminu2``, ``__vmins2``), and the
-# value computed once per column. Whether the factors are positive and finite is checked once per thread for
-# its columns; a thread with any other factor takes the float step above. The rescan is unchanged.
+# rows' least (greatest, for ARGMAX) integer: the 4 column bytes of a word are spread over two words of
+# 16-bit lanes by ``prmt`` (even and odd bytes) and each reduced by a 16x2 min a row (``__vminu2``,
+# ``__vmins2``: sm_90 VIMNMX, which ptxas takes three inputs at a time), and the value computed once per
+# column. Whether the factors are positive and finite is checked once per thread for its columns; a thread
+# with any other factor takes the float step above. The rescan is unchanged.
 _LANES = {False: ("0x4240u", "0x4341u"), True: ("0xA280u", "0xB391u")}  # even and odd bytes, widened by signed
 _LANE_BYTES = ("({lo} & 0xFFu)", "({hi} & 0xFFu)", "({lo} >> 16)", "({hi} >> 16)")  # a word's 4 bytes
 
