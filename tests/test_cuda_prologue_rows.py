@@ -486,3 +486,21 @@ COLUMN_GPU_CASES = [
 def test_the_column_scan_by_stored_integers_on_cuda_equals_node_by_node_on_the_cpu(case: Case, kind: str) -> None:
     _, plan, source = on_cuda(case, kind, 13)
     assert plan.family == "columns" and "by_integers" in source
+
+
+@needs_gpp
+def test_a_column_step_of_two_words_a_row_takes_each_words_lanes(monkeypatch, tmp_path: Path) -> None:
+    """Plans load 4 bytes a row for these scans today; a plan of 8 (two words, ``rl0``/``rl1``) takes the
+    same candidates by stored integers: run on the host against node-by-node execution on the CPU."""
+    real = argmin_c.plan
+
+    def eight(*args: object) -> ArgMinPlan:
+        found = real(*args)  # type: ignore[arg-type]
+        return dataclasses.replace(found, vector=8)
+
+    monkeypatch.setattr(argmin_c, "plan", eight)
+    case = Case(T.INT8, (61, 64), (0,), COLUMN, COLUMN, T.FLOAT32, True, "DECREASING", T.INT32)
+    spec, descs, out = fused(case)
+    plan = plan_of(spec, descs, out)
+    assert plan.vector == 8 and "rl1 = __vmins2(rl1, " in kernel_source(spec, descs, out)
+    special_runs_on_host(case, ["positive", "mostly positive", "ties"], 3, tmp_path)
