@@ -85,8 +85,8 @@ def call(function: CompiledFunction, args: tuple[Any, ...], kwargs: dict[str, An
         raise invalid(OWNER, "arguments", "must include an array of one or more dimensions along with the Dask "
                       "ones (a 0-d Dask array is not read by blocks)", "only 0-d arrays and values")
     rank = max(a.ndim for a in arrays.values())
-    chunks = chunks_by_position([a for a in arrays.values() if is_dask_array(a)], rank)
     read = [a for a in arrays.values() if is_dask_array(a)]
+    chunks = chunks_by_position(read, rank)
     whole = {k: a for k, a in arrays.items() if not is_dask_array(a) and blocks.goes_whole(a, read)}
     for k, array in arrays.items():
         if not is_dask_array(array) and k not in whole:

@@ -337,9 +337,11 @@ def _unroll(spec: KernelSpec, plan: ArgMinPlan, others: Sequence[Operand]) -> in
 
 
 def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[Operand],
-          hoisted: dict[int, Callable[[int], str]], written: Sequence[Extra] = ()) -> str:
+          hoisted: dict[int, Callable[[int], str]], written: Sequence[Extra] = (),
+          integers: RawOrder | None = None) -> str:
     """Code scanning this thread's share of [begin, end), taking each valid value into (bv, bi) and storing
-    each element's extra outputs (NaN or not)."""
+    each element's extra outputs (NaN or not); a scan by steps takes them by stored ``integers`` where given
+    (``stored_order``) and the thread's factors allow."""
     in_type = spec.inputs[0]
     assert in_type is not None  # InputTensor is required
     _, compute = _compute(spec)
@@ -411,7 +413,6 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
         takes = [f"{{ const {compute} m = {candidate}; "
                  f"if ({rule.valid('m')}) scan_take(bv[{e}], bi[{e}], m, {position}); }}"
                  for e, candidate in enumerate(candidates)]
-        integers = stored_order(spec, plan, others)
         if integers is not None:
             ordered, takes = _by_stored_integers(spec, rule, integers, steps, hoisted, position, vector, takes)
     nl = "\n            "
@@ -622,10 +623,11 @@ def argmin_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, 
     pointers = ["ull px", *(f"ull p{o.slot}" for o in others), "ull pout", *(f"ull pout{x.number}" for x in written)]
     parameters = ", ".join([*pointers, "ull pv", "ull pi", *expr_c.scalar_parameters(spec.element, spec.extra)])
     unroll = _unroll(spec, plan, others)
-    if _by_steps(spec, plan, unroll):
+    by_steps = _by_steps(spec, plan, unroll)
+    integers = stored_order(spec, plan, others) if by_steps else None
+    if by_steps:
         rule = order(spec)
         value = _value_functions(spec) + BEST_HELPERS[rule.largest, rule.propagates] + EQ_HELPERS[rule.propagates]
-        integers = stored_order(spec, plan, others)
         value += "" if integers is None else factor_functions(integers)
         rescan = _rescan(spec, plan, reduced, others, hoisted, unroll)
     else:
@@ -642,7 +644,7 @@ extern "C" __global__ void {bounds}opendml_kernel({parameters}) {{
         {compute} bv[{columns}]; ull bi[{columns}];
         #pragma unroll
         for (int j = 0; j < {columns}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
-        {_scan(spec, plan, reduced, others, hoisted, written)}{rescan}
+        {_scan(spec, plan, reduced, others, hoisted, written, integers)}{rescan}
         {_group_reduce(plan.group, compute)}
         {guard[plan.family]} {{
             {_finish(plan, direction, spec.output, compute, kept.strides[1][-1])}
