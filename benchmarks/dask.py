@@ -23,24 +23,27 @@ row 5), persisted once, and released after its rows; nothing large goes from the
   (``x.max`` over the row's axes; for row 4 ``x.astype(float32)``), Dask's own overheads included.
 
 Row 4's results go to a sink that keeps one element of each block (the blocks are computed in full and
-dropped); its untimed check computes an XOR of each column's bits instead, so every bit is compared. After
-the cluster is closed, the client makes the same values as one NumPy array (the same generators, on Dask's
-threaded scheduler) and times single-process opendml on them (``opendml``: a Device on every core; row 4
-with CLIP in place into the result DEQUANTIZE_LINEAR allocates), the reference of every check:
+dropped); its untimed check computes an XOR of each column's bits instead, so every bit is compared. While
+the cluster holds an input, the client makes the same values as one NumPy array (the same generators, on
+Dask's threaded scheduler) and times single-process opendml on them (``opendml``: a Device on every core;
+row 4 the compiled function, one fused pass into one FLOAT32 result), the reference of every check:
 ``opendml-dask`` must give the same bits (indices and values), ``dask`` the same indices or, where they
 differ, indices of equal values (another tie rule, reported as such). Row 5 has no single-process run:
 one tensor holds at most 2^32 - 1 elements (the refusal is printed); it is checked against the placed 0.
 
 Timing: each implementation runs its check once untimed (Numba compiles on every worker, pages are
-touched), then the implementations of a row take turns, ``--repeats`` timed runs each; the median is
-reported, as a throughput of the bytes read (the input's). Memory: a thread in each worker process samples
-its resident memory every 5 ms during each timed run; ``peak`` is the most it rose above its level at the
-start (the persisted data is already there), over the workers and the runs, also counted in blocks (the
-row's largest block, FLOAT32 output blocks for row 4). Targets from the issue are printed next to each row,
+touched), then the implementations of a row take turns, single-process opendml's among them, ``--repeats``
+timed runs each; the median is reported, as a throughput of the bytes read (the input's). Taking turns
+matters: this shared machine's speed can change by 2x from one minute to the next, so runs made apart (the
+single-process ones after the cluster's, as this script once did) compare two machines. Memory: a thread in
+each worker process (in the client, for ``opendml``) samples its resident memory every 5 ms during each
+timed run; ``peak`` is the most it rose above its level at the start (the persisted data is already
+there), over the workers and the runs, also counted in blocks (the row's largest block, FLOAT32 output
+blocks for row 4). Targets from the issue are printed next to each row,
 PASS or FAIL: >= 3x faster than ``da.argmin`` over axis 0, >= 0.7x single-process opendml's throughput,
 and a peak of at most a few (4) blocks per worker, never the whole array.
 
-    python benchmarks/dask.py                        # the issue's sizes (~8 GiB arrays, 24 GiB of memory)
+    python benchmarks/dask.py                        # the issue's sizes (~8 GiB arrays twice: 24 GiB of memory)
     python benchmarks/dask.py --quick                # rows 1-4 a quarter of the size, fewer runs
     python benchmarks/dask.py --sizes tiny --in-process      # a smoke test: in one process, tiny arrays
     python benchmarks/dask.py --workers 2 --threads-per-worker 1 --chunk-mib 128 --worker-device none
@@ -355,12 +358,12 @@ class Impl:
     check: Callable[[], Any] | None = None
 
 
-def timed_turns(impls: dict[str, Impl], repeats: int, memory: Callable[[], Any]
+def timed_turns(impls: dict[str, Impl], repeats: int, memory: Callable[[str], Any]
                 ) -> tuple[dict[str, Timing], dict[str, Any]]:
     """Each implementation's check once, untimed (it compiles on every worker, touches the pages, and its
     answer is returned), then ``repeats`` timed runs each, taking turns so that a change of the shared
-    machine's load falls on all alike; memory is sampled during each timed run (``memory()`` starts a
-    sampler, its ``stop()`` gives the rise)."""
+    machine's load falls on all alike; memory is sampled during each timed run (``memory(name)`` starts a
+    sampler where that implementation runs, its ``stop()`` gives the rise)."""
     answers = {}
     for name, impl in impls.items():
         say(f"    {name}: warm-up and check")
@@ -369,7 +372,7 @@ def timed_turns(impls: dict[str, Impl], repeats: int, memory: Callable[[], Any]
     names = list(impls)
     for turn in range(repeats):
         for name in names[turn % len(names):] + names[:turn % len(names)]:
-            sampler = memory()
+            sampler = memory(name)
             start = time.perf_counter()
             impls[name].run()
             seconds = time.perf_counter() - start
@@ -476,17 +479,27 @@ def cluster_impls(row: Row, data: Data, options: Options) -> dict[str, Impl]:
     return impls
 
 
-def run_cluster_row(client: Any, row: Row, data: Data, options: Options) -> Result:
+def run_row(client: Any, row: Row, data: Data, local: Local, options: Options) -> Result:
+    """One row: the cluster's implementations and single-process opendml on the client's copy (where there is
+    one) taking turns, then the checks."""
     say(f"row {row.key}: {row.title} {list(data.array.shape)}, {describe_blocks(data)}")
     x = data.array
     result = Result(row, tuple(x.shape), str(x.dtype), describe_blocks(data), int(x.nbytes), data.largest_block)
-    timings, answers = timed_turns(cluster_impls(row, data, options), options.repeats,
-                                   lambda: WorkerMemory(client))
+    impls = cluster_impls(row, data, options)
+    if local.array is not None:
+        impls["opendml"] = single_process_impl(row, data, local.array, local.device)
+    timings, answers = timed_turns(impls, options.repeats,
+                                   lambda name: PeakMemory() if name == "opendml" else WorkerMemory(client))
     result.timings.update(timings)
     result.answers.update(answers)
     result.checks["floor"] = FLOOR_NOTE[row.axes is None]
     if row.key == "5":
         result.checks["INT32 output"] = int32_output(x)
+        check_huge(result, options.sizes)
+    if local.array is None:
+        result.checks["opendml"] = local.note
+    else:
+        check_row(result, local.array)
     return result
 
 
@@ -511,6 +524,7 @@ def cluster_phase(options: Options, header: dict[str, str]) -> list[Result]:
             Client(cluster) as client:
         describe_cluster(client, options, header)
         results = []
+        device = dml.Device("cpu")
         for name in dict.fromkeys(row.array for row in options.rows):
             data = make_data(name, options.sizes, options.chunk_bytes, options.seed)
             say(f"making {name} {list(data.array.shape)} {data.array.dtype} on the workers "
@@ -519,8 +533,9 @@ def cluster_phase(options: Options, header: dict[str, str]) -> list[Result]:
             data.array = client.persist(data.array)
             wait(data.array)
             say(f"  made in {time.perf_counter() - start:.1f} s")
-            results += [run_cluster_row(client, row, data, options) for row in options.rows if row.array == name]
-            del data  # releases the persisted blocks on the workers
+            local = client_copy(name, options, device)
+            results += [run_row(client, row, data, local, options) for row in options.rows if row.array == name]
+            del data, local  # releases the persisted blocks on the workers, and the client's copy
             gc.collect()
     return results
 
@@ -548,7 +563,7 @@ def default_device_threads() -> int:
     return int(default_device().threads)
 
 
-# The single-process phase, in the client, and the checks.
+# Single-process opendml, in the client, and the checks.
 
 
 def enough_memory(nbytes: int) -> bool:
@@ -557,48 +572,46 @@ def enough_memory(nbytes: int) -> bool:
     return nbytes < 0.85 * psutil.virtual_memory().available
 
 
-def client_phase(results: list[Result], options: Options) -> None:
-    """Single-process opendml on the same values, each input made once as a NumPy array; then the checks."""
-    device = dml.Device("cpu")
-    by_array: dict[str, list[Result]] = {}
-    for result in results:
-        by_array.setdefault(result.row.array, []).append(result)
-    for name, group in by_array.items():
-        if name == "huge":
-            for result in group:
-                check_huge(result, options.sizes)
-            if math.prod(options.sizes.huge) > TENSOR_ELEMENTS:
-                refusal = single_tensor_refusal(options.sizes.huge)
-                for result in group:
-                    result.checks["opendml"] = f"n/a: {refusal}"
-                continue
-        data = make_data(name, options.sizes, options.chunk_bytes, options.seed)
-        needed = data.array.nbytes * (5 if name == "codes" else 1)
-        if not enough_memory(needed):
-            for result in group:
-                result.checks["opendml"] = f"skipped: {needed / 2**30:.1f} GiB do not fit in this process's memory"
-            continue
-        say(f"making {name} as one NumPy array in the client ({data.array.nbytes / 2**30:.2f} GiB)")
-        x = fill_numpy(data)
-        for result in group:
-            run_client_row(result, data, x, device, options)
-        del x
-        gc.collect()
+@dataclass
+class Local:
+    """The client's copy of an input for single-process opendml (None where there is none: ``note`` says why),
+    and the device that runs it (every core)."""
+
+    array: np.ndarray | None
+    device: dml.Device
+    note: str = ""
 
 
-def run_client_row(result: Result, data: Data, x: np.ndarray, device: dml.Device, options: Options) -> None:
-    row = result.row
-    say(f"row {row.key}: single-process opendml ({device.threads} threads)")
+def client_copy(name: str, options: Options, device: dml.Device) -> Local:
+    """The same values as the cluster's, made in the client as one NumPy array while the cluster holds its
+    own, so that single-process opendml takes turns with the cluster's runs (this machine's speed can change
+    by 2x from one minute to the next: runs apart would compare two machines)."""
+    sizes = options.sizes
+    if name == "huge" and math.prod(sizes.huge) > TENSOR_ELEMENTS:
+        return Local(None, device, f"n/a: {single_tensor_refusal(sizes.huge)}")
+    data = make_data(name, sizes, options.chunk_bytes, options.seed)
+    needed = data.array.nbytes * (5 if name == "codes" else 1)  # row 4 also holds its FLOAT32 result
+    if not enough_memory(needed):
+        return Local(None, device, f"skipped: {needed / 2**30:.1f} GiB do not fit beside the cluster's copy "
+                                   "(try --quick)")
+    say(f"making {name} as one NumPy array in the client ({data.array.nbytes / 2**30:.2f} GiB)")
+    return Local(fill_numpy(data), device)
+
+
+def single_process_impl(row: Row, data: Data, x: np.ndarray, device: dml.Device) -> Impl:
+    """Single-process opendml on the client's copy: what the cluster's results are checked against."""
     if row.axes is None:
-        impl = Impl(lambda: opendml_dequantize_clip(data, x, device), lambda: column_xor(
-            opendml_dequantize_clip(data, x, device))[0])
-    else:
-        axes = row.axes
-        impl = Impl(lambda: dml.argmin(x, axes, device=device),
-                    lambda: dml.argmin(x, axes, return_values=True, device=device))
-    timings, answers = timed_turns({"opendml": impl}, options.repeats, PeakMemory)
-    result.timings.update(timings)
-    reference = answers["opendml"]
+        return Impl(lambda: opendml_dequantize_clip(data, x, device),
+                    lambda: column_xor(opendml_dequantize_clip(data, x, device))[0])
+    axes = row.axes
+    return Impl(lambda: dml.argmin(x, axes, device=device),
+                lambda: dml.argmin(x, axes, return_values=True, device=device))
+
+
+def check_row(result: Result, x: np.ndarray) -> None:
+    """The cluster's answers against single-process opendml's (``result.answers["opendml"]``)."""
+    row = result.row
+    reference = result.answers["opendml"]
     result.checks["opendml"] = "reference"
     if row.axes is None:
         result.checks["opendml-dask"] = same_bits(reference, result.answers["opendml-dask"], "column XOR of every bit")
@@ -854,7 +867,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     header = machine_header(options)
     say(", ".join(f"{k}: {v}" for k, v in header.items()))
     results = cluster_phase(options, header)
-    client_phase(results, options)
     for result in results:
         result.verdicts = targets(result, options.sizes)
     header["load average at end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())

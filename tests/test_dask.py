@@ -286,6 +286,43 @@ def test_partials_count_their_arrays_for_dask_memory_accounting() -> None:
     assert sizeof(part) >= 12000
 
 
+def _merge_fan_ins(lazy: Any) -> list[int]:
+    """How many inputs each merge task of ``lazy``'s graph takes (Dask names them ``<name>-partial`` and
+    ``<name>-aggregate``)."""
+    from dask.core import get_dependencies
+
+    graph = dict(lazy.__dask_graph__())
+    name = re.compile(r"opendml-arg(min|max)-(partial|aggregate)-")
+    return [len(get_dependencies(graph, key)) for key in graph if name.match(key[0] if isinstance(key, tuple) else key)]
+
+
+def test_small_partials_merge_many_at_a_time() -> None:
+    """64 blocks along one of two reduced axes: a merge task takes many partials (Dask's default would take 2
+    along each axis: 63 tasks, six levels, each a round trip through the scheduler), and the answer is the
+    oracle's."""
+    rng = np.random.default_rng(21)
+    x = rng.integers(-3, 3, (8, 1024)).astype(np.float32)  # many ties, across blocks
+    lazy = da.from_array(x, chunks=(8, 16))  # blocks of 512 bytes, partials of 12: many fit in a block's bytes
+    for kind, direction in (("ARGMIN", "INCREASING"), ("ARGMAX", "DECREASING")):
+        indices = FUNCTIONS[kind](lazy, None, axis_direction=direction)
+        fan_ins = _merge_fan_ins(indices)
+        assert len(fan_ins) <= 3 and max(fan_ins) <= 32, fan_ins
+        (got,) = _compute(indices)
+        assert np.array_equal(got, _oracle(x, (0, 1), direction, kind, "IGNORE"))
+
+
+def test_large_partials_merge_two_at_a_time() -> None:
+    """Partials as large as their blocks (blocks of one row, reduced along the rows): a merge task holds about
+    what a block's task holds, two partials, however many blocks there are."""
+    rng = np.random.default_rng(22)
+    x = rng.integers(-3, 3, (40, 64)).astype(np.float32)
+    indices = dml.argmin(da.from_array(x, chunks=(1, 64)), 0, axis_direction="DECREASING")
+    fan_ins = _merge_fan_ins(indices)
+    assert max(fan_ins) == 2, fan_ins
+    (got,) = _compute(indices, scheduler="threads")
+    assert np.array_equal(got, _oracle(x, (0,), "DECREASING", "ARGMIN", "IGNORE"))
+
+
 def test_merge_is_associative_and_commutative() -> None:
     """Partials merged in every order and grouping give one answer (the merge orders candidates totally)."""
     nan = np.nan

@@ -56,7 +56,8 @@ def arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: obj
         functools.partial(blocks.arg_partial, kind, reduced, direction, policy, device, sizes),
         chunks=tuple((1,) * len(c) if k in reduced else c for k, c in enumerate(x.chunks)),
         dtype=np.int64, meta=meta_from_array(x._meta, ndim=x.ndim, dtype=np.int64))
-    indices, values = merged(partials, kind, policy, direction, reduced, out_type.numpy, x.dtype, x._meta)
+    indices, values = merged(partials, kind, policy, direction, reduced, out_type.numpy, x.dtype, x._meta,
+                             math.prod(blocks_shape) * x.dtype.itemsize)
     if scalar:
         indices, values = (a.map_blocks(merge.zero_d, drop_axis=0, meta=meta_from_array(a._meta, ndim=0))
                            for a in (indices, values))
@@ -64,19 +65,48 @@ def arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: obj
 
 
 def merged(partials: Any, kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, reduced: tuple[int, ...],
-           index_type: np.dtype, value_type: np.dtype, like: Any) -> tuple[Any, Any]:
+           index_type: np.dtype, value_type: np.dtype, like: Any, block_bytes: int) -> tuple[Any, Any]:
     """The indices (of ``index_type``) and values of the winners among a Dask array of partials (one
-    ``merge.Partial`` per block, of size 1 along the ``reduced`` axes), by Dask's tree reduction; ``like``: a
-    meta of the blocks' kind of array (NumPy, CuPy)."""
+    ``merge.Partial`` per block, of size 1 along the ``reduced`` axes), by Dask's tree reduction (``fan_in``
+    partials a merge); ``like``: a meta of the blocks' kind of array (NumPy, CuPy); ``block_bytes``: the
+    largest input block's."""
     index_meta = meta_from_array(like, ndim=partials.ndim, dtype=index_type)
     steps = (kind, policy, direction)
     tree = da.reduction(partials, merge.identity, functools.partial(merge.aggregate, *steps, index_type),
                         combine=functools.partial(merge.combine, *steps), axis=reduced, keepdims=True,
-                        dtype=index_type, concatenate=False, meta=index_meta, name=f"opendml-{kind.value.lower()}")
+                        dtype=index_type, concatenate=False, meta=index_meta, name=f"opendml-{kind.value.lower()}",
+                        split_every=fan_in(partials.chunks, reduced, value_type, block_bytes))
     indices = tree.map_blocks(merge.indices_of, dtype=index_type, meta=index_meta)
     values = tree.map_blocks(merge.values_of, dtype=value_type,
                              meta=meta_from_array(like, ndim=partials.ndim, dtype=value_type))
     return indices, values
+
+
+MERGE_FAN_IN = 32  # the most partials one merge task takes
+
+
+def fan_in(chunks: tuple[tuple[int, ...], ...], reduced: tuple[int, ...], value_type: np.dtype,
+           block_bytes: int) -> dict[int, int]:
+    """Dask's ``split_every`` for the merge of partials of these ``chunks``: how many partials one merge task
+    takes along each reduced axis.
+
+    Dask's default takes 4 a task, spread evenly over the reduced axes: 2 along each of two, so 64 blocks
+    along one of them make a tree of 63 tasks six levels deep, each level a round trip through the scheduler
+    (a few milliseconds on a busy cluster). A partial is small beside its block (a value and an INT64 index
+    per output element), so a task takes up to ``MERGE_FAN_IN`` of them, but no more partials' bytes than one
+    input block, so that a merge holds about what a block's task holds. The fan-in goes first to the axes of
+    fewest blocks (each gets its share of what is left, so an axis of few blocks leaves more to the others).
+    """
+    partial_bytes = math.prod(max(c, default=1) for a, c in enumerate(chunks) if a not in reduced)
+    partial_bytes *= value_type.itemsize + np.dtype(np.int64).itemsize
+    budget = max(2, min(MERGE_FAN_IN, block_bytes // max(1, partial_bytes)))
+    split = dict.fromkeys(reduced, 2)  # an axis of one block: nothing to merge (Dask wants a number >= 2)
+    cut = sorted((a for a in reduced if len(chunks[a]) > 1), key=lambda a: len(chunks[a]))
+    for k, axis in enumerate(cut):
+        share = max(2, int(round(budget ** (1 / (len(cut) - k)), 9)))
+        split[axis] = max(2, min(len(chunks[axis]), share))
+        budget = max(1, budget // split[axis])
+    return split
 
 
 def _check_whole(device: Device, kind: ReductionKind, shape: tuple[int, ...], blocks_shape: tuple[int, ...],
