@@ -26,13 +26,14 @@ Row 4's results go to a sink that keeps one element of each block (the blocks ar
 dropped); its untimed check computes an XOR of each column's bits instead, so every bit is compared. While
 the cluster holds an input, the client makes the same values as one NumPy array (the same generators, on
 Dask's threaded scheduler) and times single-process opendml on them (``opendml``: a Device on every core;
-row 4 the compiled function, one fused pass into one FLOAT32 result), the reference of every check:
+row 4 the compiled function, one fused pass into one FLOAT32 result, after the cluster is closed: ``APART``
+says why), the reference of every check:
 ``opendml-dask`` must give the same bits (indices and values), ``dask`` the same indices or, where they
 differ, indices of equal values (another tie rule, reported as such). Row 5 has no single-process run:
 one tensor holds at most 2^32 - 1 elements (the refusal is printed); it is checked against the placed 0.
 
 Timing: each implementation runs its check once untimed (Numba compiles on every worker, pages are
-touched), then the implementations of a row take turns, single-process opendml's among them, ``--repeats``
+touched), then the implementations of a row take turns, single-process opendml's among them (but row 4's), ``--repeats``
 timed runs each; the median is reported, as a throughput of the bytes read (the input's). Taking turns
 matters: this shared machine's speed can change by 2x from one minute to the next, so runs made apart (the
 single-process ones after the cluster's, as this script once did) compare two machines. Memory: a thread in
@@ -123,8 +124,11 @@ class Sizes:
 
 
 SIZES = {
+    # Blocks of 512 MiB: 16 of each 8 GiB array, 8 a worker. On 2 cores shared by the workers, the scheduler
+    # and the client, a task costs Dask about 2 ms and a compute some 50 ms (docs/dask.md, chunk sizes): in
+    # 128 MiB blocks that was a third of ARGMIN over all axes (0.29-0.36 s against 0.23 in 512 MiB blocks).
     "issue": Sizes("issue", (32768, 65536), (512, 4096, 1024), (32768, 65536), (65536, 69632), (65000, 12345),
-                   128 * MIB, 3, "the issue's"),
+                   512 * MIB, 3, "the issue's"),
     # Row 5 keeps its size: reducing more than 2^32 elements is its point.
     "quick": Sizes("quick", (8192, 65536), (128, 4096, 1024), (8192, 65536), (65536, 69632), (65000, 12345),
                    128 * MIB, 2, "quick: rows 1-4 a quarter of the issue's"),
@@ -496,10 +500,10 @@ def run_row(client: Any, row: Row, data: Data, local: Local, options: Options) -
     if row.key == "5":
         result.checks["INT32 output"] = int32_output(x)
         check_huge(result, options.sizes)
-    if local.array is None:
-        result.checks["opendml"] = local.note
-    else:
+    if local.array is not None:
         check_row(result, local.array)
+    elif local.note:
+        result.checks["opendml"] = local.note
     return result
 
 
@@ -533,10 +537,13 @@ def cluster_phase(options: Options, header: dict[str, str]) -> list[Result]:
             data.array = client.persist(data.array)
             wait(data.array)
             say(f"  made in {time.perf_counter() - start:.1f} s")
-            local = client_copy(name, options, device)
+            local = Local(None, device) if name in APART else client_copy(name, options, device)
             results += [run_row(client, row, data, local, options) for row in options.rows if row.array == name]
             del data, local  # releases the persisted blocks on the workers, and the client's copy
             gc.collect()
+    for result in results:
+        if result.row.array in APART:
+            run_apart(result, options, device)
     return results
 
 
@@ -572,6 +579,12 @@ def enough_memory(nbytes: int) -> bool:
     return nbytes < 0.85 * psutil.virtual_memory().available
 
 
+# Row 4's single-process run allocates its whole FLOAT32 result (8 GiB) at once. Beside the cluster's memory
+# its pages came 4 KiB at a time (no free huge pages: 2-4 s a run against 0.6 s in a process of its own), so it
+# runs after the cluster is closed, as a single-process user would run it.
+APART = frozenset({"codes"})
+
+
 @dataclass
 class Local:
     """The client's copy of an input for single-process opendml (None where there is none: ``note`` says why),
@@ -596,6 +609,21 @@ def client_copy(name: str, options: Options, device: dml.Device) -> Local:
                                    "(try --quick)")
     say(f"making {name} as one NumPy array in the client ({data.array.nbytes / 2**30:.2f} GiB)")
     return Local(fill_numpy(data), device)
+
+
+def run_apart(result: Result, options: Options, device: dml.Device) -> None:
+    """Single-process opendml for a row in ``APART``, after the cluster is closed, then the checks."""
+    local = client_copy(result.row.array, options, device)
+    if local.array is None:
+        result.checks["opendml"] = local.note
+        return
+    say(f"row {result.row.key}: single-process opendml ({device.threads} threads), the cluster closed")
+    data = make_data(result.row.array, options.sizes, options.chunk_bytes, options.seed)
+    impl = single_process_impl(result.row, data, local.array, device)
+    timings, answers = timed_turns({"opendml": impl}, options.repeats, lambda name: PeakMemory())
+    result.timings.update(timings)
+    result.answers.update(answers)
+    check_row(result, local.array)
 
 
 def single_process_impl(row: Row, data: Data, x: np.ndarray, device: dml.Device) -> Impl:
@@ -834,7 +862,7 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--in-process", action="store_true",
                         help="workers as threads of this process (processes=False), as the smoke test runs")
     parser.add_argument("--chunk-mib", type=float, default=None,
-                        help="block size in MiB (default 128; tiny: 4 KiB); row 4's FLOAT32 output blocks")
+                        help="block size in MiB (default 512; quick: 128; tiny: 4 KiB); row 4's FLOAT32 output blocks")
     parser.add_argument("--worker-device", choices=["explicit", "none"], default="none",
                         help="device= of the calls on the cluster: None (each worker's default device: "
                              "its share of the cores; default), or one Device('cpu', threads=threads per worker)")

@@ -895,7 +895,7 @@ def machine_header(kind: str, count: int, plan: Plan, args: argparse.Namespace) 
     header["threads per worker"] = str(args.threads)
     header["worker saturation"] = str(args.saturation)
     header["work stealing"] = "on" if args.stealing else "off"
-    header["split every"] = str(args.split_every or "Dask's default")
+    header["split every"] = str(args.split_every or "opendml's default")
     header["sync blocks"] = "yes" if args.sync_blocks else "no"
     header["sizes"] = args.sizes
     header["array"] = f"{plan.total_bytes / GIB:.4g} GiB, {plan.columns} columns"
@@ -931,7 +931,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=None, help="timed runs of each measurement (medians)")
     parser.add_argument("--threads", type=int, default=1, help="threads per worker")
     parser.add_argument("--split-every", type=int, default=None,
-                        help="partials merged by each task of Dask's tree reduction (default: Dask's, 4)")
+                        help="partials merged by each task of Dask's tree reduction (default: opendml's, up "
+                             "to 32)")
     parser.add_argument("--sync-blocks", action="store_true",
                         help="each block's task first waits for the GPU work queued by the task before it")
     parser.add_argument("--stealing", action="store_true",

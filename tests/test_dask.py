@@ -309,6 +309,10 @@ def test_small_partials_merge_many_at_a_time() -> None:
         assert len(fan_ins) <= 3 and max(fan_ins) <= 32, fan_ins
         (got,) = _compute(indices)
         assert np.array_equal(got, _oracle(x, (0, 1), direction, kind, "IGNORE"))
+    with dask.config.set(split_every=4):  # Dask's setting, where made, is taken as it is: 2 along each axis
+        indices = dml.argmin(lazy, None)
+    assert max(_merge_fan_ins(indices)) == 2
+    assert np.array_equal(_compute(indices)[0], _oracle(x, (0, 1), "INCREASING", "ARGMIN", "IGNORE"))
 
 
 def test_large_partials_merge_two_at_a_time() -> None:

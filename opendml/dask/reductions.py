@@ -12,6 +12,7 @@ import functools
 import math
 from typing import Any
 
+import dask
 import dask.array as da
 import numpy as np
 from dask.array.utils import meta_from_array
@@ -68,14 +69,15 @@ def merged(partials: Any, kind: ReductionKind, policy: NanPolicy, direction: Axi
            index_type: np.dtype, value_type: np.dtype, like: Any, block_bytes: int) -> tuple[Any, Any]:
     """The indices (of ``index_type``) and values of the winners among a Dask array of partials (one
     ``merge.Partial`` per block, of size 1 along the ``reduced`` axes), by Dask's tree reduction (``fan_in``
-    partials a merge); ``like``: a meta of the blocks' kind of array (NumPy, CuPy); ``block_bytes``: the
-    largest input block's."""
+    partials a merge, unless Dask's ``split_every`` setting says otherwise); ``like``: a meta of the blocks'
+    kind of array (NumPy, CuPy); ``block_bytes``: the largest input block's."""
     index_meta = meta_from_array(like, ndim=partials.ndim, dtype=index_type)
     steps = (kind, policy, direction)
     tree = da.reduction(partials, merge.identity, functools.partial(merge.aggregate, *steps, index_type),
                         combine=functools.partial(merge.combine, *steps), axis=reduced, keepdims=True,
                         dtype=index_type, concatenate=False, meta=index_meta, name=f"opendml-{kind.value.lower()}",
-                        split_every=fan_in(partials.chunks, reduced, value_type, block_bytes))
+                        split_every=dask.config.get("split_every", None)
+                        or fan_in(partials.chunks, reduced, value_type, block_bytes))
     indices = tree.map_blocks(merge.indices_of, dtype=index_type, meta=index_meta)
     values = tree.map_blocks(merge.values_of, dtype=value_type,
                              meta=meta_from_array(like, ndim=partials.ndim, dtype=value_type))
