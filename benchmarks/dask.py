@@ -32,17 +32,17 @@ says why), the reference of every check:
 differ, indices of equal values (another tie rule, reported as such). Row 5 has no single-process run:
 one tensor holds at most 2^32 - 1 elements (the refusal is printed); it is checked against the placed 0.
 
-Timing: each implementation runs its check once untimed (Numba compiles on every worker, pages are
-touched), then the implementations of a row take turns, single-process opendml's among them (row 4's
-excepted), ``--repeats`` timed runs each; the median is reported, as a throughput of the bytes read (the
-input's). Taking turns matters: this shared machine's speed can change by 2x from one minute to the next,
-so runs made apart (all single-process runs after the cluster's, say) would compare two machines. Memory: a
-thread in each worker process (in the client, for ``opendml``) samples its resident memory every 5 ms during each
-timed run; ``peak`` is the most it rose above its level at the start (the persisted data is already
-there), over the workers and the runs, also counted in blocks (the row's largest block, FLOAT32 output
-blocks for row 4). Targets from the issue are printed next to each row,
-PASS or FAIL: >= 3x faster than ``da.argmin`` over axis 0, >= 0.7x single-process opendml's throughput,
-and a peak of at most a few (4) blocks per worker, never the whole array.
+Timing: each implementation runs its check once untimed (Numba compiles on every worker, pages are touched),
+then the implementations of a row take turns, single-process opendml's among them (row 4's excepted),
+``--repeats`` timed runs each; the median is reported, as a throughput of the bytes read (the input's). Taking
+turns matters: this shared machine's speed can change by 2x from one minute to the next, so runs made apart
+(all single-process runs after the cluster's, say) would compare two machines. Memory: a thread in each worker
+process (in the client, for ``opendml``) samples its resident memory every 5 ms during each timed run;
+``peak`` is the most it rose above its level at the start (the persisted data is already there), over the
+workers and the runs, also counted in blocks (the row's largest block, FLOAT32 output blocks for row 4).
+Targets from the issue are printed next to each row, PASS or FAIL: >= 3x faster than ``da.argmin`` over axis
+0, >= 0.7x single-process opendml's throughput, and a peak of at most a few (4) blocks per worker, never the
+whole array.
 
     python benchmarks/dask.py                        # the issue's sizes (~8 GiB arrays twice: 24 GiB of memory)
     python benchmarks/dask.py --quick                # rows 1-4 a quarter of the size, fewer runs
