@@ -483,7 +483,7 @@ def cluster_impls(row: Row, data: Data, options: Options) -> dict[str, Impl]:
     return impls
 
 
-def run_row(client: Any, row: Row, data: Data, local: Local, options: Options) -> Result:
+def run_row(client: Any, row: Row, data: Data, local: Local, device: dml.Device, options: Options) -> Result:
     """One row: the cluster's implementations and single-process opendml on the client's copy (where there is
     one) taking turns, then the checks."""
     say(f"row {row.key}: {row.title} {list(data.array.shape)}, {describe_blocks(data)}")
@@ -491,7 +491,7 @@ def run_row(client: Any, row: Row, data: Data, local: Local, options: Options) -
     result = Result(row, tuple(x.shape), str(x.dtype), describe_blocks(data), int(x.nbytes), data.largest_block)
     impls = cluster_impls(row, data, options)
     if local.array is not None:
-        impls["opendml"] = single_process_impl(row, data, local.array, local.device)
+        impls["opendml"] = single_process_impl(row, data, local.array, device)
     timings, answers = timed_turns(impls, options.repeats,
                                    lambda name: PeakMemory() if name == "opendml" else WorkerMemory(client))
     result.timings.update(timings)
@@ -537,8 +537,10 @@ def cluster_phase(options: Options, header: dict[str, str]) -> list[Result]:
             data.array = client.persist(data.array)
             wait(data.array)
             say(f"  made in {time.perf_counter() - start:.1f} s")
-            local = Local(None, device) if name in APART else client_copy(name, options, device)
-            results += [run_row(client, row, data, local, options) for row in options.rows if row.array == name]
+            local = Local(None) if name in APART else client_copy(make_data(name, options.sizes, options.chunk_bytes,
+                                                                            options.seed), options)
+            results += [run_row(client, row, data, local, device, options) for row in options.rows
+                        if row.array == name]
             del data, local  # releases the persisted blocks on the workers, and the client's copy
             gc.collect()
     for result in results:
@@ -587,38 +589,34 @@ APART = frozenset({"codes"})
 
 @dataclass
 class Local:
-    """The client's copy of an input for single-process opendml (None where there is none: ``note`` says why),
-    and the device that runs it (every core)."""
+    """The client's copy of an input for single-process opendml (None where there is none: ``note`` says why)."""
 
     array: np.ndarray | None
-    device: dml.Device
     note: str = ""
 
 
-def client_copy(name: str, options: Options, device: dml.Device) -> Local:
-    """The same values as the cluster's, made in the client as one NumPy array while the cluster holds its
-    own, so that single-process opendml takes turns with the cluster's runs (this machine's speed can change
-    by 2x from one minute to the next: runs apart would compare two machines)."""
-    sizes = options.sizes
-    if name == "huge" and math.prod(sizes.huge) > TENSOR_ELEMENTS:
-        return Local(None, device, f"n/a: {single_tensor_refusal(sizes.huge)}")
-    data = make_data(name, sizes, options.chunk_bytes, options.seed)
+def client_copy(data: Data, options: Options) -> Local:
+    """The values of ``data`` (a recipe not yet computed), made in the client as one NumPy array while the
+    cluster holds its own, so that single-process opendml takes turns with the cluster's runs (this machine's
+    speed can change by 2x from one minute to the next: runs apart would compare two machines)."""
+    name = data.name
+    if name == "huge" and math.prod(options.sizes.huge) > TENSOR_ELEMENTS:
+        return Local(None, f"n/a: {single_tensor_refusal(options.sizes.huge)}")
     needed = data.array.nbytes * (5 if name == "codes" else 1)  # row 4 also holds its FLOAT32 result
     if not enough_memory(needed):
-        return Local(None, device, f"skipped: {needed / 2**30:.1f} GiB do not fit beside the cluster's copy "
-                                   "(try --quick)")
+        return Local(None, f"skipped: {needed / 2**30:.1f} GiB do not fit beside the cluster's copy (try --quick)")
     say(f"making {name} as one NumPy array in the client ({data.array.nbytes / 2**30:.2f} GiB)")
-    return Local(fill_numpy(data), device)
+    return Local(fill_numpy(data))
 
 
 def run_apart(result: Result, options: Options, device: dml.Device) -> None:
     """Single-process opendml for a row in ``APART``, after the cluster is closed, then the checks."""
-    local = client_copy(result.row.array, options, device)
+    data = make_data(result.row.array, options.sizes, options.chunk_bytes, options.seed)
+    local = client_copy(data, options)
     if local.array is None:
         result.checks["opendml"] = local.note
         return
     say(f"row {result.row.key}: single-process opendml ({device.threads} threads), the cluster closed")
-    data = make_data(result.row.array, options.sizes, options.chunk_bytes, options.seed)
     impl = single_process_impl(result.row, data, local.array, device)
     timings, answers = timed_turns({"opendml": impl}, options.repeats, lambda name: PeakMemory())
     result.timings.update(timings)

@@ -171,9 +171,8 @@ def _output(tuples: Any, k: int, result: Tracer, reduction: Reduction | None, li
     chunks = tuple((1,) * len(c) if a in reduction.axes else c for a, c in enumerate(tuples.chunks))
     partials = tuples.map_blocks(pick, chunks=chunks, dtype=np.int64,
                                  meta=meta_from_array(like, ndim=tuples.ndim, dtype=np.int64))
-    block_bytes = math.prod(max(c, default=1) for c in tuples.chunks) * reduction.value_type.itemsize
     indices, _ = merged(partials, reduction.kind, reduction.policy, reduction.direction, reduction.axes,
-                        reduction.index_type, reduction.value_type, like, block_bytes)
+                        reduction.index_type, reduction.value_type, like, tuples.chunks)
     return indices
 
 

@@ -57,8 +57,7 @@ def arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: obj
         functools.partial(blocks.arg_partial, kind, reduced, direction, policy, device, sizes),
         chunks=tuple((1,) * len(c) if k in reduced else c for k, c in enumerate(x.chunks)),
         dtype=np.int64, meta=meta_from_array(x._meta, ndim=x.ndim, dtype=np.int64))
-    indices, values = merged(partials, kind, policy, direction, reduced, out_type.numpy, x.dtype, x._meta,
-                             math.prod(blocks_shape) * x.dtype.itemsize)
+    indices, values = merged(partials, kind, policy, direction, reduced, out_type.numpy, x.dtype, x._meta, x.chunks)
     if scalar:
         indices, values = (a.map_blocks(merge.zero_d, drop_axis=0, meta=meta_from_array(a._meta, ndim=0))
                            for a in (indices, values))
@@ -66,18 +65,19 @@ def arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: obj
 
 
 def merged(partials: Any, kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, reduced: tuple[int, ...],
-           index_type: np.dtype, value_type: np.dtype, like: Any, block_bytes: int) -> tuple[Any, Any]:
+           index_type: np.dtype, value_type: np.dtype, like: Any, chunks: tuple[tuple[int, ...], ...]
+           ) -> tuple[Any, Any]:
     """The indices (of ``index_type``) and values of the winners among a Dask array of partials (one
     ``merge.Partial`` per block, of size 1 along the ``reduced`` axes), by Dask's tree reduction (``fan_in``
     partials a merge, unless Dask's ``split_every`` setting says otherwise); ``like``: a meta of the blocks'
-    kind of array (NumPy, CuPy); ``block_bytes``: the largest input block's."""
+    kind of array (NumPy, CuPy); ``chunks``: the reduced input's."""
     index_meta = meta_from_array(like, ndim=partials.ndim, dtype=index_type)
     steps = (kind, policy, direction)
     tree = da.reduction(partials, merge.identity, functools.partial(merge.aggregate, *steps, index_type),
                         combine=functools.partial(merge.combine, *steps), axis=reduced, keepdims=True,
                         dtype=index_type, concatenate=False, meta=index_meta, name=f"opendml-{kind.value.lower()}",
                         split_every=dask.config.get("split_every", None)
-                        or fan_in(partials.chunks, reduced, value_type, block_bytes))
+                        or fan_in(chunks, reduced, value_type))
     indices = tree.map_blocks(merge.indices_of, dtype=index_type, meta=index_meta)
     values = tree.map_blocks(merge.values_of, dtype=value_type,
                              meta=meta_from_array(like, ndim=partials.ndim, dtype=value_type))
@@ -87,10 +87,9 @@ def merged(partials: Any, kind: ReductionKind, policy: NanPolicy, direction: Axi
 MERGE_FAN_IN = 32  # the most partials one merge task takes
 
 
-def fan_in(chunks: tuple[tuple[int, ...], ...], reduced: tuple[int, ...], value_type: np.dtype,
-           block_bytes: int) -> dict[int, int]:
-    """Dask's ``split_every`` for the merge of partials of these ``chunks``: how many partials one merge task
-    takes along each reduced axis.
+def fan_in(chunks: tuple[tuple[int, ...], ...], reduced: tuple[int, ...], value_type: np.dtype) -> dict[int, int]:
+    """Dask's ``split_every`` for the merge of the partials of an input of these ``chunks`` (and
+    ``value_type``): how many partials one merge task takes along each reduced axis.
 
     Dask's default takes 4 a task, spread evenly over the reduced axes: 2 along each of two, so 64 blocks
     along one of them make a tree of 63 tasks six levels deep, each level a round trip through the scheduler
@@ -99,9 +98,11 @@ def fan_in(chunks: tuple[tuple[int, ...], ...], reduced: tuple[int, ...], value_
     input block, so that a merge holds about what a block's task holds. The fan-in goes first to the axes of
     fewest blocks (each gets its share of what is left, so an axis of few blocks leaves more to the others).
     """
-    partial_bytes = math.prod(max(c, default=1) for a, c in enumerate(chunks) if a not in reduced)
-    partial_bytes *= value_type.itemsize + np.dtype(np.int64).itemsize
-    budget = max(2, min(MERGE_FAN_IN, block_bytes // max(1, partial_bytes)))
+    # A block's bytes over its partial's: the block's extent along the reduced axes, times a value's bytes
+    # over a value's and an index's.
+    reduced_extent = math.prod(max(chunks[a], default=1) for a in reduced)
+    per_block = reduced_extent * value_type.itemsize // (value_type.itemsize + np.dtype(np.int64).itemsize)
+    budget = max(2, min(MERGE_FAN_IN, per_block))
     split = dict.fromkeys(reduced, 2)  # an axis of one block: nothing to merge (Dask wants a number >= 2)
     cut = sorted((a for a in reduced if len(chunks[a]) > 1), key=lambda a: len(chunks[a]))
     for k, axis in enumerate(cut):
