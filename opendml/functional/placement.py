@@ -4,9 +4,9 @@ Views are described by their strides, never copied, except where no description 
 elements lie (negative strides, strides that are not a multiple of the element size, misaligned data),
 tensors whose last bytes would fall short of DirectML's 4-byte rounding of a tensor's size, and an ``out``
 that shares memory with an input other than as an exact in-place alias. Such an input is read through a
-packed copy; such an output is computed into a packed array and copied into exactly its own elements. A call
-of a short tensor runs its last indices along an axis it does not reduce apart (``_tail_apart``): only they
-are copied.
+packed copy; such an output is computed into a packed array and copied into exactly its own elements
+(decided in ``_run``, once for the whole call). A call of a short tensor runs its last indices along an axis
+it does not reduce apart (``_tail_apart``): only they are copied.
 """
 
 from __future__ import annotations
@@ -73,8 +73,8 @@ def _place_input(device: Device, array: Any, room: int | None = None) -> _Placed
     a call whose tail runs apart: its 4-byte rounding reaches into the tail's elements)."""
     backend = device.backend
     copied = not _plain(array)
-    if copied:
-        array = backend.xp.ascontiguousarray(array)
+    if copied:  # a copy, never the array itself (``ascontiguousarray`` keeps a contiguous misaligned one)
+        array = array.copy(order="C")
     desc = _describe(array)
     if max(desc.span_in_bytes, 0 if copied or room is None else room) >= desc.total_tensor_size_in_bytes:
         raw = backend.byte_range(array, desc.total_tensor_size_in_bytes)
@@ -85,11 +85,11 @@ def _place_input(device: Device, array: Any, room: int | None = None) -> _Placed
     return _Placed(desc, BufferBinding(backend.wrap(device, raw)))
 
 
-def _place_output(device: Device, out: Any, stage: bool, room: int | None = None) -> _Placed:
-    """Describe ``out`` where it lies, or (``stage``, or where that cannot be) a packed array to copy from.
+def _place_output(device: Device, out: Any, room: int | None = None) -> _Placed:
+    """Describe ``out`` where it lies, or (where that cannot be) a packed array to copy from.
     ``room`` as for inputs: only where the bytes past ``out``'s span are its own tail's, written after it."""
     backend = device.backend
-    if not stage and _plain(out):
+    if _plain(out):
         desc = _describe(out)
         if max(desc.span_in_bytes, room or 0) >= desc.total_tensor_size_in_bytes:
             raw = backend.byte_range(out, desc.total_tensor_size_in_bytes)
@@ -146,6 +146,29 @@ def _run(device: Device, schema: OperatorSchema, make_desc: Callable[..., object
         device.create_operator(make_desc(*[None if a is None else _describe(a) for a in stand_ins],
                                          _describe(np.zeros((1,) * out.ndim, out.dtype))))
         return None
+    if _shares_with_an_input(device, schema, inputs, out):
+        # NumPy's rule: the result is as if every input were read before any element of ``out`` is written.
+        # Decided here, once for the whole call: a call run in parts (a short tensor's head and tail) writes
+        # one part's result before it reads the next part's inputs, so a part cannot decide it alone.
+        _check_writes_once(schema.name, out)
+        staged = _padded_empty(device, out.shape, out.dtype)[0]
+        _run_unshared(device, schema, make_desc, inputs, staged)
+        out[...] = staged
+        return None
+    return _run_unshared(device, schema, make_desc, inputs, out)
+
+
+def _shares_with_an_input(device: Device, schema: OperatorSchema, inputs: Sequence[Any], out: Any) -> bool:
+    """Whether ``out`` may share memory with an input other than as the exact alias in-place operators take
+    (the same view). May: NumPy's and CuPy's bounds test, which sees interleaved views as sharing too."""
+    xp = device.backend.xp
+    return any(a is not None and xp.may_share_memory(out, a) and not (schema.in_place and _exact_alias(out, a))
+               for a in inputs)
+
+
+def _run_unshared(device: Device, schema: OperatorSchema, make_desc: Callable[..., object], inputs: Sequence[Any],
+                  out: Any) -> CompiledOperator | None:
+    """``_run`` over an ``out`` that shares no memory with an input, or is an in-place operator's input."""
     split = _tail_apart(inputs, out)
     if split is not None:
         _run_head_and_tail(device, schema, make_desc, inputs, out, *split)
@@ -219,14 +242,13 @@ def _run_head_and_tail(device: Device, schema: OperatorSchema, make_desc: Callab
                        inputs: Sequence[Any], out: Any, axis: int, count: int) -> None:
     """The call on the head where it lies, then on packed copies of the tail, copied into ``out``'s tail.
 
-    The tail's inputs are copied before the head runs: a kernel may write the bytes of the head's rounding,
-    which are the tail's first ones (an in-place call's input among them); ``out``'s tail is written last.
-    The head of a ``out`` that is not C-contiguous is staged as before: the bytes past its span need not be
-    its own."""
-    xp = device.backend.xp
+    The tail's inputs are copied before the head runs (copies, never views: ``ascontiguousarray`` hands a
+    contiguous tail back as it is): a kernel may write the bytes of the head's rounding, which are the tail's
+    first ones (an in-place call's input among them); ``out``'s tail is written last. The head of an ``out``
+    that is not C-contiguous is staged as before: the bytes past its span need not be its own."""
     n = out.shape[axis]
     head, tail = _along(axis, 0, n - count), _along(axis, n - count, n)
-    tail_inputs = [None if a is None else xp.ascontiguousarray(a[tail]) for a in inputs]
+    tail_inputs = [None if a is None else a[tail].copy() for a in inputs]  # C order, NumPy's and CuPy's
     out_room = _room(out) if _contiguous(out) else None
     _run_placed(device, schema, make_desc, [None if a is None else a[head] for a in inputs], out[head],
                 [None if a is None else _room(a) for a in inputs], out_room)
@@ -242,15 +264,11 @@ def _contiguous(array: Any) -> bool:
 def _run_placed(device: Device, schema: OperatorSchema, make_desc: Callable[..., object], inputs: Sequence[Any],
                 out: Any, rooms: Sequence[int | None] | None = None, out_room: int | None = None
                 ) -> CompiledOperator | None:
-    """``_run`` over the arrays as they are (``rooms``: see ``_place_input``)."""
+    """``_run`` over the arrays as they are (``rooms``: see ``_place_input``), ``out`` sharing no memory with
+    an input other than as an in-place operator's exact alias (``_run`` stages any other)."""
     rooms = rooms or [None] * len(inputs)
     placed_inputs = [None if a is None else _place_input(device, a, r) for a, r in zip(inputs, rooms)]
-    xp = device.backend.xp
-    # An output sharing memory with an input is computed apart (then copied), except the exact alias that
-    # in-place operators take: the operator's bindings would refuse any other overlap.
-    shared = any(p is not None and p.source is not None and xp.may_share_memory(out, p.source)
-                 and not (schema.in_place and _exact_alias(out, p.source)) for p in placed_inputs)
-    placed_out = _place_output(device, out, shared, out_room)
+    placed_out = _place_output(device, out, out_room)
     if placed_out.staged is not None:
         _check_writes_once(schema.name, out)
     descs = [None if p is None else p.desc for p in placed_inputs]
