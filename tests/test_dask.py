@@ -49,15 +49,20 @@ def _compute(*arrays: Any, scheduler: str = "sync") -> tuple[Any, ...]:
 
 
 def _cuts(draw: st.DrawFn, size: int) -> tuple[int, ...]:
-    """Uneven chunks of ``size``: one chunk, chunks of 1, or random cuts."""
+    """Uneven chunks of ``size``: one chunk, chunks of 1, or random cuts; sometimes with zero-length chunks
+    among them (valid in Dask, as after boolean indexing and compute_chunk_sizes())."""
     form = draw(st.sampled_from(["one", "ones", "random"]))
-    if form == "one":
-        return (size,)
-    if form == "ones":
-        return (1,) * size
-    cuts = sorted(draw(st.sets(st.integers(1, size - 1), max_size=size - 1))) if size > 1 else []
-    edges = [0, *cuts, size]
-    return tuple(b - a for a, b in itertools.pairwise(edges))
+    if form == "one" or size == 0:
+        chunks: list[int] = [size]
+    elif form == "ones":
+        chunks = [1] * size
+    else:
+        cuts = sorted(draw(st.sets(st.integers(1, size - 1), max_size=size - 1))) if size > 1 else []
+        edges = [0, *cuts, size]
+        chunks = [b - a for a, b in itertools.pairwise(edges)]
+    for _ in range(draw(st.sampled_from([0, 0, 0, 1, 2]))):
+        chunks.insert(draw(st.integers(0, len(chunks))), 0)
+    return tuple(chunks)
 
 
 def _values(data_type: str, shape: tuple[int, ...], rng: np.random.Generator, ties: bool) -> np.ndarray:
