@@ -568,6 +568,11 @@ def test_query_planning() -> None:
         got = dml.dequantize_linear(da.from_array(q, chunks=4), np.linspace(0.5, 1, 7).astype(np.float32), 2)
         assert np.array_equal(got.compute(), dml.dequantize_linear(q, np.linspace(0.5, 1, 7).astype(np.float32), 2))
         assert dml.argmin(da.from_array(np.float32(2.0)), return_values=True)[1].compute() == 2.0
+        scale, zero_point = np.full(6, 0.5, np.float32), np.arange(6, dtype=np.uint8)  # a Dask operand, other chunks
+        got = dml.dequantize_linear(da.from_array(q[:2, :6], chunks=(2, 6)), scale, da.from_array(zero_point, chunks=1))
+        assert got.shape == (2, 6) and np.array_equal(got.compute(), dml.dequantize_linear(q[:2, :6], scale, zero_point))
+        gaps = da.from_array(x[:, 0, 0], chunks=((3, 0, 6),))  # a zero-length chunk
+        assert dml.argmax(gaps).compute().item() == dml.argmax(x[:, 0, 0]).item()
         print("ok")
         """)
     root = str(Path(__file__).resolve().parents[1])  # this checkout's opendml, as the tests import it
