@@ -67,7 +67,11 @@ def arg_partial(kind: ReductionKind, axes: tuple[int, ...], direction: AxisDirec
                 device: Any, sizes: tuple[int, ...], block: Any, block_info: Any = None) -> Partial:
     """One block's partial result: ONE opendml reduction over the block's part of ``axes`` giving the winner's
     value and its index in the block, turned into its index in the whole array (flattened row-major over
-    ``axes``, whose whole sizes are ``sizes``)."""
+    ``axes``, whose whole sizes are ``sizes``). A block of a zero-length chunk along ``axes`` (valid in Dask)
+    holds no candidate: its partial loses every merge (no reduction runs: a description has no size 0)."""
+    if any(block.shape[a] == 0 for a in axes):
+        kept = tuple(1 if k in axes else n for k, n in enumerate(block.shape))
+        return Partial.none(block, kept, block.dtype)
     function = argmax if kind is ReductionKind.ARGMAX else argmin
     local, values = function(block, axes, axis_direction=direction, output_type="INT64", device=device,
                              nan_policy=policy, return_values=True)

@@ -35,10 +35,9 @@ from ..functional.reductions import ARG_REDUCTIONS, reduced_inputs
 from ..graphs.desc import OperatorNode
 from ..kernels.spec import ReductionKind
 from ..ops.arg_reduction import ArgReductionParams, check_index_capacity
-from . import blocks
+from . import align, blocks
 from .checks import known_shape, validation_device
 from .detect import is_dask_array
-from .elementwise import aligned_chunks, chunks_by_position
 from .merge import Partial
 from .reductions import merged
 
@@ -63,14 +62,15 @@ class Reduction:
 @dataclass(frozen=True)
 class Call:
     """How each block calls the function: the arguments' ``layout`` (blocks.BLOCK, or a ``(value,)`` passed as
-    it is), how many of them are positional, the keyword names of the rest, and each result's reduction (None
-    for an element-wise result)."""
+    it is), how many of them are positional, the keyword names of the rest, each result's reduction (None for
+    an element-wise result) and type."""
 
     function: CompiledFunction
     layout: tuple[Any, ...]
     positional: int
     keywords: tuple[str, ...]
     reductions: tuple[Reduction | None, ...]
+    dtypes: tuple[np.dtype, ...]  # each result's
     single: bool
 
     def arguments(self, values: list[Any]) -> tuple[list[Any], dict[str, Any]]:
@@ -85,38 +85,51 @@ def call(function: CompiledFunction, args: tuple[Any, ...], kwargs: dict[str, An
         raise invalid(OWNER, "arguments", "must include an array of one or more dimensions along with the Dask "
                       "ones (a 0-d Dask array is not read by blocks)", "only 0-d arrays and values")
     rank = max(a.ndim for a in arrays.values())
+    full = _broadcast(function, values, arrays, len(args), tuple(kwargs))
+    # One chunking for every argument read by blocks (align.py: the common refinement of the Dask arguments'
+    # chunks, NumPy's broadcasting), so that each task gets every argument's blocks at the same place.
+    chunks = align.result_chunks(list(arrays.values()), full)
     read = [a for a in arrays.values() if is_dask_array(a)]
-    chunks = chunks_by_position(read, rank)
     whole = {k: a for k, a in arrays.items() if not is_dask_array(a) and blocks.goes_whole(a, read)}
     for k, array in arrays.items():
-        if not is_dask_array(array) and k not in whole:
-            arrays[k] = da.from_array(array, chunks=aligned_chunks(array.shape, chunks, rank))
-    # One chunking for every argument (NumPy's broadcasting: dimensions aligned from the last), so that the
-    # first blocks the function is traced on are the shapes the tasks see.
-    by_blocks = {k: a for k, a in arrays.items() if k not in whole}
-    _, unified = da.core.unify_chunks(*(x for a in by_blocks.values() for x in (a, tuple(range(rank - a.ndim, rank)))))
-    arrays.update(zip(by_blocks, unified))
-    lined_up = chunks_by_position(list(unified), rank)
-    firsts = {k: tuple(c[0] if c else 0 for c in (aligned_chunks(a.shape, lined_up, rank) if k in whole else a.chunks))
+        if k not in whole:
+            arrays[k] = align.lined_up(array, chunks)
+    # Traced on the first block that holds elements (the shapes the tasks see; an empty block is not run), or,
+    # where none does, on the whole arguments: refused as on one machine, with the same message.
+    firsts = {k: align.first_block(tuple(a.shape), chunks) if math.prod(full) else tuple(a.shape)
               for k, a in arrays.items()}
     results, single = _probe(function, values, arrays, firsts, len(args), tuple(kwargs))
     reductions = tuple(_reduction(result, rank) for result in results)
-    full = np.broadcast_shapes(*(known_shape(OWNER, f"argument {k}", a) for k, a in arrays.items()))
     for reduction in reductions:
         if reduction is not None:
             schema, _ = ARG_REDUCTIONS[reduction.kind]
             count = math.prod(full[a] for a in reduction.axes)
             check_index_capacity(schema.name, from_numpy(reduction.index_type), count)
     layout = tuple(blocks.WHOLE if k in whole else blocks.BLOCK if k in arrays else (v,) for k, v in enumerate(values))
-    plan = Call(function, layout, len(args), tuple(kwargs), reductions, single)
+    plan = Call(function, layout, len(args), tuple(kwargs), reductions, tuple(np.dtype(r.dtype) for r in results),
+                single)
     like = next(a for a in arrays.values() if is_dask_array(a))._meta
     # A small array argument goes to the tasks as one object (blocks.WHOLE_OPERAND_BYTES).
     passed = [dask.delayed(a, pure=True) if k in whole else a for k, a in arrays.items()]
-    tuples = da.map_blocks(_Block(plan, full), *passed, dtype=object, meta=np.empty((0,) * rank, dtype=object),
-                           token="opendml-compiled")
+    tuples = da.map_blocks(_Block(plan, full), *passed, chunks=chunks, dtype=object,
+                           meta=np.empty((0,) * rank, dtype=object), token="opendml-compiled")
     outputs = [_output(tuples, k, result, reduction, like)
                for k, (result, reduction) in enumerate(zip(results, reductions))]
     return outputs[0] if single else tuple(outputs)
+
+
+def _broadcast(function: CompiledFunction, values: list[Any], arrays: dict[int, Any], positional: int,
+               keywords: tuple[str, ...]) -> tuple[int, ...]:
+    """The broadcast shape of the arguments read block by block (NumPy's rule), which must be known. Shapes
+    that do not broadcast are refused as on one machine: the function traced on stand-ins of the whole
+    arguments gives the usual message where an operator combines them, and this one otherwise."""
+    shapes = {k: known_shape(OWNER, f"argument {k}", a) for k, a in arrays.items()}
+    try:
+        return tuple(int(n) for n in np.broadcast_shapes(*shapes.values()))
+    except ValueError:
+        _probe(function, values, arrays, shapes, positional, keywords)
+        raise invalid(OWNER, "arguments", "must have shapes that broadcast together (read block by block)",
+                      ", ".join(f"{k}: {s}" for k, s in shapes.items())) from None
 
 
 def _block_arrays(values: list[Any]) -> dict[int, Any]:
@@ -187,11 +200,14 @@ class _Block:
         plan = self.plan
         location = block_info[None]["array-location"]
         values = blocks.arguments(plan.layout, arrays, block_info)
+        shape = tuple(np.broadcast_shapes(*(v.shape for v, entry in zip(values, plan.layout)
+                                            if entry in (blocks.BLOCK, blocks.WHOLE))))
+        if math.prod(shape) == 0:  # a block of a zero-length chunk (valid in Dask): nothing to run
+            block = next(v for v, entry in zip(values, plan.layout) if entry == blocks.BLOCK)  # NumPy or CuPy
+            return _empty_results(plan, block, shape)
         positional, keywords = plan.arguments(values)
         results = plan.function(*positional, **keywords)
         results = (results,) if plan.single else tuple(results)
-        shape = tuple(np.broadcast_shapes(*(v.shape for v, entry in zip(values, plan.layout)
-                                            if entry in (blocks.BLOCK, blocks.WHOLE))))
         parts = []
         for k, (result, reduction) in enumerate(zip(results, plan.reductions)):
             if reduction is None:
@@ -203,6 +219,19 @@ class _Block:
             sizes = tuple(self.full[a] for a in reduction.axes)
             parts.append(Partial.made(compared, blocks.global_indices(local, shape, reduction.axes, starts, sizes)))
         return tuple(parts)
+
+
+def _empty_results(plan: Call, like: Any, shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """The results of an empty block (a compiled function refuses empty arguments, as on one machine): empty
+    arrays of the blocks' kind (``like``), and partials of no candidate for the reductions (merge.Partial.none)."""
+    parts: list[Any] = []
+    for dtype, reduction in zip(plan.dtypes, plan.reductions):
+        if reduction is None:
+            parts.append(np.zeros(shape, dtype, like=like))
+        else:
+            kept = tuple(1 if a in reduction.axes else n for a, n in enumerate(shape))
+            parts.append(Partial.none(like, kept, reduction.value_type))
+    return tuple(parts)
 
 
 def _compared_values(plan: Call, values: list[Any], k: int, local: Any, axes: tuple[int, ...],

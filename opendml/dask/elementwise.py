@@ -3,9 +3,11 @@
 On the client, the call itself is made once on empty stand-ins of the operands' types (every rule checked,
 the output type found, no kernel compiled or run), and the operands' shapes are broadcast with the usual
 messages. Each task then calls the same function on one block of each operand, so the bits are those of
-single-machine opendml. Operands that are NumPy or CuPy arrays become Dask arrays chunked like the input
-(broadcast dimensions in one chunk); numbers and 0-d arrays go to every task as they are. Checks of an
-operand's values (a zero point exactly representable in its type) run where the values are, at compute time.
+single-machine opendml. The arrays read by blocks are lined up with the result's chunks (``align``: the
+common refinement of the Dask arrays' chunks, the input's where its operands are chunked alike or not Dask
+arrays; NumPy and CuPy operands cut into them; broadcast dimensions in one chunk); a small NumPy operand goes
+to the tasks whole instead, and numbers and 0-d arrays as they are. Checks of an operand's values (a zero
+point exactly representable in its type) run where the values are, at compute time.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from ..functional.quantization import dequantize_linear as _dequantize_linear
 from ..functional.quantization import quantize_linear as _quantize_linear
 from ..ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA
 from ..ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA
-from . import blocks
+from . import align, blocks
 from .checks import known_shape, refuse_out, validation_device
 from .detect import is_dask_array
 
@@ -72,15 +74,21 @@ def _blockwise(function: Callable[..., Any], owner: str, operands: list[Any], kw
     # The call on empty stand-ins: every rule of the call is checked and its output type found, nothing runs.
     empty = function(*stand_ins, **kwargs, device=validation_device(device))
     rank = arrays[0].ndim
-    if shape_rule is not None and sum(a is not None for a in arrays) > 1:
-        # Operands broadcast against the input: their shapes must be known (an input alone may have chunks of
-        # unknown sizes, as after Dask's boolean indexing: each block's result has its block's shape).
+    chunks = None  # an input alone keeps its chunks (of unknown sizes, maybe, as after Dask's boolean indexing)
+    present = [a for a in arrays if a is not None]
+    if shape_rule is not None and len(present) > 1:
+        # Operands broadcast against the input: their shapes must be known, and every array read by blocks is
+        # lined up with the result's chunks (align.py: Dask would pair blocks by their numbers alone).
         shapes = [known_shape(owner, field, a) if a is not None else (None if o is None else ())
                   for a, o, field in zip(arrays, operands, _FIELDS)]
-        rank = len(shape_rule(shapes))
+        shape = shape_rule(shapes)
+        rank = len(shape)
+        chunks = align.result_chunks(present, shape)
     first = operands[0]
-    meta = meta_from_array(first._meta if is_dask_array(first) else first, ndim=rank, dtype=empty.dtype)
-    chunks = chunks_by_position([a for a in arrays if is_dask_array(a)], rank)
+    # The meta is made from an empty view of the input's kind of array (NumPy, CuPy), never from values: a
+    # NumPy input's, or a 0-d Dask input's meta (a value, not empty), would be cast to the result's type.
+    like = first._meta if is_dask_array(first) else first
+    meta = meta_from_array(like[None][:0], ndim=rank, dtype=empty.dtype)
     layout: list[Any] = []
     args: list[Any] = []
     read = [a for k, a in enumerate(arrays) if a is not None and (k == 0 or is_dask_array(a))]
@@ -91,17 +99,17 @@ def _blockwise(function: Callable[..., Any], owner: str, operands: list[Any], kw
             layout.append(blocks.WHOLE)  # one graph key, sliced on the worker (blocks.WHOLE_OPERAND_BYTES)
             args.append(dask.delayed(array, pure=True))
         else:
-            if not is_dask_array(array):
-                array = da.from_array(array, chunks=aligned_chunks(array.shape, chunks, rank))
             layout.append(blocks.BLOCK)
-            args.append(array)
+            args.append(array if chunks is None else align.lined_up(array, chunks))
     task = functools.partial(blocks.elementwise_block, function, tuple(layout), {**kwargs, "device": device})
     token = owner.replace(".", "-").replace("_", "-")
+    # The arrays are lined up already: Dask is told the result's chunks, and aligns nothing itself.
     if blocks.WHOLE not in layout:
         indexed = [x for a in args for x in (a, tuple(range(rank - a.ndim, rank)))]
-        return da.blockwise(task, tuple(range(rank)), *indexed, dtype=meta.dtype, meta=meta, align_arrays=True,
-                            token=token)
-    return da.map_blocks(task, *args, dtype=meta.dtype, meta=meta)  # (token= is deprecated under query planning)
+        return da.blockwise(task, tuple(range(rank)), *indexed, dtype=meta.dtype, meta=meta, align_arrays=False,
+                            adjust_chunks=None if chunks is None else dict(enumerate(chunks)), token=token)
+    # (map_blocks' token= is deprecated under query planning)
+    return da.map_blocks(task, *args, chunks=chunks, dtype=meta.dtype, meta=meta)
 
 
 def _array_operand(value: Any) -> Any:
@@ -124,21 +132,3 @@ def _stand_in(array: Any, operand: Any, first: bool) -> Any:
     if array.ndim == 0:
         return np.empty((0,), dtype) if first else np.zeros((), dtype)
     return np.empty((0,) * array.ndim, dtype)
-
-
-def chunks_by_position(arrays: list[Any], rank: int) -> dict[int, tuple[int, ...]]:
-    """For each dimension of the broadcast shape, the chunks of the first Dask operand that is not broadcast
-    along it."""
-    found: dict[int, tuple[int, ...]] = {}
-    for array in arrays:
-        for k, (size, sizes) in enumerate(zip(array.shape, array.chunks)):
-            position = rank - array.ndim + k
-            if size != 1 and position not in found:
-                found[position] = tuple(sizes)
-    return found
-
-
-def aligned_chunks(shape: tuple[int, ...], chunks: dict[int, tuple[int, ...]], rank: int
-                   ) -> tuple[tuple[int, ...], ...]:
-    """Chunks for an array operand that line up with the Dask operands' (one chunk where none has any)."""
-    return tuple((1,) if n == 1 else chunks.get(rank - len(shape) + k, (n,)) for k, n in enumerate(shape))

@@ -30,22 +30,31 @@ class Partial:
     """The winning values of some chunks and their indices in the whole array (INT64, or the output type
     once aggregated), both of the output's shape. A partial of GPU arrays carries the event that follows their
     kernels (``ready``), and travels between workers through host memory (``transfer``); ``on_gpu`` says its
-    arrays belong on the GPU, also while they are held on the host after a move."""
+    arrays belong on the GPU, also while they are held on the host after a move. A partial of no candidates
+    (``none``: a block of a zero-length chunk along a reduced axis, valid in Dask) loses every merge."""
 
     values: Any
     indices: Any
     ready: Any = field(default=None, compare=False, repr=False)
     on_gpu: bool = False
+    empty: bool = False
 
     @classmethod
     def made(cls, values: Any, indices: Any, on_gpu: bool = False) -> Partial:
         """A partial of arrays just computed (an event recorded after them if they are on a GPU)."""
         return cls(values, indices, transfer.ready_event(values), on_gpu or transfer.is_gpu_array(values))
 
+    @classmethod
+    def none(cls, like: Any, shape: tuple[int, ...], value_type: Any) -> Partial:
+        """A partial of no candidates, of the output's ``shape`` (zeros of the blocks' kind of array, ``like``:
+        never read, but of the right shape and types should every partial of an empty output be one)."""
+        values = np.zeros(shape, value_type, like=like)
+        return cls(values, np.zeros(shape, np.int64, like=like), None, transfer.is_gpu_array(values), True)
+
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled (to another worker) through host memory, waiting for its own kernels alone."""
         values, indices = (transfer.to_host(a, self.ready) for a in (self.values, self.indices))
-        return (Partial, (values, indices, None, self.on_gpu))
+        return (Partial, (values, indices, None, self.on_gpu, self.empty))
 
     def placed(self, on_gpu: bool) -> Partial:
         """This partial with its arrays on the GPU (``on_gpu``) or where they are, ready for work queued on the
@@ -53,7 +62,7 @@ class Partial:
         if not on_gpu or transfer.is_gpu_array(self.values):
             transfer.wait_for(self.ready)
             return self
-        return Partial(transfer.to_device(self.values), transfer.to_device(self.indices), None, True)
+        return Partial(transfer.to_device(self.values), transfer.to_device(self.indices), None, True, self.empty)
 
 
 @sizeof.register(Partial)
@@ -64,7 +73,9 @@ def _sizeof_partial(part: Partial) -> int:
 
 def merge_two(kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, a: Partial, b: Partial) -> Partial:
     """The winner of two partials, element by element: on the GPU where either is there already, else where
-    they are (two partials moved from other workers merge on the host)."""
+    they are (two partials moved from other workers merge on the host). A partial of no candidates loses."""
+    if a.empty or b.empty:
+        return a if b.empty else b
     on_gpu = transfer.is_gpu_array(a.values) or transfer.is_gpu_array(b.values)
     a, b = a.placed(on_gpu), b.placed(on_gpu)
     take_a = first_wins(kind, policy, direction, a.values, a.indices, b.values, b.indices)
