@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from . import functional as fn_api
-from .buffer import BufferBinding
+from .buffer import BufferBinding, host_array
 from .dask.detect import any_dask
 from .device import Device
 from .dtypes import DataType
@@ -323,7 +323,7 @@ class _TracedGraph(Graph):
 
 def _constant(graph: Graph, array: Any) -> Tracer:
     """A value known while tracing, as a graph input bound to a copy of it (``_TracedGraph``)."""
-    values = np.ascontiguousarray(fn_api._to_host(array) if fn_api._on_gpu(array) else np.asarray(array))
+    values = host_array(fn_api._to_host(array) if fn_api._on_gpu(array) else array)
     assert isinstance(graph, _TracedGraph)
     return Tracer(graph.held_value(values), values.shape, values.dtype)
 
