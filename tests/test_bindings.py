@@ -179,10 +179,10 @@ def test_a_buffer_of_another_cpu_device_is_refused_and_nothing_changes(which: in
     pattern = np.full(8, 42.0, np.float32)
     mine_in, mine_out = floats(device, values), floats(device, pattern)
     theirs_in, theirs_out = floats(other, values), floats(other, pattern)
-    for inputs, outputs, field, foreign in [([theirs_in], [mine_out], "InputTensor", theirs_in),
-                                            ([mine_in], [theirs_out], "OutputTensor", theirs_out),
-                                            ([BufferBinding(theirs_in, 0, 32)], [BufferBinding(theirs_out)],
-                                             "InputTensor", theirs_in)]:
+    cases: list[tuple[list[dml.Buffer | BufferBinding], list[dml.Buffer | BufferBinding], str, dml.Buffer]] = [
+        ([theirs_in], [mine_out], "InputTensor", theirs_in), ([mine_in], [theirs_out], "OutputTensor", theirs_out),
+        ([BufferBinding(theirs_in, 0, 32)], [BufferBinding(theirs_out)], "InputTensor", theirs_in)]
+    for inputs, outputs, field, foreign in cases:
         with pytest.raises(dml.BindingError) as e:
             op.execute(inputs, outputs)
         text = str(e.value)
