@@ -164,8 +164,9 @@ def _place(name: str, device: Device, field: str, binding: object, alignment: in
     if not isinstance(binding, BufferBinding):
         raise binding_error(name, field, "must be a BufferBinding", repr(binding))
     buffer = binding.buffer
-    if not isinstance(buffer, Buffer) or getattr(buffer.device, "backend", None) is not device.backend:
-        raise binding_error(name, f"{field}.Buffer", f"must be a buffer of {device}", repr(buffer))
+    if not isinstance(buffer, Buffer) or buffer.device is not device:
+        raise binding_error(name, f"{field}.Buffer", f"must be a buffer of {device}, the device it is bound on "
+                            "(made by its create_buffer or buffer_from)", _foreign(buffer, device))
     offset = _integer(binding.offset)
     if offset is None or offset < 0 or offset % alignment:
         raise binding_error(name, f"{field}.Offset", f"must be a non-negative multiple of {alignment}",
@@ -181,6 +182,17 @@ def _place(name: str, device: Device, field: str, binding: object, alignment: in
                             f"must lie inside its buffer of {buffer.size_in_bytes} bytes",
                             f"bytes [{offset}, {offset + size})")
     return buffer, offset
+
+
+def _foreign(buffer: object, device: Device) -> str:
+    """The buffer refused (its repr names its device). Two CPU devices of one feature level print alike, so
+    another device object printed as this one is said to be another (a buffer is one Device object's)."""
+    owner = getattr(buffer, "device", None)
+    if not isinstance(buffer, Buffer) or owner is device or repr(owner) != repr(device):
+        return repr(buffer)
+    threads = getattr(owner, "threads", None)
+    return f"{buffer!r}, a buffer of another {type(owner).__name__} object" + (
+        f" ({threads} thread{'s' * (threads != 1)})" if isinstance(threads, int) else "")
 
 
 def _integer(value: object) -> int | None:

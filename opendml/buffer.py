@@ -60,11 +60,19 @@ class BufferBinding:
 
 
 def host_array(array: Any) -> np.ndarray:
-    """What ``Device.buffer_from`` copies, as a NumPy array: bytes as they are, anything else through
-    ``np.asarray``, refused unless its elements are of a DirectML data type.
+    """What ``Device.buffer_from`` copies, as a NumPy array laid out as DirectML's bytes (``directml_layout``):
+    the one conversion every array entering the library as bytes goes through (buffers, ConstantNodes,
+    ``Graph.constant``, ``opendml.compile``'s held values).
 
-    Strings, booleans, complex numbers, Python objects and ragged lists have no DirectML layout.
+    Bytes are taken as they are, anything else through ``np.asarray``, refused unless its elements are of a
+    DirectML data type: strings, booleans, complex numbers, Python objects and ragged lists have no DirectML
+    layout.
     """
+    return directml_layout(checked_array(array))
+
+
+def checked_array(array: Any) -> np.ndarray:
+    """``array`` as a NumPy array as it is (``np.asarray``; bytes as uint8), type checked as ``host_array``."""
     if isinstance(array, (bytes, bytearray)):
         return np.frombuffer(array, dtype=np.uint8)
     try:
@@ -74,6 +82,16 @@ def host_array(array: Any) -> np.ndarray:
                       ) from None
     check_buffer_dtype(host.dtype, array)
     return host
+
+
+def directml_layout(host: np.ndarray) -> np.ndarray:
+    """``host`` in row-major order and little-endian, as DirectML's bytes are: the array itself where it already
+    is, else a copy. Its raw bytes (``.view(np.uint8)``, ``.tobytes()``) are then the values DirectML reads; a
+    big-endian array's raw bytes, read as little-endian, are other numbers (1.5 as >f4 reads 6.9e-41)."""
+    if not host.flags.c_contiguous:  # never a 0-d array, which np.ascontiguousarray would make 1-d
+        host = np.ascontiguousarray(host)
+    little = host.dtype.newbyteorder("<")
+    return host if host.dtype == little else host.astype(little)
 
 
 def check_buffer_dtype(dtype: np.dtype, array: Any) -> None:

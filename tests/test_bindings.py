@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import pickle
 import weakref
 
 import numpy as np
@@ -159,6 +160,88 @@ def test_buffers_of_another_backend_are_rejected(device: dml.Device) -> None:
     op = clip_op(device)
     with pytest.raises(dml.BindingError, match=r"InputTensor.Buffer must be a buffer of Device"):
         op.execute([BufferBinding(Foreign(object(), 64))], [device.create_buffer(32)])  # type: ignore[arg-type]
+
+
+def _other_cpu_devices(device: dml.Device) -> list[dml.Device]:
+    """CPU devices other than ``device``: one made alike (backend, level, threads), and others of other thread
+    counts and feature levels, whose buffers lie in the same memory but are not this device's."""
+    return [dml.Device("cpu", device.feature_level, threads=device.threads),
+            dml.Device("cpu", device.feature_level, threads=device.threads + 1), dml.Device("cpu", "5_0")]
+
+
+@pytest.mark.parametrize("which", range(3))
+def test_a_buffer_of_another_cpu_device_is_refused_and_nothing_changes(which: int) -> None:
+    """A buffer made by another CPU Device bound and ran (the check compared backends only)."""
+    device = dml.Device("cpu")
+    other = _other_cpu_devices(device)[which]
+    op = clip_op(device)
+    values = np.array([-3, -0.5, 0, 0.5, 3, 7, -7, 1], np.float32)
+    pattern = np.full(8, 42.0, np.float32)
+    mine_in, mine_out = floats(device, values), floats(device, pattern)
+    theirs_in, theirs_out = floats(other, values), floats(other, pattern)
+    cases: list[tuple[list[dml.Buffer | BufferBinding], list[dml.Buffer | BufferBinding], str, dml.Buffer]] = [
+        ([theirs_in], [mine_out], "InputTensor", theirs_in), ([mine_in], [theirs_out], "OutputTensor", theirs_out),
+        ([BufferBinding(theirs_in, 0, 32)], [BufferBinding(theirs_out)], "InputTensor", theirs_in)]
+    for inputs, outputs, field, foreign in cases:
+        with pytest.raises(dml.BindingError) as e:
+            op.execute(inputs, outputs)
+        text = str(e.value)
+        assert text.startswith(f"ELEMENT_WISE_CLIP: {field}.Buffer must be a buffer of {device!r}, the device it "
+                               "is bound on (made by its create_buffer or buffer_from); got ")
+        assert repr(foreign) in text
+        assert ("another Device object" in text) if repr(other) == repr(device) else (f"on {other!r}>." in text)
+        for buffer in (mine_out, theirs_out):
+            assert buffer.to_numpy().view(np.float32).tolist() == pattern.tolist()
+    assert "(3 threads)" in _refusal(device, dml.Device("cpu", device.feature_level, threads=3))
+    op.execute([mine_in], [mine_out])  # its own buffers still run
+    assert mine_out.to_numpy().view(np.float32).tolist() == np.clip(values, -1, 1).tolist()
+
+
+def _refusal(device: dml.Device, other: dml.Device) -> str:
+    with pytest.raises(dml.BindingError) as e:
+        clip_op(device).execute([other.create_buffer(32)], [device.create_buffer(32)])
+    return str(e.value)
+
+
+def test_binding_tables_and_graphs_refuse_another_cpu_device_s_buffers() -> None:
+    device, other = dml.Device("cpu"), dml.Device("cpu")
+    op = clip_op(device)
+    x, y = floats(device, np.arange(8) - 4.0), device.create_buffer(32)
+    made = device.create_binding_table(op)
+    made.bind_inputs([x])
+    made.bind_outputs([y])
+    with pytest.raises(dml.BindingError, match=r"^ELEMENT_WISE_CLIP: InputTensor\.Buffer must be a buffer of "):
+        made.bind_inputs([other.create_buffer(32)])
+    with pytest.raises(dml.BindingError, match=r"^ELEMENT_WISE_CLIP: OutputTensor\.Buffer must be a buffer of "):
+        made.bind_outputs([other.create_buffer(32)])
+    recorder, work = device.create_command_recorder(), device.create_command_list()
+    recorder.record_dispatch(work, op, made)  # the table kept its own buffers
+    work.close()
+    device.create_command_queue().execute_command_lists([work])
+    assert y.to_numpy().view(np.float32).tolist() == [-1, -1, -1, -1, 0, 1, 1, 1]
+    graph = dml.Graph(device)
+    compiled_graph = graph.compile([dml.graph.clip(graph.input(0, T8), -1.0, 1.0)])
+    with pytest.raises(dml.BindingError, match=r"^GRAPH: Inputs\[0\]\.Buffer must be a buffer of "):
+        compiled_graph.execute([other.create_buffer(32)], [y])
+    with pytest.raises(dml.BindingError, match=r"^GRAPH: Outputs\[0\]\.Buffer must be a buffer of "):
+        compiled_graph.execute([x], [other.create_buffer(32)])
+    graph_table = device.create_binding_table(compiled_graph)
+    with pytest.raises(dml.BindingError, match=r"^GRAPH: TemporaryResource\.Buffer must be a buffer of "):
+        graph_table.bind_temporary_resource(other.create_buffer(4096))
+
+
+def test_a_compiled_operator_pickled_with_its_device_binds_that_device_s_buffers() -> None:
+    """Pickling keeps one device for a task: the operator and the device sent together unpickle to one
+    device object, whose buffers bind; a buffer of another device made alike is refused."""
+    device = dml.Device("cpu", "6_1", threads=1)
+    op, sent_device = pickle.loads(pickle.dumps((clip_op(device), device)))
+    assert op.operator.device is sent_device
+    x = floats(sent_device, np.arange(8) - 4.0)
+    y = sent_device.create_buffer(32)
+    op.execute([x], [y])
+    assert y.to_numpy().view(np.float32).tolist() == [-1, -1, -1, -1, 0, 1, 1, 1]
+    with pytest.raises(dml.BindingError, match="a buffer of another Device object"):
+        op.execute([x], [dml.Device("cpu", "6_1", threads=1).create_buffer(32)])
 
 
 def test_initialization_happens_once_before_the_first_execution(device: dml.Device) -> None:

@@ -172,12 +172,35 @@ def test_computed_operand_is_not_broadcast() -> None:
     (lambda x: np.asarray(x), "conversion"),
     (lambda x: math.exp(dml.clip(x, 0.0, 1.0)), "float()"),
     (lambda x: len(x), "len()"),
-    (lambda x: dml.clip(x, 0.0, 1.0) + 1, "operator add"),
+    (lambda x: dml.clip(x, 0.0, 1.0) + 1, "operator + (__add__)"),
 ])
 def test_untraceable_code_errors_at_first_call(body: Any, phrase: str) -> None:
     with pytest.raises(OpenDMLError, match=r"^opendml\.compile: traced array supports only the functional API") as e:
         dml.compile(body)(np.ones(3, np.float32))
     assert phrase in str(e.value)
+
+
+def _first_is_largest(x: Any) -> Any:
+    if dml.argmax(x, None) == 0:
+        return dml.clip(x, 0.0, 1.0)
+    return dml.clip(x, -1.0, 0.0)
+
+
+def _first_is_not_largest(x: Any) -> Any:
+    if dml.argmax(x, None) != 0:
+        return dml.clip(x, -1.0, 0.0)
+    return dml.clip(x, 0.0, 1.0)
+
+
+@pytest.mark.parametrize("body, symbol", [(_first_is_largest, "=="), (_first_is_not_largest, "!=")])
+def test_comparing_a_traced_array_errors_at_first_call(body: Any, symbol: str) -> None:
+    """``==`` and ``!=`` compared the traced array's identity (always unequal): the compiled function took the
+    same branch whatever the input, where calling ``body`` directly branches on the values."""
+    x = np.array([[3.0, -2.0], [0.5, 1.0]], np.float32)
+    assert body(x).tolist() == [[1.0, 0.0], [0.5, 1.0]]  # eager: argmax is 0, the first branch
+    with pytest.raises(OpenDMLError, match=rf"^opendml\.compile: traced array supports only the functional API.*"
+                       rf"; got the operator {symbol} \(__(eq|ne)__\) of Tracer\(shape=\(1, 1\), dtype=int64\)\.$"):
+        dml.compile(body)(x)
 
 
 @pytest.mark.parametrize("body", [lambda x: 1.5, lambda x: (dml.clip(x, 0.0, 1.0), 2), lambda x: None])

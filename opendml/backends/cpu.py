@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..buffer import Buffer, host_array
+from ..buffer import Buffer, checked_array, directml_layout
 from ..dtypes import ALL_TYPES, DataType
 from ..errors import OutOfMemoryError, invalid, out_of_memory
 from . import cpu_kernels
@@ -139,12 +139,10 @@ class CpuBackend:
 
     def upload(self, device: Device, array: Any) -> Buffer:
         _refuse_gpu(array)
-        host = host_array(array)
+        host = checked_array(array)
         try:
-            host = np.ascontiguousarray(host)
-            if host.dtype.byteorder == ">":
-                host = host.astype(host.dtype.newbyteorder("<"))  # DirectML's bytes are little-endian
-            return CpuBuffer(device, host.reshape(-1).view(np.uint8).copy())
+            placed = directml_layout(host)  # host_array's conversion, inside the out-of-memory report
+            return CpuBuffer(device, placed.reshape(-1).view(np.uint8).copy())
         except MemoryError:
             raise out_of_host_memory(host.nbytes) from None
 

@@ -83,7 +83,7 @@ class Graph:
         values = host_array(array)
         desc = TensorDesc(from_numpy(values.dtype), values.shape or (1,))
         data = np.zeros(desc.total_tensor_size_in_bytes, np.uint8)
-        raw = np.ascontiguousarray(values).reshape(-1).view(np.uint8)
+        raw = values.reshape(-1).view(np.uint8)
         data[:raw.size] = raw
         return Expression(self, self._add(ConstantNode(data.tobytes()), []), 0, desc)
 

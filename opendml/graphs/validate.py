@@ -137,7 +137,7 @@ def _check_constant(device: Device, k: int, data: object) -> bytes:
                       type(data).__name__) from error
     if raw.nbytes == 0:
         raise invalid(OWNER, f"Nodes[{k}].Data", "must hold at least one byte", "0 bytes")
-    return np.ascontiguousarray(raw).tobytes()
+    return raw.tobytes()
 
 
 class _Edges:

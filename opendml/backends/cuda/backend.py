@@ -113,7 +113,7 @@ class CudaBackend:
 
     def upload(self, device: Device, array: Any) -> Buffer:
         if not isinstance(array, cupy.ndarray) and not _on_gpu(array):
-            array = host_array(array)  # checked (and bytes read) as on the cpu backend
+            array = host_array(array)  # checked, bytes read and laid out as on the cpu backend
         data = _as_device_array(array)
         check_buffer_dtype(data.dtype, array)
         try:
