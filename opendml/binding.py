@@ -185,13 +185,21 @@ def _place(name: str, device: Device, field: str, binding: object, alignment: in
 
 
 def _foreign(buffer: object, device: Device) -> str:
-    """The buffer refused (its repr names its device). Two CPU devices of one feature level print alike, so
-    another device object printed as this one is said to be another (a buffer is one Device object's)."""
+    """The buffer refused, and whose it is where its repr does not tell."""
     owner = getattr(buffer, "device", None)
     if not isinstance(buffer, Buffer) or owner is device or repr(owner) != repr(device):
         return repr(buffer)
+    return f"{buffer!r}, a buffer of {other_device(owner, device)}"
+
+
+def other_device(owner: object, device: Device) -> str:
+    """``owner``, a device other than ``device``, named so that the two can be told apart: two CPU devices of
+    one feature level print alike, so one printed as ``device`` is said to be another object (objects made by a
+    device, buffers and operators alike, are that one Device object's)."""
+    if owner is device or repr(owner) != repr(device):
+        return repr(owner)
     threads = getattr(owner, "threads", None)
-    return f"{buffer!r}, a buffer of another {type(owner).__name__} object" + (
+    return f"another {type(owner).__name__} object" + (
         f" ({threads} thread{'s' * (threads != 1)})" if isinstance(threads, int) else "")
 
 

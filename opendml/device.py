@@ -10,6 +10,7 @@ import numpy as np
 
 from . import backends
 from .backends.cpu_kernels.threads import resolve_threads
+from .binding import other_device
 from .buffer import MAX_BUFFER_BYTES, Buffer
 from .dtypes import DataType
 from .enums import ExecutionFlags
@@ -106,8 +107,10 @@ class Device:
 
     def compile_operator(self, operator: Operator, flags: ExecutionFlags | int | str = ExecutionFlags.NONE
                          ) -> CompiledOperator:
-        if not isinstance(operator, Operator) or operator.device.backend is not self.backend:
-            raise invalid("Device", "operator", f"must be an operator created on {self}", repr(operator))
+        if not isinstance(operator, Operator) or operator.device is not self:
+            raise invalid("Device", "operator", f"must be an operator created on {self}", repr(operator)
+                          if not isinstance(operator, Operator) else
+                          f"an operator created on {other_device(operator.device, self)}")
         flags = ExecutionFlags.parse(flags, owner=operator.name, field="ExecutionFlags")
         return CompiledOperator(operator, flags, self.backend.compile(operator))
 

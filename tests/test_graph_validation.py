@@ -123,8 +123,12 @@ def test_operators_of_another_device_or_level_are_refused(cpu: dml.Device) -> No
     graph = head(cpu)
     older = head(dml.Device("cpu", "6_2"))
     refused(cpu, dataclasses.replace(graph, nodes=[older.nodes[0], *graph.nodes[1:]]),
-            "GraphDesc: Nodes[0].Operator must be created at the device's feature level (6_4); "
-            "got an operator created at 6_2.")
+            "GraphDesc: Nodes[0].Operator must be created on Device('cpu', '6_4'), the device compiling the graph; "
+            "got an operator created on Device('cpu', '6_2').")
+    twin = head(dml.Device("cpu", threads=1))  # prints as `cpu` does: said to be another object
+    refused(cpu, dataclasses.replace(graph, nodes=[twin.nodes[0], *graph.nodes[1:]]),
+            "GraphDesc: Nodes[0].Operator must be created on Device('cpu', '6_4'), the device compiling the graph; "
+            "got an operator created on another Device object (1 thread).")
     refused(cpu, dataclasses.replace(graph, nodes=[graph.nodes[0], dml.OperatorNode("CLIP"), graph.nodes[2]]),  # type: ignore[arg-type]
             "GraphDesc: Nodes[1].Operator must be an Operator from Device.create_operator; got 'CLIP'.")
 
@@ -137,8 +141,8 @@ def test_compile_graph_needs_feature_level_2_1() -> None:
             "GraphDesc: FeatureLevel must be at least 2_1, where CompileGraph was introduced; got 2_0.")) as caught:
         device.compile_graph(graph)
     assert caught.value.required_level == dml.FeatureLevel.FL_2_1
-    dml.Device("cpu", "2_1").compile_graph(dataclasses.replace(graph, nodes=[
-        clip_node(dml.Device("cpu", "2_1"), TensorDesc("FLOAT32", [1, 1, 2, 3]))]))
+    at_2_1 = dml.Device("cpu", "2_1")
+    at_2_1.compile_graph(dataclasses.replace(graph, nodes=[clip_node(at_2_1, TensorDesc("FLOAT32", [1, 1, 2, 3]))]))
 
 
 def test_constant_nodes_need_feature_level_6_2() -> None:

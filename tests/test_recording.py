@@ -408,3 +408,29 @@ def test_a_recorded_arg_reduction_replays_its_layout_over_new_data(device: dml.D
         else:
             expected = np.argmin(flat, axis=-1)
         assert np.array_equal(read(out, np.int64, expected.size), expected.reshape(-1))
+
+
+def test_objects_of_another_device_object_are_refused() -> None:
+    """Everything a device makes is that one Device object's, as in DirectML: a look-alike device (same
+    backend and feature level, printed alike) is another device, for operators, tables, lists and queues."""
+    mine, twin = dml.Device("cpu"), dml.Device("cpu", threads=1)
+    x = mine.buffer_from(np.array(X, np.float32))
+    op, their_op = clip(mine), clip(twin)
+    another = "another Device object (1 thread)"
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape(f"Device: operator must be an operator created on "
+                                                                 f"{mine!r}; got an operator created on {another}.")):
+        mine.compile_operator(twin.create_operator(dml.ElementWiseClipDesc(F8, F8, -1.0, 1.0)))
+    with pytest.raises(dml.InvalidArgumentError, match=re.escape(f"Device: dispatchable must be made on {mine!r}; got ") + ".*, made on " + re.escape(another)):
+        mine.create_binding_table(their_op)
+    their_table = twin.create_binding_table(their_op)
+    with pytest.raises(dml.InvalidArgumentError, match=r"^CommandRecorder: command_list must be a command list of"):
+        mine.create_command_recorder().record_dispatch(twin.create_command_list(), op, table(mine, op, [x], [x]))
+    with pytest.raises(dml.InvalidArgumentError, match=r"^CommandRecorder: binding_table must be a binding table"):
+        mine.create_command_recorder().record_dispatch(mine.create_command_list(), op, their_table)
+    theirs = twin.create_command_list()
+    theirs.close()
+    with pytest.raises(dml.InvalidArgumentError, match=r"^CommandQueue: lists\[0\] must be a command list of "):
+        mine.create_command_queue().execute_command_lists([theirs])
+    assert read(x, np.float32, 8).tolist() == X  # nothing ran
+    run(mine, record(mine, (op, table(mine, op, [x], [x]))))
+    assert read(x, np.float32, 8).tolist() == clipped(X)

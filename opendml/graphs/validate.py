@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..binding import other_device
 from ..buffer import host_array
 from ..errors import OpenDMLError, UnsupportedFeatureLevelError, invalid, message
 from ..feature_levels import FeatureLevel
@@ -117,11 +118,9 @@ def _check_operator(device: Device, k: int, operator: object) -> Operator:
     field = f"Nodes[{k}].Operator"
     if not isinstance(operator, Operator):
         raise invalid(OWNER, field, "must be an Operator from Device.create_operator", repr(operator))
-    if operator.device.backend is not device.backend:
-        raise invalid(OWNER, field, f"must be created on {device}", f"an operator created on {operator.device}")
-    if operator.device.feature_level != device.feature_level:
-        raise invalid(OWNER, field, f"must be created at the device's feature level ({device.feature_level})",
-                      f"an operator created at {operator.device.feature_level}")
+    if operator.device is not device:
+        raise invalid(OWNER, field, f"must be created on {device}, the device compiling the graph",
+                      f"an operator created on {other_device(operator.device, device)}")
     return operator
 
 

@@ -45,14 +45,13 @@ class CommandRecorder:
         ``command_list``. Everything is checked and prepared here (the dispatchable initialized if it was
         not); a volatile dispatch (DESCRIPTORS_VOLATILE) whose table is not complete yet is prepared when the
         list executes. Dispatches in one list run in order, each seeing the writes of those before it."""
-        backend = self.device.backend
-        if not isinstance(command_list, CommandList) or command_list.device.backend is not backend:
+        if not isinstance(command_list, CommandList) or command_list.device is not self.device:
             raise invalid(RECORDER, "command_list", f"must be a command list of {self.device}", repr(command_list))
         if command_list.closed:
             raise invalid(RECORDER, "command_list", "must be open (recording into a closed list is an error, as in "
                           "D3D12: call CommandList.reset() to record it again)", "a closed command list")
         target = target_of(self.device, dispatchable, RECORDER, "dispatchable")
-        if not isinstance(binding_table, BindingTable) or binding_table.device.backend is not backend:
+        if not isinstance(binding_table, BindingTable) or binding_table.device is not self.device:
             raise invalid(RECORDER, "binding_table", f"must be a binding table of {self.device}", repr(binding_table))
         volatile = target.volatile
         if volatile and binding_table.dispatchable is dispatchable and not binding_table.complete():
@@ -202,10 +201,9 @@ class CommandQueue:
         if type(lists) is not list and type(lists) is not tuple:
             lists = _sequence(lists)
         writes: list[PersistentKey] | None = None
-        backend = self.device.backend
         for command_list in lists:
             if type(command_list) is not CommandList or command_list._attention \
-                    or command_list.device.backend is not backend:
+                    or command_list.device is not self.device:
                 writes = self._checked(lists)
                 break
         execute = self._executor.execute
@@ -221,7 +219,7 @@ class CommandQueue:
     def _checked(self, lists: Sequence[CommandList]) -> list[PersistentKey]:
         """Every check of ``execute_command_lists``; the persistent resources the lists will write."""
         for k, command_list in enumerate(lists):
-            if not isinstance(command_list, CommandList) or command_list.device.backend is not self.device.backend:
+            if not isinstance(command_list, CommandList) or command_list.device is not self.device:
                 raise invalid(QUEUE, f"lists[{k}]", f"must be a command list of {self.device}", repr(command_list))
             if not command_list.closed:
                 raise invalid(QUEUE, f"lists[{k}]", "must be closed (CommandList.close()) before it is executed",

@@ -19,6 +19,7 @@ from ..binding import (
     bind_outputs,
     bind_resource,
     check_overlaps,
+    other_device,
 )
 from ..enums import ExecutionFlags
 from ..errors import binding_error, invalid
@@ -290,6 +291,7 @@ def target_of(device: Device, dispatchable: object, owner: str, field: str) -> T
     else:
         raise invalid(owner, field, "must be a compiled operator, a compiled graph or an operator initializer",
                       repr(dispatchable))
-    if target.device.backend is not device.backend:
-        raise invalid(owner, field, f"must be made on {device}", repr(dispatchable))
+    if target.device is not device:
+        raise invalid(owner, field, f"must be made on {device}",
+                      f"{dispatchable!r}, made on {other_device(target.device, device)}")
     return target
