@@ -155,3 +155,12 @@ def test_a_refused_model_compiles_and_runs_nothing(monkeypatch: pytest.MonkeyPat
     with pytest.raises(UnsupportedModelError, match="min must not be NaN"):
         opendml.onnx.run(built, {"x": np.zeros(3, np.float32), "low": np.float32(np.nan)})
     assert calls == []
+
+
+def test_big_endian_feeds_are_their_values() -> None:
+    """A feed in big-endian byte order is read by its values, as every array entering opendml is."""
+    x = np.array([[-3.0, 0.5, 7.25], [1.5, -0.75, 2.0]], np.float32)
+    clip = model([helper.make_node("Clip", ["x", "low", "high"], ["y"])], {"x": x}, ["y"], 13,
+                 {"low": np.float32(-1.0), "high": np.float32(2.0)})
+    got = opendml.onnx.run(clip, {"x": x.astype(">f4")}, device="cpu")
+    assert got["y"].dtype == np.float32 and got["y"].tolist() == [[-1.0, 0.5, 2.0], [1.5, -0.75, 2.0]]

@@ -92,6 +92,8 @@ def check_feeds(model: ModelProto, inputs: Mapping[str, Any]) -> dict[str, np.nd
 
 def _check_feed(info: ValueInfoProto, value: Any) -> np.ndarray:
     array = np.asarray(value)
+    if not array.dtype.isnative:  # a big-endian array is its values, as everywhere else: converted, not refused
+        array = array.astype(array.dtype.newbyteorder("="))
     field = f"Input '{info.name}'"
     typed = tensor_type(info.type)
     if typed is None:
