@@ -54,6 +54,11 @@ intermediate this way (``opendml.kernels.compose``), so each intermediate keeps 
 
 Integer values may be held in any wider type by a lowering (CUDA computes 8- and 16-bit integers in 32
 bits): every integer node is exact, so the width never shows in a result.
+
+Each lowering is a table, ``LOWERINGS``, from a node class to the function lowering it: one entry per node
+of ``NODES`` in each of ``opendml.kernels.numpy_lowering``, ``backends.cpu_kernels.codegen`` (Numba),
+``backends.cpu_kernels.vectors`` (LLVM vector) and ``backends.cuda.expr_c`` (CUDA C). docs/kernels.md
+lists what a new node takes.
 """
 
 from __future__ import annotations
@@ -328,6 +333,14 @@ class Store(_Unary):
     @property
     def data_type(self) -> ValueType:
         return self.type
+
+
+# The closed set of nodes, in the table's order: each lowering is a table with one entry per node
+# (``LOWERINGS`` in opendml.kernels.numpy_lowering, cpu_kernels.codegen, cpu_kernels.vectors and
+# cuda.expr_c), and tests/test_expr.py checks that every table, and the concrete subclasses of Expr, are
+# exactly this set: a node missing from a lowering fails there, not on a user's first large tensor.
+NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Round, Saturate,
+                                 Less, IsNumber, Select, Store)
 
 
 def integer_range(expr: Expr) -> tuple[int, int]:

@@ -1,20 +1,28 @@
 """The NumPy lowering of element expressions: whole arrays, node by node (the NumPy CPU path).
 
-Every node maps onto a NumPy function with an explicit result type (see the table in ``opendml.expr``);
-FLOAT16 data is converted to float32 exactly and stored back rounded once, as the other lowerings do.
+Every node maps onto a NumPy function with an explicit result type (see the table in ``opendml.expr``),
+one entry of ``LOWERINGS`` per node; FLOAT16 data is converted to float32 exactly and stored back rounded
+once, as the other lowerings do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import expr as ex
 
 
-def _load(node: ex.Expr, operands: Sequence[np.ndarray | None]) -> np.ndarray:
-    assert isinstance(node, ex.Load)
+class Inputs(NamedTuple):
+    """What a node reads besides its children's values: the operands' arrays and the scalars."""
+
+    operands: Sequence[np.ndarray | None]
+    scalars: Sequence[np.generic]
+
+
+def _load(node: ex.Load, operands: Sequence[np.ndarray | None]) -> np.ndarray:
     array = operands[node.operand]
     assert array is not None, f"operand {node.operand} is absent"
     return np.asarray(array, dtype=node.stored.numpy)
@@ -49,6 +57,34 @@ def _store(node: ex.Store, value: np.ndarray) -> np.ndarray:
     return value.astype(node.type.numpy)  # float32 -> float16 rounds to nearest even, overflow to inf
 
 
+def _is_number(node: ex.IsNumber, v: Callable[[ex.Expr], np.ndarray], inputs: Inputs) -> np.ndarray:
+    value = v(node.value)
+    return np.equal(value, value)
+
+
+# A node's lowering: the node, its children's values (``v(child)``) and the inputs, to its value.
+Lowering = Callable[[Any, Callable[[ex.Expr], np.ndarray], Inputs], np.ndarray]
+
+# One entry per node of ``ex.NODES`` (the NumPy column of the table in opendml.expr).
+LOWERINGS: dict[type[ex.Expr], Lowering] = {
+    ex.Load: lambda n, v, inputs: _load(n, inputs.operands),
+    ex.Param: lambda n, v, inputs: np.asarray(inputs.scalars[n.index], dtype=n.type.numpy),
+    ex.Widen: lambda n, v, inputs: _widen(n, v(n.value)),
+    ex.Subtract: lambda n, v, inputs: np.subtract(v(n.a), v(n.b), dtype=n.a.data_type.numpy),
+    ex.ToFloat32: lambda n, v, inputs: _to_float32(n, v(n.value)),
+    ex.Multiply: lambda n, v, inputs: np.multiply(v(n.a), v(n.b), dtype=np.float32),
+    # FLOAT32, or integers whose sum fits their type (checked by the node)
+    ex.Add: lambda n, v, inputs: np.add(v(n.a), v(n.b), dtype=n.data_type.numpy),
+    ex.Divide: lambda n, v, inputs: np.divide(v(n.a), v(n.b), dtype=np.float32),
+    ex.Round: lambda n, v, inputs: np.rint(v(n.value)),  # ties to even, in float32
+    ex.Saturate: lambda n, v, inputs: _saturate(n, np.asarray(v(n.value))),
+    ex.Less: lambda n, v, inputs: np.less(v(n.a), v(n.b)),
+    ex.IsNumber: _is_number,
+    ex.Select: lambda n, v, inputs: np.where(v(n.condition), v(n.a), v(n.b)),
+    ex.Store: lambda n, v, inputs: _store(n, v(n.value)),
+}
+
+
 def evaluate(expr: ex.Expr, operands: Sequence[np.ndarray | None], scalars: Sequence[np.generic]) -> np.ndarray:
     """The expression's value over arrays of one shape (or broadcast views of one), as an array."""
     return evaluate_all((expr,), operands, scalars)[0]
@@ -59,46 +95,17 @@ def evaluate_all(exprs: Sequence[ex.Expr], operands: Sequence[np.ndarray | None]
     """Several expressions' values over the same operands (a kernel with extra outputs), each node they
     share computed once."""
     values: dict[ex.Expr, np.ndarray] = {}
+    inputs = Inputs(operands, scalars)
     with np.errstate(all="ignore"):  # overflow to infinity and NaN are the defined results
         for expr in exprs:
             for node in ex.nodes(expr):
                 if node not in values:
-                    values[node] = _node(node, values, operands, scalars)
+                    values[node] = _lowering(node)(node, values.__getitem__, inputs)
     return [values[expr] for expr in exprs]
 
 
-def _node(node: ex.Expr, values: dict[ex.Expr, np.ndarray], operands: Sequence[np.ndarray | None],
-          scalars: Sequence[np.generic]) -> np.ndarray:
-    def of(child: ex.Expr) -> np.ndarray:
-        return values[child]
-
-    if isinstance(node, ex.Load):
-        return _load(node, operands)
-    if isinstance(node, ex.Param):
-        return np.asarray(scalars[node.index], dtype=node.type.numpy)
-    if isinstance(node, ex.Widen):
-        return _widen(node, of(node.value))
-    if isinstance(node, ex.Subtract):
-        return np.subtract(of(node.a), of(node.b), dtype=node.a.data_type.numpy)  # type: ignore[union-attr]
-    if isinstance(node, ex.ToFloat32):
-        return _to_float32(node, of(node.value))
-    if isinstance(node, ex.Multiply):
-        return np.multiply(of(node.a), of(node.b), dtype=np.float32)
-    if isinstance(node, ex.Add):  # FLOAT32, or integers whose sum fits their type (checked by the node)
-        return np.add(of(node.a), of(node.b), dtype=node.data_type.numpy)  # type: ignore[union-attr]
-    if isinstance(node, ex.Divide):
-        return np.divide(of(node.a), of(node.b), dtype=np.float32)
-    if isinstance(node, ex.Round):
-        return np.rint(of(node.value))  # ties to even, in float32
-    if isinstance(node, ex.Saturate):
-        return _saturate(node, np.asarray(of(node.value)))
-    if isinstance(node, ex.Less):
-        return np.less(of(node.a), of(node.b))
-    if isinstance(node, ex.IsNumber):
-        value = of(node.value)
-        return np.equal(value, value)
-    if isinstance(node, ex.Select):
-        return np.where(of(node.condition), of(node.a), of(node.b))
-    if isinstance(node, ex.Store):
-        return _store(node, of(node.value))
-    raise ex.ExpressionError(f"no NumPy lowering of {type(node).__name__}")
+def _lowering(node: ex.Expr) -> Lowering:
+    lowering = LOWERINGS.get(type(node))
+    if lowering is None:
+        raise ex.ExpressionError(f"no NumPy lowering of {type(node).__name__}")
+    return lowering

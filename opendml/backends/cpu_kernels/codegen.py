@@ -3,12 +3,12 @@
 ``source(element)`` writes the Numba source of a module that runs ``element`` over a layout:
 
 - ``value``: the expression on one element of each operand, one local per node in ``expr.nodes`` order (a
-  shared subtree is computed once). FLOAT16 data arrives as uint16 bits: a load converts it exactly
-  (``half_to_float``), a FLOAT16 store rounds once (``float_to_half``). Integer nodes cast explicitly
-  (Numba widens int32 - int32 to int64). Divide, Round and Saturate are the intrinsics of ``arithmetic``
-  (Numba's ``/`` would check the divisor, its casts of out-of-range floats are undefined). No fastmath
-  anywhere, and a multiply and an add are separate statements, so LLVM never contracts them into a fused
-  multiply-add.
+  shared subtree is computed once), each node's Numba expression from its entry of ``LOWERINGS``. FLOAT16 data
+  arrives as uint16 bits: a load converts it exactly (``half_to_float``), a FLOAT16 store rounds once
+  (``float_to_half``). Integer nodes cast explicitly (Numba widens int32 - int32 to int64). Divide, Round and
+  Saturate are the intrinsics of ``arithmetic`` (Numba's ``/`` would check the divisor, its casts of
+  out-of-range floats are undefined). No fastmath anywhere, and a multiply and an add are separate statements,
+  so LLVM never contracts them into a fused multiply-add.
 - ``run``: a contiguous run. The first operand is per element; each other operand (a scale, a zero point)
   is per element or one value (stride 0), each combination a loop of its own with the value hoisted, so
   every loop vectorises. Where the first operand is stored as the output is, an exact in-place alias gets
@@ -45,7 +45,9 @@ from there, and Numba caches its compiled code beside it.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from ... import expr as ex
 from ...dtypes import DataType
@@ -196,43 +198,61 @@ def _scalar(node: ex.Expr, of: dict[ex.Expr, str], root: bool = False) -> str:
     """One node's Numba expression over its children's locals (the Numba column of expr's table). The
     ``root`` Store gives the stored form (FLOAT16 bits); a Store inside the expression (a fused kernel's
     intermediate) gives its value as the stored type holds it, FLOAT16 rounded and held as float32."""
-    if isinstance(node, ex.Load):
-        return f"half_to_float(a{node.operand})" if node.stored is DataType.FLOAT16 else f"a{node.operand}"
-    if isinstance(node, ex.Param):
-        return f"q{node.index}"
-    if isinstance(node, ex.Widen):
-        return f"{_numpy(node.type)}({of[node.value]})"
-    if isinstance(node, ex.Subtract):
-        return f"{_numpy(node.data_type)}({of[node.a]} - {of[node.b]})"  # type: ignore[arg-type]
-    if isinstance(node, ex.ToFloat32):
-        held = node.value.data_type is DataType.FLOAT16  # already float32 (converted where loaded)
-        return of[node.value] if held else f"np.float32({of[node.value]})"
-    if isinstance(node, ex.Multiply):
-        return f"{of[node.a]} * {of[node.b]}"
-    if isinstance(node, ex.Add):
-        if node.data_type is DataType.FLOAT32:
-            return f"{of[node.a]} + {of[node.b]}"
-        return f"{_numpy(node.data_type)}({of[node.a]} + {of[node.b]})"  # type: ignore[arg-type]
-    if isinstance(node, ex.Divide):
-        return f"divide({of[node.a]}, {of[node.b]})"
-    if isinstance(node, ex.Round):
-        return f"round_even({of[node.value]})"
-    if isinstance(node, ex.Saturate):
-        if isinstance(node.value, ex.Round):  # one rounding conversion (``arithmetic.saturate``)
-            return f"round_saturate_to({of[node.value.value]}, {_numpy(node.type)})"
-        return f"saturate_to({of[node.value]}, {_numpy(node.type)})"
-    if isinstance(node, ex.Less):
-        return f"{of[node.a]} < {of[node.b]}"  # ordered: false when either is NaN
-    if isinstance(node, ex.IsNumber):
-        return f"{of[node.value]} == {of[node.value]}"
-    if isinstance(node, ex.Select):
-        return f"{of[node.a]} if {of[node.condition]} else {of[node.b]}"
-    if isinstance(node, ex.Store):
-        value = of[node.value]
-        if node.type is not DataType.FLOAT16:
-            return f"{_numpy(node.type)}({value})"
-        return f"float_to_half({value})" if root else f"round_to_half({value})"
-    raise ex.ExpressionError(f"no Numba lowering of {type(node).__name__}")
+    lowering = LOWERINGS.get(type(node))
+    if lowering is None:
+        raise ex.ExpressionError(f"no Numba lowering of {type(node).__name__}")
+    return lowering(node, of.__getitem__, root)
+
+
+def _load(node: ex.Load, v: Callable[[ex.Expr], str], root: bool) -> str:
+    return f"half_to_float(a{node.operand})" if node.stored is DataType.FLOAT16 else f"a{node.operand}"
+
+
+def _to_float32(node: ex.ToFloat32, v: Callable[[ex.Expr], str], root: bool) -> str:
+    held = node.value.data_type is DataType.FLOAT16  # already float32 (converted where loaded)
+    return v(node.value) if held else f"np.float32({v(node.value)})"
+
+
+def _add(node: ex.Add, v: Callable[[ex.Expr], str], root: bool) -> str:
+    if node.data_type is DataType.FLOAT32:
+        return f"{v(node.a)} + {v(node.b)}"
+    return f"{_numpy(node.data_type)}({v(node.a)} + {v(node.b)})"  # type: ignore[arg-type]
+
+
+def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], str], root: bool) -> str:
+    if isinstance(node.value, ex.Round):  # one rounding conversion (``arithmetic.saturate``)
+        return f"round_saturate_to({v(node.value.value)}, {_numpy(node.type)})"
+    return f"saturate_to({v(node.value)}, {_numpy(node.type)})"
+
+
+def _store(node: ex.Store, v: Callable[[ex.Expr], str], root: bool) -> str:
+    value = v(node.value)
+    if node.type is not DataType.FLOAT16:
+        return f"{_numpy(node.type)}({value})"
+    return f"float_to_half({value})" if root else f"round_to_half({value})"
+
+
+# A node's lowering: the node, its children's locals (``v(child)``) and whether it is a root Store, to its
+# Numba expression.
+Lowering = Callable[[Any, Callable[[ex.Expr], str], bool], str]
+
+# One entry per node of ``ex.NODES`` (the Numba column of the table in opendml.expr).
+LOWERINGS: dict[type[ex.Expr], Lowering] = {
+    ex.Load: _load,
+    ex.Param: lambda n, v, root: f"q{n.index}",
+    ex.Widen: lambda n, v, root: f"{_numpy(n.type)}({v(n.value)})",
+    ex.Subtract: lambda n, v, root: f"{_numpy(n.data_type)}({v(n.a)} - {v(n.b)})",
+    ex.ToFloat32: _to_float32,
+    ex.Multiply: lambda n, v, root: f"{v(n.a)} * {v(n.b)}",
+    ex.Add: _add,
+    ex.Divide: lambda n, v, root: f"divide({v(n.a)}, {v(n.b)})",
+    ex.Round: lambda n, v, root: f"round_even({v(n.value)})",
+    ex.Saturate: _saturate,
+    ex.Less: lambda n, v, root: f"{v(n.a)} < {v(n.b)}",  # ordered: false when either is NaN
+    ex.IsNumber: lambda n, v, root: f"{v(n.value)} == {v(n.value)}",
+    ex.Select: lambda n, v, root: f"{v(n.a)} if {v(n.condition)} else {v(n.b)}",
+    ex.Store: _store,
+}
 
 
 def _value(roots: tuple[ex.Store, ...], names: _Names) -> str:

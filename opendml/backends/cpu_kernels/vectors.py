@@ -9,19 +9,19 @@ runs ``count`` elements (a multiple of VECTOR_BYTES / output itemsize) from ``o[
 aligned to VECTOR_BYTES (``rows.streamed``), loading per-element operands unaligned and splatting hoisted
 ones (stride 0) and the scalar parameters.
 
-Each node is the instruction the table in ``opendml.expr`` names: ``sext``/``zext``, ``sub``, ``sitofp``
-or ``uitofp``, ``fmul``, ``fadd`` and ``fdiv`` without fast-math flags (never contracted into a fused
-multiply-add, never a reciprocal), ``add`` of integers, ``llvm.rint`` and the saturating conversions of
-``arithmetic``, ordered ``fcmp`` and signed or unsigned ``icmp``, ``select``; integer nodes compute in the
-expression's own types (an 8-bit DEQUANTIZE_LINEAR difference in INT16, as its expression says). FLOAT16
-operands and outputs are not streamed (the conversions, not the memory, take their time). Other targets
-split or scalarise the vectors; the results do not change.
+Each node is the instruction the table in ``opendml.expr`` names, from its entry of ``LOWERINGS``:
+``sext``/``zext``, ``sub``, ``sitofp`` or ``uitofp``, ``fmul``, ``fadd`` and ``fdiv`` without fast-math flags
+(never contracted into a fused multiply-add, never a reciprocal), ``add`` of integers, ``llvm.rint`` and the
+saturating conversions of ``arithmetic``, ordered ``fcmp`` and signed or unsigned ``icmp``, ``select``;
+integer nodes compute in the expression's own types (an 8-bit DEQUANTIZE_LINEAR difference in INT16, as its
+expression says). FLOAT16 operands and outputs are not streamed (the conversions, not the memory, take their
+time). Other targets split or scalarise the vectors; the results do not change.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from llvmlite import ir
 from numba import types
@@ -158,10 +158,14 @@ def _lower_all(builder: ir.IRBuilder, roots: Sequence[ex.Expr], load: Callable[[
                scalars: Sequence[ir.Value], count: int) -> dict[ex.Expr, ir.Value]:
     """The vector values of ``roots``' nodes, node by node in ``ex.nodes`` order (shared subtrees once)."""
     values: dict[ex.Expr, ir.Value] = {}
+    at = Vectors(builder, load, scalars, count)
     for root in roots:
         for node in ex.nodes(root):
             if node not in values:
-                values[node] = _node(builder, node, values, load, scalars, count)
+                lowering = LOWERINGS.get(type(node))
+                if lowering is None:
+                    raise ex.ExpressionError(f"no vector lowering of {type(node).__name__}")
+                values[node] = lowering(node, values.__getitem__, at)
     return values
 
 
@@ -184,43 +188,66 @@ def _signed(node: ex.Expr) -> bool:
     return node.data_type.is_signed  # type: ignore[union-attr]
 
 
-def _node(builder: ir.IRBuilder, node: ex.Expr, values: dict[ex.Expr, ir.Value], load: Callable[[int], ir.Value],
-          scalars: Sequence[ir.Value], count: int) -> ir.Value:
-    if isinstance(node, ex.Load):
-        return load(node.operand)
-    if isinstance(node, ex.Param):
-        return scalars[node.index]
-    if isinstance(node, ex.Widen):
-        wide = _vector(node.type, count)
-        return (builder.sext if _signed(node.value) else builder.zext)(values[node.value], wide)
-    if isinstance(node, ex.Subtract):
-        return builder.sub(values[node.a], values[node.b])
-    if isinstance(node, ex.ToFloat32):
-        convert = builder.sitofp if _signed(node.value) else builder.uitofp
-        return convert(values[node.value], _vector(DataType.FLOAT32, count))
-    if isinstance(node, ex.Multiply):
-        return builder.fmul(values[node.a], values[node.b])  # no fast-math flags: never contracted
-    if isinstance(node, ex.Add):
-        if node.data_type is DataType.FLOAT32:
-            return builder.fadd(values[node.a], values[node.b])
-        return builder.add(values[node.a], values[node.b])  # exact: the node's type rules
-    if isinstance(node, ex.Divide):
-        return builder.fdiv(values[node.a], values[node.b])  # no fast-math flags: no reciprocal
-    if isinstance(node, ex.Round):
-        return arithmetic.rint(builder, values[node.value])
-    if isinstance(node, ex.Saturate):
-        rounded = values[node.value.value] if isinstance(node.value, ex.Round) else None
-        return arithmetic.saturate(builder, values[node.value], _source(node.value), _target(node.type), rounded)
-    if isinstance(node, ex.Less):
-        a, b = values[node.a], values[node.b]
-        if node.a.data_type is DataType.FLOAT32:
-            return builder.fcmp_ordered("<", a, b)  # false when either is NaN
-        return builder.icmp_signed("<", a, b) if _signed(node.a) else builder.icmp_unsigned("<", a, b)
-    if isinstance(node, ex.IsNumber):
-        v = values[node.value]
-        return builder.fcmp_ordered("ord", v, v)
-    if isinstance(node, ex.Select):
-        return builder.select(values[node.condition], values[node.a], values[node.b])
-    if isinstance(node, ex.Store):
-        return values[node.value]  # the value's own type (FLOAT16 values, stored or not, are not streamed)
-    raise ex.ExpressionError(f"no vector lowering of {type(node).__name__}")
+class Vectors(NamedTuple):
+    """What a node's vector code is built with besides its children's values."""
+
+    builder: ir.IRBuilder
+    load: Callable[[int], ir.Value]  # operand k's vector at the current element
+    scalars: Sequence[ir.Value]  # the scalar parameters, splatted
+    width: int  # lanes per vector
+
+
+def _widen(node: ex.Widen, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
+    wide = _vector(node.type, at.width)
+    return (at.builder.sext if _signed(node.value) else at.builder.zext)(v(node.value), wide)
+
+
+def _to_float32(node: ex.ToFloat32, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
+    convert = at.builder.sitofp if _signed(node.value) else at.builder.uitofp
+    return convert(v(node.value), _vector(DataType.FLOAT32, at.width))
+
+
+def _add(node: ex.Add, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
+    if node.data_type is DataType.FLOAT32:
+        return at.builder.fadd(v(node.a), v(node.b))
+    return at.builder.add(v(node.a), v(node.b))  # exact: the node's type rules
+
+
+def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
+    rounded = v(node.value.value) if isinstance(node.value, ex.Round) else None
+    return arithmetic.saturate(at.builder, v(node.value), _source(node.value), _target(node.type), rounded)
+
+
+def _less(node: ex.Less, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
+    a, b = v(node.a), v(node.b)
+    if node.a.data_type is DataType.FLOAT32:
+        return at.builder.fcmp_ordered("<", a, b)  # false when either is NaN
+    return at.builder.icmp_signed("<", a, b) if _signed(node.a) else at.builder.icmp_unsigned("<", a, b)
+
+
+def _is_number(node: ex.IsNumber, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
+    value = v(node.value)
+    return at.builder.fcmp_ordered("ord", value, value)
+
+
+# A node's lowering: the node, its children's vectors (``v(child)``) and the builder's context, to its vector.
+Lowering = Callable[[Any, Callable[[ex.Expr], ir.Value], Vectors], ir.Value]
+
+# One entry per node of ``ex.NODES`` (the LLVM vector column of the table in opendml.expr).
+LOWERINGS: dict[type[ex.Expr], Lowering] = {
+    ex.Load: lambda n, v, at: at.load(n.operand),
+    ex.Param: lambda n, v, at: at.scalars[n.index],
+    ex.Widen: _widen,
+    ex.Subtract: lambda n, v, at: at.builder.sub(v(n.a), v(n.b)),
+    ex.ToFloat32: _to_float32,
+    ex.Multiply: lambda n, v, at: at.builder.fmul(v(n.a), v(n.b)),  # no fast-math flags: never contracted
+    ex.Add: _add,
+    ex.Divide: lambda n, v, at: at.builder.fdiv(v(n.a), v(n.b)),  # no fast-math flags: no reciprocal
+    ex.Round: lambda n, v, at: arithmetic.rint(at.builder, v(n.value)),
+    ex.Saturate: _saturate,
+    ex.Less: _less,
+    ex.IsNumber: _is_number,
+    ex.Select: lambda n, v, at: at.builder.select(v(n.condition), v(n.a), v(n.b)),
+    # The value's own type (FLOAT16 values, stored or not, are not streamed).
+    ex.Store: lambda n, v, at: v(n.value),
+}

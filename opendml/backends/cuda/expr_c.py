@@ -1,4 +1,5 @@
-"""The CUDA C lowering of element expressions (``opendml.expr``): one C temporary per node.
+"""The CUDA C lowering of element expressions (``opendml.expr``): one C temporary per node, each node's C
+expression from its entry of ``LOWERINGS``.
 
 Values are held in their compute type (``codegen.COMPUTE_TYPE``): FLOAT16 as its float value, 8- and
 16-bit integers in 32 bits (every integer node is exact, so the width never shows), BOOL as ``bool``.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -234,36 +235,58 @@ def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], str]) -> str:
     return f"(({held})({value}))"
 
 
-_Lowering = Callable[[Any, Callable[[ex.Expr], str]], str]
+class Options(NamedTuple):
+    """How ``bodies`` was asked to lower: ``small`` integers to float through ``small_i2f``, ``packed``
+    8-bit operands as a word and a byte's place, clamps against the scalar ``bounds`` as a min or max."""
 
-# Each node's C expression, given the names of its children's temporaries (see the table in opendml.expr).
-_LOWERINGS: dict[type[ex.Expr], _Lowering] = {
-    ex.Load: lambda n, v: load(n.stored, f"a{n.operand}"),
-    ex.Param: lambda n, v: f"q{n.index}",
-    ex.Widen: lambda n, v: f"(({held_type(n.type)})({v(n.value)}))",
+    small: bool = False
+    packed: frozenset[int] = frozenset()
+    bounds: frozenset[int] = frozenset()
+
+
+def _load(node: ex.Load, v: Callable[[ex.Expr], str], at: Options) -> str:
+    if node.operand in at.packed:
+        return _PACKED_LOADS[node.stored].format(k=node.operand)
+    return load(node.stored, f"a{node.operand}")
+
+
+def _select(node: ex.Select, v: Callable[[ex.Expr], str], at: Options) -> str:
+    clamp = _clamp(node, at.bounds, v) if at.bounds else None
+    return clamp if clamp is not None else f"({v(node.condition)} ? {v(node.a)} : {v(node.b)})"
+
+
+def _held_store(node: ex.Store, v: Callable[[ex.Expr], str], at: Options) -> str:
+    """A Store inside an expression (a fused kernel's intermediate): the value as memory would hold it,
+    read back into its compute type (FLOAT16 rounded once, then converted back exactly). A root Store's
+    storage form is written by ``bodies`` itself."""
+    return load(node.type, store(node.type, v(node.value)))
+
+
+# A node's lowering: the node, its children's temporaries (``v(child)``) and the options, to its C expression.
+Lowering = Callable[[Any, Callable[[ex.Expr], str], Options], str]
+
+# One entry per node of ``ex.NODES`` (the CUDA C column of the table in opendml.expr).
+LOWERINGS: dict[type[ex.Expr], Lowering] = {
+    ex.Load: _load,
+    ex.Param: lambda n, v, at: f"q{n.index}",
+    ex.Widen: lambda n, v, at: f"(({held_type(n.type)})({v(n.value)}))",
     # Both sides are held in the node's type or wider, and the type rules make the difference fit it.
-    ex.Subtract: lambda n, v: f"(({held_type(n.data_type)})({v(n.a)} - {v(n.b)}))",
-    ex.ToFloat32: _to_float32,
-    ex.Multiply: lambda n, v: f"mul_rn({v(n.a)}, {v(n.b)})",
-    ex.Add: _add,
-    ex.Divide: lambda n, v: f"div_rn({v(n.a)}, {v(n.b)})",
-    ex.Round: lambda n, v: f"rint_rn({v(n.value)})",
-    ex.Saturate: _saturate,
-    ex.Less: lambda n, v: f"lt({v(n.a)}, {v(n.b)})",
-    ex.IsNumber: lambda n, v: f"is_number({v(n.value)})",
-    ex.Select: lambda n, v: f"({v(n.condition)} ? {v(n.a)} : {v(n.b)})",
-    ex.Store: lambda n, v: store(n.type, v(n.value)),
+    ex.Subtract: lambda n, v, at: f"(({held_type(n.data_type)})({v(n.a)} - {v(n.b)}))",
+    ex.ToFloat32: lambda n, v, at: _to_float32(n, v, at.small, at.packed),
+    ex.Multiply: lambda n, v, at: f"mul_rn({v(n.a)}, {v(n.b)})",
+    ex.Add: lambda n, v, at: _add(n, v),
+    ex.Divide: lambda n, v, at: f"div_rn({v(n.a)}, {v(n.b)})",
+    ex.Round: lambda n, v, at: f"rint_rn({v(n.value)})",
+    ex.Saturate: lambda n, v, at: _saturate(n, v),
+    ex.Less: lambda n, v, at: f"lt({v(n.a)}, {v(n.b)})",
+    ex.IsNumber: lambda n, v, at: f"is_number({v(n.value)})",
+    ex.Select: _select,
+    ex.Store: _held_store,
 }
 
 
 def _temporary_type(node: ex.Expr, root: bool) -> str:
     return C_TYPE[node.type] if isinstance(node, ex.Store) and root else held_type(node.data_type)
-
-
-def _held_store(node: ex.Store, v: Callable[[ex.Expr], str]) -> str:
-    """A Store inside an expression (a fused kernel's intermediate): the value as memory would hold it,
-    read back into its compute type (FLOAT16 rounded once, then converted back exactly)."""
-    return load(node.type, store(node.type, v(node.value)))
 
 
 def body(expr: ex.Expr, stored: bool = True, small: bool = False) -> tuple[list[str], str]:
@@ -284,22 +307,14 @@ def bodies(roots: Sequence[tuple[ex.Expr, bool]], small: bool = False, packed: f
     names: dict[ex.Expr, str] = {}
     lines: list[str] = []
 
+    at = Options(small, packed, bounds)
+
     def lower(node: ex.Expr) -> str:
-        lowering = _LOWERINGS.get(type(node))
+        lowering = LOWERINGS.get(type(node))
         if lowering is None:
             raise unsupported("CUDA", "element expression", "must use the nodes of opendml.expr",
                               type(node).__name__)
-        if isinstance(node, ex.Store):
-            return _held_store(node, names.__getitem__)
-        if isinstance(node, ex.ToFloat32):
-            return _to_float32(node, names.__getitem__, small, packed)
-        if isinstance(node, ex.Load) and node.operand in packed:
-            return _PACKED_LOADS[node.stored].format(k=node.operand)
-        if isinstance(node, ex.Select) and bounds:
-            clamp = _clamp(node, bounds, names.__getitem__)
-            if clamp is not None:
-                return clamp
-        return lowering(node, names.__getitem__)
+        return lowering(node, names.__getitem__, at)
 
     results = []
     for root, stored in roots:
