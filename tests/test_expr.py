@@ -7,6 +7,7 @@ Python floats rounded to float32 or FLOAT16 through NumPy scalars. It never impo
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -16,7 +17,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import opendml as dml
 from opendml import expr as ex
+from opendml.backends import cpu_kernels
 from opendml.dtypes import DataType as T
 from opendml.enums import AxisDirection, NanPolicy
 from opendml.kernels import numpy_lowering
@@ -26,6 +29,7 @@ from tests.elementwise_oracle import float32_quotient, round_f16, round_f32, sam
 from tests.expr_strategies import ExpressionCase, expressions, operands
 
 F32, F16 = T.FLOAT32, T.FLOAT16
+NO_NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
 
 
 def load(t: T, k: int = 0) -> ex.Expr:
@@ -257,6 +261,83 @@ def test_nodes_of_random_trees(case: ExpressionCase) -> None:
     assert ex.params(case.expr) == {k: T.parse(np.dtype(type(v))) for k, v in enumerate(case.scalars)}
 
 
+# --- the node set and the lowering tables ------------------------------------------------------------------
+
+def _lower_numpy(expr: ex.Store) -> None:
+    numpy_lowering.evaluate(expr, [np.zeros(2, np.float32)], ())
+
+
+def _lower_numba(expr: ex.Store) -> None:
+    from opendml.backends.cpu_kernels import codegen
+
+    codegen.source(expr)
+
+
+def _lower_vector(expr: ex.Store) -> None:
+    """Into a function of one FLOAT32 vector argument, as the streaming kernels lower it when they compile."""
+    from llvmlite import ir
+
+    from opendml.backends.cpu_kernels import vectors
+
+    vector = ir.VectorType(ir.FloatType(), 16)
+    function = ir.Function(ir.Module(), ir.FunctionType(ir.VoidType(), [vector]), "f")
+    vectors._lower(ir.IRBuilder(function.append_basic_block()), expr, lambda k: function.args[k], (), 16)
+
+
+def _lower_cuda(expr: ex.Store) -> None:
+    from opendml.backends.cuda import expr_c
+
+    expr_c.apply_function("TEST", [F32], expr)  # text only: no GPU needed
+
+
+# Every lowering of the nodes, a table (``LOWERINGS``) from node class to its lowering in each module, and a
+# call lowering one FLOAT32 expression through it.
+LOWERINGS = [
+    pytest.param("opendml.kernels.numpy_lowering", _lower_numpy, id="numpy"),
+    pytest.param("opendml.backends.cpu_kernels.codegen", _lower_numba, id="numba", marks=NO_NUMBA),
+    pytest.param("opendml.backends.cpu_kernels.vectors", _lower_vector, id="llvm-vector", marks=NO_NUMBA),
+    pytest.param("opendml.backends.cuda.expr_c", _lower_cuda, id="cuda-c"),
+]
+
+
+def _node_classes() -> set[type[ex.Expr]]:
+    """The concrete node classes of opendml.expr: every subclass of Expr there but the private bases."""
+    found: set[type[ex.Expr]] = set()
+    pending: list[type[ex.Expr]] = [ex.Expr]
+    while pending:
+        for cls in pending.pop().__subclasses__():
+            pending.append(cls)
+            if cls.__module__ == ex.__name__ and not cls.__name__.startswith("_"):
+                found.add(cls)
+    return found
+
+
+def test_the_node_set_is_every_node_class() -> None:
+    assert len(set(ex.NODES)) == len(ex.NODES)
+    assert set(ex.NODES) == _node_classes()
+
+
+def _names(classes: set[type[ex.Expr]]) -> list[str]:
+    return sorted(cls.__name__ for cls in classes)
+
+
+@pytest.mark.parametrize(("module", "lower"), LOWERINGS)
+def test_each_lowering_is_a_table_of_exactly_the_nodes(module: str, lower: Callable[[ex.Store], None]) -> None:
+    table = importlib.import_module(module).LOWERINGS
+    missing, extra = set(ex.NODES) - set(table), set(table) - set(ex.NODES)
+    assert not missing and not extra, f"{module}.LOWERINGS lacks {_names(missing)}, has extra {_names(extra)}"
+
+
+@pytest.mark.parametrize(("module", "lower"), LOWERINGS)
+def test_a_node_missing_from_a_table_is_named_where_it_is_lowered(module: str, lower: Callable[[ex.Store], None],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    expr = ex.Store(ex.Round(load(F32)), F32)
+    lower(expr)  # every node in the table: lowered
+    monkeypatch.delitem(importlib.import_module(module).LOWERINGS, ex.Round)
+    with pytest.raises((ex.ExpressionError, dml.KernelUnsupportedError), match="Round"):
+        lower(expr)
+
+
 # --- equality and hashing ----------------------------------------------------------------------------------
 
 def _dequantize_tree() -> ex.Expr:
@@ -457,6 +538,7 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
     l0, l1 = ex.Load(0, F32), ex.Load(1, F32)
     cases: dict[str, tuple[ex.Store, tuple[T, ...]]] = {
         "Multiply": (ex.Store(ex.Multiply(l0, l1), F32), (F32, F32)),
+        "Param": (ex.Store(ex.Multiply(l0, ex.Param(0, F32)), F32), (F32,)),  # NODE_SCALARS
         "Add": (ex.Store(ex.Add(l0, l1), F32), (F32, F32)),
         "Add stored as FLOAT16": (ex.Store(ex.Add(l0, l1), F16), (F32, F32)),
         "Less FLOAT32": (ex.Store(ex.Select(ex.Less(l0, l1), l1, l0), F32), (F32, F32)),
@@ -486,14 +568,20 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
 
 
 NODE_CASES = _node_cases()
+NODE_SCALARS = (np.float32(-1.5),)  # the value of Param(0, FLOAT32) in a case
+
+
+def test_every_node_has_a_case_over_edge_values() -> None:
+    covered = {type(node) for expr, _ in NODE_CASES.values() for node in ex.nodes(expr)}
+    assert covered == set(ex.NODES), _names(set(ex.NODES) - covered)
 
 
 @pytest.mark.parametrize(("expr", "inputs"), NODE_CASES.values(), ids=NODE_CASES.keys())
 def test_numpy_lowering_of_each_node_over_edge_values(expr: ex.Store, inputs: tuple[T, ...]) -> None:
     rows = list(itertools.product(*(ex_strategies.edges(t) for t in inputs)))
     arrays = [np.array([row[k] for row in rows], dtype=t.numpy) for k, t in enumerate(inputs)]
-    got = numpy_lowering.evaluate(expr, arrays, ())
+    got = numpy_lowering.evaluate(expr, arrays, NODE_SCALARS)
     for i, row in enumerate(rows):
         typed = [python_value(a[i]) for a in arrays]
-        expected = element(expr, typed, [])
+        expected = element(expr, typed, [python_value(v) for v in NODE_SCALARS])
         assert same_value(python_value(got[i]), expected), (row, got[i], expected)

@@ -1,9 +1,13 @@
 """Kernel specifications of the operators.
 
 1. Completeness: every operator in the registry, at every support row's every type combination, gets a
-   KernelSpec of its own whose expression type-checks, and compiles and runs on every backend this machine
-   has, matching the NumPy reference. A new operator without a case here fails, and one whose spec falls
-   into another operator's kernel shows in the results.
+   KernelSpec of its own whose expression type-checks, and compiles and runs through every lowering path
+   this machine has, matching the independent oracle (tests/elementwise_oracle.py): the CPU backend's NumPy
+   path (no Numba), its Numba kernels (the scalar lowering), the same with every output streamed (the LLVM
+   vector lowering, which otherwise only outputs of 32 MiB reach), and CUDA. A new operator without a
+   description and an oracle here fails, and one whose spec falls into another operator's kernel shows in
+   the results. The Numba threaded drivers run these same kernels over thread shares (no lowering of
+   their own): tests/test_cpu_fast.py runs them.
 2. Each operator's expression through the NumPy lowering, bit for bit against the independent oracle
    (tests/elementwise_oracle.py) over edge values: NaN, infinities, -0.0, ties at the bounds, type limits,
    subnormals, and FLOAT16 overflow on store.
@@ -14,6 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -29,7 +34,7 @@ from opendml.schema import OperatorSchema, SupportRow
 from tests import elementwise_oracle as oracle
 from tests.conftest import CUDA_MISSING
 from tests.expr_strategies import edges
-from tests.helpers import edge_values, run, same_values
+from tests.helpers import edge_values, run
 
 Tensors = Mapping[str, dml.TensorDesc | None]
 
@@ -91,36 +96,116 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
 REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN, "ARGMAX": ReductionKind.ARGMAX}  # every other operator is element-wise
 
 
+# --- each description's expected output, element by element from the oracle ---------------------------------
+
+Values = list[int | float]
+
+
+def _name(t: object) -> str:
+    """A DataType, AxisDirection or NanPolicy field as its DirectML name (given as an enum or a string)."""
+    return str(getattr(t, "name", t))
+
+
+def _type(tensors: Tensors, field: str) -> str:
+    desc = tensors[field]
+    assert desc is not None
+    return desc.data_type.name
+
+
+def _pair(scale_bias: dml.ScaleBias | None) -> tuple[float, float] | None:
+    return None if scale_bias is None else (scale_bias.scale, scale_bias.bias)
+
+
+def _each(inputs: Sequence[np.ndarray | None], element: Callable[..., int | float]) -> Values:
+    """``element`` of each position's input values (None for an absent input), in row-major order."""
+    columns = [None if a is None else [_python(v) for v in a.reshape(-1)] for a in inputs]
+    count = max(len(c) for c in columns if c is not None)
+    return [element(*(None if c is None else c[i] for c in columns)) for i in range(count)]
+
+
+def _expect_clip(desc: dml.ElementWiseClipDesc, tensors: Tensors, inputs: Sequence[np.ndarray | None]) -> Values:
+    t = _type(tensors, "InputTensor")
+    low, high = oracle.float_field_bound(desc.min, t), oracle.float_field_bound(desc.max, t)
+    return _each(inputs, lambda x: oracle.clamp_element(x, t, _pair(desc.scale_bias), low, high))
+
+
+def _expect_clip1(desc: dml.ElementWiseClip1Desc, tensors: Tensors, inputs: Sequence[np.ndarray | None]) -> Values:
+    t, bounds = _type(tensors, "InputTensor"), _name(desc.min_max_data_type)
+    low, high = oracle.typed_bound(desc.min, bounds), oracle.typed_bound(desc.max, bounds)
+    return _each(inputs, lambda x: oracle.clamp_element(x, t, _pair(desc.scale_bias), low, high))
+
+
+def _expect_threshold(desc: dml.ElementWiseThresholdDesc, tensors: Tensors,
+                      inputs: Sequence[np.ndarray | None]) -> Values:
+    t = _type(tensors, "InputTensor")
+    low = oracle.float_field_bound(desc.min, t)
+    return _each(inputs, lambda x: oracle.clamp_element(x, t, _pair(desc.scale_bias), low, None))
+
+
+def _expect_dequantize(desc: object, tensors: Tensors, inputs: Sequence[np.ndarray | None]) -> Values:
+    out = _type(tensors, "OutputTensor")
+    return _each(inputs, lambda x, scale, zero_point: oracle.dequantize_element(x, scale, zero_point, out))
+
+
+def _expect_quantize(desc: object, tensors: Tensors, inputs: Sequence[np.ndarray | None]) -> Values:
+    out = _type(tensors, "OutputTensor")
+    return _each(inputs, lambda x, scale, zero_point: oracle.quantize_element(x, scale, zero_point, out))
+
+
+def _expect_arg(desc: dml.ArgMinDesc | dml.ArgMaxDesc, tensors: Tensors, inputs: Sequence[np.ndarray | None],
+                largest: bool) -> Values:
+    x = inputs[0]
+    assert x is not None
+    values = {index: _python(x[index]) for index in np.ndindex(x.shape)}
+    found = oracle.argmin_tensor(values, x.shape, desc.axes, _name(desc.axis_direction), largest,
+                                 _name(desc.nan_policy) == "PROPAGATE")
+    return list(found.values())  # in the output's row-major order
+
+
+Expect = Callable[[Any, Tensors, Sequence[np.ndarray | None]], Values]
+
+EXPECTED: dict[str, Expect] = {
+    "ELEMENT_WISE_CLIP": _expect_clip,
+    "ELEMENT_WISE_CLIP1": _expect_clip1,
+    "ELEMENT_WISE_THRESHOLD": _expect_threshold,
+    "ELEMENT_WISE_DEQUANTIZE_LINEAR": _expect_dequantize,
+    "ELEMENT_WISE_QUANTIZE_LINEAR": _expect_quantize,
+    "ARGMIN": lambda desc, tensors, inputs: _expect_arg(desc, tensors, inputs, largest=False),
+    "ARGMAX": lambda desc, tensors, inputs: _expect_arg(desc, tensors, inputs, largest=True),
+}
+
+
 def test_every_operator_has_a_case() -> None:
-    assert set(DESCRIPTIONS) == set(BY_NAME) == {op.schema.name for op in OPERATORS}
+    assert set(DESCRIPTIONS) == set(EXPECTED) == set(BY_NAME) == {op.schema.name for op in OPERATORS}
 
 
 # --- every type combination of every row -------------------------------------------------------------------
 
-def _sizes(schema: OperatorSchema, row: SupportRow, name: str) -> list[int]:
-    """A 2 x 3 tensor, with leading ones to the row's fewest dimensions; ARGMIN's output reduces the last."""
-    sizes = [2, 3] if row.dimensions[0] <= 2 else [1] * (row.dimensions[0] - 2) + [2, 3]
+def _sizes(schema: OperatorSchema, row: SupportRow, name: str, last: int = 3) -> list[int]:
+    """A 2 x ``last`` tensor, with leading ones to the row's fewest dimensions; ARGMIN's output reduces the
+    last."""
+    sizes = [2, last] if row.dimensions[0] <= 2 else [1] * (row.dimensions[0] - 2) + [2, last]
     if name == "OutputTensor" and schema.name in REDUCTIONS:
         sizes[-1] = 1
     return sizes
 
 
-def combinations(schema: OperatorSchema, row: SupportRow) -> Iterator[dict[str, dml.TensorDesc | None]]:
+def combinations(schema: OperatorSchema, row: SupportRow, last: int = 3) -> Iterator[dict[str, dml.TensorDesc | None]]:
     """Every choice of a listed type (or absence, where the row allows it) for every tensor."""
     choices: list[list[T | None]] = []
     for field in schema.tensors:
         types: list[T | None] = [*sorted(row.types[field.name], key=lambda t: t.value)]
         choices.append([*types, None] if field.name in row.may_be_absent else types)
     for picked in itertools.product(*choices):
-        yield {f.name: None if t is None else dml.TensorDesc(t, _sizes(schema, row, f.name))
+        yield {f.name: None if t is None else dml.TensorDesc(t, _sizes(schema, row, f.name, last))
                for f, t in zip(schema.tensors, picked)}
 
 
-def accepted(schema: OperatorSchema, row: SupportRow) -> list[tuple[dml.Operator, Tensors]]:
+def accepted(schema: OperatorSchema, row: SupportRow, last: int = 3) -> list[tuple[dml.Operator, Tensors]]:
     """The combinations the operator's rules accept at the row's level; the others are refused for a type."""
     device = dml.Device("cpu", row.level)
     found: list[tuple[dml.Operator, Tensors]] = []
-    for tensors in combinations(schema, row):
+    for tensors in combinations(schema, row, last):
         try:
             found.append((device.create_operator(DESCRIPTIONS[schema.name](tensors)), tensors))
         except dml.InvalidArgumentError as error:
@@ -152,32 +237,46 @@ def test_every_type_of_every_row_gets_its_own_kernel_spec(schema: OperatorSchema
             assert spec.reduction is None and isinstance(spec.element, ex.Store) and spec.element.type == spec.output
 
 
-BACKENDS = [
-    pytest.param("cpu", "numba", id="cpu-numba", marks=pytest.mark.skipif(
-        not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")),
-    pytest.param("cpu", "numpy", id="cpu-numpy"),
-    pytest.param("cuda", None, id="cuda", marks=pytest.mark.skipif(
+NO_NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
+
+# Each lowering path: (backend, CPU kernels as OPENDML_CPU_KERNELS chooses them, every output streamed).
+PATHS = [
+    pytest.param("cpu", "numpy", False, id="cpu-numpy"),  # numpy_lowering, block by block
+    pytest.param("cpu", "numba", False, id="cpu-numba", marks=NO_NUMBA),  # codegen's scalar value()
+    # The streaming kernels' LLVM vector code (vectors.py) between scalar heads and tails: the threshold
+    # lowered to 0, and rows long enough to hold whole aligned vectors of every output type (64 bytes).
+    pytest.param("cpu", "numba", True, id="cpu-numba-streaming", marks=NO_NUMBA),
+    pytest.param("cuda", None, False, id="cuda", marks=pytest.mark.skipif(
         CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")),
 ]
+STREAMED_ROW = 96  # 2 x 96 elements: at least two whole aligned 64-byte vectors, even of a 1-byte output
 
 
-@pytest.mark.parametrize(("backend", "kernels"), BACKENDS)
+@pytest.mark.parametrize(("backend", "kernels", "streamed"), PATHS)
 @pytest.mark.parametrize(("schema", "row"), ROWS)
-def test_every_type_of_every_row_compiles_and_runs_on_every_backend(
-        backend: str, kernels: str | None, schema: OperatorSchema, row: SupportRow,
+def test_every_type_of_every_row_compiles_and_runs_through_every_lowering(
+        backend: str, kernels: str | None, streamed: bool, schema: OperatorSchema, row: SupportRow,
         monkeypatch: pytest.MonkeyPatch) -> None:
     if kernels is not None:
         monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load(kernels))  # as OPENDML_CPU_KERNELS chooses
+    if streamed:
+        if schema.name in REDUCTIONS:
+            pytest.skip("a reduction streams no output: its engines take the element (tests/test_cpu_fast.py)")
+        monkeypatch.setattr(cpu_kernels.load("numba"), "STREAM_MIN_BYTES", 0)
     device = dml.Device(backend, row.level)
     rng = np.random.default_rng(13)
-    for op, tensors in accepted(schema, row):
+    for op, tensors in accepted(schema, row, STREAMED_ROW if streamed else 3):
         inputs = [None if tensors[f.name] is None
-                  else edge_values(tensors[f.name].data_type, 6, rng).reshape(tensors[f.name].sizes)  # type: ignore[union-attr]
+                  else edge_values(tensors[f.name].data_type, math.prod(tensors[f.name].sizes), rng)  # type: ignore[union-attr]
+                  .reshape(tensors[f.name].sizes)  # type: ignore[union-attr]
                   for f in schema.inputs]
         got = run(device, op.desc, inputs)
-        with np.errstate(all="ignore"):  # edge values overflow to infinity, as the kernels' do
-            expected = op.definition.reference(inputs, op.params)
-        assert got.dtype == expected.dtype and same_values(got, expected), (tensors, inputs, got, expected)
+        expected = EXPECTED[schema.name](op.desc, tensors, inputs)
+        (output,) = schema.outputs
+        assert got.dtype == tensors[output.name].data_type.numpy and got.size == len(expected)  # type: ignore[union-attr]
+        mismatched = [(i, g, e) for i, (g, e) in enumerate(zip(got.reshape(-1), expected))
+                      if not oracle.same_value(_python(g), e)]
+        assert not mismatched, (tensors, inputs, mismatched[:5])
 
 
 # --- the NumPy lowering of each operator's expression against the oracle -----------------------------------
