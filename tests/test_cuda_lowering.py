@@ -53,7 +53,8 @@ def elementwise_sources(spec: KernelSpec, layout: Layout) -> list[str]:
 
 def argmin_sources(spec: KernelSpec, inputs: Sequence[TensorDesc | None], out: TensorDesc) -> list[str]:
     """Every plan's kernel for the reduction over its operands (the InputTensor first), as on a GPU of 132
-    multiprocessors: the plan's, the one for unaligned addresses, and the combine pass."""
+    multiprocessors: the plan's, the one for unaligned addresses, and the combine pass where one of them
+    leaves its pieces to it (split rows are merged by their scan: argmin_c.one_pass)."""
     assert spec.reduction is not None
     x = inputs[0]
     assert x is not None
@@ -61,7 +62,7 @@ def argmin_sources(spec: KernelSpec, inputs: Sequence[TensorDesc | None], out: T
     plan = argmin_c.plan(spec, x, kept, reduced, 132)
     plans = [plan] if plan.vector == 1 else [plan, plan.scalar()]
     sources = [argmin_c.argmin_kernel(spec, p, spec.reduction.direction, kept, reduced) for p in plans]
-    if plan.splits > 1:
+    if any(p.splits > 1 and not argmin_c.one_pass(spec, p) for p in plans):
         sources.append(argmin_c.argmin_combine_kernel(spec, plan, spec.reduction.direction, kept))
     return sources
 

@@ -238,7 +238,8 @@ def test_every_plan_path_renders_a_prologue_over_each_operand(case: Case) -> Non
         assert source.count("{") == source.count("}")
         if "value(" not in source:
             continue  # the combine pass
-        pointers = ", ".join(["ull px", *(f"ull p{k}" for k in slots[1:]), "ull pout, ull pv, ull pi"])
+        partials = "ull pout, ull pv, ull pi" + (", ull pc" if "atomicAdd" in source else "")  # argmin_c.one_pass
+        pointers = ", ".join(["ull px", *(f"ull p{k}" for k in slots[1:]), partials])
         assert f"opendml_kernel({pointers}, float q0" in source or f"opendml_kernel({pointers})" in source
         parameters = ", ".join(f"{expr_c.C_TYPE[spec.inputs[k]]} a{k}" for k in slots)  # type: ignore[index]
         assert f"float value({parameters}" in source

@@ -362,11 +362,14 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
     else:
         position, step, first, last = "r", "1ull" if plan.family == "columns" else f"{plan.group}ull", \
             "begin + t", "end"
-    fetch, takes = [], []
+    fetch: list[str] = []
+    takes: list[str] = []
+    marks: list[tuple[int, int]] = []  # where each unrolled position's lines start in ``fetch`` and ``takes``
     grouped = _by_steps(spec, plan, unroll)
     steps: list[tuple[str, list[list[str]]]] = []  # grouped: each row's union and other operands by column
     for u in range(unroll):
         here = f"{position} + {u}ull * {step}"
+        marks.append((len(fetch), len(takes)))
         names = [f"ro{u}", *(f"rk{o.slot}_{u}" for o in walked), *(f"re{x.number}_{u}" for x in written)]
         fetched = dict(hoisted)
         loads: list[str] = []
@@ -416,11 +419,16 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
         if integers is not None:
             ordered, takes = _by_stored_integers(spec, rule, integers, steps, hoisted, position, vector, takes)
     nl = "\n            "
-    tail = "" if unroll == 1 else f"""
+    if unroll == 1:
+        tail = ""
+    elif grouped or written:
+        tail = f"""
         for (; {position} < stop; {position} += {step}) {{
             {nl.join(single_fetch)}
             {nl.join(single_takes)}
         }}"""
+    else:
+        tail = _guarded_step(fetch, takes, marks, position, step)
     return f"""{ordered}
         ull {position} = {first};
         const ull stop = {last};
@@ -428,6 +436,29 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
             {nl.join(fetch)}
             {nl.join(takes)}
         }}{tail}"""
+
+
+def _guarded_step(fetch: Sequence[str], takes: Sequence[str], marks: Sequence[tuple[int, int]], position: str,
+                  step: str) -> str:
+    """The scan's last positions (fewer than an unrolled step) as one more unrolled step: each position past
+    the end loads the last position instead (a load the step makes anyway, from cache) and takes nothing, so
+    every load of the step is in flight before the first is used, where a loop of one position a step waited
+    for each load in turn (a piece of two loads a thread paid two memory latencies)."""
+    ends = [*marks[1:], (len(fetch), len(takes))]
+    lines = []
+    for u, ((fetch_from, _), (fetch_to, _)) in enumerate(zip(marks, ends)):
+        here = f"{position} + {u}ull * {step}"
+        lines.append(f"const ull c{u} = {here} < stop ? {here} : stop - 1ull;")
+        lines += [line.replace(here, f"c{u}") for line in fetch[fetch_from:fetch_to]]
+    for u, ((_, take_from), (_, take_to)) in enumerate(zip(marks, ends)):
+        here = f"{position} + {u}ull * {step}"
+        body = "\n                ".join(line.replace(here, f"c{u}") for line in takes[take_from:take_to])
+        lines.append(f"if ({here} < stop) {{\n                {body}\n            }}")
+    nl = "\n            "
+    return f"""
+        if ({position} < stop) {{
+            {nl.join(lines)}
+        }}"""
 
 
 # --- columns with a float value: one take per group of rows, the row found by a rescan -------------------------
@@ -621,7 +652,8 @@ def argmin_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, 
     guard = {"columns": "", "rows": "if (threadIdx.x == 0)" if plan.group > 32 else "if ((threadIdx.x & 31) == 0)"}
     columns = plan.columns
     pointers = ["ull px", *(f"ull p{o.slot}" for o in others), "ull pout", *(f"ull pout{x.number}" for x in written)]
-    parameters = ", ".join([*pointers, "ull pv", "ull pi", *expr_c.scalar_parameters(spec.element, spec.extra)])
+    partials = ["ull pv", "ull pi", *(["ull pc"] if one_pass(spec, plan) else [])]
+    parameters = ", ".join([*pointers, *partials, *expr_c.scalar_parameters(spec.element, spec.extra)])
     unroll = _unroll(spec, plan, others)
     by_steps = _by_steps(spec, plan, unroll)
     integers = stored_order(spec, plan, others) if by_steps else None
@@ -646,12 +678,61 @@ extern "C" __global__ void {bounds}opendml_kernel({parameters}) {{
         for (int j = 0; j < {columns}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
         {_scan(spec, plan, reduced, others, hoisted, written, integers)}{rescan}
         {_group_reduce(plan.group, compute)}
-        {guard[plan.family]} {{
+        {_merge_in_scan(spec, plan, direction, compute) if one_pass(spec, plan) else f'''{guard[plan.family]} {{
             {_finish(plan, direction, spec.output, compute, kept.strides[1][-1])}
-        }}
+        }}'''}
     }}
 }}
 """
+
+
+# --- split rows merged by the scan: the last piece of an output to finish merges them all --------------------
+#
+# Each piece of a split row stores its (value, index) as a partial result, then counts itself done on its
+# output's counter (an atomic add, after a fence that makes the partial result visible to every block); the
+# piece that counts last reads every piece's partial result from L2 (``__ldcg``: never a stale L1 line),
+# merges them by (value, index) as the combine pass did, writes the output and sets the counter back to 0 for
+# the next launch. One kernel instead of a scan and a combine pass: H100, greedy decoding's ARGMAX FLOAT16 of
+# [8, 128256] took 5.0 us of device time as two kernels. The counters (one per output) are zeroed once, when
+# their buffer is allocated: a launch leaves them as it found them.
+
+
+def one_pass(spec: KernelSpec, plan: ArgMinPlan) -> bool:
+    """Whether ``plan``'s scan merges the pieces of its split rows itself (the scan of one take per element;
+    the min-and-ballot scan and split columns keep the combine pass)."""
+    return plan.family == "rows" and plan.splits > 1 and not uses_ballot(spec, plan)
+
+
+def _merge_in_scan(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, compute: str) -> str:
+    """The end of a piece of a split row: its partial result stored and counted, and by the piece that counts
+    last, every piece's merged and the index written (``oo``: the output's offset)."""
+    out = C_TYPE[spec.output]
+    empty = plan.length - 1 if direction is AxisDirection.DECREASING else 0
+    first = "threadIdx.x == 0" if plan.group > 32 else "(threadIdx.x & 31) == 0"
+    if plan.group > 32:
+        declare, share = "__shared__ unsigned int last;", "__syncthreads();"
+    else:
+        declare, share = "unsigned int last = 0u;", "last = __shfl_sync(0xffffffffu, last, 0);"
+    return f"""{declare}
+        if ({first}) {{
+            (({compute}*)pv)[o * {plan.splits}ull + s] = bv[0]; ((ull*)pi)[o * {plan.splits}ull + s] = bi[0];
+            __threadfence();
+            last = atomicAdd((unsigned int*)pc + o, 1u) == {plan.splits - 1}u;
+        }}
+        {share}
+        if (last) {{
+            __threadfence();
+            bv[0] = ({compute})0; bi[0] = INVALID_INDEX;
+            for (ull k = t; k < {plan.splits}ull; k += {plan.group}ull) {{
+                take(bv[0], bi[0], __ldcg((const {compute}*)pv + o * {plan.splits}ull + k),
+                     __ldcg((const ull*)pi + o * {plan.splits}ull + k));
+            }}
+            {_group_reduce(plan.group, compute)}
+            if ({first}) {{
+                (({out}*)pout)[oo] = ({out})(bi[0] == INVALID_INDEX ? {empty}ull : bi[0]);
+                ((unsigned int*)pc)[o] = 0u;
+            }}
+        }}"""
 
 
 def argmin_combine_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, kept: Layout) -> str:
