@@ -273,7 +273,7 @@ def _case(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDesc,
     one_pass = argmin_c.one_pass(spec, plan)
     if plan.splits > 1 and not one_pass:
         combine = namespace(argmin_c.argmin_combine_kernel(spec, plan, direction, kept), f"{tag}c")
-    size, partials = out.total_tensor_size_in_bytes, plan.outputs * plan.splits * 8
+    size, partials = out.total_tensor_size_in_bytes, plan.outputs * argmin_c.partials_per_output(spec, plan) * 8
     lines = ["  {"]
     lines += [f'  char* p{k} = (char*)read_file("{folder}/{tag}in{k}.bin", {shift}) + {shift};'
               for k, shift in enumerate(shifts)]

@@ -91,12 +91,18 @@ def test_a_split_row_kernel_counts_its_pieces_and_takes_its_last_positions_in_on
     assert len(sources) == 2  # the 16-byte plan's and the unaligned one's: no combine pass
     for source in sources:
         assert "ull pout, ull pv, ull pi, ull pc)" in source
-        assert "last = atomicAdd((unsigned int*)pc + o, 1u) == 7u;" in source
+        # 8 pieces of 8 warps: 64 partial results an output, the 64th warp to count merges them
+        assert "((float*)pv)[o * 64ull + s * 8ull + (threadIdx.x >> 5)] = bv[0];" in source
+        assert "last = atomicAdd((unsigned int*)pc + o, 1u) == 63u;" in source
         assert "((unsigned int*)pc)[o] = 0u;" in source  # the counter set back for the next launch
-        assert "__ldcg((const float*)pv + o * 8ull + k)" in source
+        assert "__ldcg((const float*)pv + o * 64ull + k)" in source
+        assert "__syncthreads" not in source  # warps merge by shuffles alone
         assert "for (; q < stop; q += 256ull)" not in source and "for (; r < stop; r += 256ull)" not in source
     assert "const ull c7 = q + 7ull * 256ull < stop ? q + 7ull * 256ull : stop - 1ull;" in sources[0]
     assert "if (q + 7ull * 256ull < stop) {" in sources[0]
+    # a candidate per element of a load (lanes), merged pairwise after the scan
+    assert "bv[8]; ull bi[8];" in sources[0] and "scan_take(bv[7], bi[7], v, (c7) * 8ull + 7ull)" in sources[0]
+    assert "take(bv[0], bi[0], bv[4], bi[4]);" in sources[0] and "bv[1]; ull bi[1];" in sources[1]
 
 
 def test_columns_and_the_ballot_scan_keep_their_combine_pass() -> None:
@@ -170,20 +176,16 @@ def expected_indices(x: np.ndarray, largest: bool, propagate: bool, decreasing: 
     """Each row's index computed here: the first (last) of the largest (smallest) numbers, -0.0 equal to +0.0;
     NaN skipped (a row of only NaN: index 0, or the last under DECREASING), or under PROPAGATE the first (last)
     NaN."""
-    found = []
-    for row in x.astype(np.float64):
-        order = range(row.size - 1, -1, -1) if decreasing else range(row.size)
-        nan = [k for k in order if math.isnan(row[k])]
-        if propagate and nan:
-            found.append(nan[0])
-            continue
-        numbers = [k for k in order if not math.isnan(row[k])]
-        if not numbers:
-            found.append(row.size - 1 if decreasing else 0)
-            continue
-        best = max(row[k] for k in numbers) if largest else min(row[k] for k in numbers)
-        found.append(next(k for k in numbers if row[k] == best))
-    return np.array(found, np.int64).reshape(-1, 1)
+    values = x.astype(np.float64)[:, ::-1] if decreasing else x.astype(np.float64)  # the first found is the one
+    nan = np.isnan(values)
+    filled = np.where(nan, -np.inf if largest else np.inf, values)
+    best = filled.max(axis=1) if largest else filled.min(axis=1)
+    first = ((filled == best[:, None]) & ~nan).argmax(axis=1)
+    first = np.where(nan.all(axis=1), 0, first)
+    if propagate:
+        first = np.where(nan.any(axis=1), nan.argmax(axis=1), first)
+    found = values.shape[1] - 1 - first if decreasing else first
+    return found.astype(np.int64).reshape(-1, 1)
 
 
 def special_logits(shape: tuple[int, int], dtype: Any, rng: np.random.Generator) -> np.ndarray:

@@ -113,6 +113,10 @@ def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[
     state = State.fresh(1, key, work.pieces)
     _run_plan(bits, red, empty, state, kind, order, threads)
     fill_missing(state.idx[0], 0)
+    rows = _rows_kernel(red, work)
+    if rows is not None:  # and the one compiled call of small rows, over no rows, into the index type
+        kernel, _, n, xs = rows
+        kernel(bits, 0, n, xs, np.zeros(1, spec.output.numpy), 0, kind, order, FLOAT_COMPARISONS)
 
 
 class State:
@@ -224,13 +228,10 @@ def _rows_into(x: np.ndarray, out: np.ndarray | None, red: ReducedLayout, work: 
     (``short_rows_into``, ``long_rows_into``), any other output ``by_state``; None for any other plan. The
     small calls on new arrays (the functional API's) pay no state, task table or pass over missing indices,
     and what the layouts decide (the input's flat view, the output's) is decided here, once."""
-    if not work.rows or len(work.tasks) != 1 or len(red.sizes) > 2 or red.strides[-1] != 1:
+    found = _rows_kernel(red, work)
+    if found is None:
         return None
-    if len(red.sizes) == 2 and red.reduced[0]:
-        return None  # one output over rows apart: the task's kernel walks them
-    rows, n = (red.sizes[0], red.sizes[1]) if len(red.sizes) == 2 else (1, red.sizes[0])
-    xs = red.strides[0] if len(red.sizes) == 2 else 0
-    kernel = short_rows_into if short_rows(red.sizes, red.strides) else long_rows_into
+    kernel, rows, n, xs = found
     bits = _bits(x).dtype
     if out is not None and out.flags.c_contiguous and x.flags.c_contiguous:
         def into(x: np.ndarray, out: np.ndarray) -> None:
@@ -245,6 +246,18 @@ def _rows_into(x: np.ndarray, out: np.ndarray | None, red: ReducedLayout, work: 
             by_state(x, out)
 
     return call
+
+
+def _rows_kernel(red: ReducedLayout, work: Plan) -> tuple[Callable[..., None], int, int, int] | None:
+    """(kernel, rows, their length, their stride) of a plan ``_rows_into`` takes: one task over contiguous
+    rows, each one output (or one row, the only output); None for any other plan."""
+    if not work.rows or len(work.tasks) != 1 or len(red.sizes) > 2 or red.strides[-1] != 1:
+        return None
+    if len(red.sizes) == 2 and red.reduced[0]:
+        return None  # one output over rows apart: the task's kernel walks them
+    rows, n = (red.sizes[0], red.sizes[1]) if len(red.sizes) == 2 else (1, red.sizes[0])
+    xs = red.strides[0] if len(red.sizes) == 2 else 0
+    return short_rows_into if short_rows(red.sizes, red.strides) else long_rows_into, rows, n, xs
 
 
 def _fill(a: np.ndarray, value: int, threads: int) -> None:

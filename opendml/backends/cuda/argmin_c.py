@@ -401,7 +401,7 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
             if u > 0:
                 continue  # the first row's takes one by one serve the loop over the last rows
         for e in range(vector):
-            slot, index = ("0", f"{first_element} + {e}ull") if rows else (str(e), here)
+            slot, index = (str(e), f"{first_element} + {e}ull") if rows else (str(e), here)  # lanes: see lanes()
             results = [f"x{x.number}_{u}.e[{e}]" for x in written]
             takes.append(f"{{ {compute} v = {value(f'u{u}.e[{e}]', e, fetched, results)}; "
                          f"if ({rule.valid('v')}) scan_take(bv[{slot}], bi[{slot}], v, {index}); }}")
@@ -650,7 +650,6 @@ def argmin_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, 
     kept_offsets = decompose("(unsigned int)o", kept.sizes, kept.strides, kept_names)
     hoisted_loads, hoisted = _hoisted(others, plan.columns)
     guard = {"columns": "", "rows": "if (threadIdx.x == 0)" if plan.group > 32 else "if ((threadIdx.x & 31) == 0)"}
-    columns = plan.columns
     pointers = ["ull px", *(f"ull p{o.slot}" for o in others), "ull pout", *(f"ull pout{x.number}" for x in written)]
     partials = ["ull pv", "ull pi", *(["ull pc"] if one_pass(spec, plan) else [])]
     parameters = ", ".join([*pointers, *partials, *expr_c.scalar_parameters(spec.element, spec.extra)])
@@ -673,11 +672,11 @@ extern "C" __global__ void {bounds}opendml_kernel({parameters}) {{
         {kept_offsets}{hoisted_loads}
         const ull begin = (ull)s * {plan.chunk}ull;
         const ull end = begin + {plan.chunk}ull < {plan.length}ull ? begin + {plan.chunk}ull : {plan.length}ull;
-        {compute} bv[{columns}]; ull bi[{columns}];
+        {compute} bv[{lanes(plan)}]; ull bi[{lanes(plan)}];
         #pragma unroll
-        for (int j = 0; j < {columns}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
-        {_scan(spec, plan, reduced, others, hoisted, written, integers)}{rescan}
-        {_group_reduce(plan.group, compute)}
+        for (int j = 0; j < {lanes(plan)}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
+        {_scan(spec, plan, reduced, others, hoisted, written, integers)}{rescan}{_lanes_merged(plan)}
+        {_group_reduce(32 if one_pass(spec, plan) else plan.group, compute)}
         {_merge_in_scan(spec, plan, direction, compute) if one_pass(spec, plan) else f'''{guard[plan.family]} {{
             {_finish(plan, direction, spec.output, compute, kept.strides[1][-1])}
         }}'''}
@@ -686,15 +685,43 @@ extern "C" __global__ void {bounds}opendml_kernel({parameters}) {{
 """
 
 
-# --- split rows merged by the scan: the last piece of an output to finish merges them all --------------------
+# --- rows of 16-byte loads: a candidate per element of a load -----------------------------------------------
 #
-# Each piece of a split row stores its (value, index) as a partial result, then counts itself done on its
-# output's counter (an atomic add, after a fence that makes the partial result visible to every block); the
-# piece that counts last reads every piece's partial result from L2 (``__ldcg``: never a stale L1 line),
-# merges them by (value, index) as the combine pass did, writes the output and sets the counter back to 0 for
-# the next launch. One kernel instead of a scan and a combine pass: H100, greedy decoding's ARGMAX FLOAT16 of
-# [8, 128256] took 5.0 us of device time as two kernels. The counters (one per output) are zeroed once, when
-# their buffer is allocated: a launch leaves them as it found them.
+# A thread scanning a row by 16-byte loads keeps one (value, index) per element of a load (its lane), each lane
+# taking the elements at its place in every load, in increasing order; the lanes merge by (value, index) after
+# the scan. One candidate for all elements made each take wait for the one before: FLOAT16, 8 loads a thread
+# were 64 dependent takes, 8 a lane now (H100, ARGMAX of [1, 32000] in 2 pieces: 6.5 us against 4.7 in 8
+# pieces of 2 loads a thread, as one candidate).
+
+
+def lanes(plan: ArgMinPlan) -> int:
+    """Candidates a thread keeps: one per element of a load for rows of 16-byte loads, else one per output it
+    keeps (``plan.columns``)."""
+    return plan.vector if plan.family == "rows" and plan.vector > 1 else plan.columns
+
+
+def _lanes_merged(plan: ArgMinPlan) -> str:
+    """The lanes' candidates merged into lane 0's (rows of 16-byte loads), pairwise: log2 of the lanes
+    dependent takes."""
+    if plan.family != "rows" or plan.vector == 1:
+        return ""
+    lines, step = [], 1
+    while step < plan.vector:
+        lines += [f"take(bv[{e}], bi[{e}], bv[{e + step}], bi[{e + step}]);" for e in range(0, plan.vector, 2 * step)]
+        step *= 2
+    return "".join(f"\n        {line}" for line in lines)
+
+
+# --- split rows merged by the scan: the last warp of an output to finish merges them all ----------------------
+#
+# Each warp of a piece of a split row stores its (value, index) as a partial result (no block-wide merge, no
+# barrier), then counts itself done on its output's counter (an atomic add, after a fence that makes the
+# partial result visible to every block); the warp that counts last reads every warp's partial result from
+# L2 (``__ldcg``: never a stale L1 line), merges them by (value, index) as the combine pass did, writes the
+# output and sets the counter back to 0 for the next launch. One kernel instead of a scan and a combine pass
+# (H100: greedy decoding's ARGMAX FLOAT16 of [8, 128256] took 5.0 us of device time as two kernels). The
+# counters (one per output) are zeroed once, when their buffer is allocated: a launch leaves them as it
+# found them.
 
 
 def one_pass(spec: KernelSpec, plan: ArgMinPlan) -> bool:
@@ -703,32 +730,36 @@ def one_pass(spec: KernelSpec, plan: ArgMinPlan) -> bool:
     return plan.family == "rows" and plan.splits > 1 and not uses_ballot(spec, plan)
 
 
+def partials_per_output(spec: KernelSpec, plan: ArgMinPlan) -> int:
+    """Partial results a split reduction writes per output: one per warp of each piece where its scan merges
+    them (``one_pass``), else one per piece."""
+    return plan.splits * (plan.group // 32) if one_pass(spec, plan) else plan.splits
+
+
 def _merge_in_scan(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, compute: str) -> str:
-    """The end of a piece of a split row: its partial result stored and counted, and by the piece that counts
-    last, every piece's merged and the index written (``oo``: the output's offset)."""
+    """The end of a warp's share of a piece of a split row, its candidate merged over the warp: stored and
+    counted, and by the warp that counts last, every warp's merged and the index written (``oo``: the
+    output's offset)."""
     out = C_TYPE[spec.output]
     empty = plan.length - 1 if direction is AxisDirection.DECREASING else 0
-    first = "threadIdx.x == 0" if plan.group > 32 else "(threadIdx.x & 31) == 0"
-    if plan.group > 32:
-        declare, share = "__shared__ unsigned int last;", "__syncthreads();"
-    else:
-        declare, share = "unsigned int last = 0u;", "last = __shfl_sync(0xffffffffu, last, 0);"
-    return f"""{declare}
-        if ({first}) {{
-            (({compute}*)pv)[o * {plan.splits}ull + s] = bv[0]; ((ull*)pi)[o * {plan.splits}ull + s] = bi[0];
+    count = partials_per_output(spec, plan)
+    slot = f"o * {count}ull + s" + (f" * {plan.group // 32}ull + (threadIdx.x >> 5)" if plan.group > 32 else "")
+    return f"""unsigned int last = 0u;
+        if ((threadIdx.x & 31) == 0) {{
+            (({compute}*)pv)[{slot}] = bv[0]; ((ull*)pi)[{slot}] = bi[0];
             __threadfence();
-            last = atomicAdd((unsigned int*)pc + o, 1u) == {plan.splits - 1}u;
+            last = atomicAdd((unsigned int*)pc + o, 1u) == {count - 1}u;
         }}
-        {share}
+        last = __shfl_sync(0xffffffffu, last, 0);
         if (last) {{
             __threadfence();
             bv[0] = ({compute})0; bi[0] = INVALID_INDEX;
-            for (ull k = t; k < {plan.splits}ull; k += {plan.group}ull) {{
-                take(bv[0], bi[0], __ldcg((const {compute}*)pv + o * {plan.splits}ull + k),
-                     __ldcg((const ull*)pi + o * {plan.splits}ull + k));
+            for (ull k = threadIdx.x & 31; k < {count}ull; k += 32ull) {{
+                take(bv[0], bi[0], __ldcg((const {compute}*)pv + o * {count}ull + k),
+                     __ldcg((const ull*)pi + o * {count}ull + k));
             }}
-            {_group_reduce(plan.group, compute)}
-            if ({first}) {{
+            {_group_reduce(32, compute)}
+            if ((threadIdx.x & 31) == 0) {{
                 (({out}*)pout)[oo] = ({out})(bi[0] == INVALID_INDEX ? {empty}ull : bi[0]);
                 ((unsigned int*)pc)[o] = 0u;
             }}

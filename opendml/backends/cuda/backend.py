@@ -409,7 +409,9 @@ class ArgMinKernel:
         counters (one per output, zero) for a scan that merges them. ``pooled``: for one launch of ``plan``
         (counters only where it takes them, zeroed on the current stream before it); else held by a prepared
         call, whichever plan it launches (zeroed now, then left at zero by each launch)."""
-        size = plan.outputs * plan.splits
+        # Held: room for either plan's partial results (a warp's each where the scan merges them).
+        size = plan.outputs * (argmin_c.partials_per_output(self.spec, plan) if pooled else
+                               plan.splits * max(1, plan.group // 32))
         counters = None
         if not pooled or argmin_c.one_pass(self.spec, plan):
             counters = cupy.zeros(plan.outputs, dtype=cupy.uint32)
