@@ -201,7 +201,10 @@ def opendml_impl(shape: Shape, hosts: list[np.ndarray]) -> Impl:
     x = dml.TensorDesc(shape.dtype, [shape.batch, shape.vocab])
     out = dml.TensorDesc("INT64", [shape.batch, 1])
     op = device.compile_operator(device.create_operator(dml.ArgMaxDesc(x, out, [1])))
-    buffers = [device.buffer_from(h) for h in hosts]
+    # A buffer holds the tensor's bytes rounded up to 4 (DirectML's sizes: an odd FLOAT16 vocabulary has 2 more).
+    size = x.total_tensor_size_in_bytes
+    buffers = [device.buffer_from(np.concatenate([h.reshape(-1).view(np.uint8), np.zeros(size - h.nbytes, np.uint8)]))
+               for h in hosts]
     outputs = [device.create_buffer(shape.batch * 8) for _ in hosts]
     recorder, work = device.create_command_recorder(), device.create_command_list()
     for k in range(CALLS):

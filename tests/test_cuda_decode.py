@@ -77,9 +77,9 @@ def test_decode_shapes_run_one_kernel_whose_pieces_are_one_unrolled_step(t: T) -
             assert argmin_c.one_pass(spec, plan), (batch, vocab, plan)
             assert plan.splits <= math.ceil(vocab / (BLOCK * plan.vector * ROW_PIECE_LOADS)), (batch, vocab, plan)
     _, plan = decode_plan(64, 128256, T.FLOAT16)
-    assert (plan.vector, plan.splits) == (8, 8)
+    assert (plan.vector, plan.splits, plan.lanes) == (8, 8, False)  # 512 blocks: one candidate a thread
     _, plan = decode_plan(8, 128256, T.FLOAT16)
-    assert (plan.vector, plan.splits) == (8, 8)
+    assert (plan.vector, plan.splits, plan.lanes) == (8, 8, True)  # 64 blocks: a candidate per element
     _, plan = decode_plan(1, 50257, T.FLOAT16)  # an odd vocabulary: element by element, 2048-element pieces
     assert (plan.vector, plan.splits) == (1, 25)
 
@@ -120,13 +120,16 @@ def test_columns_and_the_ballot_scan_keep_their_combine_pass() -> None:
 
 # --- on the host, under emulation ------------------------------------------------------------------------------
 
-# (name, InputTensor type, sizes, bytes the input is off its buffer's alignment); on one multiprocessor
+# (name, InputTensor type, sizes, bytes the input is off its buffer's alignment, whether a thread keeps a
+# candidate per element of a load); on one multiprocessor (lanes where the pieces are at most 2)
 DECODE_HOST = [
-    ("FLOAT16, 16-byte loads", T.FLOAT16, (4, 40000), 0),
-    ("FLOAT16, an odd vocabulary", T.FLOAT16, (3, 40001), 0),
-    ("FLOAT32, unaligned", T.FLOAT32, (2, 33000), 4),
-    ("FLOAT32, one row", T.FLOAT32, (1, 70000), 0),
-    ("FLOAT16, pieces of a last partial step", T.FLOAT16, (5, 20000), 0),
+    ("FLOAT16, 16-byte loads", T.FLOAT16, (4, 40000), 0, False),
+    ("FLOAT16, an odd vocabulary", T.FLOAT16, (3, 40001), 0, False),
+    ("FLOAT32, unaligned", T.FLOAT32, (2, 33000), 4, False),
+    ("FLOAT32, one row", T.FLOAT32, (1, 70000), 0, False),
+    ("FLOAT16, pieces of a last partial step", T.FLOAT16, (5, 20000), 0, False),
+    ("FLOAT16, lanes", T.FLOAT16, (1, 20000), 0, True),
+    ("FLOAT32, lanes", T.FLOAT32, (1, 16000), 0, True),
 ]
 
 
@@ -138,16 +141,16 @@ def test_decode_kernels_run_on_the_host_give_the_oracles_indices(tmp_path: Path)
     runs, checks = [], []
     variants = [(ARGMAX, IGNORE, INCREASING), (ARGMAX, PROPAGATE, DECREASING), (ARGMIN, IGNORE, DECREASING),
                 (ARGMIN, PROPAGATE, INCREASING)]
-    for name, t, sizes, shift in DECODE_HOST:
+    for name, t, sizes, shift, lanes in DECODE_HOST:
         x, out = TensorDesc(t, sizes), TensorDesc(T.INT64, [sizes[0], 1])
         raw = tensor_bytes(x, (1,), rng)  # the harness places it ``shift`` bytes into its buffer
         for kind, nan, direction in variants:
             spec = arg_spec(t, T.INT64, (1,), kind, nan, direction)
             runs.append(HostRun(spec, [x], out, [raw], [shift]))
-            checks.append((f"{name}: {kind.name} {nan.name} {direction.name}", spec, x, out, raw, shift))
+            checks.append((f"{name}: {kind.name} {nan.name} {direction.name}", spec, x, out, raw, shift, lanes))
     results = _run_batch(runs, tmp_path)
-    for (where, spec, x, out, raw, shift), ((got, *_), plan) in zip(checks, results):
-        assert plan.splits > 1 and argmin_c.one_pass(spec, plan), (where, plan)
+    for (where, spec, x, out, raw, shift, lanes), ((got, *_), plan) in zip(checks, results):
+        assert plan.splits > 1 and argmin_c.one_pass(spec, plan) and plan.lanes is lanes, (where, plan)
         assert (plan.vector == 1) == (shift > 0 or x.sizes[1] % 2 == 1), (where, plan)
         check_indices(where, spec, compared_values(spec, [x], [raw]), out, got)
 

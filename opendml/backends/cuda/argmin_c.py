@@ -401,7 +401,8 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
             if u > 0:
                 continue  # the first row's takes one by one serve the loop over the last rows
         for e in range(vector):
-            slot, index = (str(e), f"{first_element} + {e}ull") if rows else (str(e), here)  # lanes: see lanes()
+            lane = str(e) if _by_lanes(plan) else "0"  # see lanes()
+            slot, index = (lane, f"{first_element} + {e}ull") if rows else (str(e), here)
             results = [f"x{x.number}_{u}.e[{e}]" for x in written]
             takes.append(f"{{ {compute} v = {value(f'u{u}.e[{e}]', e, fetched, results)}; "
                          f"if ({rule.valid('v')}) scan_take(bv[{slot}], bi[{slot}], v, {index}); }}")
@@ -687,23 +688,26 @@ extern "C" __global__ void {bounds}opendml_kernel({parameters}) {{
 
 # --- rows of 16-byte loads: a candidate per element of a load -----------------------------------------------
 #
-# A thread scanning a row by 16-byte loads keeps one (value, index) per element of a load (its lane), each lane
-# taking the elements at its place in every load, in increasing order; the lanes merge by (value, index) after
-# the scan. One candidate for all elements made each take wait for the one before: FLOAT16, 8 loads a thread
-# were 64 dependent takes, 8 a lane now (H100, ARGMAX of [1, 32000] in 2 pieces: 6.5 us against 4.7 in 8
-# pieces of 2 loads a thread, as one candidate).
+# A thread scanning a row by 16-byte loads may keep one (value, index) per element of a load (its lane), each
+# lane taking the elements at its place in every load, in increasing order; the lanes merge by (value, index)
+# after the scan. One candidate for all elements makes each take wait for the one before: FLOAT16, 8 loads a
+# thread are 64 dependent takes, 8 a lane (H100, ARGMAX of [8, 32000]: 7.3 us against 5.7 by lanes). The plan
+# chooses lanes where its blocks are few (plan.LANE_BLOCKS_PER_SM): the lanes' registers cost occupancy.
 
 
 def lanes(plan: ArgMinPlan) -> int:
-    """Candidates a thread keeps: one per element of a load for rows of 16-byte loads, else one per output it
-    keeps (``plan.columns``)."""
-    return plan.vector if plan.family == "rows" and plan.vector > 1 else plan.columns
+    """Candidates a thread keeps: one per element of a load where the plan says so (``plan.lanes``: rows of
+    16-byte loads of a plain ARGMIN over few blocks), else one per output it keeps (``plan.columns``)."""
+    return plan.vector if _by_lanes(plan) else plan.columns
+
+
+def _by_lanes(plan: ArgMinPlan) -> bool:
+    return plan.lanes and plan.family == "rows" and plan.vector > 1
 
 
 def _lanes_merged(plan: ArgMinPlan) -> str:
-    """The lanes' candidates merged into lane 0's (rows of 16-byte loads), pairwise: log2 of the lanes
-    dependent takes."""
-    if plan.family != "rows" or plan.vector == 1:
+    """The lanes' candidates merged into lane 0's, pairwise: log2 of the lanes dependent takes."""
+    if not _by_lanes(plan):
         return ""
     lines, step = [], 1
     while step < plan.vector:
