@@ -386,9 +386,16 @@ def test_a_functional_call_on_a_new_torch_tensor_launches_on_pytorchs_stream(
 
 @needs_cuda
 def test_a_torch_tensor_that_requires_grad_or_an_overlapping_out_takes_the_ordinary_path(torch: Any) -> None:
+    from opendml.functional import tensors
+    from opendml.functional.fastpath import _exact
+
     x = torch.randn(8, 32000, device="cuda")
     dml.argmax(x, 1)
-    with pytest.raises(dml.OpenDMLError):
-        dml.argmax(torch.randn(8, 32000, device="cuda", requires_grad=True), 1)
+    key = (ReductionKind.ARGMAX, *(_exact(a) for a in (1, "INCREASING", "INT64", "IGNORE")))  # argmax(x, 1)'s
+    assert tensors.direct(None, key, torch.randn(8, 32000, device="cuda"), None) is not None
+    grad = torch.randn(8, 32000, device="cuda", requires_grad=True)
+    assert tensors.direct(None, key, grad, None) is None
+    with pytest.raises((dml.OpenDMLError, RuntimeError)):  # as before: the protocols refuse such a tensor
+        dml.argmax(grad, 1)
     ints = torch.randint(0, 9, (8, 1), device="cuda", dtype=torch.int64)
     assert (dml.argmax(ints, 1, out=ints).cpu() == 0).all()  # out is x: computed apart, then copied
