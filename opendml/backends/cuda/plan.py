@@ -22,8 +22,10 @@ ROW_BLOCKS_PER_SM = 16
 ROW_PIECE_LOADS = 8
 # A plain ARGMIN's rows of 16-byte loads keep a candidate per element of a load where their blocks are at
 # most this many a multiprocessor (greedy decoding's small batches): the time is the latency of each thread's
-# takes, which the lanes cut (H100, ARGMAX FLOAT16 [8, 32000]: 7.3 -> 5.7 us). Where there are more, the 16
-# more registers a thread cost more than they gain ([64, 128256]: 12.3 us with one candidate, 16.1 with lanes).
+# takes, which the lanes cut (H100, ARGMAX FLOAT16 [8, 32000]: 7.3 -> 5.7 us). Where there are more, their
+# registers cost more than they gain: sm_90, FLOAT16 rows take 80 registers against 56 (FLOAT32: 68 against
+# 63), three blocks a multiprocessor instead of four ([64, 128256] FLOAT16: 12.3 us with one candidate, 16.1
+# with lanes, in two runs on two H100s).
 LANE_BLOCKS_PER_SM = 2
 # A prologue's reductions (see plan_argmin): warps per multiprocessor a split row aims for, the bytes of
 # InputTensor a warp's piece holds at least, and the rows a column piece walks at least.
