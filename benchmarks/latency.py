@@ -18,6 +18,13 @@ enough that the GPU keeps up: launches never wait for a full queue), the stream 
 samples, outside the timed region. The implementations take turns, sample by sample, so that a change in the
 machine's load falls on all of them alike.
 
+Section ``argmax``: greedy decoding's reduction, ``opendml.argmax(x, 1)`` on a new array each call (the
+functional call's whole cost: a new result too), host microseconds per call. On the CPU a 64 x 64 FLOAT32
+array, made by a copy in each call (``x.copy()``), against ``np.argmax`` of a copy made the same way. On CUDA
+``[8, 128256]`` FLOAT16 logits: the calls cycle over 8 arrays made beforehand (each call's array is another
+object than the call before's), CuPy arrays and PyTorch tensors, against ``torch.argmax(x, 1, keepdim=True)``
+on the same tensors (PyTorch eager's host cost: its kernel is launched, not waited for).
+
 Section ``chain``: the end-to-end time (host clock, the work waited for) of a 1024-element
 DEQUANTIZE_LINEAR -> CLIP -> ARGMIN: opendml's three-dispatch command list (executed, then waited for),
 the same three ``execute`` calls, PyTorch eager, ``torch.compile(mode="reduce-overhead")`` (CUDA graphs;
@@ -26,7 +33,8 @@ CUDA only), and NumPy on the CPU.
 Every implementation's result is checked against NumPy's before it is timed (exact bits). Targets (issue
 17) are printed PASS or FAIL: on the GPU, one ``execute`` <= PyTorch eager's host time and a replayed list
 of 3 <= 1.5 x one bare RawKernel launch; on the CPU, a replayed list of 1 <= ``np.clip`` and a functional
-call <= 1.5 x ``np.clip``. A peer that is not installed is skipped with a printed line.
+call <= 1.5 x ``np.clip``; argmax (issue 21): on the GPU, each opendml row <= ``torch.argmax`` eager's host time,
+on the CPU <= 2 x ``np.argmax``. A peer that is not installed is skipped with a printed line.
 
     python benchmarks/latency.py                    # CPU
     python benchmarks/latency.py --device cuda      # GPU
@@ -226,6 +234,60 @@ def host_reference(x: np.ndarray, dispatches: int) -> np.ndarray:
     return y
 
 
+# The argmax section: a new array each call.
+
+ARGMAX_CPU_SHAPE, ARGMAX_GPU_SHAPE, ARGMAX_ARRAYS = (64, 64), (8, 128256), 8
+
+
+class Cycle:
+    """Calls of ``fn`` on the arrays in turn (each call another object than the one before), keeping the last
+    result and the array it came from (for the check)."""
+
+    def __init__(self, fn: Callable[[Any], Any], arrays: list[Any], hosts: list[np.ndarray]) -> None:
+        self.fn, self.arrays, self.hosts = fn, arrays, hosts
+        self.k, self.last = 0, None
+
+    def __call__(self) -> None:
+        self.k = (self.k + 1) % len(self.arrays)
+        self.last = self.fn(self.arrays[self.k])
+
+    def result(self) -> np.ndarray:
+        return to_host(self.last).reshape(-1)
+
+    def expected(self) -> np.ndarray:
+        return np.argmax(self.hosts[self.k], axis=1)
+
+
+def argmax_impls(ctx: Context, rng: np.random.Generator) -> dict[str, Impl | Callable[[], Impl]]:
+    """The argmax section's implementations: opendml's functional call on new arrays and its peers."""
+    impls: dict[str, Impl | Callable[[], Impl]] = {}
+    if ctx.kind == "cpu":
+        x = rng.standard_normal(ARGMAX_CPU_SHAPE).astype(F4)
+        mine = Cycle(lambda a: dml.argmax(a.copy(), 1, device=ctx.device), [x], [x])
+        theirs = Cycle(lambda a: np.argmax(a.copy(), 1), [x], [x])
+        impls["opendml argmax (new array)"] = Impl(mine, mine.result)
+        impls["np.argmax (new array)"] = Impl(theirs, theirs.result)
+        return impls
+    hosts = [rng.standard_normal(ARGMAX_GPU_SHAPE).astype(np.float16) for _ in range(ARGMAX_ARRAYS)]
+    arrays = [ctx.xp.asarray(h) for h in hosts]
+    cupy_calls = Cycle(lambda a: dml.argmax(a, 1), arrays, hosts)
+    impls["opendml argmax cupy (new array)"] = Impl(cupy_calls, cupy_calls.result)
+    torch = ctx.torch
+    if torch is not None:
+        tensors = [torch.from_numpy(h).cuda() for h in hosts]
+        torch_calls = Cycle(lambda a: dml.argmax(a, 1), tensors, hosts)
+        impls["opendml argmax torch (new tensor)"] = Impl(torch_calls, torch_calls.result)
+        peer = Cycle(lambda a: torch.argmax(a, 1, keepdim=True), tensors, hosts)
+        impls["torch.argmax eager"] = Impl(peer, peer.result)
+    return impls
+
+
+def argmax_expected(impl: Impl) -> np.ndarray:
+    call = impl.call
+    assert isinstance(call, Cycle)
+    return call.expected()
+
+
 # The chain: DEQUANTIZE_LINEAR -> CLIP -> ARGMIN.
 
 
@@ -387,9 +449,9 @@ class Verdict:
         return f"{state} {self.text} ({self.value})"
 
 
-def at_most(results: Results, name: str, peer: str, factor: float, per_list: bool = True) -> Verdict:
+def at_most(results: Results, name: str, peer: str, factor: float, section: str = "host") -> Verdict:
     text = f"{name} <= {factor:g}x {peer}" if factor != 1 else f"{name} <= {peer}"
-    mine, theirs = results.median("host", name), results.median("host", peer)
+    mine, theirs = results.median(section, name), results.median(section, peer)
     if mine is None or theirs is None:
         return Verdict(text, f"{peer if theirs is None else name} did not run", None)
     return Verdict(text, f"{mine:.2f} us against {theirs:.2f} us: {mine / theirs:.2f}x", mine <= factor * theirs)
@@ -398,8 +460,11 @@ def at_most(results: Results, name: str, peer: str, factor: float, per_list: boo
 def targets(kind: str, results: Results) -> list[Verdict]:
     if kind == "cuda":
         return [at_most(results, "opendml execute", "torch eager", 1),
-                at_most(results, "opendml list of 3", "CuPy RawKernel", 1.5)]
-    return [at_most(results, "opendml list of 1", "np.clip", 1), at_most(results, "opendml functional", "np.clip", 1.5)]
+                at_most(results, "opendml list of 3", "CuPy RawKernel", 1.5),
+                at_most(results, "opendml argmax cupy (new array)", "torch.argmax eager", 1, section="argmax"),
+                at_most(results, "opendml argmax torch (new tensor)", "torch.argmax eager", 1, section="argmax")]
+    return [at_most(results, "opendml list of 1", "np.clip", 1), at_most(results, "opendml functional", "np.clip", 1.5),
+            at_most(results, "opendml argmax (new array)", "np.argmax (new array)", 2, section="argmax")]
 
 
 # Files and the table.
@@ -433,9 +498,11 @@ def plot(results: Results, header: dict[str, str], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    shape = "x".join(map(str, ARGMAX_CPU_SHAPE if header["device"] == "cpu" else ARGMAX_GPU_SHAPE))
     sections = [("host", "host time per call (us): 1024-element CLIP"),
+                ("argmax", f"host time per call (us): argmax over axis 1 of a new {shape} array"),
                 ("chain", "end to end (us): DEQUANTIZE_LINEAR -> CLIP -> ARGMIN, 1024 elements")]
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
+    fig, axes = plt.subplots(1, 3, figsize=(19, 4.8))
     for ax, (section, title) in zip(axes, sections):
         rows = [r for r in results.rows if r.section == section]
         names = [r.name for r in rows]
@@ -561,6 +628,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress(f"host: timing {len(host)} implementations, {args.repeats} samples of {batch} calls")
     for name, samples in host_samples(ctx, {n: i.call for n, i in host.items()}, batch, args.repeats).items():
         results.rows.append(Row("host", name, samples, host[name].dispatches, "exact"))
+    progress("argmax: building and checking")
+    argmax = checked(results, "argmax", argmax_impls(ctx, rng), argmax_expected)
+    progress(f"argmax: timing {len(argmax)} implementations, {args.repeats} samples of {batch} calls")
+    for name, samples in host_samples(ctx, {n: i.call for n, i in argmax.items()}, batch, args.repeats).items():
+        results.rows.append(Row("argmax", name, samples, 1, "exact"))
     q = rng.integers(0, 256, N, dtype=np.uint8)
     progress("chain: building and checking")
     chain = checked(results, "chain", chain_impls(ctx, q), lambda impl: numpy_chain(q))

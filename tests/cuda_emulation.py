@@ -116,6 +116,20 @@ template <typename T> static T __shfl_xor_sync(unsigned, T v, int off) {
     warp_barriers[warp]->arrive_and_wait();
     T r; memcpy(&r, &other, sizeof(T)); return r;
 }
+template <typename T> static T __shfl_sync(unsigned, T v, int from) {
+    int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    ull bits = 0; memcpy(&bits, &v, sizeof(T));
+    warp_slots[warp][lane] = bits;
+    warp_barriers[warp]->arrive_and_wait();
+    ull other = warp_slots[warp][from];
+    warp_barriers[warp]->arrive_and_wait();
+    T r; memcpy(&r, &other, sizeof(T)); return r;
+}
+// A split row's pieces merged by the scan (argmin_c.one_pass): blocks run one after another here, so the
+// fence orders nothing that is not ordered already; the count and the reads are what the host run checks.
+static void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static unsigned int atomicAdd(unsigned int* p, unsigned int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+template <typename T> static T __ldcg(const T* p) { return *p; }
 static unsigned int __ballot_sync(unsigned, bool p) {
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     warp_slots[warp][lane] = p;
@@ -256,9 +270,10 @@ def _case(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDesc,
         return namespaces[source]
 
     scan = namespace(argmin_c.argmin_kernel(spec, plan, direction, kept, reduced), f"{tag}m")
-    if plan.splits > 1:
+    one_pass = argmin_c.one_pass(spec, plan)
+    if plan.splits > 1 and not one_pass:
         combine = namespace(argmin_c.argmin_combine_kernel(spec, plan, direction, kept), f"{tag}c")
-    size, partials = out.total_tensor_size_in_bytes, plan.outputs * plan.splits * 8
+    size, partials = out.total_tensor_size_in_bytes, plan.outputs * argmin_c.partials_per_output(spec, plan) * 8
     lines = ["  {"]
     lines += [f'  char* p{k} = (char*)read_file("{folder}/{tag}in{k}.bin", {shift}) + {shift};'
               for k, shift in enumerate(shifts)]
@@ -266,13 +281,17 @@ def _case(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDesc,
     lines += [f'  char* pout{j} = (char*)read_file("{folder}/{tag}out{j}.bin", 0) + {shift}; size_t n{j} = last_size;'
               for j, shift in enumerate(extra_shifts, start=1)]
     lines.append(f"  char* pv = (char*)aligned_alloc(256, {partials // 256 * 256 + 256}); "
-                 f"char* pi = (char*)aligned_alloc(256, {partials // 256 * 256 + 256});")
+                 f"char* pi = (char*)aligned_alloc(256, {partials // 256 * 256 + 256}); "
+                 f"unsigned int* pc = (unsigned int*)calloc({plan.outputs}, 4);")
     scalars = [_literal(v) for v in expr_c.launch_scalars(spec.element, spec.scalars, spec.extra)]
     extras = [f"(ull)pout{j}" for j in range(1, len(extra_shifts) + 1)]
-    arguments = ", ".join([*(f"(ull)p{k}" for k in range(len(shifts))), "(ull)pout", *extras, "(ull)pv", "(ull)pi",
-                           *scalars])
+    partial = ["(ull)pv", "(ull)pi", *(["(ull)pc"] if one_pass else [])]
+    arguments = ", ".join([*(f"(ull)p{k}" for k in range(len(shifts))), "(ull)pout", *extras, *partial, *scalars])
     lines.append(f"  launch({_grid(plan, sm_count)}, {plan.block}, [=] {{ {scan}::run({arguments}); }});")
-    if plan.splits > 1:
+    # Every counter back at zero: the next launch finds them as this one did.
+    lines.append(f"  for (int k = 0; k < {plan.outputs}; ++k) if (pc[k]) {{ fprintf(stderr, \"counter %d left at %u\\n\", "
+                 "k, pc[k]); return 3; }")
+    if plan.splits > 1 and not one_pass:
         blocks = max(1, min(math.ceil(plan.outputs / (BLOCK // plan.combine_group)), sm_count * 32))
         lines.append(f"  launch({blocks}, {BLOCK}, [=] {{ {combine}::run((ull)pv, (ull)pi, (ull)pout); }});")
     lines.append(f'  FILE* f = fopen("{folder}/{tag}out.bin", "wb"); fwrite(pout, 1, {size}, f); fclose(f);')

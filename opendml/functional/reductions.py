@@ -23,7 +23,7 @@ from ..ops.argmax import ARGMAX_SCHEMA, ArgMaxDesc
 from ..ops.argmin import ARGMIN_SCHEMA, ArgMinDesc
 from ..schema import OperatorSchema
 from ..tensor import TensorDesc
-from . import reduction_split
+from . import reduction_split, tensors
 from .arg_merge import values_at
 from .devices import _as_array, _dask, _resolve_device, _traced, _tracing
 from .fastpath import _direct, _exact, _remember_reduction
@@ -97,6 +97,8 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
     if return_values is False:  # the indices alone: a layout seen before runs its kernel at once (fastpath)
         key = (kind, _exact(axes), _exact(axis_direction), _exact(output_type), _exact(nan_policy))
         done = _direct(device, key, x, out)
+        if done is None:
+            done = tensors.direct(device, key, x, out)  # PyTorch's tensors
         if done is not None:
             return done
     schema, desc_type = ARG_REDUCTIONS[kind]
@@ -130,8 +132,11 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
     split = reduction_split.split_axis(in_view, shifted)
     if split is None:
         compiled = _run(device, schema, make, [in_view], out_view)
-        if key is not None and array is x and compiled is not None:
-            _remember_reduction(device, key, x, out, result.array, compiled, pad)
+        if key is not None and compiled is not None:
+            if array is x:
+                _remember_reduction(device, key, x, out, result.array, compiled, pad)
+            else:
+                tensors.remember(device, key, x, out, array, result.array, compiled, pad)
     else:
         reduction_split.run_in_two(device, schema, make, kind, policy, direction, in_view, out_view, shifted, split)
     indices = result.deliver()

@@ -21,7 +21,15 @@ from . import argmin_drivers, drivers
 from .argmin_columns import argmin_columns
 from .argmin_keys import fill_missing, kind_of, order_of
 from .argmin_plan import Plan, ReducedLayout, layout_of, plan, reduced_layout, shares_of
-from .argmin_rows import argmin_long_rows, argmin_rows, argmin_short_rows, long_rows, short_rows
+from .argmin_rows import (
+    argmin_long_rows,
+    argmin_rows,
+    argmin_short_rows,
+    long_rows,
+    long_rows_into,
+    short_rows,
+    short_rows_into,
+)
 from .argmin_spec import argmin_params
 from .threads import run_tasks
 from .views import flat, int64s, shares
@@ -48,6 +56,8 @@ def argmin(params: ArgReductionParams) -> Run:
         call(x, out)
 
     run.prepare = lambda x, out, threads: _prepared(params, x, out, threads)  # type: ignore[attr-defined]
+    # A call taking (x, out) for arrays of this layout: what a functional call on new arrays runs.
+    run.prepare_layout = lambda x, out, threads: _layout_call(params, x, threads, out)  # type: ignore[attr-defined]
     return run
 
 
@@ -103,6 +113,10 @@ def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[
     state = State.fresh(1, key, work.pieces)
     _run_plan(bits, red, empty, state, kind, order, threads)
     fill_missing(state.idx[0], 0)
+    rows = _rows_kernel(red, work)
+    if rows is not None:  # and the one compiled call of small rows, over no rows, into the index type
+        kernel, _, n, xs = rows
+        kernel(bits, 0, n, xs, np.zeros(1, spec.output.numpy), 0, kind, order, FLOAT_COMPARISONS)
 
 
 class State:
@@ -176,16 +190,25 @@ def _prepared(params: ArgReductionParams, x: np.ndarray, out: np.ndarray, thread
     return lambda: call(x, out)
 
 
-def _layout_call(params: ArgReductionParams, x: np.ndarray, threads: int) -> LayoutCall:
-    """The reduction of arrays laid out as ``x`` (dtype, shape, strides) as a call taking them and the output:
-    the layout merged, the plan made, the task table and the kernel chosen once. Its state is taken at each
-    call (``State.reused``: this thread's kept arrays), so one call may run on several threads at once."""
+def _layout_call(params: ArgReductionParams, x: np.ndarray, threads: int, out: np.ndarray | None = None
+                 ) -> LayoutCall:
+    """The reduction of arrays laid out as ``x`` (dtype, shape, strides) as a call taking them and the output
+    (laid out as ``out`` where given): the layout merged, the plan made, the task table and the kernel chosen
+    once. Its state is taken at each call (``State.reused``: this thread's kept arrays), so one call may run on
+    several threads at once."""
     order = order_of(params)
     red = reduced_layout(x, params.axes)
     kind, key = kind_and_key(x.dtype, params)
     work = plan(red, threads)
-    run = _plan_runner(red, work, kind, order, threads)
     default = red.length - 1 if order is not None else 0
+    by_state = _state_call(red, work, kind, key, order, threads, default)
+    return _rows_into(x, out, red, work, kind, order, default, by_state) or by_state
+
+
+def _state_call(red: ReducedLayout, work: Plan, kind: Any, key: np.dtype, order: Any, threads: int,
+                default: int) -> LayoutCall:
+    """The plan's tasks over per-slot states, merged, then written out."""
+    run = _plan_runner(red, work, kind, order, threads)
 
     def call(x: np.ndarray, out: np.ndarray) -> None:
         state = State.reused(red.slots, key, work.pieces)
@@ -196,6 +219,45 @@ def _layout_call(params: ArgReductionParams, x: np.ndarray, threads: int) -> Lay
         _finish(state.idx[0], out, default, threads)
 
     return call
+
+
+def _rows_into(x: np.ndarray, out: np.ndarray | None, red: ReducedLayout, work: Plan, kind: Any, order: Any,
+               default: int, by_state: LayoutCall) -> LayoutCall | None:
+    """For arrays laid out as ``x`` (and ``out``, where given), a plan of one task over contiguous rows, each one
+    output (or one row, the only output), as one compiled call writing a C-contiguous output itself
+    (``short_rows_into``, ``long_rows_into``), any other output ``by_state``; None for any other plan. The
+    small calls on new arrays (the functional API's) pay no state, task table or pass over missing indices,
+    and what the layouts decide (the input's flat view, the output's) is decided here, once."""
+    found = _rows_kernel(red, work)
+    if found is None:
+        return None
+    kernel, rows, n, xs = found
+    bits = _bits(x).dtype
+    if out is not None and out.flags.c_contiguous and x.flags.c_contiguous:
+        def into(x: np.ndarray, out: np.ndarray) -> None:
+            kernel(x.reshape(-1).view(bits), rows, n, xs, out.reshape(-1), default, kind, order, FLOAT_COMPARISONS)
+
+        return into
+
+    def call(x: np.ndarray, out: np.ndarray) -> None:
+        if out.flags.c_contiguous:
+            kernel(flat(x.view(bits)), rows, n, xs, out.reshape(-1), default, kind, order, FLOAT_COMPARISONS)
+        else:
+            by_state(x, out)
+
+    return call
+
+
+def _rows_kernel(red: ReducedLayout, work: Plan) -> tuple[Callable[..., None], int, int, int] | None:
+    """(kernel, rows, their length, their stride) of a plan ``_rows_into`` takes: one task over contiguous
+    rows, each one output (or one row, the only output); None for any other plan."""
+    if not work.rows or len(work.tasks) != 1 or len(red.sizes) > 2 or red.strides[-1] != 1:
+        return None
+    if len(red.sizes) == 2 and red.reduced[0]:
+        return None  # one output over rows apart: the task's kernel walks them
+    rows, n = (red.sizes[0], red.sizes[1]) if len(red.sizes) == 2 else (1, red.sizes[0])
+    xs = red.strides[0] if len(red.sizes) == 2 else 0
+    return short_rows_into if short_rows(red.sizes, red.strides) else long_rows_into, rows, n, xs
 
 
 def _fill(a: np.ndarray, value: int, threads: int) -> None:

@@ -300,3 +300,27 @@ def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, 
             slot, index = slots[j], indices[j] + pos * wn
             if found_key(key, kind) and (idx[slot] < 0 or replaces(key, index, cur[slot], idx[slot], order)):
                 cur[slot], idx[slot] = key, index
+
+
+# Small reductions of rows on one thread, written straight into the output: the functional call on a new
+# small array (greedy decoding's logits on the CPU) is what costs, so ``argmin_engine`` runs them as one
+# compiled call, with no per-slot state, no task table and no pass filling missing indices.
+
+
+@jit
+def short_rows_into(x, rows, n, xs, out, default, kind, order, floats):  # type: ignore[no-untyped-def]
+    """``argmin_short_rows`` of ``rows`` rows of ``n`` contiguous elements ``xs`` apart, row ``r``'s index
+    (``default`` where every element was NaN) written to ``out[r]``."""
+    floats = floats and floats_compare_exactly()
+    for r in range(rows):
+        key, pos = short_best(x, r * xs, n, kind, order, floats)
+        out[r] = pos if found_key(key, kind) else default
+
+
+@jit
+def long_rows_into(x, rows, n, xs, out, default, kind, order, floats):  # type: ignore[no-untyped-def]
+    """``short_rows_into`` of rows longer than ROW_BLOCK (``argmin_long_rows``' reduction)."""
+    floats = floats and floats_compare_exactly()
+    for r in range(rows):
+        key, pos = run_best(x, r * xs, n, kind, order, floats)
+        out[r] = pos if found_key(key, kind) else default

@@ -362,11 +362,14 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
     else:
         position, step, first, last = "r", "1ull" if plan.family == "columns" else f"{plan.group}ull", \
             "begin + t", "end"
-    fetch, takes = [], []
+    fetch: list[str] = []
+    takes: list[str] = []
+    marks: list[tuple[int, int]] = []  # where each unrolled position's lines start in ``fetch`` and ``takes``
     grouped = _by_steps(spec, plan, unroll)
     steps: list[tuple[str, list[list[str]]]] = []  # grouped: each row's union and other operands by column
     for u in range(unroll):
         here = f"{position} + {u}ull * {step}"
+        marks.append((len(fetch), len(takes)))
         names = [f"ro{u}", *(f"rk{o.slot}_{u}" for o in walked), *(f"re{x.number}_{u}" for x in written)]
         fetched = dict(hoisted)
         loads: list[str] = []
@@ -398,7 +401,8 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
             if u > 0:
                 continue  # the first row's takes one by one serve the loop over the last rows
         for e in range(vector):
-            slot, index = ("0", f"{first_element} + {e}ull") if rows else (str(e), here)
+            lane = str(e) if _by_lanes(plan) else "0"  # see lanes()
+            slot, index = (lane, f"{first_element} + {e}ull") if rows else (str(e), here)
             results = [f"x{x.number}_{u}.e[{e}]" for x in written]
             takes.append(f"{{ {compute} v = {value(f'u{u}.e[{e}]', e, fetched, results)}; "
                          f"if ({rule.valid('v')}) scan_take(bv[{slot}], bi[{slot}], v, {index}); }}")
@@ -416,11 +420,16 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
         if integers is not None:
             ordered, takes = _by_stored_integers(spec, rule, integers, steps, hoisted, position, vector, takes)
     nl = "\n            "
-    tail = "" if unroll == 1 else f"""
+    if unroll == 1:
+        tail = ""
+    elif grouped or written:
+        tail = f"""
         for (; {position} < stop; {position} += {step}) {{
             {nl.join(single_fetch)}
             {nl.join(single_takes)}
         }}"""
+    else:
+        tail = _guarded_step(fetch, takes, marks, position, step)
     return f"""{ordered}
         ull {position} = {first};
         const ull stop = {last};
@@ -428,6 +437,29 @@ def _scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequence[
             {nl.join(fetch)}
             {nl.join(takes)}
         }}{tail}"""
+
+
+def _guarded_step(fetch: Sequence[str], takes: Sequence[str], marks: Sequence[tuple[int, int]], position: str,
+                  step: str) -> str:
+    """The scan's last positions (fewer than an unrolled step) as one more unrolled step: each position past
+    the end loads the last position instead (a load the step makes anyway, from cache) and takes nothing, so
+    every load of the step is in flight before the first is used, where a loop of one position a step waited
+    for each load in turn (a piece of two loads a thread paid two memory latencies)."""
+    ends = [*marks[1:], (len(fetch), len(takes))]
+    lines = []
+    for u, ((fetch_from, _), (fetch_to, _)) in enumerate(zip(marks, ends)):
+        here = f"{position} + {u}ull * {step}"
+        lines.append(f"const ull c{u} = {here} < stop ? {here} : stop - 1ull;")
+        lines += [line.replace(here, f"c{u}") for line in fetch[fetch_from:fetch_to]]
+    for u, ((_, take_from), (_, take_to)) in enumerate(zip(marks, ends)):
+        here = f"{position} + {u}ull * {step}"
+        body = "\n                ".join(line.replace(here, f"c{u}") for line in takes[take_from:take_to])
+        lines.append(f"if ({here} < stop) {{\n                {body}\n            }}")
+    nl = "\n            "
+    return f"""
+        if ({position} < stop) {{
+            {nl.join(lines)}
+        }}"""
 
 
 # --- columns with a float value: one take per group of rows, the row found by a rescan -------------------------
@@ -619,9 +651,9 @@ def argmin_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, 
     kept_offsets = decompose("(unsigned int)o", kept.sizes, kept.strides, kept_names)
     hoisted_loads, hoisted = _hoisted(others, plan.columns)
     guard = {"columns": "", "rows": "if (threadIdx.x == 0)" if plan.group > 32 else "if ((threadIdx.x & 31) == 0)"}
-    columns = plan.columns
     pointers = ["ull px", *(f"ull p{o.slot}" for o in others), "ull pout", *(f"ull pout{x.number}" for x in written)]
-    parameters = ", ".join([*pointers, "ull pv", "ull pi", *expr_c.scalar_parameters(spec.element, spec.extra)])
+    partials = ["ull pv", "ull pi", *(["ull pc"] if one_pass(spec, plan) else [])]
+    parameters = ", ".join([*pointers, *partials, *expr_c.scalar_parameters(spec.element, spec.extra)])
     unroll = _unroll(spec, plan, others)
     by_steps = _by_steps(spec, plan, unroll)
     integers = stored_order(spec, plan, others) if by_steps else None
@@ -641,17 +673,101 @@ extern "C" __global__ void {bounds}opendml_kernel({parameters}) {{
         {kept_offsets}{hoisted_loads}
         const ull begin = (ull)s * {plan.chunk}ull;
         const ull end = begin + {plan.chunk}ull < {plan.length}ull ? begin + {plan.chunk}ull : {plan.length}ull;
-        {compute} bv[{columns}]; ull bi[{columns}];
+        {compute} bv[{lanes(plan)}]; ull bi[{lanes(plan)}];
         #pragma unroll
-        for (int j = 0; j < {columns}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
-        {_scan(spec, plan, reduced, others, hoisted, written, integers)}{rescan}
-        {_group_reduce(plan.group, compute)}
-        {guard[plan.family]} {{
+        for (int j = 0; j < {lanes(plan)}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
+        {_scan(spec, plan, reduced, others, hoisted, written, integers)}{rescan}{_lanes_merged(plan)}
+        {_group_reduce(32 if one_pass(spec, plan) else plan.group, compute)}
+        {_merge_in_scan(spec, plan, direction, compute) if one_pass(spec, plan) else f'''{guard[plan.family]} {{
             {_finish(plan, direction, spec.output, compute, kept.strides[1][-1])}
-        }}
+        }}'''}
     }}
 }}
 """
+
+
+# --- rows of 16-byte loads: a candidate per element of a load -----------------------------------------------
+#
+# A thread scanning a row by 16-byte loads may keep one (value, index) per element of a load (its lane), each
+# lane taking the elements at its place in every load, in increasing order; the lanes merge by (value, index)
+# after the scan. One candidate for all elements makes each take wait for the one before: FLOAT16, 8 loads a
+# thread are 64 dependent takes, 8 a lane (H100, ARGMAX of [8, 32000]: 7.3 us against 5.7 by lanes). The plan
+# chooses lanes where its blocks are few (plan.LANE_BLOCKS_PER_SM): the lanes' registers cost occupancy.
+
+
+def lanes(plan: ArgMinPlan) -> int:
+    """Candidates a thread keeps: one per element of a load where the plan says so (``plan.lanes``: rows of
+    16-byte loads of a plain ARGMIN over few blocks), else one per output it keeps (``plan.columns``)."""
+    return plan.vector if _by_lanes(plan) else plan.columns
+
+
+def _by_lanes(plan: ArgMinPlan) -> bool:
+    return plan.lanes and plan.family == "rows" and plan.vector > 1
+
+
+def _lanes_merged(plan: ArgMinPlan) -> str:
+    """The lanes' candidates merged into lane 0's, pairwise: log2 of the lanes dependent takes."""
+    if not _by_lanes(plan):
+        return ""
+    lines, step = [], 1
+    while step < plan.vector:
+        lines += [f"take(bv[{e}], bi[{e}], bv[{e + step}], bi[{e + step}]);" for e in range(0, plan.vector, 2 * step)]
+        step *= 2
+    return "".join(f"\n        {line}" for line in lines)
+
+
+# --- split rows merged by the scan: the last warp of an output to finish merges them all ----------------------
+#
+# Each warp of a piece of a split row stores its (value, index) as a partial result (no block-wide merge, no
+# barrier), then counts itself done on its output's counter (an atomic add, after a fence that makes the
+# partial result visible to every block); the warp that counts last reads every warp's partial result from
+# L2 (``__ldcg``: never a stale L1 line), merges them by (value, index) as the combine pass did, writes the
+# output and sets the counter back to 0 for the next launch. One kernel instead of a scan and a combine pass
+# (H100: greedy decoding's ARGMAX FLOAT16 of [8, 128256] took 5.0 us of device time as two kernels). The
+# counters (one per output) are zeroed once, when their buffer is allocated: a launch leaves them as it
+# found them.
+
+
+def one_pass(spec: KernelSpec, plan: ArgMinPlan) -> bool:
+    """Whether ``plan``'s scan merges the pieces of its split rows itself (the scan of one take per element;
+    the min-and-ballot scan and split columns keep the combine pass)."""
+    return plan.family == "rows" and plan.splits > 1 and not uses_ballot(spec, plan)
+
+
+def partials_per_output(spec: KernelSpec, plan: ArgMinPlan) -> int:
+    """Partial results a split reduction writes per output: one per warp of each piece where its scan merges
+    them (``one_pass``), else one per piece."""
+    return plan.splits * (plan.group // 32) if one_pass(spec, plan) else plan.splits
+
+
+def _merge_in_scan(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, compute: str) -> str:
+    """The end of a warp's share of a piece of a split row, its candidate merged over the warp: stored and
+    counted, and by the warp that counts last, every warp's merged and the index written (``oo``: the
+    output's offset)."""
+    out = C_TYPE[spec.output]
+    empty = plan.length - 1 if direction is AxisDirection.DECREASING else 0
+    count = partials_per_output(spec, plan)
+    slot = f"o * {count}ull + s" + (f" * {plan.group // 32}ull + (threadIdx.x >> 5)" if plan.group > 32 else "")
+    return f"""unsigned int last = 0u;
+        if ((threadIdx.x & 31) == 0) {{
+            (({compute}*)pv)[{slot}] = bv[0]; ((ull*)pi)[{slot}] = bi[0];
+            __threadfence();
+            last = atomicAdd((unsigned int*)pc + o, 1u) == {count - 1}u;
+        }}
+        last = __shfl_sync(0xffffffffu, last, 0);
+        if (last) {{
+            __threadfence();
+            bv[0] = ({compute})0; bi[0] = INVALID_INDEX;
+            for (ull k = threadIdx.x & 31; k < {count}ull; k += 32ull) {{
+                take(bv[0], bi[0], __ldcg((const {compute}*)pv + o * {count}ull + k),
+                     __ldcg((const ull*)pi + o * {count}ull + k));
+            }}
+            {_group_reduce(32, compute)}
+            if ((threadIdx.x & 31) == 0) {{
+                (({out}*)pout)[oo] = ({out})(bi[0] == INVALID_INDEX ? {empty}ull : bi[0]);
+                ((unsigned int*)pc)[o] = 0u;
+            }}
+        }}"""
 
 
 def argmin_combine_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, kept: Layout) -> str:

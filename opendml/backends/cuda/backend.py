@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import threading
@@ -19,7 +20,7 @@ from ..base import check_extra_outputs
 from ..layout import Layout, collapse
 from . import argmin_c, codegen, elementwise_c, expr_c
 from .compiler import kernel
-from .launch import PackedLaunch, PointerLaunch
+from .launch import PackedLaunch, PointerLaunch, current_stream
 from .plan import BLOCK, ArgMinPlan
 
 _BLOCK = (BLOCK,)  # a launch's block shape
@@ -172,7 +173,7 @@ class CudaBackend:
 
         def copy() -> None:
             runtime.memcpyAsync(target, origin, size, runtime.memcpyDeviceToDevice,
-                                cupy.cuda.get_current_stream().ptr)
+                                cupy.cuda.getcurrent_stream().ptr)
 
         return copy
 
@@ -282,7 +283,11 @@ class ArgMinKernel:
     """An ARGMIN or ARGMAX reduction, under either NanPolicy, whose strategy follows the layout (see
     ``plan.plan_argmin``); the values compared come from the KernelSpec's element expression, over the
     InputTensor and any other operand of a fused prologue (each through its own strides). The kind and the
-    policy reach the generated code only as its comparison (``argmin_c.Order``): every plan serves all four."""
+    policy reach the generated code only as its comparison (``argmin_c.Order``): every plan serves all four.
+
+    A plan that splits its reductions writes partial results: split rows are merged by the scan itself (its
+    last piece of each output: ``argmin_c.one_pass``), counting pieces on counters that it leaves at zero;
+    the other split plans by a combine pass."""
 
     def __init__(self, backend: CudaBackend, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
                  output: TensorDesc, extra_outputs: Sequence[TensorDesc] = ()) -> None:
@@ -297,9 +302,8 @@ class ArgMinKernel:
         self.scalars = expr_c.launch_scalars(spec.element, spec.scalars, spec.extra)
         self._kernels = {self.plan.vector: self._kernel_for(self.plan)}
         self._combine = None
-        if self.plan.splits > 1:
-            self._combine = kernel(argmin_c.argmin_combine_kernel(spec, self.plan, self.direction, self.kept),
-                                   _title(spec, f"{reduction.kind.value}, combine pass"))
+        if self._combines(self.plan):
+            self._combine_kernel()
         value_type = expr_c.value_type(spec.operator, spec.element)
         self.compute_dtype = codegen.COMPUTE_NUMPY[expr_c.held_type(value_type)]
 
@@ -308,6 +312,17 @@ class ArgMinKernel:
         kind = self.spec.reduction.kind.value  # type: ignore[union-attr]
         return kernel(source, _title(self.spec, f"{kind}, {plan.family}, {plan.vector} per load"))
 
+    def _combines(self, plan: ArgMinPlan) -> bool:
+        """Whether ``plan``'s partial results are merged by a combine pass (not by its scan)."""
+        return plan.splits > 1 and not argmin_c.one_pass(self.spec, plan)
+
+    def _combine_kernel(self) -> Any:
+        if self._combine is None:
+            kind = self.spec.reduction.kind.value  # type: ignore[union-attr]
+            self._combine = kernel(argmin_c.argmin_combine_kernel(self.spec, self.plan, self.direction, self.kept),
+                                   _title(self.spec, f"{kind}, combine pass"))
+        return self._combine
+
     def initialize(self) -> None:
         """Nothing to prepare: partial results live in the memory pool for one execution."""
 
@@ -315,59 +330,122 @@ class ArgMinKernel:
         self.run([_pointer(b) for b in inputs if b is not None] + [_pointer(b) for b in outputs])
 
     def prepare(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> Callable[[], None]:
-        """The launches over these bindings, fixed once: a split reduction's partial results get buffers of
-        their own here, held by the returned call, so that replaying it (a CUDA graph captured from it
-        included) allocates nothing. Its calls on several streams take turns on the GPU (``_SplitLaunch``)."""
+        """The launches over these bindings, fixed once: a split reduction's partial results (and counters)
+        get buffers of their own here, held by the returned call, so that replaying it (a CUDA graph captured
+        from it included) allocates nothing. Its calls on several streams take turns on the GPU
+        (``_SplitLaunch``)."""
         launch = self._launch([_pointer(b) for b in inputs if b is not None] + [_pointer(b) for b in outputs])
-        if self._combine is None:
+        if launch.plan.splits == 1:
             return PackedLaunch(launch.scan, launch.grid, (launch.plan.block,), launch.args(0, 0))
-        values, indices = self._partials(launch.plan)
-        return _SplitLaunch(launch, self._combine_launch(launch, values, indices, PackedLaunch), values, indices)
+        scratch = self._scratch(launch.plan)
+        combine = self._combine_launch(launch, scratch, PackedLaunch) if self._combines(launch.plan) else None
+        return _SplitLaunch(launch, combine, scratch, self._partials(launch.plan, scratch))
+
+    def prepare_arrays(self, inputs: Sequence[Any], out: Any) -> Callable[..., None] | None:
+        """A launch over CuPy arrays laid out as these (the same dtypes, shapes and strides): a call taking
+        ``(*inputs, out)`` that reads their addresses and launches on the current stream (what a repeated
+        functional call runs; it holds no array). None where an input is absent or the kernel writes extra
+        outputs."""
+        call = self.prepare_addresses(len(inputs))
+        if call is None:
+            return None
+
+        def run(*arrays: Any) -> None:
+            call.on(current_stream().ptr, [a.data.ptr for a in arrays])
+
+        return run
+
+    def prepare_addresses(self, count: int) -> AddressLaunch | None:
+        """The launches over any arrays laid out as the kernel's descriptions, given as the device addresses
+        of ``count`` operands (the InputTensor's first) and of the output, on a stream given at each call
+        (``AddressLaunch``); None where the kernel writes extra outputs or takes another number of operands."""
+        if self.spec.extra or count != sum(t is not None for t in self.spec.inputs):
+            return None
+        return AddressLaunch(self, count)
 
     def run(self, pointers: Sequence[int]) -> None:
         """Launch on device addresses: each present operand's first element (the InputTensor's first), then
         the OutputTensor's, then each extra output's."""
         launch = self._launch(pointers)
-        if self._combine is None:
-            launch.scan(launch.grid, (launch.plan.block,), launch.args(0, 0))
+        block = (launch.plan.block,)
+        if launch.plan.splits == 1:
+            launch.scan(launch.grid, block, launch.args(0, 0))
             return
-        values, indices = self._partials(launch.plan)
-        launch.scan(launch.grid, (launch.plan.block,), launch.args(values.data.ptr, indices.data.ptr))
-        self._combine_launch(launch, values, indices)()
+        scratch = self._scratch(launch.plan, pooled=True)
+        launch.scan(launch.grid, block, launch.args(*self._partials(launch.plan, scratch)))
+        if self._combines(launch.plan):
+            self._combine_launch(launch, scratch)()
 
     def _launch(self, pointers: Sequence[int]) -> _ScanLaunch:
-        plan = self.plan
         count = len(pointers) - 1 - len(self.spec.extra)
         operands, out_address, extra_addresses = pointers[:count], pointers[count], pointers[count + 1:]
-        if any([*operands, *extra_addresses][k] % alignment for k, alignment in self.alignments):
-            plan = plan.scalar()  # 16-byte loads (and an operand's words) need aligned addresses
-            if 1 not in self._kernels:
-                self._kernels[1] = self._kernel_for(plan)
+        plan = self._plan_for([*operands, *extra_addresses])
         addresses = tuple(np.uint64(p) for p in operands)
         pout = (np.uint64(out_address), *(np.uint64(p) for p in extra_addresses))
+        return _ScanLaunch(self._kernels[plan.vector], plan, (self._grid(plan),), addresses, pout, self.scalars)
+
+    def _plan_for(self, addresses: Sequence[int]) -> ArgMinPlan:
+        """The plan a launch on these addresses (the operands', then the extra outputs') runs: the element by
+        element plan where an address fits no 16-byte load (or an operand's words)."""
+        plan = self.plan
+        if any(addresses[k] % alignment for k, alignment in self.alignments):
+            plan = plan.scalar()
+            if 1 not in self._kernels:
+                self._kernels[1] = self._kernel_for(plan)
+        if self._combines(plan):
+            self._combine_kernel()
+        return plan
+
+    def _grid(self, plan: ArgMinPlan) -> int:
         items = plan.items
         if plan.family == "columns":
-            grid = self.backend.grid(items)
-        elif plan.group == 32:
-            grid = self.backend.grid(items * 32)
-        else:
-            grid = max(1, min(items, self.backend.sm_count * 32))
-        return _ScanLaunch(self._kernels[plan.vector], plan, (grid,), addresses, pout, self.scalars)
+            return self.backend.grid(items)
+        if plan.group == 32:
+            return self.backend.grid(items * 32)
+        return max(1, min(items, self.backend.sm_count * 32))
 
-    def _partials(self, plan: ArgMinPlan) -> tuple[cupy.ndarray, cupy.ndarray]:
-        """Buffers for a split reduction's partial results: values and indices, one per output and piece."""
-        return (cupy.empty(plan.outputs * plan.splits, dtype=self.compute_dtype),
-                cupy.empty(plan.outputs * plan.splits, dtype=cupy.uint64))
+    def _scratch(self, plan: ArgMinPlan, pooled: bool = False) -> _Scratch:
+        """Buffers for a split reduction's partial results (values and indices, one per output and piece) and
+        counters (one per output, zero) for a scan that merges them. ``pooled``: for one launch of ``plan``
+        (counters only where it takes them, zeroed on the current stream before it); else held by a prepared
+        call, whichever plan it launches (zeroed now, then left at zero by each launch)."""
+        # Held: room for either plan's partial results (a warp's each where the scan merges them).
+        size = plan.outputs * (argmin_c.partials_per_output(self.spec, plan) if pooled else
+                               plan.splits * max(1, plan.group // 32))
+        counters = None
+        if not pooled or argmin_c.one_pass(self.spec, plan):
+            counters = cupy.zeros(plan.outputs, dtype=cupy.uint32)
+            if not pooled:
+                cupy.cuda.get_current_stream().synchronize()  # zeroed before a launch on any stream reads them
+        return _Scratch(cupy.empty(size, dtype=self.compute_dtype), cupy.empty(size, dtype=cupy.uint64), counters)
 
-    def _combine_launch(self, launch: _ScanLaunch, values: cupy.ndarray, indices: cupy.ndarray,
+    def _partials(self, plan: ArgMinPlan, scratch: _Scratch) -> tuple[int, ...]:
+        """The scan's arguments of ``scratch``: the partial results' addresses, then the counters' where the
+        scan merges its pieces."""
+        found = (scratch.values.data.ptr, scratch.indices.data.ptr)
+        if argmin_c.one_pass(self.spec, plan):
+            assert scratch.counters is not None  # made with them (``_scratch``)
+            return (*found, scratch.counters.data.ptr)
+        return found
+
+    def _combine_launch(self, launch: _ScanLaunch, scratch: _Scratch,
                         call: Callable[..., Callable[[], None]] = functools.partial) -> Callable[[], None]:
         """The combine pass over these partial results, as ``call(kernel, grid, block, args)`` makes it (a
         prepared call packs its arguments: ``PackedLaunch``)."""
-        assert self._combine is not None  # a split plan has a combine pass
-        per_block = BLOCK // launch.plan.combine_group  # outputs one block merges at a time
-        grid = (max(1, min(math.ceil(launch.plan.outputs / per_block), self.backend.sm_count * 32)),)
-        args = (np.uint64(values.data.ptr), np.uint64(indices.data.ptr), launch.pout[0])
-        return call(self._combine, grid, _BLOCK, args)
+        return call(self._combine_kernel(), self._combine_grid(launch.plan), _BLOCK,
+                    (np.uint64(scratch.values.data.ptr), np.uint64(scratch.indices.data.ptr), launch.pout[0]))
+
+    def _combine_grid(self, plan: ArgMinPlan) -> tuple[int]:
+        per_block = BLOCK // plan.combine_group  # outputs one block merges at a time
+        return (max(1, min(math.ceil(plan.outputs / per_block), self.backend.sm_count * 32)),)
+
+
+class _Scratch(NamedTuple):
+    """A split reduction's partial results (values, indices) and counters (None where no scan merges)."""
+
+    values: cupy.ndarray
+    indices: cupy.ndarray
+    counters: cupy.ndarray | None
 
 
 class _ScanLaunch(NamedTuple):
@@ -381,37 +459,117 @@ class _ScanLaunch(NamedTuple):
     pout: tuple[Any, ...]
     scalars: tuple[Any, ...]
 
-    def args(self, values: int, indices: int) -> tuple[Any, ...]:
-        return self.addresses + self.pout + (np.uint64(values), np.uint64(indices)) + self.scalars
+    def args(self, *partials: int) -> tuple[Any, ...]:
+        """The arguments with these partial-result addresses (values, indices, and counters where taken)."""
+        return self.addresses + self.pout + tuple(np.uint64(p) for p in partials) + self.scalars
+
+
+class _Turns:
+    """Calls sharing buffers (a split reduction's partial results and counters) from several streams take
+    turns: a call on another stream than the call before it first makes its stream wait for all the work
+    queued so far on that one (an event), and the host's calls hold ``lock``. Calls on one stream are ordered
+    by it, and cost nothing more. A stream being captured into a CUDA graph waits on nothing outside the
+    capture (CUDA refuses it), nor does work outside a capture wait on one: a captured graph replayed beside
+    other calls is ordered by its replaying stream, as a command queue's are."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._stream: int | None = None  # where the call before ran (a stream's handle)
+        self._event: Any = None
+
+    def enter(self, stream: int) -> None:
+        """Order a call on ``stream`` after the calls before it (with ``lock`` held)."""
+        last = self._stream
+        if last == stream:
+            return
+        if last is not None and not _capturing(stream) and not _capturing(last):
+            runtime = cupy.cuda.runtime
+            if self._event is None:
+                self._event = runtime.eventCreateWithFlags(runtime.eventDisableTiming)
+            runtime.eventRecord(self._event, last)
+            runtime.streamWaitEvent(stream, self._event, 0)
+        self._stream = stream
+
+    def __del__(self) -> None:
+        if self._event is not None:
+            with contextlib.suppress(Exception):  # the process is ending, and CUDA with it
+                cupy.cuda.runtime.eventDestroy(self._event)
+
+
+def _capturing(stream: int) -> bool:
+    return bool(cupy.cuda.runtime.streamIsCapturing(stream))
 
 
 class _SplitLaunch:
-    """A split reduction's prepared launches, the scan then the combine pass, over partial-result buffers it
-    holds (allocated once, when prepared).
+    """A split reduction's prepared launches, the scan then (where the scan does not merge its pieces) the
+    combine pass, over partial-result buffers and counters it holds (allocated once, when prepared); its calls
+    on several streams take turns (``_Turns``)."""
 
-    Calls share those buffers, so calls on several streams (``execute`` from threads, each on its own stream)
-    take turns: a call on another stream than the call before it first makes its stream wait for all the
-    work queued so far on that one (an event), and the host's calls hold a lock. Calls on one stream are
-    ordered by it, and cost nothing more. A stream being captured into a CUDA graph waits on nothing
-    outside the capture (CUDA refuses it): a captured graph replayed beside other calls is ordered by its
-    replaying stream, as a command queue's are."""
-
-    def __init__(self, launch: _ScanLaunch, combine: Callable[[], None], values: cupy.ndarray,
-                 indices: cupy.ndarray) -> None:
-        self._scan = PackedLaunch(launch.scan, launch.grid, (launch.plan.block,),
-                                  launch.args(values.data.ptr, indices.data.ptr))
+    def __init__(self, launch: _ScanLaunch, combine: Callable[[], None] | None, scratch: _Scratch,
+                 partials: tuple[int, ...]) -> None:
+        self._scan = PackedLaunch(launch.scan, launch.grid, (launch.plan.block,), launch.args(*partials))
         self._combine = combine
-        self._buffers = (values, indices)  # held: the launches' arguments point into them
-        self._lock = threading.Lock()
-        self._stream: cupy.cuda.Stream | None = None  # where the call before ran
+        self._scratch = scratch  # held: the launches' arguments point into it
+        self._turns = _Turns()
 
     def __call__(self) -> None:
-        with self._lock:
-            stream = cupy.cuda.get_current_stream()
-            last = self._stream
-            if last is None or last.ptr != stream.ptr:
-                if last is not None and not stream.is_capturing():
-                    stream.wait_event(last.record())
-                self._stream = stream
+        with self._turns.lock:
+            self._turns.enter(current_stream().ptr)
             self._scan()
-            self._combine()
+            if self._combine is not None:
+                self._combine()
+
+
+class AddressLaunch:
+    """An ARGMIN kernel's launches over arrays given by their device addresses (``count`` operands, then the
+    output) on a stream given at each call: what a functional call on arrays laid out as the kernel's
+    descriptions runs, CuPy's and PyTorch's alike. Each plan's launches have their arguments packed once
+    (``PointerLaunch``): the 16-byte-load plan's where the addresses allow it, else the element by element
+    plan's; a split reduction's partial results and counters are held here, its calls taking turns
+    (``_Turns``)."""
+
+    def __init__(self, kernel: ArgMinKernel, count: int) -> None:
+        self._kernel, self._count = kernel, count
+        self._alignments = kernel.alignments
+        self._vector = kernel.plan.vector
+        self._launches: dict[int, tuple[PointerLaunch, PointerLaunch | None]] = {}
+        self._scratch: _Scratch | None = None
+        self._turns = _Turns()
+        self._split = kernel.plan.splits > 1
+
+    def on(self, stream: int, addresses: Sequence[int]) -> None:
+        """Launch on ``stream`` (a handle) over the operands' and the output's ``addresses``."""
+        vector = self._vector
+        for k, alignment in self._alignments:
+            if addresses[k] % alignment:
+                vector = 1
+                break
+        found = self._launches.get(vector)
+        if found is None:
+            found = self._launches[vector] = self._made(addresses)
+        scan, combine = found
+        if not self._split:
+            scan.on(stream, addresses)
+            return
+        with self._turns.lock:
+            self._turns.enter(stream)
+            scan.on(stream, addresses)
+            if combine is not None:
+                combine.on(stream, addresses[self._count:])
+
+    def _made(self, addresses: Sequence[int]) -> tuple[PointerLaunch, PointerLaunch | None]:
+        """The launches of the plan these addresses take: its scan, and its combine pass where it has one."""
+        kernel = self._kernel
+        launch = kernel._launch(list(addresses))
+        partials: tuple[int, ...] = ()
+        combine = None
+        if launch.plan.splits > 1:
+            if self._scratch is None:
+                self._scratch = kernel._scratch(launch.plan)
+            partials = kernel._partials(launch.plan, self._scratch)
+            if kernel._combines(launch.plan):
+                before = (np.uint64(self._scratch.values.data.ptr), np.uint64(self._scratch.indices.data.ptr))
+                combine = PointerLaunch(kernel._combine_kernel(), kernel._combine_grid(launch.plan), _BLOCK, 1, (),
+                                        before)
+        fixed = tuple(np.uint64(p) for p in partials) + kernel.scalars
+        return PointerLaunch(launch.scan, launch.grid, (launch.plan.block,), self._count + 1, fixed), combine

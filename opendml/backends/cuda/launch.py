@@ -10,13 +10,14 @@ packed once where the driver reads them (each argument's bytes, and the array of
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import cupy
 import numpy as np
 
 _launch_kernel = cupy.cuda.driver.launchKernel
-_current_stream = cupy.cuda.get_current_stream
+current_stream = cupy.cuda.get_current_stream
 _DriverError = cupy.cuda.driver.CUDADriverError
 
 
@@ -40,36 +41,47 @@ class PackedLaunch:
         self._function = int(kernel.kernel.ptr)
 
     def __call__(self) -> None:
-        if not self._driver_launch():
+        if not self._driver_launch(current_stream().ptr):
             self._kernel(self._grid, self._block, self._args)
 
-    def _driver_launch(self) -> bool:
-        """Launch through the driver on the current stream; False where the driver refuses."""
+    def _driver_launch(self, stream: int) -> bool:
+        """Launch through the driver on ``stream`` (a handle); False where the driver refuses."""
         try:
-            _launch_kernel(self._function, self._grid[0], 1, 1, self._block[0], 1, 1, 0, _current_stream().ptr,
-                           self._pointer, 0)
+            _launch_kernel(self._function, self._grid[0], 1, 1, self._block[0], 1, 1, 0, stream, self._pointer, 0)
         except _DriverError:
             return False
         return True
 
 
 class PointerLaunch(PackedLaunch):
-    """``kernel(grid, block, (*pointers, *scalars))`` for device addresses given at each call: the scalars
-    packed once, the addresses written into slots of their own before each launch (the driver copies the
-    parameters when it launches). Calls from several threads take turns over the slots."""
+    """``kernel(grid, block, (*before, *pointers, *scalars))`` for device addresses given at each call: the
+    arguments ``before`` them and the scalars packed once, the addresses written into slots of their own
+    before each launch (the driver copies the parameters when it launches). Calls from several threads take
+    turns over the slots."""
 
-    __slots__ = ("_lock", "_slots")
+    __slots__ = ("_first", "_lock", "_slots")
 
     def __init__(self, kernel: Any, grid: tuple[int, ...], block: tuple[int, ...], count: int,
-                 scalars: tuple[Any, ...]) -> None:
-        super().__init__(kernel, grid, block, (*(np.uint64(0) for _ in range(count)), *scalars))
-        self._slots = self._values[:count]
+                 scalars: tuple[Any, ...], before: tuple[Any, ...] = ()) -> None:
+        super().__init__(kernel, grid, block, (*before, *(np.uint64(0) for _ in range(count)), *scalars))
+        self._first = len(before)
+        self._slots = self._values[self._first:self._first + count]
         self._lock = threading.Lock()
 
     def __call__(self, *pointers: int) -> None:  # type: ignore[override]
+        self.on(current_stream().ptr, pointers)
+
+    def on(self, stream: int, pointers: Sequence[int]) -> None:
+        """Launch on ``stream`` (a handle) over these addresses."""
         with self._lock:
             for slot, pointer in zip(self._slots, pointers):
                 slot[()] = pointer
-            if not self._driver_launch():
-                args = tuple(np.uint64(p) for p in pointers) + self._args[len(pointers):]
+            if self._driver_launch(stream):
+                return
+            first = self._first
+            args = self._args[:first] + tuple(np.uint64(p) for p in pointers) + self._args[first + len(pointers):]
+            if stream == current_stream().ptr:
+                self._kernel(self._grid, self._block, args)
+                return
+            with cupy.cuda.ExternalStream(stream):
                 self._kernel(self._grid, self._block, args)

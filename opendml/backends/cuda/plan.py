@@ -15,6 +15,18 @@ BLOCK = 256  # threads per block
 # 2 and 3044 in 1 (copy 2945-2971), where a single output (all axes of 2^28) wants all 2112 pieces: 2924 against
 # 2680 in 1584.
 ROW_BLOCKS_PER_SM = 16
+# 16-byte loads (elements, where a load holds one) a thread of a plain ARGMIN's split row takes at least: a
+# piece is one unrolled step of argmin_c.VECTOR_UNROLL loads a thread, all in flight before the first is used,
+# not two dependent steps of one or two (greedy decoding, ARGMAX FLOAT16 over the last axis of [64, 128256]:
+# pieces of 4008 elements, 2048 blocks and a combine pass took 13.2 us on an H100, the floor 5.5 us).
+ROW_PIECE_LOADS = 8
+# A plain ARGMIN's rows of 16-byte loads keep a candidate per element of a load where their blocks are at
+# most this many a multiprocessor (greedy decoding's small batches): the time is the latency of each thread's
+# takes, which the lanes cut (H100, ARGMAX FLOAT16 [8, 32000]: 7.3 -> 5.7 us). Where there are more, their
+# registers cost more than they gain: sm_90, FLOAT16 rows take 80 registers against 56 (FLOAT32: 68 against
+# 63), three blocks a multiprocessor instead of four ([64, 128256] FLOAT16: 12.3 us with one candidate, 16.1
+# with lanes, in two runs on two H100s).
+LANE_BLOCKS_PER_SM = 2
 # A prologue's reductions (see plan_argmin): warps per multiprocessor a split row aims for, the bytes of
 # InputTensor a warp's piece holds at least, and the rows a column piece walks at least.
 PROLOGUE_WARPS_PER_SM = 32
@@ -64,6 +76,7 @@ class ArgMinPlan:
     length: int  # reduced elements per output
     vector: int = 1  # elements per 16-byte load: along the row (rows) or across outputs (columns)
     rows: int = 1  # outputs a warp scans together, sharing the loads of operands constant across them
+    lanes: bool = False  # rows of 16-byte loads: a candidate per element of a load (argmin_c.lanes)
 
     @property
     def items(self) -> int:
@@ -142,9 +155,12 @@ def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int
     if length <= 1024:
         return ArgMinPlan("rows", 32, BLOCK, 1, length, outputs, length, vector)
     blocks = sm_count * ROW_BLOCKS_PER_SM
-    splits = max(1, min(int(blocks / outputs + 0.5), math.ceil(length / (BLOCK * 16))))
+    piece = BLOCK * 16 if prologue else BLOCK * vector * ROW_PIECE_LOADS  # the fewest elements of a piece
+    splits = max(1, min(int(blocks / outputs + 0.5), math.ceil(length / piece)))
     chunk = math.ceil(math.ceil(length / splits) / vector) * vector
-    return ArgMinPlan("rows", BLOCK, BLOCK, math.ceil(length / chunk), chunk, outputs, length, vector)
+    splits = math.ceil(length / chunk)
+    lanes = not prologue and vector > 1 and outputs * splits <= LANE_BLOCKS_PER_SM * sm_count
+    return ArgMinPlan("rows", BLOCK, BLOCK, splits, chunk, outputs, length, vector, lanes=lanes)
 
 
 def _rows_per_warp(outputs: int, warps: int) -> int:
