@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import math
 import threading
@@ -173,7 +172,7 @@ class CudaBackend:
 
         def copy() -> None:
             runtime.memcpyAsync(target, origin, size, runtime.memcpyDeviceToDevice,
-                                cupy.cuda.getcurrent_stream().ptr)
+                                current_stream().ptr)
 
         return copy
 
@@ -351,7 +350,8 @@ class ArgMinKernel:
             return None
 
         def run(*arrays: Any) -> None:
-            call.on(current_stream().ptr, [a.data.ptr for a in arrays])
+            stream = current_stream()
+            call.on(stream.ptr, [a.data.ptr for a in arrays], stream)
 
         return run
 
@@ -475,12 +475,17 @@ class _Turns:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self._stream: int | None = None  # where the call before ran (a stream's handle)
+        self._owner: object = None  # what keeps that stream alive: its handle is used at the next call
         self._event: Any = None
 
-    def enter(self, stream: int) -> None:
-        """Order a call on ``stream`` after the calls before it (with ``lock`` held)."""
+    def enter(self, stream: int, owner: object) -> None:
+        """Order a call on ``stream`` after the calls before it (with ``lock`` held). ``owner`` is the object
+        whose life the stream's (a CuPy stream; None for one that is never destroyed, as PyTorch's are): it
+        is held until a call on another stream, since a destroyed stream's handle must not be used (asking
+        whether it is capturing crashed the process)."""
         last = self._stream
         if last == stream:
+            self._owner = owner
             return
         if last is not None and not _capturing(stream) and not _capturing(last):
             runtime = cupy.cuda.runtime
@@ -488,12 +493,15 @@ class _Turns:
                 self._event = runtime.eventCreateWithFlags(runtime.eventDisableTiming)
             runtime.eventRecord(self._event, last)
             runtime.streamWaitEvent(stream, self._event, 0)
-        self._stream = stream
+        self._stream, self._owner = stream, owner
 
     def __del__(self) -> None:
         if self._event is not None:
-            with contextlib.suppress(Exception):  # the process is ending, and CUDA with it
+            # No module-level name but cupy's: at the process's end they may be gone (None) already.
+            try:  # noqa: SIM105
                 cupy.cuda.runtime.eventDestroy(self._event)
+            except Exception:  # the process is ending, and CUDA with it
+                pass
 
 
 def _capturing(stream: int) -> bool:
@@ -513,8 +521,9 @@ class _SplitLaunch:
         self._turns = _Turns()
 
     def __call__(self) -> None:
+        stream = current_stream()
         with self._turns.lock:
-            self._turns.enter(current_stream().ptr)
+            self._turns.enter(stream.ptr, stream)
             self._scan()
             if self._combine is not None:
                 self._combine()
@@ -537,8 +546,9 @@ class AddressLaunch:
         self._turns = _Turns()
         self._split = kernel.plan.splits > 1
 
-    def on(self, stream: int, addresses: Sequence[int]) -> None:
-        """Launch on ``stream`` (a handle) over the operands' and the output's ``addresses``."""
+    def on(self, stream: int, addresses: Sequence[int], owner: object = None) -> None:
+        """Launch on ``stream`` (a handle) over the operands' and the output's ``addresses``; ``owner`` keeps
+        the stream alive (``_Turns.enter``)."""
         vector = self._vector
         for k, alignment in self._alignments:
             if addresses[k] % alignment:
@@ -552,7 +562,7 @@ class AddressLaunch:
             scan.on(stream, addresses)
             return
         with self._turns.lock:
-            self._turns.enter(stream)
+            self._turns.enter(stream, owner)
             scan.on(stream, addresses)
             if combine is not None:
                 combine.on(stream, addresses[self._count:])
