@@ -22,17 +22,26 @@ from .errors import (
     UnsupportedFeatureLevelError,
 )
 from .feature_levels import FeatureLevel
+from .functional import FUNCTIONS as _FUNCTIONS
 from .functional import argmax, argmin, clip, dequantize_linear, quantize_linear, threshold, unravel_index
 from .graph import Graph
 from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from .operator import BindingProperties, CompiledOperator, Operator
+from .ops.activation_identity import ActivationIdentityDesc
 from .ops.argmax import ArgMaxDesc
 from .ops.argmin import ArgMinDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from .ops.elementwise import ScaleBias
+from .ops.hard_sigmoid import ActivationHardSigmoidDesc
+from .ops.hard_swish import ActivationHardSwishDesc
+from .ops.identity import ElementWiseIdentityDesc
+from .ops.leaky_relu import ActivationLeakyReluDesc
+from .ops.linear import ActivationLinearDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
+from .ops.relu import ActivationReluDesc
 from .ops.threshold import ElementWiseThresholdDesc
+from .ops.thresholded_relu import ActivationThresholdedReluDesc
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
 from .tensor import TensorDesc, calc_buffer_tensor_size
 from .tracing import compile
@@ -40,6 +49,13 @@ from .tracing import compile
 __version__ = "0.1.0"
 
 __all__ = [
+    "ActivationHardSigmoidDesc",
+    "ActivationHardSwishDesc",
+    "ActivationIdentityDesc",
+    "ActivationLeakyReluDesc",
+    "ActivationLinearDesc",
+    "ActivationReluDesc",
+    "ActivationThresholdedReluDesc",
     "ArgMaxDesc",
     "ArgMinDesc",
     "AxisDirection",
@@ -60,6 +76,7 @@ __all__ = [
     "ElementWiseClip1Desc",
     "ElementWiseClipDesc",
     "ElementWiseDequantizeLinearDesc",
+    "ElementWiseIdentityDesc",
     "ElementWiseQuantizeLinearDesc",
     "ElementWiseThresholdDesc",
     "ExecutionFlags",
@@ -92,3 +109,7 @@ __all__ = [
     "threshold",
     "unravel_index",
 ]
+
+# The declared operators' functions (opendml.functional.declared): relu, leaky_relu, ...
+globals().update({f.__name__: f for f in _FUNCTIONS.values()})
+__all__ += sorted(f.__name__ for f in _FUNCTIONS.values())

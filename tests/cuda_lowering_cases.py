@@ -14,7 +14,8 @@ from opendml import DataType as T
 from opendml import TensorDesc
 from opendml import expr as ex
 from opendml.kernels.spec import KernelSpec
-from opendml.ops import BY_NAME
+from opendml.ops import BY_NAME, DECLARED
+from opendml.ops.definition import REQUIRED
 from tests.helpers import edge_values
 
 X = TypeVar("X")
@@ -73,6 +74,13 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
                 out = TensorDesc(index_type, [1] * len(sizes))
                 cases.append((f"ARGMIN-{t.name}-{index_type.name}-{direction}",
                               dml.ArgMinDesc(TensorDesc(t, sizes), out, list(range(len(sizes))), direction)))
+    for op in DECLARED:  # the unary family: a ScaleBias on floats, every other field its default (else 1.5)
+        assert op.api is not None
+        for t in admitted_types(op.schema.name):
+            x = TensorDesc(t, sizes)
+            values = [(dml.ScaleBias(1.5, -0.5) if t.is_float else None) if f.kind == "scale_bias"
+                      else (1.5 if f.default is REQUIRED else f.default) for f in op.api.keywords]
+            cases.append((f"{op.schema.name}-{t.name}", op.describe(x, x, values)))
     return cases
 
 

@@ -312,3 +312,55 @@ def argmin_tensor(read_input: dict[tuple[int, ...], int | float], sizes: Sequenc
             row.append(read_input[tuple(full)])
         result[out_index] = arg_of(row, direction, largest, propagate)
     return result
+
+
+# --- the unary family: ELEMENT_WISE_IDENTITY and the exact ACTIVATION_* (SPEC 11; docs/semantics.md) --------
+# Each takes the element (a float32 or FLOAT16 value as a Python float, or an int) and the description's FLOAT
+# fields, and computes in float32 (each product and sum rounded once), rounding once to the type at the end.
+
+def _f32_product(a: float, b: float) -> float:
+    return round_f32(a * b)  # exact in double, then rounded once
+
+
+def _finish(v: int | float, type_name: str) -> int | float:
+    return round_to(v, type_name) if TYPES[type_name].is_float else v
+
+
+def identity_element(x: int | float, type_name: str, scale_bias: tuple[float, float] | None) -> int | float:
+    return _finish(scale_bias_element(x, scale_bias) if TYPES[type_name].is_float else x, type_name)
+
+
+def relu_element(x: int | float, type_name: str) -> int | float:
+    """max(0, x): NaN stays NaN, -0.0 stays -0.0 (a tie keeps the element); integers exactly."""
+    zero = 0.0 if TYPES[type_name].is_float else 0
+    return _finish(zero if x < 0 else x, type_name)
+
+
+def leaky_relu_element(x: float, type_name: str, alpha: float) -> float:
+    return _finish(_f32_product(x, float_field(alpha)) if x < 0 else x, type_name)
+
+
+def thresholded_relu_element(x: float, type_name: str, alpha: float) -> float:
+    """x where x > Alpha, else 0.0 (a NaN element too: the comparison is false)."""
+    return _finish(x if x > float_field(alpha) else 0.0, type_name)
+
+
+def linear_element(x: float, type_name: str, alpha: float, beta: float) -> float:
+    return _finish(round_f32(_f32_product(x, float_field(alpha)) + float_field(beta)), type_name)
+
+
+def _hard_sigmoid_f32(x: float, alpha: float, beta: float) -> float:
+    t = round_f32(_f32_product(x, float_field(alpha)) + float_field(beta))
+    if t > 1.0:
+        t = 1.0
+    if t < 0.0:
+        t = 0.0
+    return t  # NaN stays NaN: neither comparison holds
+
+
+def hard_sigmoid_element(x: float, type_name: str, alpha: float, beta: float) -> float:
+    return _finish(_hard_sigmoid_f32(x, alpha, beta), type_name)
+
+
+def hard_swish_element(x: float, type_name: str, alpha: float, beta: float) -> float:
+    return _finish(_f32_product(x, _hard_sigmoid_f32(x, alpha, beta)), type_name)

@@ -486,6 +486,8 @@ def _rich_model() -> dict:
                 "InputTensor": f16, "OutputTensor": f16, "MinMaxDataType": "FLOAT16", "Min": {"UInt16": 15360},
                 "Max": 2}},
             "threshold": {"type": "ELEMENT_WISE_THRESHOLD", "desc": {"InputTensor": f16, "OutputTensor": f16, "Min": 0}},
+            "hard_sigmoid": {"type": "ACTIVATION_HARD_SIGMOID", "desc": {
+                "InputTensor": f16, "OutputTensor": f16, "Alpha": 1, "Beta": 0}},
             "dequantize": {"type": "DML_OPERATOR_ELEMENT_WISE_DEQUANTIZE_LINEAR", "desc": {
                 "InputTensor": {"DataType": "UINT8", "Sizes": [4]}, "ScaleTensor": {"DataType": "FLOAT32", "Sizes": [4]},
                 "ZeroPointTensor": {"DataType": "UINT8", "Sizes": [4], "Strides": [0]},
@@ -507,6 +509,7 @@ def _rich_model() -> dict:
                 "InputTensor": {"name": "c", "elementOffset": 0, "elementSizeInBytes": 2, "elementCount": 4},
                 "OutputTensor": [{"name": "h"}]}},
             {"type": "dispatch", "dispatchable": "threshold", "bindings": {"InputTensor": "h", "OutputTensor": "h"}},
+            {"type": "dispatch", "dispatchable": "hard_sigmoid", "bindings": {"InputTensor": "h", "OutputTensor": "h"}},
             {"type": "dispatch", "dispatchable": "dequantize", "bindings": {
                 "InputTensor": "s", "ScaleTensor": "raw", "ZeroPointTensor": "z", "OutputTensor": "f"}},
             {"type": "dispatch", "dispatchable": "argmin", "bindings": {"InputTensor": "h", "OutputTensor": "i"}},

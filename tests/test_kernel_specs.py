@@ -84,6 +84,21 @@ def _argmax(t: Tensors) -> object:
     return dml.ArgMaxDesc(x, y, [x.dimension_count - 1], "INCREASING", "PROPAGATE")
 
 
+def _unary(make: Callable[[dml.TensorDesc, dml.TensorDesc], object]) -> Callable[[Tensors], object]:
+    def describe(t: Tensors) -> object:
+        x, y = t["InputTensor"], t["OutputTensor"]
+        assert x is not None and y is not None
+        return make(x, y)
+
+    return describe
+
+
+# The unary family's fields here; the same values reach the oracle through EXPECTED.
+UNARY_FIELDS: dict[str, tuple[float, ...]] = {
+    "ACTIVATION_LINEAR": (1.5, -0.25), "ACTIVATION_LEAKY_RELU": (0.1,), "ACTIVATION_THRESHOLDED_RELU": (0.5,),
+    "ACTIVATION_HARD_SIGMOID": (0.2, 0.5), "ACTIVATION_HARD_SWISH": (1 / 6, 0.5),
+}
+
 DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_CLIP": _clip,
     "ELEMENT_WISE_CLIP1": _clip1,
@@ -92,6 +107,19 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_QUANTIZE_LINEAR": _quantize,
     "ARGMIN": _argmin,
     "ARGMAX": _argmax,
+    "ELEMENT_WISE_IDENTITY": _unary(lambda x, y: dml.ElementWiseIdentityDesc(
+        x, y, dml.ScaleBias(2.0, -1.0) if x.data_type.is_float else None)),
+    "ACTIVATION_IDENTITY": _unary(dml.ActivationIdentityDesc),
+    "ACTIVATION_RELU": _unary(dml.ActivationReluDesc),
+    "ACTIVATION_LINEAR": _unary(lambda x, y: dml.ActivationLinearDesc(x, y, *UNARY_FIELDS["ACTIVATION_LINEAR"])),
+    "ACTIVATION_LEAKY_RELU": _unary(lambda x, y: dml.ActivationLeakyReluDesc(
+        x, y, *UNARY_FIELDS["ACTIVATION_LEAKY_RELU"])),
+    "ACTIVATION_THRESHOLDED_RELU": _unary(lambda x, y: dml.ActivationThresholdedReluDesc(
+        x, y, *UNARY_FIELDS["ACTIVATION_THRESHOLDED_RELU"])),
+    "ACTIVATION_HARD_SIGMOID": _unary(lambda x, y: dml.ActivationHardSigmoidDesc(
+        x, y, *UNARY_FIELDS["ACTIVATION_HARD_SIGMOID"])),
+    "ACTIVATION_HARD_SWISH": _unary(lambda x, y: dml.ActivationHardSwishDesc(
+        x, y, *UNARY_FIELDS["ACTIVATION_HARD_SWISH"])),
 }
 REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN, "ARGMAX": ReductionKind.ARGMAX}  # every other operator is element-wise
 
@@ -164,6 +192,20 @@ def _expect_arg(desc: dml.ArgMinDesc | dml.ArgMaxDesc, tensors: Tensors, inputs:
 
 Expect = Callable[[Any, Tensors, Sequence[np.ndarray | None]], Values]
 
+
+def _expect_unary(element: Callable[..., int | float]) -> Expect:
+    """A unary operator's expectation: ``element(x, type, *fields)`` at each element, the fields UNARY_FIELDS'."""
+    def expect(desc: Any, tensors: Tensors, inputs: Sequence[np.ndarray | None]) -> Values:
+        t = _type(tensors, "InputTensor")
+        fields = UNARY_FIELDS.get(_declared_name(desc), ())
+        return _each(inputs, lambda x: element(x, t, *fields))
+
+    return expect
+
+
+def _declared_name(desc: object) -> str:
+    return next(name for name, op in BY_NAME.items() if op.desc_type is type(desc))
+
 EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_CLIP": _expect_clip,
     "ELEMENT_WISE_CLIP1": _expect_clip1,
@@ -172,6 +214,15 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_QUANTIZE_LINEAR": _expect_quantize,
     "ARGMIN": lambda desc, tensors, inputs: _expect_arg(desc, tensors, inputs, largest=False),
     "ARGMAX": lambda desc, tensors, inputs: _expect_arg(desc, tensors, inputs, largest=True),
+    "ELEMENT_WISE_IDENTITY": lambda desc, tensors, inputs: _each(
+        inputs, lambda x: oracle.identity_element(x, _type(tensors, "InputTensor"), _pair(desc.scale_bias))),
+    "ACTIVATION_IDENTITY": _expect_unary(lambda x, t: x),
+    "ACTIVATION_RELU": _expect_unary(oracle.relu_element),
+    "ACTIVATION_LINEAR": _expect_unary(oracle.linear_element),
+    "ACTIVATION_LEAKY_RELU": _expect_unary(oracle.leaky_relu_element),
+    "ACTIVATION_THRESHOLDED_RELU": _expect_unary(oracle.thresholded_relu_element),
+    "ACTIVATION_HARD_SIGMOID": _expect_unary(oracle.hard_sigmoid_element),
+    "ACTIVATION_HARD_SWISH": _expect_unary(oracle.hard_swish_element),
 }
 
 

@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+from .activation_identity import ACTIVATION_IDENTITY
 from .argmax import ARGMAX
 from .argmin import ARGMIN
 from .clip import CLIP, CLIP1
 from .definition import OperatorDefinition
 from .dequantize_linear import DEQUANTIZE_LINEAR
+from .hard_sigmoid import HARD_SIGMOID
+from .hard_swish import HARD_SWISH
+from .identity import IDENTITY
+from .leaky_relu import LEAKY_RELU
+from .linear import LINEAR
 from .quantize_linear import QUANTIZE_LINEAR
+from .relu import RELU
 from .threshold import THRESHOLD
+from .thresholded_relu import THRESHOLDED_RELU
 
-OPERATORS: tuple[OperatorDefinition, ...] = (CLIP, CLIP1, THRESHOLD, DEQUANTIZE_LINEAR, ARGMIN, ARGMAX,
-                                             QUANTIZE_LINEAR)
+OPERATORS: tuple[OperatorDefinition, ...] = (
+    CLIP, CLIP1, THRESHOLD, DEQUANTIZE_LINEAR, ARGMIN, ARGMAX, QUANTIZE_LINEAR,
+    IDENTITY,
+    ACTIVATION_IDENTITY,
+    LINEAR,
+    RELU,
+    LEAKY_RELU,
+    THRESHOLDED_RELU,
+    HARD_SIGMOID,
+    HARD_SWISH,
+)
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}
 BY_NAME: dict[str, OperatorDefinition] = {op.schema.name: op for op in OPERATORS}
+# The operators whose front ends are derived from their declaration (``OperatorDefinition.api``).
+DECLARED: tuple[OperatorDefinition, ...] = tuple(op for op in OPERATORS if op.api is not None)

@@ -1,0 +1,150 @@
+"""The unary family's factory: an operator of one input and one output of the same type and sizes.
+
+A unary operator is declared once (``unary``): its name, level, support rows, description type, fields, the
+element math over the compute value (``element``: float32 for FLOAT32/FLOAT16 tensors, the tensor's own type
+for integers, after the optional ScaleBias) and its NumPy reference over the same values (``reference``,
+written apart: the oracle the kernels are tested against). Every front end (the functional API,
+``opendml.compile``, Dask, the graph builder, ``opendml dispatch``, ``opendml support``) is derived from the
+declaration's ``Api`` record and its ``fields``.
+
+>>> from opendml.ops import BY_NAME
+>>> relu = BY_NAME["ACTIVATION_RELU"]
+>>> relu.api.python, [f.name for f in relu.fields]
+('relu', [])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import expr as ex
+from ..dtypes import DataType
+from ..feature_levels import FeatureLevel
+from ..kernels.spec import KernelSpec, Scalars
+from ..schema import OperatorSchema, SupportRow, TensorField
+from ..tensor import TensorDesc
+from .definition import Api, Field, OperatorDefinition
+from .elementwise import ScaleBias, apply_scale_bias, compute_values, float_field, prepare_unary
+
+UNARY_TENSORS = (TensorField("InputTensor", "input"), TensorField("OutputTensor", "output"))
+SCALE_BIAS = Field("ScaleBias", "scale_bias", "scale_bias", default=None)
+
+
+def unary_row(level: FeatureLevel, dimensions: tuple[int, int], types: frozenset[DataType]) -> SupportRow:
+    """A support-table row whose input and output accept the same types."""
+    return SupportRow(level, dimensions, {"InputTensor": types, "OutputTensor": types})
+
+
+def float_parameter(name: str, default: float | None = None) -> Field:
+    """A DirectML FLOAT field (``Alpha``), rounded to float32 as a C cast would; the functional keyword is
+    its snake_case name."""
+    return Field(name, "float", name.lower(), default=default)
+
+
+@dataclass(frozen=True)
+class UnaryDesc:
+    """A unary description's two tensors; each operator's Desc is a subclass adding its fields."""
+
+    input_tensor: TensorDesc
+    output_tensor: TensorDesc
+
+
+@dataclass(frozen=True)
+class ScaleBiasDesc(UnaryDesc):
+    """A unary description with DirectML's optional DML_SCALE_BIAS (``g(x) = x * scale + bias`` first)."""
+
+    scale_bias: ScaleBias | None = None
+
+
+@dataclass(frozen=True)
+class UnaryParams:
+    """What a unary operator's math needs: the type, the float32 ScaleBias, and its FLOAT fields in float32."""
+
+    data_type: DataType
+    scale_bias: tuple[np.float32, np.float32] | None
+    values: Mapping[str, np.float32] = field(default_factory=dict)  # by DirectML field name
+
+    def __getitem__(self, name: str) -> np.float32:
+        return self.values[name]
+
+
+class Constants:
+    """An element function's scalars: ``c(value)`` is a Param of the compute type holding ``value``."""
+
+    def __init__(self, scalars: Scalars, compute: DataType) -> None:
+        self.scalars, self.compute = scalars, compute
+
+    def __call__(self, value: float | int | np.generic) -> ex.Param:
+        return self.scalars.add(self.compute.numpy.type(value), self.compute)
+
+
+# The element math: the compute value (float32 for float tensors), the parameters and a maker of constants,
+# to the compute value stored.
+Element = Callable[[ex.Expr, UnaryParams, Constants], ex.Expr]
+Reference = Callable[[np.ndarray, UnaryParams], np.ndarray]
+
+
+def unary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[SupportRow], element: Element,
+          reference: Reference, python: str, fields: Sequence[Field] = (), in_place: bool = True) -> OperatorDefinition:
+    """A unary operator's definition. ``fields`` are the description's fields after its two tensors, in
+    DirectML's order (``SCALE_BIAS``, ``float_parameter("Alpha")``)."""
+    schema = OperatorSchema(name, introduced, UNARY_TENSORS, tuple(rows), in_place=in_place)
+    floats = [f for f in fields if f.kind == "float"]
+
+    def prepare(desc: Any) -> UnaryParams:
+        scale_bias = prepare_unary(name, desc.input_tensor, desc.output_tensor, getattr(desc, "scale_bias", None))
+        values = {f.name: float_field(getattr(desc, f.attribute), name, f.name) for f in floats}
+        return UnaryParams(desc.output_tensor.data_type, scale_bias, values)
+
+    def kernel(params: UnaryParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
+        scalars = Scalars()
+        stored = _expression(params, element, scalars)
+        return KernelSpec(name, (params.data_type,), params.data_type, stored, tuple(scalars.values))
+
+    def reference_of(inputs: Sequence[np.ndarray | None], params: UnaryParams) -> np.ndarray:
+        (x,) = inputs
+        assert x is not None  # InputTensor is required: execute never binds None for it
+        v = apply_scale_bias(compute_values(x, params.data_type), params.scale_bias)
+        with np.errstate(all="ignore"):  # overflow to infinity and NaN are the defined results
+            return np.asarray(reference(v, params)).astype(params.data_type.numpy)
+
+    api = Api(python, ("InputTensor",), tuple(fields))
+    return OperatorDefinition(schema, desc_type, prepare, reference_of, kernel, tuple(fields), api)
+
+
+def _expression(params: UnaryParams, element: Element, scalars: Scalars) -> ex.Expr:
+    """Load, FLOAT16 to float32, ScaleBias (a rounded multiply, then a rounded add), the element, Store."""
+    data_type = params.data_type
+    compute = DataType.FLOAT32 if data_type.is_float else data_type
+    constant = Constants(scalars, compute)
+    v: ex.Expr = ex.Load(0, data_type)
+    if data_type is DataType.FLOAT16:
+        v = ex.ToFloat32(v)
+    if params.scale_bias is not None:
+        scale, bias = params.scale_bias
+        v = ex.Add(ex.Multiply(v, constant(scale)), constant(bias))
+    return ex.Store(element(v, params, constant), data_type)
+
+
+def activation_rows(types: frozenset[DataType]) -> tuple[SupportRow, ...]:
+    """The table most ACTIVATION_* pages give: ``types`` in 1-8 dimensions from 3_0, 4-5 from 2_0, 4 from 1_0."""
+    return (unary_row(FeatureLevel.FL_3_0, (1, 8), types), unary_row(FeatureLevel.FL_2_0, (4, 5), types),
+            unary_row(FeatureLevel.FL_1_0, (4, 4), types))
+
+
+def hard_sigmoid(v: ex.Expr, params: UnaryParams, c: Constants) -> ex.Expr:
+    """``max(0, min(Alpha * v + Beta, 1))`` in float32 (HARD_SIGMOID, and HARD_SWISH's factor): a bound
+    replaces the value only when the comparison is strictly true, so NaN stays NaN."""
+    t: ex.Expr = ex.Add(ex.Multiply(v, c(params["Alpha"])), c(params["Beta"]))
+    t = ex.Select(ex.Less(c(1), t), c(1), t)
+    return ex.Select(ex.Less(t, c(0)), c(0), t)
+
+
+def hard_sigmoid_reference(v: np.ndarray, params: UnaryParams) -> np.ndarray:
+    t = np.add(np.multiply(v, params["Alpha"], dtype=np.float32), params["Beta"], dtype=np.float32)
+    t = np.where(t > 1, np.float32(1), t)
+    return np.where(t < 0, np.float32(0), t)
