@@ -27,19 +27,25 @@ from .functional import argmax, argmin, clip, dequantize_linear, quantize_linear
 from .graph import Graph
 from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from .operator import BindingProperties, CompiledOperator, Operator
+from .ops.abs import ElementWiseAbsDesc
 from .ops.activation_identity import ActivationIdentityDesc
 from .ops.argmax import ArgMaxDesc
 from .ops.argmin import ArgMinDesc
+from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from .ops.elementwise import ScaleBias
+from .ops.floor import ElementWiseFloorDesc
 from .ops.hard_sigmoid import ActivationHardSigmoidDesc
 from .ops.hard_swish import ActivationHardSwishDesc
 from .ops.identity import ElementWiseIdentityDesc
 from .ops.leaky_relu import ActivationLeakyReluDesc
 from .ops.linear import ActivationLinearDesc
+from .ops.negate import ElementWiseNegateDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
+from .ops.recip import ElementWiseRecipDesc
 from .ops.relu import ActivationReluDesc
+from .ops.sign import ElementWiseSignDesc
 from .ops.threshold import ElementWiseThresholdDesc
 from .ops.thresholded_relu import ActivationThresholdedReluDesc
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
@@ -73,11 +79,17 @@ __all__ = [
     "ConstantNode",
     "DataType",
     "Device",
+    "ElementWiseAbsDesc",
+    "ElementWiseCeilDesc",
     "ElementWiseClip1Desc",
     "ElementWiseClipDesc",
     "ElementWiseDequantizeLinearDesc",
+    "ElementWiseFloorDesc",
     "ElementWiseIdentityDesc",
+    "ElementWiseNegateDesc",
     "ElementWiseQuantizeLinearDesc",
+    "ElementWiseRecipDesc",
+    "ElementWiseSignDesc",
     "ElementWiseThresholdDesc",
     "ExecutionFlags",
     "FeatureLevel",

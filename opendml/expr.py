@@ -30,6 +30,10 @@ Add(a, b)           FLOAT32 a + b, rounded once to nearest even;    ``np.add`` /
 Divide(a, b)        FLOAT32 a / b, rounded once to nearest even     ``np.divide`` / ``divide`` (``fdiv``,
                     (IEEE: x / 0 is +-inf, 0 / 0 and inf / inf      no zero check) / ``div.rn`` / ``fdiv``
                     NaN); never a multiply by a reciprocal          (no fast-math flags)
+Negate(v)           FLOAT32 -v, the sign flipped (exact: -0.0 of     ``np.negative`` / ``-`` (integers:
+                    +0.0, NaN stays NaN); or a signed integer's     then the type) / ``-`` (integers:
+                    -v in its type, wrapping (the smallest          through 64-bit unsigned, then the
+                    integer is its own negation)                    type) / ``fneg``, ``neg``
 Round(v)            FLOAT32 v to the nearest integer, ties to even  ``np.rint`` / ``round_even``
                     (a FLOAT32; -0.5 gives -0.0; NaN, +-inf kept)   (``llvm.rint``) / ``cvt.rni.f32`` /
                                                                     ``llvm.rint``
@@ -73,6 +77,7 @@ BOOL: Literal["BOOL"] = "BOOL"
 ValueType = DataType | Literal["BOOL"]
 
 INTEGERS = frozenset(t for t in DataType if t.is_integer)
+SIGNED_INTEGERS = frozenset(t for t in INTEGERS if t.is_signed)
 STORED = frozenset({DataType.FLOAT32, DataType.FLOAT16}) | INTEGERS
 
 
@@ -255,6 +260,19 @@ class Divide(_Float):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Negate(_Unary):
+    """-v: FLOAT32's sign flipped, or a signed integer negated in its own type, wrapping around."""
+
+    def __post_init__(self) -> None:
+        t = self.value.data_type
+        _require(t is DataType.FLOAT32 or t in SIGNED_INTEGERS, f"Negate of {_name(t)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.value.data_type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
 class Round(_Unary):
 
     def __post_init__(self) -> None:
@@ -339,8 +357,8 @@ class Store(_Unary):
 # (``LOWERINGS`` in opendml.kernels.numpy_lowering, cpu_kernels.codegen, cpu_kernels.vectors and
 # cuda.expr_c), and tests/test_expr.py checks that every table, and the concrete subclasses of Expr, are
 # exactly this set: a node missing from a lowering fails there, not on a user's first large tensor.
-NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Round, Saturate,
-                                 Less, IsNumber, Select, Store)
+NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Negate, Round,
+                                 Saturate, Less, IsNumber, Select, Store)
 
 
 def integer_range(expr: Expr) -> tuple[int, int]:

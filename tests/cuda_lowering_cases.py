@@ -165,7 +165,8 @@ class ExpressionBuilder:
                              lambda d: ex.Multiply(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d)),
                              lambda d: ex.Add(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d)),
                              lambda d: ex.Divide(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d)),
-                             lambda d: ex.Round(self.make(T.FLOAT32, d))]
+                             lambda d: ex.Round(self.make(T.FLOAT32, d)),
+                             lambda d: ex.Negate(self.make(T.FLOAT32, d))]
         if t is T.FLOAT16:
             return select
         return select + self._integer_branches(t)  # type: ignore[arg-type]
@@ -177,6 +178,8 @@ class ExpressionBuilder:
         narrower = [s for s in INTEGERS if _fits(s.integer_range, t.integer_range)]
         branches = [lambda d: ex.Widen(self.make(self.choices.pick(narrower), d), t),
                     lambda d: ex.Saturate(self.make(self.choices.pick([T.FLOAT32, *INTEGERS]), d), t)]
+        if t.is_signed:
+            branches.append(lambda d: ex.Negate(self.make(t, d)))
         low, high = t.integer_range
         pairs = [(a, b) for a in INTEGERS for b in INTEGERS
                  if low <= a.integer_range[0] - b.integer_range[1] and a.integer_range[1] - b.integer_range[0] <= high]

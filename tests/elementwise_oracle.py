@@ -364,3 +364,45 @@ def hard_sigmoid_element(x: float, type_name: str, alpha: float, beta: float) ->
 
 def hard_swish_element(x: float, type_name: str, alpha: float, beta: float) -> float:
     return _finish(_f32_product(x, _hard_sigmoid_f32(x, alpha, beta)), type_name)
+
+
+def _wrapped(v: int, type_name: str) -> int:
+    """An integer result wrapped into the type's range (two's complement, SPEC 11.3)."""
+    low, high = TYPES[type_name].integer_range  # type: ignore[misc]
+    return (v - low) % (high - low + 1) + low
+
+
+def abs_element(x: int | float, type_name: str, scale_bias: tuple[float, float] | None) -> int | float:
+    """|g(x)|: +0.0 for either zero, NaN stays NaN; |INT_MIN| wraps to INT_MIN."""
+    if not TYPES[type_name].is_float:
+        return _wrapped(abs(int(x)), type_name)
+    return _finish(math.fabs(scale_bias_element(x, scale_bias)), type_name)
+
+
+def negate_element(x: int | float, type_name: str) -> int | float:
+    """-x: floats' sign flipped (-0.0 of 0.0); -INT_MIN wraps to INT_MIN."""
+    return -x if TYPES[type_name].is_float else _wrapped(-int(x), type_name)
+
+
+def floor_element(x: float, type_name: str, scale_bias: tuple[float, float] | None) -> float:
+    v = scale_bias_element(x, scale_bias)
+    return _finish(v if not math.isfinite(v) or v == 0 else float(math.floor(v)), type_name)
+
+
+def ceil_element(x: float, type_name: str, scale_bias: tuple[float, float] | None) -> float:
+    """ceil, -0.0 for values in (-1, 0) and for -0.0 (IEEE's ceil)."""
+    v = scale_bias_element(x, scale_bias)
+    if not math.isfinite(v) or v == 0:
+        return _finish(v, type_name)
+    c = float(math.ceil(v))
+    return _finish(-0.0 if c == 0 and v < 0 else c, type_name)
+
+
+def recip_element(x: float, type_name: str, scale_bias: tuple[float, float] | None) -> float:
+    return _finish(float32_quotient(1.0, scale_bias_element(x, scale_bias)), type_name)
+
+
+def sign_element(x: int | float, type_name: str) -> int | float:
+    """The page's formula as written: -1 below 0, 1 above, 0 otherwise (-0.0 and NaN too)."""
+    result = -1 if x < 0 else 1 if x > 0 else 0
+    return float(result) if TYPES[type_name].is_float else result

@@ -109,6 +109,13 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ARGMAX": _argmax,
     "ELEMENT_WISE_IDENTITY": _unary(lambda x, y: dml.ElementWiseIdentityDesc(
         x, y, dml.ScaleBias(2.0, -1.0) if x.data_type.is_float else None)),
+    "ELEMENT_WISE_ABS": _unary(lambda x, y: dml.ElementWiseAbsDesc(
+        x, y, dml.ScaleBias(-1.5, 0.25) if x.data_type.is_float else None)),
+    "ELEMENT_WISE_NEGATE": _unary(dml.ElementWiseNegateDesc),
+    "ELEMENT_WISE_CEIL": _unary(lambda x, y: dml.ElementWiseCeilDesc(x, y, dml.ScaleBias(0.5, -0.25))),
+    "ELEMENT_WISE_FLOOR": _unary(dml.ElementWiseFloorDesc),
+    "ELEMENT_WISE_SIGN": _unary(dml.ElementWiseSignDesc),
+    "ELEMENT_WISE_RECIP": _unary(lambda x, y: dml.ElementWiseRecipDesc(x, y, dml.ScaleBias(2.0, 0.0))),
     "ACTIVATION_IDENTITY": _unary(dml.ActivationIdentityDesc),
     "ACTIVATION_RELU": _unary(dml.ActivationReluDesc),
     "ACTIVATION_LINEAR": _unary(lambda x, y: dml.ActivationLinearDesc(x, y, *UNARY_FIELDS["ACTIVATION_LINEAR"])),
@@ -203,6 +210,15 @@ def _expect_unary(element: Callable[..., int | float]) -> Expect:
     return expect
 
 
+def _expect_scale_bias(element: Callable[..., int | float]) -> Expect:
+    """An ELEMENT_WISE_* operator's expectation: ``element(x, type, (scale, bias) or None)`` at each element."""
+    def expect(desc: Any, tensors: Tensors, inputs: Sequence[np.ndarray | None]) -> Values:
+        t = _type(tensors, "InputTensor")
+        return _each(inputs, lambda x: element(x, t, _pair(desc.scale_bias)))
+
+    return expect
+
+
 def _declared_name(desc: object) -> str:
     return next(name for name, op in BY_NAME.items() if op.desc_type is type(desc))
 
@@ -214,8 +230,13 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_QUANTIZE_LINEAR": _expect_quantize,
     "ARGMIN": lambda desc, tensors, inputs: _expect_arg(desc, tensors, inputs, largest=False),
     "ARGMAX": lambda desc, tensors, inputs: _expect_arg(desc, tensors, inputs, largest=True),
-    "ELEMENT_WISE_IDENTITY": lambda desc, tensors, inputs: _each(
-        inputs, lambda x: oracle.identity_element(x, _type(tensors, "InputTensor"), _pair(desc.scale_bias))),
+    "ELEMENT_WISE_IDENTITY": _expect_scale_bias(oracle.identity_element),
+    "ELEMENT_WISE_ABS": _expect_scale_bias(oracle.abs_element),
+    "ELEMENT_WISE_NEGATE": _expect_unary(oracle.negate_element),
+    "ELEMENT_WISE_CEIL": _expect_scale_bias(oracle.ceil_element),
+    "ELEMENT_WISE_FLOOR": _expect_scale_bias(oracle.floor_element),
+    "ELEMENT_WISE_SIGN": _expect_unary(oracle.sign_element),
+    "ELEMENT_WISE_RECIP": _expect_scale_bias(oracle.recip_element),
     "ACTIVATION_IDENTITY": _expect_unary(lambda x, t: x),
     "ACTIVATION_RELU": _expect_unary(oracle.relu_element),
     "ACTIVATION_LINEAR": _expect_unary(oracle.linear_element),

@@ -47,8 +47,17 @@ ARGMIN_TABLE = [(L.FL_4_1, ALL_RANKS, F | I32 | I64, IDX), (L.FL_3_0, ALL_RANKS,
 TWO_TO_FIVE = range(4, 6)
 ACTIVATION_TABLE = [(L.FL_3_0, ALL_RANKS, F), (L.FL_2_0, TWO_TO_FIVE, F), (L.FL_1_0, FOUR, F)]
 SIGNED = {T.INT32, T.INT16, T.INT8}
+
 UNARY_TABLES = {
     "ElementWiseIdentityDesc": [(L.FL_4_1, ALL_RANKS, F | I32 | I64), *CLIP_TABLE[1:]],
+    "ElementWiseAbsDesc": [(L.FL_4_1, ALL_RANKS, F | SIGNED | {T.INT64}), (L.FL_3_0, ALL_RANKS, F | SIGNED),
+                           (L.FL_2_1, FOUR, F | SIGNED), (L.FL_1_0, FOUR, F)],
+    "ElementWiseNegateDesc": [(L.FL_5_0, ALL_RANKS, F | SIGNED | {T.INT64})],
+    "ElementWiseCeilDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
+    "ElementWiseFloorDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
+    "ElementWiseRecipDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
+    "ElementWiseSignDesc": [(L.FL_4_1, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32),
+                            (L.FL_2_1, FOUR, F | I32), (L.FL_2_0, FOUR, F)],
     "ActivationIdentityDesc": ACTIVATION_TABLE,
     "ActivationLinearDesc": ACTIVATION_TABLE,
     "ActivationReluDesc": [(L.FL_5_1, ALL_RANKS, F | SIGNED), *ACTIVATION_TABLE],

@@ -2,25 +2,37 @@
 
 from __future__ import annotations
 
+from .abs import ABS
 from .activation_identity import ACTIVATION_IDENTITY
 from .argmax import ARGMAX
 from .argmin import ARGMIN
+from .ceil import CEIL
 from .clip import CLIP, CLIP1
 from .definition import OperatorDefinition
 from .dequantize_linear import DEQUANTIZE_LINEAR
+from .floor import FLOOR
 from .hard_sigmoid import HARD_SIGMOID
 from .hard_swish import HARD_SWISH
 from .identity import IDENTITY
 from .leaky_relu import LEAKY_RELU
 from .linear import LINEAR
+from .negate import NEGATE
 from .quantize_linear import QUANTIZE_LINEAR
+from .recip import RECIP
 from .relu import RELU
+from .sign import SIGN
 from .threshold import THRESHOLD
 from .thresholded_relu import THRESHOLDED_RELU
 
 OPERATORS: tuple[OperatorDefinition, ...] = (
     CLIP, CLIP1, THRESHOLD, DEQUANTIZE_LINEAR, ARGMIN, ARGMAX, QUANTIZE_LINEAR,
     IDENTITY,
+    ABS,
+    NEGATE,
+    CEIL,
+    FLOOR,
+    SIGN,
+    RECIP,
     ACTIVATION_IDENTITY,
     LINEAR,
     RELU,

@@ -27,7 +27,7 @@ from ..feature_levels import FeatureLevel
 from ..kernels.spec import KernelSpec, Scalars
 from ..schema import OperatorSchema, SupportRow, TensorField
 from ..tensor import TensorDesc
-from .definition import Api, Field, OperatorDefinition
+from .definition import REQUIRED, Api, Field, OperatorDefinition
 from .elementwise import ScaleBias, apply_scale_bias, compute_values, float_field, prepare_unary
 
 UNARY_TENSORS = (TensorField("InputTensor", "input"), TensorField("OutputTensor", "output"))
@@ -39,9 +39,9 @@ def unary_row(level: FeatureLevel, dimensions: tuple[int, int], types: frozenset
     return SupportRow(level, dimensions, {"InputTensor": types, "OutputTensor": types})
 
 
-def float_parameter(name: str, default: float | None = None) -> Field:
+def float_parameter(name: str, default: Any = REQUIRED) -> Field:
     """A DirectML FLOAT field (``Alpha``), rounded to float32 as a C cast would; the functional keyword is
-    its snake_case name."""
+    its snake_case name, ``default`` what it takes when left out (the page's typical value; none: required)."""
     return Field(name, "float", name.lower(), default=default)
 
 
@@ -148,3 +148,10 @@ def hard_sigmoid_reference(v: np.ndarray, params: UnaryParams) -> np.ndarray:
     t = np.add(np.multiply(v, params["Alpha"], dtype=np.float32), params["Beta"], dtype=np.float32)
     t = np.where(t > 1, np.float32(1), t)
     return np.where(t < 0, np.float32(0), t)
+
+
+def floor(v: ex.Expr, c: Constants) -> ex.Expr:
+    """floor of a float32 value, exactly: its nearest integer (ties to even), less one where that lies above it.
+    -0.0 stays -0.0, a value in (-1, 0) gives -1.0, NaN and the infinities stay (FLOOR, and CEIL's -floor(-x))."""
+    nearest = ex.Round(v)
+    return ex.Select(ex.Less(v, nearest), ex.Add(nearest, c(-1)), nearest)
