@@ -11,7 +11,7 @@ from . import graph
 from .buffer import Buffer, BufferBinding
 from .device import Device
 from .dtypes import DataType
-from .enums import AxisDirection, ExecutionFlags, NanPolicy, TensorFlags
+from .enums import AxisDirection, ExecutionFlags, IsInfinityMode, NanPolicy, RoundingMode, TensorFlags
 from .errors import (
     BackendUnavailableError,
     BindingError,
@@ -39,12 +39,15 @@ from .ops.floor import ElementWiseFloorDesc
 from .ops.hard_sigmoid import ActivationHardSigmoidDesc
 from .ops.hard_swish import ActivationHardSwishDesc
 from .ops.identity import ElementWiseIdentityDesc
+from .ops.is_infinity import ElementWiseIsInfinityDesc
+from .ops.is_nan import ElementWiseIsNanDesc
 from .ops.leaky_relu import ActivationLeakyReluDesc
 from .ops.linear import ActivationLinearDesc
 from .ops.negate import ElementWiseNegateDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.recip import ElementWiseRecipDesc
 from .ops.relu import ActivationReluDesc
+from .ops.round import ElementWiseRoundDesc
 from .ops.sign import ElementWiseSignDesc
 from .ops.threshold import ElementWiseThresholdDesc
 from .ops.thresholded_relu import ActivationThresholdedReluDesc
@@ -86,9 +89,12 @@ __all__ = [
     "ElementWiseDequantizeLinearDesc",
     "ElementWiseFloorDesc",
     "ElementWiseIdentityDesc",
+    "ElementWiseIsInfinityDesc",
+    "ElementWiseIsNanDesc",
     "ElementWiseNegateDesc",
     "ElementWiseQuantizeLinearDesc",
     "ElementWiseRecipDesc",
+    "ElementWiseRoundDesc",
     "ElementWiseSignDesc",
     "ElementWiseThresholdDesc",
     "ExecutionFlags",
@@ -98,6 +104,7 @@ __all__ = [
     "InputEdge",
     "IntermediateEdge",
     "InvalidArgumentError",
+    "IsInfinityMode",
     "KernelUnsupportedError",
     "NanPolicy",
     "OpenDMLError",
@@ -106,6 +113,7 @@ __all__ = [
     "OperatorNode",
     "OutOfMemoryError",
     "OutputEdge",
+    "RoundingMode",
     "ScaleBias",
     "TensorDesc",
     "TensorFlags",

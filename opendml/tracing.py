@@ -245,11 +245,15 @@ def threshold(x: Any, min: float, scale_bias: ScaleBias | tuple[float, float] | 
 
 def declared(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, device: object) -> Tracer:
     """A declared operator's function (``opendml.functional.declared``), traced: one node of it."""
+    assert op.api is not None
     owner = op.schema.name
     tracer = _traced_tensor(x, owner, "InputTensor")
-    _graph_of([tracer], device, owner)
+    graph = _graph_of([tracer], device, owner)
     _no_out(out, owner)
-    return _unary(op.schema, tracer, lambda i, o: op.describe(i, o, values))
+    _check_rank(op.schema, graph.device, len(tracer.expr.desc.sizes))
+    output = op.api.output or tracer.expr.desc.data_type
+    desc = op.describe(tracer.expr.desc, _packed(tracer.expr.desc, output), values)
+    return Tracer(graph.node(desc, [tracer.expr]), tracer.shape, output.numpy)
 
 
 def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: object) -> Tracer:

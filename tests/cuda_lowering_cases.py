@@ -80,7 +80,8 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
             x = TensorDesc(t, sizes)
             values = [(dml.ScaleBias(1.5, -0.5) if t.is_float else None) if f.kind == "scale_bias"
                       else (1.5 if f.default is REQUIRED else f.default) for f in op.api.keywords]
-            cases.append((f"{op.schema.name}-{t.name}", op.describe(x, x, values)))
+            y = x if op.api.output is None else TensorDesc(op.api.output, sizes)
+            cases.append((f"{op.schema.name}-{t.name}", op.describe(x, y, values)))
     return cases
 
 

@@ -406,3 +406,26 @@ def sign_element(x: int | float, type_name: str) -> int | float:
     """The page's formula as written: -1 below 0, 1 above, 0 otherwise (-0.0 and NaN too)."""
     result = -1 if x < 0 else 1 if x > 0 else 0
     return float(result) if TYPES[type_name].is_float else result
+
+
+def round_element(x: float, type_name: str, mode: str) -> float:
+    """ROUND (DirectML's page): HALVES_TO_NEAREST_EVEN, TOWARD_ZERO (truncation) or TOWARD_INFINITY (ties away
+    from zero); the sign kept on a zero result, NaN and the infinities as they are."""
+    if not math.isfinite(x):
+        return x
+    if mode == "HALVES_TO_NEAREST_EVEN":
+        whole = float(round(x))  # Python rounds ties to even
+    elif mode == "TOWARD_ZERO":
+        whole = float(math.trunc(x))
+    else:
+        whole = float(math.floor(abs(x) + 0.5))  # |x| + 0.5 is exact in a double for a float32 x
+    return _finish(math.copysign(abs(whole), x), type_name)
+
+
+def is_nan_element(x: float) -> int:
+    return int(math.isnan(x))
+
+
+def is_infinity_element(x: float, mode: str) -> int:
+    wanted = {"EITHER": (math.inf, -math.inf), "POSITIVE": (math.inf,), "NEGATIVE": (-math.inf,)}[mode]
+    return int(x in wanted)

@@ -58,11 +58,21 @@ def _case(op: OperatorDefinition) -> tuple[np.ndarray, dict[str, Any], np.ndarra
     """Edge values, the keyword arguments of test_kernel_specs' description, and the oracle's answer."""
     assert op.api is not None
     x = edge_values(dml.DataType.FLOAT32, int(np.prod(SHAPE)), np.random.default_rng(7)).reshape(SHAPE)
-    tensor = dml.TensorDesc("FLOAT32", SHAPE)
-    desc = DESCRIPTIONS[op.schema.name]({"InputTensor": tensor, "OutputTensor": tensor})
+    tensors = _tensors(op, SHAPE)
+    desc = DESCRIPTIONS[op.schema.name](tensors)
     kwargs = {f.python: getattr(desc, f.attribute) for f in op.api.keywords}
-    expected = EXPECTED[op.schema.name](desc, {"InputTensor": tensor, "OutputTensor": tensor}, [x])
-    return x, kwargs, np.array(expected, np.float32).reshape(SHAPE)
+    expected = EXPECTED[op.schema.name](desc, tensors, [x])
+    return x, kwargs, np.array(expected, _output(op).numpy).reshape(SHAPE)
+
+
+def _output(op: OperatorDefinition) -> dml.DataType:
+    assert op.api is not None
+    return op.api.output or dml.DataType.FLOAT32
+
+
+def _tensors(op: OperatorDefinition, shape: tuple[int, ...]) -> dict[str, dml.TensorDesc | None]:
+    """FLOAT32 in; out the same, or the type the front ends give the output."""
+    return {"InputTensor": dml.TensorDesc("FLOAT32", shape), "OutputTensor": dml.TensorDesc(_output(op), shape)}
 
 
 def _same(got: Any, expected: np.ndarray) -> None:
@@ -91,9 +101,10 @@ def _builder(op: OperatorDefinition, x: np.ndarray, kwargs: dict[str, Any]) -> A
     device = dml.Device()
     graph = dml.Graph(device)
     node = getattr(g, op.api.python)(graph.input(0, dml.TensorDesc("FLOAT32", SHAPE)), **kwargs)
-    out = device.create_buffer(x.nbytes)
+    out_type = _output(op).numpy
+    out = device.create_buffer(max(4, x.size * out_type.itemsize))
     graph.compile([node]).execute([device.buffer_from(x)], [out])
-    return out.to_numpy().view(np.float32).reshape(SHAPE)
+    return out.to_numpy()[:x.size * out_type.itemsize].view(out_type).reshape(SHAPE)
 
 
 FRONT_ENDS: dict[str, Callable[[OperatorDefinition, np.ndarray, dict[str, Any]], Any]] = {
@@ -108,22 +119,25 @@ def test_every_declared_operator_runs_through_every_front_end(op: OperatorDefini
 
 
 def _json_field(value: Any) -> Any:
-    return {"Scale": value.scale, "Bias": value.bias} if isinstance(value, dml.ScaleBias) else value
+    if isinstance(value, dml.ScaleBias):
+        return {"Scale": value.scale, "Bias": value.bias}
+    return getattr(value, "name", value)  # an enum by its name
 
 
 @pytest.mark.parametrize("op", DECLARED, ids=lambda op: op.schema.name)
 def test_every_declared_operator_runs_under_opendml_dispatch(op: OperatorDefinition, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     x = np.array([[-2.5, -0.5, 0.0, 0.25], [0.75, 1.0, 3.0, 7.0]], np.float32)
-    tensor = dml.TensorDesc("FLOAT32", x.shape)
-    desc = DESCRIPTIONS[op.schema.name]({"InputTensor": tensor, "OutputTensor": tensor})
+    tensors = _tensors(op, x.shape)
+    desc = DESCRIPTIONS[op.schema.name](tensors)
     fields = {f.name: _json_field(getattr(desc, f.attribute)) for f in op.fields if getattr(desc, f.attribute) is not None}
-    tensor_json = {"DataType": "FLOAT32", "Sizes": list(x.shape)}
+    out = _output(op).name
     model = {
         "resources": {"A": {"initialValuesDataType": "FLOAT32", "initialValues": x.reshape(-1).tolist()},
-                      "Out": {"initialValuesDataType": "FLOAT32", "initialValues": {"valueCount": 8, "value": 0}}},
-        "dispatchables": {"op": {"type": f"DML_OPERATOR_{op.schema.name}",
-                                 "desc": {"InputTensor": tensor_json, "OutputTensor": tensor_json, **fields}}},
+                      "Out": {"initialValuesDataType": out, "initialValues": {"valueCount": 8, "value": 0}}},
+        "dispatchables": {"op": {"type": f"DML_OPERATOR_{op.schema.name}", "desc": {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": list(x.shape)},
+            "OutputTensor": {"DataType": out, "Sizes": list(x.shape)}, **fields}}},
         "commands": [{"type": "dispatch", "dispatchable": "op", "bindings": {"InputTensor": "A", "OutputTensor": "Out"}},
                      {"type": "print", "resource": "Out"}],
     }
@@ -132,7 +146,7 @@ def test_every_declared_operator_runs_under_opendml_dispatch(op: OperatorDefinit
     assert main(["dispatch", str(path)]) == 0
     (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Resource 'Out': ")]
     printed = np.array([float(v) for v in line.split(": ")[1].split(", ")])
-    expected = EXPECTED[op.schema.name](desc, {"InputTensor": tensor, "OutputTensor": tensor}, [x])
+    expected = EXPECTED[op.schema.name](desc, tensors, [x])
     np.testing.assert_allclose(printed, np.array(expected, np.float64), rtol=5e-6, atol=0)
 
 

@@ -116,6 +116,9 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_FLOOR": _unary(dml.ElementWiseFloorDesc),
     "ELEMENT_WISE_SIGN": _unary(dml.ElementWiseSignDesc),
     "ELEMENT_WISE_RECIP": _unary(lambda x, y: dml.ElementWiseRecipDesc(x, y, dml.ScaleBias(2.0, 0.0))),
+    "ELEMENT_WISE_ROUND": _unary(lambda x, y: dml.ElementWiseRoundDesc(x, y, "TOWARD_INFINITY")),
+    "ELEMENT_WISE_IS_NAN": _unary(dml.ElementWiseIsNanDesc),
+    "ELEMENT_WISE_IS_INFINITY": _unary(lambda x, y: dml.ElementWiseIsInfinityDesc(x, y, "NEGATIVE")),
     "ACTIVATION_IDENTITY": _unary(dml.ActivationIdentityDesc),
     "ACTIVATION_RELU": _unary(dml.ActivationReluDesc),
     "ACTIVATION_LINEAR": _unary(lambda x, y: dml.ActivationLinearDesc(x, y, *UNARY_FIELDS["ACTIVATION_LINEAR"])),
@@ -237,6 +240,11 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_FLOOR": _expect_scale_bias(oracle.floor_element),
     "ELEMENT_WISE_SIGN": _expect_unary(oracle.sign_element),
     "ELEMENT_WISE_RECIP": _expect_scale_bias(oracle.recip_element),
+    "ELEMENT_WISE_ROUND": lambda desc, tensors, inputs: _each(
+        inputs, lambda x: oracle.round_element(x, _type(tensors, "InputTensor"), _name(desc.rounding_mode))),
+    "ELEMENT_WISE_IS_NAN": lambda desc, tensors, inputs: _each(inputs, oracle.is_nan_element),
+    "ELEMENT_WISE_IS_INFINITY": lambda desc, tensors, inputs: _each(
+        inputs, lambda x: oracle.is_infinity_element(x, _name(desc.infinity_mode))),
     "ACTIVATION_IDENTITY": _expect_unary(lambda x, t: x),
     "ACTIVATION_RELU": _expect_unary(oracle.relu_element),
     "ACTIVATION_LINEAR": _expect_unary(oracle.linear_element),
@@ -568,3 +576,20 @@ def test_a_backend_without_fused_outputs_refuses_extra_outputs(backend: str) -> 
     desc = dml.TensorDesc("FLOAT32", [4])
     with pytest.raises(dml.KernelUnsupportedError, match="twice: extra must be empty"):
         device.backend.compile_spec(device, spec, [desc], dml.TensorDesc("FLOAT16", [4]), [desc])
+
+
+@pytest.mark.parametrize("type_name", oracle.FLOATS)
+@pytest.mark.parametrize("mode", ["HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY"])
+def test_round_expression_in_each_mode_matches_the_oracle(mode: str, type_name: str) -> None:
+    x = dml.TensorDesc(type_name, [1])
+    spec = _spec(dml.ElementWiseRoundDesc(x, x, mode))
+    ties = [v + 0.5 for v in range(-4, 4)] + [0.49999997, -0.49999997, 2.0**23 - 0.5, 1.5 * 2.0**23]
+    _check(spec, [_values(type_name, ties)], lambda row: oracle.round_element(row[0], type_name, mode))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("type_name", oracle.FLOATS)
+@pytest.mark.parametrize("mode", ["EITHER", "POSITIVE", "NEGATIVE"])
+def test_is_infinity_expression_in_each_mode_matches_the_oracle(mode: str, type_name: str) -> None:
+    x = dml.TensorDesc(type_name, [1])
+    spec = _spec(dml.ElementWiseIsInfinityDesc(x, dml.TensorDesc("UINT8", [1]), mode))
+    _check(spec, [_values(type_name, [65504.0, 3.0e38])], lambda row: oracle.is_infinity_element(row[0], mode))  # type: ignore[arg-type]

@@ -58,6 +58,7 @@ UNARY_TABLES = {
     "ElementWiseRecipDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
     "ElementWiseSignDesc": [(L.FL_4_1, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32),
                             (L.FL_2_1, FOUR, F | I32), (L.FL_2_0, FOUR, F)],
+    "ElementWiseRoundDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_2_1, FOUR, F)],
     "ActivationIdentityDesc": ACTIVATION_TABLE,
     "ActivationLinearDesc": ACTIVATION_TABLE,
     "ActivationReluDesc": [(L.FL_5_1, ALL_RANKS, F | SIGNED), *ACTIVATION_TABLE],
@@ -66,7 +67,7 @@ UNARY_TABLES = {
     "ActivationHardSigmoidDesc": ACTIVATION_TABLE,
     "ActivationHardSwishDesc": [(L.FL_6_2, ALL_RANKS, F)],
 }
-UNARY_FIELDS = {"ActivationLinearDesc": (2.0, 1.0), "ActivationLeakyReluDesc": (0.1,),
+UNARY_FIELDS = {"ElementWiseRoundDesc": ("TOWARD_ZERO",), "ActivationLinearDesc": (2.0, 1.0), "ActivationLeakyReluDesc": (0.1,),
                 "ActivationThresholdedReluDesc": (1.0,), "ActivationHardSigmoidDesc": (0.2, 0.5),
                 "ActivationHardSwishDesc": (0.2, 0.5)}
 
@@ -126,10 +127,31 @@ def _unary_outcome(table: list, rank: int, data_type: T) -> dict[L, bool]:
     return expected_outcome(table, lambda row: rank in row[1] and data_type in row[2])
 
 
+# (from level, ranks, input types, output types): the operators whose output's type is not the input's.
+TYPED_OUTPUT_TABLES = {
+    "ElementWiseIsNanDesc": [(L.FL_3_0, ALL_RANKS, F, {T.UINT32, T.UINT8}), (L.FL_2_0, FOUR, F, {T.UINT32, T.UINT8})],
+    "ElementWiseIsInfinityDesc": [(L.FL_3_0, ALL_RANKS, F, {T.UINT8}), (L.FL_2_1, FOUR, F, {T.UINT8})],
+}
+
+
+@pytest.mark.parametrize("desc_name", TYPED_OUTPUT_TABLES)
+def test_typed_output_tables(desc_name: str) -> None:
+    make = getattr(dml, desc_name)
+    fields = ("POSITIVE",) if desc_name == "ElementWiseIsInfinityDesc" else ()
+    for input_type, output_type, rank in itertools.product(EVERY_TYPE, EVERY_TYPE, [1, 4, 5]):
+        x, y = dml.TensorDesc(input_type, sizes(rank)), dml.TensorDesc(output_type, sizes(rank))
+        check(functools.partial(make, x, y, *fields),
+              _typed_outcome(TYPED_OUTPUT_TABLES[desc_name], rank, input_type, output_type))
+
+
+def _typed_outcome(table: list, rank: int, input_type: T, output_type: T) -> dict[L, bool]:
+    return expected_outcome(table, lambda row: rank in row[1] and input_type in row[2] and output_type in row[3])
+
+
 def test_every_declared_operator_has_its_table_here() -> None:
     from opendml.ops import DECLARED
 
-    assert {op.desc_type.__name__ for op in DECLARED} == set(UNARY_TABLES)
+    assert {op.desc_type.__name__ for op in DECLARED} == set(UNARY_TABLES) | set(TYPED_OUTPUT_TABLES)
 
 
 @pytest.mark.parametrize("rank", ALL_RANKS)

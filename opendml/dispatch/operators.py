@@ -115,7 +115,10 @@ def declared(op: OperatorDefinition) -> OperatorSpec:
     """A declared operator's fields (``ops.DECLARED``): its tensors, then its other fields in DirectML's order, each
     read by its kind; an optional ScaleBias may be left out."""
     fields = [Field(t.name, t.kind, t.attribute, optional=t.optional) for t in op.schema.tensors]
-    fields += [Field(f.name, cast(Kind, f.kind), f.attribute, optional=f.kind == "scale_bias") for f in op.fields]
+    fields += [Field(f.name, cast(Kind, f.kind), f.attribute, optional=f.kind == "scale_bias",
+                     names=None if f.enum is None else Names(f.prefix, tuple(f.enum.__members__),
+                                                             tuple(int(m) for m in f.enum)))
+               for f in op.fields]
     return OperatorSpec(op.schema.name, op.desc_type, tuple(fields))
 
 

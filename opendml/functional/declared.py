@@ -33,24 +33,30 @@ def function(op: OperatorDefinition) -> Callable[..., Any]:
     assert api is not None and len(api.keywords) <= 3  # the fast paths compare three scalars
     name = op.schema.name
     repeats: Repeats = {}  # calls remembered for a repeat on the same arrays (``fastpath._repeated``)
+    # The fast paths make results of the input's type: an operator whose output's type is another (IS_NAN)
+    # takes the ordinary path each time.
+    fast = api.output is None
+    dtype = None if api.output is None else api.output.numpy
 
     def call(x: Any, *args: Any, out: Any = None, device: Any = None, **kwargs: Any) -> Any:
         values = api.bind(args, kwargs) if args or kwargs or api.keywords else ()
         scalars = (values + _NONE)[:3]
-        done = _repeated(repeats, x, out, device, *scalars)  # first: the per-call cost of small arrays
-        if done is not None:
-            return done
-        key = (name, *map(_exact, values))
-        done = _direct(device, key, x, out, repeats, scalars)
-        if done is not None:
-            return done
+        key = None
+        if fast:
+            done = _repeated(repeats, x, out, device, *scalars)  # first: the per-call cost of small arrays
+            if done is not None:
+                return done
+            key = (name, *map(_exact, values))
+            done = _direct(device, key, x, out, repeats, scalars)
+            if done is not None:
+                return done
         if _tracing(x):
             return _traced().declared(op, x, values, out, device)
         if _any_dask(x, out):
             return _dask().declared(op, x, values, out, device)
         resolved = _resolve_device(device, x, name)
         return _unary(op.schema, x, out, resolved, lambda i, o: op.describe(i, o, values), key, device, repeats,
-                      scalars)
+                      scalars, dtype)
 
     call.__name__ = call.__qualname__ = api.python
     call.__module__ = "opendml"

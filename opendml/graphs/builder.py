@@ -195,7 +195,7 @@ def node_function(op: OperatorDefinition) -> Callable[..., Expression]:
     def build(x: Expression, *args: Any, **kwargs: Any) -> Expression:
         x = _expression(x, "x")
         values = api.bind(args, kwargs)
-        return x.graph.node(op.describe(x.desc, _packed(x.desc), values), [x])
+        return x.graph.node(op.describe(x.desc, _packed(x.desc, api.output), values), [x])
 
     build.__name__ = build.__qualname__ = api.python
     keywords = ", ".join(f.python for f in api.keywords) or "no"

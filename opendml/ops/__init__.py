@@ -14,12 +14,15 @@ from .floor import FLOOR
 from .hard_sigmoid import HARD_SIGMOID
 from .hard_swish import HARD_SWISH
 from .identity import IDENTITY
+from .is_infinity import IS_INFINITY
+from .is_nan import IS_NAN
 from .leaky_relu import LEAKY_RELU
 from .linear import LINEAR
 from .negate import NEGATE
 from .quantize_linear import QUANTIZE_LINEAR
 from .recip import RECIP
 from .relu import RELU
+from .round import ROUND
 from .sign import SIGN
 from .threshold import THRESHOLD
 from .thresholded_relu import THRESHOLDED_RELU
@@ -31,7 +34,10 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     NEGATE,
     CEIL,
     FLOOR,
+    ROUND,
     SIGN,
+    IS_NAN,
+    IS_INFINITY,
     RECIP,
     ACTIVATION_IDENTITY,
     LINEAR,

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..dtypes import DataType
 from ..errors import invalid
 from ..kernels.spec import KernelSpec
 from ..schema import OperatorSchema, snake_case
@@ -29,6 +30,8 @@ class Field:
     kind: str
     python: str
     default: Any = REQUIRED
+    enum: Any = None  # an "enum" field's class (RoundingMode), whose ``parse`` reads it
+    prefix: str = ""  # an "enum" field's DirectML C prefix ("DML_ROUNDING_MODE_")
 
     @property
     def positional(self) -> bool:
@@ -50,6 +53,7 @@ class Api:
     python: str
     tensors: tuple[str, ...]
     keywords: tuple[Field, ...]
+    output: DataType | None = None  # the output's type where it is not the input's (IS_NAN: UINT8)
 
     def bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
         """The keyword fields' values, in order, from a call's other arguments (positional or by keyword)."""

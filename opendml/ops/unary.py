@@ -25,8 +25,9 @@ from .. import expr as ex
 from ..dtypes import DataType
 from ..feature_levels import FeatureLevel
 from ..kernels.spec import KernelSpec, Scalars
-from ..schema import OperatorSchema, SupportRow, TensorField
+from ..schema import OperatorSchema, SupportRow, TensorField, snake_case
 from ..tensor import TensorDesc
+from ..validate import check_same_sizes
 from .definition import REQUIRED, Api, Field, OperatorDefinition
 from .elementwise import ScaleBias, apply_scale_bias, compute_values, float_field, prepare_unary
 
@@ -62,24 +63,38 @@ class ScaleBiasDesc(UnaryDesc):
 
 @dataclass(frozen=True)
 class UnaryParams:
-    """What a unary operator's math needs: the type, the float32 ScaleBias, and its FLOAT fields in float32."""
+    """What a unary operator's math needs: the input's type, the float32 ScaleBias, its FLOAT fields in float32
+    and its enum fields as members (by DirectML field name), and the output's type."""
 
     data_type: DataType
     scale_bias: tuple[np.float32, np.float32] | None
-    values: Mapping[str, np.float32] = field(default_factory=dict)  # by DirectML field name
+    values: Mapping[str, Any] = field(default_factory=dict)
+    output_type: DataType | None = None  # None: the input's
 
-    def __getitem__(self, name: str) -> np.float32:
+    def __getitem__(self, name: str) -> Any:
         return self.values[name]
+
+    @property
+    def output(self) -> DataType:
+        return self.data_type if self.output_type is None else self.output_type
+
+
+def _compute(t: DataType) -> DataType:
+    return DataType.FLOAT32 if t.is_float else t
 
 
 class Constants:
-    """An element function's scalars: ``c(value)`` is a Param of the compute type holding ``value``."""
+    """An element function's scalars: ``c(value)`` is a Param of the compute type holding ``value``,
+    ``c.out(value)`` one of the output's compute type (where the output's type is not the input's)."""
 
-    def __init__(self, scalars: Scalars, compute: DataType) -> None:
-        self.scalars, self.compute = scalars, compute
+    def __init__(self, scalars: Scalars, compute: DataType, output: DataType) -> None:
+        self.scalars, self.compute, self.output = scalars, compute, output
 
     def __call__(self, value: float | int | np.generic) -> ex.Param:
         return self.scalars.add(self.compute.numpy.type(value), self.compute)
+
+    def out(self, value: float | int) -> ex.Param:
+        return self.scalars.add(self.output.numpy.type(value), self.output)
 
 
 # The element math: the compute value (float32 for float tensors), the parameters and a maker of constants,
@@ -89,45 +104,61 @@ Reference = Callable[[np.ndarray, UnaryParams], np.ndarray]
 
 
 def unary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[SupportRow], element: Element,
-          reference: Reference, python: str, fields: Sequence[Field] = (), in_place: bool = True) -> OperatorDefinition:
+          reference: Reference, python: str, fields: Sequence[Field] = (), in_place: bool = True,
+          output: DataType | None = None) -> OperatorDefinition:
     """A unary operator's definition. ``fields`` are the description's fields after its two tensors, in
-    DirectML's order (``SCALE_BIAS``, ``float_parameter("Alpha")``)."""
-    schema = OperatorSchema(name, introduced, UNARY_TENSORS, tuple(rows), in_place=in_place)
-    floats = [f for f in fields if f.kind == "float"]
+    DirectML's order (``SCALE_BIAS``, ``float_parameter("Alpha")``). ``output``: where the output's type is not
+    the input's (IS_NAN), the type the front ends give it; the rows then list the output's types apart."""
+    schema = OperatorSchema(name, introduced, UNARY_TENSORS, tuple(rows), in_place=in_place and output is None)
 
     def prepare(desc: Any) -> UnaryParams:
-        scale_bias = prepare_unary(name, desc.input_tensor, desc.output_tensor, getattr(desc, "scale_bias", None))
-        values = {f.name: float_field(getattr(desc, f.attribute), name, f.name) for f in floats}
-        return UnaryParams(desc.output_tensor.data_type, scale_bias, values)
+        i, o = desc.input_tensor, desc.output_tensor
+        if output is None:
+            scale_bias = prepare_unary(name, i, o, getattr(desc, "scale_bias", None))
+        else:
+            check_same_sizes(name, "InputTensor", i, "OutputTensor", o)
+            scale_bias = None
+        values = {f.name: _field(f, getattr(desc, f.attribute), name) for f in fields if f.kind in ("float", "enum")}
+        return UnaryParams(i.data_type, scale_bias, values, None if output is None else o.data_type)
 
     def kernel(params: UnaryParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
         scalars = Scalars()
         stored = _expression(params, element, scalars)
-        return KernelSpec(name, (params.data_type,), params.data_type, stored, tuple(scalars.values))
+        return KernelSpec(name, (params.data_type,), params.output, stored, tuple(scalars.values))
 
     def reference_of(inputs: Sequence[np.ndarray | None], params: UnaryParams) -> np.ndarray:
         (x,) = inputs
         assert x is not None  # InputTensor is required: execute never binds None for it
         v = apply_scale_bias(compute_values(x, params.data_type), params.scale_bias)
         with np.errstate(all="ignore"):  # overflow to infinity and NaN are the defined results
-            return np.asarray(reference(v, params)).astype(params.data_type.numpy)
+            return np.asarray(reference(v, params)).astype(params.output.numpy)
 
-    api = Api(python, ("InputTensor",), tuple(fields))
+    api = Api(python, ("InputTensor",), tuple(fields), output)
     return OperatorDefinition(schema, desc_type, prepare, reference_of, kernel, tuple(fields), api)
+
+
+def _field(f: Field, value: object, owner: str) -> Any:
+    """A FLOAT field in float32; an enum field as its member (given as a member, a name or a value)."""
+    return float_field(value, owner, f.name) if f.kind == "float" else f.enum.parse(value, owner=owner, field=f.name)
+
+
+def enum_parameter(name: str, enum: Any, prefix: str, default: Any = REQUIRED) -> Field:
+    """A DirectML enum field (``RoundingMode``), read by ``enum.parse``; the functional keyword is its
+    snake_case name."""
+    return Field(name, "enum", snake_case(name), default=default, enum=enum, prefix=prefix)
 
 
 def _expression(params: UnaryParams, element: Element, scalars: Scalars) -> ex.Expr:
     """Load, FLOAT16 to float32, ScaleBias (a rounded multiply, then a rounded add), the element, Store."""
     data_type = params.data_type
-    compute = DataType.FLOAT32 if data_type.is_float else data_type
-    constant = Constants(scalars, compute)
+    constant = Constants(scalars, _compute(data_type), _compute(params.output))
     v: ex.Expr = ex.Load(0, data_type)
     if data_type is DataType.FLOAT16:
         v = ex.ToFloat32(v)
     if params.scale_bias is not None:
         scale, bias = params.scale_bias
         v = ex.Add(ex.Multiply(v, constant(scale)), constant(bias))
-    return ex.Store(element(v, params, constant), data_type)
+    return ex.Store(element(v, params, constant), params.output)
 
 
 def activation_rows(types: frozenset[DataType]) -> tuple[SupportRow, ...]:
