@@ -49,6 +49,7 @@ from .ops.recip import ElementWiseRecipDesc
 from .ops.relu import ActivationReluDesc
 from .ops.round import ElementWiseRoundDesc
 from .ops.sign import ElementWiseSignDesc
+from .ops.sqrt import ElementWiseSqrtDesc
 from .ops.threshold import ElementWiseThresholdDesc
 from .ops.thresholded_relu import ActivationThresholdedReluDesc
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
@@ -96,6 +97,7 @@ __all__ = [
     "ElementWiseRecipDesc",
     "ElementWiseRoundDesc",
     "ElementWiseSignDesc",
+    "ElementWiseSqrtDesc",
     "ElementWiseThresholdDesc",
     "ExecutionFlags",
     "FeatureLevel",

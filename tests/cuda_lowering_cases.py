@@ -167,7 +167,8 @@ class ExpressionBuilder:
                              lambda d: ex.Add(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d)),
                              lambda d: ex.Divide(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d)),
                              lambda d: ex.Round(self.make(T.FLOAT32, d)),
-                             lambda d: ex.Negate(self.make(T.FLOAT32, d))]
+                             lambda d: ex.Negate(self.make(T.FLOAT32, d)),
+                             lambda d: ex.Sqrt(self.make(T.FLOAT32, d))]
         if t is T.FLOAT16:
             return select
         return select + self._integer_branches(t)  # type: ignore[arg-type]

@@ -429,3 +429,12 @@ def is_nan_element(x: float) -> int:
 def is_infinity_element(x: float, mode: str) -> int:
     wanted = {"EITHER": (math.inf, -math.inf), "POSITIVE": (math.inf,), "NEGATIVE": (-math.inf,)}[mode]
     return int(x in wanted)
+
+
+def sqrt_element(x: float, type_name: str, scale_bias: tuple[float, float] | None) -> float:
+    """The square root rounded once (a double's root of a float32 rounds correctly to float32): -0.0 stays,
+    NaN below zero."""
+    v = scale_bias_element(x, scale_bias)
+    if math.isnan(v) or v < 0:
+        return math.nan
+    return _finish(v if v == 0 or math.isinf(v) else math.sqrt(v), type_name)

@@ -488,6 +488,11 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
             return -value  # the sign flipped: -0.0 of 0.0, NaN stays NaN
         low, high = node.data_type.integer_range  # type: ignore[union-attr]
         return (-int(value) - low) % (high - low + 1) + low  # wrapping: the smallest integer is its own negation
+    if isinstance(node, ex.Sqrt):
+        value = float(of(node.value))
+        if math.isnan(value) or value < 0:
+            return math.nan
+        return value if value == 0 or math.isinf(value) else round_f32(math.sqrt(value))  # -0.0 stays
     if isinstance(node, ex.Round):
         value = float(of(node.value))
         if not math.isfinite(value):
@@ -552,6 +557,7 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
         "Divide": (ex.Store(ex.Divide(l0, l1), F32), (F32, F32)),
         "Round": (ex.Store(ex.Round(ex.Divide(l0, l1)), F32), (F32, F32)),
         "Negate FLOAT32": (ex.Store(ex.Negate(ex.Add(l0, l1)), F32), (F32, F32)),
+        "Sqrt": (ex.Store(ex.Sqrt(ex.Multiply(l0, l1)), F32), (F32, F32)),
         "ToFloat32 of FLOAT16": (ex.Store(ex.Multiply(ex.ToFloat32(ex.Load(0, F16)), l1), F32), (F16, F32)),
         "Select of FLOAT16": (ex.Store(ex.Select(ex.Less(l1, ex.ToFloat32(ex.Load(0, F16))), ex.Load(0, F16),
                                                  ex.Load(2, F16)), F16), (F16, F32, F16)),

@@ -56,6 +56,7 @@ UNARY_TABLES = {
     "ElementWiseCeilDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
     "ElementWiseFloorDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
     "ElementWiseRecipDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
+    "ElementWiseSqrtDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
     "ElementWiseSignDesc": [(L.FL_4_1, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32),
                             (L.FL_2_1, FOUR, F | I32), (L.FL_2_0, FOUR, F)],
     "ElementWiseRoundDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_2_1, FOUR, F)],

@@ -24,6 +24,7 @@ from .recip import RECIP
 from .relu import RELU
 from .round import ROUND
 from .sign import SIGN
+from .sqrt import SQRT
 from .threshold import THRESHOLD
 from .thresholded_relu import THRESHOLDED_RELU
 
@@ -39,6 +40,7 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     IS_NAN,
     IS_INFINITY,
     RECIP,
+    SQRT,
     ACTIVATION_IDENTITY,
     LINEAR,
     RELU,

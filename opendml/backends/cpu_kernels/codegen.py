@@ -149,7 +149,7 @@ from numba import njit, prange
 from numba.extending import intrinsic
 
 from opendml import expr as ex
-from opendml.backends.cpu_kernels.arithmetic import divide, round_even, round_saturate_to, saturate_to
+from opendml.backends.cpu_kernels.arithmetic import divide, round_even, round_saturate_to, saturate_to, square_root
 from opendml.backends.cpu_kernels.drivers import next_share
 from opendml.backends.cpu_kernels.halves import float_to_half, half_to_float, round_to_half
 from opendml.backends.cpu_kernels.rows import base_offset, in_phase, streamed
@@ -253,6 +253,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Add: _add,
     ex.Divide: lambda n, v, root: f"divide({v(n.a)}, {v(n.b)})",
     ex.Negate: _negate,
+    ex.Sqrt: lambda n, v, root: f"square_root({v(n.value)})",
     ex.Round: lambda n, v, root: f"round_even({v(n.value)})",
     ex.Saturate: _saturate,
     ex.Less: lambda n, v, root: f"{v(n.a)} < {v(n.b)}",  # ordered: false when either is NaN

@@ -286,6 +286,8 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Add: lambda n, v, at: _add(n, v),
     ex.Divide: lambda n, v, at: f"div_rn({v(n.a)}, {v(n.b)})",
     ex.Negate: lambda n, v, at: _negate(n, v),
+    # sqrt.rn.f32, rounded once; denormals kept by codegen.OPTIONS' --ftz=false (the one node not in inline PTX)
+    ex.Sqrt: lambda n, v, at: f"__fsqrt_rn({v(n.value)})",
     ex.Round: lambda n, v, at: f"rint_rn({v(n.value)})",
     ex.Saturate: lambda n, v, at: _saturate(n, v),
     ex.Less: lambda n, v, at: f"lt({v(n.a)}, {v(n.b)})",

@@ -1,5 +1,5 @@
 """ONNX's unary operators that are one declared opendml operator each (``opendml.ops.DECLARED``), as DirectML's
-execution provider maps them: Identity, Abs, Neg, Ceil, Floor, Round (ties to even), Sign, Reciprocal,
+execution provider maps them: Identity, Abs, Neg, Ceil, Floor, Round (ties to even), Sign, Reciprocal, Sqrt,
 LeakyRelu, ThresholdedRelu, HardSigmoid and HardSwish.
 
 One generic mapping per ONNX operator: the element types are those of the DirectML operator's newest support
@@ -61,10 +61,11 @@ FLOOR = unary_mapping("Floor", "ELEMENT_WISE_FLOOR")
 ROUND = unary_mapping("Round", "ELEMENT_WISE_ROUND", fixed={"rounding_mode": "HALVES_TO_NEAREST_EVEN"})
 SIGN = unary_mapping("Sign", "ELEMENT_WISE_SIGN")
 RECIPROCAL = unary_mapping("Reciprocal", "ELEMENT_WISE_RECIP")
+SQRT = unary_mapping("Sqrt", "ELEMENT_WISE_SQRT")
 LEAKY_RELU = unary_mapping("LeakyRelu", "ACTIVATION_LEAKY_RELU", {"alpha": ("alpha", 0.01)})
 THRESHOLDED_RELU = unary_mapping("ThresholdedRelu", "ACTIVATION_THRESHOLDED_RELU", {"alpha": ("alpha", 1.0)})
 HARD_SIGMOID = unary_mapping("HardSigmoid", "ACTIVATION_HARD_SIGMOID", {"alpha": ("alpha", 0.2), "beta": ("beta", 0.5)})
 HARD_SWISH = unary_mapping("HardSwish", "ACTIVATION_HARD_SWISH", fixed={"alpha": 1 / 6, "beta": 0.5})
 
-UNARY_MAPPINGS = (IDENTITY, ABS, NEG, CEIL, FLOOR, ROUND, SIGN, RECIPROCAL, LEAKY_RELU, THRESHOLDED_RELU,
+UNARY_MAPPINGS = (IDENTITY, ABS, NEG, CEIL, FLOOR, ROUND, SIGN, RECIPROCAL, SQRT, LEAKY_RELU, THRESHOLDED_RELU,
                   HARD_SIGMOID, HARD_SWISH)
