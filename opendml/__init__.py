@@ -43,6 +43,7 @@ from .ops.is_infinity import ElementWiseIsInfinityDesc
 from .ops.is_nan import ElementWiseIsNanDesc
 from .ops.leaky_relu import ActivationLeakyReluDesc
 from .ops.linear import ActivationLinearDesc
+from .ops.logical_not import ElementWiseLogicalNotDesc
 from .ops.negate import ElementWiseNegateDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.recip import ElementWiseRecipDesc
@@ -92,6 +93,7 @@ __all__ = [
     "ElementWiseIdentityDesc",
     "ElementWiseIsInfinityDesc",
     "ElementWiseIsNanDesc",
+    "ElementWiseLogicalNotDesc",
     "ElementWiseNegateDesc",
     "ElementWiseQuantizeLinearDesc",
     "ElementWiseRecipDesc",

@@ -438,3 +438,7 @@ def sqrt_element(x: float, type_name: str, scale_bias: tuple[float, float] | Non
     if math.isnan(v) or v < 0:
         return math.nan
     return _finish(v if v == 0 or math.isinf(v) else math.sqrt(v), type_name)
+
+
+def logical_not_element(x: int, type_name: str) -> int:
+    return 1 if x == 0 else 0

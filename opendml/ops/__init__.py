@@ -18,6 +18,7 @@ from .is_infinity import IS_INFINITY
 from .is_nan import IS_NAN
 from .leaky_relu import LEAKY_RELU
 from .linear import LINEAR
+from .logical_not import LOGICAL_NOT
 from .negate import NEGATE
 from .quantize_linear import QUANTIZE_LINEAR
 from .recip import RECIP
@@ -41,6 +42,7 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     IS_INFINITY,
     RECIP,
     SQRT,
+    LOGICAL_NOT,
     ACTIVATION_IDENTITY,
     LINEAR,
     RELU,
