@@ -34,6 +34,8 @@ Negate(v)           FLOAT32 -v, the sign flipped (exact: -0.0 of     ``np.negati
                     +0.0, NaN stays NaN); or a signed integer's     then the type) / ``-`` (integers:
                     -v in its type, wrapping (the smallest          through 64-bit unsigned, then the
                     integer is its own negation)                    type) / ``fneg``, ``neg``
+BitNot(v)           an integer's bits inverted, in its type         ``np.invert`` / ``~`` then the type /
+                    (~v: -v - 1 signed, MAX - v unsigned)           ``~`` then the type / ``not``
 Sqrt(v)             FLOAT32 square root, rounded once to nearest    ``np.sqrt`` / ``square_root``
                     even (IEEE: sqrt(-0.0) is -0.0, of a negative   (``llvm.sqrt``) / ``__fsqrt_rn`` /
                     number NaN, of +inf +inf)                       ``llvm.sqrt``
@@ -276,6 +278,18 @@ class Negate(_Unary):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class BitNot(_Unary):
+    """~v: an integer's bits inverted, in its own type."""
+
+    def __post_init__(self) -> None:
+        _require(self.value.data_type in INTEGERS, f"BitNot of {_name(self.value.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.value.data_type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
 class Sqrt(_Unary):
     """FLOAT32 square root, correctly rounded (one IEEE operation)."""
 
@@ -372,8 +386,8 @@ class Store(_Unary):
 # (``LOWERINGS`` in opendml.kernels.numpy_lowering, cpu_kernels.codegen, cpu_kernels.vectors and
 # cuda.expr_c), and tests/test_expr.py checks that every table, and the concrete subclasses of Expr, are
 # exactly this set: a node missing from a lowering fails there, not on a user's first large tensor.
-NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Negate, Sqrt,
-                                 Round, Saturate, Less, IsNumber, Select, Store)
+NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Negate, BitNot,
+                                 Sqrt, Round, Saturate, Less, IsNumber, Select, Store)
 
 
 def integer_range(expr: Expr) -> tuple[int, int]:

@@ -180,6 +180,7 @@ class ExpressionBuilder:
         narrower = [s for s in INTEGERS if _fits(s.integer_range, t.integer_range)]
         branches = [lambda d: ex.Widen(self.make(self.choices.pick(narrower), d), t),
                     lambda d: ex.Saturate(self.make(self.choices.pick([T.FLOAT32, *INTEGERS]), d), t)]
+        branches.append(lambda d: ex.BitNot(self.make(t, d)))
         if t.is_signed:
             branches.append(lambda d: ex.Negate(self.make(t, d)))
         low, high = t.integer_range

@@ -442,3 +442,9 @@ def sqrt_element(x: float, type_name: str, scale_bias: tuple[float, float] | Non
 
 def logical_not_element(x: int, type_name: str) -> int:
     return 1 if x == 0 else 0
+
+
+def bit_not_element(x: int, type_name: str) -> int:
+    """Every bit of the element's encoding inverted."""
+    size = TYPES[type_name].size * 8
+    return _wrapped(~int(x) & ((1 << size) - 1), type_name)

@@ -163,7 +163,7 @@ class _Builder:
             kinds += ["to float32", "multiply", "add", "divide", "round", "negate", "sqrt"]
         else:
             kinds += ["widen", "saturate"] + (["subtract"] if _subtract_pairs(t) else []) + \
-                (["add integers"] if _add_pairs(t) else []) + (["negate"] if t.is_signed else [])
+                (["add integers"] if _add_pairs(t) else []) + (["negate"] if t.is_signed else []) + ["bit not"]
         kind = self.choose(kinds)
         if kind == "leaf":
             return self.leaf(t)
@@ -176,6 +176,8 @@ class _Builder:
             return node(self.value(F32, depth - 1), self.value(F32, depth - 1))
         if kind == "round":
             return ex.Round(self.value(F32, depth - 1))
+        if kind == "bit not":
+            return ex.BitNot(self.value(t, depth - 1))
         if kind == "sqrt":
             return ex.Sqrt(self.value(F32, depth - 1))
         if kind == "negate":

@@ -488,6 +488,9 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
             return -value  # the sign flipped: -0.0 of 0.0, NaN stays NaN
         low, high = node.data_type.integer_range  # type: ignore[union-attr]
         return (-int(value) - low) % (high - low + 1) + low  # wrapping: the smallest integer is its own negation
+    if isinstance(node, ex.BitNot):
+        low, high = node.data_type.integer_range  # type: ignore[union-attr]
+        return -int(of(node.value)) - 1 if low < 0 else high - int(of(node.value))  # every bit inverted
     if isinstance(node, ex.Sqrt):
         value = float(of(node.value))
         if math.isnan(value) or value < 0:
@@ -569,6 +572,7 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
         for s in ex_strategies.INTEGERS:
             cases[f"Saturate {s.name} to {t.name}"] = (ex.Store(ex.Saturate(ex.Load(0, s), t), t), (s,))
         cases[f"Less {t.name}"] = (ex.Store(ex.Select(ex.Less(a, b), a, b), t), (t, t))
+        cases[f"BitNot {t.name}"] = (ex.Store(ex.BitNot(a), t), (t,))
         if t.is_signed:  # the type's limits among the edges: the smallest wraps to itself
             cases[f"Negate {t.name}"] = (ex.Store(ex.Negate(a), t), (t,))
         for s in ex_strategies.INTEGERS:

@@ -57,6 +57,7 @@ UNARY_TABLES = {
     "ElementWiseFloorDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
     "ElementWiseRecipDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
     "ElementWiseSqrtDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
+    "ElementWiseBitNotDesc": [(L.FL_4_1, ALL_RANKS, I32 | I64), (L.FL_3_0, ALL_RANKS, {T.UINT32, T.UINT16, T.UINT8})],
     "ElementWiseLogicalNotDesc": [(L.FL_3_0, ALL_RANKS, {T.UINT32, T.UINT8}), (L.FL_2_0, FOUR, {T.UINT32, T.UINT8}),
                                   (L.FL_1_0, FOUR, {T.UINT32})],
     "ElementWiseSignDesc": [(L.FL_4_1, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32),

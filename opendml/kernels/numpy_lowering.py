@@ -77,6 +77,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Add: lambda n, v, inputs: np.add(v(n.a), v(n.b), dtype=n.data_type.numpy),
     ex.Divide: lambda n, v, inputs: np.divide(v(n.a), v(n.b), dtype=np.float32),
     ex.Negate: lambda n, v, inputs: np.negative(v(n.value), dtype=n.data_type.numpy),  # integers wrap
+    ex.BitNot: lambda n, v, inputs: np.invert(v(n.value)),
     ex.Sqrt: lambda n, v, inputs: np.sqrt(v(n.value), dtype=np.float32),  # correctly rounded (IEEE)
     ex.Round: lambda n, v, inputs: np.rint(v(n.value)),  # ties to even, in float32
     ex.Saturate: lambda n, v, inputs: _saturate(n, np.asarray(v(n.value))),

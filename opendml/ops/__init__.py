@@ -6,6 +6,7 @@ from .abs import ABS
 from .activation_identity import ACTIVATION_IDENTITY
 from .argmax import ARGMAX
 from .argmin import ARGMIN
+from .bit_not import BIT_NOT
 from .ceil import CEIL
 from .clip import CLIP, CLIP1
 from .definition import OperatorDefinition
@@ -43,6 +44,7 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     RECIP,
     SQRT,
     LOGICAL_NOT,
+    BIT_NOT,
     ACTIVATION_IDENTITY,
     LINEAR,
     RELU,

@@ -253,6 +253,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Add: _add,
     ex.Divide: lambda n, v, root: f"divide({v(n.a)}, {v(n.b)})",
     ex.Negate: _negate,
+    ex.BitNot: lambda n, v, root: f"{_numpy(n.data_type)}(~{v(n.value)})",  # the type's bits (Numba truncates)
     ex.Sqrt: lambda n, v, root: f"square_root({v(n.value)})",
     ex.Round: lambda n, v, root: f"round_even({v(n.value)})",
     ex.Saturate: _saturate,

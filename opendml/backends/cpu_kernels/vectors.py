@@ -249,6 +249,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Add: _add,
     ex.Divide: lambda n, v, at: at.builder.fdiv(v(n.a), v(n.b)),  # no fast-math flags: no reciprocal
     ex.Negate: _negate,
+    ex.BitNot: lambda n, v, at: at.builder.not_(v(n.value)),  # xor with every bit set
     ex.Sqrt: lambda n, v, at: arithmetic.sqrt(at.builder, v(n.value)),
     ex.Round: lambda n, v, at: arithmetic.rint(at.builder, v(n.value)),
     ex.Saturate: _saturate,

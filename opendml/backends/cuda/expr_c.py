@@ -286,6 +286,8 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Add: lambda n, v, at: _add(n, v),
     ex.Divide: lambda n, v, at: f"div_rn({v(n.a)}, {v(n.b)})",
     ex.Negate: lambda n, v, at: _negate(n, v),
+    # Inverted in the held type, then truncated to the node's own (a UINT8 held in 32 bits keeps 8 of them).
+    ex.BitNot: lambda n, v, at: f"(({held_type(n.data_type)})(({C_TYPE[n.data_type]})(~{v(n.value)})))",
     # sqrt.rn.f32, rounded once; denormals kept by codegen.OPTIONS' --ftz=false (the one node not in inline PTX)
     ex.Sqrt: lambda n, v, at: f"__fsqrt_rn({v(n.value)})",
     ex.Round: lambda n, v, at: f"rint_rn({v(n.value)})",
