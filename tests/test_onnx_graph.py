@@ -102,7 +102,7 @@ def test_blocked_dequantize_relu_argmin_on_a_4d_level() -> None:
         np.testing.assert_array_equal(got[name], want[name])
 
 
-MAPPED = ("Abs, ArgMax, ArgMin, Ceil, Clip, Constant, DequantizeLinear, Floor, HardSigmoid, HardSwish, Identity, "
+MAPPED = ("Abs, ArgMax, ArgMin, BitwiseNot, Ceil, Clip, Constant, DequantizeLinear, Floor, HardSigmoid, HardSwish, Identity, "
           "LeakyRelu, Neg, QuantizeLinear, Reciprocal, Relu, Round, Sign, Sqrt, ThresholdedRelu")
 
 

@@ -1,5 +1,5 @@
 """ONNX's unary operators that are one declared opendml operator each (``opendml.ops.DECLARED``), as DirectML's
-execution provider maps them: Identity, Abs, Neg, Ceil, Floor, Round (ties to even), Sign, Reciprocal, Sqrt,
+execution provider maps them: Identity, Abs, Neg, Ceil, Floor, Round (ties to even), Sign, Reciprocal, Sqrt, BitwiseNot,
 LeakyRelu, ThresholdedRelu, HardSigmoid and HardSwish.
 
 One generic mapping per ONNX operator: the element types are those of the DirectML operator's newest support
@@ -62,10 +62,11 @@ ROUND = unary_mapping("Round", "ELEMENT_WISE_ROUND", fixed={"rounding_mode": "HA
 SIGN = unary_mapping("Sign", "ELEMENT_WISE_SIGN")
 RECIPROCAL = unary_mapping("Reciprocal", "ELEMENT_WISE_RECIP")
 SQRT = unary_mapping("Sqrt", "ELEMENT_WISE_SQRT")
+BITWISE_NOT = unary_mapping("BitwiseNot", "ELEMENT_WISE_BIT_NOT")
 LEAKY_RELU = unary_mapping("LeakyRelu", "ACTIVATION_LEAKY_RELU", {"alpha": ("alpha", 0.01)})
 THRESHOLDED_RELU = unary_mapping("ThresholdedRelu", "ACTIVATION_THRESHOLDED_RELU", {"alpha": ("alpha", 1.0)})
 HARD_SIGMOID = unary_mapping("HardSigmoid", "ACTIVATION_HARD_SIGMOID", {"alpha": ("alpha", 0.2), "beta": ("beta", 0.5)})
 HARD_SWISH = unary_mapping("HardSwish", "ACTIVATION_HARD_SWISH", fixed={"alpha": 1 / 6, "beta": 0.5})
 
-UNARY_MAPPINGS = (IDENTITY, ABS, NEG, CEIL, FLOOR, ROUND, SIGN, RECIPROCAL, SQRT, LEAKY_RELU, THRESHOLDED_RELU,
-                  HARD_SIGMOID, HARD_SWISH)
+UNARY_MAPPINGS = (IDENTITY, ABS, NEG, CEIL, FLOOR, ROUND, SIGN, RECIPROCAL, SQRT, BITWISE_NOT, LEAKY_RELU,
+                  THRESHOLDED_RELU, HARD_SIGMOID, HARD_SWISH)
