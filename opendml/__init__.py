@@ -11,7 +11,7 @@ from . import graph
 from .buffer import Buffer, BufferBinding
 from .device import Device
 from .dtypes import DataType
-from .enums import AxisDirection, ExecutionFlags, NanPolicy, TensorFlags
+from .enums import AxisDirection, ExecutionFlags, IsInfinityMode, NanPolicy, RoundingMode, TensorFlags
 from .errors import (
     BackendUnavailableError,
     BindingError,
@@ -22,17 +22,38 @@ from .errors import (
     UnsupportedFeatureLevelError,
 )
 from .feature_levels import FeatureLevel
+from .functional import FUNCTIONS as _FUNCTIONS
 from .functional import argmax, argmin, clip, dequantize_linear, quantize_linear, threshold, unravel_index
 from .graph import Graph
 from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from .operator import BindingProperties, CompiledOperator, Operator
+from .ops.abs import ElementWiseAbsDesc
+from .ops.activation_identity import ActivationIdentityDesc
 from .ops.argmax import ArgMaxDesc
 from .ops.argmin import ArgMinDesc
+from .ops.bit_not import ElementWiseBitNotDesc
+from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from .ops.elementwise import ScaleBias
+from .ops.floor import ElementWiseFloorDesc
+from .ops.hard_sigmoid import ActivationHardSigmoidDesc
+from .ops.hard_swish import ActivationHardSwishDesc
+from .ops.identity import ElementWiseIdentityDesc
+from .ops.is_infinity import ElementWiseIsInfinityDesc
+from .ops.is_nan import ElementWiseIsNanDesc
+from .ops.leaky_relu import ActivationLeakyReluDesc
+from .ops.linear import ActivationLinearDesc
+from .ops.logical_not import ElementWiseLogicalNotDesc
+from .ops.negate import ElementWiseNegateDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
+from .ops.recip import ElementWiseRecipDesc
+from .ops.relu import ActivationReluDesc
+from .ops.round import ElementWiseRoundDesc
+from .ops.sign import ElementWiseSignDesc
+from .ops.sqrt import ElementWiseSqrtDesc
 from .ops.threshold import ElementWiseThresholdDesc
+from .ops.thresholded_relu import ActivationThresholdedReluDesc
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
 from .tensor import TensorDesc, calc_buffer_tensor_size
 from .tracing import compile
@@ -40,6 +61,13 @@ from .tracing import compile
 __version__ = "0.1.0"
 
 __all__ = [
+    "ActivationHardSigmoidDesc",
+    "ActivationHardSwishDesc",
+    "ActivationIdentityDesc",
+    "ActivationLeakyReluDesc",
+    "ActivationLinearDesc",
+    "ActivationReluDesc",
+    "ActivationThresholdedReluDesc",
     "ArgMaxDesc",
     "ArgMinDesc",
     "AxisDirection",
@@ -57,10 +85,23 @@ __all__ = [
     "ConstantNode",
     "DataType",
     "Device",
+    "ElementWiseAbsDesc",
+    "ElementWiseBitNotDesc",
+    "ElementWiseCeilDesc",
     "ElementWiseClip1Desc",
     "ElementWiseClipDesc",
     "ElementWiseDequantizeLinearDesc",
+    "ElementWiseFloorDesc",
+    "ElementWiseIdentityDesc",
+    "ElementWiseIsInfinityDesc",
+    "ElementWiseIsNanDesc",
+    "ElementWiseLogicalNotDesc",
+    "ElementWiseNegateDesc",
     "ElementWiseQuantizeLinearDesc",
+    "ElementWiseRecipDesc",
+    "ElementWiseRoundDesc",
+    "ElementWiseSignDesc",
+    "ElementWiseSqrtDesc",
     "ElementWiseThresholdDesc",
     "ExecutionFlags",
     "FeatureLevel",
@@ -69,6 +110,7 @@ __all__ = [
     "InputEdge",
     "IntermediateEdge",
     "InvalidArgumentError",
+    "IsInfinityMode",
     "KernelUnsupportedError",
     "NanPolicy",
     "OpenDMLError",
@@ -77,6 +119,7 @@ __all__ = [
     "OperatorNode",
     "OutOfMemoryError",
     "OutputEdge",
+    "RoundingMode",
     "ScaleBias",
     "TensorDesc",
     "TensorFlags",
@@ -92,3 +135,7 @@ __all__ = [
     "threshold",
     "unravel_index",
 ]
+
+# The declared operators' functions (opendml.functional.declared): relu, leaky_relu, ...
+globals().update({f.__name__: f for f in _FUNCTIONS.values()})
+__all__ += sorted(f.__name__ for f in _FUNCTIONS.values())

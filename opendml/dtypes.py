@@ -82,6 +82,12 @@ UNSIGNED_INTEGER_TYPES = frozenset({DataType.UINT8, DataType.UINT16, DataType.UI
 INTEGER_TYPES = SIGNED_INTEGER_TYPES | UNSIGNED_INTEGER_TYPES
 ALL_TYPES = FLOAT_TYPES | INTEGER_TYPES
 
+# The categories DirectML's support tables are written in (FLOAT64 apart: no operator here takes it).
+FLOATS = frozenset({DataType.FLOAT32, DataType.FLOAT16})
+SIGNED_32 = frozenset({DataType.INT32, DataType.INT16, DataType.INT8})
+INTEGERS_32 = SIGNED_32 | frozenset({DataType.UINT32, DataType.UINT16, DataType.UINT8})
+INTEGERS_64 = frozenset({DataType.INT64, DataType.UINT64})
+
 _FROM_NUMPY = {np.dtype(dt.name.lower()): dt for dt in _SIZES}
 
 

@@ -1,5 +1,5 @@
-"""Small DirectML enums and flags: TensorFlags, ExecutionFlags, AxisDirection; opendml's NanPolicy; and the one
-enum parser."""
+"""Small DirectML enums and flags: TensorFlags, ExecutionFlags, AxisDirection, RoundingMode, IsInfinityMode;
+opendml's NanPolicy; and the one enum parser."""
 
 from __future__ import annotations
 
@@ -100,6 +100,30 @@ class AxisDirection(enum.IntEnum):
     @classmethod
     def parse(cls, value: object, *, owner: str = "opendml", field: str = "AxisDirection") -> AxisDirection:
         return parse_enum(cls, value, owner, field, prefix="DML_AXIS_DIRECTION_")
+
+
+class RoundingMode(enum.IntEnum):
+    """DML_ROUNDING_MODE: ELEMENT_WISE_ROUND's direction (ties to even; truncation; ties away from zero)."""
+
+    HALVES_TO_NEAREST_EVEN = 0
+    TOWARD_ZERO = 1
+    TOWARD_INFINITY = 2
+
+    @classmethod
+    def parse(cls, value: object, *, owner: str = "opendml", field: str = "RoundingMode") -> RoundingMode:
+        return parse_enum(cls, value, owner, field, prefix="DML_ROUNDING_MODE_")
+
+
+class IsInfinityMode(enum.IntEnum):
+    """DML_IS_INFINITY_MODE: which infinities ELEMENT_WISE_IS_INFINITY finds."""
+
+    EITHER = 0
+    POSITIVE = 1
+    NEGATIVE = 2
+
+    @classmethod
+    def parse(cls, value: object, *, owner: str = "opendml", field: str = "InfinityMode") -> IsInfinityMode:
+        return parse_enum(cls, value, owner, field, prefix="DML_IS_INFINITY_MODE_")
 
 
 class NanPolicy(enum.IntEnum):

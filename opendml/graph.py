@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from .graphs.builder import (
+    NODE_FUNCTIONS,
     Expression,
     Graph,
     argmax,
@@ -26,3 +27,7 @@ from .graphs.builder import (
 
 __all__ = ["Expression", "Graph", "argmax", "argmin", "clip", "clip1", "dequantize_linear", "quantize_linear",
            "reinterpret", "threshold"]
+
+# The declared operators' builder functions (graphs.builder.node_function): relu, leaky_relu, ...
+globals().update({f.__name__: f for f in NODE_FUNCTIONS.values()})
+__all__ += sorted(f.__name__ for f in NODE_FUNCTIONS.values())

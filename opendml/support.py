@@ -38,10 +38,15 @@ class UsageError(OpenDMLError):
 
 def find_schema(name: str) -> OperatorSchema:
     """An operator's schema by DirectML's name, case-insensitive, with or without ``DML_OPERATOR_``;
-    ``ELEMENT_WISE_`` may be left out too (``clip`` is ELEMENT_WISE_CLIP)."""
+    ``ELEMENT_WISE_`` or ``ACTIVATION_`` may be left out too (``clip`` is ELEMENT_WISE_CLIP, ``relu``
+    ACTIVATION_RELU), where no other operator is named so (``identity`` is ELEMENT_WISE_IDENTITY)."""
     key = name.strip().upper().removeprefix("DML_OPERATOR_")
-    for schema in (definition.schema for definition in OPERATORS):
-        if key in (schema.name, schema.name.removeprefix("ELEMENT_WISE_")):
+    schemas = [definition.schema for definition in OPERATORS]
+    for schema in schemas:  # the full name first: IDENTITY is ELEMENT_WISE_IDENTITY, not ACTIVATION_IDENTITY
+        if key == schema.name:
+            return schema
+    for schema in schemas:
+        if key in (schema.name.removeprefix("ELEMENT_WISE_"), schema.name.removeprefix("ACTIVATION_")):
             return schema
     known = ", ".join(definition.schema.name for definition in OPERATORS)
     raise UsageError(f"OPERATOR must be one of {known}; got {name!r}.")

@@ -30,6 +30,7 @@ from .feature_levels import FeatureLevel
 from .graphs.builder import Expression, Graph, reinterpret
 from .graphs.compiled import CompiledGraph
 from .kernels.spec import ReductionKind
+from .ops.definition import OperatorDefinition
 from .ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
 from .ops.elementwise import ScaleBias
 from .ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc
@@ -81,7 +82,8 @@ _PROTOCOLS = {
 
 def _untraceable(what: str) -> NoReturn:
     raise invalid(OWNER, "traced array", "supports only the functional API (opendml.clip, threshold, "
-                  "dequantize_linear, quantize_linear, argmin, argmax) and the static attributes " + ", ".join(
+                  "dequantize_linear, quantize_linear, argmin, argmax, the declared operators' functions such as "
+                  "relu) and the static attributes " + ", ".join(
                       f".{a}" for a in STATIC_ATTRIBUTES) + ": its values are not known while tracing, so "
                   "do this outside the compiled function (on the arrays it is given or returns)", what)
 
@@ -239,6 +241,19 @@ def threshold(x: Any, min: float, scale_bias: ScaleBias | tuple[float, float] | 
     _no_out(out, owner)
     schema, make_desc = fn_api._threshold_desc(graph.device, tracer.dtype, min, scale_bias)
     return _unary(schema, tracer, make_desc)
+
+
+def declared(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, device: object) -> Tracer:
+    """A declared operator's function (``opendml.functional.declared``), traced: one node of it."""
+    assert op.api is not None
+    owner = op.schema.name
+    tracer = _traced_tensor(x, owner, "InputTensor")
+    graph = _graph_of([tracer], device, owner)
+    _no_out(out, owner)
+    _check_rank(op.schema, graph.device, len(tracer.expr.desc.sizes))
+    output = op.api.output or tracer.expr.desc.data_type
+    desc = op.describe(tracer.expr.desc, _packed(tracer.expr.desc, output), values)
+    return Tracer(graph.node(desc, [tracer.expr]), tracer.shape, output.numpy)
 
 
 def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: object) -> Tracer:

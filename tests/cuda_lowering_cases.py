@@ -14,7 +14,8 @@ from opendml import DataType as T
 from opendml import TensorDesc
 from opendml import expr as ex
 from opendml.kernels.spec import KernelSpec
-from opendml.ops import BY_NAME
+from opendml.ops import BY_NAME, DECLARED
+from opendml.ops.definition import REQUIRED
 from tests.helpers import edge_values
 
 X = TypeVar("X")
@@ -73,6 +74,14 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
                 out = TensorDesc(index_type, [1] * len(sizes))
                 cases.append((f"ARGMIN-{t.name}-{index_type.name}-{direction}",
                               dml.ArgMinDesc(TensorDesc(t, sizes), out, list(range(len(sizes))), direction)))
+    for op in DECLARED:  # the unary family: a ScaleBias on floats, every other field its default (else 1.5)
+        assert op.api is not None
+        for t in admitted_types(op.schema.name):
+            x = TensorDesc(t, sizes)
+            values = [(dml.ScaleBias(1.5, -0.5) if t.is_float else None) if f.kind == "scale_bias"
+                      else (1.5 if f.default is REQUIRED else f.default) for f in op.api.keywords]
+            y = x if op.api.output is None else TensorDesc(op.api.output, sizes)
+            cases.append((f"{op.schema.name}-{t.name}", op.describe(x, y, values)))
     return cases
 
 
@@ -157,7 +166,9 @@ class ExpressionBuilder:
                              lambda d: ex.Multiply(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d)),
                              lambda d: ex.Add(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d)),
                              lambda d: ex.Divide(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d)),
-                             lambda d: ex.Round(self.make(T.FLOAT32, d))]
+                             lambda d: ex.Round(self.make(T.FLOAT32, d)),
+                             lambda d: ex.Negate(self.make(T.FLOAT32, d)),
+                             lambda d: ex.Sqrt(self.make(T.FLOAT32, d))]
         if t is T.FLOAT16:
             return select
         return select + self._integer_branches(t)  # type: ignore[arg-type]
@@ -169,6 +180,9 @@ class ExpressionBuilder:
         narrower = [s for s in INTEGERS if _fits(s.integer_range, t.integer_range)]
         branches = [lambda d: ex.Widen(self.make(self.choices.pick(narrower), d), t),
                     lambda d: ex.Saturate(self.make(self.choices.pick([T.FLOAT32, *INTEGERS]), d), t)]
+        branches.append(lambda d: ex.BitNot(self.make(t, d)))
+        if t.is_signed:
+            branches.append(lambda d: ex.Negate(self.make(t, d)))
         low, high = t.integer_range
         pairs = [(a, b) for a in INTEGERS for b in INTEGERS
                  if low <= a.integer_range[0] - b.integer_range[1] and a.integer_range[1] - b.integer_range[0] <= high]

@@ -312,3 +312,139 @@ def argmin_tensor(read_input: dict[tuple[int, ...], int | float], sizes: Sequenc
             row.append(read_input[tuple(full)])
         result[out_index] = arg_of(row, direction, largest, propagate)
     return result
+
+
+# --- the unary family: ELEMENT_WISE_IDENTITY and the exact ACTIVATION_* (SPEC 11; docs/semantics.md) --------
+# Each takes the element (a float32 or FLOAT16 value as a Python float, or an int) and the description's FLOAT
+# fields, and computes in float32 (each product and sum rounded once), rounding once to the type at the end.
+
+def _f32_product(a: float, b: float) -> float:
+    return round_f32(a * b)  # exact in double, then rounded once
+
+
+def _finish(v: int | float, type_name: str) -> int | float:
+    return round_to(v, type_name) if TYPES[type_name].is_float else v
+
+
+def identity_element(x: int | float, type_name: str, scale_bias: tuple[float, float] | None) -> int | float:
+    return _finish(scale_bias_element(x, scale_bias) if TYPES[type_name].is_float else x, type_name)
+
+
+def relu_element(x: int | float, type_name: str) -> int | float:
+    """max(0, x): NaN stays NaN, -0.0 stays -0.0 (a tie keeps the element); integers exactly."""
+    zero = 0.0 if TYPES[type_name].is_float else 0
+    return _finish(zero if x < 0 else x, type_name)
+
+
+def leaky_relu_element(x: float, type_name: str, alpha: float) -> float:
+    return _finish(_f32_product(x, float_field(alpha)) if x < 0 else x, type_name)
+
+
+def thresholded_relu_element(x: float, type_name: str, alpha: float) -> float:
+    """x where x > Alpha, else 0.0 (a NaN element too: the comparison is false)."""
+    return _finish(x if x > float_field(alpha) else 0.0, type_name)
+
+
+def linear_element(x: float, type_name: str, alpha: float, beta: float) -> float:
+    return _finish(round_f32(_f32_product(x, float_field(alpha)) + float_field(beta)), type_name)
+
+
+def _hard_sigmoid_f32(x: float, alpha: float, beta: float) -> float:
+    t = round_f32(_f32_product(x, float_field(alpha)) + float_field(beta))
+    if t > 1.0:
+        t = 1.0
+    if t < 0.0:
+        t = 0.0
+    return t  # NaN stays NaN: neither comparison holds
+
+
+def hard_sigmoid_element(x: float, type_name: str, alpha: float, beta: float) -> float:
+    return _finish(_hard_sigmoid_f32(x, alpha, beta), type_name)
+
+
+def hard_swish_element(x: float, type_name: str, alpha: float, beta: float) -> float:
+    return _finish(_f32_product(x, _hard_sigmoid_f32(x, alpha, beta)), type_name)
+
+
+def _wrapped(v: int, type_name: str) -> int:
+    """An integer result wrapped into the type's range (two's complement, SPEC 11.3)."""
+    low, high = TYPES[type_name].integer_range  # type: ignore[misc]
+    return (v - low) % (high - low + 1) + low
+
+
+def abs_element(x: int | float, type_name: str, scale_bias: tuple[float, float] | None) -> int | float:
+    """|g(x)|: +0.0 for either zero, NaN stays NaN; |INT_MIN| wraps to INT_MIN."""
+    if not TYPES[type_name].is_float:
+        return _wrapped(abs(int(x)), type_name)
+    return _finish(math.fabs(scale_bias_element(x, scale_bias)), type_name)
+
+
+def negate_element(x: int | float, type_name: str) -> int | float:
+    """-x: floats' sign flipped (-0.0 of 0.0); -INT_MIN wraps to INT_MIN."""
+    return -x if TYPES[type_name].is_float else _wrapped(-int(x), type_name)
+
+
+def floor_element(x: float, type_name: str, scale_bias: tuple[float, float] | None) -> float:
+    v = scale_bias_element(x, scale_bias)
+    return _finish(v if not math.isfinite(v) or v == 0 else float(math.floor(v)), type_name)
+
+
+def ceil_element(x: float, type_name: str, scale_bias: tuple[float, float] | None) -> float:
+    """ceil, -0.0 for values in (-1, 0) and for -0.0 (IEEE's ceil)."""
+    v = scale_bias_element(x, scale_bias)
+    if not math.isfinite(v) or v == 0:
+        return _finish(v, type_name)
+    c = float(math.ceil(v))
+    return _finish(-0.0 if c == 0 and v < 0 else c, type_name)
+
+
+def recip_element(x: float, type_name: str, scale_bias: tuple[float, float] | None) -> float:
+    return _finish(float32_quotient(1.0, scale_bias_element(x, scale_bias)), type_name)
+
+
+def sign_element(x: int | float, type_name: str) -> int | float:
+    """The page's formula as written: -1 below 0, 1 above, 0 otherwise (-0.0 and NaN too)."""
+    result = -1 if x < 0 else 1 if x > 0 else 0
+    return float(result) if TYPES[type_name].is_float else result
+
+
+def round_element(x: float, type_name: str, mode: str) -> float:
+    """ROUND (DirectML's page): HALVES_TO_NEAREST_EVEN, TOWARD_ZERO (truncation) or TOWARD_INFINITY (ties away
+    from zero); the sign kept on a zero result, NaN and the infinities as they are."""
+    if not math.isfinite(x):
+        return x
+    if mode == "HALVES_TO_NEAREST_EVEN":
+        whole = float(round(x))  # Python rounds ties to even
+    elif mode == "TOWARD_ZERO":
+        whole = float(math.trunc(x))
+    else:
+        whole = float(math.floor(abs(x) + 0.5))  # |x| + 0.5 is exact in a double for a float32 x
+    return _finish(math.copysign(abs(whole), x), type_name)
+
+
+def is_nan_element(x: float) -> int:
+    return int(math.isnan(x))
+
+
+def is_infinity_element(x: float, mode: str) -> int:
+    wanted = {"EITHER": (math.inf, -math.inf), "POSITIVE": (math.inf,), "NEGATIVE": (-math.inf,)}[mode]
+    return int(x in wanted)
+
+
+def sqrt_element(x: float, type_name: str, scale_bias: tuple[float, float] | None) -> float:
+    """The square root rounded once (a double's root of a float32 rounds correctly to float32): -0.0 stays,
+    NaN below zero."""
+    v = scale_bias_element(x, scale_bias)
+    if math.isnan(v) or v < 0:
+        return math.nan
+    return _finish(v if v == 0 or math.isinf(v) else math.sqrt(v), type_name)
+
+
+def logical_not_element(x: int, type_name: str) -> int:
+    return 1 if x == 0 else 0
+
+
+def bit_not_element(x: int, type_name: str) -> int:
+    """Every bit of the element's encoding inverted."""
+    size = TYPES[type_name].size * 8
+    return _wrapped(~int(x) & ((1 << size) - 1), type_name)

@@ -160,10 +160,10 @@ class _Builder:
             return ex.Select(self.value(ex.BOOL, depth - 1), self.value(F16, depth - 1), self.value(F16, depth - 1))
         kinds = ["leaf", "select"]
         if t is F32:
-            kinds += ["to float32", "multiply", "add", "divide", "round"]
+            kinds += ["to float32", "multiply", "add", "divide", "round", "negate", "sqrt"]
         else:
             kinds += ["widen", "saturate"] + (["subtract"] if _subtract_pairs(t) else []) + \
-                (["add integers"] if _add_pairs(t) else [])
+                (["add integers"] if _add_pairs(t) else []) + (["negate"] if t.is_signed else []) + ["bit not"]
         kind = self.choose(kinds)
         if kind == "leaf":
             return self.leaf(t)
@@ -176,6 +176,12 @@ class _Builder:
             return node(self.value(F32, depth - 1), self.value(F32, depth - 1))
         if kind == "round":
             return ex.Round(self.value(F32, depth - 1))
+        if kind == "bit not":
+            return ex.BitNot(self.value(t, depth - 1))
+        if kind == "sqrt":
+            return ex.Sqrt(self.value(F32, depth - 1))
+        if kind == "negate":
+            return ex.Negate(self.value(t, depth - 1))
         if kind == "saturate":
             return ex.Saturate(self.value(self.draw(st.sampled_from(COMPARED)), depth - 1), t)
         if kind == "add integers":

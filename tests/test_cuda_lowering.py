@@ -288,11 +288,13 @@ def test_random_expression_kernels_compile(tmp_path) -> None:
 # --- the lowered C run on the host, where a C++ compiler with _Float16 is installed ---------------------
 
 HOST_PRELUDE = r"""
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 typedef unsigned long long ull; typedef long long ll;
 #define __device__
 #define __forceinline__ inline
+static inline float __fsqrt_rn(float a) { return std::sqrt(a); }  // IEEE on the host: rounded once
 """ + PTX_HELPERS + r"""
 template <typename T> static T from_bits(ull b) { T v; memcpy(&v, &b, sizeof(T)); return v; }
 template <typename T> static ull to_bits(T v) { ull b = 0; memcpy(&b, &v, sizeof(T)); return b; }

@@ -472,6 +472,7 @@ def _rich_model() -> dict:
             "c": {"initialValuesDataType": "DML_TENSOR_DATA_TYPE_FLOAT16", "initialValues": {"valueCount": 4, "value": 0}},
             "s": {"initialValuesDataType": "UINT8", "initialValues": {"valueCount": 4, "valueStart": 250, "valueDelta": 3}},
             "z": {"initialValuesDataType": "UINT8", "initialValues": [1]},
+            "z4": {"initialValuesDataType": "UINT8", "initialValues": [0, 0, 0, 0]},
             "f": {"initialValues": {"sourcePath": "x.npy"}},
             "raw": {"initialValuesDataType": "FLOAT32", "initialValues": {"sourcePath": "x.bin"}},
             "i": {"initialValuesDataType": "INT64", "initialValues": {"valueCount": 2, "value": 0}},
@@ -486,6 +487,12 @@ def _rich_model() -> dict:
                 "InputTensor": f16, "OutputTensor": f16, "MinMaxDataType": "FLOAT16", "Min": {"UInt16": 15360},
                 "Max": 2}},
             "threshold": {"type": "ELEMENT_WISE_THRESHOLD", "desc": {"InputTensor": f16, "OutputTensor": f16, "Min": 0}},
+            "hard_sigmoid": {"type": "ACTIVATION_HARD_SIGMOID", "desc": {
+                "InputTensor": f16, "OutputTensor": f16, "Alpha": 1, "Beta": 0}},
+            "round": {"type": "DML_OPERATOR_ELEMENT_WISE_ROUND", "desc": {
+                "InputTensor": f16, "OutputTensor": f16, "RoundingMode": "DML_ROUNDING_MODE_TOWARD_INFINITY"}},
+            "is_infinity": {"type": "ELEMENT_WISE_IS_INFINITY", "desc": {
+                "InputTensor": f16, "OutputTensor": {"DataType": "UINT8", "Sizes": [2, 2]}, "InfinityMode": 2}},
             "dequantize": {"type": "DML_OPERATOR_ELEMENT_WISE_DEQUANTIZE_LINEAR", "desc": {
                 "InputTensor": {"DataType": "UINT8", "Sizes": [4]}, "ScaleTensor": {"DataType": "FLOAT32", "Sizes": [4]},
                 "ZeroPointTensor": {"DataType": "UINT8", "Sizes": [4], "Strides": [0]},
@@ -507,6 +514,9 @@ def _rich_model() -> dict:
                 "InputTensor": {"name": "c", "elementOffset": 0, "elementSizeInBytes": 2, "elementCount": 4},
                 "OutputTensor": [{"name": "h"}]}},
             {"type": "dispatch", "dispatchable": "threshold", "bindings": {"InputTensor": "h", "OutputTensor": "h"}},
+            {"type": "dispatch", "dispatchable": "hard_sigmoid", "bindings": {"InputTensor": "h", "OutputTensor": "h"}},
+            {"type": "dispatch", "dispatchable": "round", "bindings": {"InputTensor": "h", "OutputTensor": "h"}},
+            {"type": "dispatch", "dispatchable": "is_infinity", "bindings": {"InputTensor": "h", "OutputTensor": "z4"}},
             {"type": "dispatch", "dispatchable": "dequantize", "bindings": {
                 "InputTensor": "s", "ScaleTensor": "raw", "ZeroPointTensor": "z", "OutputTensor": "f"}},
             {"type": "dispatch", "dispatchable": "argmin", "bindings": {"InputTensor": "h", "OutputTensor": "i"}},

@@ -301,13 +301,14 @@ LOWERINGS = [
 
 
 def _node_classes() -> set[type[ex.Expr]]:
-    """The concrete node classes of opendml.expr: every subclass of Expr there but the private bases."""
+    """The concrete node classes of opendml.expr (defined in opendml.expr_nodes): every subclass of Expr there but
+    the private bases."""
     found: set[type[ex.Expr]] = set()
     pending: list[type[ex.Expr]] = [ex.Expr]
     while pending:
         for cls in pending.pop().__subclasses__():
             pending.append(cls)
-            if cls.__module__ == ex.__name__ and not cls.__name__.startswith("_"):
+            if cls.__module__ == ex.Expr.__module__ and not cls.__name__.startswith("_"):
                 found.add(cls)
     return found
 
@@ -482,6 +483,20 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
         return round_f32(float(of(node.a)) + float(of(node.b)))  # double rounding is harmless here
     if isinstance(node, ex.Divide):
         return float32_quotient(float(of(node.a)), float(of(node.b)))
+    if isinstance(node, ex.Negate):
+        value = of(node.value)
+        if isinstance(value, float):
+            return -value  # the sign flipped: -0.0 of 0.0, NaN stays NaN
+        low, high = node.data_type.integer_range  # type: ignore[union-attr]
+        return (-int(value) - low) % (high - low + 1) + low  # wrapping: the smallest integer is its own negation
+    if isinstance(node, ex.BitNot):
+        low, high = node.data_type.integer_range  # type: ignore[union-attr]
+        return -int(of(node.value)) - 1 if low < 0 else high - int(of(node.value))  # every bit inverted
+    if isinstance(node, ex.Sqrt):
+        value = float(of(node.value))
+        if math.isnan(value) or value < 0:
+            return math.nan
+        return value if value == 0 or math.isinf(value) else round_f32(math.sqrt(value))  # -0.0 stays
     if isinstance(node, ex.Round):
         value = float(of(node.value))
         if not math.isfinite(value):
@@ -545,6 +560,8 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
         "IsNumber": (ex.Store(ex.Select(ex.IsNumber(l0), l0, l1), F32), (F32, F32)),
         "Divide": (ex.Store(ex.Divide(l0, l1), F32), (F32, F32)),
         "Round": (ex.Store(ex.Round(ex.Divide(l0, l1)), F32), (F32, F32)),
+        "Negate FLOAT32": (ex.Store(ex.Negate(ex.Add(l0, l1)), F32), (F32, F32)),
+        "Sqrt": (ex.Store(ex.Sqrt(ex.Multiply(l0, l1)), F32), (F32, F32)),
         "ToFloat32 of FLOAT16": (ex.Store(ex.Multiply(ex.ToFloat32(ex.Load(0, F16)), l1), F32), (F16, F32)),
         "Select of FLOAT16": (ex.Store(ex.Select(ex.Less(l1, ex.ToFloat32(ex.Load(0, F16))), ex.Load(0, F16),
                                                  ex.Load(2, F16)), F16), (F16, F32, F16)),
@@ -556,6 +573,9 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
         for s in ex_strategies.INTEGERS:
             cases[f"Saturate {s.name} to {t.name}"] = (ex.Store(ex.Saturate(ex.Load(0, s), t), t), (s,))
         cases[f"Less {t.name}"] = (ex.Store(ex.Select(ex.Less(a, b), a, b), t), (t, t))
+        cases[f"BitNot {t.name}"] = (ex.Store(ex.BitNot(a), t), (t,))
+        if t.is_signed:  # the type's limits among the edges: the smallest wraps to itself
+            cases[f"Negate {t.name}"] = (ex.Store(ex.Negate(a), t), (t,))
         for s in ex_strategies.INTEGERS:
             if t.size < 8 and s.size < 8:  # 64-bit values have no exact difference type
                 wide = ex.difference_type(t, s)

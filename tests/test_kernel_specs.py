@@ -84,6 +84,21 @@ def _argmax(t: Tensors) -> object:
     return dml.ArgMaxDesc(x, y, [x.dimension_count - 1], "INCREASING", "PROPAGATE")
 
 
+def _unary(make: Callable[[dml.TensorDesc, dml.TensorDesc], object]) -> Callable[[Tensors], object]:
+    def describe(t: Tensors) -> object:
+        x, y = t["InputTensor"], t["OutputTensor"]
+        assert x is not None and y is not None
+        return make(x, y)
+
+    return describe
+
+
+# The unary family's fields here; the same values reach the oracle through EXPECTED.
+UNARY_FIELDS: dict[str, tuple[float, ...]] = {
+    "ACTIVATION_LINEAR": (1.5, -0.25), "ACTIVATION_LEAKY_RELU": (0.1,), "ACTIVATION_THRESHOLDED_RELU": (0.5,),
+    "ACTIVATION_HARD_SIGMOID": (0.2, 0.5), "ACTIVATION_HARD_SWISH": (1 / 6, 0.5),
+}
+
 DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_CLIP": _clip,
     "ELEMENT_WISE_CLIP1": _clip1,
@@ -92,6 +107,32 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_QUANTIZE_LINEAR": _quantize,
     "ARGMIN": _argmin,
     "ARGMAX": _argmax,
+    "ELEMENT_WISE_IDENTITY": _unary(lambda x, y: dml.ElementWiseIdentityDesc(
+        x, y, dml.ScaleBias(2.0, -1.0) if x.data_type.is_float else None)),
+    "ELEMENT_WISE_ABS": _unary(lambda x, y: dml.ElementWiseAbsDesc(
+        x, y, dml.ScaleBias(-1.5, 0.25) if x.data_type.is_float else None)),
+    "ELEMENT_WISE_NEGATE": _unary(dml.ElementWiseNegateDesc),
+    "ELEMENT_WISE_CEIL": _unary(lambda x, y: dml.ElementWiseCeilDesc(x, y, dml.ScaleBias(0.5, -0.25))),
+    "ELEMENT_WISE_FLOOR": _unary(dml.ElementWiseFloorDesc),
+    "ELEMENT_WISE_SIGN": _unary(dml.ElementWiseSignDesc),
+    "ELEMENT_WISE_RECIP": _unary(lambda x, y: dml.ElementWiseRecipDesc(x, y, dml.ScaleBias(2.0, 0.0))),
+    "ELEMENT_WISE_LOGICAL_NOT": _unary(dml.ElementWiseLogicalNotDesc),
+    "ELEMENT_WISE_BIT_NOT": _unary(dml.ElementWiseBitNotDesc),
+    "ELEMENT_WISE_SQRT": _unary(lambda x, y: dml.ElementWiseSqrtDesc(x, y, dml.ScaleBias(3.0, -0.5))),
+    "ELEMENT_WISE_ROUND": _unary(lambda x, y: dml.ElementWiseRoundDesc(x, y, "TOWARD_INFINITY")),
+    "ELEMENT_WISE_IS_NAN": _unary(dml.ElementWiseIsNanDesc),
+    "ELEMENT_WISE_IS_INFINITY": _unary(lambda x, y: dml.ElementWiseIsInfinityDesc(x, y, "NEGATIVE")),
+    "ACTIVATION_IDENTITY": _unary(dml.ActivationIdentityDesc),
+    "ACTIVATION_RELU": _unary(dml.ActivationReluDesc),
+    "ACTIVATION_LINEAR": _unary(lambda x, y: dml.ActivationLinearDesc(x, y, *UNARY_FIELDS["ACTIVATION_LINEAR"])),
+    "ACTIVATION_LEAKY_RELU": _unary(lambda x, y: dml.ActivationLeakyReluDesc(
+        x, y, *UNARY_FIELDS["ACTIVATION_LEAKY_RELU"])),
+    "ACTIVATION_THRESHOLDED_RELU": _unary(lambda x, y: dml.ActivationThresholdedReluDesc(
+        x, y, *UNARY_FIELDS["ACTIVATION_THRESHOLDED_RELU"])),
+    "ACTIVATION_HARD_SIGMOID": _unary(lambda x, y: dml.ActivationHardSigmoidDesc(
+        x, y, *UNARY_FIELDS["ACTIVATION_HARD_SIGMOID"])),
+    "ACTIVATION_HARD_SWISH": _unary(lambda x, y: dml.ActivationHardSwishDesc(
+        x, y, *UNARY_FIELDS["ACTIVATION_HARD_SWISH"])),
 }
 REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN, "ARGMAX": ReductionKind.ARGMAX}  # every other operator is element-wise
 
@@ -164,6 +205,29 @@ def _expect_arg(desc: dml.ArgMinDesc | dml.ArgMaxDesc, tensors: Tensors, inputs:
 
 Expect = Callable[[Any, Tensors, Sequence[np.ndarray | None]], Values]
 
+
+def _expect_unary(element: Callable[..., int | float]) -> Expect:
+    """A unary operator's expectation: ``element(x, type, *fields)`` at each element, the fields UNARY_FIELDS'."""
+    def expect(desc: Any, tensors: Tensors, inputs: Sequence[np.ndarray | None]) -> Values:
+        t = _type(tensors, "InputTensor")
+        fields = UNARY_FIELDS.get(_declared_name(desc), ())
+        return _each(inputs, lambda x: element(x, t, *fields))
+
+    return expect
+
+
+def _expect_scale_bias(element: Callable[..., int | float]) -> Expect:
+    """An ELEMENT_WISE_* operator's expectation: ``element(x, type, (scale, bias) or None)`` at each element."""
+    def expect(desc: Any, tensors: Tensors, inputs: Sequence[np.ndarray | None]) -> Values:
+        t = _type(tensors, "InputTensor")
+        return _each(inputs, lambda x: element(x, t, _pair(desc.scale_bias)))
+
+    return expect
+
+
+def _declared_name(desc: object) -> str:
+    return next(name for name, op in BY_NAME.items() if op.desc_type is type(desc))
+
 EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_CLIP": _expect_clip,
     "ELEMENT_WISE_CLIP1": _expect_clip1,
@@ -172,6 +236,28 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_QUANTIZE_LINEAR": _expect_quantize,
     "ARGMIN": lambda desc, tensors, inputs: _expect_arg(desc, tensors, inputs, largest=False),
     "ARGMAX": lambda desc, tensors, inputs: _expect_arg(desc, tensors, inputs, largest=True),
+    "ELEMENT_WISE_IDENTITY": _expect_scale_bias(oracle.identity_element),
+    "ELEMENT_WISE_ABS": _expect_scale_bias(oracle.abs_element),
+    "ELEMENT_WISE_NEGATE": _expect_unary(oracle.negate_element),
+    "ELEMENT_WISE_CEIL": _expect_scale_bias(oracle.ceil_element),
+    "ELEMENT_WISE_FLOOR": _expect_scale_bias(oracle.floor_element),
+    "ELEMENT_WISE_SIGN": _expect_unary(oracle.sign_element),
+    "ELEMENT_WISE_RECIP": _expect_scale_bias(oracle.recip_element),
+    "ELEMENT_WISE_LOGICAL_NOT": _expect_unary(oracle.logical_not_element),
+    "ELEMENT_WISE_BIT_NOT": _expect_unary(oracle.bit_not_element),
+    "ELEMENT_WISE_SQRT": _expect_scale_bias(oracle.sqrt_element),
+    "ELEMENT_WISE_ROUND": lambda desc, tensors, inputs: _each(
+        inputs, lambda x: oracle.round_element(x, _type(tensors, "InputTensor"), _name(desc.rounding_mode))),
+    "ELEMENT_WISE_IS_NAN": lambda desc, tensors, inputs: _each(inputs, oracle.is_nan_element),
+    "ELEMENT_WISE_IS_INFINITY": lambda desc, tensors, inputs: _each(
+        inputs, lambda x: oracle.is_infinity_element(x, _name(desc.infinity_mode))),
+    "ACTIVATION_IDENTITY": _expect_unary(lambda x, t: x),
+    "ACTIVATION_RELU": _expect_unary(oracle.relu_element),
+    "ACTIVATION_LINEAR": _expect_unary(oracle.linear_element),
+    "ACTIVATION_LEAKY_RELU": _expect_unary(oracle.leaky_relu_element),
+    "ACTIVATION_THRESHOLDED_RELU": _expect_unary(oracle.thresholded_relu_element),
+    "ACTIVATION_HARD_SIGMOID": _expect_unary(oracle.hard_sigmoid_element),
+    "ACTIVATION_HARD_SWISH": _expect_unary(oracle.hard_swish_element),
 }
 
 
@@ -496,3 +582,20 @@ def test_a_backend_without_fused_outputs_refuses_extra_outputs(backend: str) -> 
     desc = dml.TensorDesc("FLOAT32", [4])
     with pytest.raises(dml.KernelUnsupportedError, match="twice: extra must be empty"):
         device.backend.compile_spec(device, spec, [desc], dml.TensorDesc("FLOAT16", [4]), [desc])
+
+
+@pytest.mark.parametrize("type_name", oracle.FLOATS)
+@pytest.mark.parametrize("mode", ["HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY"])
+def test_round_expression_in_each_mode_matches_the_oracle(mode: str, type_name: str) -> None:
+    x = dml.TensorDesc(type_name, [1])
+    spec = _spec(dml.ElementWiseRoundDesc(x, x, mode))
+    ties = [v + 0.5 for v in range(-4, 4)] + [0.49999997, -0.49999997, 2.0**23 - 0.5, 1.5 * 2.0**23]
+    _check(spec, [_values(type_name, ties)], lambda row: oracle.round_element(row[0], type_name, mode))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("type_name", oracle.FLOATS)
+@pytest.mark.parametrize("mode", ["EITHER", "POSITIVE", "NEGATIVE"])
+def test_is_infinity_expression_in_each_mode_matches_the_oracle(mode: str, type_name: str) -> None:
+    x = dml.TensorDesc(type_name, [1])
+    spec = _spec(dml.ElementWiseIsInfinityDesc(x, dml.TensorDesc("UINT8", [1]), mode))
+    _check(spec, [_values(type_name, [65504.0, 3.0e38])], lambda row: oracle.is_infinity_element(row[0], mode))  # type: ignore[arg-type]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .elementwise import clip as clip
+from .elementwise import declared as declared
 from .elementwise import dequantize_linear as dequantize_linear
 from .elementwise import quantize_linear as quantize_linear
 from .elementwise import threshold as threshold

@@ -1,4 +1,5 @@
-"""clip, threshold, dequantize_linear and quantize_linear on Dask arrays: one functional call per block.
+"""clip, threshold, the declared operators' functions, dequantize_linear and quantize_linear on Dask arrays:
+one functional call per block.
 
 On the client, the call itself is made once on empty stand-ins of the operands' types (every rule checked,
 the output type found, no kernel compiled or run), and the operands' shapes are broadcast with the usual
@@ -21,11 +22,13 @@ import dask.array as da
 import numpy as np
 from dask.array.utils import meta_from_array
 
+from ..functional.declared import FUNCTIONS
 from ..functional.operators import clip as _clip
 from ..functional.operators import threshold as _threshold
 from ..functional.quantization import _operands_shape
 from ..functional.quantization import dequantize_linear as _dequantize_linear
 from ..functional.quantization import quantize_linear as _quantize_linear
+from ..ops.definition import OperatorDefinition
 from ..ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA
 from ..ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA
 from . import align, blocks
@@ -43,6 +46,13 @@ def clip(x: Any, min: Any, max: Any, scale_bias: Any, out: Any, device: Any) -> 
 
 def threshold(x: Any, min: Any, scale_bias: Any, out: Any, device: Any) -> Any:
     return _blockwise(_threshold, "opendml.threshold", [x], {"min": min, "scale_bias": scale_bias}, out, device)
+
+
+def declared(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, device: Any) -> Any:
+    """Every declared operator's function (``opendml.functional.declared``): one call per block."""
+    assert op.api is not None
+    kwargs = {f.python: v for f, v in zip(op.api.keywords, values)}
+    return _blockwise(FUNCTIONS[op.schema.name], f"opendml.{op.api.python}", [x], kwargs, out, device)
 
 
 def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: Any) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -30,6 +30,8 @@ from .. import (
     TensorDesc,
     TensorFlags,
 )
+from ..ops import DECLARED
+from ..ops.definition import OperatorDefinition
 from .errors import ModelError, child, describe, locate, model_error
 from .fields import (
     UINT64_MAX,
@@ -107,6 +109,19 @@ _ARG_REDUCTION = (
           description="an opendml extension, not DirectML's: IGNORE (DirectML's behaviour, the default) skips NaN "
                       "elements; PROPAGATE makes the first NaN win, as NumPy and ONNX Runtime do"))
 
+
+
+def declared(op: OperatorDefinition) -> OperatorSpec:
+    """A declared operator's fields (``ops.DECLARED``): its tensors, then its other fields in DirectML's order, each
+    read by its kind; an optional ScaleBias may be left out."""
+    fields = [Field(t.name, t.kind, t.attribute, optional=t.optional) for t in op.schema.tensors]
+    fields += [Field(f.name, cast(Kind, f.kind), f.attribute, optional=f.kind == "scale_bias",
+                     names=None if f.enum is None else Names(f.prefix, tuple(f.enum.__members__),
+                                                             tuple(int(m) for m in f.enum)))
+               for f in op.fields]
+    return OperatorSpec(op.schema.name, op.desc_type, tuple(fields))
+
+
 OPERATORS: tuple[OperatorSpec, ...] = (
     OperatorSpec("ELEMENT_WISE_CLIP", ElementWiseClipDesc, (
         _INPUT, _OUTPUT, _SCALE_BIAS, Field("Min", "float", "min"), Field("Max", "float", "max"))),
@@ -121,6 +136,7 @@ OPERATORS: tuple[OperatorSpec, ...] = (
         _INPUT, _SCALE, _ZERO_POINT, _OUTPUT)),
     OperatorSpec("ARGMIN", ArgMinDesc, _ARG_REDUCTION),
     OperatorSpec("ARGMAX", ArgMaxDesc, _ARG_REDUCTION),
+    *(declared(op) for op in DECLARED),
 )
 
 BY_NAME: dict[str, OperatorSpec] = {op.name: op for op in OPERATORS}

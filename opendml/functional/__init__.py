@@ -15,6 +15,7 @@ from __future__ import annotations
 # The helpers re-exported below (``X as X``) are used by opendml.tracing, which traces these functions
 # with the same rules.
 from ..buffer import BufferBinding as BufferBinding
+from .declared import FUNCTIONS as FUNCTIONS
 from .devices import _as_array as _as_array
 from .devices import _on_gpu as _on_gpu
 from .devices import _resolve_device as _resolve_device
@@ -42,3 +43,7 @@ from .reductions import argmax, argmin, unravel_index
 
 __all__ = ["argmax", "argmin", "clip", "default_device", "dequantize_linear", "quantize_linear", "threshold",
            "unravel_index"]
+
+# The declared operators' functions (``declared``), each under its Python name: relu, leaky_relu, ...
+globals().update({f.__name__: f for f in FUNCTIONS.values()})
+__all__ += sorted(f.__name__ for f in FUNCTIONS.values())

@@ -34,9 +34,11 @@ _threshold_repeats: Repeats = {}
 
 def _unary(schema: OperatorSchema, x: Any, out: Any, device: Device,
            make_desc: Callable[[TensorDesc, TensorDesc], object], key: Any = None, device_arg: object = None,
-           repeats: Repeats | None = None, scalars: tuple[Any, Any, Any] = (None, None, None)) -> Any:
+           repeats: Repeats | None = None, scalars: tuple[Any, Any, Any] = (None, None, None),
+           dtype: Any = None) -> Any:
+    """One operator over ``x``'s array, into ``out`` or a new array of ``dtype`` (None: x's)."""
     array = _as_array(device, x, schema.name, "InputTensor")
-    result = _output(device, out, array.shape, array.dtype, schema.name, x)
+    result = _output(device, out, array.shape, array.dtype if dtype is None else dtype, schema.name, x)
     pad = _leading_ones(schema, device, max(array.ndim, 1))
     shape = (1,) * pad + (array.shape or (1,))
     compiled = _run(device, schema, make_desc, [_view_as(array, shape)], _view_as(result.array, shape))

@@ -5,7 +5,7 @@ The builder only produces a GraphDesc; ``Graph.compile`` hands it to ``Device.co
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,9 +15,11 @@ from ..buffer import host_array
 from ..dtypes import DataType, from_numpy
 from ..enums import AxisDirection, ExecutionFlags, NanPolicy
 from ..errors import UnsupportedFeatureLevelError, invalid, message
+from ..ops import DECLARED
 from ..ops.argmax import ArgMaxDesc
 from ..ops.argmin import ArgMinDesc
 from ..ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
+from ..ops.definition import OperatorDefinition
 from ..ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from ..ops.elementwise import ScaleBias
 from ..ops.quantize_linear import ElementWiseQuantizeLinearDesc
@@ -183,6 +185,27 @@ def threshold(x: Expression, min: float, scale_bias: ScaleBias | None = None) ->
     """ELEMENT_WISE_THRESHOLD of ``x``, written packed."""
     x = _expression(x, "x")
     return x.graph.node(ElementWiseThresholdDesc(x.desc, _packed(x.desc), min, _scale_bias(scale_bias)), [x])
+
+
+def node_function(op: OperatorDefinition) -> Callable[..., Expression]:
+    """A declared operator's builder function, ``f(x, *fields)``: its node over ``x``, written packed."""
+    assert op.api is not None
+    api = op.api
+
+    def build(x: Expression, *args: Any, **kwargs: Any) -> Expression:
+        x = _expression(x, "x")
+        values = api.bind(args, kwargs)
+        return x.graph.node(op.describe(x.desc, _packed(x.desc, api.output), values), [x])
+
+    build.__name__ = build.__qualname__ = api.python
+    keywords = ", ".join(f.python for f in api.keywords) or "no"
+    build.__doc__ = f"{op.schema.name} of ``x``, written packed; {keywords} fields."
+    return build
+
+
+# The declared operators' builder functions, by DirectML operator name (``opendml.graph`` exports each under
+# its ``Api.python`` name: ``opendml.graph.relu``).
+NODE_FUNCTIONS: dict[str, Callable[..., Expression]] = {op.schema.name: node_function(op) for op in DECLARED}
 
 
 def dequantize_linear(x: Expression, scale: Expression, zero_point: Expression | None = None) -> Expression:

@@ -76,6 +76,9 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     # FLOAT32, or integers whose sum fits their type (checked by the node)
     ex.Add: lambda n, v, inputs: np.add(v(n.a), v(n.b), dtype=n.data_type.numpy),
     ex.Divide: lambda n, v, inputs: np.divide(v(n.a), v(n.b), dtype=np.float32),
+    ex.Negate: lambda n, v, inputs: np.negative(v(n.value), dtype=n.data_type.numpy),  # integers wrap
+    ex.BitNot: lambda n, v, inputs: np.invert(v(n.value)),
+    ex.Sqrt: lambda n, v, inputs: np.sqrt(v(n.value), dtype=np.float32),  # correctly rounded (IEEE)
     ex.Round: lambda n, v, inputs: np.rint(v(n.value)),  # ties to even, in float32
     ex.Saturate: lambda n, v, inputs: _saturate(n, np.asarray(v(n.value))),
     ex.Less: lambda n, v, inputs: np.less(v(n.a), v(n.b)),

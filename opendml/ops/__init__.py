@@ -2,16 +2,59 @@
 
 from __future__ import annotations
 
+from .abs import ABS
+from .activation_identity import ACTIVATION_IDENTITY
 from .argmax import ARGMAX
 from .argmin import ARGMIN
+from .bit_not import BIT_NOT
+from .ceil import CEIL
 from .clip import CLIP, CLIP1
 from .definition import OperatorDefinition
 from .dequantize_linear import DEQUANTIZE_LINEAR
+from .floor import FLOOR
+from .hard_sigmoid import HARD_SIGMOID
+from .hard_swish import HARD_SWISH
+from .identity import IDENTITY
+from .is_infinity import IS_INFINITY
+from .is_nan import IS_NAN
+from .leaky_relu import LEAKY_RELU
+from .linear import LINEAR
+from .logical_not import LOGICAL_NOT
+from .negate import NEGATE
 from .quantize_linear import QUANTIZE_LINEAR
+from .recip import RECIP
+from .relu import RELU
+from .round import ROUND
+from .sign import SIGN
+from .sqrt import SQRT
 from .threshold import THRESHOLD
+from .thresholded_relu import THRESHOLDED_RELU
 
-OPERATORS: tuple[OperatorDefinition, ...] = (CLIP, CLIP1, THRESHOLD, DEQUANTIZE_LINEAR, ARGMIN, ARGMAX,
-                                             QUANTIZE_LINEAR)
+OPERATORS: tuple[OperatorDefinition, ...] = (
+    CLIP, CLIP1, THRESHOLD, DEQUANTIZE_LINEAR, ARGMIN, ARGMAX, QUANTIZE_LINEAR,
+    IDENTITY,
+    ABS,
+    NEGATE,
+    CEIL,
+    FLOOR,
+    ROUND,
+    SIGN,
+    IS_NAN,
+    IS_INFINITY,
+    RECIP,
+    SQRT,
+    LOGICAL_NOT,
+    BIT_NOT,
+    ACTIVATION_IDENTITY,
+    LINEAR,
+    RELU,
+    LEAKY_RELU,
+    THRESHOLDED_RELU,
+    HARD_SIGMOID,
+    HARD_SWISH,
+)
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}
 BY_NAME: dict[str, OperatorDefinition] = {op.schema.name: op for op in OPERATORS}
+# The operators whose front ends are derived from their declaration (``OperatorDefinition.api``).
+DECLARED: tuple[OperatorDefinition, ...] = tuple(op for op in OPERATORS if op.api is not None)

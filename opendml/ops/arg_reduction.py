@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import expr as ex
+from ..dtypes import FLOATS, INTEGERS_32, INTEGERS_64
 from ..dtypes import DataType as T
 from ..enums import AxisDirection, NanPolicy
 from ..errors import invalid
@@ -21,7 +22,6 @@ from ..feature_levels import FeatureLevel as L
 from ..kernels.spec import KernelSpec, Reduction, ReductionKind
 from ..schema import OperatorSchema, SupportRow, TensorField
 from ..tensor import TensorDesc, sequence_items
-from .clip import FLOATS, INTEGERS_32, INTEGERS_64
 
 INDEX_TYPES = frozenset({T.INT64, T.INT32, T.UINT64, T.UINT32})
 

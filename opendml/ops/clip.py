@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..dtypes import FLOATS, INTEGERS_32, INTEGERS_64
 from ..dtypes import DataType as T
 from ..errors import invalid
 from ..feature_levels import FeatureLevel as L
-from ..schema import OperatorSchema, SupportRow, TensorField
+from ..schema import OperatorSchema
 from ..tensor import TensorDesc
 from .definition import OperatorDefinition
 from .elementwise import (
@@ -20,17 +21,7 @@ from .elementwise import (
     prepare_unary,
     typed_bound,
 )
-
-UNARY_TENSORS = (TensorField("InputTensor", "input"), TensorField("OutputTensor", "output"))
-FLOATS = frozenset({T.FLOAT32, T.FLOAT16})
-INTEGERS_32 = frozenset({T.INT32, T.INT16, T.INT8, T.UINT32, T.UINT16, T.UINT8})
-INTEGERS_64 = frozenset({T.INT64, T.UINT64})
-
-
-def unary_row(level: L, dimensions: tuple[int, int], types: frozenset[T]) -> SupportRow:
-    """A support-table row whose input and output accept the same types."""
-    return SupportRow(level, dimensions, {"InputTensor": types, "OutputTensor": types})
-
+from .unary import UNARY_TENSORS, unary_row
 
 CLIP_SCHEMA = OperatorSchema(
     name="ELEMENT_WISE_CLIP",

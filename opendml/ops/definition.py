@@ -8,9 +8,70 @@ from typing import Any
 
 import numpy as np
 
+from ..dtypes import DataType
+from ..errors import invalid
 from ..kernels.spec import KernelSpec
-from ..schema import OperatorSchema
+from ..schema import OperatorSchema, snake_case
 from ..tensor import TensorDesc
+
+REQUIRED: Any = object()  # a Field without a default: the functional API's argument must be given
+
+
+@dataclass(frozen=True)
+class Field:
+    """A description's field beside its tensors, as every front end reads it.
+
+    ``kind`` says how ``opendml dispatch`` reads its JSON ("float": a FLOAT; "scale_bias": a DML_SCALE_BIAS);
+    ``python`` is the functional API's and the graph builder's keyword; ``default`` what it takes when left
+    out (``REQUIRED``: nothing).
+    """
+
+    name: str  # DirectML's name: "Alpha"
+    kind: str
+    python: str
+    default: Any = REQUIRED
+    enum: Any = None  # an "enum" field's class (RoundingMode), whose ``parse`` reads it
+    prefix: str = ""  # an "enum" field's DirectML C prefix ("DML_ROUNDING_MODE_")
+
+    @property
+    def positional(self) -> bool:
+        """Whether a call may give it by position (a number: ``leaky_relu(x, 0.1)``; ScaleBias by keyword)."""
+        return self.kind == "float"
+
+    @property
+    def attribute(self) -> str:
+        """The description's attribute holding it ("scale_bias")."""
+        return snake_case(self.name)
+
+
+@dataclass(frozen=True)
+class Api:
+    """How the front ends call an operator: the function's name (``opendml.relu``, ``opendml.graph.relu``), the
+    tensors it takes as arrays (the first is the input whose type and sizes the output takes) and its keyword
+    fields, in DirectML's order."""
+
+    python: str
+    tensors: tuple[str, ...]
+    keywords: tuple[Field, ...]
+    output: DataType | None = None  # the output's type where it is not the input's (IS_NAN: UINT8)
+
+    def bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The keyword fields' values, in order, from a call's other arguments (positional or by keyword)."""
+        owner = f"opendml.{self.python}"
+        positional = sum(1 for f in self.keywords if f.positional)  # they come first
+        if len(args) > positional:
+            raise invalid(owner, "arguments", f"must be at most {positional + 1} positional", len(args) + 1)
+        values = list(args)
+        for f in self.keywords[len(args):]:
+            value = kwargs.get(f.python, f.default)
+            if value is REQUIRED:
+                raise invalid(owner, f.python, f"is required ({f.name})", "nothing")
+            values.append(value)
+        extra = set(kwargs) - {f.python for f in self.keywords[len(args):]}
+        if extra:
+            known = ", ".join(f.python for f in self.keywords) or "none"
+            raise invalid(owner, "keyword", f"must be one of {known}, out, device", ", ".join(sorted(extra)))
+        return tuple(values)
 
 
 @dataclass(frozen=True)
@@ -22,7 +83,8 @@ class OperatorDefinition:
     ``reference(inputs, params)`` takes NumPy views of the inputs (None for an absent optional tensor)
     and returns the output values, shaped and typed as the output tensor. ``kernel(params, tensors)``
     states the per-element math once, as the ``KernelSpec`` every backend compiles; the reference stays
-    independent of it, the oracle the kernels are tested against.
+    independent of it, the oracle the kernels are tested against. ``fields`` and ``api`` (a declared
+    family's operators, ``ops.unary``) are what every front end is derived from.
     """
 
     schema: OperatorSchema
@@ -30,6 +92,14 @@ class OperatorDefinition:
     prepare: Callable[[Any], Any]
     reference: Callable[[Sequence[np.ndarray | None], Any], np.ndarray]
     kernel: Callable[[Any, Mapping[str, TensorDesc | None]], KernelSpec]
+    fields: tuple[Field, ...] = ()  # the fields beside the tensors, where the front ends derive from them
+    api: Api | None = None  # None: the operator's front ends are written out (CLIP, ARGMIN, ...)
+
+    def describe(self, input_tensor: TensorDesc, output_tensor: TensorDesc, values: Sequence[Any]) -> Any:
+        """A declared unary operator's description of two tensors and its keyword fields' values."""
+        assert self.api is not None
+        fields = {f.attribute: v for f, v in zip(self.api.keywords, values)}
+        return self.desc_type(input_tensor, output_tensor, **fields)
 
     def tensors(self, desc: object) -> dict[str, TensorDesc | None]:
         """The description's tensors by DirectML field name, in binding order."""

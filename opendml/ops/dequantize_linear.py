@@ -8,13 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import expr as ex
+from ..dtypes import INTEGERS_32
 from ..dtypes import DataType as T
 from ..feature_levels import FeatureLevel as L
 from ..kernels.spec import KernelSpec
 from ..schema import OperatorSchema, SupportRow
 from ..tensor import TensorDesc
 from ..validate import check_same_data_type, check_same_sizes
-from .clip import INTEGERS_32
 from .definition import OperatorDefinition
 from .quantization import QUANTIZATION_TENSORS, quantization_row
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..dtypes import FLOATS, INTEGERS_32
 from ..feature_levels import FeatureLevel as L
 from ..schema import OperatorSchema
 from ..tensor import TensorDesc
-from .clip import FLOATS, INTEGERS_32, UNARY_TENSORS, unary_row
 from .definition import OperatorDefinition
 from .elementwise import (
     ClampParams,
@@ -18,6 +18,7 @@ from .elementwise import (
     prepare_unary,
     typed_bound,
 )
+from .unary import UNARY_TENSORS, unary_row
 
 THRESHOLD_SCHEMA = OperatorSchema(
     name="ELEMENT_WISE_THRESHOLD",

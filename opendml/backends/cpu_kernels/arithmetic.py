@@ -45,6 +45,11 @@ def _call_to(builder: ir.IRBuilder, name: str, result: ir.Type, value: ir.Value)
     return builder.call(function, [value])
 
 
+def sqrt(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """float32 (or a vector of them) square root, correctly rounded (IEEE; no fast-math flags)."""
+    return _call(builder, "llvm.sqrt", value)
+
+
 def rint(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
     """float32 (or a vector of them) to the nearest integer, ties to even."""
     return _call(builder, "llvm.rint", value)
@@ -143,6 +148,18 @@ def divide(typingctx, a, b):  # type: ignore[no-untyped-def]
         return builder.fdiv(args[0], args[1])
 
     return types.float32(types.float32, types.float32), codegen
+
+
+@intrinsic
+def square_root(typingctx, value):  # type: ignore[no-untyped-def]
+    """float32 square root (a float32), rounded once."""
+    if value != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return sqrt(builder, args[0])
+
+    return types.float32(types.float32), codegen
 
 
 @intrinsic

@@ -149,7 +149,7 @@ from numba import njit, prange
 from numba.extending import intrinsic
 
 from opendml import expr as ex
-from opendml.backends.cpu_kernels.arithmetic import divide, round_even, round_saturate_to, saturate_to
+from opendml.backends.cpu_kernels.arithmetic import divide, round_even, round_saturate_to, saturate_to, square_root
 from opendml.backends.cpu_kernels.drivers import next_share
 from opendml.backends.cpu_kernels.halves import float_to_half, half_to_float, round_to_half
 from opendml.backends.cpu_kernels.rows import base_offset, in_phase, streamed
@@ -219,6 +219,12 @@ def _add(node: ex.Add, v: Callable[[ex.Expr], str], root: bool) -> str:
     return f"{_numpy(node.data_type)}({v(node.a)} + {v(node.b)})"  # type: ignore[arg-type]
 
 
+def _negate(node: ex.Negate, v: Callable[[ex.Expr], str], root: bool) -> str:
+    if node.data_type is DataType.FLOAT32:
+        return f"-{v(node.value)}"  # the sign flipped (fneg): -0.0 of +0.0; integers wrap (Numba truncates)
+    return f"{_numpy(node.data_type)}(-{v(node.value)})"  # type: ignore[arg-type]
+
+
 def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], str], root: bool) -> str:
     if isinstance(node.value, ex.Round):  # one rounding conversion (``arithmetic.saturate``)
         return f"round_saturate_to({v(node.value.value)}, {_numpy(node.type)})"
@@ -246,6 +252,9 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Multiply: lambda n, v, root: f"{v(n.a)} * {v(n.b)}",
     ex.Add: _add,
     ex.Divide: lambda n, v, root: f"divide({v(n.a)}, {v(n.b)})",
+    ex.Negate: _negate,
+    ex.BitNot: lambda n, v, root: f"{_numpy(n.data_type)}(~{v(n.value)})",  # the type's bits (Numba truncates)
+    ex.Sqrt: lambda n, v, root: f"square_root({v(n.value)})",
     ex.Round: lambda n, v, root: f"round_even({v(n.value)})",
     ex.Saturate: _saturate,
     ex.Less: lambda n, v, root: f"{v(n.a)} < {v(n.b)}",  # ordered: false when either is NaN

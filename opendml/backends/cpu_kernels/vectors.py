@@ -225,6 +225,11 @@ def _less(node: ex.Less, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Va
     return at.builder.icmp_signed("<", a, b) if _signed(node.a) else at.builder.icmp_unsigned("<", a, b)
 
 
+def _negate(node: ex.Negate, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
+    # fneg flips the sign bit (-0.0 of +0.0, no fast-math); an integer's neg (0 - v) wraps.
+    return (at.builder.fneg if node.data_type is DataType.FLOAT32 else at.builder.neg)(v(node.value))
+
+
 def _is_number(node: ex.IsNumber, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
     value = v(node.value)
     return at.builder.fcmp_ordered("ord", value, value)
@@ -243,6 +248,9 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Multiply: lambda n, v, at: at.builder.fmul(v(n.a), v(n.b)),  # no fast-math flags: never contracted
     ex.Add: _add,
     ex.Divide: lambda n, v, at: at.builder.fdiv(v(n.a), v(n.b)),  # no fast-math flags: no reciprocal
+    ex.Negate: _negate,
+    ex.BitNot: lambda n, v, at: at.builder.not_(v(n.value)),  # xor with every bit set
+    ex.Sqrt: lambda n, v, at: arithmetic.sqrt(at.builder, v(n.value)),
     ex.Round: lambda n, v, at: arithmetic.rint(at.builder, v(n.value)),
     ex.Saturate: _saturate,
     ex.Less: _less,

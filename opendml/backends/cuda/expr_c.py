@@ -211,6 +211,15 @@ def _add(node: ex.Add, v: Callable[[ex.Expr], str]) -> str:
     return f"(({held_type(node.data_type)})({v(node.a)} + {v(node.b)}))"
 
 
+def _negate(node: ex.Negate, v: Callable[[ex.Expr], str]) -> str:
+    """FLOAT32: the sign flipped (neg.f32). A signed integer: negated as a 64-bit unsigned (no signed overflow in
+    C), truncated to its own type (wrapping: the smallest integer stays), then held as its type is."""
+    if node.data_type is DataType.FLOAT32:
+        return f"(-{v(node.value)})"
+    own = C_TYPE[node.data_type]  # type: ignore[index]
+    return f"(({held_type(node.data_type)})(({own})(0ull - (ull)({v(node.value)}))))"
+
+
 def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], str]) -> str:
     """A float through ``cvt.rzi`` (clamped to 32 bits, or NaN selected apart for 64), then clamped to the
     type's range; an integer clamped in its own held type to the limits it can pass, then cast."""
@@ -276,6 +285,11 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Multiply: lambda n, v, at: f"mul_rn({v(n.a)}, {v(n.b)})",
     ex.Add: lambda n, v, at: _add(n, v),
     ex.Divide: lambda n, v, at: f"div_rn({v(n.a)}, {v(n.b)})",
+    ex.Negate: lambda n, v, at: _negate(n, v),
+    # Inverted in the held type, then truncated to the node's own (a UINT8 held in 32 bits keeps 8 of them).
+    ex.BitNot: lambda n, v, at: f"(({held_type(n.data_type)})(({C_TYPE[n.data_type]})(~{v(n.value)})))",
+    # sqrt.rn.f32, rounded once; denormals kept by codegen.OPTIONS' --ftz=false (the one node not in inline PTX)
+    ex.Sqrt: lambda n, v, at: f"__fsqrt_rn({v(n.value)})",
     ex.Round: lambda n, v, at: f"rint_rn({v(n.value)})",
     ex.Saturate: lambda n, v, at: _saturate(n, v),
     ex.Less: lambda n, v, at: f"lt({v(n.a)}, {v(n.b)})",

@@ -9,8 +9,10 @@ from .constant import CONSTANT_MAPPING
 from .dequantize_linear import DEQUANTIZE_LINEAR
 from .quantize_linear import QUANTIZE_LINEAR
 from .relu import RELU
+from .unary import UNARY_MAPPINGS
 
-MAPPINGS: tuple[Mapping, ...] = (ARGMAX, ARGMIN, CLIP, CONSTANT_MAPPING, DEQUANTIZE_LINEAR, QUANTIZE_LINEAR, RELU)
+MAPPINGS: tuple[Mapping, ...] = (ARGMAX, ARGMIN, CLIP, CONSTANT_MAPPING, DEQUANTIZE_LINEAR, QUANTIZE_LINEAR, RELU,
+                                 *UNARY_MAPPINGS)
 
 BY_OP_TYPE: dict[str, Mapping] = {m.op_type: m for m in MAPPINGS}
 

@@ -1,0 +1,349 @@
+"""The nodes of element expressions (``opendml.expr``, whose docstring gives each one's meaning and lowerings):
+their classes and type rules, and the integer ranges those rules check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .dtypes import DataType
+
+BOOL: Literal["BOOL"] = "BOOL"
+ValueType = DataType | Literal["BOOL"]
+
+INTEGERS = frozenset(t for t in DataType if t.is_integer)
+SIGNED_INTEGERS = frozenset(t for t in INTEGERS if t.is_signed)
+STORED = frozenset({DataType.FLOAT32, DataType.FLOAT16}) | INTEGERS
+
+
+class ExpressionError(TypeError):
+    """A malformed expression: a programming error in an operator's definition, never a user's."""
+
+
+def _name(t: ValueType) -> str:
+    return t if isinstance(t, str) else t.name
+
+
+def _type(t: ValueType) -> DataType:
+    _require(isinstance(t, DataType), f"{_name(t)} is not a data type")
+    return t  # type: ignore[return-value]
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ExpressionError(message)
+
+
+class Expr:
+    """A node; ``data_type`` is the type of its value. Equal trees are equal and hash alike."""
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, f) for f in self.__dataclass_fields__)  # type: ignore[attr-defined]
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(other) is not type(self) or hash(self) != hash(other):
+            return False
+        return self._fields() == other._fields()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((type(self).__name__, self._fields()))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    def __repr__(self) -> str:
+        args = ", ".join(f.name if isinstance(f, DataType) else repr(f) for f in self._fields())
+        return f"{type(self).__name__}({args})"
+
+    @property
+    def data_type(self) -> ValueType:
+        raise NotImplementedError
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return ()
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Load(Expr):
+    operand: int
+    stored: DataType
+
+    def __post_init__(self) -> None:
+        _require(self.operand >= 0 and self.stored in STORED, f"Load({self.operand}, {_name(self.stored)})")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.stored
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Param(Expr):
+    index: int
+    type: DataType
+
+    def __post_init__(self) -> None:
+        _require(self.index >= 0 and (self.type in INTEGERS or self.type is DataType.FLOAT32),
+                 f"Param({self.index}, {_name(self.type)})")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class _Unary(Expr):
+    value: Expr
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return (self.value,)
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Widen(_Unary):
+    type: DataType
+
+    def __post_init__(self) -> None:
+        source = self.value.data_type
+        _require(source in INTEGERS and self.type in INTEGERS, f"Widen of {_name(source)} to {_name(self.type)}")
+        low, high = integer_range(self.value)
+        t_low, t_high = self.type.integer_range
+        _require(t_low <= low and high <= t_high, f"Widen of {_name(source)} to {_name(self.type)} is not exact")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class _Binary(Expr):
+    a: Expr
+    b: Expr
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return (self.a, self.b)
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Subtract(_Binary):
+    def __post_init__(self) -> None:
+        t = self.a.data_type
+        _require(t in INTEGERS and self.b.data_type == t, f"Subtract of {_name(t)} and {_name(self.b.data_type)}")
+        (a_low, a_high), (b_low, b_high) = integer_range(self.a), integer_range(self.b)
+        low, high = _type(t).integer_range
+        _require(low <= a_low - b_high and a_high - b_low <= high, f"Subtract in {_name(t)} may overflow")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.a.data_type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class ToFloat32(_Unary):
+
+    def __post_init__(self) -> None:
+        source = self.value.data_type
+        _require(source in INTEGERS or source is DataType.FLOAT16, f"ToFloat32 of {_name(source)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return DataType.FLOAT32
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class _Float(_Binary):
+    def __post_init__(self) -> None:
+        _require(self.a.data_type is DataType.FLOAT32 and self.b.data_type is DataType.FLOAT32,
+                 f"{type(self).__name__} of {_name(self.a.data_type)} and {_name(self.b.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return DataType.FLOAT32
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Multiply(_Float):
+    pass
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Add(_Binary):
+    """FLOAT32 + FLOAT32 rounded once, or two integers of one type added exactly (no overflow possible)."""
+
+    def __post_init__(self) -> None:
+        t = self.a.data_type
+        _require((t is DataType.FLOAT32 or t in INTEGERS) and self.b.data_type == t,
+                 f"Add of {_name(t)} and {_name(self.b.data_type)}")
+        if t in INTEGERS:
+            (a_low, a_high), (b_low, b_high) = integer_range(self.a), integer_range(self.b)
+            low, high = _type(t).integer_range
+            _require(low <= a_low + b_low and a_high + b_high <= high, f"Add in {_name(t)} may overflow")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.a.data_type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Divide(_Float):
+    pass
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Negate(_Unary):
+    """-v: FLOAT32's sign flipped, or a signed integer negated in its own type, wrapping around."""
+
+    def __post_init__(self) -> None:
+        t = self.value.data_type
+        _require(t is DataType.FLOAT32 or t in SIGNED_INTEGERS, f"Negate of {_name(t)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.value.data_type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class BitNot(_Unary):
+    """~v: an integer's bits inverted, in its own type."""
+
+    def __post_init__(self) -> None:
+        _require(self.value.data_type in INTEGERS, f"BitNot of {_name(self.value.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.value.data_type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Sqrt(_Unary):
+    """FLOAT32 square root, correctly rounded (one IEEE operation)."""
+
+    def __post_init__(self) -> None:
+        _require(self.value.data_type is DataType.FLOAT32, f"Sqrt of {_name(self.value.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return DataType.FLOAT32
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Round(_Unary):
+
+    def __post_init__(self) -> None:
+        _require(self.value.data_type is DataType.FLOAT32, f"Round of {_name(self.value.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return DataType.FLOAT32
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Saturate(_Unary):
+    type: DataType
+
+    def __post_init__(self) -> None:
+        source = self.value.data_type
+        _require((source is DataType.FLOAT32 or source in INTEGERS) and self.type in INTEGERS,
+                 f"Saturate of {_name(source)} to {_name(self.type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Less(_Binary):
+    def __post_init__(self) -> None:
+        t = self.a.data_type
+        _require((t in INTEGERS or t is DataType.FLOAT32) and self.b.data_type == t,
+                 f"Less of {_name(t)} and {_name(self.b.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return BOOL
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class IsNumber(_Unary):
+
+    def __post_init__(self) -> None:
+        _require(self.value.data_type is DataType.FLOAT32, f"IsNumber of {_name(self.value.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return BOOL
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Select(Expr):
+    condition: Expr
+    a: Expr
+    b: Expr
+
+    def __post_init__(self) -> None:
+        _require(self.condition.data_type == BOOL and self.a.data_type == self.b.data_type
+                 and self.a.data_type != BOOL, f"Select of {_name(self.a.data_type)} and {_name(self.b.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.a.data_type
+
+    @property
+    def children(self) -> tuple[Expr, ...]:
+        return (self.condition, self.a, self.b)
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Store(_Unary):
+    type: DataType
+
+    def __post_init__(self) -> None:
+        source = self.value.data_type
+        ok = source == self.type or (source is DataType.FLOAT32 and self.type is DataType.FLOAT16)
+        _require(ok and self.type in STORED, f"Store of {_name(source)} as {_name(self.type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.type
+
+
+# The closed set of nodes, in the table's order: each lowering is a table with one entry per node
+# (``LOWERINGS`` in opendml.kernels.numpy_lowering, cpu_kernels.codegen, cpu_kernels.vectors and
+# cuda.expr_c), and tests/test_expr.py checks that every table, and the concrete subclasses of Expr, are
+# exactly this set: a node missing from a lowering fails there, not on a user's first large tensor.
+NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Negate, BitNot,
+                                 Sqrt, Round, Saturate, Less, IsNumber, Select, Store)
+
+
+def integer_range(expr: Expr) -> tuple[int, int]:
+    """The smallest and largest value an integer expression can take."""
+    if isinstance(expr, Widen):
+        return integer_range(expr.value)
+    if isinstance(expr, Subtract):
+        (a_low, a_high), (b_low, b_high) = integer_range(expr.a), integer_range(expr.b)
+        return a_low - b_high, a_high - b_low
+    if isinstance(expr, Add) and expr.data_type in INTEGERS:
+        (a_low, a_high), (b_low, b_high) = integer_range(expr.a), integer_range(expr.b)
+        return a_low + b_low, a_high + b_high
+    if isinstance(expr, Saturate):
+        return saturated_range(expr)
+    if isinstance(expr, Select):
+        (a_low, a_high), (b_low, b_high) = integer_range(expr.a), integer_range(expr.b)
+        return min(a_low, b_low), max(a_high, b_high)
+    t = expr.data_type
+    _require(t in INTEGERS, f"integer_range of {_name(t)}")
+    return _type(t).integer_range
+
+
+def saturated_range(node: Saturate) -> tuple[int, int]:
+    """The values a Saturate gives: its type's range, narrowed to its integer source's."""
+    low, high = node.type.integer_range
+    if node.value.data_type is DataType.FLOAT32:
+        return low, high
+    source_low, source_high = integer_range(node.value)
+    return max(low, min(source_low, high)), min(high, max(source_high, low))

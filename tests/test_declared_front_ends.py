@@ -1,0 +1,164 @@
+"""Every operator reaches every front end; a declared one (``ops.DECLARED``) through nothing but its declaration.
+
+Each declared operator runs once through each front end (the functional API on NumPy and Dask arrays,
+``opendml.compile``, the graph builder, ``opendml dispatch`` from JSON, ``opendml support``) on edge values,
+against the independent oracle (tests/elementwise_oracle.py, through test_kernel_specs' EXPECTED). All the
+operators run one FLOAT32 [2, 8] tensor, so the Numba kernels are one per operator.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import opendml as dml
+from opendml import graph as g
+from opendml.cli import main
+from opendml.dispatch import operators as dispatch_operators
+from opendml.ops import BY_NAME, DECLARED, OPERATORS
+from opendml.ops.definition import OperatorDefinition
+from opendml.support import find_schema
+from tests import elementwise_oracle as oracle
+from tests.helpers import edge_values
+from tests.test_kernel_specs import DESCRIPTIONS, EXPECTED, UNARY_FIELDS
+
+# The operators whose front ends are written out, and their functions (CLIP1 is what clip runs on integers).
+WRITTEN = {"ELEMENT_WISE_CLIP": "clip", "ELEMENT_WISE_CLIP1": "clip", "ELEMENT_WISE_THRESHOLD": "threshold",
+           "ELEMENT_WISE_DEQUANTIZE_LINEAR": "dequantize_linear", "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear",
+           "ARGMIN": "argmin", "ARGMAX": "argmax"}
+SHAPE = (2, 8)
+
+
+def test_every_operator_is_declared_or_written_out_and_reaches_every_front_end() -> None:
+    for op in OPERATORS:
+        name = op.schema.name
+        assert (op.api is None) == (name in WRITTEN), name
+        python = WRITTEN[name] if op.api is None else op.api.python
+        assert callable(getattr(dml, python)) and python in dml.__all__, name
+        assert callable(getattr(dml.functional, python)), name
+        assert name in dispatch_operators.BY_NAME and find_schema(name) is op.schema, name
+        if op.api is not None:
+            assert callable(getattr(g, python)) and python in g.__all__, name
+    assert len({op.api.python for op in DECLARED if op.api is not None}) == len(DECLARED)  # no name twice
+
+
+@pytest.mark.parametrize("op", DECLARED, ids=lambda op: op.schema.name)
+def test_dispatch_reads_every_field_of_a_declared_operator_in_directml_order(op: OperatorDefinition) -> None:
+    spec = dispatch_operators.BY_NAME[op.schema.name]
+    assert [f.name for f in spec.fields] == ["InputTensor", "OutputTensor", *(f.name for f in op.fields)]
+    assert spec.desc_type is op.desc_type
+
+
+def _case(op: OperatorDefinition) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
+    """Edge values, the keyword arguments of test_kernel_specs' description, and the oracle's answer."""
+    assert op.api is not None
+    x = edge_values(_input(op), int(np.prod(SHAPE)), np.random.default_rng(7)).reshape(SHAPE)
+    tensors = _tensors(op, SHAPE)
+    desc = DESCRIPTIONS[op.schema.name](tensors)
+    kwargs = {f.python: getattr(desc, f.attribute) for f in op.api.keywords}
+    expected = EXPECTED[op.schema.name](desc, tensors, [x])
+    return x, kwargs, np.array(expected, _output(op).numpy).reshape(SHAPE)
+
+
+def _input(op: OperatorDefinition) -> dml.DataType:
+    """FLOAT32 where the operator takes it (then the kernels are few), else its newest row's first type."""
+    types = max(op.schema.rows, key=lambda row: row.level).types["InputTensor"]
+    return dml.DataType.FLOAT32 if dml.DataType.FLOAT32 in types else min(types, key=lambda t: t.value)
+
+
+def _output(op: OperatorDefinition) -> dml.DataType:
+    assert op.api is not None
+    return op.api.output or _input(op)
+
+
+def _tensors(op: OperatorDefinition, shape: tuple[int, ...]) -> dict[str, dml.TensorDesc | None]:
+    """In as ``_input``; out the same, or the type the front ends give the output."""
+    return {"InputTensor": dml.TensorDesc(_input(op), shape), "OutputTensor": dml.TensorDesc(_output(op), shape)}
+
+
+def _same(got: Any, expected: np.ndarray) -> None:
+    got = np.asarray(got)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert all(oracle.same_value(float(a), float(b)) for a, b in zip(got.reshape(-1), expected.reshape(-1)))
+
+
+def _functional(op: OperatorDefinition, x: np.ndarray, kwargs: dict[str, Any]) -> Any:
+    assert op.api is not None
+    return getattr(dml, op.api.python)(x, **kwargs)
+
+
+def _compiled(op: OperatorDefinition, x: np.ndarray, kwargs: dict[str, Any]) -> Any:
+    return dml.compile(lambda a: _functional(op, a, kwargs))(x)
+
+
+def _dask(op: OperatorDefinition, x: np.ndarray, kwargs: dict[str, Any]) -> Any:
+    import dask.array as da
+
+    return _functional(op, da.from_array(x, chunks=(1, 5)), kwargs).compute(scheduler="sync")
+
+
+def _builder(op: OperatorDefinition, x: np.ndarray, kwargs: dict[str, Any]) -> Any:
+    assert op.api is not None
+    device = dml.Device()
+    graph = dml.Graph(device)
+    node = getattr(g, op.api.python)(graph.input(0, dml.TensorDesc(_input(op), SHAPE)), **kwargs)
+    out_type = _output(op).numpy
+    out = device.create_buffer(max(4, x.size * out_type.itemsize))
+    graph.compile([node]).execute([device.buffer_from(x)], [out])
+    return out.to_numpy()[:x.size * out_type.itemsize].view(out_type).reshape(SHAPE)
+
+
+FRONT_ENDS: dict[str, Callable[[OperatorDefinition, np.ndarray, dict[str, Any]], Any]] = {
+    "functional": _functional, "compile": _compiled, "dask": _dask, "builder": _builder}
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+@pytest.mark.parametrize("op", DECLARED, ids=lambda op: op.schema.name)
+def test_every_declared_operator_runs_through_every_front_end(op: OperatorDefinition, front_end: str) -> None:
+    x, kwargs, expected = _case(op)
+    _same(FRONT_ENDS[front_end](op, x, kwargs), expected)
+
+
+def _json_field(value: Any) -> Any:
+    if isinstance(value, dml.ScaleBias):
+        return {"Scale": value.scale, "Bias": value.bias}
+    return getattr(value, "name", value)  # an enum by its name
+
+
+@pytest.mark.parametrize("op", DECLARED, ids=lambda op: op.schema.name)
+def test_every_declared_operator_runs_under_opendml_dispatch(op: OperatorDefinition, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    x = np.array([[-2.5, -0.5, 0.0, 0.25], [0.75, 1.0, 3.0, 7.0]], np.float32)
+    if _input(op).is_integer:
+        x = np.array([[0, 1, 2, 0], [3, 0, 7, 9]], _input(op).numpy)
+    tensors = _tensors(op, x.shape)
+    desc = DESCRIPTIONS[op.schema.name](tensors)
+    fields = {f.name: _json_field(getattr(desc, f.attribute)) for f in op.fields if getattr(desc, f.attribute) is not None}
+    out = _output(op).name
+    model = {
+        "resources": {"A": {"initialValuesDataType": _input(op).name, "initialValues": x.reshape(-1).tolist()},
+                      "Out": {"initialValuesDataType": out, "initialValues": {"valueCount": 8, "value": 0}}},
+        "dispatchables": {"op": {"type": f"DML_OPERATOR_{op.schema.name}", "desc": {
+            "InputTensor": {"DataType": _input(op).name, "Sizes": list(x.shape)},
+            "OutputTensor": {"DataType": out, "Sizes": list(x.shape)}, **fields}}},
+        "commands": [{"type": "dispatch", "dispatchable": "op", "bindings": {"InputTensor": "A", "OutputTensor": "Out"}},
+                     {"type": "print", "resource": "Out"}],
+    }
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(model))
+    assert main(["dispatch", str(path)]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Resource 'Out': ")]
+    printed = np.array([float(v) for v in line.split(": ")[1].split(", ")])
+    expected = EXPECTED[op.schema.name](desc, tensors, [x])
+    np.testing.assert_allclose(printed, np.array(expected, np.float64), rtol=5e-6, atol=0)
+
+
+def test_the_declared_names_are_directml_s() -> None:
+    assert set(UNARY_FIELDS) <= set(BY_NAME)
+    for op in DECLARED:
+        assert op.desc_type.__doc__.startswith(f"DML_{op.schema.name}_OPERATOR_DESC")  # type: ignore[union-attr]
