@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import pytest
+from fuzz import report as fuzz_report  # tests/fuzz/: its end-of-session report, hooked below
 from hypothesis import HealthCheck, settings
 
 import opendml as dml
@@ -38,6 +39,20 @@ def pytest_configure(config: pytest.Config) -> None:
         from opendml.backends.cpu_kernels import drivers
 
         drivers.PROMOTE_AFTER = 1
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    fuzz_report.session_finish(session)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    fuzz_report.terminal_summary(terminalreporter)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: a worker finished (or crashed, with no output)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    fuzz_report.merge(getattr(node, "workeroutput", None))
+
 
 BACKENDS = [
     pytest.param("cpu", id="cpu"),

@@ -15,6 +15,7 @@ import pytest
 from opendml import cli
 from opendml.backends import cpu_kernels
 from opendml.kernels import cache
+from tests.limits import HANG_SECONDS
 
 NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,7 +105,7 @@ def test_writers_of_one_file_at_once_leave_it_whole(tmp_path: Path) -> None:
 
 def _run(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=HANG_SECONDS)
 
 
 @NUMBA
@@ -116,7 +117,7 @@ def test_processes_generating_one_kernel_at_once_all_run_it(cache_root: Path) ->
     runs = [subprocess.Popen([sys.executable, "-c", code], env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
     for run in runs:
-        _, err = run.communicate(timeout=300)
+        _, err = run.communicate(timeout=HANG_SECONDS)
         assert run.returncode == 0, err
     generated = list(cache_root.glob("kernels-*/generated/elementwise_*.py"))
     assert len(generated) == 1

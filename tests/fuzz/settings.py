@@ -4,7 +4,7 @@
 ``OPENDML_FUZZ_EXAMPLES_<FAMILY>=N`` (``DESCRIPTIONS``, ``BINDINGS``, ``FUNCTIONAL``, ``DISPATCH``,
 ``ONNX``) sets one family's and wins over the first. Without them each family runs its small CI default.
 The examples that actually ran, and how many were accepted or rejected, are printed at the end of the
-session and written as JSON (see ``conftest.py``).
+session and written as JSON (see ``report.py``).
 
 ``OPENDML_FUZZ_KEEP_GOING=1`` (for long runs over code with known failures): a failing example does not
 stop its property; each failure is counted under a signature (exception type, where opendml raised it,
