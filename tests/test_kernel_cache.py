@@ -124,6 +124,35 @@ def test_processes_generating_one_kernel_at_once_all_run_it(cache_root: Path) ->
 
 
 @NUMBA
+def test_processes_saving_two_specialisations_of_one_kernel_at_once_never_swap_their_code(tmp_path: Path) -> None:
+    """Numba's index of a function's specialisations is read, given an entry and written back, and then the
+    entry's data file is written. Two processes (pytest-xdist's workers) that both read the index before
+    either wrote it: each files its own code under a data file name of its own, so whatever the index says
+    afterwards, no signature is given the other's code."""
+    from numba.core import caching
+
+    cache.use_for_numba()
+    folder = tmp_path / f"kernels-{'0' * 16}" / "numba" / "generated"
+    folder.mkdir(parents=True)
+    first, second = (caching.IndexDataCacheFile(str(folder), "kernel-12.py311", "stamp") for _ in range(2))
+    stale = second._load_index()  # the second process read the index before the first wrote its entry
+    save_data = first._save_data
+
+    def first_writes_its_data_last(name: str, data: object) -> None:
+        second._load_index = lambda: dict(stale)  # type: ignore[method-assign]
+        second.save("(array(float16, 1d, C),)", "FLOAT16 code")
+        save_data(name, data)
+
+    first._save_data = first_writes_its_data_last  # type: ignore[method-assign]
+    first.save("(array(float32, 1d, C),)", "FLOAT32 code")
+    reader = caching.IndexDataCacheFile(str(folder), "kernel-12.py311", "stamp")
+    found = {key: reader.load(key) for key in ("(array(float32, 1d, C),)", "(array(float16, 1d, C),)")}
+    assert found["(array(float16, 1d, C),)"] in (None, "FLOAT16 code")  # an entry may be lost, never swapped
+    assert found["(array(float32, 1d, C),)"] in (None, "FLOAT32 code")
+    assert set(found.values()) != {None}
+
+
+@NUMBA
 def test_numba_caches_the_kernels_in_the_fingerprint_directory_only(cache_root: Path, tmp_path: Path) -> None:
     """The hand-written kernels (an ARGMIN, a FLOAT16 conversion) and the generated ones are cached under
     the fingerprint directory, not beside their source; a Numba function of another package keeps Numba's
