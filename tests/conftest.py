@@ -11,8 +11,10 @@ from hypothesis import HealthCheck, settings
 
 import opendml as dml
 
-settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("thorough", max_examples=1000, deadline=None)
+# The default run's examples per property: each example of many properties compiles a kernel of its own (about
+# a second, cold), and CI runs the suite on two cores. ``thorough`` is for long runs (docs/testing.md).
+settings.register_profile("ci", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("OPENDML_HYPOTHESIS_PROFILE", "ci"))
 
 

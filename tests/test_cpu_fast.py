@@ -186,6 +186,7 @@ def _outside(buf: np.ndarray, view: np.ndarray, like: np.ndarray | None = None) 
     return np.ascontiguousarray(buf).reshape(-1)[~marks]
 
 
+@pytest.mark.thin("kernels", ("op", "data_type"))  # each operator and type once; the whole grid under --slow
 @pytest.mark.parametrize("data_type", ALL)
 @pytest.mark.parametrize("op", ["CLIP", "CLIP1", "THRESHOLD"])
 def test_clamp_every_type_and_layout(kernels, op: str, data_type: str) -> None:  # type: ignore[no-untyped-def]
@@ -263,6 +264,7 @@ def test_streamed_outputs_at_every_alignment(data_type: str, monkeypatch: pytest
                 check_clamp(fast, params, inplace[shift:shift + size], inplace[shift:shift + size], in_place=True)
 
 
+@pytest.mark.thin("kernels", ("in_type", "out_type"))
 @pytest.mark.parametrize("in_type", ["INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"])
 @pytest.mark.parametrize("out_type", ["FLOAT32", "FLOAT16"])
 def test_dequantize_every_type_and_broadcast(kernels, in_type: str, out_type: str) -> None:  # type: ignore
@@ -356,6 +358,7 @@ def argmin_check(kernels, x: np.ndarray, axes: tuple[int, ...], direction: str, 
     assert same(out, expected), (axes, direction, variant)
 
 
+@pytest.mark.thin("kernels", ("data_type", "direction"))
 @pytest.mark.parametrize("data_type", ALL)
 @pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
 def test_argmin_every_axis_layout_type_and_direction(kernels, data_type: str, direction: str) -> None:  # type: ignore

@@ -42,7 +42,7 @@ NEEDS_CUDA = pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no usable CUD
 NEEDS_DISTRIBUTED = pytest.mark.skipif(gen_cluster is None, reason="distributed is not installed "
                                        "(pip install 'opendml[dask]')")
 FUNCTIONS = {"ARGMIN": dml.argmin, "ARGMAX": dml.argmax}
-EXAMPLES = max(1, settings.default.max_examples * 2 // 3)  # each builds and runs a graph: 40 under the ci profile
+EXAMPLES = max(1, settings.default.max_examples * 2 // 3)  # each builds and runs a graph: 13 under the ci profile
 
 
 def _compute(*arrays: Any, scheduler: str = "sync") -> tuple[Any, ...]:

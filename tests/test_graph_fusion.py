@@ -289,6 +289,7 @@ def quantize_graph(device: dml.Device, head: str, source: T = F32) -> tuple[dml.
     return graph.graph_desc(outputs), [packed_bytes(a, _total(a)) for a in inputs]
 
 
+@pytest.mark.thin(("kind", "head"), ("kind", "source"))  # every combination under --slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize(("head", "source"), [("round trip", F32), ("round trip", F16), ("requantize", F32),
                                               ("requantize", F16), ("argmin", F32)])

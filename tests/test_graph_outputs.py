@@ -180,6 +180,7 @@ def clip_then_threshold(device: dml.Device, sizes: tuple[int, ...], clipped: Ten
 
 # --- element-wise kernels with extra outputs ------------------------------------------------------------------
 
+@pytest.mark.thin(("kind", "variant"), ("kind", "offset"))  # every combination under --slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("offset", [0, 16])
 @pytest.mark.parametrize("variant", ["FLOAT32", "FLOAT16", "two sizes"])
