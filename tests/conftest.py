@@ -11,9 +11,12 @@ from hypothesis import HealthCheck, settings
 
 import opendml as dml
 
-# The default run's examples per property: each example of many properties compiles a kernel of its own (about
-# a second, cold), and CI runs the suite on two cores. ``thorough`` is for long runs (docs/testing.md).
-settings.register_profile("ci", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# The default run's examples per property: few, as each example of many properties compiles a kernel of its
+# own (about a second, cold) and CI runs the suite on two cores; the same ones every run (derandomized), so a
+# warm kernel cache serves them and a failure repeats; no example database (nothing written in the checkout).
+# ``thorough`` draws new examples each run, many more (docs/testing.md). The fuzz suite draws new ones always.
+settings.register_profile("ci", max_examples=20, deadline=None, derandomize=True, database=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("OPENDML_HYPOTHESIS_PROFILE", "ci"))
 

@@ -70,8 +70,9 @@ def examples(family: str) -> int:
 
 
 def fuzz_settings(family: str, share: float = 1.0) -> settings:
-    """Hypothesis settings of a fuzz property: no deadline, no example database (nothing written to the
-    checkout), and no health check about slow or large generation (the generators are deliberately wide).
+    """Hypothesis settings of a fuzz property: new examples every run, no deadline, no example database
+    (nothing written to the checkout), and no health check about slow or large generation (the generators are
+    deliberately wide).
 
     ``share``: a slow property runs that fraction of its family's examples (at least three).
     """
@@ -79,6 +80,7 @@ def fuzz_settings(family: str, share: float = 1.0) -> settings:
     return settings(
         max_examples=count,
         deadline=None,
+        derandomize=False,  # new examples every run, whatever the profile (the other properties' are fixed)
         database=None,
         print_blob=True,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
