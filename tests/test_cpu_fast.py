@@ -264,7 +264,7 @@ def test_streamed_outputs_at_every_alignment(data_type: str, monkeypatch: pytest
                 check_clamp(fast, params, inplace[shift:shift + size], inplace[shift:shift + size], in_place=True)
 
 
-@pytest.mark.thin("kernels", ("in_type", "out_type"))
+@pytest.mark.thin("kernels", "in_type", "out_type")  # tests/test_cpu_codegen.py runs each pair on Numba
 @pytest.mark.parametrize("in_type", ["INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"])
 @pytest.mark.parametrize("out_type", ["FLOAT32", "FLOAT16"])
 def test_dequantize_every_type_and_broadcast(kernels, in_type: str, out_type: str) -> None:  # type: ignore

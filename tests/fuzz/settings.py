@@ -30,7 +30,7 @@ ENV = "OPENDML_FUZZ_EXAMPLES"
 KEEP_GOING_ENV = "OPENDML_FUZZ_KEEP_GOING"
 
 # Examples per property in CI: the whole directory stays well under a minute on two cores.
-DEFAULTS = {"descriptions": 40, "bindings": 30, "functional": 25, "dispatch": 20, "onnx": 20}
+DEFAULTS = {"descriptions": 30, "bindings": 20, "functional": 20, "dispatch": 20, "onnx": 15}
 
 
 
