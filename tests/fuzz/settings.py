@@ -29,7 +29,7 @@ from hypothesis.errors import HypothesisException
 ENV = "OPENDML_FUZZ_EXAMPLES"
 KEEP_GOING_ENV = "OPENDML_FUZZ_KEEP_GOING"
 
-# Examples per property in CI: the whole directory stays well under a minute on two cores.
+# Examples per property by default (docs/testing.md): new ones every run, and few, as many compile kernels.
 DEFAULTS = {"descriptions": 30, "bindings": 20, "functional": 20, "dispatch": 20, "onnx": 15}
 
 
