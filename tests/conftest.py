@@ -6,12 +6,18 @@ import os
 from typing import Any
 
 import pytest
+from fuzz import report as fuzz_report  # tests/fuzz/: its end-of-session report, hooked below
 from hypothesis import HealthCheck, settings
 
 import opendml as dml
 
-settings.register_profile("ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("thorough", max_examples=1000, deadline=None)
+# The default run's examples per property: few, as each example of many properties compiles a kernel of its
+# own (about a second, cold) and CI runs the suite on two cores; the same ones every run (derandomized), so a
+# warm kernel cache serves them and a failure repeats; no example database (nothing written in the checkout).
+# ``thorough`` draws new examples each run, many more (docs/testing.md). The fuzz suite draws new ones always.
+settings.register_profile("ci", max_examples=20, deadline=None, derandomize=True, database=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("OPENDML_HYPOTHESIS_PROFILE", "ci"))
 
 
@@ -38,6 +44,20 @@ def pytest_configure(config: pytest.Config) -> None:
         from opendml.backends.cpu_kernels import drivers
 
         drivers.PROMOTE_AFTER = 1
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    fuzz_report.session_finish(session)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    fuzz_report.terminal_summary(terminalreporter)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: a worker finished (or crashed, with no output)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    fuzz_report.merge(getattr(node, "workeroutput", None))
+
 
 BACKENDS = [
     pytest.param("cpu", id="cpu"),

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.limits import HANG_SECONDS
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -19,7 +21,7 @@ def run_dispatch(*args: str | Path, cwd: Path | None = None) -> subprocess.Compl
     """``python -m opendml dispatch ARGS`` with this checkout's opendml first on the path."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     return subprocess.run([sys.executable, "-m", "opendml", "dispatch", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG_SECONDS)
 
 
 def printed(stdout: str, resource: str) -> np.ndarray:

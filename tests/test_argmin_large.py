@@ -184,6 +184,7 @@ def oracle_argmin(x: np.ndarray, axes: tuple[int, ...], direction: str, largest:
     return found[back.reshape(-1)].reshape(out_shape)
 
 
+@pytest.mark.thin("name", "data_type")  # each path, each type; every pair under --slow
 @pytest.mark.parametrize("data_type", ["FLOAT32", "FLOAT32-integer-keys", "INT16"])
 @pytest.mark.parametrize("name", list(CASES))
 def test_large_argmin_matches_the_oracle(name: str, data_type: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -217,6 +218,7 @@ VARIANTS = {
 }
 
 
+@pytest.mark.thin("name", "variant")  # each path, each variant; every pair under --slow
 @pytest.mark.parametrize("variant", list(VARIANTS))
 @pytest.mark.parametrize("name", list(CASES))
 def test_large_argmax_and_propagate_match_the_oracle(name: str, variant: str, monkeypatch: pytest.MonkeyPatch) -> None:

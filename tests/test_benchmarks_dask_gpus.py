@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.limits import HANG_SECONDS
+
 pytest.importorskip("distributed", reason="distributed is not installed (pip install 'opendml[dask]')")
 da = pytest.importorskip("dask.array", reason="Dask is not installed (pip install 'opendml[dask]')")
 
@@ -35,7 +37,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
     out = tmp_path_factory.mktemp("dask-gpus")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     done = subprocess.run([sys.executable, str(SCRIPT), "--cpu", "--gpus", "2", "--sizes", "tiny", "--out", str(out)],
-                          env=env, capture_output=True, text=True, check=False, timeout=300)
+                          env=env, capture_output=True, text=True, check=False, timeout=HANG_SECONDS)
     return done, out
 
 

@@ -18,6 +18,8 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from tests.limits import HANG_SECONDS
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "graphs.py"
 ROWS = ["1", "2", "3a", "3b", "4a", "4b", "5"]
@@ -41,7 +43,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     env.pop("OPENDML_FUSION", None)
     done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--sizes", "tiny", "--repeats", "3",
-                           "--skip", "torch.compile", "--out", str(out)], env=env, capture_output=True, text=True, check=False, timeout=300)
+                           "--skip", "torch.compile", "--out", str(out)], env=env, capture_output=True, text=True, check=False, timeout=HANG_SECONDS)
     path = out / "graphs-cpu-tiny.csv"
     assert path.exists(), done.stdout + done.stderr
     lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.limits import HANG_SECONDS
+
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "latency.py"
 HOST = ["opendml execute", "opendml functional", "opendml list of 1", "opendml list of 3", "np.clip"]
@@ -29,7 +31,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--repeats", "3", "--batch", "5",
                            "--chain-repeats", "3", "--skip", "torch.compile", "--out", str(out)],
-                          env=env, capture_output=True, text=True, check=False, timeout=120)
+                          env=env, capture_output=True, text=True, check=False, timeout=HANG_SECONDS)
     path = out / "latency-cpu.csv"
     assert path.exists(), done.stdout + done.stderr
     text = path.read_text()

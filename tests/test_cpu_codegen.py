@@ -181,6 +181,7 @@ def dequantize_spec(in_type: str, out_type: str, shape: tuple[int, ...], zero_po
     return DEQUANTIZE_LINEAR.kernel(params, DEQUANTIZE_LINEAR.tensors(desc)), params
 
 
+@pytest.mark.thin(("kernel_set", "in_type"), ("kernel_set", "out_type"))  # every pair of types under --slow
 @pytest.mark.parametrize("kernel_set", KERNELS)
 @pytest.mark.parametrize("out_type", ["FLOAT32", "FLOAT16"])
 @pytest.mark.parametrize("in_type", ["INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"])

@@ -155,7 +155,7 @@ def interesting(case: ExpressionCase) -> bool:
     return len(list(ex.nodes(case.expr))) >= 5 and len(case.inputs) <= 3
 
 
-DRAWN = settings(max_examples=max(1, settings().max_examples // 5),  # 12 under the ci profile
+DRAWN = settings(max_examples=max(1, settings().max_examples // 5),  # 4 under the ci profile
                  derandomize=True, deadline=None)
 
 

@@ -27,6 +27,7 @@ from opendml.ops.dequantize_linear import DEQUANTIZE_LINEAR, dequantize_linear_r
 from opendml.ops.elementwise import clamp_reference
 from opendml.ops.threshold import THRESHOLD
 from tests import elementwise_oracle as oracle
+from tests.limits import HANG_SECONDS
 
 NO_NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
 KERNELS = [
@@ -185,6 +186,7 @@ def _outside(buf: np.ndarray, view: np.ndarray, like: np.ndarray | None = None) 
     return np.ascontiguousarray(buf).reshape(-1)[~marks]
 
 
+@pytest.mark.thin("kernels", ("op", "data_type"))  # each operator and type once; the whole grid under --slow
 @pytest.mark.parametrize("data_type", ALL)
 @pytest.mark.parametrize("op", ["CLIP", "CLIP1", "THRESHOLD"])
 def test_clamp_every_type_and_layout(kernels, op: str, data_type: str) -> None:  # type: ignore[no-untyped-def]
@@ -262,6 +264,7 @@ def test_streamed_outputs_at_every_alignment(data_type: str, monkeypatch: pytest
                 check_clamp(fast, params, inplace[shift:shift + size], inplace[shift:shift + size], in_place=True)
 
 
+@pytest.mark.thin("kernels", "in_type", "out_type")  # tests/test_cpu_codegen.py runs each pair on Numba
 @pytest.mark.parametrize("in_type", ["INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"])
 @pytest.mark.parametrize("out_type", ["FLOAT32", "FLOAT16"])
 def test_dequantize_every_type_and_broadcast(kernels, in_type: str, out_type: str) -> None:  # type: ignore
@@ -355,6 +358,7 @@ def argmin_check(kernels, x: np.ndarray, axes: tuple[int, ...], direction: str, 
     assert same(out, expected), (axes, direction, variant)
 
 
+@pytest.mark.thin("kernels", ("data_type", "direction"))
 @pytest.mark.parametrize("data_type", ALL)
 @pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
 def test_argmin_every_axis_layout_type_and_direction(kernels, data_type: str, direction: str) -> None:  # type: ignore
@@ -874,7 +878,7 @@ def test_a_forked_child_runs_operators() -> None:
     expected = np.asarray(dml.argmin(x, 1, device=dml.Device("cpu", threads=2)))  # starts the threads here
     context = multiprocessing.get_context("fork")
     with context.Pool(1) as pool:
-        got = pool.apply_async(_child_argmin, (x,)).get(timeout=120)  # a child stuck waiting fails, not hangs
+        got = pool.apply_async(_child_argmin, (x,)).get(timeout=HANG_SECONDS)  # a child stuck waiting fails, not hangs
     assert np.array_equal(got, expected)
 
 
@@ -883,38 +887,51 @@ def _child_argmin(x: np.ndarray) -> np.ndarray:
 
 
 def test_run_tasks_keeps_order_and_bounds_concurrency() -> None:
-    """Each task stays running until three run at once (or a second has passed), then a little longer: with
-    the bound kept exactly three ever run together; a broken bound lets the waiting ones pile up past it."""
+    """Each task stays running until three run at once (or every task left is running), then a little longer:
+    with the bound kept exactly three ever run together; a broken bound lets the waiting ones pile up past it.
+    No clock decides: a bound below three would wait for a hang's time and then fail."""
     import threading
     import time
 
-    active, peak, ready = [0], [0], threading.Condition()
+    count = 10
+    active, peak, finished, ready = [0], [0], [0], threading.Condition()
 
     def task(k: int) -> int:
         with ready:
             active[0] += 1
             peak[0] = max(peak[0], active[0])
             ready.notify_all()
-            ready.wait_for(lambda: active[0] >= 3, timeout=1.0)
+            ready.wait_for(lambda: active[0] >= min(3, count - finished[0]), timeout=HANG_SECONDS)
         time.sleep(0.02)  # still running while the next tasks start
         with ready:
             active[0] -= 1
+            finished[0] += 1
+            ready.notify_all()
         return k * k
 
-    assert threads.run_tasks(task, [(k,) for k in range(10)], 3) == [k * k for k in range(10)]
+    assert threads.run_tasks(task, [(k,) for k in range(count)], 3) == [k * k for k in range(count)]
     assert peak[0] == 3
 
 
 def test_run_tasks_deals_tasks_to_free_threads_and_the_caller_works_too() -> None:
-    """A thread held up by one slow task (as by other work on its core) leaves the rest to the others."""
+    """A thread held up by one slow task (as by other work on its core) leaves the rest to the others: task 0
+    ends only once every other task has run (elsewhere, necessarily), so no clock decides."""
     import threading
     import time
 
     ran_on: dict[int, int] = {}
+    others, lock, others_done = [0], threading.Lock(), threading.Event()
 
     def task(k: int) -> int:
         ran_on[k] = threading.get_ident()
-        time.sleep(0.3 if k == 0 else 0.005)
+        if k == 0:
+            others_done.wait(timeout=HANG_SECONDS)  # tasks dealt out ahead of time would wait behind it
+            return k
+        time.sleep(0.005)
+        with lock:
+            others[0] += 1
+            if others[0] == 11:
+                others_done.set()
         return k
 
     assert threads.run_tasks(task, [(k,) for k in range(12)], 2) == list(range(12))

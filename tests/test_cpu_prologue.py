@@ -137,6 +137,7 @@ CHAINS = [Chain("tensor"), Chain("column", "FLOAT16", "DECREASING", "UINT32"),
           Chain("column", operator="ARGMAX", nan_policy="PROPAGATE")]
 
 
+@pytest.mark.thin("name", "chain")  # each path, each chain; every pair under --slow
 @pytest.mark.parametrize("chain", range(len(CHAINS)))
 @pytest.mark.parametrize("name", list(CASES))
 def test_every_plan_path_with_a_prologue_equals_node_by_node(name: str, chain: int) -> None:

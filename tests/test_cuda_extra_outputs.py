@@ -210,6 +210,7 @@ def test_extra_outputs_share_the_temporaries_of_the_output() -> None:
 
 
 @needs_gxx
+@pytest.mark.thin("intermediate", "kind", "vector")
 @pytest.mark.parametrize("intermediate", [T.FLOAT32, T.FLOAT16])
 @pytest.mark.parametrize(("sizes", "kind", "vector"), ELEMENTWISE_LAYOUTS)
 def test_element_wise_extras_run_on_the_host_store_the_numpy_values(intermediate: T, sizes: tuple[int, ...],
@@ -411,6 +412,7 @@ def _skip_without_barrier(error: AssertionError) -> None:
 
 
 @needs_gxx
+@pytest.mark.thin("path", "layout", "form", "shift")  # each plan path, layout and store form; all under --slow
 @pytest.mark.parametrize(("case", "kinds", "layout", "shift", "path", "form"), [tuple(c[1:]) for c in HOST_CASES],
                          ids=[c[0] for c in HOST_CASES])
 def test_argmin_extras_run_on_the_host_store_each_element_once(case: Case, kinds: list[T], layout: str, shift: int,

@@ -14,6 +14,7 @@ import pytest
 from dispatch_helpers import DATA, assert_printed, median_ms, printed, run_dispatch, write_model
 
 from opendml.dispatch.catalog import examples_dir
+from tests.limits import HANG_SECONDS
 
 EXAMPLES = sorted(p.stem for p in examples_dir().glob("*.json"))
 
@@ -140,7 +141,7 @@ def test_installed_script_runs_an_example(tmp_path) -> None:
     if script is None:
         pytest.skip("the opendml script is not on PATH (the package is not installed with pip)")
     result = subprocess.run([script, "dispatch", "--example", "clip", "--backend", "cpu"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=HANG_SECONDS)
     assert result.returncode == 0, result.stderr
     x = np.arange(-4, 4, dtype=np.float32)
     assert_printed(result.stdout, "y", np.clip(x * np.float32(0.5) + np.float32(1), 0, 2))
@@ -228,8 +229,8 @@ def test_timing_options(backend: str) -> None:
 def test_milliseconds_to_run_keeps_iterating() -> None:
     result = run_dispatch("--example", "clip", "--backend", "cpu", "-t", "100")
     assert result.returncode == 0, result.stderr
-    count, _ = median_ms(result.stdout, "clip")
-    assert count > 1  # a dispatch of 8 values takes well under 100 ms
+    count, median = median_ms(result.stdout, "clip")
+    assert count > 1 or median >= 100  # iterations until 100 ms have passed (one, on a machine that slow)
 
 
 def test_auto_backend_runs_somewhere() -> None:

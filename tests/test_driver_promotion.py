@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from opendml.backends import cpu_kernels
+from tests.limits import HANG_SECONDS
 
 pytestmark = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="the drivers are Numba's (opendml[fast])")
 
@@ -49,7 +50,7 @@ print(json.dumps({"calls": calls, "compiled": compiled, "promote_after": drivers
 def run_child(cache: Path, calls: int) -> dict:
     env = {**os.environ, "OPENDML_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-c", CHILD, str(calls)], env=env, capture_output=True, text=True,
-                          timeout=300, check=False)
+                          timeout=HANG_SECONDS, check=False)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
 

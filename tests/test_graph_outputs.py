@@ -119,6 +119,7 @@ ROW_FIVE_CASES = {
 }
 
 
+@pytest.mark.thin("name", "kind")  # each path on one kind of device; every pair under --slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name", list(ROW_FIVE_CASES))
 def test_row_five_matches_the_oracle_on_every_path(kind: str, name: str) -> None:
@@ -180,6 +181,7 @@ def clip_then_threshold(device: dml.Device, sizes: tuple[int, ...], clipped: Ten
 
 # --- element-wise kernels with extra outputs ------------------------------------------------------------------
 
+@pytest.mark.thin(("kind", "variant"), ("kind", "offset"))  # every combination under --slow
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("offset", [0, 16])
 @pytest.mark.parametrize("variant", ["FLOAT32", "FLOAT16", "two sizes"])
@@ -394,6 +396,7 @@ def test_compile_spec_needs_one_description_per_extra_output() -> None:
 # --- the Numba ARGMIN with extra outputs on every path of the engines' plan ------------------------------------
 
 @pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed: the paths are its kernels'")
+@pytest.mark.thin("chain", "box", "streamed")  # each chain, the small boxes and streaming; all five under --slow
 @pytest.mark.parametrize("chain, box, streamed", [(0, None, False), (1, None, False), (2, 200, False),
                                                   (0, None, True), (2, 200, True)])
 def test_every_plan_path_with_an_extra_output_equals_node_by_node(chain: int, box: int | None, streamed: bool,

@@ -15,6 +15,7 @@ import pytest
 from opendml import cli
 from opendml.backends import cpu_kernels
 from opendml.kernels import cache
+from tests.limits import HANG_SECONDS
 
 NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,7 +105,7 @@ def test_writers_of_one_file_at_once_leave_it_whole(tmp_path: Path) -> None:
 
 def _run(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=HANG_SECONDS)
 
 
 @NUMBA
@@ -116,10 +117,39 @@ def test_processes_generating_one_kernel_at_once_all_run_it(cache_root: Path) ->
     runs = [subprocess.Popen([sys.executable, "-c", code], env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
     for run in runs:
-        _, err = run.communicate(timeout=300)
+        _, err = run.communicate(timeout=HANG_SECONDS)
         assert run.returncode == 0, err
     generated = list(cache_root.glob("kernels-*/generated/elementwise_*.py"))
     assert len(generated) == 1
+
+
+@NUMBA
+def test_processes_saving_two_specialisations_of_one_kernel_at_once_never_swap_their_code(tmp_path: Path) -> None:
+    """Numba's index of a function's specialisations is read, given an entry and written back, and then the
+    entry's data file is written. Two processes (pytest-xdist's workers) that both read the index before
+    either wrote it: each files its own code under a data file name of its own, so whatever the index says
+    afterwards, no signature is given the other's code."""
+    from numba.core import caching
+
+    cache.use_for_numba()
+    folder = tmp_path / f"kernels-{'0' * 16}" / "numba" / "generated"
+    folder.mkdir(parents=True)
+    first, second = (caching.IndexDataCacheFile(str(folder), "kernel-12.py311", "stamp") for _ in range(2))
+    stale = second._load_index()  # the second process read the index before the first wrote its entry
+    save_data = first._save_data
+
+    def first_writes_its_data_last(name: str, data: object) -> None:
+        second._load_index = lambda: dict(stale)  # type: ignore[method-assign]
+        second.save("(array(float16, 1d, C),)", "FLOAT16 code")
+        save_data(name, data)
+
+    first._save_data = first_writes_its_data_last  # type: ignore[method-assign]
+    first.save("(array(float32, 1d, C),)", "FLOAT32 code")
+    reader = caching.IndexDataCacheFile(str(folder), "kernel-12.py311", "stamp")
+    found = {key: reader.load(key) for key in ("(array(float32, 1d, C),)", "(array(float16, 1d, C),)")}
+    assert found["(array(float16, 1d, C),)"] in (None, "FLOAT16 code")  # an entry may be lost, never swapped
+    assert found["(array(float32, 1d, C),)"] in (None, "FLOAT32 code")
+    assert set(found.values()) != {None}
 
 
 @NUMBA

@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import numpy as np
 import pytest
 from elementwise_oracle import arg_of, clamp_element, float_field_bound
 from helpers import same_values
+from limits import HANG_SECONDS
 
 import opendml as dml
 from opendml.backends import cpu_kernels
@@ -139,7 +139,7 @@ def test_the_workqueue_layer_never_aborts() -> None:
               "drivers.PROMOTE_AFTER = 1\n"
               "print(t.run_at_once(2), numba.threading_layer())\n")
     done = subprocess.run([sys.executable, "-c", script], env=env, cwd=tests, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=HANG_SECONDS)
     assert (done.returncode, done.stdout.strip()) == (0, "[] workqueue"), done.stderr[-2000:]
 
 
@@ -159,7 +159,7 @@ def test_thread_safe_layers_launch_without_taking_turns() -> None:
     with drivers._lock:
         worker = threading.Thread(target=lambda: done.append(dml.clip(x, LOW, HIGH, device=device)))
         worker.start()
-        worker.join(timeout=60)
+        worker.join(timeout=HANG_SECONDS)
     assert len(done) == 1 and same_values(done[0], np.minimum(np.maximum(x, np.float32(LOW)), np.float32(HIGH)))
 
 
@@ -167,21 +167,23 @@ def test_a_caller_does_not_wait_for_pool_threads_busy_elsewhere() -> None:
     """Two callers share the pool: one whose tasks are all done returns at once, though the pool's thread is
     still busy with the other's task (before, it waited for that thread to pick up its own helper)."""
     release = threading.Event()
-    started = threading.Event()
+    running = threading.Semaphore(0)
 
     def slow(k: int) -> int:
-        started.set()
-        release.wait(timeout=60)
+        running.release()
+        release.wait()  # set only once the second caller has returned (or has been given up on)
         return k
 
     blocked = threading.Thread(target=threads.run_tasks, args=(slow, [(0,), (1,)], 2))
     blocked.start()
     try:
-        assert started.wait(timeout=30)
-        time.sleep(0.05)  # both of its tasks now hold a thread: the calling one and the pool's
-        begun = time.monotonic()
-        assert threads.run_tasks(lambda k: k * 10, [(1,), (2,), (3,)], 2) == [10, 20, 30]
-        assert time.monotonic() - begun < 10
+        for _ in range(2):  # both of its tasks now hold a thread: the calling one and the pool's
+            assert running.acquire(timeout=HANG_SECONDS)
+        got: list[list[int]] = []
+        caller = threading.Thread(target=lambda: got.append(threads.run_tasks(lambda k: k * 10, [(1,), (2,), (3,)], 2)))
+        caller.start()
+        caller.join(timeout=HANG_SECONDS)  # a caller waiting for the pool's thread would wait for ``release``
+        assert got == [[10, 20, 30]]
     finally:
         release.set()
         blocked.join()

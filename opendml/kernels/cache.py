@@ -240,7 +240,29 @@ def use_for_numba() -> None:
     from numba.core import caching
 
     caching.CacheImpl._locator_classes.insert(0, _locator_class(caching))
+    _name_data_files_apart(caching)
     _registered = True
+
+
+def _name_data_files_apart(caching: Any) -> None:
+    """Give the data files of each of Numba's cache files in the kernel cache names of their own.
+
+    Numba files a function's compiled specialisations in one index (signature -> data file name) and
+    numbered data files. Saving one reads the index, takes the first free number, writes the index, then the
+    data. Two processes that save two specialisations of one function at once (pytest-xdist's workers, Dask
+    workers sharing a cache) can both take the same number: the index can then end up with one signature
+    and the data file with the other's code, which is loaded for that signature from then on. With a random
+    part in each cache file's names, no two processes write one data file; at worst one's index entry is
+    lost, and that specialisation is compiled again later. Other Numba users' cache files keep Numba's
+    names."""
+    numba_init = caching.IndexDataCacheFile.__init__
+
+    def __init__(self: Any, cache_path: str, filename_base: str, source_stamp: Any) -> None:
+        numba_init(self, cache_path, filename_base, source_stamp)
+        if any(_NAME.fullmatch(part) for part in Path(cache_path).parts):
+            self._data_name_pattern = f"{filename_base}.{os.urandom(6).hex()}-{{number:d}}.nbc"
+
+    caching.IndexDataCacheFile.__init__ = __init__
 
 
 def _locator_class(caching: Any) -> type:
