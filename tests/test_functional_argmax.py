@@ -74,11 +74,11 @@ def _oracle(x: np.ndarray, axes: tuple[int, ...], direction: str, largest: bool,
     return result
 
 
-# Each type compiles the engines for each of its eight kinds (operator, policy, direction): float, half and
-# signed by default; the unsigned and 64-bit key transforms run through the engines in tests/test_cpu_fast.py
-# by default, and here under --slow.
-@pytest.mark.parametrize("data_type", ["FLOAT32", "FLOAT16", "INT8", *(pytest.param(t, marks=pytest.mark.slow)
-                                                                       for t in ("UINT16", "INT64", "UINT64"))])
+# Each type compiles the engines for each of its eight kinds (operator, policy, direction), seconds each: a
+# float and a signed type by default; the half, unsigned and 64-bit key transforms run through the engines in
+# tests/test_cpu_fast.py by default (and through this front end in the fuzz suite), and here under --slow.
+@pytest.mark.parametrize("data_type", ["FLOAT32", "INT8", *(pytest.param(t, marks=pytest.mark.slow)
+                                                            for t in ("FLOAT16", "UINT16", "INT64", "UINT64"))])
 def test_argmax_and_argmin_against_the_oracle(data_type: str) -> None:
     """Edge values (NaN, infinities, -0.0, limits, ties) over every axis set, both directions and policies."""
     rng = np.random.default_rng(11)
