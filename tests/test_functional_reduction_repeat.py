@@ -108,3 +108,20 @@ def test_a_remembered_layout_keeps_no_array_alive() -> None:
     del x, out
     gc.collect()
     assert all(ref() is None for ref in refs)
+
+
+@pytest.mark.parametrize("remembered, other", [
+    (1, True), (1, 1.0), ((1,), (True,)), ("INCREASING", "increasing ")])
+def test_arguments_equal_but_of_another_kind_are_not_served_by_a_remembered_call(remembered: Any, other: Any) -> None:
+    """A call whose arguments equal a remembered call's under == but differ in kind (True and 1.0 are == 1) is
+    validated as a first call: refused where the first would be, never run by the remembered layout's kernel."""
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    if isinstance(remembered, str):
+        dml.argmax(x, 1, axis_direction=remembered)
+        dml.argmax(x, 1, axis_direction=remembered)  # now served by the direct path
+        assert dml.argmax(x, 1, axis_direction=other).tolist() == [[4]] * 4  # a name is parsed loosely, and right
+        return
+    dml.argmax(x, remembered)
+    dml.argmax(x, remembered)
+    with pytest.raises(dml.InvalidArgumentError, match="ARGMAX: Axes"):
+        dml.argmax(x, other)

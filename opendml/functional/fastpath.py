@@ -53,8 +53,14 @@ Repeats = dict[tuple[int, int], "_Repeat"]
 
 
 def _exact(value: Any) -> Any:
-    """A cache key part that tells apart what == does not: -0.0 from 0.0, 1 from 1.0 and True."""
-    return (type(value), repr(value))
+    """A cache key part that tells apart what == does not: -0.0 from 0.0, 1 from 1.0 and True.
+
+    An ``int``, a ``str`` or None is its own key (the common arguments: an axis, a name, a default): each equals
+    only values of its own type, and every value of another type is keyed by a tuple of its type and repr."""
+    kind = type(value)
+    if kind is int or kind is str or value is None:
+        return value
+    return (kind, repr(value))
 
 
 # The array types the fast paths take, with the backend whose default device a call without ``device=`` runs

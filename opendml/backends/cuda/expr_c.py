@@ -212,10 +212,12 @@ def _add(node: ex.Add, v: Callable[[ex.Expr], str]) -> str:
 
 
 def _negate(node: ex.Negate, v: Callable[[ex.Expr], str]) -> str:
-    """FLOAT32: the sign flipped (neg.f32). A signed integer: negated as a 64-bit unsigned (no signed overflow in
-    C), truncated to its own type (wrapping: the smallest integer stays), then held as its type is."""
+    """FLOAT32: the sign bit flipped on the bits (as NumPy's negative does; the compiler may lower a float ``-x``
+    to an add that turns a NaN's payload or sign otherwise). A signed integer: negated as a 64-bit unsigned (no
+    signed overflow in C), truncated to its own type (wrapping: the smallest integer stays), then held as its
+    type is."""
     if node.data_type is DataType.FLOAT32:
-        return f"(-{v(node.value)})"
+        return f"__int_as_float(__float_as_int({v(node.value)}) ^ 0x80000000)"
     own = C_TYPE[node.data_type]  # type: ignore[index]
     return f"(({held_type(node.data_type)})(({own})(0ull - (ull)({v(node.value)}))))"
 

@@ -9,6 +9,7 @@ packed once where the driver reads them (each argument's bytes, and the array of
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -68,7 +69,9 @@ class PointerLaunch(PackedLaunch):
                  scalars: tuple[Any, ...], before: tuple[Any, ...] = ()) -> None:
         super().__init__(kernel, grid, block, (*before, *(np.uint64(0) for _ in range(count)), *scalars))
         self._first = len(before)
-        self._slots = self._values[self._first:self._first + count]
+        # Each address's slot written through ctypes (a third of a NumPy 0-d assignment's cost).
+        held = self._values[self._first:self._first + count]
+        self._slots = [ctypes.c_uint64.from_address(value.ctypes.data) for value in held]
         self._lock = threading.Lock()
 
     def __call__(self, *pointers: int) -> None:  # type: ignore[override]
@@ -78,7 +81,7 @@ class PointerLaunch(PackedLaunch):
         """Launch on ``stream`` (a handle) over these addresses."""
         with self._lock:
             for slot, pointer in zip(self._slots, pointers):
-                slot[()] = pointer
+                slot.value = pointer
             if self._driver_launch(stream):
                 return
             first = self._first
