@@ -131,8 +131,8 @@ def _device_result(device: Device, x: Any, out: Any, made: tuple[tuple[int, ...]
     if x.data.ptr % itemsize:
         return None
     xp = device.backend.xp
-    if out is None:
-        return xp.empty(x.shape, x.dtype) if made is None else xp.empty(*made)
+    if out is None:  # the array type's own constructor: ``empty`` is a Python function around it
+        return xp.ndarray(x.shape, x.dtype) if made is None else xp.ndarray(*made)
     if out.data.ptr % itemsize or (out is not x and xp.may_share_memory(out, x)):
         return None
     return out
