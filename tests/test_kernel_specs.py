@@ -28,8 +28,9 @@ from opendml import expr as ex
 from opendml.backends import cpu_kernels
 from opendml.dtypes import DataType as T
 from opendml.kernels import numpy_lowering
-from opendml.kernels.spec import KernelSpec, ReductionKind
+from opendml.kernels.spec import KernelSpec, ReductionKind, Scalars
 from opendml.ops import BY_NAME, OPERATORS
+from opendml.ops.unary import Constants, wrapped
 from opendml.schema import OperatorSchema, SupportRow
 from tests import elementwise_oracle as oracle
 from tests.conftest import CUDA_MISSING
@@ -599,3 +600,20 @@ def test_is_infinity_expression_in_each_mode_matches_the_oracle(mode: str, type_
     x = dml.TensorDesc(type_name, [1])
     spec = _spec(dml.ElementWiseIsInfinityDesc(x, dml.TensorDesc("UINT8", [1]), mode))
     _check(spec, [_values(type_name, [65504.0, 3.0e38])], lambda row: oracle.is_infinity_element(row[0], mode))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("type_name", oracle.INTEGERS_32)
+def test_wrapped_sums_and_differences_wrap_as_twos_complement(type_name: str) -> None:
+    """The unary family's wrap-around (SPEC 11.3) of an exact sum or difference, over every pair of edge values."""
+    t = T[type_name]
+    low, high = t.integer_range
+    wide = ex.difference_type(t)
+    pairs = list(itertools.product(edges(t), repeat=2))
+    operands = [np.array([pair[k] for pair in pairs], t.numpy) for k in (0, 1)]
+    a, b = (ex.Widen(ex.Load(k, t), wide) for k in (0, 1))
+    for node, exact in [(ex.Add, lambda x, y: x + y), (ex.Subtract, lambda x, y: x - y)]:
+        scalars = Scalars()
+        element = ex.Store(wrapped(node(a, b), t, Constants(scalars, t, t)), t)
+        got = numpy_lowering.evaluate(element, operands, scalars.values)
+        expected = [(exact(x, y) - low) % (high - low + 1) + low for x, y in pairs]
+        assert got.dtype == t.numpy and got.tolist() == expected, node.__name__
