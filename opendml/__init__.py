@@ -50,6 +50,7 @@ from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.recip import ElementWiseRecipDesc
 from .ops.relu import ActivationReluDesc
 from .ops.round import ElementWiseRoundDesc
+from .ops.shrink import ActivationShrinkDesc
 from .ops.sign import ElementWiseSignDesc
 from .ops.sqrt import ElementWiseSqrtDesc
 from .ops.threshold import ElementWiseThresholdDesc
@@ -67,6 +68,7 @@ __all__ = [
     "ActivationLeakyReluDesc",
     "ActivationLinearDesc",
     "ActivationReluDesc",
+    "ActivationShrinkDesc",
     "ActivationThresholdedReluDesc",
     "ArgMaxDesc",
     "ArgMinDesc",

@@ -366,6 +366,18 @@ def hard_swish_element(x: float, type_name: str, alpha: float, beta: float) -> f
     return _finish(_f32_product(x, _hard_sigmoid_f32(x, alpha, beta)), type_name)
 
 
+def shrink_element(x: int | float, type_name: str, bias: float, threshold: float) -> int | float:
+    """The page's formula in its order: x - Bias above Threshold, x + Bias below -Threshold, else 0 (NaN too).
+    Floats: in float32, each sum rounded once. Integers: Bias, Threshold and -Threshold each cast to the type as
+    CLIP's Min and Max are (SPEC 8.3), the sum or difference wrapped (SPEC 11.3)."""
+    if TYPES[type_name].is_float:
+        t, b = float_field(threshold), float_field(bias)
+        v = round_f32(x - b) if x > t else round_f32(x + b) if x < -t else 0.0
+        return _finish(v, type_name)
+    high, low, b = (float_field_bound(v, type_name) for v in (threshold, -float_field(threshold), bias))
+    return _wrapped(x - b if x > high else x + b if x < low else 0, type_name)  # type: ignore[operator]
+
+
 def _wrapped(v: int, type_name: str) -> int:
     """An integer result wrapped into the type's range (two's complement, SPEC 11.3)."""
     low, high = TYPES[type_name].integer_range  # type: ignore[misc]

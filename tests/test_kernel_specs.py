@@ -98,6 +98,7 @@ def _unary(make: Callable[[dml.TensorDesc, dml.TensorDesc], object]) -> Callable
 UNARY_FIELDS: dict[str, tuple[float, ...]] = {
     "ACTIVATION_LINEAR": (1.5, -0.25), "ACTIVATION_LEAKY_RELU": (0.1,), "ACTIVATION_THRESHOLDED_RELU": (0.5,),
     "ACTIVATION_HARD_SIGMOID": (0.2, 0.5), "ACTIVATION_HARD_SWISH": (1 / 6, 0.5),
+    "ACTIVATION_SHRINK": (100.5, -50.5),  # Bias, Threshold: UINT8's differences and INT8's above -50 wrap
 }
 
 DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
@@ -134,6 +135,7 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
         x, y, *UNARY_FIELDS["ACTIVATION_HARD_SIGMOID"])),
     "ACTIVATION_HARD_SWISH": _unary(lambda x, y: dml.ActivationHardSwishDesc(
         x, y, *UNARY_FIELDS["ACTIVATION_HARD_SWISH"])),
+    "ACTIVATION_SHRINK": _unary(lambda x, y: dml.ActivationShrinkDesc(x, y, *UNARY_FIELDS["ACTIVATION_SHRINK"])),
 }
 REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN, "ARGMAX": ReductionKind.ARGMAX}  # every other operator is element-wise
 
@@ -259,6 +261,7 @@ EXPECTED: dict[str, Expect] = {
     "ACTIVATION_THRESHOLDED_RELU": _expect_unary(oracle.thresholded_relu_element),
     "ACTIVATION_HARD_SIGMOID": _expect_unary(oracle.hard_sigmoid_element),
     "ACTIVATION_HARD_SWISH": _expect_unary(oracle.hard_swish_element),
+    "ACTIVATION_SHRINK": _expect_unary(oracle.shrink_element),
 }
 
 
@@ -617,3 +620,23 @@ def test_wrapped_sums_and_differences_wrap_as_twos_complement(type_name: str) ->
         got = numpy_lowering.evaluate(element, operands, scalars.values)
         expected = [(exact(x, y) - low) % (high - low + 1) + low for x, y in pairs]
         assert got.dtype == t.numpy and got.tolist() == expected, node.__name__
+
+
+SHRINK_FIELDS = [(0.0, 0.5), (0.25, 0.5), (-1.5, 2.5), (100.5, -50.5), (-100.5, 50.5), (3.0e38, 0.0), (0.0, -0.0),
+                 (1.0, math.inf), (1.0, -math.inf), (math.nan, 1.0), (1.0, math.nan), (2.0**-149, 2.0**-149),
+                 (1e10, 65504.0), (-1e10, -1e10)]
+
+
+@pytest.mark.parametrize(("bias", "threshold"), SHRINK_FIELDS)
+@pytest.mark.parametrize("type_name", oracle.FLOATS + oracle.INTEGERS_32)
+def test_shrink_expression_matches_the_oracle(type_name: str, bias: float, threshold: float) -> None:
+    """Above Threshold first, then below -Threshold; floats: NaN and ties give +0.0; integers: the fields cast,
+    the sums wrapped both ways, a NaN field refused."""
+    x = dml.TensorDesc(type_name, [1])
+    if not T[type_name].is_float and (math.isnan(bias) or math.isnan(threshold)):
+        with pytest.raises(dml.InvalidArgumentError, match=r"^ACTIVATION_SHRINK: (Bias|Threshold) must not be NaN"):
+            NEWEST.create_operator(dml.ActivationShrinkDesc(x, x, bias, threshold))
+        return
+    spec = _spec(dml.ActivationShrinkDesc(x, x, bias, threshold))
+    values = _values(type_name, [threshold, bias, -bias, 0.5, 49.0, 60.0])
+    _check(spec, [values], lambda row: oracle.shrink_element(row[0], type_name, bias, threshold))  # type: ignore[arg-type]

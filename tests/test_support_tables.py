@@ -70,10 +70,11 @@ UNARY_TABLES = {
     "ActivationThresholdedReluDesc": ACTIVATION_TABLE,
     "ActivationHardSigmoidDesc": ACTIVATION_TABLE,
     "ActivationHardSwishDesc": [(L.FL_6_2, ALL_RANKS, F)],
+    "ActivationShrinkDesc": [(L.FL_5_1, ALL_RANKS, F | I32), (L.FL_3_0, ALL_RANKS, F), (L.FL_2_0, TWO_TO_FIVE, F)],
 }
 UNARY_FIELDS = {"ElementWiseRoundDesc": ("TOWARD_ZERO",), "ActivationLinearDesc": (2.0, 1.0), "ActivationLeakyReluDesc": (0.1,),
                 "ActivationThresholdedReluDesc": (1.0,), "ActivationHardSigmoidDesc": (0.2, 0.5),
-                "ActivationHardSwishDesc": (0.2, 0.5)}
+                "ActivationHardSwishDesc": (0.2, 0.5), "ActivationShrinkDesc": (0.0, 0.5)}
 
 
 def in_force(table: list, level: L) -> tuple | None:

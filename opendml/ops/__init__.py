@@ -25,6 +25,7 @@ from .quantize_linear import QUANTIZE_LINEAR
 from .recip import RECIP
 from .relu import RELU
 from .round import ROUND
+from .shrink import SHRINK
 from .sign import SIGN
 from .sqrt import SQRT
 from .threshold import THRESHOLD
@@ -50,6 +51,7 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     RELU,
     LEAKY_RELU,
     THRESHOLDED_RELU,
+    SHRINK,
     HARD_SIGMOID,
     HARD_SWISH,
 )
