@@ -31,6 +31,7 @@ from .ops.abs import ElementWiseAbsDesc
 from .ops.activation_identity import ActivationIdentityDesc
 from .ops.argmax import ArgMaxDesc
 from .ops.argmin import ArgMinDesc
+from .ops.bit_count import ElementWiseBitCountDesc
 from .ops.bit_not import ElementWiseBitNotDesc
 from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
@@ -88,6 +89,7 @@ __all__ = [
     "DataType",
     "Device",
     "ElementWiseAbsDesc",
+    "ElementWiseBitCountDesc",
     "ElementWiseBitNotDesc",
     "ElementWiseCeilDesc",
     "ElementWiseClip1Desc",

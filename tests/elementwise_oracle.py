@@ -456,6 +456,11 @@ def logical_not_element(x: int, type_name: str) -> int:
     return 1 if x == 0 else 0
 
 
+def bit_count_element(x: int, type_name: str) -> int:
+    """The bits set in the element's encoding (two's complement for a signed type), of its own width."""
+    return bin(int(x) % (1 << (TYPES[type_name].size * 8))).count("1")
+
+
 def bit_not_element(x: int, type_name: str) -> int:
     """Every bit of the element's encoding inverted."""
     size = TYPES[type_name].size * 8

@@ -120,6 +120,7 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_RECIP": _unary(lambda x, y: dml.ElementWiseRecipDesc(x, y, dml.ScaleBias(2.0, 0.0))),
     "ELEMENT_WISE_LOGICAL_NOT": _unary(dml.ElementWiseLogicalNotDesc),
     "ELEMENT_WISE_BIT_NOT": _unary(dml.ElementWiseBitNotDesc),
+    "ELEMENT_WISE_BIT_COUNT": _unary(dml.ElementWiseBitCountDesc),
     "ELEMENT_WISE_SQRT": _unary(lambda x, y: dml.ElementWiseSqrtDesc(x, y, dml.ScaleBias(3.0, -0.5))),
     "ELEMENT_WISE_ROUND": _unary(lambda x, y: dml.ElementWiseRoundDesc(x, y, "TOWARD_INFINITY")),
     "ELEMENT_WISE_IS_NAN": _unary(dml.ElementWiseIsNanDesc),
@@ -248,6 +249,7 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_RECIP": _expect_scale_bias(oracle.recip_element),
     "ELEMENT_WISE_LOGICAL_NOT": _expect_unary(oracle.logical_not_element),
     "ELEMENT_WISE_BIT_NOT": _expect_unary(oracle.bit_not_element),
+    "ELEMENT_WISE_BIT_COUNT": _expect_unary(oracle.bit_count_element),
     "ELEMENT_WISE_SQRT": _expect_scale_bias(oracle.sqrt_element),
     "ELEMENT_WISE_ROUND": lambda desc, tensors, inputs: _each(
         inputs, lambda x: oracle.round_element(x, _type(tensors, "InputTensor"), _name(desc.rounding_mode))),

@@ -136,6 +136,8 @@ def _unary_outcome(table: list, rank: int, data_type: T) -> dict[L, bool]:
 TYPED_OUTPUT_TABLES = {
     "ElementWiseIsNanDesc": [(L.FL_3_0, ALL_RANKS, F, {T.UINT32, T.UINT8}), (L.FL_2_0, FOUR, F, {T.UINT32, T.UINT8})],
     "ElementWiseIsInfinityDesc": [(L.FL_3_0, ALL_RANKS, F, {T.UINT8}), (L.FL_2_1, FOUR, F, {T.UINT8})],
+    "ElementWiseBitCountDesc": [(L.FL_4_1, ALL_RANKS, I32 | I64, {T.UINT32, T.UINT8}),
+                                (L.FL_3_0, ALL_RANKS, {T.UINT32, T.UINT16, T.UINT8}, {T.UINT32, T.UINT8})],
 }
 
 

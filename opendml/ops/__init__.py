@@ -6,6 +6,7 @@ from .abs import ABS
 from .activation_identity import ACTIVATION_IDENTITY
 from .argmax import ARGMAX
 from .argmin import ARGMIN
+from .bit_count import BIT_COUNT
 from .bit_not import BIT_NOT
 from .ceil import CEIL
 from .clip import CLIP, CLIP1
@@ -46,6 +47,7 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     SQRT,
     LOGICAL_NOT,
     BIT_NOT,
+    BIT_COUNT,
     ACTIVATION_IDENTITY,
     LINEAR,
     RELU,
