@@ -368,14 +368,14 @@ def hard_swish_element(x: float, type_name: str, alpha: float, beta: float) -> f
 
 def shrink_element(x: int | float, type_name: str, bias: float, threshold: float) -> int | float:
     """The page's formula in its order: x - Bias above Threshold, x + Bias below -Threshold, else 0 (NaN too).
-    Floats: in float32, each sum rounded once. Integers: Bias, Threshold and -Threshold each cast to the type as
-    CLIP's Min and Max are (SPEC 8.3), the sum or difference wrapped (SPEC 11.3)."""
+    Floats: in float32, each sum rounded once. Integers: compared with Threshold exactly, Bias truncated toward zero
+    (an infinity: the type's limit), the sum or difference wrapped (SPEC 11.3)."""
+    t, b = float_field(threshold), float_field(bias)
     if TYPES[type_name].is_float:
-        t, b = float_field(threshold), float_field(bias)
-        v = round_f32(x - b) if x > t else round_f32(x + b) if x < -t else 0.0
-        return _finish(v, type_name)
-    high, low, b = (float_field_bound(v, type_name) for v in (threshold, -float_field(threshold), bias))
-    return _wrapped(x - b if x > high else x + b if x < low else 0, type_name)  # type: ignore[operator]
+        return _finish(round_f32(x - b) if x > t else round_f32(x + b) if x < -t else 0.0, type_name)
+    low, high = TYPES[type_name].integer_range  # type: ignore[misc]
+    whole = math.trunc(b) if math.isfinite(b) else high if b > 0 else low
+    return _wrapped(x - whole if x > t else x + whole if x < -t else 0, type_name)  # type: ignore[operator]
 
 
 def _wrapped(v: int, type_name: str) -> int:

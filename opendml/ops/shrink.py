@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,7 +10,7 @@ import numpy as np
 from .. import expr as ex
 from ..dtypes import FLOATS, INTEGERS_32
 from ..feature_levels import FeatureLevel as L
-from .unary import Constants, UnaryDesc, UnaryParams, float_parameter, integer_field, unary, unary_row, wrapped
+from .unary import Constants, UnaryDesc, UnaryParams, float_parameter, unary, unary_row, wrapped
 
 NAME = "ACTIVATION_SHRINK"
 
@@ -22,19 +23,31 @@ class ActivationShrinkDesc(UnaryDesc):
     threshold: float
 
 
+def _integer_fields(p: UnaryParams) -> tuple[int, int, int]:
+    """An integer tensor's exact comparisons x > Threshold and x < -Threshold as x > high and x < low (floor(Threshold)
+    and -floor(Threshold), each clamped to one past the type's range, where it is always or never true), and Bias
+    truncated toward zero (an infinity: the type's limit), reduced into the type as the sums it makes wrap."""
+    t, threshold, bias = p.data_type, float(p["Threshold"]), float(p["Bias"])  # NaN is refused by the family
+    low, high = t.integer_range
+    if math.isfinite(threshold):
+        whole = math.floor(threshold)
+        above, below = min(max(whole, low - 1), high), min(max(-whole, low), high + 1)
+    else:  # +inf: neither ever holds; -inf: both always do (the first wins)
+        above, below = (high, low) if threshold > 0 else (low - 1, high + 1)
+    b = math.trunc(bias) if math.isfinite(bias) else (high if bias > 0 else low)
+    return above, below, (b - low) % (high - low + 1) + low
+
+
 def _shrink(v: ex.Expr, p: UnaryParams, c: Constants) -> ex.Expr:
     t = p.data_type
-    minus: ex.Expr
-    plus: ex.Expr
     if t.is_float:  # x - Bias as x + (-Bias): the same one rounding
-        high, low = c(p["Threshold"]), c(-p["Threshold"])
-        minus, plus = ex.Add(v, c(-p["Bias"])), ex.Add(v, c(p["Bias"]))
-    else:  # the fields as the type's values (-Threshold negated before its cast); x -+ Bias exact, then wrapped
-        high, low = (c(integer_field(p, "Threshold", NAME, sign)) for sign in (1, -1))
-        wide = ex.difference_type(t)
-        x, b = ex.Widen(v, wide), ex.Widen(c(integer_field(p, "Bias", NAME)), wide)
-        minus, plus = wrapped(ex.Subtract(x, b), t, c), wrapped(ex.Add(x, b), t, c)
-    return ex.Select(ex.Less(high, v), minus, ex.Select(ex.Less(v, low), plus, c(0)))
+        above, below = ex.Less(c(p["Threshold"]), v), ex.Less(v, c(-p["Threshold"]))
+        return ex.Select(above, ex.Add(v, c(-p["Bias"])), ex.Select(below, ex.Add(v, c(p["Bias"])), c(0)))
+    high, low, bias = _integer_fields(p)
+    wide = ex.difference_type(t)  # holds every sum and difference, and the bounds one past the range
+    x, b = ex.Widen(v, wide), ex.Widen(c(bias), wide)
+    minus, plus = wrapped(ex.Subtract(x, b), t, c), wrapped(ex.Add(x, b), t, c)
+    return ex.Select(ex.Less(c.typed(high, wide), x), minus, ex.Select(ex.Less(x, c.typed(low, wide)), plus, c(0)))
 
 
 def _reference(v: np.ndarray, p: UnaryParams) -> np.ndarray:
@@ -42,9 +55,9 @@ def _reference(v: np.ndarray, p: UnaryParams) -> np.ndarray:
         high, low, bias = p["Threshold"], -p["Threshold"], p["Bias"]
         minus, plus = np.subtract(v, bias, dtype=np.float32), np.add(v, bias, dtype=np.float32)
     else:  # exact in INT64, wrapped by the final cast to the type
-        high, low = (integer_field(p, "Threshold", NAME, sign) for sign in (1, -1))
-        bias = integer_field(p, "Bias", NAME)
-        minus, plus = v.astype(np.int64) - bias, v.astype(np.int64) + bias
+        high, low, bias = _integer_fields(p)
+        v = v.astype(np.int64)
+        minus, plus = v - bias, v + bias
     return np.where(v > high, minus, np.where(v < low, plus, 0))
 
 

@@ -123,7 +123,7 @@ def unary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[S
             check_same_sizes(name, "InputTensor", i, "OutputTensor", o)
             scale_bias = None
         values = {f.name: _field(f, getattr(desc, f.attribute), name) for f in fields if f.kind in ("float", "enum")}
-        if i.data_type.is_integer:  # a FLOAT field is cast to an integer tensor's type (SPEC 8.3): NaN has no value
+        if i.data_type.is_integer:  # a NaN FLOAT field has no meaning on integers: refused, as CLIP's (SPEC 8.3)
             for f in fields:
                 if f.kind == "float":
                     typed_bound(values[f.name], i.data_type, name, f.name)
@@ -194,12 +194,6 @@ def floor(v: ex.Expr, c: Constants) -> ex.Expr:
     -0.0 stays -0.0, a value in (-1, 0) gives -1.0, NaN and the infinities stay (FLOOR, and CEIL's -floor(-x))."""
     nearest = ex.Round(v)
     return ex.Select(ex.Less(v, nearest), ex.Add(nearest, c(-1)), nearest)
-
-
-def integer_field(p: UnaryParams, name: str, owner: str, sign: int = 1) -> int:
-    """FLOAT field ``name`` (negated first where ``sign`` is -1: exact) as an integer tensor's value, as CLIP's Min
-    and Max are (SPEC 8.3): truncated toward zero, then saturated to the type's range (``prepare`` refused NaN)."""
-    return int(typed_bound(sign * p[name], p.data_type, owner, name))  # type: ignore[arg-type]
 
 
 def wrapped(exact: ex.Expr, t: DataType, c: Constants) -> ex.Expr:
