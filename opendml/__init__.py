@@ -31,6 +31,7 @@ from .ops.abs import ElementWiseAbsDesc
 from .ops.activation_identity import ActivationIdentityDesc
 from .ops.argmax import ArgMaxDesc
 from .ops.argmin import ArgMinDesc
+from .ops.bit_count import ElementWiseBitCountDesc
 from .ops.bit_not import ElementWiseBitNotDesc
 from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
@@ -50,6 +51,7 @@ from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.recip import ElementWiseRecipDesc
 from .ops.relu import ActivationReluDesc
 from .ops.round import ElementWiseRoundDesc
+from .ops.shrink import ActivationShrinkDesc
 from .ops.sign import ElementWiseSignDesc
 from .ops.sqrt import ElementWiseSqrtDesc
 from .ops.threshold import ElementWiseThresholdDesc
@@ -67,6 +69,7 @@ __all__ = [
     "ActivationLeakyReluDesc",
     "ActivationLinearDesc",
     "ActivationReluDesc",
+    "ActivationShrinkDesc",
     "ActivationThresholdedReluDesc",
     "ArgMaxDesc",
     "ArgMinDesc",
@@ -86,6 +89,7 @@ __all__ = [
     "DataType",
     "Device",
     "ElementWiseAbsDesc",
+    "ElementWiseBitCountDesc",
     "ElementWiseBitNotDesc",
     "ElementWiseCeilDesc",
     "ElementWiseClip1Desc",

@@ -36,6 +36,9 @@ Negate(v)           FLOAT32 -v, the sign flipped (exact: -0.0 of     ``np.negati
                     integer is its own negation)                    type) / ``fneg``, ``neg``
 BitNot(v)           an integer's bits inverted, in its type         ``np.invert`` / ``~`` then the type /
                     (~v: -v - 1 signed, MAX - v unsigned)           ``~`` then the type / ``not``
+BitCount(v)         the number of an integer's bits set, in its      byte table / ``bit_count``
+                    own width (a population count), as a UINT8      (``llvm.ctpop``) / ``__popc`` or
+                                                                    ``__popcll`` / ``llvm.ctpop``
 Sqrt(v)             FLOAT32 square root, rounded once to nearest    ``np.sqrt`` / ``square_root``
                     even (IEEE: sqrt(-0.0) is -0.0, of a negative   (``llvm.sqrt``) / ``__fsqrt_rn`` /
                     number NaN, of +inf +inf)                       ``llvm.sqrt``
@@ -81,6 +84,7 @@ from .expr_nodes import NODES as NODES
 from .expr_nodes import SIGNED_INTEGERS as SIGNED_INTEGERS
 from .expr_nodes import STORED as STORED
 from .expr_nodes import Add as Add
+from .expr_nodes import BitCount as BitCount
 from .expr_nodes import BitNot as BitNot
 from .expr_nodes import Divide as Divide
 from .expr_nodes import Expr as Expr

@@ -220,6 +220,18 @@ class BitNot(_Unary):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class BitCount(_Unary):
+    """The number of an integer's bits set, in its own width (a population count): a UINT8."""
+
+    def __post_init__(self) -> None:
+        _require(self.value.data_type in INTEGERS, f"BitCount of {_name(self.value.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return DataType.UINT8
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
 class Sqrt(_Unary):
     """FLOAT32 square root, correctly rounded (one IEEE operation)."""
 
@@ -317,7 +329,7 @@ class Store(_Unary):
 # cuda.expr_c), and tests/test_expr.py checks that every table, and the concrete subclasses of Expr, are
 # exactly this set: a node missing from a lowering fails there, not on a user's first large tensor.
 NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Negate, BitNot,
-                                 Sqrt, Round, Saturate, Less, IsNumber, Select, Store)
+                                 BitCount, Sqrt, Round, Saturate, Less, IsNumber, Select, Store)
 
 
 def integer_range(expr: Expr) -> tuple[int, int]:

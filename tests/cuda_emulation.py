@@ -48,6 +48,8 @@ static bool lt(int a, int b) { return a < b; }
 static bool lt(ull a, ull b) { return a < b; }
 static bool lt(ll a, ll b) { return a < b; }
 static int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+static int __popc(unsigned int a) { return __builtin_popcount(a); }
+static int __popcll(ull a) { return __builtin_popcountll(a); }
 static unsigned int lanes(unsigned int lo, unsigned int hi) { return (lo & 0xFFFFu) | (hi << 16); }
 static unsigned int pick(bool first, unsigned int a, unsigned int b) { return first ? a : b; }
 static unsigned int __vminu2(unsigned int a, unsigned int b) {

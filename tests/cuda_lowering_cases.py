@@ -181,6 +181,8 @@ class ExpressionBuilder:
         branches = [lambda d: ex.Widen(self.make(self.choices.pick(narrower), d), t),
                     lambda d: ex.Saturate(self.make(self.choices.pick([T.FLOAT32, *INTEGERS]), d), t)]
         branches.append(lambda d: ex.BitNot(self.make(t, d)))
+        if _fits(T.UINT8.integer_range, t.integer_range):  # a UINT8 count of any integer's bits, widened to t
+            branches.append(lambda d: ex.Widen(ex.BitCount(self.make(self.choices.pick(INTEGERS), d)), t))
         if t.is_signed:
             branches.append(lambda d: ex.Negate(self.make(t, d)))
         low, high = t.integer_range

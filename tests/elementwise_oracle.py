@@ -366,6 +366,18 @@ def hard_swish_element(x: float, type_name: str, alpha: float, beta: float) -> f
     return _finish(_f32_product(x, _hard_sigmoid_f32(x, alpha, beta)), type_name)
 
 
+def shrink_element(x: int | float, type_name: str, bias: float, threshold: float) -> int | float:
+    """The page's formula in its order: x - Bias above Threshold, x + Bias below -Threshold, else 0 (NaN too).
+    Floats: in float32, each sum rounded once. Integers: compared with Threshold exactly, Bias truncated toward zero
+    (an infinity: the type's limit), the sum or difference wrapped (SPEC 11.3)."""
+    t, b = float_field(threshold), float_field(bias)
+    if TYPES[type_name].is_float:
+        return _finish(round_f32(x - b) if x > t else round_f32(x + b) if x < -t else 0.0, type_name)
+    low, high = TYPES[type_name].integer_range  # type: ignore[misc]
+    whole = math.trunc(b) if math.isfinite(b) else high if b > 0 else low
+    return _wrapped(x - whole if x > t else x + whole if x < -t else 0, type_name)  # type: ignore[operator]
+
+
 def _wrapped(v: int, type_name: str) -> int:
     """An integer result wrapped into the type's range (two's complement, SPEC 11.3)."""
     low, high = TYPES[type_name].integer_range  # type: ignore[misc]
@@ -442,6 +454,11 @@ def sqrt_element(x: float, type_name: str, scale_bias: tuple[float, float] | Non
 
 def logical_not_element(x: int, type_name: str) -> int:
     return 1 if x == 0 else 0
+
+
+def bit_count_element(x: int, type_name: str) -> int:
+    """The bits set in the element's encoding (two's complement for a signed type), of its own width."""
+    return bin(int(x) % (1 << (TYPES[type_name].size * 8))).count("1")
 
 
 def bit_not_element(x: int, type_name: str) -> int:

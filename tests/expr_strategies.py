@@ -163,7 +163,8 @@ class _Builder:
             kinds += ["to float32", "multiply", "add", "divide", "round", "negate", "sqrt"]
         else:
             kinds += ["widen", "saturate"] + (["subtract"] if _subtract_pairs(t) else []) + \
-                (["add integers"] if _add_pairs(t) else []) + (["negate"] if t.is_signed else []) + ["bit not"]
+                (["add integers"] if _add_pairs(t) else []) + (["negate"] if t.is_signed else []) + ["bit not"] + \
+                (["bit count"] if DataType.UINT8 in _narrower(t) else [])
         kind = self.choose(kinds)
         if kind == "leaf":
             return self.leaf(t)
@@ -178,6 +179,8 @@ class _Builder:
             return ex.Round(self.value(F32, depth - 1))
         if kind == "bit not":
             return ex.BitNot(self.value(t, depth - 1))
+        if kind == "bit count":  # a UINT8, widened to t
+            return ex.Widen(ex.BitCount(self.value(self.draw(st.sampled_from(INTEGERS)), depth - 1)), t)
         if kind == "sqrt":
             return ex.Sqrt(self.value(F32, depth - 1))
         if kind == "negate":

@@ -146,8 +146,12 @@ SATURATED_64 = _case(ex.Select(ex.Less(ex.Saturate(ex.Load(0, F32), I64), ex.Par
                                ex.Saturate(ex.Load(1, U64), I64), ex.Saturate(ex.Divide(ex.Load(0, F32), ex.Param(1, F32)),
                                                                          I64)), I64, (F32, U64),
                      np.int64(-5), np.float32(-0.0))
+# Bits counted in three widths (a negative INT8's eight, never a sign-extension's), compared and stored as UINT8.
+_COUNTS = [ex.BitCount(ex.Load(k, t)) for k, t in enumerate((I8, I64, DataType.UINT16))]
+BIT_COUNTS = _case(ex.Select(ex.Less(_COUNTS[0], _COUNTS[1]), _COUNTS[2], _COUNTS[0]), U8, (I8, I64, DataType.UINT16))
 EXAMPLES = {"FLOAT16 select": HALVES, "to FLOAT16": TO_HALF, "difference": DIFFERENCE, "widened": WIDENED,
-            "UINT64": UNSIGNED_64, "quantized": QUANTIZED, "saturated to 64 bits": SATURATED_64}
+            "UINT64": UNSIGNED_64, "quantized": QUANTIZED, "saturated to 64 bits": SATURATED_64,
+            "bit counts": BIT_COUNTS}
 
 def interesting(case: ExpressionCase) -> bool:
     """Trees of a few nodes (derandomized drawing favours the smallest), of at most three operands (as

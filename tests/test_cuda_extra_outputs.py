@@ -50,8 +50,8 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
     what they rendered before kernels had extra outputs (whose PTX was measured). Last deliberate change:
     clamps against a nonzero number bound as one min.NaN or max.NaN (expr_c.CLAMPS), two chunks a thread
     where outputs are wider than the InputTensor (elementwise_c.WIDENING_UNROLL); H200, graphs.py row 4b
-    0.273 -> 0.214 ms). Since: the unary family's operators, and the Negate, BitNot and Sqrt nodes in the
-    random expressions, added (without them, the sources render the digest before: 456, b982c17b...)."""
+    0.273 -> 0.214 ms). Since: the unary family's operators, and the Negate, BitNot, BitCount and Sqrt nodes in
+    the random expressions, added (without them, the sources render the digest before: 456, b982c17b...)."""
     sources = []
     for _, desc in OPERATORS:
         spec, rendered = sources_of(desc)
@@ -62,7 +62,7 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
         for layout in [collapse([37], [[1]] * (n + 1)), collapse([4, 64], [[64, 1]] * (n + 1)),
                        collapse([4, 6], [[1, 4]] * n + [[6, 1]])]:
             sources += elementwise_sources(spec, layout)
-    assert digest(sources) == (602, "9cba11dbb54128c71d64d7475658f8a51df18879cac8f78a6c763758cc672e79")
+    assert digest(sources) == (634, "81370e22a48ff25de4dd05eae089138db51af16d21fef7435494a6c214d84360")
 
 
 def test_prologue_sources_without_extras_are_unchanged() -> None:

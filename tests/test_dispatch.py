@@ -123,16 +123,18 @@ def test_example_clip_timing_values_and_iterations(tmp_path, backend: str) -> No
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), np.clip(x, -1000, 1000).astype(np.float32))
 
 
-# DirectML's own models, copied unchanged; the expected lines are those DxDispatch prints.
-@pytest.mark.parametrize(("model", "line"), [
-    ("dml_element_wise_clip.json", "Resource 'A': -2.5, -2.5, -2, -1, 0, 1, 2, 2.5, 2.5"),
-    ("dml_scalar_union_fp16.json", "Resource 'output': 2, 2, 3, 4, 4"),
+# DirectML's own models (DxDispatch/models in microsoft/DirectML), copied unchanged; the expected lines are those
+# DxDispatch prints.
+@pytest.mark.parametrize(("model", "dispatchable", "line"), [
+    ("dml_element_wise_clip.json", "clip", "Resource 'A': -2.5, -2.5, -2, -1, 0, 1, 2, 2.5, 2.5"),
+    ("dml_scalar_union_fp16.json", "clip", "Resource 'output': 2, 2, 3, 4, 4"),
+    ("dml_element_wise_identity.json", "identity", "Resource 'Out': 12, 14, 16"),  # [1, 2, 3] * 2 + 10
 ])
-def test_dxdispatch_models_run_unchanged(model: str, line: str, backend: str) -> None:
+def test_dxdispatch_models_run_unchanged(model: str, dispatchable: str, line: str, backend: str) -> None:
     result = run_dispatch(DATA / "dxdispatch" / model, "--backend", backend)
     assert result.returncode == 0, result.stderr
     assert line in result.stdout.splitlines()
-    assert result.stdout.splitlines()[1].startswith("Dispatch 'clip': 1 iterations, ")
+    assert result.stdout.splitlines()[1].startswith(f"Dispatch '{dispatchable}': 1 iterations, ")
 
 
 def test_installed_script_runs_an_example(tmp_path) -> None:

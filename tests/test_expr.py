@@ -92,6 +92,8 @@ MALFORMED: dict[str, Callable[[], ex.Expr]] = {
     "Less of mixed integer types": lambda: ex.Less(load(T.INT8), load(T.INT16, 1)),
     "Less of FLOAT16": lambda: ex.Less(load(F16), load(F16, 1)),
     "Less of BOOL": lambda: ex.Less(less(), less()),
+    "BitCount of FLOAT32": lambda: ex.BitCount(load(F32)),
+    "BitCount of BOOL": lambda: ex.BitCount(less()),
     "IsNumber of FLOAT16": lambda: ex.IsNumber(load(F16)),
     "IsNumber of an integer": lambda: ex.IsNumber(load(T.INT32)),
     "Select of BOOL": lambda: ex.Select(less(), less(), less()),
@@ -149,6 +151,7 @@ WELL_TYPED: dict[str, tuple[Callable[[], ex.Expr], ex.ValueType]] = {
     "Saturate FLOAT32 to UINT8": (lambda: ex.Saturate(load(F32), T.UINT8), T.UINT8),
     "Saturate INT64 to INT8": (lambda: ex.Saturate(load(T.INT64), T.INT8), T.INT8),
     "Saturate UINT8 to INT64": (lambda: ex.Saturate(load(T.UINT8), T.INT64), T.INT64),
+    "BitCount of INT64 is a UINT8": (lambda: ex.BitCount(load(T.INT64)), T.UINT8),
     "Less of UINT64": (lambda: ex.Less(load(T.UINT64), ex.Param(0, T.UINT64)), ex.BOOL),
     "Less of FLOAT32": (less, ex.BOOL),
     "IsNumber of FLOAT32": (lambda: ex.IsNumber(load(F32)), ex.BOOL),
@@ -492,6 +495,9 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
     if isinstance(node, ex.BitNot):
         low, high = node.data_type.integer_range  # type: ignore[union-attr]
         return -int(of(node.value)) - 1 if low < 0 else high - int(of(node.value))  # every bit inverted
+    if isinstance(node, ex.BitCount):
+        bits = 8 * node.value.data_type.size  # type: ignore[union-attr]
+        return bin(int(of(node.value)) & ((1 << bits) - 1)).count("1")  # the two's complement bits of its width
     if isinstance(node, ex.Sqrt):
         value = float(of(node.value))
         if math.isnan(value) or value < 0:
@@ -574,6 +580,7 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
             cases[f"Saturate {s.name} to {t.name}"] = (ex.Store(ex.Saturate(ex.Load(0, s), t), t), (s,))
         cases[f"Less {t.name}"] = (ex.Store(ex.Select(ex.Less(a, b), a, b), t), (t, t))
         cases[f"BitNot {t.name}"] = (ex.Store(ex.BitNot(a), t), (t,))
+        cases[f"BitCount {t.name}"] = (ex.Store(ex.BitCount(a), T.UINT8), (t,))
         if t.is_signed:  # the type's limits among the edges: the smallest wraps to itself
             cases[f"Negate {t.name}"] = (ex.Store(ex.Negate(a), t), (t,))
         for s in ex_strategies.INTEGERS:

@@ -28,8 +28,9 @@ from opendml import expr as ex
 from opendml.backends import cpu_kernels
 from opendml.dtypes import DataType as T
 from opendml.kernels import numpy_lowering
-from opendml.kernels.spec import KernelSpec, ReductionKind
+from opendml.kernels.spec import KernelSpec, ReductionKind, Scalars
 from opendml.ops import BY_NAME, OPERATORS
+from opendml.ops.unary import Constants, wrapped
 from opendml.schema import OperatorSchema, SupportRow
 from tests import elementwise_oracle as oracle
 from tests.conftest import CUDA_MISSING
@@ -97,6 +98,7 @@ def _unary(make: Callable[[dml.TensorDesc, dml.TensorDesc], object]) -> Callable
 UNARY_FIELDS: dict[str, tuple[float, ...]] = {
     "ACTIVATION_LINEAR": (1.5, -0.25), "ACTIVATION_LEAKY_RELU": (0.1,), "ACTIVATION_THRESHOLDED_RELU": (0.5,),
     "ACTIVATION_HARD_SIGMOID": (0.2, 0.5), "ACTIVATION_HARD_SWISH": (1 / 6, 0.5),
+    "ACTIVATION_SHRINK": (100.5, -50.5),  # Bias, Threshold: UINT8's differences and INT8's above -50 wrap
 }
 
 DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
@@ -118,6 +120,7 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_RECIP": _unary(lambda x, y: dml.ElementWiseRecipDesc(x, y, dml.ScaleBias(2.0, 0.0))),
     "ELEMENT_WISE_LOGICAL_NOT": _unary(dml.ElementWiseLogicalNotDesc),
     "ELEMENT_WISE_BIT_NOT": _unary(dml.ElementWiseBitNotDesc),
+    "ELEMENT_WISE_BIT_COUNT": _unary(dml.ElementWiseBitCountDesc),
     "ELEMENT_WISE_SQRT": _unary(lambda x, y: dml.ElementWiseSqrtDesc(x, y, dml.ScaleBias(3.0, -0.5))),
     "ELEMENT_WISE_ROUND": _unary(lambda x, y: dml.ElementWiseRoundDesc(x, y, "TOWARD_INFINITY")),
     "ELEMENT_WISE_IS_NAN": _unary(dml.ElementWiseIsNanDesc),
@@ -133,6 +136,7 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
         x, y, *UNARY_FIELDS["ACTIVATION_HARD_SIGMOID"])),
     "ACTIVATION_HARD_SWISH": _unary(lambda x, y: dml.ActivationHardSwishDesc(
         x, y, *UNARY_FIELDS["ACTIVATION_HARD_SWISH"])),
+    "ACTIVATION_SHRINK": _unary(lambda x, y: dml.ActivationShrinkDesc(x, y, *UNARY_FIELDS["ACTIVATION_SHRINK"])),
 }
 REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN, "ARGMAX": ReductionKind.ARGMAX}  # every other operator is element-wise
 
@@ -245,6 +249,7 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_RECIP": _expect_scale_bias(oracle.recip_element),
     "ELEMENT_WISE_LOGICAL_NOT": _expect_unary(oracle.logical_not_element),
     "ELEMENT_WISE_BIT_NOT": _expect_unary(oracle.bit_not_element),
+    "ELEMENT_WISE_BIT_COUNT": _expect_unary(oracle.bit_count_element),
     "ELEMENT_WISE_SQRT": _expect_scale_bias(oracle.sqrt_element),
     "ELEMENT_WISE_ROUND": lambda desc, tensors, inputs: _each(
         inputs, lambda x: oracle.round_element(x, _type(tensors, "InputTensor"), _name(desc.rounding_mode))),
@@ -258,6 +263,7 @@ EXPECTED: dict[str, Expect] = {
     "ACTIVATION_THRESHOLDED_RELU": _expect_unary(oracle.thresholded_relu_element),
     "ACTIVATION_HARD_SIGMOID": _expect_unary(oracle.hard_sigmoid_element),
     "ACTIVATION_HARD_SWISH": _expect_unary(oracle.hard_swish_element),
+    "ACTIVATION_SHRINK": _expect_unary(oracle.shrink_element),
 }
 
 
@@ -599,3 +605,40 @@ def test_is_infinity_expression_in_each_mode_matches_the_oracle(mode: str, type_
     x = dml.TensorDesc(type_name, [1])
     spec = _spec(dml.ElementWiseIsInfinityDesc(x, dml.TensorDesc("UINT8", [1]), mode))
     _check(spec, [_values(type_name, [65504.0, 3.0e38])], lambda row: oracle.is_infinity_element(row[0], mode))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("type_name", oracle.INTEGERS_32)
+def test_wrapped_sums_and_differences_wrap_as_twos_complement(type_name: str) -> None:
+    """The unary family's wrap-around (SPEC 11.3) of an exact sum or difference, over every pair of edge values."""
+    t = T[type_name]
+    low, high = t.integer_range
+    wide = ex.difference_type(t)
+    pairs = list(itertools.product(edges(t), repeat=2))
+    operands = [np.array([pair[k] for pair in pairs], t.numpy) for k in (0, 1)]
+    a, b = (ex.Widen(ex.Load(k, t), wide) for k in (0, 1))
+    for node, exact in [(ex.Add, lambda x, y: x + y), (ex.Subtract, lambda x, y: x - y)]:
+        scalars = Scalars()
+        element = ex.Store(wrapped(node(a, b), t, Constants(scalars, t, t)), t)
+        got = numpy_lowering.evaluate(element, operands, scalars.values)
+        expected = [(exact(x, y) - low) % (high - low + 1) + low for x, y in pairs]
+        assert got.dtype == t.numpy and got.tolist() == expected, node.__name__
+
+
+SHRINK_FIELDS = [(0.0, 0.5), (0.25, 0.5), (-1.5, 2.5), (100.5, -50.5), (-100.5, 50.5), (3.0e38, 0.0), (0.0, -0.0),
+                 (1.0, math.inf), (1.0, -math.inf), (math.nan, 1.0), (1.0, math.nan), (2.0**-149, 2.0**-149),
+                 (1e10, 65504.0), (-1e10, -1e10)]
+
+
+@pytest.mark.parametrize(("bias", "threshold"), SHRINK_FIELDS)
+@pytest.mark.parametrize("type_name", oracle.FLOATS + oracle.INTEGERS_32)
+def test_shrink_expression_matches_the_oracle(type_name: str, bias: float, threshold: float) -> None:
+    """Above Threshold first, then below -Threshold; floats: NaN and ties give +0.0; integers: the fields cast,
+    the sums wrapped both ways, a NaN field refused."""
+    x = dml.TensorDesc(type_name, [1])
+    if not T[type_name].is_float and (math.isnan(bias) or math.isnan(threshold)):
+        with pytest.raises(dml.InvalidArgumentError, match=r"^ACTIVATION_SHRINK: (Bias|Threshold) must not be NaN"):
+            NEWEST.create_operator(dml.ActivationShrinkDesc(x, x, bias, threshold))
+        return
+    spec = _spec(dml.ActivationShrinkDesc(x, x, bias, threshold))
+    values = _values(type_name, [threshold, bias, -bias, 0.5, 49.0, 60.0])
+    _check(spec, [values], lambda row: oracle.shrink_element(row[0], type_name, bias, threshold))  # type: ignore[arg-type]

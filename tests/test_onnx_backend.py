@@ -22,8 +22,8 @@ import onnx.backend.test
 from opendml.onnx import UnsupportedModelError, backend
 
 OPERATORS = ("clip", "relu", "argmin", "argmax", "dequantizelinear", "quantizelinear", "identity", "abs", "neg",
-             "ceil", "floor", "round", "sign", "reciprocal", "sqrt", "bitwise_not", "leakyrelu", "thresholdedrelu", "hardsigmoid",
-             "hardswish")
+             "ceil", "floor", "round", "sign", "reciprocal", "sqrt", "isnan", "isinf", "not", "bitwise_not", "leakyrelu",
+             "thresholdedrelu", "shrink", "hardsigmoid", "hardswish")
 _INCLUDED = re.compile(rf"test_({'|'.join(OPERATORS)})(_\w+)?_(cpu|cuda)")
 _DEVICE_SUFFIX = re.compile(r"_(cpu|cuda)$")
 

@@ -103,7 +103,7 @@ def test_blocked_dequantize_relu_argmin_on_a_4d_level() -> None:
 
 
 MAPPED = ("Abs, ArgMax, ArgMin, BitwiseNot, Ceil, Clip, Constant, DequantizeLinear, Floor, HardSigmoid, HardSwish, Identity, "
-          "LeakyRelu, Neg, QuantizeLinear, Reciprocal, Relu, Round, Sign, Sqrt, ThresholdedRelu")
+          "IsInf, IsNaN, LeakyRelu, Neg, Not, QuantizeLinear, Reciprocal, Relu, Round, Shrink, Sign, Sqrt, ThresholdedRelu")
 
 
 def test_every_problem_is_listed_at_once_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -701,6 +701,56 @@ def test_blocked_quantize_and_dequantize_in_a_row(order: str, first: int, second
         assert f"{other} node #1: InputTensor must read {order} node #0's output through an edge" in message
 
 
+# ------------------------------------------------------------------ IsNaN, IsInf, Not and Shrink (BOOL, fields)
+
+@pytest.mark.parametrize(("negative", "positive"), [(1, 1), (1, 0), (0, 1)])
+def test_isinf_detects_as_its_attributes_say(negative: int, positive: int) -> None:
+    for x in (X, X.astype(np.float16)):
+        check_against_reference(single("IsInf", 20, {"x": x}, detect_negative=negative, detect_positive=positive),
+                                {"x": x})
+
+
+def test_isinf_detecting_neither_infinity_is_refused_before_anything_runs() -> None:
+    message = unsupported(single("IsInf", 20, {"x": X}, detect_negative=0, detect_positive=0), {"x": X})
+    assert "IsInf node #0: detect_negative and detect_positive must not both be 0" in message
+
+
+def test_bool_tensors_in_out_and_between_nodes() -> None:
+    """IsNaN's BOOL output read by Not, a BOOL graph input read by Not: held as UINT8 0 and 1, given back as bool."""
+    nodes = [onnx.helper.make_node("IsNaN", ["x"], ["nan"]), onnx.helper.make_node("Not", ["nan"], ["number"]),
+             onnx.helper.make_node("Not", ["b"], ["not_b"])]
+    b = np.array([[True, False, True], [False, False, True]])
+    built = onnx_models.model(nodes, {"x": X, "b": b}, ["nan", "number", "not_b"], 13)
+    got = run(built, {"x": X, "b": b})
+    assert_same(got, reference(built, {"x": X, "b": b}))
+    assert got["number"].tolist() == [True] * 8 + [False]
+
+
+SHRINK_X = {np.float32: X, np.float16: X.astype(np.float16),
+            np.int8: np.array([-128, -7, -3, -2, 0, 2, 3, 7, 127], np.int8),
+            np.uint8: np.array([0, 1, 2, 3, 4, 200, 255], np.uint8),
+            np.int32: np.array([-(2**31), -5, -1, 0, 1, 5, 2**31 - 1], np.int32)}
+
+
+@pytest.mark.parametrize("dtype", list(SHRINK_X), ids=lambda t: t.__name__)
+@pytest.mark.parametrize(("lambd", "bias"), [(0.5, 0.0), (1.5, 1.0), (2.5, -2.0), (0.0, 0.0)])
+def test_shrink_matches_the_reference(dtype: type, lambd: float, bias: float) -> None:
+    x = SHRINK_X[dtype]
+    if dtype in (np.int8, np.int32) and bias < 0:  # ONNX's reference would overflow its float cast at the limits
+        x = x[1:-1]
+    check_against_reference(single("Shrink", 9, {"x": x}, lambd=lambd, bias=bias), {"x": x})
+
+
+@pytest.mark.parametrize(("x", "attributes", "message"), [
+    (X, {"lambd": -0.5}, "Shrink node #0: lambd must not be negative"),
+    (np.array([1, 2], np.int16), {"bias": 1.5}, "Shrink node #0: bias must be a whole number on INT16 X"),
+    (np.array([1, 2], np.int16), {"bias": float("nan")}, "Shrink node #0: bias must be a whole number on INT16 X"),
+])
+def test_shrink_fields_directml_reads_otherwise_are_refused(x: np.ndarray, attributes: dict[str, float],
+                                                            message: str) -> None:
+    assert message in unsupported(single("Shrink", 9, {"x": x}, **attributes), {"x": x})
+
+
 # ------------------------------------------------------------------------------- on every backend
 
 def _dequantize_case(shape: tuple[int, ...], scale_shape: tuple[int, ...], zero_point: bool,
@@ -742,6 +792,11 @@ BACKEND_CASES = {
                                 {"axis": 1, "block_size": 4}),
     "quantize-float16": ("QuantizeLinear", 19, {"x": F16_NEAR_HALVES, "s": F16_SCALES, "zp": np.zeros(2, np.uint8)},
                          {"axis": 0}),
+    "isnan": ("IsNaN", 20, {"x": X}, {}),
+    "isinf-positive": ("IsInf", 20, {"x": X.astype(np.float16)}, {"detect_negative": 0}),
+    "not": ("Not", 1, {"x": np.array([[True, False], [False, False]])}, {}),
+    "shrink": ("Shrink", 9, {"x": X}, {"lambd": 1.5, "bias": 0.25}),
+    "shrink-uint8": ("Shrink", 9, {"x": SHRINK_X[np.uint8]}, {"lambd": 2.5, "bias": 1.0}),
 }
 
 

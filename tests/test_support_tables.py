@@ -70,10 +70,11 @@ UNARY_TABLES = {
     "ActivationThresholdedReluDesc": ACTIVATION_TABLE,
     "ActivationHardSigmoidDesc": ACTIVATION_TABLE,
     "ActivationHardSwishDesc": [(L.FL_6_2, ALL_RANKS, F)],
+    "ActivationShrinkDesc": [(L.FL_5_1, ALL_RANKS, F | I32), (L.FL_3_0, ALL_RANKS, F), (L.FL_2_0, TWO_TO_FIVE, F)],
 }
 UNARY_FIELDS = {"ElementWiseRoundDesc": ("TOWARD_ZERO",), "ActivationLinearDesc": (2.0, 1.0), "ActivationLeakyReluDesc": (0.1,),
                 "ActivationThresholdedReluDesc": (1.0,), "ActivationHardSigmoidDesc": (0.2, 0.5),
-                "ActivationHardSwishDesc": (0.2, 0.5)}
+                "ActivationHardSwishDesc": (0.2, 0.5), "ActivationShrinkDesc": (0.0, 0.5)}
 
 
 def in_force(table: list, level: L) -> tuple | None:
@@ -135,6 +136,8 @@ def _unary_outcome(table: list, rank: int, data_type: T) -> dict[L, bool]:
 TYPED_OUTPUT_TABLES = {
     "ElementWiseIsNanDesc": [(L.FL_3_0, ALL_RANKS, F, {T.UINT32, T.UINT8}), (L.FL_2_0, FOUR, F, {T.UINT32, T.UINT8})],
     "ElementWiseIsInfinityDesc": [(L.FL_3_0, ALL_RANKS, F, {T.UINT8}), (L.FL_2_1, FOUR, F, {T.UINT8})],
+    "ElementWiseBitCountDesc": [(L.FL_4_1, ALL_RANKS, I32 | I64, {T.UINT32, T.UINT8}),
+                                (L.FL_3_0, ALL_RANKS, {T.UINT32, T.UINT16, T.UINT8}, {T.UINT32, T.UINT8})],
 }
 
 

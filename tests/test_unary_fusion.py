@@ -56,3 +56,16 @@ def test_relu_quantize_fuses_bit_for_bit(backend: str) -> None:
     quantized = g.quantize_linear(relu, s, output_type="INT8")
     _compare(device, [quantized, relu], [x, scale], [int(np.prod(SHAPE)), int(np.prod(SHAPE)) * 2])
     assert same_values(np.asarray(dml.relu(x)), np.where(x < 0, np.float16(0), x))  # NaN and -0.0 kept
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bit_count_dequantize_shrink_argmax_fuses_bit_for_bit(backend: str) -> None:
+    """ELEMENT_WISE_BIT_COUNT's UINT8 counts dequantized, through ACTIVATION_SHRINK, into ARGMAX: one kernel."""
+    device = dml.Device(backend)
+    graph = dml.Graph(device)
+    x = edge_values(dml.DataType.INT32, int(np.prod(SHAPE)), np.random.default_rng(5)).reshape(SHAPE)
+    scale = np.array([0.75], np.float32)
+    q = graph.input(0, dml.TensorDesc("INT32", SHAPE))
+    s = g.reinterpret(graph.input(1, dml.TensorDesc("FLOAT32", [1])), sizes=SHAPE, strides=[0, 0])
+    shrunk = g.shrink(g.dequantize_linear(g.bit_count(q), s), bias=0.5, threshold=12.0)
+    _compare(device, [g.argmax(shrunk, [1]), shrunk], [x, scale], [SHAPE[0] * 8, int(np.prod(SHAPE)) * 4])

@@ -53,6 +53,16 @@ def _saturate(node: ex.Saturate, value: np.ndarray) -> np.ndarray:
     return np.where(over, target.type(high), np.where(under, target.type(low), inside))
 
 
+_BITS_OF_BYTE = np.array([bin(b).count("1") for b in range(256)], np.uint8)
+
+
+def _bit_count(value: np.ndarray) -> np.ndarray:
+    """Each element's bits set, summed over its bytes (NumPy before 2.0 has no ``bitwise_count``)."""
+    flat = np.ascontiguousarray(value).reshape(-1)  # a 0-d value or a broadcast view: its elements, packed
+    counts = _BITS_OF_BYTE[flat.view(np.uint8)].reshape(flat.size, flat.itemsize).sum(axis=1, dtype=np.uint8)
+    return counts.reshape(np.shape(value))
+
+
 def _store(node: ex.Store, value: np.ndarray) -> np.ndarray:
     return value.astype(node.type.numpy)  # float32 -> float16 rounds to nearest even, overflow to inf
 
@@ -78,6 +88,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Divide: lambda n, v, inputs: np.divide(v(n.a), v(n.b), dtype=np.float32),
     ex.Negate: lambda n, v, inputs: np.negative(v(n.value), dtype=n.data_type.numpy),  # integers wrap
     ex.BitNot: lambda n, v, inputs: np.invert(v(n.value)),
+    ex.BitCount: lambda n, v, inputs: _bit_count(v(n.value)),
     ex.Sqrt: lambda n, v, inputs: np.sqrt(v(n.value), dtype=np.float32),  # correctly rounded (IEEE)
     ex.Round: lambda n, v, inputs: np.rint(v(n.value)),  # ties to even, in float32
     ex.Saturate: lambda n, v, inputs: _saturate(n, np.asarray(v(n.value))),

@@ -20,6 +20,7 @@ from ..errors import invalid
 from ..functional import default_device
 from ..graphs.validate import GRAPH_LEVEL
 from ..tensor import calc_buffer_tensor_size
+from . import types
 from .graph import CONSTANT, Value, node_views
 from .model import ModelLike, check_feeds, load_model
 from .plan import Plan, build_plan, check_model, constant_values
@@ -246,4 +247,5 @@ def _read(value: Value, buffer: Buffer | None) -> np.ndarray:
     shape = value.concrete_shape
     dtype = value.data_type.numpy
     count = int(np.prod(shape, dtype=np.int64))
-    return buffer.to_numpy()[:count * dtype.itemsize].view(dtype).reshape(shape)
+    array = buffer.to_numpy()[:count * dtype.itemsize].view(dtype).reshape(shape)
+    return array.astype(np.bool_) if value.onnx_type == types.BOOL else array  # held as UINT8 0 and 1

@@ -14,6 +14,7 @@ FLOAT16 = TensorProto.FLOAT16
 DOUBLE = TensorProto.DOUBLE
 INT8, INT16, INT32, INT64 = TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64
 UINT8, UINT16, UINT32, UINT64 = TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64
+BOOL = TensorProto.BOOL
 
 FLOATS = frozenset({FLOAT, FLOAT16})  # the ONNX float types opendml's operators accept (no DOUBLE, no BFLOAT16)
 SIGNED = frozenset({INT8, INT16, INT32, INT64})
@@ -26,9 +27,16 @@ _TO_DATA_TYPE = {
 }
 
 
+# ONNX types DirectML has no type of, held in one as DirectML's ONNX execution provider holds them: BOOL as
+# UINT8 0 and 1 (what ELEMENT_WISE_IS_NAN writes and ELEMENT_WISE_LOGICAL_NOT reads). Apart from _TO_DATA_TYPE,
+# whose inverse names each DirectML type's own ONNX type.
+_HELD_AS = {BOOL: DataType.UINT8}
+
+
 def data_type(onnx_type: int) -> DataType | None:
-    """The DirectML data type of an ONNX element type, or None where DirectML has none (float8, int4, ...)."""
-    return _TO_DATA_TYPE.get(onnx_type)
+    """The DirectML data type of an ONNX element type (BOOL: UINT8), or None where DirectML has none (float8,
+    int4, ...)."""
+    return _TO_DATA_TYPE.get(onnx_type, _HELD_AS.get(onnx_type))
 
 
 def onnx_type_of(dtype: np.dtype) -> int:
@@ -47,7 +55,7 @@ def type_name(onnx_type: int) -> str:
         return f"element type {onnx_type}"
 
 
-_ORDER = [FLOAT, FLOAT16, DOUBLE, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8]  # DirectML's tables'
+_ORDER = [FLOAT, FLOAT16, DOUBLE, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8, BOOL]  # DirectML's tables'
 
 
 def type_names(types: Iterable[int]) -> str:

@@ -6,6 +6,7 @@ from .abs import ABS
 from .activation_identity import ACTIVATION_IDENTITY
 from .argmax import ARGMAX
 from .argmin import ARGMIN
+from .bit_count import BIT_COUNT
 from .bit_not import BIT_NOT
 from .ceil import CEIL
 from .clip import CLIP, CLIP1
@@ -25,6 +26,7 @@ from .quantize_linear import QUANTIZE_LINEAR
 from .recip import RECIP
 from .relu import RELU
 from .round import ROUND
+from .shrink import SHRINK
 from .sign import SIGN
 from .sqrt import SQRT
 from .threshold import THRESHOLD
@@ -45,11 +47,13 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     SQRT,
     LOGICAL_NOT,
     BIT_NOT,
+    BIT_COUNT,
     ACTIVATION_IDENTITY,
     LINEAR,
     RELU,
     LEAKY_RELU,
     THRESHOLDED_RELU,
+    SHRINK,
     HARD_SIGMOID,
     HARD_SWISH,
 )

@@ -29,7 +29,7 @@ from ..schema import OperatorSchema, SupportRow, TensorField, snake_case
 from ..tensor import TensorDesc
 from ..validate import check_same_sizes
 from .definition import REQUIRED, Api, Field, OperatorDefinition
-from .elementwise import ScaleBias, apply_scale_bias, compute_values, float_field, prepare_unary
+from .elementwise import ScaleBias, apply_scale_bias, compute_values, float_field, prepare_unary, typed_bound
 
 UNARY_TENSORS = (TensorField("InputTensor", "input"), TensorField("OutputTensor", "output"))
 SCALE_BIAS = Field("ScaleBias", "scale_bias", "scale_bias", default=None)
@@ -96,6 +96,10 @@ class Constants:
     def out(self, value: float | int) -> ex.Param:
         return self.scalars.add(self.output.numpy.type(value), self.output)
 
+    def typed(self, value: int, data_type: DataType) -> ex.Param:
+        """A Param of another type (an integer result's wider type, ``wrapped``'s corrections)."""
+        return self.scalars.add(data_type.numpy.type(value), data_type)
+
 
 # The element math: the compute value (float32 for float tensors), the parameters and a maker of constants,
 # to the compute value stored.
@@ -119,6 +123,10 @@ def unary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[S
             check_same_sizes(name, "InputTensor", i, "OutputTensor", o)
             scale_bias = None
         values = {f.name: _field(f, getattr(desc, f.attribute), name) for f in fields if f.kind in ("float", "enum")}
+        if i.data_type.is_integer:  # a NaN FLOAT field has no meaning on integers: refused, as CLIP's (SPEC 8.3)
+            for f in fields:
+                if f.kind == "float":
+                    typed_bound(values[f.name], i.data_type, name, f.name)
         return UnaryParams(i.data_type, scale_bias, values, None if output is None else o.data_type)
 
     def kernel(params: UnaryParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
@@ -186,3 +194,20 @@ def floor(v: ex.Expr, c: Constants) -> ex.Expr:
     -0.0 stays -0.0, a value in (-1, 0) gives -1.0, NaN and the infinities stay (FLOOR, and CEIL's -floor(-x))."""
     nearest = ex.Round(v)
     return ex.Select(ex.Less(v, nearest), ex.Add(nearest, c(-1)), nearest)
+
+
+def wrapped(exact: ex.Expr, t: DataType, c: Constants) -> ex.Expr:
+    """An exact sum or difference of two values of the integer type ``t``, computed in ``ex.difference_type(t)``
+    (twice t's width: it holds both), wrapped into ``t`` as two's complement arithmetic wraps (SPEC 11.3). Such a
+    result lies less than 2**n beyond t's range (n: t's bits), so one correction brings it back: 2**n added below
+    the range, taken above it (as (2**n - 1) + 1, each a Param narrow enough for the nodes' range checks)."""
+    wide = exact.data_type
+    assert isinstance(wide, DataType)
+    low, high = t.integer_range
+    unsigned = {1: DataType.UINT8, 2: DataType.UINT16, 4: DataType.UINT32}[t.size]
+    span, one = ex.Widen(c.typed(high - low, unsigned), wide), ex.Widen(c.typed(1, DataType.UINT8), wide)
+    below = ex.Add(ex.Add(exact, span), one)
+    above = ex.Subtract(ex.Subtract(exact, span), one)
+    inside = ex.Select(ex.Less(exact, c.typed(low, wide)), below,
+                       ex.Select(ex.Less(c.typed(high, wide), exact), above, exact))
+    return ex.Saturate(inside, t)  # in range already: exact

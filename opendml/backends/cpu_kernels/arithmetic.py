@@ -1,4 +1,4 @@
-"""The element expressions' Divide, Round and Saturate in Numba kernels, as LLVM instructions.
+"""The element expressions' Divide, Round, Saturate and BitCount in Numba kernels, as LLVM instructions.
 
 Numba's own spellings mean something else: its float ``/`` checks the divisor and raises on zero (the
 Python error model), ``round`` is Python's, and a cast of a float beyond an integer type's range is
@@ -53,6 +53,11 @@ def sqrt(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
 def rint(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
     """float32 (or a vector of them) to the nearest integer, ties to even."""
     return _call(builder, "llvm.rint", value)
+
+
+def ctpop(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """The bits set of an integer (or of each of a vector of them), in its own width, as an 8-bit integer."""
+    return _resize(builder, _call(builder, "llvm.ctpop", value), 8, False)
 
 
 def _like(value: ir.Value, element: ir.Type) -> ir.Type:
@@ -160,6 +165,18 @@ def square_root(typingctx, value):  # type: ignore[no-untyped-def]
         return sqrt(builder, args[0])
 
     return types.float32(types.float32), codegen
+
+
+@intrinsic
+def bit_count(typingctx, value):  # type: ignore[no-untyped-def]
+    """The bits set of an integer, in its own type's width (``llvm.ctpop``), as a uint8."""
+    if not isinstance(value, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return ctpop(builder, args[0])
+
+    return types.uint8(value), codegen
 
 
 @intrinsic

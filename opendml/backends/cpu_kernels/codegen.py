@@ -149,7 +149,8 @@ from numba import njit, prange
 from numba.extending import intrinsic
 
 from opendml import expr as ex
-from opendml.backends.cpu_kernels.arithmetic import divide, round_even, round_saturate_to, saturate_to, square_root
+from opendml.backends.cpu_kernels.arithmetic import (bit_count, divide, round_even, round_saturate_to, saturate_to,
+                                                    square_root)
 from opendml.backends.cpu_kernels.drivers import next_share
 from opendml.backends.cpu_kernels.halves import float_to_half, half_to_float, round_to_half
 from opendml.backends.cpu_kernels.rows import base_offset, in_phase, streamed
@@ -254,6 +255,8 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Divide: lambda n, v, root: f"divide({v(n.a)}, {v(n.b)})",
     ex.Negate: _negate,
     ex.BitNot: lambda n, v, root: f"{_numpy(n.data_type)}(~{v(n.value)})",  # the type's bits (Numba truncates)
+    # llvm.ctpop on the value as its own type (so a signed one's bits, never a wider sign-extension of them)
+    ex.BitCount: lambda n, v, root: f"bit_count({_numpy(n.value.data_type)}({v(n.value)}))",
     ex.Sqrt: lambda n, v, root: f"square_root({v(n.value)})",
     ex.Round: lambda n, v, root: f"round_even({v(n.value)})",
     ex.Saturate: _saturate,

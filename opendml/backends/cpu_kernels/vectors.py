@@ -11,8 +11,8 @@ ones (stride 0) and the scalar parameters.
 
 Each node is the instruction the table in ``opendml.expr`` names, from its entry of ``LOWERINGS``:
 ``sext``/``zext``, ``sub``, ``sitofp`` or ``uitofp``, ``fmul``, ``fadd`` and ``fdiv`` without fast-math flags
-(never contracted into a fused multiply-add, never a reciprocal), ``add`` of integers, ``llvm.rint`` and the
-saturating conversions of ``arithmetic``, ordered ``fcmp`` and signed or unsigned ``icmp``, ``select``;
+(never contracted into a fused multiply-add, never a reciprocal), ``add`` of integers, ``llvm.ctpop``, ``llvm.rint``
+and the saturating conversions of ``arithmetic``, ordered ``fcmp`` and signed or unsigned ``icmp``, ``select``;
 integer nodes compute in the expression's own types (an 8-bit DEQUANTIZE_LINEAR difference in INT16, as its
 expression says). FLOAT16 operands and outputs are not streamed (the conversions, not the memory, take their
 time). Other targets split or scalarise the vectors; the results do not change.
@@ -250,6 +250,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Divide: lambda n, v, at: at.builder.fdiv(v(n.a), v(n.b)),  # no fast-math flags: no reciprocal
     ex.Negate: _negate,
     ex.BitNot: lambda n, v, at: at.builder.not_(v(n.value)),  # xor with every bit set
+    ex.BitCount: lambda n, v, at: arithmetic.ctpop(at.builder, v(n.value)),  # each lane's, truncated to 8 bits
     ex.Sqrt: lambda n, v, at: arithmetic.sqrt(at.builder, v(n.value)),
     ex.Round: lambda n, v, at: arithmetic.rint(at.builder, v(n.value)),
     ex.Saturate: _saturate,

@@ -222,6 +222,19 @@ def _negate(node: ex.Negate, v: Callable[[ex.Expr], str]) -> str:
     return f"(({held_type(node.data_type)})(({own})(0ull - (ull)({v(node.value)}))))"
 
 
+_UNSIGNED = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int"}
+
+
+def _bit_count(node: ex.BitCount, v: Callable[[ex.Expr], str]) -> str:
+    """The bits of the value's own width (an 8- or 16-bit integer is held in 32, a signed one sign-extended there):
+    cast to the unsigned type of that width, counted by ``__popc`` (``__popcll`` for 64 bits), held as a UINT8."""
+    t = node.value.data_type
+    assert isinstance(t, DataType)
+    if t.size == 8:
+        return f"((unsigned int)__popcll((ull)({v(node.value)})))"
+    return f"((unsigned int)__popc((unsigned int)(({_UNSIGNED[t.size]})({v(node.value)}))))"
+
+
 def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], str]) -> str:
     """A float through ``cvt.rzi`` (clamped to 32 bits, or NaN selected apart for 64), then clamped to the
     type's range; an integer clamped in its own held type to the limits it can pass, then cast."""
@@ -290,6 +303,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Negate: lambda n, v, at: _negate(n, v),
     # Inverted in the held type, then truncated to the node's own (a UINT8 held in 32 bits keeps 8 of them).
     ex.BitNot: lambda n, v, at: f"(({held_type(n.data_type)})(({C_TYPE[n.data_type]})(~{v(n.value)})))",
+    ex.BitCount: lambda n, v, at: _bit_count(n, v),
     # sqrt.rn.f32, rounded once; denormals kept by codegen.OPTIONS' --ftz=false (the one node not in inline PTX)
     ex.Sqrt: lambda n, v, at: f"__fsqrt_rn({v(n.value)})",
     ex.Round: lambda n, v, at: f"rint_rn({v(n.value)})",
