@@ -138,3 +138,35 @@ def test_as_a_subcommand_of_the_opendml_command(files: dict[str, Path], capsys: 
     assert exited.value.code == 2
     assert capsys.readouterr().err.splitlines() == [
         "opendml onnx: error: the following arguments are required: MODEL.onnx"]
+
+
+@pytest.mark.parametrize(("name", "contents", "read_as"), [
+    ("model.json", b'{"a": 1}', "json (from its extension '.json'): ParseError: "),
+    ("model.textproto", b"garbage\n", "textproto (from its extension '.textproto'): ParseError: "),
+    ("model.onnxtxt", b"not a model <", "onnxtxt (from its extension '.onnxtxt'): ParseError: "),
+    ("model.onnx", b"junk\n", "protobuf: DecodeError: "),
+], ids=["json", "textproto", "onnxtxt", "onnx"])
+def test_an_unreadable_model_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
+                                              contents: bytes, read_as: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(contents)
+    assert main([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"opendml onnx: error: ONNX model: Path must name a readable ONNX file; got {str(path)!r} "
+                          f"read as {read_as}")
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", ["model.json", "model.textproto"])
+def test_the_opendml_command_on_an_unreadable_model(tmp_path: Path, name: str) -> None:
+    """``opendml onnx model.json`` in a process of its own: exit status 2, one line, no traceback."""
+    path = tmp_path / name
+    path.write_text('{"graph": 3}' if name.endswith(".json") else "graph: 3\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "opendml", "onnx", str(path)], capture_output=True, text=True,
+                          env=env)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"opendml onnx: error: ONNX model: Path must name a readable ONNX file; got "
+                                  f"{str(path)!r} read as {path.suffix[1:]} (from its extension '{path.suffix}'): "
+                                  "ParseError: ")

@@ -16,6 +16,10 @@ all of it in one UnsupportedModelError, before anything is compiled or runs.
 >>> opendml.onnx.run(helper.make_model(graph), {"x": np.array([-2.0, 0.0, 6.0], np.float32)})  # min > max: max
 {'y': array([1., 1., 1.], dtype=float32)}
 
+``InferenceSession`` runs a model as ONNX Runtime's session does (``get_inputs()``, ``get_outputs()``,
+``run(None, feeds)`` returning a list in output order); a model that cannot be read is one
+InvalidArgumentError naming the file, the format it was read as and the reason.
+
 Importing this package needs nothing beyond NumPy; its functions import ``onnx`` when first used, and
 raise OnnxUnavailableError (with the install command) where it is missing.
 """
@@ -28,9 +32,11 @@ from typing import Any
 from .errors import OnnxUnavailableError, UnsupportedModelError, require_onnx
 
 # Public name -> the submodule defining it, imported on first use (they import onnx).
-_LAZY = {"run": "runtime", "check": "runtime", "Session": "runtime", "load_model": "model"}
+_LAZY = {"run": "runtime", "check": "runtime", "Session": "runtime", "load_model": "model",
+         "InferenceSession": "session", "NodeArg": "session"}
 
-__all__ = ["OnnxUnavailableError", "Session", "UnsupportedModelError", "backend", "check", "load_model", "run"]
+__all__ = ["InferenceSession", "NodeArg", "OnnxUnavailableError", "Session", "UnsupportedModelError", "backend",
+           "check", "load_model", "run"]
 
 
 def __getattr__(name: str) -> Any:

@@ -33,7 +33,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", metavar="MODEL.onnx", help="the ONNX model file")
+    parser.add_argument("model", metavar="MODEL.onnx",
+                        help="the ONNX model file (.json, .textproto and .onnxtxt files are read in those formats)")
     parser.add_argument("--input", "-i", action="append", default=[], metavar="NAME=FILE.npy",
                         help="a graph input from a .npy file (repeat for each input)")
     parser.add_argument("--output-dir", "-o", metavar="DIR", type=Path,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 import numpy as np
 import onnx
-from google.protobuf.message import DecodeError
 from onnx import ModelProto, TypeProto, ValueInfoProto, shape_inference
 
 from ..errors import invalid
@@ -21,25 +21,70 @@ ModelLike: TypeAlias = "ModelProto | str | os.PathLike[str] | bytes"
 
 
 def load_model(model: ModelLike) -> ModelProto:
-    """A ModelProto from itself, a path or serialized bytes, checked by onnx.checker."""
+    """A ModelProto from itself, a path or serialized bytes, checked by onnx.checker.
+
+    Every way of loading a model goes through here, so every failure to read or check one is one
+    InvalidArgumentError, naming the file, the format it was read as and the reason.
+    """
+    read_from = ""
     if isinstance(model, (str, os.PathLike)):
-        try:
-            model = onnx.load(os.fspath(model))
-        except (OSError, DecodeError) as error:
-            raise invalid(_OWNER, "Path", "must name a readable ONNX file", f"{os.fspath(model)!r} ({error})") from None
+        path = os.fspath(model)
+        file_format = format_of(path)
+        model = _read_file(path, file_format)
+        read_from = f" (read from {path!r} as {file_format})"
     elif isinstance(model, bytes):
         try:
             model = onnx.load_from_string(model)
-        except DecodeError as error:
-            raise invalid(_OWNER, "Bytes", "must be a serialized ModelProto", str(error)) from None
+        except Exception as error:  # protobuf's DecodeError, and whatever else its parser raises
+            raise invalid(_OWNER, "Bytes", "must be a serialized ModelProto (protobuf)", reason(error)) from None
     if not isinstance(model, ModelProto):
         raise invalid(_OWNER, "Model", "must be a ModelProto, a path or bytes", type(model).__name__)
     try:
         onnx.checker.check_model(model)
-    except onnx.checker.ValidationError as error:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise invalid(_OWNER, "Model", "must pass onnx.checker", first_line) from None
+    except Exception as error:  # ValidationError; ValueError for a model past protobuf's 2 GiB
+        raise invalid(_OWNER, "Model", "must pass onnx.checker", reason(error, named=False) + read_from) from None
     return model
+
+
+def format_of(path: str) -> str:
+    """The format onnx reads a file in, chosen by its extension as ``onnx.load`` chooses it: ``json``,
+    ``textproto``, ``onnxtxt``, else ``protobuf``."""
+    found = onnx.serialization.registry.get_format_from_file_extension(os.path.splitext(path)[1])
+    return str(found or "protobuf")
+
+
+def _read_file(path: str, file_format: str) -> ModelProto:
+    try:
+        with warnings.catch_warnings():  # onnx warns on every read of its onnxtxt format that it is experimental
+            warnings.filterwarnings("ignore", "The onnxtxt format is experimental", UserWarning)
+            return onnx.load(path, format=file_format)
+    except Exception as error:  # each of onnx's parsers raises errors of its own: protobuf's DecodeError,
+        # json_format's and text_format's ParseError, onnx.parser's, UnicodeDecodeError, OSError, MemoryError
+        extension = os.path.splitext(path)[1]
+        chosen = f" (from its extension {extension!r})" if file_format != "protobuf" else ""
+        raise invalid(_OWNER, "Path", "must name a readable ONNX file",
+                      f"{path!r} read as {file_format}{chosen}: {reason(error)}") from None
+
+
+_REASON_LIMIT = 400  # characters of a parser's message kept (protobuf's JSON errors list every field of the message)
+
+
+def reason(error: BaseException, *, named: bool = True) -> str:
+    """An exception as one line: its class (where ``named``) and its message's lines joined, without the file
+    name an OSError repeats and without a closing period (the message adds one)."""
+    detail = error.args[0] if len(error.args) == 1 else None
+    if isinstance(error, OSError) and error.strerror:
+        text = error.strerror
+    elif isinstance(detail, bytes):  # onnx.parser's ParseError holds its message as bytes
+        text = detail.decode("utf-8", "replace")
+    else:
+        text = str(error)
+    text = " ".join(line.strip() for line in text.splitlines() if line.strip()).rstrip(".")
+    if len(text) > _REASON_LIMIT:
+        text = text[:_REASON_LIMIT].rstrip() + " ..."
+    if not named:
+        return text or type(error).__name__
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 def tensor_type(type_proto: TypeProto) -> tuple[int, tuple[int | None, ...] | None] | None:
