@@ -297,9 +297,9 @@ def _lower_cuda(expr: ex.Store) -> None:
 # call lowering one FLOAT32 expression through it.
 LOWERINGS = [
     pytest.param("opendml.kernels.numpy_lowering", _lower_numpy, id="numpy"),
-    pytest.param("opendml.backends.cpu_kernels.codegen", _lower_numba, id="numba", marks=NO_NUMBA),
+    pytest.param("opendml.backends.cpu_kernels.nodes", _lower_numba, id="numba", marks=NO_NUMBA),
     pytest.param("opendml.backends.cpu_kernels.vectors", _lower_vector, id="llvm-vector", marks=NO_NUMBA),
-    pytest.param("opendml.backends.cuda.expr_c", _lower_cuda, id="cuda-c"),
+    pytest.param("opendml.backends.cuda.node_c", _lower_cuda, id="cuda-c"),
 ]
 
 

@@ -3,7 +3,7 @@
 ``source(element)`` writes the Numba source of a module that runs ``element`` over a layout:
 
 - ``value``: the expression on one element of each operand, one local per node in ``expr.nodes`` order (a
-  shared subtree is computed once), each node's Numba expression from its entry of ``LOWERINGS``. FLOAT16 data
+  shared subtree is computed once), each node's Numba expression from its entry of ``nodes.LOWERINGS``. FLOAT16 data
   arrives as uint16 bits: a load converts it exactly (``half_to_float``), a FLOAT16 store rounds once
   (``float_to_half``). Integer nodes cast explicitly (Numba widens int32 - int32 to int64). Divide, Round and
   Saturate are the intrinsics of ``arithmetic`` (Numba's ``/`` would check the divisor, its casts of
@@ -45,14 +45,13 @@ from there, and Numba caches its compiled code beside it.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 from ... import expr as ex
 from ...dtypes import DataType
 from ...kernels import cache
 from . import vectors
+from .nodes import expression, operands, scalar
 
 _modules: dict[tuple[ex.Expr, tuple[ex.Store, ...]], ModuleType] = {}
 
@@ -61,14 +60,6 @@ def compiled(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> ModuleType:
     """The generated module of an element-wise expression (a ``Store``) and the extra values it writes,
     imported once per process."""
     return cache.generated_module(_modules, (element, extra), "elementwise_", lambda: source(element, extra))
-
-
-def operands(element: ex.Expr, extra: tuple[ex.Expr, ...] = ()) -> tuple[int, ...]:
-    """The operands a kernel takes (those its expressions load), in DirectML input order."""
-    found = tuple(sorted({k for root in (element, *extra) for k in ex.loads(root)}))
-    if not found:
-        raise ex.ExpressionError(f"{element!r} loads no operand: an element-wise kernel walks at least one")
-    return found
 
 
 def _parameters(roots: tuple[ex.Expr, ...]) -> int:
@@ -81,7 +72,7 @@ def source(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
     roots = _roots(element, extra)
     names = _Names(operands(element, extra), _parameters(roots), len(roots))
     streams = vectors.streamable(*roots)
-    parts = [_HEADER, _expression(roots), _value(roots, names), _run(element, names)]
+    parts = [_HEADER, expression(roots), _value(roots, names), _run(element, names)]
     if streams:
         parts.append(_stream(names))
     parts += [_kernel(names, streamed=False), _driver(names, "")]
@@ -105,7 +96,7 @@ def walker(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
     too: the tile (output ``o``) written with ordinary stores, the extras with streaming ones."""
     roots = _roots(element, extra)
     names = _Names(operands(element, extra), _parameters(roots), len(roots))
-    parts = [_HEADER, _expression(roots), _value(roots, names), _run(element, names), _kernel(names, streamed=False)]
+    parts = [_HEADER, expression(roots), _value(roots, names), _run(element, names), _kernel(names, streamed=False)]
     if streams_extras(element, extra):
         parts += [_stream(names, cached=1), _kernel(names, streamed=True, cached=1)]
     return "\n\n\n".join(parts)
@@ -164,109 +155,6 @@ use_for_numba()
 jit = njit(nogil=True, cache=True)'''
 
 
-def _constructor(node: ex.Expr, names: dict[ex.Expr, str]) -> str:
-    args = []
-    for value in node._fields():
-        if isinstance(value, ex.Expr):
-            args.append(names[value])
-        elif isinstance(value, DataType):
-            args.append(f"DataType.{value.name}")
-        else:
-            args.append(repr(value))
-    return f"ex.{type(node).__name__}({', '.join(args)})"
-
-
-def _expression(roots: tuple[ex.Store, ...]) -> str:
-    """``ROOTS`` (the element, then the extra values) rebuilt node by node, ``ELEMENT`` the first (the
-    streaming intrinsic lowers them when Numba compiles a kernel)."""
-    names: dict[ex.Expr, str] = {}
-    lines = ["def _element():"]
-    for root in roots:
-        for node in ex.nodes(root):
-            if node not in names:
-                names[node] = f"e{len(names)}"
-                lines.append(f"    {names[node]} = {_constructor(node, names)}")
-    lines += [f"    return ({''.join(names[root] + ', ' for root in roots).rstrip()})", "", "",
-              "ROOTS = _element()", "ELEMENT = ROOTS[0]", f"OPERANDS = {operands(roots[0], roots[1:])!r}"]
-    return "\n".join(lines)
-
-
-def _numpy(t: DataType) -> str:
-    return f"np.{t.numpy.name}"
-
-
-def _scalar(node: ex.Expr, of: dict[ex.Expr, str], root: bool = False) -> str:
-    """One node's Numba expression over its children's locals (the Numba column of expr's table). The
-    ``root`` Store gives the stored form (FLOAT16 bits); a Store inside the expression (a fused kernel's
-    intermediate) gives its value as the stored type holds it, FLOAT16 rounded and held as float32."""
-    lowering = LOWERINGS.get(type(node))
-    if lowering is None:
-        raise ex.ExpressionError(f"no Numba lowering of {type(node).__name__}")
-    return lowering(node, of.__getitem__, root)
-
-
-def _load(node: ex.Load, v: Callable[[ex.Expr], str], root: bool) -> str:
-    return f"half_to_float(a{node.operand})" if node.stored is DataType.FLOAT16 else f"a{node.operand}"
-
-
-def _to_float32(node: ex.ToFloat32, v: Callable[[ex.Expr], str], root: bool) -> str:
-    held = node.value.data_type is DataType.FLOAT16  # already float32 (converted where loaded)
-    return v(node.value) if held else f"np.float32({v(node.value)})"
-
-
-def _add(node: ex.Add, v: Callable[[ex.Expr], str], root: bool) -> str:
-    if node.data_type is DataType.FLOAT32:
-        return f"{v(node.a)} + {v(node.b)}"
-    return f"{_numpy(node.data_type)}({v(node.a)} + {v(node.b)})"  # type: ignore[arg-type]
-
-
-def _negate(node: ex.Negate, v: Callable[[ex.Expr], str], root: bool) -> str:
-    if node.data_type is DataType.FLOAT32:
-        return f"-{v(node.value)}"  # the sign flipped (fneg): -0.0 of +0.0; integers wrap (Numba truncates)
-    return f"{_numpy(node.data_type)}(-{v(node.value)})"  # type: ignore[arg-type]
-
-
-def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], str], root: bool) -> str:
-    if isinstance(node.value, ex.Round):  # one rounding conversion (``arithmetic.saturate``)
-        return f"round_saturate_to({v(node.value.value)}, {_numpy(node.type)})"
-    return f"saturate_to({v(node.value)}, {_numpy(node.type)})"
-
-
-def _store(node: ex.Store, v: Callable[[ex.Expr], str], root: bool) -> str:
-    value = v(node.value)
-    if node.type is not DataType.FLOAT16:
-        return f"{_numpy(node.type)}({value})"
-    return f"float_to_half({value})" if root else f"round_to_half({value})"
-
-
-# A node's lowering: the node, its children's locals (``v(child)``) and whether it is a root Store, to its
-# Numba expression.
-Lowering = Callable[[Any, Callable[[ex.Expr], str], bool], str]
-
-# One entry per node of ``ex.NODES`` (the Numba column of the table in opendml.expr).
-LOWERINGS: dict[type[ex.Expr], Lowering] = {
-    ex.Load: _load,
-    ex.Param: lambda n, v, root: f"q{n.index}",
-    ex.Widen: lambda n, v, root: f"{_numpy(n.type)}({v(n.value)})",
-    ex.Subtract: lambda n, v, root: f"{_numpy(n.data_type)}({v(n.a)} - {v(n.b)})",
-    ex.ToFloat32: _to_float32,
-    ex.Multiply: lambda n, v, root: f"{v(n.a)} * {v(n.b)}",
-    ex.Add: _add,
-    ex.Divide: lambda n, v, root: f"divide({v(n.a)}, {v(n.b)})",
-    ex.Negate: _negate,
-    ex.BitNot: lambda n, v, root: f"{_numpy(n.data_type)}(~{v(n.value)})",  # the type's bits (Numba truncates)
-    # llvm.ctpop on the value as its own type (so a signed one's bits, never a wider sign-extension of them)
-    ex.BitCount: lambda n, v, root: f"bit_count({_numpy(n.value.data_type)}({v(n.value)}))",
-    ex.Sqrt: lambda n, v, root: f"square_root({v(n.value)})",
-    ex.Round: lambda n, v, root: f"round_even({v(n.value)})",
-    ex.Saturate: _saturate,
-    ex.Less: lambda n, v, root: f"{v(n.a)} < {v(n.b)}",  # ordered: false when either is NaN
-    ex.IsNumber: lambda n, v, root: f"{v(n.value)} == {v(n.value)}",
-    ex.Select: lambda n, v, root: f"{v(n.a)} if {v(n.condition)} else {v(n.b)}",
-    ex.Store: _store,
-}
-
-
 def _value(roots: tuple[ex.Store, ...], names: _Names) -> str:
     """``value``: each node once (shared by the roots), then each root's stored form; a root that is also
     read inside another root's expression (a FLOAT16 intermediate both stored and computed on) gets its
@@ -280,11 +168,11 @@ def _value(roots: tuple[ex.Store, ...], names: _Names) -> str:
             if node in of:
                 continue
             of[node] = f"t{len(of)}"
-            lines.append(f"    {of[node]} = {_scalar(node, of, node in roots and node not in inner)}")
+            lines.append(f"    {of[node]} = {scalar(node, of, node in roots and node not in inner)}")
     for root in roots:
         if root in inner and root.type is DataType.FLOAT16 and root not in stored:  # its bits, not its value
             stored[root] = f"t{len(of) + len(stored)}"
-            lines.append(f"    {stored[root]} = {_scalar(root, of, True)}")
+            lines.append(f"    {stored[root]} = {scalar(root, of, True)}")
     results = [stored.get(root, of[root]) for root in roots]
     lines.append(f"    return {', '.join(results)}")
     return "\n".join(lines)
