@@ -20,6 +20,8 @@ from .order import (
     _best_of,
     _compute,
     _value_functions,
+    index_wins,
+    later_wins,
     order,
     union,
 )
@@ -67,7 +69,7 @@ def _ballot_helpers(compute: str, direction: AxisDirection, rule: Order) -> str:
         helpers = (f"__device__ __forceinline__ {compute} {_best_name(rule)}({compute} a, {compute} b) "
                    f"{{ return {pick}; }}\n"
                    f"__device__ __forceinline__ bool eq({compute} a, {compute} b) {{ return a == b; }}\n")
-    later = "q > bq" if direction is AxisDirection.DECREASING else "q < bq"
+    later = index_wins(direction, "q", "bq")
     signature = f"void take_vector({compute}& bv, unsigned int& bq, {compute} v, unsigned int q)"
     return helpers + f"""__device__ __forceinline__ {signature} {{
     if (q == {NO_POSITION}) return;
@@ -88,8 +90,7 @@ def _ballot_scan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Se
     held = size * vector + sum(o.loaded_bytes(vector) for o in others)
     unroll = max(1, min(VECTOR_UNROLL, LOADED_BYTES // held, PROLOGUE_ROW_POSITIONS // plan.rows))
     assert spec.reduction is not None
-    decreasing = spec.reduction.direction is AxisDirection.DECREASING
-    better = f"!{rule.beats('bv{i}', 'm')}" if decreasing else rule.beats("m", "bv{i}")
+    better = f"!{rule.beats('bv{i}', 'm')}" if later_wins(spec.reduction.direction) else rule.beats("m", "bv{i}")
     reduced_strides = [reduced.strides[0], *(o.reduced for o in walked)]
 
     def step(count: int) -> tuple[list[str], list[str]]:
@@ -155,7 +156,7 @@ def _ballot_row(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, re
     elements.update({slot: value(0) for slot, value in hoisted.items()})
     value = expr_c.call("value", [f"((const {C_TYPE[in_type]}*)px)[ko{i} + ro]", *(elements[o.slot] for o in others)],
                         spec.element)
-    pick = "31 - __clz(mask)" if direction is AxisDirection.DECREASING else "__ffs(mask) - 1"
+    pick = "31 - __clz(mask)" if later_wins(direction) else "__ffs(mask) - 1"  # the last set bit, or the first
     writer = "(threadIdx.x & 31) == 0" if plan.rows == 1 or plan.outputs % plan.rows == 0 else \
         f"(threadIdx.x & 31) == 0 && o + {i}ull < {plan.outputs}ull"
     finish = _finish(plan, direction, spec.output, compute, out_step).replace("bv[0]", f"bv{i}") \

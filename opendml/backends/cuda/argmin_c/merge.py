@@ -10,7 +10,7 @@ from ...layout import Layout
 from ..codegen import C_TYPE, PRELUDE, decompose
 from ..plan import ArgMinPlan
 from .ballot import uses_ballot
-from .order import _compute, order
+from .order import _compute, empty_index, order
 from .scan import _take_function
 
 
@@ -91,7 +91,7 @@ def _merge_in_scan(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection,
     counted, and by the warp that counts last, every warp's merged and the index written (``oo``: the
     output's offset)."""
     out = C_TYPE[spec.output]
-    empty = plan.length - 1 if direction is AxisDirection.DECREASING else 0
+    empty = empty_index(direction, plan.length)
     count = partials_per_output(spec, plan)
     slot = f"o * {count}ull + s" + (f" * {plan.group // 32}ull + (threadIdx.x >> 5)" if plan.group > 32 else "")
     return f"""unsigned int last = 0u;
@@ -121,7 +121,7 @@ def argmin_combine_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDir
     _, compute = _compute(spec)
     out_type = spec.output
     group = plan.combine_group
-    empty = plan.length - 1 if direction is AxisDirection.DECREASING else 0
+    empty = empty_index(direction, plan.length)
     kept_offsets = decompose("(unsigned int)o", kept.sizes, kept.strides, ["ko", "oo"])
     if group == 32:
         loop = (f"const ull t = threadIdx.x & 31;\n    for (ull o = ((ull)blockIdx.x * blockDim.x + threadIdx.x) >> 5; "

@@ -17,7 +17,7 @@ from ..codegen import C_TYPE, decompose
 from ..elementwise_c import WORD
 from ..plan import ArgMinPlan
 from .operands import Extra, Operand, _fetch, _held, _stores
-from .order import Order, _best_of, _compute, order, union
+from .order import Order, _best_of, _compute, empty_index, index_wins, later_wins, order, union
 from .steps import _by_steps, _by_stored_integers
 
 VECTOR_UNROLL = 8  # 16-byte loads in flight per thread in ARGMIN scans (measured best on an H100)
@@ -31,9 +31,8 @@ LOADED_BYTES = VECTOR_UNROLL * 32
 def _take_function(compute: str, direction: AxisDirection, rule: Order) -> str:
     """``take`` merges any two candidates; ``scan_take`` is for one thread visiting indices in increasing
     order, where a tie goes to the earlier index (INCREASING) or to the later one (DECREASING)."""
-    decreasing = direction is AxisDirection.DECREASING
-    later = "i > bi" if decreasing else "i < bi"
-    scan_better = f"!{rule.beats('bv', 'v')}" if decreasing else rule.beats("v", "bv")
+    later = index_wins(direction, "i", "bi")
+    scan_better = f"!{rule.beats('bv', 'v')}" if later_wins(direction) else rule.beats("v", "bv")
     return rule.helpers() + f"""
 __device__ __forceinline__ void take({compute}& bv, ull& bi, {compute} v, ull i) {{
     if (i == INVALID_INDEX) return;
@@ -47,7 +46,7 @@ __device__ __forceinline__ void scan_take({compute}& bv, ull& bi, {compute} v, u
 
 def _finish(plan: ArgMinPlan, direction: AxisDirection, out_type: DataType, compute: str, out_step: int) -> str:
     """Code that writes each (bv[j], bi[j]) of outputs ``o + j`` as the final index or as a partial result."""
-    empty = plan.length - 1 if direction is AxisDirection.DECREASING else 0
+    empty = empty_index(direction, plan.length)
     lines = []
     for j in range(plan.columns):
         if plan.splits > 1:

@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 
 from .... import expr as ex
 from ....dtypes import DataType
-from ....enums import AxisDirection
 from ....kernels.monotone import RawOrder, raw_order
 from ....kernels.spec import KernelSpec
 from ...layout import Layout
@@ -15,7 +14,7 @@ from .. import expr_c
 from ..codegen import C_TYPE, decompose
 from ..plan import ArgMinPlan
 from .operands import Operand, is_prologue
-from .order import Order, _compute, packed
+from .order import Order, _compute, later_wins, packed
 
 # --- columns with a float value: one take per group of rows, the row found by a rescan -------------------------
 #
@@ -126,7 +125,7 @@ def _rescan(spec: KernelSpec, plan: ArgMinPlan, reduced: Layout, others: Sequenc
     walked = [o for o in others if not o.constant]
     names = ["ro", *(f"rk{o.slot}" for o in walked)]
     red = decompose("(unsigned int)rr", reduced.sizes, [reduced.strides[0], *(o.reduced for o in walked)], names)
-    stop = "" if spec.reduction.direction is AxisDirection.DECREASING else " break;"
+    stop = "" if later_wins(spec.reduction.direction) else " break;"  # the last equal row, or the first
     code = []
     for j in range(plan.vector):
         elements = {o.slot: f"((const {C_TYPE[o.type]}*)p{o.slot})[kk{o.slot} + rk{o.slot} + {j * o.stride}ull]"

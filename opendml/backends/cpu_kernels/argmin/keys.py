@@ -7,10 +7,10 @@ is ARGMIN of order-reversed elements (``flip_order``: a float's sign bit flipped
 negation, NaN staying NaN and the zeros a tie; an integer's bits complemented, which reverses the order of
 signed and unsigned integers alike), so one engine, smallest key first, serves both operators; the hot
 loops compute ARGMAX's keys in as many instructions as ARGMIN's (``key_of``, ``raw_constant``,
-``fold_value``, ``argmin_lanes``). A task reduces part of the input into per-slot state (key, index,
+``fold_value``, ``lanes``). A task reduces part of the input into per-slot state (key, index,
 found); slots are the output elements in row-major order. Within a task each slot sees its elements in
 increasing index order, so a strict ``<`` (INCREASING) or ``<=`` (DECREASING) keeps the right one of equal
-keys; merges (``argmin_drivers.merge_range``) compare indices explicitly, so tasks may cover any parts in
+keys; merges (``drivers.merge_range``) compare indices explicitly, so tasks may cover any parts in
 any order.
 
 Element types and comparisons are told apart at compile time by the type of ``kind`` (and the direction by
@@ -26,10 +26,10 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ...enums import AxisDirection, NanPolicy
-from ...kernels.spec import ReductionKind
-from ...ops.arg_reduction import ArgReductionParams
-from .jit import jit
+from ....enums import AxisDirection, NanPolicy
+from ....kernels.spec import ReductionKind
+from ....ops.arg_reduction import ArgReductionParams
+from ..jit import jit
 
 DECREASING = np.zeros(1, np.uint8)  # passed as ``order`` for AxisDirection DECREASING (None: INCREASING)
 

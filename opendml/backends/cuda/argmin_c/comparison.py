@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ....dtypes import DataType
-from ....enums import NanPolicy
+from ....enums import AxisDirection, NanPolicy
 from ....kernels.monotone import MonotoneTail, monotone_tail
-from ....kernels.spec import KernelSpec, ReductionKind
+from ....kernels.spec import KernelSpec
+from ....ops.arg_order import LARGER_WINS, LATER_WINS, NAN_WINS, ArgOrder, tie_winner
 from .. import expr_c
 from ..codegen import C_TYPE
 
@@ -38,9 +39,16 @@ class Order:
     largest: bool  # ARGMAX: the largest value wins
     nan: NanPolicy | None  # IGNORE: NaN values are skipped; PROPAGATE: a NaN beats every number
 
+    @classmethod
+    def of(cls, order: ArgOrder, floats: bool) -> Order:
+        """The comparison of ``order``'s values (``ops.arg_order``), of float values or of integers. Under
+        IGNORE a NaN loses to every number: it is skipped (``valid``), and a reduction of NaN only, left with
+        no candidate, answers ``empty_index``; under PROPAGATE it wins over every number (``beats``)."""
+        return cls(order.larger_wins, order.nan_policy if floats else None)
+
     @property
     def propagates(self) -> bool:
-        return self.nan is NanPolicy.PROPAGATE
+        return self.nan is not None and NAN_WINS[self.nan]
 
     def beats(self, a: str, b: str) -> str:
         """C that holds when value ``a`` wins over ``b`` strictly; neither wins a tie (equal numbers, -0.0
@@ -51,14 +59,14 @@ class Order:
 
     def valid(self, value: str) -> str:
         """C that holds when ``value`` takes part: all but NaN under IGNORE, every value otherwise."""
-        return f"is_number({value})" if self.nan is NanPolicy.IGNORE else "true"
+        return f"is_number({value})" if self.nan is not None and not NAN_WINS[self.nan] else "true"
 
     def helpers(self) -> str:
         """The device functions ``beats`` needs (none but the prelude's ``lt`` where NaN is ignored)."""
         return BEATS_HELPERS[self.largest] if self.propagates else ""
 
 
-INDEX_REDUCTIONS = {ReductionKind.ARGMIN: False, ReductionKind.ARGMAX: True}  # kind: whether the largest wins
+INDEX_REDUCTIONS = LARGER_WINS  # the reductions this engine runs, and whether the largest value wins
 
 
 def order(spec: KernelSpec) -> Order:
@@ -66,7 +74,25 @@ def order(spec: KernelSpec) -> Order:
     reduction = spec.reduction
     assert reduction is not None and reduction.kind in INDEX_REDUCTIONS  # CudaBackend.compile_spec checks it
     value_type, _ = _compute(spec)
-    return Order(INDEX_REDUCTIONS[reduction.kind], reduction.nan_rule if value_type.is_float else None)
+    return Order.of(ArgOrder(reduction.kind, reduction.nan_rule, reduction.direction), value_type.is_float)
+
+
+# The tie rule on indices (``ops.arg_order.LATER_WINS``), as the templates write it.
+
+def later_wins(direction: AxisDirection) -> bool:
+    """Whether a tie goes to the later index (DECREASING), not to the earlier."""
+    return LATER_WINS[direction]
+
+
+def index_wins(direction: AxisDirection, a: str, b: str) -> str:
+    """C that holds when index ``a`` wins a tie over index ``b``."""
+    return f"{a} > {b}" if later_wins(direction) else f"{a} < {b}"
+
+
+def empty_index(direction: AxisDirection, length: int) -> int:
+    """The index a reduction of ``length`` elements answers where it found no candidate (every value NaN,
+    ignored): the winner among its NaN, which tie."""
+    return tie_winner(direction, length)
 
 
 def _compute(spec: KernelSpec) -> tuple[DataType, str]:

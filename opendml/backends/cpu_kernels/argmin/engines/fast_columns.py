@@ -1,18 +1,18 @@
 """ARGMIN over a computed FLOAT32 element with its last dimension kept (columns), computed where it is
-compared: the fast column task of ``argmin_boxes``' modules, for layouts whose last merged dimension every
+compared: the fast column task of ``boxes``' modules, for layouts whose last merged dimension every
 operand walks contiguously or not at all (stride 1, or 0: a broadcast value, hoisted out of the column
-loop), and elements with no FLOAT16 in them (``argmin_vectors.vectorised``, as the fast rows: a FLOAT16
+loop), and elements with no FLOAT16 in them (``vectors.vectorised``, as the fast rows: a FLOAT16
 intermediate's rounding made this fold 15% slower than the scratch tiles).
 
 ``task_fast_columns`` walks a task as ``argmin_columns`` walks its input: outer positions, columns in tiles
 of ``COLUMN_TILE`` whose running (key, row) state stays in cache, rows in chunks of ``ROW_CHUNK``. Each
 group of ``GROUP`` rows is folded into the tile's state in one pass over the columns, the element computed
 there by the generated ``value`` (the element-wise kernels' own lowering: the bits of the unfused
-intermediate) and turned into its key, branch-free, as ``argmin_columns.fold_rows`` folds loaded keys.
+intermediate) and turned into its key, branch-free, as ``columns.fold_rows`` folds loaded keys.
 Each operand of a row is a slice indexed by the column alone: a computed offset would be checked for a
 negative index on every element, and the loop would not vectorise (57 ms against 7.8 ms for the
 benchmark's first-axis row, DEQUANTIZE_LINEAR UINT8 [16384, 4096] -> CLIP -> ARGMIN on 2 threads; the
-scratch tiles of ``argmin_boxes`` took 15 ms).
+scratch tiles of ``boxes`` took 15 ms).
 
 A chunk's state starts at the largest key and row 0 rather than at its first row's keys: the first row
 then replaces it wherever the tiles' first row would have been kept (a smaller key; DECREASING: any key),
@@ -26,18 +26,18 @@ pattern.
 
 from __future__ import annotations
 
-from . import argmin_boxes as boxes
-from .argmin_columns import COLUMN_TILE, ROW_CHUNK
+from . import boxes
+from .columns import COLUMN_TILE, ROW_CHUNK
 
 # Rows folded into the state per pass over a tile's columns. Computing the element costs more than loading
-# and storing the state, so two rows run as fast as eight (``argmin_columns.ROW_GROUP``, for loaded keys):
+# and storing the state, so two rows run as fast as eight (``columns.ROW_GROUP``, for loaded keys):
 # 6.95 against 7.05 ms on the benchmark's first-axis row (one row: 7.5 ms), and compile in half the time
 # (0.32 s against 0.66 s for a fold of DEQUANTIZE_LINEAR -> CLIP as a function of its own).
 GROUP = 2
 
-IMPORTS = '''from opendml.backends.cpu_kernels.argmin_columns import fold
-from opendml.backends.cpu_kernels.argmin_keys import found_key, key_of, replaces
-from opendml.backends.cpu_kernels.argmin_vectors import bits_of'''
+IMPORTS = '''from opendml.backends.cpu_kernels.argmin.engines.columns import fold
+from opendml.backends.cpu_kernels.argmin.keys import found_key, key_of, replaces
+from opendml.backends.cpu_kernels.argmin.engines.vectors import bits_of'''
 
 
 def _fold(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str:
