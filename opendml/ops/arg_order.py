@@ -18,8 +18,8 @@ under IGNORE, answers its first (INCREASING) or last (DECREASING) index (``tie_w
 ``ArgOrder.better`` evaluates the order on arrays (NumPy's, or CuPy's through NumPy's dispatch). The NumPy
 reference reduces with it (``arg_reduction.arg_reduction_reference``), and so does every merge of partial
 answers (``functional.reduction_split``, ``dask.merge``). The engines lower it: the CPU's integer keys
-(``backends/cpu_kernels/argmin/keys.py``) and CUDA's ``Order`` (``backends/cuda/argmin_c/order.py``), each
-tested against ``better`` (tests/test_arg_order.py).
+(``backends/cpu_kernels/argmin/keys.py``) and CUDA's ``Order`` (``backends/cuda/argmin_c/comparison.py``),
+each tested against ``better`` (tests/test_arg_order.py).
 """
 
 from __future__ import annotations
@@ -57,10 +57,6 @@ class ArgOrder:
     def later_wins(self) -> bool:
         return LATER_WINS[self.direction]
 
-    def tie_winner(self, count: int) -> int:
-        """The index that wins among ``count`` candidates of equal values: the first, or the last."""
-        return count - 1 if self.later_wins else 0
-
     def better(self, a_values: Any, a_indices: Any, b_values: Any, b_indices: Any) -> Any:
         """Where candidate ``a`` wins over candidate ``b``, element by element (a boolean array): a value
         ahead, or an equal value at the index the direction prefers. Indices compare as numbers, so any
@@ -73,3 +69,9 @@ class ArgOrder:
             same = same | (nan_a & nan_b)
         index_first = (a_indices > b_indices) if self.later_wins else (a_indices < b_indices)
         return ahead | (same & index_first)
+
+
+def tie_winner(direction: AxisDirection, count: int) -> int:
+    """The index that wins among ``count`` candidates of equal values (a reduction of NaN only, under IGNORE,
+    included): the first, or the last where the later index wins."""
+    return count - 1 if LATER_WINS[direction] else 0

@@ -6,7 +6,7 @@ The modules, by concept:
 
 - ``operands``: the plan, the kept and reduced layouts, how each operand is loaded and each extra output
   stored along a load, and the alignments those need;
-- ``order``: the comparison (``Order``) and the values compared: their C type, the PTX min, max and equality
+- ``comparison``: the comparison (``Order``) and the values compared: their C type, the PTX min, max and equality
   helpers, the best of several values;
 - ``scan``: the scan of one take per element (a candidate per output, or per element of a 16-byte load);
 - ``steps``: columns of a computed float value, a candidate per step of rows and a rescan;
@@ -40,10 +40,10 @@ ARGMIN of it): 0.845 ms with 16-byte loads of UINT8, whose 64 bytes of FLOAT32 a
 from __future__ import annotations
 
 from .ballot import BALLOT_BLOCKS_PER_SM, BALLOT_MIN_LOADS, ballot_kernel, uses_ballot
+from .comparison import BEATS_HELPERS, BEST_HELPERS, EQ_HELPERS, INDEX_REDUCTIONS, Order, order, packed, tail, union
 from .kernel import argmin_kernel
 from .merge import argmin_combine_kernel, one_pass, partials_per_output
 from .operands import Extra, Operand, alignments, extras, is_prologue, layouts, operands, plan
-from .order import BEATS_HELPERS, BEST_HELPERS, EQ_HELPERS, INDEX_REDUCTIONS, Order, order, packed, tail, union
 from .scan import LOADED_BYTES, VECTOR_UNROLL, lanes
 from .steps import COLUMN_BLOCKS_PER_SM, factor_functions, groups_rows, stored_order
 

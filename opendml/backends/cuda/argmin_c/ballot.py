@@ -10,8 +10,7 @@ from ...layout import Layout
 from .. import expr_c
 from ..codegen import C_TYPE, PRELUDE, decompose
 from ..plan import PROLOGUE_ROW_POSITIONS, ArgMinPlan
-from .operands import Operand, _fetch, _hoisted, is_prologue, operands
-from .order import (
+from .comparison import (
     BEST_HELPERS,
     EQ_HELPERS,
     NO_POSITION,
@@ -25,6 +24,7 @@ from .order import (
     order,
     union,
 )
+from .operands import Operand, _fetch, _hoisted, is_prologue, operands
 from .scan import LOADED_BYTES, VECTOR_UNROLL, _finish
 
 # --- rows with a prologue: a min (ARGMAX: a max) per 16-byte load, the element found by a ballot -----------

@@ -11,9 +11,9 @@ from .. import expr_c
 from ..codegen import PRELUDE, decompose
 from ..plan import ArgMinPlan
 from .ballot import ballot_kernel, uses_ballot
+from .comparison import BEST_HELPERS, EQ_HELPERS, _compute, _value_functions, order
 from .merge import _group_reduce, _item_loop, _merge_in_scan, one_pass
 from .operands import _hoisted, extras, operands
-from .order import BEST_HELPERS, EQ_HELPERS, _compute, _value_functions, order
 from .scan import _finish, _lanes_merged, _scan, _take_function, _unroll, lanes
 from .steps import COLUMN_BLOCKS_PER_SM, _by_steps, _rescan, factor_functions, stored_order
 

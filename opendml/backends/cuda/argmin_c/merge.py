@@ -10,7 +10,7 @@ from ...layout import Layout
 from ..codegen import C_TYPE, PRELUDE, decompose
 from ..plan import ArgMinPlan
 from .ballot import uses_ballot
-from .order import _compute, empty_index, order
+from .comparison import _compute, empty_index, order
 from .scan import _take_function
 
 

@@ -16,8 +16,8 @@ from .. import expr_c
 from ..codegen import C_TYPE, decompose
 from ..elementwise_c import WORD
 from ..plan import ArgMinPlan
+from .comparison import Order, _best_of, _compute, empty_index, index_wins, later_wins, order, union
 from .operands import Extra, Operand, _fetch, _held, _stores
-from .order import Order, _best_of, _compute, empty_index, index_wins, later_wins, order, union
 from .steps import _by_steps, _by_stored_integers
 
 VECTOR_UNROLL = 8  # 16-byte loads in flight per thread in ARGMIN scans (measured best on an H100)

@@ -13,8 +13,8 @@ from ...layout import Layout
 from .. import expr_c
 from ..codegen import C_TYPE, decompose
 from ..plan import ArgMinPlan
+from .comparison import Order, _compute, later_wins, packed
 from .operands import Operand, is_prologue
-from .order import Order, _compute, later_wins, packed
 
 # --- columns with a float value: one take per group of rows, the row found by a rescan -------------------------
 #
