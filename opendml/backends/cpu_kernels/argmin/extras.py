@@ -47,6 +47,7 @@ from ..views import flat
 from . import call as engine
 from . import prologue
 from .engines import boxes
+from .engines.task_rows import FIRST, INDEX0, LAST, ORIGINS, PIECE, SLOT0, START, STEP, STOP, F
 from .keys import order_of
 
 _modules: dict[tuple[ex.Expr, tuple[ex.Store, ...]], ModuleType] = {}
@@ -71,17 +72,17 @@ def _task(name: str, ops: tuple[int, ...], extras: int, q: list[str], scratch: s
 def task_{name}{suffix}({head}):
     """One task: each box's element into a scratch tile and its extra values into their outputs, in one
     pass, then the tile reduced by ``argmin_{name}``."""
-    f, step, piece = t[{boxes.F}], t[{boxes.STEP}], t[{boxes.PIECE}]
-    sizes = t[{boxes.ORIGINS + rows}:]
+    f, step, piece = t[{F}], t[{STEP}], t[{PIECE}]
+    sizes = t[{ORIGINS + rows}:]
     scratch = np.empty({boxes.BOX}, np.{scratch})
     values = scratch{values}
     at = np.empty({rows}, np.int64)
     bs, so = box_shape(sizes, f)
     rb, wb = red[f:], w[f:]
-    pos, last = t[{boxes.FIRST}], t[{boxes.LAST}]
+    pos, last = t[{FIRST}], t[{LAST}]
     while pos < last:
-        g, slot, index = box_at(pos, last, sizes, f, step, strides, t[{boxes.ORIGINS}:{boxes.ORIGINS + rows}], red,
-                                w, t[{boxes.SLOT0}], t[{boxes.INDEX0}], at)
+        g, slot, index = box_at(pos, last, sizes, f, step, strides, t[{ORIGINS}:{ORIGINS + rows}], red,
+                                w, t[{SLOT0}], t[{INDEX0}], at)
         bs[0] = g
         kernel{suffix}({fill_args})
         argmin_{name}(scratch, 0, bs, so, rb, wb, slot, index, 0, engine_outer(bs, rb, {name == "columns"}),
@@ -180,8 +181,8 @@ def compile_layout(spec: KernelSpec, params: ArgReductionParams, shape: Sequence
     found = kernel.prepared(prologue.prepare(shape, [*every, *extras], params.axes, threads),  # type: ignore[list-item]
                             math.prod(shape))
     empty = found.tasks.copy()
-    empty[:, boxes.LAST] = empty[:, boxes.FIRST]
-    empty[:, boxes.STOP] = empty[:, boxes.START]
+    empty[:, LAST] = empty[:, FIRST]
+    empty[:, STOP] = empty[:, START]
     fill = boxes.fill_expression(spec.element)
     loaded = {k: t for root in (fill, *spec.extra) for k, t in ex.loads(root).items()}
     types = [loaded[k] for k in kernel.ops] + [x.type for x in spec.extra]

@@ -24,7 +24,7 @@ from .. import drivers
 from ..threads import run_tasks
 from ..views import flat
 from . import call as engine
-from .engines import boxes
+from .engines import boxes, task_rows
 from .engines.rows import ROW_BLOCK
 from .engines.vectors import vectorised
 from .keys import order_of
@@ -131,8 +131,8 @@ def compile_layout(spec: KernelSpec, params: ArgReductionParams, shape: Sequence
     found = prepare(shape, strides, params.axes, threads, vectorised(spec.element))
     module = boxes.compiled(spec.element, found.hoisted)
     empty = found.tasks.copy()
-    empty[:, boxes.LAST] = empty[:, boxes.FIRST]
-    empty[:, boxes.STOP] = empty[:, boxes.START]
+    empty[:, task_rows.LAST] = empty[:, task_rows.FIRST]
+    empty[:, task_rows.STOP] = empty[:, task_rows.START]
     types = ex.loads(fill)
     flats = [np.zeros(1, np.uint16 if types[k] is DataType.FLOAT16 else types[k].numpy) for k in ops]
     state = engine.State.fresh(1, key, found.work.pieces)

@@ -37,16 +37,14 @@ from .....dtypes import DataType
 from .....kernels import cache
 from ... import codegen
 from ...jit import jit
+from . import fast_columns, fast_rows
+from .task_rows import FIRST, INDEX0, LAST, ORIGINS, PIECE, SLOT0, STEP, F
 
 # Elements of a scratch tile: 1 MiB of FLOAT32, half a core's L2 cache here, where the engine reads it back.
 # A column tile folds into the state once per tile, so tall tiles pay: the first-axis ARGMIN of DEQUANTIZE
 # [16384, 4096] -> CLIP took 16, 10, 8.6 and 10.5 ms on 2 threads with tiles of 2^16 to 2^19 elements.
 BOX = 1 << 18
 
-# Columns of a task row (``tasks``): the state row, the first slot and index, the engine's range of outer
-# positions, the range of box positions, the box dimension and its step; then each operand's first element,
-# then the walker's sizes (a leading 1, then the task's).
-PIECE, SLOT0, INDEX0, START, STOP, FIRST, LAST, F, STEP, ORIGINS = range(10)
 ENGINES = ("rows", "short_rows", "columns")
 
 _modules: dict[tuple[ex.Expr, tuple[bool, ...] | None], ModuleType] = {}
@@ -173,8 +171,6 @@ def source(element: ex.Expr, hoisted: tuple[bool, ...] | None = None) -> str:
     scratch, values = _scratch(fill.type)
     tasks = [_task(engine, ops, q, scratch, values) for engine in ENGINES]
     if hoisted is not None:
-        from . import fast_columns, fast_rows
-
         tasks += [fast_rows.source(ops, q, hoisted), fast_columns.source(ops, q, hoisted)]
     return "\n\n\n".join([codegen.walker(fill), _IMPORTS, *tasks]) + "\n"
 

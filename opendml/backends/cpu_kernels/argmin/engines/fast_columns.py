@@ -26,7 +26,7 @@ pattern.
 
 from __future__ import annotations
 
-from . import boxes
+from . import task_rows
 from .columns import COLUMN_TILE, ROW_CHUNK
 
 # Rows folded into the state per pass over a tile's columns. Computing the element costs more than loading
@@ -70,14 +70,14 @@ def _task(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str:
                      + q)
 
     row_strides = "\n".join(f"    s{k} = strides[{p}, nd - 2] if has_rows else 0" for p, k in enumerate(ops))
-    origins = "\n".join(f"        o{k} = t[{boxes.ORIGINS + p}]" for p, k in enumerate(ops))
+    origins = "\n".join(f"        o{k} = t[{task_rows.ORIGINS + p}]" for p, k in enumerate(ops))
     walk = "\n".join(f"            o{k} += i * strides[{p}, d]" for p, k in enumerate(ops))
     return f'''@jit
 def task_fast_columns({head}):
     """One task: columns in tiles, rows in chunks, the element computed in the fold."""
-    sizes = t[{boxes.ORIGINS + m}:]
+    sizes = t[{task_rows.ORIGINS + m}:]
     nd = sizes.size
-    ncols, wc, piece = sizes[-1], w[-1], t[{boxes.PIECE}]
+    ncols, wc, piece = sizes[-1], w[-1], t[{task_rows.PIECE}]
     has_rows = red[nd - 2] == 1
     nrows = sizes[nd - 2] if has_rows else 1
     wr = w[nd - 2] if has_rows else 0
@@ -87,9 +87,9 @@ def task_fast_columns({head}):
     tile = min(ncols, {COLUMN_TILE})
     best = np.empty(tile, np.int32)  # FLOAT32 keys, and a type as for pos: one overload of np.empty
     pos = np.empty(tile, np.int32)
-    for outer in range(t[{boxes.START}], t[{boxes.STOP}]):
+    for outer in range(t[{task_rows.START}], t[{task_rows.STOP}]):
 {origins}
-        slot_base, index = t[{boxes.SLOT0}], t[{boxes.INDEX0}]
+        slot_base, index = t[{task_rows.SLOT0}], t[{task_rows.INDEX0}]
         r = outer
         for d in range(outer_dims - 1, -1, -1):
             i = r % sizes[d]

@@ -19,7 +19,7 @@ its fold over each group of rows.
 
 from __future__ import annotations
 
-from . import boxes
+from . import task_rows
 
 IMPORTS = '''from numba.extending import intrinsic as _intrinsic
 from opendml.backends.cpu_kernels.argmin.keys import found_key, key_of, replaces, takes
@@ -38,7 +38,7 @@ def source(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str
     head = ", ".join(a + ["t", "strides", "red", "w", "cur", "idx", "kind", "order", "floats"] + q)
     driver_args = head.replace("t, strides", "t[k], strides")
     # The runs' origins walked inline: a call of ``boxes.box_at`` cost 0.2 s of compile time.
-    origins = "\n".join(f"        b{k} = t[{boxes.ORIGINS + p}]" for p, k in enumerate(ops))
+    origins = "\n".join(f"        b{k} = t[{task_rows.ORIGINS + p}]" for p, k in enumerate(ops))
     walk = "\n".join(f"            b{k} += i * strides[{p}, d]" for p, k in enumerate(ops))
 
     def value(index: str, base: str = "b") -> str:
@@ -66,14 +66,14 @@ def row_fast({", ".join(a + starts + ["n", "kind", "order", "floats"] + q)}):
     return key, pos''',
              f'''@jit
 def task_fast_rows({head}):
-    sizes = t[{boxes.ORIGINS + m}:]
+    sizes = t[{task_rows.ORIGINS + m}:]
     nd = sizes.size
-    n, wn, piece = sizes[-1], w[-1], t[{boxes.PIECE}]
+    n, wn, piece = sizes[-1], w[-1], t[{task_rows.PIECE}]
     c, ix = cur[piece], idx[piece]
     floats = floats and floats_compare_exactly()
-    for r in range(t[{boxes.START}], t[{boxes.STOP}]):
+    for r in range(t[{task_rows.START}], t[{task_rows.STOP}]):
 {origins}
-        slot, index, rest = t[{boxes.SLOT0}], t[{boxes.INDEX0}], r
+        slot, index, rest = t[{task_rows.SLOT0}], t[{task_rows.INDEX0}], r
         for d in range(nd - 2, -1, -1):  # the run's first elements and slot: r over the dimensions before it
             i = rest % sizes[d]
             rest //= sizes[d]
