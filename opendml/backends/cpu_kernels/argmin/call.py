@@ -30,7 +30,7 @@ from .engines.rows import (
     short_rows,
     short_rows_into,
 )
-from .keys import fill_missing, kind_of, order_of
+from .keys import fill_missing, kind_of, missing_index, order_of
 from .plan import Plan, ReducedLayout, layout_of, plan, reduced_layout, shares_of
 
 Run = Callable[[np.ndarray, np.ndarray, int], None]
@@ -163,7 +163,7 @@ def _layout_call(params: ArgReductionParams, x: np.ndarray, threads: int, out: n
     red = reduced_layout(x, params.axes)
     kind, key = kind_and_key(x.dtype, params)
     work = plan(red, threads)
-    default = red.length - 1 if order is not None else 0
+    default = missing_index(order, red.length)
     by_state = _state_call(red, work, kind, key, order, threads, default)
     return _rows_into(x, out, red, work, kind, order, default, by_state) or by_state
 

@@ -27,7 +27,7 @@ from . import call as engine
 from .engines import boxes, task_rows
 from .engines.rows import ROW_BLOCK
 from .engines.vectors import vectorised
-from .keys import order_of
+from .keys import missing_index, order_of
 from .plan import Merged, Plan, merged, plan
 
 Run = Any  # run(*operands, out, threads)
@@ -147,7 +147,7 @@ def _execute(module: Any, found: Prepared, flats: list[np.ndarray], scalars: tup
     _launch(module, found, flats, scalars, kind, order, state, threads)
     if found.work.pieces > 1:
         engine._merge(state, order, threads)
-    engine._finish(state.idx[0], out, found.length - 1 if order is not None else 0, threads)
+    engine._finish(state.idx[0], out, missing_index(order, found.length), threads)
 
 
 def _launch(module: Any, found: Prepared, flats: list[np.ndarray], scalars: tuple[Any, ...], kind: Any, order: Any,
