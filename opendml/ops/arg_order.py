@@ -65,10 +65,11 @@ class ArgOrder:
         same = a_values == b_values  # -0.0 == +0.0
         if a_values.dtype.kind == "f":
             nan_a, nan_b = np.isnan(a_values), np.isnan(b_values)
-            ahead = ahead | ((nan_a & ~nan_b) if self.nan_wins else (nan_b & ~nan_a))
-            same = same | (nan_a & nan_b)
-        index_first = (a_indices > b_indices) if self.later_wins else (a_indices < b_indices)
-        return ahead | (same & index_first)
+            ahead |= (nan_a & ~nan_b) if self.nan_wins else (nan_b & ~nan_a)
+            same |= nan_a & nan_b
+        same &= (a_indices > b_indices) if self.later_wins else (a_indices < b_indices)  # the index breaks a tie
+        ahead |= same
+        return ahead
 
 
 def tie_winner(direction: AxisDirection, count: int) -> int:

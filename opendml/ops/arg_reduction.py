@@ -103,7 +103,8 @@ def arg_reduction_reference(inputs: Sequence[np.ndarray | None], params: ArgRedu
     kept = [k for k in range(x.ndim) if k not in params.axes]
     values = np.transpose(x, kept + list(params.axes)).reshape(*(x.shape[k] for k in kept), -1)
     order = ArgOrder(params.kind, params.nan_policy, params.axis_direction)
-    indices = np.broadcast_to(np.arange(values.shape[-1], dtype=np.int64), values.shape)
+    index_type = np.int32 if values.shape[-1] <= 1 << 31 else np.int64  # 4 bytes a candidate where they hold it
+    indices = np.broadcast_to(np.arange(values.shape[-1], dtype=index_type), values.shape)
     while values.shape[-1] > 1:
         values, indices = _halved(order, values, indices)
     out_shape = tuple(1 if k in params.axes else n for k, n in enumerate(x.shape))
@@ -134,7 +135,10 @@ def _select(take: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     mask = take.astype(unsigned)
     np.negative(mask, out=mask)  # 1 -> all bits set
     a_bits, b_bits = a.view(unsigned), b.view(unsigned)
-    return (b_bits ^ ((a_bits ^ b_bits) & mask)).view(a.dtype)
+    selected = a_bits ^ b_bits
+    selected &= mask
+    selected ^= b_bits
+    return selected.view(a.dtype)
 
 
 def arg_reduction_kernel(params: ArgReductionParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
