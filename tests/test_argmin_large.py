@@ -30,10 +30,10 @@ pytestmark = pytest.mark.skipif(not cpu_kernels.numba_available(),
                                 reason="Numba is not installed: the thresholds tested are the fast kernels'")
 
 if cpu_kernels.numba_available():
-    from opendml.backends.cpu_kernels import argmin_engine
-    from opendml.backends.cpu_kernels.argmin_columns import COLUMN_TILE, ROW_BY_ROW, ROW_CHUNK, ROW_GROUP
-    from opendml.backends.cpu_kernels.argmin_plan import Plan, ReducedLayout, plan, reduced_layout
-    from opendml.backends.cpu_kernels.argmin_rows import ROW_BATCH, ROW_BLOCK
+    from opendml.backends.cpu_kernels.argmin import call as argmin_engine
+    from opendml.backends.cpu_kernels.argmin.engines.columns import COLUMN_TILE, ROW_BY_ROW, ROW_CHUNK, ROW_GROUP
+    from opendml.backends.cpu_kernels.argmin.engines.rows import ROW_BATCH, ROW_BLOCK
+    from opendml.backends.cpu_kernels.argmin.plan import Plan, ReducedLayout, plan, reduced_layout
     STATE_KEPT_BYTES = argmin_engine.STATE_KEPT_BYTES
 else:  # the module is skipped: only the names must exist
     COLUMN_TILE, ROW_CHUNK, ROW_GROUP, ROW_BATCH, ROW_BLOCK, STATE_KEPT_BYTES = 8192, 1 << 20, 8, 16, 256, 16 << 20

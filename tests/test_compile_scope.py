@@ -31,7 +31,10 @@ import json
 import sys
 import numpy as np
 import opendml as dml
-from opendml.backends.cpu_kernels import argmin_boxes, argmin_columns, argmin_rows, codegen
+from opendml.backends.cpu_kernels import codegen
+from opendml.backends.cpu_kernels.argmin.engines import boxes as argmin_boxes
+from opendml.backends.cpu_kernels.argmin.engines import columns as argmin_columns
+from opendml.backends.cpu_kernels.argmin.engines import rows as argmin_rows
 from opendml.graphs import builder as g
 
 def kernels():

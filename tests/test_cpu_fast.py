@@ -45,8 +45,8 @@ ALL = ["FLOAT32", "FLOAT16", "INT64", "INT32", "INT16", "INT8", "UINT64", "UINT3
 BIG = views.PARALLEL_MIN + 1000  # more than one thread share, and not a multiple of the share alignment
 SEAM = blocked.BLOCK * 2 + 7
 if cpu_kernels.numba_available():  # the fast kernels' blocks, tiles and groups, which the ARGMIN tests straddle
-    from opendml.backends.cpu_kernels.argmin_columns import COLUMN_TILE, ROW_CHUNK, ROW_GROUP
-    from opendml.backends.cpu_kernels.argmin_rows import ROW_BLOCK
+    from opendml.backends.cpu_kernels.argmin.engines.columns import COLUMN_TILE, ROW_CHUNK, ROW_GROUP
+    from opendml.backends.cpu_kernels.argmin.engines.rows import ROW_BLOCK
 else:
     COLUMN_TILE, ROW_BLOCK, ROW_CHUNK, ROW_GROUP = 8192, 256, 1 << 20, 8
 
@@ -62,7 +62,7 @@ def _kernels(param: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-un
     if param == "numba-streaming":
         monkeypatch.setattr(module, "STREAM_MIN_BYTES", 0)
     if param == "numba-integer":
-        from opendml.backends.cpu_kernels import argmin_engine
+        from opendml.backends.cpu_kernels.argmin import call as argmin_engine
 
         monkeypatch.setattr(argmin_engine, "FLOAT_COMPARISONS", False)
     if param == "numba-python-threads":
@@ -428,8 +428,8 @@ def test_float32_block_minimum_agrees_with_the_keys_on_special_values() -> None:
     over blocks of special values of every length up to past two vectors, so the remainder loop runs too."""
     import numba
 
-    from opendml.backends.cpu_kernels import argmin_rows
-    from opendml.backends.cpu_kernels.argmin_keys import FLOAT
+    from opendml.backends.cpu_kernels.argmin.engines import rows as argmin_rows
+    from opendml.backends.cpu_kernels.argmin.keys import FLOAT
 
     block_min = numba.njit(lambda block, kind: argmin_rows.block_min(block, kind))  # an overload: compiled only
     v = float_specials("FLOAT32").view(np.int32)
@@ -691,8 +691,8 @@ def test_block_minimum_agrees_with_the_keys_for_every_operator_and_nan_policy() 
     limits (the complement of the largest element)."""
     import numba
 
-    from opendml.backends.cpu_kernels import argmin_rows
-    from opendml.backends.cpu_kernels.argmin_keys import marker
+    from opendml.backends.cpu_kernels.argmin.engines import rows as argmin_rows
+    from opendml.backends.cpu_kernels.argmin.keys import marker
 
     block_min = numba.njit(lambda block, kind: argmin_rows.block_min(block, kind))
     rng = np.random.default_rng(13)
@@ -828,8 +828,9 @@ def test_many_output_rows_filled_and_finished_on_the_threads(out_type: str, dire
 def test_parallel_merge_of_states(direction: str) -> None:
     """Pieces' states merged slot range by slot range on Numba's threads: each slot ends with the smallest
     key any piece found, ties going to the smaller index (INCREASING) or the larger (SPEC 7)."""
-    from opendml.backends.cpu_kernels import argmin_drivers, drivers
-    from opendml.backends.cpu_kernels.argmin_keys import DECREASING
+    from opendml.backends.cpu_kernels import drivers
+    from opendml.backends.cpu_kernels.argmin import drivers as argmin_drivers
+    from opendml.backends.cpu_kernels.argmin.keys import DECREASING
 
     rng = np.random.default_rng(7)
     pieces, slots = 5, 3000

@@ -25,8 +25,9 @@ pytestmark = pytest.mark.skipif(not cpu_kernels.numba_available(),
                                 reason="Numba is not installed: the paths tested are the fast kernels'")
 
 if cpu_kernels.numba_available():
-    from opendml.backends.cpu_kernels import argmin_engine, argmin_prologue
-    from opendml.backends.cpu_kernels.argmin_plan import plan
+    from opendml.backends.cpu_kernels.argmin import call as argmin_engine
+    from opendml.backends.cpu_kernels.argmin import prologue as argmin_prologue
+    from opendml.backends.cpu_kernels.argmin.plan import plan
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,7 @@ def test_int8_per_tensor_logits(shape: tuple[int, ...]) -> None:
 def test_small_boxes_cut_rows_and_columns_anywhere(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Tiles of 200 elements: every box boundary falls inside a row, a run or a column range (the module is
     generated again for the other tile size)."""
-    from opendml.backends.cpu_kernels import argmin_boxes
+    from opendml.backends.cpu_kernels.argmin.engines import boxes as argmin_boxes
 
     monkeypatch.setattr(argmin_boxes, "BOX", 200)
     monkeypatch.setattr(argmin_boxes, "_modules", {})

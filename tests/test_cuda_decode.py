@@ -28,7 +28,7 @@ import pytest
 import opendml as dml
 from opendml import AxisDirection, TensorDesc
 from opendml import DataType as T
-from opendml.backends.cpu_kernels import argmin_engine
+from opendml.backends.cpu_kernels.argmin import call as argmin_engine
 from opendml.backends.cuda import argmin_c
 from opendml.backends.cuda.plan import BLOCK, ROW_PIECE_LOADS, plan_argmin
 from opendml.backends.layout import split_axes

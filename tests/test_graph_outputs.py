@@ -406,7 +406,10 @@ def test_every_plan_path_with_an_extra_output_equals_node_by_node(chain: int, bo
     (FLOAT16 or FLOAT32); ``box``: scratch tiles of so few elements that box boundaries fall inside rows,
     runs and column ranges (the modules generated again for it); ``streamed``: FLOAT32 extras of any size
     written with streaming stores (aligned heads and tails around them, strided runs one by one)."""
-    from opendml.backends.cpu_kernels import argmin_boxes, argmin_extras, argmin_prologue, fast
+    from opendml.backends.cpu_kernels import fast
+    from opendml.backends.cpu_kernels.argmin import extras as argmin_extras
+    from opendml.backends.cpu_kernels.argmin import prologue as argmin_prologue
+    from opendml.backends.cpu_kernels.argmin.engines import boxes as argmin_boxes
     from tests.test_argmin_large import CASES
     from tests.test_cpu_prologue import CHAINS, build
 

@@ -172,7 +172,7 @@ def test_numba_caches_the_kernels_in_the_fingerprint_directory_only(cache_root: 
     done = _run(code, {cache.ENV_CACHE_DIR: str(cache_root), "OPENDML_CPU_KERNELS": "numba"})
     assert done.returncode == 0, done.stderr
     (directory,) = cache_root.glob("kernels-*")
-    assert list((directory / "numba" / "cpu_kernels").glob("argmin_rows.argmin_short_rows-*.nbi"))
+    assert list((directory / "numba" / "cpu_kernels" / "argmin" / "engines").glob("rows.argmin_short_rows-*.nbi"))
     assert list((directory / "numba" / "generated").glob("elementwise_*.kernel-*.nbi"))
     assert {p: p.stat().st_mtime_ns for p in package_cache.glob("*.nb*")} == before  # nothing beside the source
     assert list((other / "__pycache__").glob("theirs.twice-*.nbi"))

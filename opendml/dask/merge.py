@@ -1,7 +1,7 @@
 """The partial results of argmin and argmax across chunks, and their merge.
 
 A partial holds, per output element, the winning value of some chunks and its index in the whole array.
-Two partials merge by (value, index), never by position, as ``functional.arg_merge`` orders them: a total
+Two partials merge by (value, index), never by position, as ``ops.arg_order`` orders them: a total
 order on the candidates (indices are distinct), so the merge is associative and commutative and the result
 does not depend on the chunking or on the shape of Dask's tree (all-NaN chunks included).
 
@@ -20,8 +20,8 @@ import numpy as np
 from dask.sizeof import sizeof
 
 from ..enums import AxisDirection, NanPolicy
-from ..functional.arg_merge import first_wins
 from ..kernels.spec import ReductionKind
+from ..ops.arg_order import ArgOrder
 from . import transfer
 
 
@@ -78,7 +78,7 @@ def merge_two(kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, 
         return a if b.empty else b
     on_gpu = transfer.is_gpu_array(a.values) or transfer.is_gpu_array(b.values)
     a, b = a.placed(on_gpu), b.placed(on_gpu)
-    take_a = first_wins(kind, policy, direction, a.values, a.indices, b.values, b.indices)
+    take_a = ArgOrder(kind, policy, direction).better(a.values, a.indices, b.values, b.indices)
     return Partial.made(np.where(take_a, a.values, b.values), np.where(take_a, a.indices, b.indices),
                         a.on_gpu or b.on_gpu)
 

@@ -1,36 +1,17 @@
 """Two answers of ARGMIN (ARGMAX) over parts of the same reduction, merged into the whole's.
 
 Each part gives, per output element, its winning value and that value's index in the whole reduction
-(flattened row-major over the reduced axes). They merge by (value, index), never by position: under IGNORE a
-number beats NaN; the smaller value (ARGMIN) or the larger (ARGMAX) wins; equal values (-0.0 == +0.0) and
-two NaN go to the smaller index (INCREASING) or the larger (DECREASING); under PROPAGATE a NaN beats every
-number. That orders the candidates totally, so merging is associative and commutative. A part whose elements
-are all NaN under IGNORE answers its first (INCREASING) or last (DECREASING) element, so the index order picks
-the whole's first or last: DirectML's answer. Used by calls split in two (``reduction_split``) and by the
-partials of Dask blocks (``opendml.dask.merge``). NumPy and CuPy arrays alike.
+(flattened row-major over the reduced axes): ``values_at`` reads the value. They merge by (value, index),
+never by position, under the operator's order (``ops.arg_order.ArgOrder.better``): a total order on the
+candidates, so merging is associative and commutative. A part whose elements are all NaN under IGNORE
+answers its first (INCREASING) or last (DECREASING) element, so the index order picks the whole's first or
+last: DirectML's answer. Used by calls split in two (``reduction_split``) and by the partials of Dask blocks
+(``opendml.dask.merge``). NumPy and CuPy arrays alike.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
-
-from ..enums import AxisDirection, NanPolicy
-from ..kernels.spec import ReductionKind
-
-
-def first_wins(kind: ReductionKind, policy: NanPolicy, direction: AxisDirection, values_a: Any, indices_a: Any,
-               values_b: Any, indices_b: Any) -> Any:
-    """Where the first answer (``a``) wins over the second, element by element (a boolean array)."""
-    ahead = (values_a < values_b) if kind is ReductionKind.ARGMIN else (values_a > values_b)  # False at NaN
-    same = values_a == values_b
-    if values_a.dtype.kind == "f":
-        nan_a, nan_b = np.isnan(values_a), np.isnan(values_b)
-        ahead = ahead | ((nan_a & ~nan_b) if policy is NanPolicy.PROPAGATE else (nan_b & ~nan_a))
-        same = same | (nan_a & nan_b)
-    first = (indices_a < indices_b) if direction is AxisDirection.INCREASING else (indices_a > indices_b)
-    return ahead | (same & first)
 
 
 def values_at(xp: Any, array: Any, indices: Any, axes: tuple[int, ...]) -> Any:

@@ -17,10 +17,11 @@ from ..device import Device
 from ..dtypes import from_numpy
 from ..enums import AxisDirection, NanPolicy
 from ..kernels.spec import ReductionKind
+from ..ops.arg_order import ArgOrder
 from ..schema import OperatorSchema
 from ..tensor import TensorDesc
 from . import placement
-from .arg_merge import first_wins, values_at
+from .arg_merge import values_at
 
 
 def split_axis(array: Any, axes: tuple[int, ...]) -> tuple[int, int] | None:
@@ -58,5 +59,5 @@ def run_in_two(device: Device, schema: OperatorSchema, make_desc: Callable[..., 
     # Flattened row-major over the reduced axes; those before ``axis`` have one index: the tail's index along
     # ``axis`` moves by the head's length, times the reduced sizes after it.
     tail_indices += (n - count) * math.prod(array.shape[a] for a in axes if a > axis)
-    head_wins = first_wins(kind, policy, direction, head_values, head_indices, tail_values, tail_indices)
+    head_wins = ArgOrder(kind, policy, direction).better(head_values, head_indices, tail_values, tail_indices)
     out[...] = xp.where(head_wins, head_indices, tail_indices).astype(out.dtype)

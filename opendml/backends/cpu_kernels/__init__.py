@@ -4,7 +4,7 @@
 ``blocked`` (NumPy only) evaluates it block by block on the same threads. OPENDML_CPU_KERNELS (``auto``,
 ``numba`` or ``numpy``) overrides the choice; both give bit-identical results. Each module compiles a
 KernelSpec: ``elementwise(spec)`` for an element-wise one, ``reduction(spec)`` for a reduction (the engine
-of its kind: ``argmin_spec`` says which ARGMIN specs the engines run); ``prepare_elementwise(spec, inputs,
+of its kind: ``argmin.spec`` says which ARGMIN specs the engines run); ``prepare_elementwise(spec, inputs,
 output)`` and ``prepare_reduction(spec, shape, strides, threads)`` compile what the calls of those
 descriptions (of that input layout) run; whatever they cannot lower raises ``unsupported(spec)``.
 """

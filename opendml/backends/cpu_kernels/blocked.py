@@ -20,7 +20,7 @@ from ...kernels.numpy_lowering import evaluate_all
 from ...kernels.spec import KernelSpec
 from ...ops.arg_reduction import ArgReductionParams, arg_reduction_reference
 from ...tensor import TensorDesc
-from .argmin_spec import argmin_params
+from .argmin.spec import argmin_params
 from .threads import run_tasks
 from .views import PARALLEL_MIN
 

@@ -90,9 +90,9 @@ def _roots(element: ex.Expr, extra: tuple[ex.Store, ...]) -> tuple[ex.Store, ...
 
 def walker(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
     """The Numba source of ``ELEMENT``, ``value``, ``run`` and ``kernel`` alone (the header included): what a
-    reduction with a computed element (``argmin_boxes``) runs to write its element's values into a scratch
-    tile (and its extra values into their outputs: ``argmin_extras``), or computes them with
-    (``argmin_fast``). With ``extra`` that stream (``streams_extras``), ``stream`` and ``kernel_streamed``
+    reduction with a computed element (``argmin.engines.boxes``) runs to write its element's values into a scratch
+    tile (and its extra values into their outputs: ``argmin.extras``), or computes them with
+    (``argmin.engines.fast_rows``). With ``extra`` that stream (``streams_extras``), ``stream`` and ``kernel_streamed``
     too: the tile (output ``o``) written with ordinary stores, the extras with streaming ones."""
     roots = _roots(element, extra)
     names = _Names(operands(element, extra), _parameters(roots), len(roots))

@@ -21,9 +21,9 @@ from ...dtypes import DataType
 from ...kernels.spec import KernelSpec
 from ...tensor import TensorDesc
 from . import codegen, drivers, unsupported
-from .argmin_engine import argmin as argmin  # re-exported: the kernel modules' common interface
-from .argmin_engine import prepare_reduction as prepare_reduction
-from .argmin_engine import reduction as reduction
+from .argmin.call import argmin as argmin  # re-exported: the kernel modules' common interface
+from .argmin.reduction import prepare_reduction as prepare_reduction
+from .argmin.reduction import reduction as reduction
 from .threads import run_tasks
 from .views import elementwise_layout, int64s, shares
 from .views import flat as flat  # the generated entries take it from here (``codegen``: ``host.flat``)
@@ -40,11 +40,11 @@ class _Walk:
 
 
 # A reduction's element may be any expression (a fused prologue): its values are written into scratch tiles
-# that the ARGMIN engines reduce (``argmin_boxes``, ``argmin_prologue``).
+# that the ARGMIN engines reduce (``argmin.engines.boxes``, ``argmin.prologue``).
 REDUCTION_PROLOGUES = True
 
 # Kernels write ``KernelSpec.extra`` too: element-wise modules store every root (``codegen``), reductions
-# write their extra values where they compute their element (``argmin_extras``).
+# write their extra values where they compute their element (``argmin.extras``).
 FUSED_OUTPUTS = True
 
 # Outputs of at least this many bytes are written with streaming (non-temporal) stores (``stream``): they

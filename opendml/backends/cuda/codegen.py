@@ -7,8 +7,8 @@ bound stays a nonzero number, or stays not one: expr_c.CLAMPS). Float math is a
 rounded multiply then a rounded add (never fused), and FLOAT16 converts through PTX ``cvt`` (nearest even,
 denormals kept). Float arithmetic, conversions and comparisons are written as PTX instructions without
 ``.ftz``, so no compiler setting (fast math, flush-to-zero, select-to-max rewrites) can change a result bit.
-The element-wise templates are in elementwise_c.py, ARGMIN's in argmin_c.py, and the lowering of element
-expressions into their device functions in expr_c.py.
+The element-wise templates are in elementwise_c.py, ARGMIN's in the argmin_c package, and the lowering of
+element expressions into their device functions in expr_c.py.
 """
 
 from __future__ import annotations

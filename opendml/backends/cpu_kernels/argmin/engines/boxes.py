@@ -8,17 +8,17 @@ of an expression (``source``) holds:
 - ``kernel``: the element-wise walk of ``codegen`` (``codegen.walker``) over the expression stored as its
   own type (``fill_expression``): it writes, for a box of the input, exactly the bits the intermediate
   buffer of the unfused graph would hold (FLOAT16 rounded once to half);
-- ``task_rows``, ``task_short_rows``, ``task_columns``: one ARGMIN task of the plan (``argmin_plan``), cut
+- ``task_rows``, ``task_short_rows``, ``task_columns``: one ARGMIN task of the plan (``plan``), cut
   into boxes of at most ``BOX`` elements (``box_at``), each filled into a scratch tile of this thread and
   reduced there by the engine kernel of that name (``argmin_rows``, ``argmin_short_rows``,
   ``argmin_columns``), folding into the task's (key, index) state as a split reduction's pieces do: the
-  engines compare indices explicitly (``argmin_keys.replaces``), so boxes may come in any order. A box is a
+  engines compare indices explicitly (``keys.replaces``), so boxes may come in any order. A box is a
   sub-box of the task's merged layout, so every layout, split and thread share the engines take is taken
   here, and the tile's bits are the intermediate's: the result is exact by construction;
 - ``driver_*``: those tasks on Numba's threads (``drivers``), each compiled only when a call runs it;
 - where ``hoisted`` is given (a FLOAT32 element with no FLOAT16 in it, every operand walking the last
   dimension with stride 1 or 0), the fast tasks that compute the element where it is compared, with no
-  tile: ``argmin_fast`` (a reduced last dimension) and ``argmin_fast_columns`` (a kept one).
+  tile: ``fast_rows`` (a reduced last dimension) and ``fast_columns`` (a kept one).
 
 A box spans whole trailing dimensions and a range of one dimension (as ``blocked.blocks`` cuts blocks), and
 never more than one position of the dimensions before it; for rows the box is a group of whole rows (short
@@ -32,21 +32,19 @@ from types import ModuleType
 
 import numpy as np
 
-from ... import expr as ex
-from ...dtypes import DataType
-from ...kernels import cache
-from . import codegen
-from .jit import jit
+from ..... import expr as ex
+from .....dtypes import DataType
+from .....kernels import cache
+from ... import codegen
+from ...jit import jit
+from . import fast_columns, fast_rows
+from .task_rows import FIRST, INDEX0, LAST, ORIGINS, PIECE, SLOT0, STEP, F
 
 # Elements of a scratch tile: 1 MiB of FLOAT32, half a core's L2 cache here, where the engine reads it back.
 # A column tile folds into the state once per tile, so tall tiles pay: the first-axis ARGMIN of DEQUANTIZE
 # [16384, 4096] -> CLIP took 16, 10, 8.6 and 10.5 ms on 2 threads with tiles of 2^16 to 2^19 elements.
 BOX = 1 << 18
 
-# Columns of a task row (``tasks``): the state row, the first slot and index, the engine's range of outer
-# positions, the range of box positions, the box dimension and its step; then each operand's first element,
-# then the walker's sizes (a leading 1, then the task's).
-PIECE, SLOT0, INDEX0, START, STOP, FIRST, LAST, F, STEP, ORIGINS = range(10)
 ENGINES = ("rows", "short_rows", "columns")
 
 _modules: dict[tuple[ex.Expr, tuple[bool, ...] | None], ModuleType] = {}
@@ -113,9 +111,9 @@ def engine_outer(bs, rb, columns):  # type: ignore[no-untyped-def]
     return count // inner
 
 
-_IMPORTS = '''from opendml.backends.cpu_kernels.argmin_boxes import box_at, box_shape, engine_outer
-from opendml.backends.cpu_kernels.argmin_columns import argmin_columns
-from opendml.backends.cpu_kernels.argmin_rows import argmin_rows, argmin_short_rows'''
+_IMPORTS = '''from opendml.backends.cpu_kernels.argmin.engines.boxes import box_at, box_shape, engine_outer
+from opendml.backends.cpu_kernels.argmin.engines.columns import argmin_columns
+from opendml.backends.cpu_kernels.argmin.engines.rows import argmin_rows, argmin_short_rows'''
 
 
 def _task(engine: str, ops: tuple[int, ...], q: list[str], scratch: str, values: str) -> str:
@@ -155,7 +153,7 @@ def driver_{engine}({head}, counter, workers):
 
 def _scratch(t: DataType) -> tuple[str, str]:
     """The tile's dtype as the engines read it, and how the fill writes it: FLOAT32 as int32 bits
-    (``argmin_keys``), FLOAT16 as uint16 bits (the fill's stored form), integers as themselves."""
+    (``keys``), FLOAT16 as uint16 bits (the fill's stored form), integers as themselves."""
     if t is DataType.FLOAT32:
         return "int32", ".view(np.float32)"
     if t is DataType.FLOAT16:
@@ -165,17 +163,15 @@ def _scratch(t: DataType) -> tuple[str, str]:
 
 def source(element: ex.Expr, hoisted: tuple[bool, ...] | None = None) -> str:
     """The Numba source of the module of a reduction's element (see the module docstring); with the fast
-    tasks of ``argmin_fast`` and ``argmin_fast_columns`` where ``hoisted`` says which operands are one value
-    along the last dimension (a vectorised element, ``argmin_prologue.prepare``)."""
+    tasks of ``fast_rows`` and ``fast_columns`` where ``hoisted`` says which operands are one value
+    along the last dimension (a vectorised element, ``prologue.prepare``)."""
     fill = fill_expression(element)
     ops = codegen.operands(fill)
     q = [f"q{k}" for k in range(len(ex.params(fill)))]
     scratch, values = _scratch(fill.type)
     tasks = [_task(engine, ops, q, scratch, values) for engine in ENGINES]
     if hoisted is not None:
-        from . import argmin_fast, argmin_fast_columns
-
-        tasks += [argmin_fast.source(ops, q, hoisted), argmin_fast_columns.source(ops, q, hoisted)]
+        tasks += [fast_rows.source(ops, q, hoisted), fast_columns.source(ops, q, hoisted)]
     return "\n\n\n".join([codegen.walker(fill), _IMPORTS, *tasks]) + "\n"
 
 

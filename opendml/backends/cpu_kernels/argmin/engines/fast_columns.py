@@ -1,18 +1,18 @@
 """ARGMIN over a computed FLOAT32 element with its last dimension kept (columns), computed where it is
-compared: the fast column task of ``argmin_boxes``' modules, for layouts whose last merged dimension every
+compared: the fast column task of ``boxes``' modules, for layouts whose last merged dimension every
 operand walks contiguously or not at all (stride 1, or 0: a broadcast value, hoisted out of the column
-loop), and elements with no FLOAT16 in them (``argmin_vectors.vectorised``, as the fast rows: a FLOAT16
+loop), and elements with no FLOAT16 in them (``vectors.vectorised``, as the fast rows: a FLOAT16
 intermediate's rounding made this fold 15% slower than the scratch tiles).
 
 ``task_fast_columns`` walks a task as ``argmin_columns`` walks its input: outer positions, columns in tiles
 of ``COLUMN_TILE`` whose running (key, row) state stays in cache, rows in chunks of ``ROW_CHUNK``. Each
 group of ``GROUP`` rows is folded into the tile's state in one pass over the columns, the element computed
 there by the generated ``value`` (the element-wise kernels' own lowering: the bits of the unfused
-intermediate) and turned into its key, branch-free, as ``argmin_columns.fold_rows`` folds loaded keys.
+intermediate) and turned into its key, branch-free, as ``columns.fold_rows`` folds loaded keys.
 Each operand of a row is a slice indexed by the column alone: a computed offset would be checked for a
 negative index on every element, and the loop would not vectorise (57 ms against 7.8 ms for the
 benchmark's first-axis row, DEQUANTIZE_LINEAR UINT8 [16384, 4096] -> CLIP -> ARGMIN on 2 threads; the
-scratch tiles of ``argmin_boxes`` took 15 ms).
+scratch tiles of ``boxes`` took 15 ms).
 
 A chunk's state starts at the largest key and row 0 rather than at its first row's keys: the first row
 then replaces it wherever the tiles' first row would have been kept (a smaller key; DECREASING: any key),
@@ -26,18 +26,18 @@ pattern.
 
 from __future__ import annotations
 
-from . import argmin_boxes as boxes
-from .argmin_columns import COLUMN_TILE, ROW_CHUNK
+from . import task_rows
+from .columns import COLUMN_TILE, ROW_CHUNK
 
 # Rows folded into the state per pass over a tile's columns. Computing the element costs more than loading
-# and storing the state, so two rows run as fast as eight (``argmin_columns.ROW_GROUP``, for loaded keys):
+# and storing the state, so two rows run as fast as eight (``columns.ROW_GROUP``, for loaded keys):
 # 6.95 against 7.05 ms on the benchmark's first-axis row (one row: 7.5 ms), and compile in half the time
 # (0.32 s against 0.66 s for a fold of DEQUANTIZE_LINEAR -> CLIP as a function of its own).
 GROUP = 2
 
-IMPORTS = '''from opendml.backends.cpu_kernels.argmin_columns import fold
-from opendml.backends.cpu_kernels.argmin_keys import found_key, key_of, replaces
-from opendml.backends.cpu_kernels.argmin_vectors import bits_of'''
+IMPORTS = '''from opendml.backends.cpu_kernels.argmin.engines.columns import fold
+from opendml.backends.cpu_kernels.argmin.keys import found_key, key_of, replaces
+from opendml.backends.cpu_kernels.argmin.engines.vectors import bits_of'''
 
 
 def _fold(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str:
@@ -70,14 +70,14 @@ def _task(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str:
                      + q)
 
     row_strides = "\n".join(f"    s{k} = strides[{p}, nd - 2] if has_rows else 0" for p, k in enumerate(ops))
-    origins = "\n".join(f"        o{k} = t[{boxes.ORIGINS + p}]" for p, k in enumerate(ops))
+    origins = "\n".join(f"        o{k} = t[{task_rows.ORIGINS + p}]" for p, k in enumerate(ops))
     walk = "\n".join(f"            o{k} += i * strides[{p}, d]" for p, k in enumerate(ops))
     return f'''@jit
 def task_fast_columns({head}):
     """One task: columns in tiles, rows in chunks, the element computed in the fold."""
-    sizes = t[{boxes.ORIGINS + m}:]
+    sizes = t[{task_rows.ORIGINS + m}:]
     nd = sizes.size
-    ncols, wc, piece = sizes[-1], w[-1], t[{boxes.PIECE}]
+    ncols, wc, piece = sizes[-1], w[-1], t[{task_rows.PIECE}]
     has_rows = red[nd - 2] == 1
     nrows = sizes[nd - 2] if has_rows else 1
     wr = w[nd - 2] if has_rows else 0
@@ -87,9 +87,9 @@ def task_fast_columns({head}):
     tile = min(ncols, {COLUMN_TILE})
     best = np.empty(tile, np.int32)  # FLOAT32 keys, and a type as for pos: one overload of np.empty
     pos = np.empty(tile, np.int32)
-    for outer in range(t[{boxes.START}], t[{boxes.STOP}]):
+    for outer in range(t[{task_rows.START}], t[{task_rows.STOP}]):
 {origins}
-        slot_base, index = t[{boxes.SLOT0}], t[{boxes.INDEX0}]
+        slot_base, index = t[{task_rows.SLOT0}], t[{task_rows.INDEX0}]
         r = outer
         for d in range(outer_dims - 1, -1, -1):
             i = r % sizes[d]

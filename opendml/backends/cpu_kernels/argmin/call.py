@@ -1,6 +1,6 @@
-"""ARGMIN and ARGMAX on the JIT path: a plan (``argmin_plan``) run over per-slot states, merged, written out.
+"""ARGMIN and ARGMAX on the JIT path: a plan (``plan``) run over per-slot states, merged, written out.
 
-The engines compare integer keys of the elements (``argmin_keys.key_of``), so one vectorised kernel serves
+The engines compare integer keys of the elements (``keys.key_of``), so one vectorised kernel serves
 every data type, NaN and signed zeros included, both operators (ARGMAX's keys are those of order-reversed
 elements) and both NaN policies, and releases the GIL like the others.
 """
@@ -14,14 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from ... import expr as ex
-from ...kernels.spec import KernelSpec
-from ...ops.arg_reduction import ArgReductionParams
-from . import argmin_drivers, drivers
-from .argmin_columns import argmin_columns
-from .argmin_keys import fill_missing, kind_of, order_of
-from .argmin_plan import Plan, ReducedLayout, layout_of, plan, reduced_layout, shares_of
-from .argmin_rows import (
+from ....kernels.spec import KernelSpec
+from ....ops.arg_reduction import ArgReductionParams
+from .. import drivers
+from ..threads import run_tasks
+from ..views import flat, int64s, shares
+from . import drivers as argmin_drivers
+from .engines.columns import argmin_columns
+from .engines.rows import (
     argmin_long_rows,
     argmin_rows,
     argmin_short_rows,
@@ -30,9 +30,8 @@ from .argmin_rows import (
     short_rows,
     short_rows_into,
 )
-from .argmin_spec import argmin_params
-from .threads import run_tasks
-from .views import flat, int64s, shares
+from .keys import fill_missing, kind_of, missing_index, order_of
+from .plan import Plan, ReducedLayout, layout_of, plan, reduced_layout, shares_of
 
 Run = Callable[[np.ndarray, np.ndarray, int], None]
 
@@ -65,46 +64,10 @@ _LAYOUT_CALLS = 64  # layouts a reduction's run remembers
 LayoutCall = Callable[[np.ndarray, np.ndarray], None]
 
 
-def reduction(spec: KernelSpec) -> Callable[..., None]:
-    """The run of a reduction's kernel specification (``argmin_spec`` says which it may be): a plain
-    ARGMIN of its input here, one over a computed element (a fused prologue) in ``argmin_prologue``."""
-    params = argmin_params(spec, prologue=True)
-    if spec.extra:  # a fused kernel writing graph outputs too: ``run(*operands, out, *extras, threads)``
-        from . import argmin_extras
-
-        return argmin_extras.reduction(spec, params)  # type: ignore[no-any-return]
-    if computed(spec):
-        from . import argmin_prologue  # only fused graphs load it
-
-        return argmin_prologue.reduction(spec, params)  # type: ignore[no-any-return]
-    return argmin(params)
-
-
-def computed(spec: KernelSpec) -> bool:
-    """Whether a reduction compares a computed element rather than its input's own elements."""
-    return spec.element != ex.Load(0, spec.inputs[0]) if spec.inputs and spec.inputs[0] else True
-
-
-def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int,
-                      operands: Sequence[Sequence[int] | None] = (), extras: Sequence[Sequence[int]] = ()) -> None:
-    """Compile the kernels that an ARGMIN of this input layout (``strides`` in elements) runs, and no
-    others, by running its plan over no rows: the operator's compile step, so that its first execution
-    compiles nothing (a one-element stand-in would take another path than most layouts). ``operands``:
-    every operand's strides (None for an absent one), which a computed element's layout depends on;
-    ``extras``: each extra output's (``argmin_extras``)."""
-    params = argmin_params(spec, prologue=True)
-    if spec.extra:
-        from . import argmin_extras
-
-        argmin_extras.compile_layout(spec, params, shape, strides, operands, extras, threads)
-        return
-    if computed(spec):
-        from . import argmin_prologue
-
-        loaded = sorted(ex.loads(spec.element))
-        every = [operands[k] if k < len(operands) and operands[k] is not None else strides for k in loaded]
-        argmin_prologue.compile_layout(spec, params, shape, every, threads)  # type: ignore[arg-type]
-        return
+def compile_layout(spec: KernelSpec, params: ArgReductionParams, shape: Sequence[int],
+                   strides: Sequence[int], threads: int) -> None:
+    """Compile the kernels that an ARGMIN of its input's own elements over this layout runs, and no others,
+    by running its plan over no rows (``reduction.prepare_reduction``)."""
     order = order_of(params)
     red = layout_of(shape, strides, params.axes)
     bits, kind, key = _keyed(np.zeros(1, spec.inputs[0].numpy), params)  # type: ignore[union-attr]
@@ -200,7 +163,7 @@ def _layout_call(params: ArgReductionParams, x: np.ndarray, threads: int, out: n
     red = reduced_layout(x, params.axes)
     kind, key = kind_and_key(x.dtype, params)
     work = plan(red, threads)
-    default = red.length - 1 if order is not None else 0
+    default = missing_index(order, red.length)
     by_state = _state_call(red, work, kind, key, order, threads, default)
     return _rows_into(x, out, red, work, kind, order, default, by_state) or by_state
 

@@ -1,7 +1,7 @@
-"""ARGMIN (and ARGMAX: ``argmin_keys``) when the last dimension is reduced: each run of it reduced to one
+"""ARGMIN (and ARGMAX: ``keys``) when the last dimension is reduced: each run of it reduced to one
 (key, position), folded into its slot's state.
 
-A contiguous run of at most ROW_BLOCK elements is reduced in one pass of vector lanes (``argmin_lanes``);
+A contiguous run of at most ROW_BLOCK elements is reduced in one pass of vector lanes (``lanes``);
 a longer one block by block (the smallest key of each block, then one search of the block holding it),
 or in one pass as floats where that is exact; a strided run element by element.
 """
@@ -11,7 +11,10 @@ from __future__ import annotations
 import numpy as np
 from numba.extending import overload
 
-from .argmin_keys import (
+from ...jit import jit
+from ...rows import inline
+from ...vectors import VECTOR_BYTES
+from ..keys import (
     HALF_NAN_FIRST,
     HALF_NAN_KEY,
     found_key,
@@ -29,10 +32,7 @@ from .argmin_keys import (
     takes,
     unflip,
 )
-from .argmin_lanes import float_lanes, floats_compare_exactly, lane_argmin
-from .jit import jit
-from .rows import inline
-from .vectors import VECTOR_BYTES
+from .lanes import float_lanes, floats_compare_exactly, lane_argmin
 
 
 @jit
@@ -63,7 +63,7 @@ def keyed_min(xs, kind):  # type: ignore[no-untyped-def]
 
 @jit
 def flipped_min(xs, kind):  # type: ignore[no-untyped-def]
-    """``keyed_min`` of FLOAT32 bits as raw keys (``argmin_keys.raw_key``: five instructions an element
+    """``keyed_min`` of FLOAT32 bits as raw keys (``keys.raw_key``: five instructions an element
     instead of seven)."""
     m = raw_key(xs[0], kind)
     for k in range(xs.size):
@@ -303,7 +303,7 @@ def argmin_rows(x, x0, sizes, xs, red, w, slot0, index0, start, stop, cur, idx, 
 
 
 # Small reductions of rows on one thread, written straight into the output: the functional call on a new
-# small array (greedy decoding's logits on the CPU) is what costs, so ``argmin_engine`` runs them as one
+# small array (greedy decoding's logits on the CPU) is what costs, so ``call`` runs them as one
 # compiled call, with no per-slot state, no task table and no pass filling missing indices.
 
 

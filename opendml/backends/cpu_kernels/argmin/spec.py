@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from ... import expr as ex
-from ...errors import kernel_unsupported
-from ...kernels.spec import KernelSpec, ReductionKind
-from ...ops.arg_reduction import ArgReductionParams
+from .... import expr as ex
+from ....errors import kernel_unsupported
+from ....kernels.spec import KernelSpec, ReductionKind
+from ....ops.arg_reduction import ArgReductionParams
 
 
 def argmin_params(spec: KernelSpec, prologue: bool = False) -> ArgReductionParams:
     """The ARGMIN or ARGMAX a reduction's specification asks for (either NanPolicy: one engine runs them
-    all, ``argmin_keys``), or a clear error for one the engines cannot run.
+    all, ``keys``), or a clear error for one the engines cannot run.
 
-    The engines read the input's elements and compare them (as keys, ``argmin_keys``), so without
+    The engines read the input's elements and compare them (as keys, ``keys``), so without
     ``prologue`` the only element expression taken is ``Load(0, T)`` of the input itself. ``prologue``: the
     caller evaluates any element expression itself: the NumPy kernels block by block, the JIT kernels into
-    scratch tiles that the engines then reduce (``argmin_boxes``), for every layout the engines take.
+    scratch tiles that the engines then reduce (``boxes``), for every layout the engines take.
     """
     record = spec.reduction
     if record is None or record.kind not in (ReductionKind.ARGMIN, ReductionKind.ARGMAX):

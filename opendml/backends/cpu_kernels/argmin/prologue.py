@@ -1,5 +1,5 @@
 """ARGMIN over a computed element (a fused prologue) on the JIT path: the layout of every operand merged,
-the engines' plan (``argmin_plan``) made over it, and its tasks run box by box (``argmin_boxes``).
+the engines' plan (``plan``) made over it, and its tasks run box by box (``boxes``).
 
 The operands have the reduction input's shape, each with its own strides (a broadcast scale or zero point
 reads through zero strides), so dimensions merge only where they merge for every operand. The plan is made
@@ -16,19 +16,19 @@ from typing import Any
 
 import numpy as np
 
-from ... import expr as ex
-from ...dtypes import DataType
-from ...kernels.spec import KernelSpec
-from ...ops.arg_reduction import ArgReductionParams
-from . import argmin_boxes as boxes
-from . import argmin_engine as engine
-from . import drivers
-from .argmin_keys import order_of
-from .argmin_plan import Merged, Plan, merged, plan
-from .argmin_rows import ROW_BLOCK
-from .argmin_vectors import vectorised
-from .threads import run_tasks
-from .views import flat
+from .... import expr as ex
+from ....dtypes import DataType
+from ....kernels.spec import KernelSpec
+from ....ops.arg_reduction import ArgReductionParams
+from .. import drivers
+from ..threads import run_tasks
+from ..views import flat
+from . import call as engine
+from .engines import boxes, task_rows
+from .engines.rows import ROW_BLOCK
+from .engines.vectors import vectorised
+from .keys import missing_index, order_of
+from .plan import Merged, Plan, merged, plan
 
 Run = Any  # run(*operands, out, threads)
 
@@ -50,10 +50,10 @@ class Prepared:
 
 def prepare(shape: Sequence[int], strides: Sequence[Sequence[int]], axes: tuple[int, ...], threads: int,
             fast: bool = False) -> Prepared:
-    """The plan of a layout and what runs it, where ``fast`` (the element is ``argmin_vectors.vectorised``)
-    and every operand walks the last dimension with stride 1 or 0: the fast row task (``argmin_fast``) where
-    it is reduced, the fast column task (``argmin_fast_columns``) where it is kept; else the engine of the
-    plan's tasks over scratch tiles (``argmin_boxes``)."""
+    """The plan of a layout and what runs it, where ``fast`` (the element is ``vectors.vectorised``)
+    and every operand walks the last dimension with stride 1 or 0: the fast row task (``fast_rows``) where
+    it is reduced, the fast column task (``fast_columns``) where it is kept; else the engine of the
+    plan's tasks over scratch tiles (``boxes``)."""
     found = merged(shape, strides, axes)
     red = found.layout
     work = plan(red, threads)
@@ -71,7 +71,7 @@ def prepare(shape: Sequence[int], strides: Sequence[Sequence[int]], axes: tuple[
 
 
 def _task_row(found: Merged, task: Any, rows: bool) -> list[int]:
-    """A plan task as ``argmin_boxes`` takes it: the walker's sizes lead with a dimension of 1, so that
+    """A plan task as ``boxes`` takes it: the walker's sizes lead with a dimension of 1, so that
     the box dimension ``f`` is never before the engine's last outer dimension (``m``, in those sizes)."""
     red = found.layout
     sizes = [1, *task.sizes]
@@ -94,7 +94,7 @@ def reduction(spec: KernelSpec, params: ArgReductionParams) -> Run:
     try:  # the source says whether the element lowers; the module a call runs depends on its layout
         boxes.source(spec.element)
     except ex.ExpressionError as error:
-        from . import unsupported
+        from .. import unsupported
 
         raise unsupported(spec) from error
     fast = vectorised(spec.element)
@@ -131,8 +131,8 @@ def compile_layout(spec: KernelSpec, params: ArgReductionParams, shape: Sequence
     found = prepare(shape, strides, params.axes, threads, vectorised(spec.element))
     module = boxes.compiled(spec.element, found.hoisted)
     empty = found.tasks.copy()
-    empty[:, boxes.LAST] = empty[:, boxes.FIRST]
-    empty[:, boxes.STOP] = empty[:, boxes.START]
+    empty[:, task_rows.LAST] = empty[:, task_rows.FIRST]
+    empty[:, task_rows.STOP] = empty[:, task_rows.START]
     types = ex.loads(fill)
     flats = [np.zeros(1, np.uint16 if types[k] is DataType.FLOAT16 else types[k].numpy) for k in ops]
     state = engine.State.fresh(1, key, found.work.pieces)
@@ -147,7 +147,7 @@ def _execute(module: Any, found: Prepared, flats: list[np.ndarray], scalars: tup
     _launch(module, found, flats, scalars, kind, order, state, threads)
     if found.work.pieces > 1:
         engine._merge(state, order, threads)
-    engine._finish(state.idx[0], out, found.length - 1 if order is not None else 0, threads)
+    engine._finish(state.idx[0], out, missing_index(order, found.length), threads)
 
 
 def _launch(module: Any, found: Prepared, flats: list[np.ndarray], scalars: tuple[Any, ...], kind: Any, order: Any,

@@ -2,7 +2,7 @@
 
 Numba's loop vectoriser does not keep a position per lane, so these reductions are written as LLVM vector
 code (llvmlite intrinsics): ``lane_argmin`` on integer keys (FLOAT32/FLOAT16 bits flipped to signed order,
-``argmin_keys``), ``lane_argmin_float`` on FLOAT32 compared as floats where that is exact. Both ask for the
+``keys``), ``lane_argmin_float`` on FLOAT32 compared as floats where that is exact. Both ask for the
 memory ahead of what they read (``_prefetch``), and both take ARGMAX at ARGMIN's cost: float raw keys
 are a constant less the flipped bits instead of the flipped bits less one, and integers and floats
 compared as floats keep maxima, their comparisons turned round.
@@ -18,12 +18,12 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from .argmin_keys import FLIP, flip_bias, is_float, is_half, is_largest, key_of, propagates, raw_constant
-from .jit import jit  # noqa: F401 (imported first: it puts Numba's cache of these kernels in the kernel cache)
-from .vectors import VECTOR_BYTES, lanes
-from .vectors import Loop as _Loop
-from .vectors import i64 as _i64
-from .vectors import splat as _splat
+from ...jit import jit  # noqa: F401 (imported first: it puts Numba's cache of these kernels in the kernel cache)
+from ...vectors import VECTOR_BYTES, lanes
+from ...vectors import Loop as _Loop
+from ...vectors import i64 as _i64
+from ...vectors import splat as _splat
+from ..keys import FLIP, flip_bias, is_float, is_half, is_largest, key_of, propagates, raw_constant
 
 # Row reductions ask for the memory this far ahead of what they read. Rows of 256 FLOAT32 elements wait on
 # each row's vector chain and leave the hardware prefetcher behind: on one Intel Xeon thread, 102 ns a row
@@ -42,7 +42,7 @@ def _prefetch(builder: ir.IRBuilder, base: ir.Value, index: ir.Value) -> None:
 
 
 def _lane_key(builder: ir.IRBuilder, v: ir.Value, bits: int, kind: types.Type) -> ir.Value:
-    """A vector of elements as raw keys (``argmin_keys``): float bits flipped to signed order less the
+    """A vector of elements as raw keys (``keys``): float bits flipped to signed order less the
     bias, or for ARGMAX a constant less them (``raw_constant``); integers as they are (ARGMAX compares them
     the other way round, ``lane_argmin``)."""
     if not (is_float(kind) or is_half(kind)):
@@ -81,7 +81,7 @@ def lane_argmin(typingctx, x, xb, vectors, kind, order):  # type: ignore[no-unty
     flipped and shifted; for integers the element itself, the largest for ARGMAX (its comparisons and
     reduction turned round, at no cost, rather than each element complemented). The position is that of
     the first (last) best raw key, which for a zero or a NaN may not be the first (last) of its key
-    (``argmin_keys.searched_again``)."""
+    (``keys.searched_again``)."""
     if not isinstance(x, types.Array):
         return None
     integers = not (is_float(kind) or is_half(kind))

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .argmin_columns import ROW_GROUP
-from .views import shares
+from ..views import shares
+from .engines.columns import ROW_GROUP
 
 # Below these, a piece of a split would be too short to pay for its private state and the merge.
 SPLIT_RUN_MIN = 4096  # elements of a reduced last dimension per piece (``split_reduced``)

@@ -1,30 +1,30 @@
 """ARGMIN over a computed FLOAT32 element with its last dimension reduced, computed where it is compared:
-the fast task of ``argmin_boxes``' modules, for layouts whose last merged dimension every operand walks
+the fast task of ``boxes``' modules, for layouts whose last merged dimension every operand walks
 contiguously or not at all (stride 1, or 0: a broadcast value, hoisted).
 
 ``task_fast_rows`` reduces each run of a task's rows: its whole vectors through ``lanes_best`` (an
-intrinsic of ``argmin_vectors``: the expression in vector registers, a best value and vector per lane,
+intrinsic of ``vectors``: the expression in vector registers, a best value and vector per lane,
 compared as floats where ``floats_compare_exactly()``), the few elements after them one by one with the
 scalar ``value`` and integer keys; a run whose lanes found only +inf or NaN (not certain as floats) is
-reduced again with keys, as ``argmin_rows.run_best`` does. It folds into the same (key, index) states as the
-engines (``argmin_keys``), takes the same plan tasks, and computes each value with the element-wise
+reduced again with keys, as ``rows.run_best`` does. It folds into the same (key, index) states as the
+engines (``keys``), takes the same plan tasks, and computes each value with the element-wise
 kernels' own lowering (``value`` for one element, ``vectors`` for whole vectors: the same instructions, no
 fast-math), so it gives the bits of the unfused graph. The source is specialised for one hoisting pattern
 (which operands are one value along the last dimension), so a call compiles one vector loop, not one per
 pattern.
 
-Kept last dimensions (columns) of such layouts take ``argmin_fast_columns``, which computes the element in
+Kept last dimensions (columns) of such layouts take ``fast_columns``, which computes the element in
 its fold over each group of rows.
 """
 
 from __future__ import annotations
 
-from . import argmin_boxes as boxes
+from . import task_rows
 
 IMPORTS = '''from numba.extending import intrinsic as _intrinsic
-from opendml.backends.cpu_kernels.argmin_keys import found_key, key_of, replaces, takes
-from opendml.backends.cpu_kernels.argmin_lanes import floats_compare_exactly, lane_float_key
-from opendml.backends.cpu_kernels.argmin_vectors import bits_of, lanes_typing'''
+from opendml.backends.cpu_kernels.argmin.keys import found_key, key_of, replaces, takes
+from opendml.backends.cpu_kernels.argmin.engines.lanes import floats_compare_exactly, lane_float_key
+from opendml.backends.cpu_kernels.argmin.engines.vectors import bits_of, lanes_typing'''
 
 
 def source(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str:
@@ -37,8 +37,8 @@ def source(ops: tuple[int, ...], q: list[str], hoisted: tuple[bool, ...]) -> str
                            + ["n // 16", "order", "kind"] + q)
     head = ", ".join(a + ["t", "strides", "red", "w", "cur", "idx", "kind", "order", "floats"] + q)
     driver_args = head.replace("t, strides", "t[k], strides")
-    # The runs' origins walked inline: a call of ``argmin_boxes.box_at`` cost 0.2 s of compile time.
-    origins = "\n".join(f"        b{k} = t[{boxes.ORIGINS + p}]" for p, k in enumerate(ops))
+    # The runs' origins walked inline: a call of ``boxes.box_at`` cost 0.2 s of compile time.
+    origins = "\n".join(f"        b{k} = t[{task_rows.ORIGINS + p}]" for p, k in enumerate(ops))
     walk = "\n".join(f"            b{k} += i * strides[{p}, d]" for p, k in enumerate(ops))
 
     def value(index: str, base: str = "b") -> str:
@@ -66,14 +66,14 @@ def row_fast({", ".join(a + starts + ["n", "kind", "order", "floats"] + q)}):
     return key, pos''',
              f'''@jit
 def task_fast_rows({head}):
-    sizes = t[{boxes.ORIGINS + m}:]
+    sizes = t[{task_rows.ORIGINS + m}:]
     nd = sizes.size
-    n, wn, piece = sizes[-1], w[-1], t[{boxes.PIECE}]
+    n, wn, piece = sizes[-1], w[-1], t[{task_rows.PIECE}]
     c, ix = cur[piece], idx[piece]
     floats = floats and floats_compare_exactly()
-    for r in range(t[{boxes.START}], t[{boxes.STOP}]):
+    for r in range(t[{task_rows.START}], t[{task_rows.STOP}]):
 {origins}
-        slot, index, rest = t[{boxes.SLOT0}], t[{boxes.INDEX0}], r
+        slot, index, rest = t[{task_rows.SLOT0}], t[{task_rows.INDEX0}], r
         for d in range(nd - 2, -1, -1):  # the run's first elements and slot: r over the dimensions before it
             i = rest % sizes[d]
             rest //= sizes[d]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .argmin_keys import fold_result, fold_takes, fold_value, found_key, replaces
-from .jit import jit
+from ...jit import jit
+from ..keys import fold_result, fold_takes, fold_value, found_key, replaces
 
 COLUMN_TILE = 8192  # columns whose running state (key and row, 16 bytes each) stays in the L2 cache
 ROW_GROUP = 8  # rows folded into the state per pass over a tile: 8 reads of input per state load and store
@@ -16,7 +16,7 @@ ROW_BY_ROW = (96, 1024)
 
 @jit
 def fold(v, m, p, row, kind, order):  # type: ignore[no-untyped-def]
-    """One element (fold value ``v`` of row ``row``, ``argmin_keys.fold_value``) folded into a column's
+    """One element (fold value ``v`` of row ``row``, ``keys.fold_value``) folded into a column's
     (value ``m``, row ``p``)."""
     return (v, row) if fold_takes(v, m, kind, order) else (m, p)
 

@@ -7,10 +7,10 @@ is ARGMIN of order-reversed elements (``flip_order``: a float's sign bit flipped
 negation, NaN staying NaN and the zeros a tie; an integer's bits complemented, which reverses the order of
 signed and unsigned integers alike), so one engine, smallest key first, serves both operators; the hot
 loops compute ARGMAX's keys in as many instructions as ARGMIN's (``key_of``, ``raw_constant``,
-``fold_value``, ``argmin_lanes``). A task reduces part of the input into per-slot state (key, index,
+``fold_value``, ``lanes``). A task reduces part of the input into per-slot state (key, index,
 found); slots are the output elements in row-major order. Within a task each slot sees its elements in
 increasing index order, so a strict ``<`` (INCREASING) or ``<=`` (DECREASING) keeps the right one of equal
-keys; merges (``argmin_drivers.merge_range``) compare indices explicitly, so tasks may cover any parts in
+keys; merges (``drivers.merge_range``) compare indices explicitly, so tasks may cover any parts in
 any order.
 
 Element types and comparisons are told apart at compile time by the type of ``kind`` (and the direction by
@@ -26,10 +26,10 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from ...enums import AxisDirection, NanPolicy
-from ...kernels.spec import ReductionKind
-from ...ops.arg_reduction import ArgReductionParams
-from .jit import jit
+from ....enums import AxisDirection
+from ....ops.arg_order import LARGER_WINS, LATER_WINS, NAN_WINS, tie_winner
+from ....ops.arg_reduction import ArgReductionParams
+from ..jit import jit
 
 DECREASING = np.zeros(1, np.uint8)  # passed as ``order`` for AxisDirection DECREASING (None: INCREASING)
 
@@ -60,13 +60,21 @@ HALF = marker(np.float16)
 
 
 def kind_of(element: Any, params: ArgReductionParams) -> np.ndarray | None:
-    """The ``kind`` of a reduction of elements of NumPy type ``element`` (``marker``)."""
-    return marker(element, params.kind is ReductionKind.ARGMAX, params.nan_policy is NanPolicy.PROPAGATE)
+    """The ``kind`` of a reduction of elements of NumPy type ``element`` (``marker``): the order's value part
+    (``ops.arg_order``: the larger value ahead, NaN winning), which the keys lower."""
+    return marker(element, LARGER_WINS[params.kind], NAN_WINS[params.nan_policy])
 
 
 def order_of(params: ArgReductionParams) -> np.ndarray | None:
-    """The ``order`` of a reduction: DECREASING's marker, or None for INCREASING."""
-    return DECREASING if params.axis_direction == AxisDirection.DECREASING else None
+    """The ``order`` of a reduction: DECREASING's marker where a tie goes to the later index
+    (``ops.arg_order.LATER_WINS``), or None."""
+    return DECREASING if LATER_WINS[params.axis_direction] else None
+
+
+def missing_index(order: np.ndarray | None, length: int) -> int:
+    """The index a slot that found nothing answers (every element NaN, ignored: SPEC 8.5): the winner among
+    its ``length`` tied NaN under the direction ``order`` lowers (``ops.arg_order.tie_winner``)."""
+    return tie_winner(AxisDirection.DECREASING if order is DECREASING else AxisDirection.INCREASING, length)
 
 
 # Typing-time questions about a ``kind`` (a Numba type), for the overloads and intrinsics.

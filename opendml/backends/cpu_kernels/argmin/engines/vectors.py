@@ -1,11 +1,11 @@
 """ARGMIN's lane reduction of a computed element: the prologue's value computed in vector registers where
 the run is loaded, and compared there, never stored.
 
-``lanes_typing`` is the typing of a generated intrinsic (``argmin_fast``): the FLOAT32 element expression is
+``lanes_typing`` is the typing of a generated intrinsic (``fast_rows``): the FLOAT32 element expression is
 lowered to LLVM vectors as the streaming element-wise kernels lower theirs (``vectors._lower``: the same
 instruction per node, no fast-math flags, so the values are the bits the unfused intermediate holds), and
 each vector lane keeps its smallest (ARGMAX: largest) value and the vector it came from, compared as floats, as
-``argmin_lanes.lane_argmin_float`` does for loaded FLOAT32 (so the same exactness rules hold: the caller
+``lanes.lane_argmin_float`` does for loaded FLOAT32 (so the same exactness rules hold: the caller
 uses it only where ``floats_compare_exactly()``, and a best of +inf, ARGMAX: -inf, is not certain).
 """
 
@@ -19,10 +19,10 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ... import expr as ex
-from ...dtypes import DataType
-from .argmin_lanes import FloatBest
-from .vectors import Loop, _lower, _numba_type, _reader, i64, lanes, splat, streamable
+from ..... import expr as ex
+from .....dtypes import DataType
+from ...vectors import Loop, _lower, _numba_type, _reader, i64, lanes, splat, streamable
+from .lanes import FloatBest
 
 __all__ = ["bits_of", "lanes_typing", "vectorised"]
 
@@ -47,8 +47,8 @@ def bits_of(typingctx, value):  # type: ignore[no-untyped-def]
 def lanes_typing(element: ex.Expr, operands: Sequence[int], args: Sequence[types.Type]) -> Any:
     """The typing of ``(bits, position)`` of the best value of ``element`` over ``count`` whole vectors:
     ``args`` are the operands ``operands`` (an array, or one value: hoisted), each one's first element, the
-    vector count, the order (None: INCREASING), the ``kind`` (``argmin_keys``: ARGMAX keeps the largest,
-    PROPAGATE leaves a run that met a NaN not certain: ``argmin_lanes.FloatBest``), then the scalar
+    vector count, the order (None: INCREASING), the ``kind`` (``keys``: ARGMAX keeps the largest,
+    PROPAGATE leaves a run that met a NaN not certain: ``lanes.FloatBest``), then the scalar
     parameters. None where they do not fit."""
     m = len(operands)
     values, count, order, kind = args[:m], args[2 * m], args[2 * m + 1], args[2 * m + 2]

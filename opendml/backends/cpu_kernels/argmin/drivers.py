@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from numba import njit, prange
 
-from .argmin_columns import argmin_columns
-from .argmin_keys import replaces
-from .argmin_rows import argmin_long_rows, argmin_rows, argmin_short_rows
-from .drivers import next_share, parallel
+from ..drivers import next_share, parallel
+from .engines.columns import argmin_columns
+from .engines.rows import argmin_long_rows, argmin_rows, argmin_short_rows
+from .keys import replaces
 
 # Columns of an ARGMIN task row: where it starts in x, its first slot and index, its outer range, the
 # state (row of cur/idx) it folds into; its sizes follow.
@@ -72,7 +72,7 @@ def columns(x, tasks, xs, red, w, cur, idx, kind, order, floats, counter, worker
 
 @njit(nogil=True, cache=True)
 def merge_range(cur, idx, a, b, order):  # type: ignore[no-untyped-def]
-    """Slots ``a..b`` of every later state folded into state 0 by key, then index (``argmin_keys.replaces``).
+    """Slots ``a..b`` of every later state folded into state 0 by key, then index (``keys.replaces``).
     Indexed in place: slicing four rows for a helper doubled this function's compile time (0.25 s against
     0.13 s), which the first split reduction of a process pays."""
     for p in range(1, cur.shape[0]):

@@ -2,9 +2,9 @@
 graph outputs) on the JIT path: each input element is read once, its values computed once, the value ARGMIN
 compares written into a scratch tile and each extra value written to its output, then the tile reduced.
 
-This is ``argmin_boxes``' scheme with more outputs: the plan (``argmin_plan``, through
-``argmin_prologue.prepare``) is made over the merged layout of every operand *and* every extra output (a
-dimension merges only where it merges for all of them), its tasks are cut into boxes (``argmin_boxes.box_at``),
+This is ``boxes``' scheme with more outputs: the plan (``plan``, through
+``prologue.prepare``) is made over the merged layout of every operand *and* every extra output (a
+dimension merges only where it merges for all of them), its tasks are cut into boxes (``boxes.box_at``),
 and for each box the element-wise walker of ``codegen`` (``codegen.walker`` with the extras as more roots)
 writes the tile and the box's part of each extra output in one pass (the nodes the roots share computed once:
 the row-5 chain DEQUANTIZE_LINEAR -> CLIP stores the one clipped value twice), then the engine kernel of the
@@ -23,7 +23,7 @@ vector loop (``kernel_streamed`` of ``codegen.walker``, run by the ``task_*_stre
 store first reads the line it writes, so writing row 5's clipped tensor that way moved as many bytes as
 writing it in a step of its own and reading it back (row 5, [16384, 4096] on 2 busy cores: 48 ms with
 ordinary stores, 24 ms streamed, 41 ms as two steps). Smaller extras take ordinary stores (they stay in the
-caches for what reads them next). The fast row tasks of ``argmin_fast`` (the element compared in registers,
+caches for what reads them next). The fast row tasks of ``fast_rows`` (the element compared in registers,
 never stored) are not used here: the extras' stores make the kernel memory-bound anyway.
 """
 
@@ -37,17 +37,18 @@ from typing import Any
 
 import numpy as np
 
-from ... import expr as ex
-from ...dtypes import DataType
-from ...kernels import cache
-from ...kernels.spec import KernelSpec
-from ...ops.arg_reduction import ArgReductionParams
-from . import argmin_boxes as boxes
-from . import argmin_engine as engine
-from . import argmin_prologue as prologue
-from . import codegen
-from .argmin_keys import order_of
-from .views import flat
+from .... import expr as ex
+from ....dtypes import DataType
+from ....kernels import cache
+from ....kernels.spec import KernelSpec
+from ....ops.arg_reduction import ArgReductionParams
+from .. import codegen
+from ..views import flat
+from . import call as engine
+from . import prologue
+from .engines import boxes
+from .engines.task_rows import FIRST, INDEX0, LAST, ORIGINS, PIECE, SLOT0, START, STEP, STOP, F
+from .keys import order_of
 
 _modules: dict[tuple[ex.Expr, tuple[ex.Store, ...]], ModuleType] = {}
 
@@ -71,17 +72,17 @@ def _task(name: str, ops: tuple[int, ...], extras: int, q: list[str], scratch: s
 def task_{name}{suffix}({head}):
     """One task: each box's element into a scratch tile and its extra values into their outputs, in one
     pass, then the tile reduced by ``argmin_{name}``."""
-    f, step, piece = t[{boxes.F}], t[{boxes.STEP}], t[{boxes.PIECE}]
-    sizes = t[{boxes.ORIGINS + rows}:]
+    f, step, piece = t[{F}], t[{STEP}], t[{PIECE}]
+    sizes = t[{ORIGINS + rows}:]
     scratch = np.empty({boxes.BOX}, np.{scratch})
     values = scratch{values}
     at = np.empty({rows}, np.int64)
     bs, so = box_shape(sizes, f)
     rb, wb = red[f:], w[f:]
-    pos, last = t[{boxes.FIRST}], t[{boxes.LAST}]
+    pos, last = t[{FIRST}], t[{LAST}]
     while pos < last:
-        g, slot, index = box_at(pos, last, sizes, f, step, strides, t[{boxes.ORIGINS}:{boxes.ORIGINS + rows}], red,
-                                w, t[{boxes.SLOT0}], t[{boxes.INDEX0}], at)
+        g, slot, index = box_at(pos, last, sizes, f, step, strides, t[{ORIGINS}:{ORIGINS + rows}], red,
+                                w, t[{SLOT0}], t[{INDEX0}], at)
         bs[0] = g
         kernel{suffix}({fill_args})
         argmin_{name}(scratch, 0, bs, so, rb, wb, slot, index, 0, engine_outer(bs, rb, {name == "columns"}),
@@ -123,7 +124,7 @@ class _Kernel:
         try:
             self.module = compiled(spec.element, spec.extra)
         except ex.ExpressionError as error:
-            from . import unsupported
+            from .. import unsupported
 
             raise unsupported(spec) from error
         self.spec, self.axes = spec, params.axes
@@ -138,7 +139,7 @@ class _Kernel:
     def prepared(self, found: prologue.Prepared, elements: int) -> prologue.Prepared:
         """``found`` running the streamed tasks where the extras of ``elements`` elements are large enough
         to stream (``fast.STREAM_MIN_BYTES``, the element-wise kernels' rule)."""
-        from . import fast
+        from .. import fast
 
         size = elements * sum(x.type.size for x in self.spec.extra)
         return replace(found, engine=found.engine + "_streamed") if self.streams and size >= fast.STREAM_MIN_BYTES \
@@ -180,8 +181,8 @@ def compile_layout(spec: KernelSpec, params: ArgReductionParams, shape: Sequence
     found = kernel.prepared(prologue.prepare(shape, [*every, *extras], params.axes, threads),  # type: ignore[list-item]
                             math.prod(shape))
     empty = found.tasks.copy()
-    empty[:, boxes.LAST] = empty[:, boxes.FIRST]
-    empty[:, boxes.STOP] = empty[:, boxes.START]
+    empty[:, LAST] = empty[:, FIRST]
+    empty[:, STOP] = empty[:, START]
     fill = boxes.fill_expression(spec.element)
     loaded = {k: t for root in (fill, *spec.extra) for k, t in ex.loads(root).items()}
     types = [loaded[k] for k in kernel.ops] + [x.type for x in spec.extra]

@@ -1,0 +1,150 @@
+"""Candidates merged: over the threads that shared an item (warp shuffles, then shared memory), over the
+warps of a split row by the scan's last warp (``one_pass``), and over the pieces of a split reduction by
+the combine pass."""
+
+from __future__ import annotations
+
+from ....enums import AxisDirection
+from ....kernels.spec import KernelSpec
+from ...layout import Layout
+from ..codegen import C_TYPE, PRELUDE, decompose
+from ..plan import ArgMinPlan
+from .ballot import uses_ballot
+from .comparison import _compute, empty_index, order
+from .scan import _take_function
+
+
+def _group_reduce(group: int, compute: str) -> str:
+    """Combine the (bv, bi) of the ``group`` threads that shared an item: warp shuffles, then shared memory."""
+    if group == 1:
+        return ""
+    code = f"""
+        #pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {{
+            {compute} ov = __shfl_xor_sync(0xffffffffu, bv[0], off);
+            ull oi = __shfl_xor_sync(0xffffffffu, bi[0], off);
+            take(bv[0], bi[0], ov, oi);
+        }}"""
+    if group > 32:
+        warps = group // 32
+        code += f"""
+        __shared__ {compute} sv[{warps}];
+        __shared__ ull si[{warps}];
+        if ((threadIdx.x & 31) == 0) {{ sv[threadIdx.x >> 5] = bv[0]; si[threadIdx.x >> 5] = bi[0]; }}
+        __syncthreads();
+        if (threadIdx.x < 32) {{
+            bv[0] = threadIdx.x < {warps} ? sv[threadIdx.x] : ({compute})0;
+            bi[0] = threadIdx.x < {warps} ? si[threadIdx.x] : INVALID_INDEX;
+            #pragma unroll
+            for (int off = 16; off > 0; off >>= 1) {{
+                {compute} ov = __shfl_xor_sync(0xffffffffu, bv[0], off);
+                ull oi = __shfl_xor_sync(0xffffffffu, bi[0], off);
+                take(bv[0], bi[0], ov, oi);
+            }}
+        }}
+        __syncthreads();"""
+    return code
+
+
+def _item_loop(plan: ArgMinPlan) -> str:
+    """The loop over (output group, piece) items and who shares each: a thread, a warp or a block."""
+    groups = plan.outputs // plan.columns
+    items = groups * plan.splits
+    if plan.family == "columns":
+        # Consecutive threads take consecutive output groups, so their loads are coalesced.
+        return (f"for (ull w = (ull)blockIdx.x * blockDim.x + threadIdx.x; w < {items}ull; "
+                f"w += (ull)gridDim.x * blockDim.x) {{\n        const ull t = 0; "
+                f"ull o = (w % {groups}ull) * {plan.columns}ull; unsigned int s = (unsigned int)(w / {groups}ull);")
+    split = f"        ull o = w / {plan.splits}ull; unsigned int s = (unsigned int)(w % {plan.splits}ull);"
+    if plan.group == 32:
+        return (f"const ull t = threadIdx.x & 31;\n    for (ull w = ((ull)blockIdx.x * blockDim.x + "
+                f"threadIdx.x) >> 5; w < {items}ull; w += ((ull)gridDim.x * blockDim.x) >> 5) {{\n" + split)
+    return f"const ull t = threadIdx.x;\n    for (ull w = blockIdx.x; w < {items}ull; w += gridDim.x) {{\n" + split
+
+
+# --- split rows merged by the scan: the last warp of an output to finish merges them all ----------------------
+#
+# Each warp of a piece of a split row stores its (value, index) as a partial result (no block-wide merge, no
+# barrier), then counts itself done on its output's counter (an atomic add, after a fence that makes the
+# partial result visible to every block); the warp that counts last reads every warp's partial result from
+# L2 (``__ldcg``: never a stale L1 line), merges them by (value, index) as the combine pass did, writes the
+# output and sets the counter back to 0 for the next launch. One kernel instead of a scan and a combine pass
+# (H100: greedy decoding's ARGMAX FLOAT16 of [8, 128256] took 5.0 us of device time as two kernels). The
+# counters (one per output) are zeroed once, when their buffer is allocated: a launch leaves them as it
+# found them.
+
+
+def one_pass(spec: KernelSpec, plan: ArgMinPlan) -> bool:
+    """Whether ``plan``'s scan merges the pieces of its split rows itself (the scan of one take per element;
+    the min-and-ballot scan and split columns keep the combine pass)."""
+    return plan.family == "rows" and plan.splits > 1 and not uses_ballot(spec, plan)
+
+
+def partials_per_output(spec: KernelSpec, plan: ArgMinPlan) -> int:
+    """Partial results a split reduction writes per output: one per warp of each piece where its scan merges
+    them (``one_pass``), else one per piece."""
+    return plan.splits * (plan.group // 32) if one_pass(spec, plan) else plan.splits
+
+
+def _merge_in_scan(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, compute: str) -> str:
+    """The end of a warp's share of a piece of a split row, its candidate merged over the warp: stored and
+    counted, and by the warp that counts last, every warp's merged and the index written (``oo``: the
+    output's offset)."""
+    out = C_TYPE[spec.output]
+    empty = empty_index(direction, plan.length)
+    count = partials_per_output(spec, plan)
+    slot = f"o * {count}ull + s" + (f" * {plan.group // 32}ull + (threadIdx.x >> 5)" if plan.group > 32 else "")
+    return f"""unsigned int last = 0u;
+        if ((threadIdx.x & 31) == 0) {{
+            (({compute}*)pv)[{slot}] = bv[0]; ((ull*)pi)[{slot}] = bi[0];
+            __threadfence();
+            last = atomicAdd((unsigned int*)pc + o, 1u) == {count - 1}u;
+        }}
+        last = __shfl_sync(0xffffffffu, last, 0);
+        if (last) {{
+            __threadfence();
+            bv[0] = ({compute})0; bi[0] = INVALID_INDEX;
+            for (ull k = threadIdx.x & 31; k < {count}ull; k += 32ull) {{
+                take(bv[0], bi[0], __ldcg((const {compute}*)pv + o * {count}ull + k),
+                     __ldcg((const ull*)pi + o * {count}ull + k));
+            }}
+            {_group_reduce(32, compute)}
+            if ((threadIdx.x & 31) == 0) {{
+                (({out}*)pout)[oo] = ({out})(bi[0] == INVALID_INDEX ? {empty}ull : bi[0]);
+                ((unsigned int*)pc)[o] = 0u;
+            }}
+        }}"""
+
+
+def argmin_combine_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, kept: Layout) -> str:
+    """The second pass: each output's ``plan.splits`` partial results, merged by a warp or a block."""
+    _, compute = _compute(spec)
+    out_type = spec.output
+    group = plan.combine_group
+    empty = empty_index(direction, plan.length)
+    kept_offsets = decompose("(unsigned int)o", kept.sizes, kept.strides, ["ko", "oo"])
+    if group == 32:
+        loop = (f"const ull t = threadIdx.x & 31;\n    for (ull o = ((ull)blockIdx.x * blockDim.x + threadIdx.x) >> 5; "
+                f"o < {plan.outputs}ull; o += ((ull)gridDim.x * blockDim.x) >> 5) {{")
+        guard = "if ((threadIdx.x & 31) == 0)"
+    else:
+        loop = f"const ull t = threadIdx.x;\n    for (ull o = blockIdx.x; o < {plan.outputs}ull; o += gridDim.x) {{"
+        guard = "if (threadIdx.x == 0)"
+    return PRELUDE + _take_function(compute, direction, order(spec)) + f"""
+extern "C" __global__ void opendml_kernel(ull pv, ull pi, ull pout) {{
+    {loop}
+        {compute} bv[1] = {{({compute})0}}; ull bi[1] = {{INVALID_INDEX}};
+        #pragma unroll 8
+        for (ull s = t; s < {plan.splits}ull; s += {group}ull) {{
+            ull k = o * {plan.splits}ull + s;
+            take(bv[0], bi[0], ((const {compute}*)pv)[k], ((const ull*)pi)[k]);
+        }}
+        {_group_reduce(group, compute)}
+        {guard} {{
+            ull ko = 0, oo = 0;
+            {kept_offsets}
+            (({C_TYPE[out_type]}*)pout)[oo] = ({C_TYPE[out_type]})(bi[0] == INVALID_INDEX ? {empty}ull : bi[0]);
+        }}
+    }}
+}}
+"""
