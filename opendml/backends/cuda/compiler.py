@@ -11,6 +11,7 @@ from typing import Any
 import cupy
 
 from ...kernels.debug import print_source
+from ...kernels.spec import KernelSpec
 from .codegen import OPTIONS
 
 _kernels: dict[tuple[int, str], Any] = {}
@@ -31,3 +32,9 @@ def kernel(source: str, title: str) -> Any:
 def compiled_count() -> int:
     """Kernels compiled in this process (on every device): what reusing a kernel leaves unchanged."""
     return len(_kernels)
+
+
+def title(spec: KernelSpec, template: str) -> str:
+    """How a printed kernel source is headed: the operator, its operand and output types, the template."""
+    inputs = ", ".join("absent" if t is None else t.name for t in spec.inputs)
+    return f"{spec.operator} ({inputs}) -> {spec.output.name}, {template}"

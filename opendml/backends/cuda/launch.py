@@ -12,14 +12,22 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cupy
 import numpy as np
 
+if TYPE_CHECKING:
+    from ...binding import BoundTensor
+
 _launch_kernel = cupy.cuda.driver.launchKernel
 current_stream = cupy.cuda.get_current_stream
 _DriverError = cupy.cuda.driver.CUDADriverError
+
+
+def bound_address(bound: BoundTensor) -> int:
+    """The device address of a bound tensor's first byte."""
+    return bound.buffer.address + bound.offset
 
 
 class PackedLaunch:
