@@ -821,7 +821,7 @@ def machine_header(options: Options) -> dict[str, str]:
 
     import psutil  # type: ignore[import-untyped]
 
-    from opendml.backends.cpu_kernels.threads import available_cores
+    from opendml.thread_count import available_cores
 
     model = platform.processor() or platform.machine()
     try:

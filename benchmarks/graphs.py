@@ -850,7 +850,7 @@ def summary(results: list[Result]) -> str:
 
 
 def machine_header(ctx: Context, sizes: str) -> dict[str, str]:
-    from opendml.backends.cpu_kernels.threads import available_cores
+    from opendml.thread_count import available_cores
 
     model = platform.processor() or platform.machine()
     try:

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import opendml as dml
+from opendml import thread_count
 from opendml.backends import cpu_kernels
 from opendml.backends.cpu_kernels import blocked, threads, views
 from opendml.dtypes import DataType
@@ -749,15 +750,15 @@ def test_argmin_output_types_and_broadcast_input(kernels, out_type: str) -> None
 
 
 def test_thread_count_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(threads.ENV_THREADS, "3")
+    monkeypatch.setenv(thread_count.ENV_THREADS, "3")
     assert dml.Device("cpu").threads == 3
     assert dml.Device("cpu", threads=1).threads == 1
-    monkeypatch.delenv(threads.ENV_THREADS)
-    assert dml.Device("cpu").threads == threads.available_cores()
+    monkeypatch.delenv(thread_count.ENV_THREADS)
+    assert dml.Device("cpu").threads == thread_count.available_cores()
     for bad in (0, -2, 1.5, "two", True):
         with pytest.raises(dml.InvalidArgumentError, match="Device: threads must be a positive integer"):
             dml.Device("cpu", threads=bad)  # type: ignore[arg-type]
-    monkeypatch.setenv(threads.ENV_THREADS, "many")
+    monkeypatch.setenv(thread_count.ENV_THREADS, "many")
     with pytest.raises(dml.InvalidArgumentError, match="OPENDML_NUM_THREADS must be a positive integer"):
         dml.Device("cpu")
 
