@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from . import front_ends
 from . import functional as fn_api
 from .buffer import BufferBinding, host_array
 from .dask.detect import any_dask
@@ -32,9 +33,7 @@ from .graphs.compiled import CompiledGraph
 from .kernels.spec import ReductionKind
 from .ops.definition import OperatorDefinition
 from .ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
-from .ops.elementwise import ScaleBias
 from .ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc
-from .ops.threshold import THRESHOLD_SCHEMA
 from .schema import OperatorSchema
 from .shared import Registry, new_token
 from .tensor import TensorDesc
@@ -218,41 +217,18 @@ def _packed(desc: TensorDesc, data_type: DataType | None = None, sizes: Sequence
     return TensorDesc(desc.data_type if data_type is None else data_type, desc.sizes if sizes is None else sizes)
 
 
-def _unary(schema: OperatorSchema, x: Tracer, make_desc: Callable[[TensorDesc, TensorDesc], object]) -> Tracer:
-    graph = x.expr.graph
-    _check_rank(schema, graph.device, len(x.expr.desc.sizes))
-    return Tracer(graph.node(make_desc(x.expr.desc, _packed(x.expr.desc)), [x.expr]), x.shape, x.dtype)
-
-
-def clip(x: Any, min: float | None, max: float | None, scale_bias: ScaleBias | tuple[float, float] | None,
-         out: Any, device: object) -> Tracer:
-    tracer = _traced_tensor(x, "ELEMENT_WISE_CLIP", "InputTensor")
-    graph = _graph_of([tracer], device, "ELEMENT_WISE_CLIP")
-    _no_out(out, "ELEMENT_WISE_CLIP")
-    schema, make_desc = fn_api._clip_desc(graph.device, tracer.dtype, min, max, scale_bias)
-    return _unary(schema, tracer, make_desc)
-
-
-def threshold(x: Any, min: float, scale_bias: ScaleBias | tuple[float, float] | None, out: Any,
-              device: object) -> Tracer:
-    owner = THRESHOLD_SCHEMA.name
-    tracer = _traced_tensor(x, owner, "InputTensor")
-    graph = _graph_of([tracer], device, owner)
-    _no_out(out, owner)
-    schema, make_desc = fn_api._threshold_desc(graph.device, tracer.dtype, min, scale_bias)
-    return _unary(schema, tracer, make_desc)
-
-
 def declared(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, device: object) -> Tracer:
-    """A declared operator's function (``opendml.functional.declared``), traced: one node of it."""
+    """A declared operator's function (``opendml.functional.declared``), traced: one node of the operator it runs
+    (its adapter's choice, as on arrays: the same description, so the same bits)."""
     assert op.api is not None
     owner = op.schema.name
     tracer = _traced_tensor(x, owner, "InputTensor")
     graph = _graph_of([tracer], device, owner)
     _no_out(out, owner)
-    _check_rank(op.schema, graph.device, len(tracer.expr.desc.sizes))
+    schema, describe = op.over_arrays(graph.device.feature_level, tracer.dtype, values)
+    _check_rank(schema, graph.device, len(tracer.expr.desc.sizes))
     output = op.api.output or tracer.expr.desc.data_type
-    desc = op.describe(tracer.expr.desc, _packed(tracer.expr.desc, output), values)
+    desc = describe(tracer.expr.desc, _packed(tracer.expr.desc, output))
     return Tracer(graph.node(desc, [tracer.expr]), tracer.shape, output.numpy)
 
 
@@ -358,10 +334,13 @@ def _broadcast_to(t: Tracer, full: tuple[int, ...], owner: str, field: str) -> E
 
 
 def arg_reduction(kind: ReductionKind, x: Any, axes: int | Sequence[int] | None, axis_direction: AxisDirection | str,
-                  output_type: DataType | str, out: Any, device: object, nan_policy: NanPolicy | str) -> Tracer:
-    """argmin and argmax, traced: one node of ARGMIN or ARGMAX (``kind``)."""
+                  output_type: DataType | str, out: Any, device: object, nan_policy: NanPolicy | str,
+                  return_values: bool) -> Tracer:
+    """argmin and argmax, traced: one node of ARGMIN or ARGMAX (``kind``), the indices alone."""
     schema, desc_type = fn_api.ARG_REDUCTIONS[kind]
     owner = schema.name
+    if return_values:  # a traced graph has no gather node to read the values with
+        raise invalid(owner, "return_values", "must be False in a function traced by opendml.compile", True)
     tracer = _traced_tensor(x, owner, "InputTensor")
     graph = _graph_of([tracer], device, owner)
     _no_out(out, owner)
@@ -433,9 +412,7 @@ class CompiledFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if any_dask(*args, *kwargs.values()):
-            from .dask.compiled import call
-
-            return call(self, args, kwargs)
+            return front_ends.load(front_ends.DASK).compiled(self, args, kwargs)
         named = [(f"argument {k}", a) for k, a in enumerate(args)] + [(f"argument {n!r}", a) for n, a in kwargs.items()]
         first = next((a for _, a in named if _is_array(a)), None)
         device = fn_api._resolve_device(self.device, first, OWNER)

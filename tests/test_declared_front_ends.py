@@ -27,10 +27,10 @@ from tests import elementwise_oracle as oracle
 from tests.helpers import edge_values
 from tests.test_kernel_specs import DESCRIPTIONS, EXPECTED, UNARY_FIELDS
 
-# The operators whose front ends are written out, and their functions (CLIP1 is what clip runs on integers).
-WRITTEN = {"ELEMENT_WISE_CLIP": "clip", "ELEMENT_WISE_CLIP1": "clip", "ELEMENT_WISE_THRESHOLD": "threshold",
-           "ELEMENT_WISE_DEQUANTIZE_LINEAR": "dequantize_linear", "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear",
-           "ARGMIN": "argmin", "ARGMAX": "argmax"}
+# The operators without front ends derived from a declaration, and their functions (CLIP1 is what clip runs on
+# integers, by CLIP's adapter).
+WRITTEN = {"ELEMENT_WISE_CLIP1": "clip", "ELEMENT_WISE_DEQUANTIZE_LINEAR": "dequantize_linear",
+           "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear", "ARGMIN": "argmin", "ARGMAX": "argmax"}
 SHAPE = (2, 8)
 
 
