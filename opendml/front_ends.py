@@ -26,7 +26,7 @@ TRACED, DASK = "traced", "dask"
 
 # kind -> module of its calls.
 FRONT_ENDS: dict[str, str] = {
-    TRACED: "opendml.tracing",
+    TRACED: "opendml.tracing.functions",
     DASK: "opendml.dask.api",
 }
 
