@@ -28,21 +28,22 @@ from ..tensor import TensorDesc
 from .tracer import OWNER, Tracer
 
 
-def _graph_of(values: Sequence[Any], device: object, owner: str) -> Graph:
-    """The one graph the traced arguments belong to; ``device=`` may only name its device."""
-    graphs = {id(v.expr.graph): v.expr.graph for v in values if isinstance(v, Tracer)}
+def _begin(owner: str, x: Any, out: Any, device: object, operands: Sequence[Any] = ()) -> tuple[Tracer, Graph]:
+    """A traced call's input, and the one graph it and its traced ``operands`` belong to: ``device=`` may only
+    name that graph's device, and ``out=`` is refused (a compiled function returns new arrays)."""
+    if not isinstance(x, Tracer):
+        raise invalid(owner, "InputTensor", "must be a traced array while tracing (an array argument of the compiled "
+                      "function, or a result computed from one)", type(x).__name__)
+    graphs = {id(v.expr.graph): v.expr.graph for v in (x, *operands) if isinstance(v, Tracer)}
     if len(graphs) > 1:
         raise invalid(owner, "traced arrays", "must come from one traced call", f"{len(graphs)} calls")
-    graph = next(iter(graphs.values()))
+    graph = x.expr.graph
     if device is not None and fn_api._resolve_device(device, None, owner) is not graph.device:
         raise invalid(owner, "device", f"must be None or the traced call's device ({graph.device!r})", repr(device))
-    return graph
-
-
-def _no_out(out: Any, owner: str) -> None:
     if out is not None:
         raise invalid(owner, "out", "must be None while tracing (a compiled function returns new arrays)",
                       type(out).__name__)
+    return x, graph
 
 
 def _check_rank(schema: OperatorSchema, device: Device, rank: int) -> None:
@@ -50,13 +51,6 @@ def _check_rank(schema: OperatorSchema, device: Device, rank: int) -> None:
     if fn_api._leading_ones(schema, device, rank):
         raise invalid(OWNER, f"{schema.name} rank", f"must be one the device's feature level "
                       f"{device.feature_level.label} takes without padding", rank)
-
-
-def _traced_tensor(x: Any, owner: str, field: str) -> Tracer:
-    if not isinstance(x, Tracer):
-        raise invalid(owner, field, "must be a traced array while tracing (an array argument of the compiled "
-                      "function, or a result computed from one)", type(x).__name__)
-    return x
 
 
 def _packed(desc: TensorDesc, data_type: DataType | None = None, sizes: Sequence[int] | None = None) -> TensorDesc:
@@ -68,9 +62,7 @@ def declared(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, 
     (its adapter's choice, as on arrays: the same description, so the same bits)."""
     assert op.api is not None
     owner = op.schema.name
-    tracer = _traced_tensor(x, owner, "InputTensor")
-    graph = _graph_of([tracer], device, owner)
-    _no_out(out, owner)
+    tracer, graph = _begin(owner, x, out, device)
     schema, describe = op.over_arrays(graph.device.feature_level, tracer.dtype, values)
     _check_rank(schema, graph.device, len(tracer.expr.desc.sizes))
     output = op.api.output or tracer.expr.desc.data_type
@@ -80,9 +72,7 @@ def declared(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, 
 
 def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: object) -> Tracer:
     owner = DEQUANTIZE_LINEAR_SCHEMA.name
-    tracer = _traced_tensor(x, owner, "InputTensor")
-    graph = _graph_of([x, scale, zero_point], device, owner)
-    _no_out(out, owner)
+    tracer, graph = _begin(owner, x, out, device, (scale, zero_point))
     dev = graph.device
     # Values known now go through the eager rules (a number scale is FLOAT32, a zero point takes x's type).
     scale_t = scale if isinstance(scale, Tracer) else _constant(graph, fn_api._scale(dev, scale, owner))
@@ -100,9 +90,7 @@ def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: obj
 def quantize_linear(x: Any, scale: Any, zero_point: Any, output_type: DataType | str | None, out: Any,
                     device: object) -> Tracer:
     owner = QUANTIZE_LINEAR_SCHEMA.name
-    tracer = _traced_tensor(x, owner, "InputTensor")
-    graph = _graph_of([x, scale, zero_point], device, owner)
-    _no_out(out, owner)
+    tracer, graph = _begin(owner, x, out, device, (scale, zero_point))
     dev = graph.device
     # Values known now go through the eager rules (a number scale takes the input's scale type, a number zero
     # point the output type); a traced zero point's type is the output type.
@@ -187,9 +175,7 @@ def arg_reduction(kind: ReductionKind, x: Any, axes: int | Sequence[int] | None,
     owner = schema.name
     if return_values:  # a traced graph has no gather node to read the values with
         raise invalid(owner, "return_values", "must be False in a function traced by opendml.compile", True)
-    tracer = _traced_tensor(x, owner, "InputTensor")
-    graph = _graph_of([tracer], device, owner)
-    _no_out(out, owner)
+    tracer, graph = _begin(owner, x, out, device)
     rank = len(tracer.expr.desc.sizes)
     reduced = fn_api._normalize_axes(axes, rank, owner)
     direction = AxisDirection.parse(axis_direction, owner=owner)
