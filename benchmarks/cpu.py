@@ -31,8 +31,9 @@ import numpy as np
 
 import opendml as dml
 from opendml.backends.cpu_kernels import kernels
-from opendml.backends.cpu_kernels.threads import available_cores, run_tasks
+from opendml.backends.cpu_kernels.threads import run_tasks
 from opendml.backends.cpu_kernels.views import shares
+from opendml.thread_count import available_cores
 
 RESULTS = Path(__file__).parent / "results"
 N = 1 << 26

@@ -67,15 +67,11 @@ for _entry in [entry for entry in sys.path if Path(entry or ".").resolve() == _F
     sys.path.remove(_entry)
 
 import argparse  # noqa: E402
-import csv  # noqa: E402
 import functools  # noqa: E402
 import gc  # noqa: E402
 import logging  # noqa: E402
 import math  # noqa: E402
-import os  # noqa: E402
-import platform  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
@@ -86,7 +82,11 @@ import numpy as np  # noqa: E402
 
 import opendml as dml  # noqa: E402
 
-RESULTS = _FOLDER / "results"
+sys.path.insert(0, str(_FOLDER))  # for harness.py (what the benchmark scripts share), and off again at once
+import harness  # noqa: E402
+
+sys.path.pop(0)
+
 MIB = 1 << 20
 ELEMENT_LIMIT = 2**32  # row 5 reduces more elements than this, and places its minimum past it
 TENSOR_ELEMENTS = 2**32 - 1  # the most elements one tensor description holds (single-process opendml's limit)
@@ -740,34 +740,28 @@ COLUMNS = ["row", "title", "shape", "dtype", "blocks", "implementation", "where"
 
 
 def write_csv(results: list[Result], header: dict[str, str], path: Path) -> None:
-    with open(path, "w", newline="") as handle:
-        for key, value in header.items():
-            handle.write(f"# {key}: {value}\n")
-        writer = csv.writer(handle)
-        writer.writerow(COLUMNS)
-        for r in results:
-            shape = "x".join(map(str, r.shape))
-            for name in dict.fromkeys([*r.timings, *r.checks]):
-                t = r.timings.get(name)
-                cells = ([f"{t.median:.4f}", f"{min(t.seconds):.4f}", f"{max(t.seconds):.4f}", len(t.seconds),
-                          f"{r.throughput(name):.3f}", f"{t.peak / MIB:.1f}", f"{t.peak / r.block_bytes:.2f}"]
-                         if t else [""] * 7)
-                where = "cluster" if name in CLUSTER else ("client" if name == "opendml" else "")
-                writer.writerow([r.row.key, r.row.title, shape, r.dtype, r.blocks, name, where, *cells,
-                                 r.checks.get(name, "")])
-            for verdict in r.verdicts:
-                writer.writerow([r.row.key, r.row.title, shape, r.dtype, r.blocks, "target", *[""] * 8, str(verdict)])
+    harness.write_csv(path, header, COLUMNS, [row for r in results for row in _csv_rows(r)])
+
+
+def _csv_rows(r: Result) -> list[list[Any]]:
+    shape = "x".join(map(str, r.shape))
+    rows = []
+    for name in dict.fromkeys([*r.timings, *r.checks]):
+        t = r.timings.get(name)
+        cells = ([f"{t.median:.4f}", f"{min(t.seconds):.4f}", f"{max(t.seconds):.4f}", len(t.seconds),
+                  f"{r.throughput(name):.3f}", f"{t.peak / MIB:.1f}", f"{t.peak / r.block_bytes:.2f}"]
+                 if t else [""] * 7)
+        where = "cluster" if name in CLUSTER else ("client" if name == "opendml" else "")
+        rows.append([r.row.key, r.row.title, shape, r.dtype, r.blocks, name, where, *cells, r.checks.get(name, "")])
+    rows += [[r.row.key, r.row.title, shape, r.dtype, r.blocks, "target", *[""] * 8, str(verdict)]
+             for verdict in r.verdicts]
+    return rows
 
 
 def plot(results: list[Result], header: dict[str, str], path: Path) -> None:
-    try:
-        import matplotlib
-    except ImportError:
-        say("matplotlib is not installed: no plot")
+    plt = harness.pyplot(say)
+    if plt is None:
         return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     names = list(dict.fromkeys(name for r in results for name in r.timings))
     fig, (speed, memory) = plt.subplots(1, 2, figsize=(13, 5.5), gridspec_kw={"width_ratios": [3, 2]})
     width = 0.8 / max(len(names), 1)
@@ -791,9 +785,7 @@ def plot(results: list[Result], header: dict[str, str], path: Path) -> None:
         ax.legend(fontsize=7)
     fig.suptitle(f"opendml on Dask arrays ({header['sizes']} sizes): {header['cpu']}, {header['cores']} cores, "
                  f"load {header['load average at start']}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save(plt, fig, path, dpi=110)
 
 
 def summary(results: list[Result]) -> str:
@@ -821,36 +813,23 @@ def machine_header(options: Options) -> dict[str, str]:
 
     import psutil  # type: ignore[import-untyped]
 
-    from opendml.backends.cpu_kernels.threads import available_cores
+    from opendml.thread_count import available_cores
 
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    try:
-        commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=_FOLDER, capture_output=True, text=True,
-                                check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
     try:
         numba_version = version("numba")
     except ImportError:
         numba_version = "not installed"
-    return {"cpu": model, "cores": str(available_cores()),
+    return {"cpu": harness.cpu_model(), "cores": str(available_cores()),
             "memory": f"{psutil.virtual_memory().total / 2**30:.1f} GiB",
             "sizes": options.sizes.note, "blocks": f"about {options.chunk_bytes / MIB:.3g} MiB",
-            "load average at start": " ".join(f"{v:.2f}" for v in os.getloadavg()),
+            "load average at start": harness.load_average(),
             "repeats": str(options.repeats), "python": sys.version.split()[0], "numpy": np.__version__,
             "numba": numba_version, "dask": version("dask"), "distributed": version("distributed"),
-            "commit": commit}
+            "commit": harness.commit()}
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="rows 1-4 a quarter of the size, fewer runs")
     parser.add_argument("--sizes", choices=list(SIZES), default=None,
                         help="array sizes (default: issue, or quick with --quick); tiny is a smoke test")
@@ -864,15 +843,15 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--worker-device", choices=["explicit", "none"], default="none",
                         help="device= of the calls on the cluster: None (each worker's default device: "
                              "its share of the cores; default), or one Device('cpu', threads=threads per worker)")
-    parser.add_argument("--repeats", type=int, default=None, help="timed runs per implementation (default 3)")
+    harness.add_repeats(parser, "timed runs per implementation (default 3)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the CSV and the PNG")
+    harness.add_out(parser)
     return parser.parse_args(argv)
 
 
 def options_of(args: argparse.Namespace) -> Options:
     sizes = SIZES[args.sizes or ("quick" if args.quick else "issue")]
-    wanted = {key.strip() for key in args.rows.split(",") if key.strip()}
+    wanted = harness.names(args.rows)
     unknown = wanted - {row.key for row in ROWS}
     if unknown:
         raise SystemExit(f"--rows: no row {', '.join(sorted(unknown))} (rows: 1, 2, 3, 4, 5)")
@@ -895,7 +874,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = cluster_phase(options, header)
     for result in results:
         result.verdicts = targets(result, options.sizes)
-    header["load average at end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    header["load average at end"] = harness.load_average()
     stem = "dask" if options.sizes.name == "issue" else f"dask-{options.sizes.name}"
     args.out.mkdir(parents=True, exist_ok=True)
     write_csv(results, header, args.out / f"{stem}.csv")

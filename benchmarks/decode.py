@@ -45,11 +45,8 @@ the table and the verdicts to stdout. The exit status is 1 when an answer differ
 from __future__ import annotations
 
 import argparse
-import csv
 import math
-import os
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -59,7 +56,11 @@ from typing import Any
 
 import numpy as np
 
-RESULTS = Path(__file__).parent / "results"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # for harness.py: what the benchmark scripts share
+import harness
+
+sys.path.pop(0)
+
 BATCHES = (1, 8, 64, 256)
 VOCABS = (32000, 50257, 128256, 256000)
 DTYPES = ("FLOAT16", "FLOAT32")
@@ -413,32 +414,23 @@ COLUMNS = ["batch", "vocab", "dtype", "implementation", "median_us", "min_us", "
 
 def write_csv(rows: Sequence[Row], found: Sequence[Verdict], header: dict[str, str], bandwidth: float,
               path: Path) -> None:
-    with open(path, "w", newline="") as handle:
-        for key, value in header.items():
-            handle.write(f"# {key}: {value}\n")
-        writer = csv.writer(handle)
-        writer.writerow(COLUMNS)
-        for r in rows:
-            floor = floor_us(r.shape, bandwidth)
-            median = r.median
-            writer.writerow([r.shape.batch, r.shape.vocab, r.shape.dtype, r.name,
-                             "" if median is None else f"{median:.3f}",
-                             f"{min(r.samples):.3f}" if r.samples else "", f"{max(r.samples):.3f}" if r.samples else "",
-                             len(r.samples), f"{floor:.3f}", "" if median is None else f"{median / floor:.2f}",
-                             "" if r.kernels is None else r.kernels, r.check])
-        for verdict in found:
-            writer.writerow(["target", "", "", "", "", "", "", "", "", "", "", str(verdict)])
+    harness.write_csv(path, header, COLUMNS, [*(_csv_row(r, bandwidth) for r in rows),
+                                             *(["target", *[""] * 10, str(verdict)] for verdict in found)])
+
+
+def _csv_row(r: Row, bandwidth: float) -> list[Any]:
+    floor = floor_us(r.shape, bandwidth)
+    median = r.median
+    return [r.shape.batch, r.shape.vocab, r.shape.dtype, r.name, "" if median is None else f"{median:.3f}",
+            f"{min(r.samples):.3f}" if r.samples else "", f"{max(r.samples):.3f}" if r.samples else "",
+            len(r.samples), f"{floor:.3f}", "" if median is None else f"{median / floor:.2f}",
+            "" if r.kernels is None else r.kernels, r.check]
 
 
 def plot(rows: Sequence[Row], header: dict[str, str], bandwidth: float, path: Path) -> None:
-    try:
-        import matplotlib
-    except ImportError:
-        progress("matplotlib is not installed: no plot")
+    plt = harness.pyplot(progress)
+    if plt is None:
         return
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     dtypes = sorted({r.shape.dtype for r in rows})
     vocabs = sorted({r.shape.vocab for r in rows})
     names = list(dict.fromkeys(r.name for r in rows))
@@ -460,9 +452,7 @@ def plot(rows: Sequence[Row], header: dict[str, str], bandwidth: float, path: Pa
             ax.set_ylabel("us per call")
     axes[0][0].legend(fontsize=6)
     fig.suptitle(f"greedy decoding's ARGMAX: {header.get('gpu', '')}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    harness.save(plt, fig, path, dpi=100)
 
 
 def summary(rows: Sequence[Row], found: Sequence[Verdict], bandwidth: float) -> str:
@@ -482,17 +472,17 @@ def summary(rows: Sequence[Row], found: Sequence[Verdict], bandwidth: float) -> 
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__)
     parser.add_argument("--batch", default=",".join(map(str, BATCHES)), help="batch sizes (comma-separated)")
     parser.add_argument("--vocab", default=",".join(map(str, VOCABS)), help="vocabulary sizes (comma-separated)")
     parser.add_argument("--dtype", default=",".join(DTYPES), help="FLOAT16, FLOAT32 or both")
     parser.add_argument("--compile-vocab", default="128256",
                         help="vocabulary sizes torch.compile runs (each shape compiles anew; 'all' for every one)")
-    parser.add_argument("--repeats", type=int, default=7, help="timed samples per implementation (default 7)")
-    parser.add_argument("--skip", default="", help="comma-separated peers not to run (torch, torch.compile)")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the CSV and the PNG")
+    harness.add_repeats(parser, "timed samples per implementation (default 7)", 7)
+    harness.add_skip(parser, "comma-separated peers not to run (torch, torch.compile)")
+    harness.add_out(parser)
     args = parser.parse_args(argv)
-    args.skip = frozenset(s.strip() for s in args.skip.split(",") if s.strip())
+    args.skip = harness.names(args.skip)
     args.shapes = shapes(args.batch, args.vocab, args.dtype)
     vocabs = {s.vocab for s in args.shapes}
     args.compile_vocab = vocabs if args.compile_vocab == "all" else {int(v) for v in args.compile_vocab.split(",")}
@@ -513,12 +503,7 @@ def machine_header() -> dict[str, str]:
 
     header = {"gpu": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
               "cuda runtime": str(cupy.cuda.runtime.runtimeGetVersion()), "cupy": cupy.__version__,
-              "numpy": np.__version__, "python": sys.version.split()[0]}
-    try:
-        header["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                          cwd=Path(__file__).resolve().parent, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        header["commit"] = "unknown"
+              "numpy": np.__version__, "python": sys.version.split()[0], "commit": harness.commit()}
     return header
 
 
@@ -563,7 +548,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     found = verdicts(rows, bandwidth)
     stem = "decode-" + header["gpu"].lower().replace("nvidia", "").strip().replace(" ", "-")
     args.out.mkdir(parents=True, exist_ok=True)
-    header["load average at end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    header["load average at end"] = harness.load_average()
     write_csv(rows, found, header, bandwidth, args.out / f"{stem}.csv")
     plot(rows, header, bandwidth, args.out / f"{stem}.png")
     progress(f"wrote {args.out / stem}.csv and .png")

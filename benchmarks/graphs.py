@@ -47,13 +47,10 @@ The exit status is 1 when an answer differed.
 from __future__ import annotations
 
 import argparse
-import csv
 import gc
 import math
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -68,10 +65,10 @@ import opendml as dml
 from opendml import graph as g
 from opendml.backends.cpu_kernels import kernels
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the CPU benchmark's timing and copies
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the CPU benchmark's timing and copies, harness.py
+import harness
 from cpu import numba_copy, threaded_copy, timed_together
 
-RESULTS = Path(__file__).parent / "results"
 OPENDML = ("fused", "unfused", "node-by-node")  # opendml's implementations, fused first: the reference
 
 # The chain's steps after DEQUANTIZE_LINEAR.
@@ -777,37 +774,29 @@ COLUMNS = ["row", "title", "shape", "implementation", "median_ms", "min_ms", "ma
 
 
 def write_csv(results: list[Result], header: dict[str, str], path: Path) -> None:
-    with open(path, "w", newline="") as handle:
-        for key, value in header.items():
-            handle.write(f"# {key}: {value}\n")
-        writer = csv.writer(handle)
-        writer.writerow(COLUMNS)
-        for r in results:
-            shape = "x".join(map(str, r.row.shape))
-            floor = r.floor.median_ms
-            for name, check in r.checks.items():
-                t = r.times.get(name)
-                cells = ([f"{t.median_ms:.4f}", f"{min(t.seconds) * 1e3:.4f}", f"{max(t.seconds) * 1e3:.4f}",
-                          len(t.seconds), f"{t.median_ms / floor:.3f}"] if t else ["", "", "", "", ""])
-                writer.writerow([r.row.key, r.row.title, shape, name, *cells, r.kernels.get(name, ""), check])
-            writer.writerow([r.row.key, r.row.title, shape, "floor", f"{floor:.4f}",
-                             f"{min(r.floor.seconds) * 1e3:.4f}", f"{max(r.floor.seconds) * 1e3:.4f}",
-                             len(r.floor.seconds), "1.000", "",
-                             f"{r.floor_bytes} bytes at {r.floor_bytes / floor / 1e6:.1f} GB/s"])
-            for verdict in r.verdicts:
-                writer.writerow([r.row.key, r.row.title, shape, "target", "", "", "", "", "", "", str(verdict)])
+    harness.write_csv(path, header, COLUMNS, [row for r in results for row in _csv_rows(r)])
+
+
+def _csv_rows(r: Result) -> list[list[Any]]:
+    shape = "x".join(map(str, r.row.shape))
+    floor = r.floor.median_ms
+    rows = []
+    for name, check in r.checks.items():
+        t = r.times.get(name)
+        cells = ([f"{t.median_ms:.4f}", f"{min(t.seconds) * 1e3:.4f}", f"{max(t.seconds) * 1e3:.4f}",
+                  len(t.seconds), f"{t.median_ms / floor:.3f}"] if t else ["", "", "", "", ""])
+        rows.append([r.row.key, r.row.title, shape, name, *cells, r.kernels.get(name, ""), check])
+    rows.append([r.row.key, r.row.title, shape, "floor", f"{floor:.4f}", f"{min(r.floor.seconds) * 1e3:.4f}",
+                 f"{max(r.floor.seconds) * 1e3:.4f}", len(r.floor.seconds), "1.000", "",
+                 f"{r.floor_bytes} bytes at {r.floor_bytes / floor / 1e6:.1f} GB/s"])
+    rows += [[r.row.key, r.row.title, shape, "target", "", "", "", "", "", "", str(verdict)] for verdict in r.verdicts]
+    return rows
 
 
 def plot(results: list[Result], header: dict[str, str], path: Path) -> None:
-    try:
-        import matplotlib
-    except ImportError:
-        print("matplotlib is not installed: no plot")
+    plt = harness.pyplot(print)
+    if plt is None:
         return
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     names = list(dict.fromkeys(name for r in results for name in r.times))
     fig, ax = plt.subplots(figsize=(max(8, 1.6 * len(results)), 6))
     width = 0.8 / max(len(names), 1)
@@ -822,9 +811,7 @@ def plot(results: list[Result], header: dict[str, str], path: Path) -> None:
     ax.set_ylabel("median time / floor (log)")
     ax.set_title(f"compiled graphs, issue 14 rows: {header['machine']}", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    harness.save(plt, fig, path, dpi=110)
 
 
 def summary(results: list[Result]) -> str:
@@ -850,16 +837,9 @@ def summary(results: list[Result]) -> str:
 
 
 def machine_header(ctx: Context, sizes: str) -> dict[str, str]:
-    from opendml.backends.cpu_kernels.threads import available_cores
+    from opendml.thread_count import available_cores
 
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    model = harness.cpu_model()
     header = {"device": ctx.kind, "cpu": model, "cores": str(available_cores())}
     if ctx.kind == "cpu":
         header["threads"] = str(ctx.threads)
@@ -875,17 +855,12 @@ def machine_header(ctx: Context, sizes: str) -> dict[str, str]:
         header["machine"] = gpu
     header["sizes"] = {"issue": "the issue's", "quick": "quick: rows 3 and 4 shrunk on the CPU",
                        "tiny": "tiny: a smoke test, every row shrunk"}[sizes]
-    header["load average at start"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    header["load average at start"] = harness.load_average()
     header["numpy"] = np.__version__
     header["onnxruntime"] = ctx.ort.__version__ if ctx.ort is not None else "not installed"
     header["torch"] = ctx.torch.__version__ if ctx.torch is not None else "not installed"
     header["python"] = sys.version.split()[0]
-    try:
-        commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=Path(__file__).resolve().parent,
-                                capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    header["commit"] = commit
+    header["commit"] = harness.commit()
     return header
 
 
@@ -912,17 +887,16 @@ def load_peers(ctx: Context) -> None:
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = harness.parser(__doc__)
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
     parser.add_argument("--quick", action="store_true", help="shrink the CPU's rows 3 and 4, fewer runs")
     parser.add_argument("--sizes", choices=["issue", "quick", "tiny"], default=None,
                         help="row sizes (default: issue, or quick with --quick); tiny is a smoke test")
-    parser.add_argument("--repeats", type=int, default=None,
-                        help="timed runs (CPU) or samples (GPU) per implementation (default 9 / 30, quick 3 / 10)")
-    parser.add_argument("--skip", default="", help="comma-separated peers not to run (e.g. torch.compile)")
+    harness.add_repeats(parser, "timed runs (CPU) or samples (GPU) per implementation (default 9 / 30, quick 3 / 10)")
+    harness.add_skip(parser, "comma-separated peers not to run (e.g. torch.compile)")
     parser.add_argument("--rows", default="", help="comma-separated row keys to run (1,2,3a,3b,4a,4b,5)")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the CSV and the PNG")
+    harness.add_out(parser)
     return parser.parse_args(argv)
 
 
@@ -946,13 +920,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
     sizes = args.sizes or ("quick" if args.quick else "issue")
     ctx = make_context(args)
-    ctx.skip = frozenset(name.strip() for name in args.skip.split(",") if name.strip())
+    ctx.skip = harness.names(args.skip)
     if ctx.skip:
         print(f"left out by --skip: {', '.join(sorted(ctx.skip))}", flush=True)
     load_peers(ctx)
     header = machine_header(ctx, sizes)
     print(", ".join(f"{k}: {v}" for k, v in header.items() if k != "machine"), flush=True)
-    wanted = {key.strip() for key in args.rows.split(",") if key.strip()}
+    wanted = harness.names(args.rows)
     rows = [row for row in issue_rows(ctx.kind, sizes) if not wanted or row.key in wanted]
     results = []
     for k, row in enumerate(rows):
@@ -964,7 +938,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cp.get_default_memory_pool().free_all_blocks()
             if ctx.torch is not None:
                 ctx.torch.cuda.empty_cache()
-    header["load average at end"] = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    header["load average at end"] = harness.load_average()
     stem = "graphs-cpu" if ctx.kind == "cpu" else "graphs-" + header["gpu"].lower().replace("nvidia", "").strip() \
         .replace(" ", "-")
     stem += "" if sizes == "issue" else f"-{sizes}"

@@ -540,7 +540,7 @@ def summary(results: Results, verdicts: list[Verdict]) -> str:
 
 def machine_header(ctx: Context) -> dict[str, str]:
     from opendml.backends.cpu_kernels import kernels
-    from opendml.backends.cpu_kernels.threads import available_cores
+    from opendml.thread_count import available_cores
 
     model = platform.processor() or platform.machine()
     try:

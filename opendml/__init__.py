@@ -142,4 +142,4 @@ __all__ = [
 
 # The declared operators' functions (opendml.functional.declared): relu, leaky_relu, ...
 globals().update({f.__name__: f for f in _FUNCTIONS.values()})
-__all__ += sorted(f.__name__ for f in _FUNCTIONS.values())
+__all__ += sorted(f.__name__ for f in _FUNCTIONS.values() if f.__name__ not in __all__)

@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 
 from . import backends
-from .backends.cpu_kernels.threads import resolve_threads
 from .binding import other_device
 from .buffer import MAX_BUFFER_BYTES, Buffer
 from .dtypes import DataType
@@ -23,6 +22,7 @@ from .ops import BY_DESC_TYPE
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
 from .shared import Registry
 from .tensor import TensorDesc
+from .thread_count import resolve_threads
 from .validate import check_no_owned_by_dml, check_output_writable, check_support
 
 _COMPILE_CACHE_LIMIT = 256

@@ -232,11 +232,11 @@ class BitCount(_Unary):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
-class Sqrt(_Unary):
-    """FLOAT32 square root, correctly rounded (one IEEE operation)."""
+class _OfFloat32(_Unary):
+    """A node of one FLOAT32 value (its own a FLOAT32, unless the node says otherwise)."""
 
     def __post_init__(self) -> None:
-        _require(self.value.data_type is DataType.FLOAT32, f"Sqrt of {_name(self.value.data_type)}")
+        _require(self.value.data_type is DataType.FLOAT32, f"{type(self).__name__} of {_name(self.value.data_type)}")
 
     @property
     def data_type(self) -> ValueType:
@@ -244,14 +244,13 @@ class Sqrt(_Unary):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
-class Round(_Unary):
+class Sqrt(_OfFloat32):
+    """FLOAT32 square root, correctly rounded (one IEEE operation)."""
 
-    def __post_init__(self) -> None:
-        _require(self.value.data_type is DataType.FLOAT32, f"Round of {_name(self.value.data_type)}")
 
-    @property
-    def data_type(self) -> ValueType:
-        return DataType.FLOAT32
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Round(_OfFloat32):
+    """FLOAT32 to its nearest integer, ties to even (still FLOAT32)."""
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
@@ -281,10 +280,8 @@ class Less(_Binary):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
-class IsNumber(_Unary):
-
-    def __post_init__(self) -> None:
-        _require(self.value.data_type is DataType.FLOAT32, f"IsNumber of {_name(self.value.data_type)}")
+class IsNumber(_OfFloat32):
+    """Whether a FLOAT32 value is not NaN (BOOL)."""
 
     @property
     def data_type(self) -> ValueType:

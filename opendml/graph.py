@@ -30,4 +30,4 @@ __all__ = ["Expression", "Graph", "argmax", "argmin", "clip", "clip1", "dequanti
 
 # The declared operators' builder functions (graphs.builder.node_function): relu, leaky_relu, ...
 globals().update({f.__name__: f for f in NODE_FUNCTIONS.values()})
-__all__ += sorted(f.__name__ for f in NODE_FUNCTIONS.values())
+__all__ += sorted(f.__name__ for f in NODE_FUNCTIONS.values() if f.__name__ not in __all__)

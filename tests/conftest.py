@@ -81,16 +81,16 @@ def device(backend: str) -> dml.Device:
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
-    from opendml.functional import operators
+    from opendml.functional import declared
 
     calls: list[int] = []
-    original = getattr(operators, name)
+    original = getattr(declared, name)
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(operators, name, spy)
+    monkeypatch.setattr(declared, name, spy)
     return calls
 
 
@@ -103,4 +103,4 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 @pytest.fixture
 def full_path(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Calls that took the ordinary path (described, bound, executed)."""
-    return _spy(monkeypatch, "_unary")
+    return _spy(monkeypatch, "_call")

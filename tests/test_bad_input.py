@@ -165,4 +165,4 @@ def test_enum_spellings() -> None:
 def test_huge_clip_bounds_round_to_infinity_as_a_float_field_would() -> None:
     t = TensorDesc("INT32", [2])
     op = create(dml.ElementWiseClipDesc(t, t, -(10**400), 10**400))
-    assert op.params.low == -(2**31) and op.params.high == 2**31 - 1
+    assert op.params["Min"] == -(2**31) and op.params["Max"] == 2**31 - 1

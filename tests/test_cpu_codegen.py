@@ -26,7 +26,6 @@ from opendml.enums import NanPolicy
 from opendml.kernels import KernelSpec, Reduction, ReductionKind
 from opendml.ops.clip import CLIP, CLIP1
 from opendml.ops.dequantize_linear import DEQUANTIZE_LINEAR, dequantize_linear_reference
-from opendml.ops.elementwise import clamp_reference
 from opendml.ops.threshold import THRESHOLD
 from tests import elementwise_oracle as oracle
 
@@ -83,6 +82,7 @@ class Clamp:
 
     spec: KernelSpec
     params: Any
+    definition: Any
     type_name: str
     scale_bias: tuple[float, float] | None
     low: oracle.Bound
@@ -110,13 +110,13 @@ def clamp_case(op: str, type_name: str, low: float, high: float | None = None,
                   oracle.float_field_bound(high, type_name))  # type: ignore[arg-type]
     params = definition.prepare(desc)
     spec = definition.kernel(params, definition.tensors(desc))
-    return Clamp(spec, params, type_name, scale_bias, *bounds)
+    return Clamp(spec, params, definition, type_name, scale_bias, *bounds)
 
 
 def check_clamp(kernels: Any, case: Clamp, x: np.ndarray, out: np.ndarray, threads: int = 2) -> None:
     expected = case.oracle(np.ascontiguousarray(x))
     with np.errstate(all="ignore"):
-        reference = clamp_reference([x.copy()], case.params)
+        reference = case.definition.reference([x.copy()], case.params)
     kernels.elementwise(case.spec)(x, out, threads)
     assert same(out, reference), "differs from the NumPy reference"
     assert same(out, expected), "differs from the oracle"

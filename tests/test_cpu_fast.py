@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import opendml as dml
+from opendml import thread_count
 from opendml.backends import cpu_kernels
 from opendml.backends.cpu_kernels import blocked, threads, views
 from opendml.dtypes import DataType
@@ -24,7 +25,6 @@ from opendml.ops.argmax import ARGMAX
 from opendml.ops.argmin import ARGMIN
 from opendml.ops.clip import CLIP, CLIP1
 from opendml.ops.dequantize_linear import DEQUANTIZE_LINEAR, dequantize_linear_reference
-from opendml.ops.elementwise import clamp_reference
 from opendml.ops.threshold import THRESHOLD
 from tests import elementwise_oracle as oracle
 from tests.limits import HANG_SECONDS
@@ -134,6 +134,10 @@ class Case:
 
     params: Any
     spec: KernelSpec
+    definition: Any
+
+    def reference(self, x: np.ndarray) -> np.ndarray:
+        return self.definition.reference([x], self.params)  # type: ignore[no-any-return]
 
     def run(self, kernels, *arrays: np.ndarray | None, threads: int = 2) -> None:  # type: ignore
         kernels.elementwise(self.spec)(*arrays, threads)
@@ -141,7 +145,7 @@ class Case:
 
 def case_of(definition: Any, desc: Any) -> Case:
     params = definition.prepare(desc)
-    return Case(params, definition.kernel(params, definition.tensors(desc)))
+    return Case(params, definition.kernel(params, definition.tensors(desc)), definition)
 
 
 def unary_params(op: str, data_type: str, shape: tuple[int, ...], low: float, high: float,
@@ -163,7 +167,7 @@ def dequantize_case(in_type: str, out_type: str, shape: tuple[int, ...], zero_po
 
 def check_clamp(kernels, case: Case, x: np.ndarray, out: np.ndarray, in_place: bool = False) -> None:  # type: ignore
     with np.errstate(all="ignore"):
-        expected = clamp_reference([x.copy()], case.params)
+        expected = case.reference(x.copy())
     base = out.base if out.base is not None else out
     before = base.copy()
     case.run(kernels, x, out)
@@ -749,15 +753,15 @@ def test_argmin_output_types_and_broadcast_input(kernels, out_type: str) -> None
 
 
 def test_thread_count_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(threads.ENV_THREADS, "3")
+    monkeypatch.setenv(thread_count.ENV_THREADS, "3")
     assert dml.Device("cpu").threads == 3
     assert dml.Device("cpu", threads=1).threads == 1
-    monkeypatch.delenv(threads.ENV_THREADS)
-    assert dml.Device("cpu").threads == threads.available_cores()
+    monkeypatch.delenv(thread_count.ENV_THREADS)
+    assert dml.Device("cpu").threads == thread_count.available_cores()
     for bad in (0, -2, 1.5, "two", True):
         with pytest.raises(dml.InvalidArgumentError, match="Device: threads must be a positive integer"):
             dml.Device("cpu", threads=bad)  # type: ignore[arg-type]
-    monkeypatch.setenv(threads.ENV_THREADS, "many")
+    monkeypatch.setenv(thread_count.ENV_THREADS, "many")
     with pytest.raises(dml.InvalidArgumentError, match="OPENDML_NUM_THREADS must be a positive integer"):
         dml.Device("cpu")
 
@@ -862,7 +866,7 @@ def test_more_threads_than_numba_has() -> None:
     case = unary_params("CLIP", "UINT8", (BIG,), 3, 200, None)
     out = np.empty_like(x)
     case.run(fast, x, out, threads=many)
-    assert same(out, clamp_reference([x], case.params))
+    assert same(out, case.reference(x))
     argmin_check(fast, sample("FLOAT16", (512, 2048), rng), (0, 1), "INCREASING", threads=many)
 
 

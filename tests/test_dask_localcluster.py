@@ -18,7 +18,7 @@ from helpers import bits, packed_bytes
 
 import opendml as dml
 from opendml import graph as g
-from opendml.backends.cpu_kernels import threads
+from opendml import thread_count
 
 distributed = pytest.importorskip("distributed", reason="distributed is not installed (pip install 'opendml[dask]')")
 da = pytest.importorskip("dask.array", reason="Dask is not installed (pip install 'opendml[dask]')")
@@ -29,14 +29,14 @@ NEEDS_DASK_ARRAYS = "opendml.dask (the functional API on Dask arrays) is not par
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
     """The cluster, its workers started without OPENDML_NUM_THREADS (so that they take their share)."""
-    saved = os.environ.pop(threads.ENV_THREADS, None)
+    saved = os.environ.pop(thread_count.ENV_THREADS, None)
     try:
         with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                       silence_logs=40) as cluster, distributed.Client(cluster) as client:
             yield client
     finally:
         if saved is not None:
-            os.environ[threads.ENV_THREADS] = saved
+            os.environ[thread_count.ENV_THREADS] = saved
 
 
 def _workers(client: Any) -> list[str]:
@@ -76,9 +76,9 @@ def _run_sent(device: dml.Device, op: dml.CompiledOperator, graph: dml.CompiledG
 
 def _share_here() -> dict[str, int]:
     """Run on each worker (client.run): its cores, the worker processes it sees, and a new device's threads."""
-    from opendml.backends import worker_share
+    from opendml import worker_share
 
-    return {"cores": threads.available_cores(), "processes": worker_share._worker_processes(),
+    return {"cores": thread_count.available_cores(), "processes": worker_share._worker_processes(),
             "threads": dml.Device("cpu", "6_3").threads}
 
 
@@ -124,7 +124,7 @@ def test_devices_and_compiled_operators_run_on_the_workers(client: Any) -> None:
 def test_the_workers_take_their_share_of_the_cores(client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each worker sees 2 worker processes of 1 thread: a device made or unpickled there without ``threads=``
     uses cores // 2 threads (at least 1); an explicit count travels; the client's devices keep every core."""
-    monkeypatch.delenv(threads.ENV_THREADS, raising=False)
+    monkeypatch.delenv(thread_count.ENV_THREADS, raising=False)
     shares = client.run(_share_here)
     assert sorted(shares) == _workers(client)
     for found in shares.values():
@@ -133,7 +133,7 @@ def test_the_workers_take_their_share_of_the_cores(client: Any, monkeypatch: pyt
     sent = client.gather([client.submit(_threads_of, d, pure=False)
                           for d in (dml.Device("cpu", "6_1"), dml.Device("cpu", "5_2", threads=3))])
     assert sent == [max(1, cores // 2), 3]
-    assert dml.Device("cpu", "6_1").threads == threads.available_cores()  # the client's process is no worker
+    assert dml.Device("cpu", "6_1").threads == thread_count.available_cores()  # the client's process is no worker
 
 
 def _array(seed: int) -> Any:

@@ -8,7 +8,9 @@ operators run one FLOAT32 [2, 8] tensor, so the Numba kernels are one per operat
 
 from __future__ import annotations
 
+import inspect
 import json
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,16 +23,16 @@ from opendml import graph as g
 from opendml.cli import main
 from opendml.dispatch import operators as dispatch_operators
 from opendml.ops import BY_NAME, DECLARED, OPERATORS
-from opendml.ops.definition import OperatorDefinition
+from opendml.ops.definition import REQUIRED, OperatorDefinition
 from opendml.support import find_schema
 from tests import elementwise_oracle as oracle
 from tests.helpers import edge_values
 from tests.test_kernel_specs import DESCRIPTIONS, EXPECTED, UNARY_FIELDS
 
-# The operators whose front ends are written out, and their functions (CLIP1 is what clip runs on integers).
-WRITTEN = {"ELEMENT_WISE_CLIP": "clip", "ELEMENT_WISE_CLIP1": "clip", "ELEMENT_WISE_THRESHOLD": "threshold",
-           "ELEMENT_WISE_DEQUANTIZE_LINEAR": "dequantize_linear", "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear",
-           "ARGMIN": "argmin", "ARGMAX": "argmax"}
+# The operators without front ends derived from a declaration, and their functions (CLIP1 is what clip runs on
+# integers, by CLIP's adapter).
+WRITTEN = {"ELEMENT_WISE_CLIP1": "clip", "ELEMENT_WISE_DEQUANTIZE_LINEAR": "dequantize_linear",
+           "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear", "ARGMIN": "argmin", "ARGMAX": "argmax"}
 SHAPE = (2, 8)
 
 
@@ -162,3 +164,38 @@ def test_the_declared_names_are_directml_s() -> None:
     assert set(UNARY_FIELDS) <= set(BY_NAME)
     for op in DECLARED:
         assert op.desc_type.__doc__.startswith(f"DML_{op.schema.name}_OPERATOR_DESC")  # type: ignore[union-attr]
+
+
+def _parameters(function: Callable[..., Any]) -> list[tuple[str, str, Any]]:
+    return [(p.name, p.kind.name, p.default) for p in inspect.signature(function).parameters.values()]
+
+
+def test_clip_and_threshold_keep_their_signatures() -> None:
+    empty, none = inspect.Parameter.empty, None
+    assert _parameters(dml.clip) == [("x", "POSITIONAL_OR_KEYWORD", empty), ("min", "POSITIONAL_OR_KEYWORD", empty),
+                                     ("max", "POSITIONAL_OR_KEYWORD", empty), ("scale_bias", "KEYWORD_ONLY", none),
+                                     ("out", "KEYWORD_ONLY", none), ("device", "KEYWORD_ONLY", none)]
+    assert _parameters(dml.threshold) == [("x", "POSITIONAL_OR_KEYWORD", empty),
+                                          ("min", "POSITIONAL_OR_KEYWORD", empty),
+                                          ("scale_bias", "KEYWORD_ONLY", none), ("out", "KEYWORD_ONLY", none),
+                                          ("device", "KEYWORD_ONLY", none)]
+    assert _parameters(g.clip) == [("x", "POSITIONAL_OR_KEYWORD", empty), ("min", "POSITIONAL_OR_KEYWORD", empty),
+                                   ("max", "POSITIONAL_OR_KEYWORD", empty), ("scale_bias", "POSITIONAL_OR_KEYWORD", none)]
+    with pytest.raises(TypeError, match="missing 2 required positional arguments: 'min' and 'max'"):
+        dml.clip(np.zeros(2, np.float32))
+    with pytest.raises(TypeError, match="positional"):
+        dml.clip(np.zeros(2, np.float32), 0.0, 1.0, (2.0, 0.0))  # ScaleBias by keyword only
+
+
+@pytest.mark.parametrize("op", DECLARED, ids=lambda op: op.schema.name)
+def test_each_function_takes_its_declarations_fields_and_pickles_by_reference(op: OperatorDefinition) -> None:
+    """A FLOAT field by position or keyword, any other by keyword (every field by position in the builder), its
+    default where it has one; the function pickles as a reference to itself (a Dask task carries it)."""
+    assert op.api is not None
+    functional, builder = getattr(dml, op.api.python), getattr(g, op.api.python)
+    fields = [(f.python, "POSITIONAL_OR_KEYWORD" if f.positional else "KEYWORD_ONLY",
+               inspect.Parameter.empty if f.default is REQUIRED else f.default) for f in op.api.keywords]
+    x = ("x", "POSITIONAL_OR_KEYWORD", inspect.Parameter.empty)
+    assert _parameters(functional) == [x, *fields, ("out", "KEYWORD_ONLY", None), ("device", "KEYWORD_ONLY", None)]
+    assert _parameters(builder) == [x, *((name, "POSITIONAL_OR_KEYWORD", default) for name, _, default in fields)]
+    assert pickle.loads(pickle.dumps(functional)) is functional and pickle.loads(pickle.dumps(builder)) is builder

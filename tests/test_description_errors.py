@@ -166,13 +166,13 @@ def test_clip1_long_double_bound_beyond_float64() -> None:
     with pytest.raises(dml.InvalidArgumentError, match=r"^ELEMENT_WISE_CLIP1: Max must be representable in FLOAT32; got "):
         create(dml.ElementWiseClip1Desc(F23, F23, "FLOAT32", 0.0, np.longdouble(10) ** 400))
     op = create(dml.ElementWiseClip1Desc(F23, F23, "FLOAT32", -np.inf, np.inf))  # infinities are values too
-    assert (float(op.params.low), float(op.params.high)) == (-np.inf, np.inf)
+    assert (float(op.params["Min"]), float(op.params["Max"])) == (-np.inf, np.inf)
 
 
 def test_clip1_largest_float_bounds_are_kept() -> None:
     t = TensorDesc("FLOAT16", [2])
     op = create(dml.ElementWiseClip1Desc(t, t, "FLOAT16", -65504, 65504))  # FLOAT16's largest finite value
-    assert (float(op.params.low), float(op.params.high)) == (-65504.0, 65504.0)
+    assert (float(op.params["Min"]), float(op.params["Max"])) == (-65504.0, 65504.0)
 
 
 # --- a TotalTensorSizeInBytes beyond UINT64 ---------------------------------------------------------------

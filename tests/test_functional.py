@@ -218,9 +218,9 @@ def test_functional_modules_stay_small_and_keep_their_names() -> None:
     sizes = {p.name: len(p.read_text().splitlines()) for p in pathlib.Path(functional.__file__).parent.glob("*.py")}
     assert {name for name, size in sizes.items() if size > 400} == set(), sizes
     for name in ("argmax", "argmin", "clip", "default_device", "dequantize_linear", "quantize_linear", "threshold",
-                 "unravel_index", "_as_array", "_broadcast", "_check_output_type", "_clip_desc", "_leading_ones",
+                 "unravel_index", "_as_array", "_broadcast", "_check_output_type", "_leading_ones",
                  "_normalize_axes", "_on_gpu", "_padded_empty", "_place_input", "_plain", "_quantize_scale",
-                 "_quantize_zero_point", "_resolve_device", "_scale", "_threshold_desc", "_to_host", "_view_as",
+                 "_quantize_zero_point", "_resolve_device", "_scale", "_to_host", "_view_as",
                  "_zero_point", "BufferBinding"):
         assert callable(getattr(functional, name)), name
     assert functional.clip is dml.clip and functional.argmin is dml.argmin and functional.argmax is dml.argmax

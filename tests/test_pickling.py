@@ -22,7 +22,7 @@ from helpers import bits, packed_bytes
 
 import opendml as dml
 from opendml import graph as g
-from opendml.backends.cpu_kernels import threads
+from opendml import thread_count
 
 
 @pytest.fixture(scope="module")
@@ -107,11 +107,11 @@ def call_pickled(blob: bytes, x: np.ndarray) -> tuple[bool, np.ndarray]:
 
 def thread_counts(blobs: Sequence[bytes]) -> list[int]:
     """Devices' thread counts when unpickled under OPENDML_NUM_THREADS=1."""
-    os.environ[threads.ENV_THREADS] = "1"
+    os.environ[thread_count.ENV_THREADS] = "1"
     try:
         return [pickle.loads(blob).threads for blob in blobs]
     finally:
-        del os.environ[threads.ENV_THREADS]
+        del os.environ[thread_count.ENV_THREADS]
 
 
 @dml.compile
@@ -140,7 +140,7 @@ def test_the_default_thread_count_is_resolved_where_a_device_arrives(monkeypatch
                                                                       child: ProcessPoolExecutor) -> None:
     """A device made without ``threads=`` carries no count: the receiving process resolves its own default
     (here its OPENDML_NUM_THREADS); an explicit ``threads=`` travels and wins there."""
-    monkeypatch.setenv(threads.ENV_THREADS, "3")
+    monkeypatch.setenv(thread_count.ENV_THREADS, "3")
     default, explicit = dml.Device("cpu", "6_0"), dml.Device("cpu", "6_1", threads=2)
     assert (default.threads, explicit.threads) == (3, 2)
     assert child.submit(thread_counts, [pickle.dumps(default), pickle.dumps(explicit)]).result() == [1, 2]

@@ -21,6 +21,7 @@ from helpers import same_values
 from limits import HANG_SECONDS
 
 import opendml as dml
+from opendml import thread_count
 from opendml.backends import cpu_kernels
 from opendml.backends.cpu_kernels import threads, views
 
@@ -192,10 +193,10 @@ def test_a_caller_does_not_wait_for_pool_threads_busy_elsewhere() -> None:
 # --- a Dask worker's share of the cores ------------------------------------------------------------------------
 
 def test_outside_dask_a_device_takes_every_core(monkeypatch: pytest.MonkeyPatch) -> None:
-    from opendml.backends import worker_share
+    from opendml import worker_share
 
-    monkeypatch.delenv(threads.ENV_THREADS, raising=False)
-    monkeypatch.setattr(threads, "available_cores", lambda: 12)
+    monkeypatch.delenv(thread_count.ENV_THREADS, raising=False)
+    monkeypatch.setattr(thread_count, "available_cores", lambda: 12)
     assert worker_share.worker_share(12) is None
     assert dml.Device("cpu").threads == 12
 
@@ -212,8 +213,8 @@ def test_a_device_made_in_a_task_takes_the_workers_share(monkeypatch: pytest.Mon
     pytest.importorskip("distributed", reason="distributed (the opendml[dask] extra) is not installed")
     from distributed.utils_test import gen_cluster
 
-    monkeypatch.delenv(threads.ENV_THREADS, raising=False)
-    monkeypatch.setattr(threads, "available_cores", lambda: 12)
+    monkeypatch.delenv(thread_count.ENV_THREADS, raising=False)
+    monkeypatch.setattr(thread_count, "available_cores", lambda: 12)
     found: dict[str, int] = {}
 
     @gen_cluster(client=True, nthreads=[("127.0.0.1", 1), ("127.0.0.1", 2)])
@@ -222,7 +223,7 @@ def test_a_device_made_in_a_task_takes_the_workers_share(monkeypatch: pytest.Mon
         assert ident != threading.get_ident()  # it ran on a worker's thread
         found["outside"] = dml.Device("cpu", "6_0").threads
         found["explicit"], _ = await c.submit(_device_threads, threads=5, pure=False)
-        monkeypatch.setenv(threads.ENV_THREADS, "7")
+        monkeypatch.setenv(thread_count.ENV_THREADS, "7")
         found["environment"], _ = await c.submit(_device_threads, pure=False)
 
     cluster()

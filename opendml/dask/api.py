@@ -1,11 +1,10 @@
-"""What the functional API routes a call with a Dask argument to (imported on the first such call)."""
+"""What the functional API routes a call with a Dask argument to (``opendml.front_ends``: imported on the first
+such call), and an ``opendml.compile`` function called with Dask arrays (``compiled``)."""
 
 from __future__ import annotations
 
-from .elementwise import clip as clip
-from .elementwise import declared as declared
-from .elementwise import dequantize_linear as dequantize_linear
-from .elementwise import quantize_linear as quantize_linear
-from .elementwise import threshold as threshold
-from .reductions import arg_reduction as arg_reduction
-from .reductions import unravel_index as unravel_index
+from .compiled import call as compiled
+from .elementwise import declared, dequantize_linear, quantize_linear
+from .reductions import arg_reduction, unravel_index
+
+__all__ = ["arg_reduction", "compiled", "declared", "dequantize_linear", "quantize_linear", "unravel_index"]

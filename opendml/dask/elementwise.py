@@ -1,5 +1,5 @@
-"""clip, threshold, the declared operators' functions, dequantize_linear and quantize_linear on Dask arrays:
-one functional call per block.
+"""The declared operators' functions (clip, threshold, relu, ...), dequantize_linear and quantize_linear on Dask
+arrays: one functional call per block.
 
 On the client, the call itself is made once on empty stand-ins of the operands' types (every rule checked,
 the output type found, no kernel compiled or run), and the operands' shapes are broadcast with the usual
@@ -23,8 +23,6 @@ import numpy as np
 from dask.array.utils import meta_from_array
 
 from ..functional.declared import FUNCTIONS
-from ..functional.operators import clip as _clip
-from ..functional.operators import threshold as _threshold
 from ..functional.quantization import _operands_shape
 from ..functional.quantization import dequantize_linear as _dequantize_linear
 from ..functional.quantization import quantize_linear as _quantize_linear
@@ -38,14 +36,6 @@ from .detect import is_dask_array
 _FIELDS = ("InputTensor", "ScaleTensor", "ZeroPointTensor")
 
 ShapeRule = Callable[[Sequence[tuple[int, ...] | None]], tuple[int, ...]]
-
-
-def clip(x: Any, min: Any, max: Any, scale_bias: Any, out: Any, device: Any) -> Any:
-    return _blockwise(_clip, "opendml.clip", [x], {"min": min, "max": max, "scale_bias": scale_bias}, out, device)
-
-
-def threshold(x: Any, min: Any, scale_bias: Any, out: Any, device: Any) -> Any:
-    return _blockwise(_threshold, "opendml.threshold", [x], {"min": min, "scale_bias": scale_bias}, out, device)
 
 
 def declared(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, device: Any) -> Any:

@@ -18,11 +18,8 @@ from .. import (
     ArgMinDesc,
     AxisDirection,
     DataType,
-    ElementWiseClip1Desc,
-    ElementWiseClipDesc,
     ElementWiseDequantizeLinearDesc,
     ElementWiseQuantizeLinearDesc,
-    ElementWiseThresholdDesc,
     ExecutionFlags,
     NanPolicy,
     OpenDMLError,
@@ -30,7 +27,7 @@ from .. import (
     TensorDesc,
     TensorFlags,
 )
-from ..ops import DECLARED
+from ..ops import OPERATORS as ALL_OPERATORS
 from ..ops.definition import OperatorDefinition
 from .errors import ModelError, child, describe, locate, model_error
 from .fields import (
@@ -112,8 +109,8 @@ _ARG_REDUCTION = (
 
 
 def declared(op: OperatorDefinition) -> OperatorSpec:
-    """A declared operator's fields (``ops.DECLARED``): its tensors, then its other fields in DirectML's order, each
-    read by its kind; an optional ScaleBias may be left out."""
+    """A declared operator's fields (``OperatorDefinition.fields``): its tensors, then its other fields in
+    DirectML's order, each read by its kind; an optional ScaleBias may be left out."""
     fields = [Field(t.name, t.kind, t.attribute, optional=t.optional) for t in op.schema.tensors]
     fields += [Field(f.name, cast(Kind, f.kind), f.attribute, optional=f.kind == "scale_bias",
                      names=None if f.enum is None else Names(f.prefix, tuple(f.enum.__members__),
@@ -122,22 +119,18 @@ def declared(op: OperatorDefinition) -> OperatorSpec:
     return OperatorSpec(op.schema.name, op.desc_type, tuple(fields))
 
 
-OPERATORS: tuple[OperatorSpec, ...] = (
-    OperatorSpec("ELEMENT_WISE_CLIP", ElementWiseClipDesc, (
-        _INPUT, _OUTPUT, _SCALE_BIAS, Field("Min", "float", "min"), Field("Max", "float", "max"))),
-    OperatorSpec("ELEMENT_WISE_CLIP1", ElementWiseClip1Desc, (
-        _INPUT, _OUTPUT, _SCALE_BIAS, Field("MinMaxDataType", "data_type", "min_max_data_type"),
-        Field("Min", "scalar", "min"), Field("Max", "scalar", "max"))),
-    OperatorSpec("ELEMENT_WISE_THRESHOLD", ElementWiseThresholdDesc, (
-        _INPUT, _OUTPUT, _SCALE_BIAS, Field("Min", "float", "min"))),
+# The operators whose fields are written out here; every other one's are its declaration's (``declared``).
+_WRITTEN: tuple[OperatorSpec, ...] = (
     OperatorSpec("ELEMENT_WISE_DEQUANTIZE_LINEAR", ElementWiseDequantizeLinearDesc, (
         _INPUT, _SCALE, _ZERO_POINT, _OUTPUT)),
     OperatorSpec("ELEMENT_WISE_QUANTIZE_LINEAR", ElementWiseQuantizeLinearDesc, (
         _INPUT, _SCALE, _ZERO_POINT, _OUTPUT)),
     OperatorSpec("ARGMIN", ArgMinDesc, _ARG_REDUCTION),
     OperatorSpec("ARGMAX", ArgMaxDesc, _ARG_REDUCTION),
-    *(declared(op) for op in DECLARED),
 )
+_BY_DESC_TYPE = {spec.desc_type: spec for spec in _WRITTEN}
+# In the operators' registry order (``opendml.ops.OPERATORS``).
+OPERATORS: tuple[OperatorSpec, ...] = tuple(_BY_DESC_TYPE.get(op.desc_type) or declared(op) for op in ALL_OPERATORS)
 
 BY_NAME: dict[str, OperatorSpec] = {op.name: op for op in OPERATORS}
 OPERATOR_NAMES = Names("DML_OPERATOR_", tuple(BY_NAME))

@@ -5,8 +5,8 @@
 runs one operator over them; ``results`` makes the arrays results go to (``out=`` included); ``operands``
 checks the scale and zero point of DEQUANTIZE_LINEAR and QUANTIZE_LINEAR; ``fastpath`` runs a call laid
 out like one already run straight through its kernel, and a call repeated on the same arrays through the
-call prepared for them. The functions themselves: ``operators`` (clip,
-threshold), ``quantization`` (dequantize_linear, quantize_linear) and ``reductions`` (argmin, argmax,
+call prepared for them. The functions themselves: ``declared`` (every declared operator's: clip,
+threshold, relu, ...), ``quantization`` (dequantize_linear, quantize_linear) and ``reductions`` (argmin, argmax,
 unravel_index).
 """
 
@@ -28,9 +28,6 @@ from .operands import _quantize_scale as _quantize_scale
 from .operands import _quantize_zero_point as _quantize_zero_point
 from .operands import _scale as _scale
 from .operands import _zero_point as _zero_point
-from .operators import _clip_desc as _clip_desc
-from .operators import _threshold_desc as _threshold_desc
-from .operators import clip, threshold
 from .placement import _leading_ones as _leading_ones
 from .placement import _padded_empty as _padded_empty
 from .placement import _place_input as _place_input
@@ -44,6 +41,8 @@ from .reductions import argmax, argmin, unravel_index
 __all__ = ["argmax", "argmin", "clip", "default_device", "dequantize_linear", "quantize_linear", "threshold",
            "unravel_index"]
 
-# The declared operators' functions (``declared``), each under its Python name: relu, leaky_relu, ...
+# The declared operators' functions (``declared``), each under its Python name: clip, threshold, relu, ...
+clip = FUNCTIONS["ELEMENT_WISE_CLIP"]
+threshold = FUNCTIONS["ELEMENT_WISE_THRESHOLD"]
 globals().update({f.__name__: f for f in FUNCTIONS.values()})
-__all__ += sorted(f.__name__ for f in FUNCTIONS.values())
+__all__ += sorted(f.__name__ for f in FUNCTIONS.values() if f.__name__ not in __all__)

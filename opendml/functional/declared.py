@@ -1,13 +1,18 @@
 """The functions of the declared operators (``opendml.ops.DECLARED``): one call path for all of them.
 
-Each public function (``opendml.relu``, ``opendml.leaky_relu``, ...) is made here from its operator's
-declaration (``function``): its name, signature and keywords come from the ``Api`` record. A call takes the
-cached fast paths first (``fastpath``), then hands a traced argument to ``opendml.compile``'s tracing and a
-Dask argument to ``opendml.dask``, and otherwise describes its array and runs the operator over it.
+Each public function (``opendml.clip``, ``opendml.relu``, ...) is made here from its operator's declaration
+(``function``): its name, parameters and keywords come from the ``Api`` record (``ops.signature``). A call takes
+the cached fast paths first (``fastpath``: for a repeated call on small arrays they are the whole cost, so they
+stand in the function itself), then hands a traced or Dask argument to that kind's front end
+(``opendml.front_ends``), and otherwise describes its array and runs the operator over it: the operator's own,
+or the one its adapter chooses for the array's type and the device's level (CLIP runs ELEMENT_WISE_CLIP1 on
+integers).
 
 >>> import numpy as np
 >>> FUNCTIONS["ACTIVATION_LEAKY_RELU"](np.array([-2.0, 3.0], np.float32), alpha=0.5)
 array([-1.,  3.], dtype=float32)
+>>> FUNCTIONS["ELEMENT_WISE_CLIP"](np.array([-3, 0, 5], np.int32), -1, 2.7)
+array([-1,  0,  2], dtype=int32)
 """
 
 from __future__ import annotations
@@ -17,74 +22,98 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..dask.detect import any_dask as _any_dask
+from .. import front_ends
+from ..device import Device
 from ..ops import DECLARED
-from ..ops.definition import REQUIRED, OperatorDefinition
-from .devices import _dask, _resolve_device, _traced, _tracing
-from .fastpath import Repeats, _direct, _exact, _repeated
-from .operators import _unary
+from ..ops.definition import OperatorDefinition
+from ..ops.signature import arguments, define
+from .devices import _as_array, _resolve_device
+from .fastpath import Repeats, _remember
+
+# The functions' bodies look these up in this module at each call (``ops.signature.define``).
+from .fastpath import _direct as _direct
+from .fastpath import _exact as _exact
+from .fastpath import _repeated as _repeated
+from .placement import _leading_ones, _run, _view_as
+from .results import _output
 
 _NONE = (None, None, None)
+
+# A function's body where its results are the input's type: the fast paths compare three scalars by identity
+# (the first three fields, None for the rest), a call's key tells its fields' values apart exactly.
+_FAST = """\
+_done = _repeated(_repeats, x, out, device, {scalars})
+if _done is not None:
+    return _done
+_key = (_name, {exact})
+_done = _direct(device, _key, x, out, _repeats, ({scalars}))
+if _done is not None:
+    return _done
+return _ordinary(x, {values}, out, device, _key)
+"""
+# An operator whose output's type is another (IS_NAN): the fast paths make results of the input's type.
+_PLAIN = "return _ordinary(x, {values}, out, device, None)\n"
 
 
 def function(op: OperatorDefinition) -> Callable[..., Any]:
     """The public function of a declared operator: ``f(x, *fields, out=None, device=None)``."""
     api = op.api
     assert api is not None and len(api.keywords) <= 3  # the fast paths compare three scalars
-    name = op.schema.name
     repeats: Repeats = {}  # calls remembered for a repeat on the same arrays (``fastpath._repeated``)
-    # The fast paths make results of the input's type: an operator whose output's type is another (IS_NAN)
-    # takes the ordinary path each time.
-    fast = api.output is None
     dtype = None if api.output is None else api.output.numpy
 
-    def call(x: Any, *args: Any, out: Any = None, device: Any = None, **kwargs: Any) -> Any:
-        values = api.bind(args, kwargs) if args or kwargs or api.keywords else ()
-        scalars = (values + _NONE)[:3]
-        key = None
-        if fast:
-            done = _repeated(repeats, x, out, device, *scalars)  # first: the per-call cost of small arrays
-            if done is not None:
-                return done
-            key = (name, *map(_exact, values))
-            done = _direct(device, key, x, out, repeats, scalars)
-            if done is not None:
-                return done
-        if _tracing(x):
-            return _traced().declared(op, x, values, out, device)
-        if _any_dask(x, out):
-            return _dask().declared(op, x, values, out, device)
-        resolved = _resolve_device(device, x, name)
-        return _unary(op.schema, x, out, resolved, lambda i, o: op.describe(i, o, values), key, device, repeats,
-                      scalars, dtype)
+    def ordinary(x: Any, values: tuple[Any, ...], out: Any, device: Any, key: Any) -> Any:
+        front_end = front_ends.of((x,), out)
+        if front_end is not None:
+            return front_end.declared(op, x, values, out, device)
+        resolved = _resolve_device(device, x, op.schema.name)
+        return _call(op, x, values, out, resolved, key, device, repeats, dtype)
 
-    call.__name__ = call.__qualname__ = api.python
+    names = [f.python for f in api.keywords]
+    scalars = ", ".join((names + ["None"] * 3)[:3])
+    body = (_FAST if api.output is None else _PLAIN).format(
+        scalars=scalars, exact=", ".join(f"_exact({n})" for n in names), values=arguments(api.keywords))
+    closure = {"_repeats": repeats, "_name": op.schema.name, "_ordinary": ordinary}
+    call = define(api.python, api.keywords, body, globals(), closure, trailing=("out", "device"),
+                  annotations=_annotations(op))
     call.__module__ = "opendml"
     call.__doc__ = _doc(op)
-    call.__signature__ = _signature(op)  # type: ignore[attr-defined]
     return call
 
 
-def _signature(op: OperatorDefinition) -> inspect.Signature:
+def _call(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, device: Device, key: Any,
+          device_arg: object, repeats: Repeats, dtype: Any) -> Any:
+    """One operator over ``x``'s array, into ``out`` or a new array of ``dtype`` (None: x's); a call the fast
+    paths can repeat is remembered for them (``key``)."""
+    array = _as_array(device, x, op.schema.name, "InputTensor")
+    schema, describe = op.over_arrays(device.feature_level, array.dtype, values)
+    result = _output(device, out, array.shape, array.dtype if dtype is None else dtype, schema.name, x)
+    pad = _leading_ones(schema, device, max(array.ndim, 1))
+    shape = (1,) * pad + (array.shape or (1,))
+    compiled = _run(device, schema, describe, [_view_as(array, shape)], _view_as(result.array, shape))
+    if key is not None and array is x and compiled is not None:
+        _remember(device, key, x, out, result.array, compiled, device_arg, repeats, (values + _NONE)[:3])
+    return result.deliver()
+
+
+def _annotations(op: OperatorDefinition) -> dict[str, str]:
     assert op.api is not None
-    keyword, either = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD
-    parameters = [inspect.Parameter("x", either)]
-    parameters += [inspect.Parameter(f.python, either if f.positional else keyword,
-                                     default=inspect.Parameter.empty if f.default is REQUIRED else f.default)
-                   for f in op.api.keywords]
-    parameters += [inspect.Parameter("out", keyword, default=None), inspect.Parameter("device", keyword, default=None)]
-    return inspect.Signature(parameters)
+    fields = {f.python: op.api.annotation(f) for f in op.api.keywords}
+    return {"x": "Any", **fields, "out": "Any", "device": "Device | str | None", "return": "Any"}
 
 
 def _doc(op: OperatorDefinition) -> str:
-    """The operator module's first line (its formula), and how the function maps onto the description."""
+    """The operator module's first line (its formula), how the function maps onto the description, and the
+    adapter's note on the operator it runs."""
     assert op.api is not None
     module = sys.modules[op.desc_type.__module__]
     formula = (module.__doc__ or op.schema.name).strip().splitlines()[0]
     fields = "".join(f", {f.python}={f.name}" for f in op.api.keywords)
+    adapter = op.api.adapter
+    note = "" if adapter is None else "\n\n" + (inspect.getdoc(adapter.choose) or "")
     return (f"{formula}\n\nElement by element over ``x`` (InputTensor{fields}), as DML_{op.schema.name}_OPERATOR_DESC;"
             " the result has x's type and shape (``out=``, if given, receives it). ``device``: a Device, a backend "
-            "name or None (the array's).")
+            f"name or None (the array's).{note}")
 
 
 # The public functions, by DirectML operator name (``opendml`` and ``opendml.functional`` export each under

@@ -82,26 +82,3 @@ def _as_array(device: Device, x: Any, owner: str, name: str) -> Any:
     if array.dtype.byteorder == ">":
         array = array.astype(array.dtype.newbyteorder("<"))
     return array
-
-
-def _tracing(*values: Any) -> bool:
-    """Whether a call is being traced by ``opendml.compile``: some argument is a traced array."""
-    for value in values:  # noqa: SIM110 (a loop, not any() over a generator: this runs on every call)
-        if getattr(type(value), "_opendml_traced", False):
-            return True
-    return False
-
-
-def _traced() -> Any:
-    """The traced versions of the functions (imported late: that module builds on this one)."""
-    from .. import tracing
-
-    return tracing
-
-
-def _dask() -> Any:
-    """The functions on Dask arrays, for a call with a Dask argument (``opendml.dask.detect.any_dask``, which
-    never imports Dask): imported on the first such call, as they import Dask."""
-    from ..dask import api
-
-    return api

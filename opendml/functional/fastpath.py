@@ -1,8 +1,9 @@
 """The cached fast paths: a call on NumPy (or CuPy) arrays laid out like one already run goes straight to its
 kernel, and a call repeated on the same arrays runs a call prepared for them.
 
-``clip`` and ``threshold`` try them on their first lines, before anything else: they are the whole per-call
-cost of a repeated call on small arrays, so each stays one call deep. ``argmin`` and ``argmax`` (the indices
+The declared operators' functions (``declared``: ``clip``, ``threshold``, ``relu``, ...) try them on their first
+lines, before anything else: they are the whole per-call cost of a repeated call on small arrays, so each stays
+one call deep. ``argmin`` and ``argmax`` (the indices
 alone) take ``_direct`` by the layouts they were run on (``_remember_reduction``).
 
 - ``_repeated``: the same ``x`` and ``out`` objects (held weakly: a freed array's entry can never match a new

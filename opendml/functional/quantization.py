@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from ..dask.detect import any_dask as _any_dask
+from .. import front_ends
 from ..device import Device
 from ..dtypes import DataType
 from ..feature_levels import FeatureLevel
 from ..ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
 from ..ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc
 from ..schema import OperatorSchema
-from .devices import _as_array, _dask, _resolve_device, _traced, _tracing
+from .devices import _as_array, _resolve_device
 from .operands import _broadcast, _quantize_scale, _quantize_zero_point, _scale, _zero_point
 from .placement import _leading_ones, _run, _view_as
 from .results import _output
@@ -33,10 +33,9 @@ def dequantize_linear(x: Any, scale: Any, zero_point: Any = None, *, out: Any = 
     >>> dequantize_linear(np.array([0, 10, 255], np.uint8), np.float32(0.5), 10)
     array([ -5. ,   0. , 122.5], dtype=float32)
     """
-    if _tracing(x, scale, zero_point):
-        return _traced().dequantize_linear(x, scale, zero_point, out, device)
-    if _any_dask(x, scale, zero_point, out):
-        return _dask().dequantize_linear(x, scale, zero_point, out, device)
+    front_end = front_ends.of((x, scale, zero_point), out)
+    if front_end is not None:
+        return front_end.dequantize_linear(x, scale, zero_point, out, device)
     owner = DEQUANTIZE_LINEAR_SCHEMA.name
     device = _resolve_device(device, x, owner)
     array = _as_array(device, x, owner, "InputTensor")
@@ -66,10 +65,9 @@ def quantize_linear(x: Any, scale: Any, zero_point: Any = None, *, output_type: 
     array([[-4, -3],
            [-1, -2]], dtype=int8)
     """
-    if _tracing(x, scale, zero_point):
-        return _traced().quantize_linear(x, scale, zero_point, output_type, out, device)
-    if _any_dask(x, scale, zero_point, out):
-        return _dask().quantize_linear(x, scale, zero_point, output_type, out, device)
+    front_end = front_ends.of((x, scale, zero_point), out)
+    if front_end is not None:
+        return front_end.quantize_linear(x, scale, zero_point, output_type, out, device)
     owner = QUANTIZE_LINEAR_SCHEMA.name
     device = _resolve_device(device, x, owner)
     array = _as_array(device, x, owner, "InputTensor")

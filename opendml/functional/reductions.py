@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..dask.detect import any_dask as _any_dask
+from .. import front_ends
 from ..device import Device
 from ..dtypes import DataType
 from ..enums import AxisDirection, NanPolicy
@@ -25,7 +25,7 @@ from ..schema import OperatorSchema
 from ..tensor import TensorDesc
 from . import reduction_split, tensors
 from .arg_merge import values_at
-from .devices import _as_array, _dask, _resolve_device, _traced, _tracing
+from .devices import _as_array, _resolve_device
 from .fastpath import _direct, _exact, _remember_reduction
 from .placement import _leading_ones, _run, _view_as
 from .results import _output
@@ -105,13 +105,10 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
     owner = schema.name
     if not isinstance(return_values, (bool, np.bool_)):
         raise invalid(owner, "return_values", "must be True or False", repr(return_values))
-    if _tracing(x):
-        if return_values:  # a traced graph has no gather node to read the values with
-            raise invalid(owner, "return_values", "must be False in a function traced by opendml.compile", True)
-        return _traced().arg_reduction(kind, x, axes, axis_direction, output_type, out, device, nan_policy)
-    if _any_dask(x, out):
-        return _dask().arg_reduction(kind, x, axes, axis_direction, output_type, out, device, nan_policy,
-                                     bool(return_values))
+    front_end = front_ends.of((x,), out)
+    if front_end is not None:
+        return front_end.arg_reduction(kind, x, axes, axis_direction, output_type, out, device, nan_policy,
+                                       bool(return_values))
     device = _resolve_device(device, x, owner)
     array = _as_array(device, x, owner, "InputTensor")
     rank = max(array.ndim, 1)
@@ -179,8 +176,8 @@ def unravel_index(indices: Any, shape: Sequence[int], axes: int | Sequence[int] 
             [1]]]), array([[[1],
             [1]]]))
     """
-    if _any_dask(indices):
-        return tuple(_dask().unravel_index(indices, shape, axes))
+    if front_ends.kind_of((indices,)) == front_ends.DASK:  # (a traced array's values are not known)
+        return tuple(front_ends.load(front_ends.DASK).unravel_index(indices, shape, axes))
     device = _resolve_device(None, indices, UNRAVEL_OWNER)
     array = _as_array(device, indices, UNRAVEL_OWNER, "indices")
     if array.dtype.kind not in "iu":

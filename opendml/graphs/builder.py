@@ -18,12 +18,12 @@ from ..errors import UnsupportedFeatureLevelError, invalid, message
 from ..ops import DECLARED
 from ..ops.argmax import ArgMaxDesc
 from ..ops.argmin import ArgMinDesc
-from ..ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
+from ..ops.clip import ElementWiseClip1Desc
 from ..ops.definition import OperatorDefinition
 from ..ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from ..ops.elementwise import ScaleBias
 from ..ops.quantize_linear import ElementWiseQuantizeLinearDesc
-from ..ops.threshold import ElementWiseThresholdDesc
+from ..ops.signature import arguments, define
 from ..tensor import TensorDesc
 from .compiled import CompiledGraph
 from .desc import ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
@@ -164,48 +164,37 @@ def _expression(x: object, name: str) -> Expression:
     return x
 
 
-def _scale_bias(scale_bias: ScaleBias | tuple[float, float] | None) -> ScaleBias | None:
-    return ScaleBias(*scale_bias) if isinstance(scale_bias, tuple) else scale_bias
-
-
-def clip(x: Expression, min: float, max: float, scale_bias: ScaleBias | None = None) -> Expression:
-    """ELEMENT_WISE_CLIP of ``x``, written packed."""
-    x = _expression(x, "x")
-    return x.graph.node(ElementWiseClipDesc(x.desc, _packed(x.desc), min, max, _scale_bias(scale_bias)), [x])
-
-
 def clip1(x: Expression, min: float, max: float, scale_bias: ScaleBias | None = None) -> Expression:
     """ELEMENT_WISE_CLIP1 of ``x`` (MinMaxDataType is x's data type), written packed."""
     x = _expression(x, "x")
-    desc = ElementWiseClip1Desc(x.desc, _packed(x.desc), x.desc.data_type, min, max, _scale_bias(scale_bias))
+    desc = ElementWiseClip1Desc(x.desc, _packed(x.desc), x.desc.data_type, min, max, scale_bias)
     return x.graph.node(desc, [x])
 
 
-def threshold(x: Expression, min: float, scale_bias: ScaleBias | None = None) -> Expression:
-    """ELEMENT_WISE_THRESHOLD of ``x``, written packed."""
-    x = _expression(x, "x")
-    return x.graph.node(ElementWiseThresholdDesc(x.desc, _packed(x.desc), min, _scale_bias(scale_bias)), [x])
-
-
 def node_function(op: OperatorDefinition) -> Callable[..., Expression]:
-    """A declared operator's builder function, ``f(x, *fields)``: its node over ``x``, written packed."""
-    assert op.api is not None
+    """A declared operator's builder function, ``f(x, *fields)`` (each field by position or keyword, as
+    DirectMLX's): its node over ``x``, written packed; the operator as it is named (no adapter)."""
     api = op.api
+    assert api is not None
 
-    def build(x: Expression, *args: Any, **kwargs: Any) -> Expression:
+    def build(x: Expression, values: tuple[Any, ...]) -> Expression:
         x = _expression(x, "x")
-        values = api.bind(args, kwargs)
         return x.graph.node(op.describe(x.desc, _packed(x.desc, api.output), values), [x])
 
-    build.__name__ = build.__qualname__ = api.python
+    annotations = {"x": "Expression", **{f.python: f.annotation for f in api.keywords}, "return": "Expression"}
+    function = define(api.python, api.keywords, f"return _build(x, {arguments(api.keywords)})\n",
+                      globals(), {"_build": build}, every_positional=True, annotations=annotations)
+    function.__module__ = "opendml.graph"  # which exports it
     keywords = ", ".join(f.python for f in api.keywords) or "no"
-    build.__doc__ = f"{op.schema.name} of ``x``, written packed; {keywords} fields."
-    return build
+    function.__doc__ = f"{op.schema.name} of ``x``, written packed; {keywords} fields."
+    return function
 
 
 # The declared operators' builder functions, by DirectML operator name (``opendml.graph`` exports each under
-# its ``Api.python`` name: ``opendml.graph.relu``).
+# its ``Api.python`` name: ``opendml.graph.clip``, ``opendml.graph.relu``).
 NODE_FUNCTIONS: dict[str, Callable[..., Expression]] = {op.schema.name: node_function(op) for op in DECLARED}
+clip = NODE_FUNCTIONS["ELEMENT_WISE_CLIP"]
+threshold = NODE_FUNCTIONS["ELEMENT_WISE_THRESHOLD"]
 
 
 def dequantize_linear(x: Expression, scale: Expression, zero_point: Expression | None = None) -> Expression:

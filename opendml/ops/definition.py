@@ -9,12 +9,15 @@ from typing import Any
 import numpy as np
 
 from ..dtypes import DataType
-from ..errors import invalid
+from ..feature_levels import FeatureLevel
 from ..kernels.spec import KernelSpec
 from ..schema import OperatorSchema, snake_case
 from ..tensor import TensorDesc
 
 REQUIRED: Any = object()  # a Field without a default: the functional API's argument must be given
+
+# How a front end makes an operator's description of the input's and the output's tensors.
+Describe = Callable[[TensorDesc, TensorDesc], object]
 
 
 @dataclass(frozen=True)
@@ -43,35 +46,46 @@ class Field:
         """The description's attribute holding it ("scale_bias")."""
         return snake_case(self.name)
 
+    @property
+    def annotation(self) -> str:
+        """The front ends' annotation of its argument (``help()`` shows it)."""
+        if self.kind == "float":
+            return "float"
+        if self.kind == "scale_bias":
+            return "ScaleBias | tuple[float, float] | None"
+        return f"{self.enum.__name__} | str | int" if self.kind == "enum" else "Any"
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """An irregular operator's rule over arrays (the functional API on every kind of array, and so its tracing
+    under ``opendml.compile`` and Dask's blocks): ``choose(level, dtype, values)`` gives, for a device's feature
+    level, the input's NumPy dtype and the keyword fields' values, the operator a call runs (its schema) and how
+    its description is made (CLIP runs ELEMENT_WISE_CLIP1 on integers where the level has it). The graph builder
+    and ``opendml dispatch`` take the operator as it is named. ``choose``'s docstring is the functions' note on
+    the rule; ``optional``: keywords that also take None."""
+
+    choose: Callable[[FeatureLevel, Any, tuple[Any, ...]], tuple[OperatorSchema, Describe]]
+    optional: frozenset[str] = frozenset()
+
 
 @dataclass(frozen=True)
 class Api:
     """How the front ends call an operator: the function's name (``opendml.relu``, ``opendml.graph.relu``), the
     tensors it takes as arrays (the first is the input whose type and sizes the output takes) and its keyword
-    fields, in DirectML's order."""
+    fields: those a call may give by position (``clip(x, min, max)``), then the rest (``scale_bias=``), each in
+    DirectML's order."""
 
     python: str
     tensors: tuple[str, ...]
     keywords: tuple[Field, ...]
     output: DataType | None = None  # the output's type where it is not the input's (IS_NAN: UINT8)
+    adapter: Adapter | None = None  # an irregular operator's rule over arrays (CLIP's CLIP1 switch)
 
-    def bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[Any, ...]:
-        """The keyword fields' values, in order, from a call's other arguments (positional or by keyword)."""
-        owner = f"opendml.{self.python}"
-        positional = sum(1 for f in self.keywords if f.positional)  # they come first
-        if len(args) > positional:
-            raise invalid(owner, "arguments", f"must be at most {positional + 1} positional", len(args) + 1)
-        values = list(args)
-        for f in self.keywords[len(args):]:
-            value = kwargs.get(f.python, f.default)
-            if value is REQUIRED:
-                raise invalid(owner, f.python, f"is required ({f.name})", "nothing")
-            values.append(value)
-        extra = set(kwargs) - {f.python for f in self.keywords[len(args):]}
-        if extra:
-            known = ", ".join(f.python for f in self.keywords) or "none"
-            raise invalid(owner, "keyword", f"must be one of {known}, out, device", ", ".join(sorted(extra)))
-        return tuple(values)
+    def annotation(self, f: Field) -> str:
+        """The functional API's annotation of ``f``'s argument."""
+        optional = self.adapter is not None and f.python in self.adapter.optional
+        return f"{f.annotation} | None" if optional else f.annotation
 
 
 @dataclass(frozen=True)
@@ -100,6 +114,14 @@ class OperatorDefinition:
         assert self.api is not None
         fields = {f.attribute: v for f, v in zip(self.api.keywords, values)}
         return self.desc_type(input_tensor, output_tensor, **fields)
+
+    def over_arrays(self, level: FeatureLevel, dtype: Any, values: tuple[Any, ...]) -> tuple[OperatorSchema, Describe]:
+        """The operator a call over arrays of ``dtype`` (a NumPy dtype) runs on a device at ``level``, and how its
+        description is made of the two tensors: the adapter's choice, else this operator with ``values``."""
+        assert self.api is not None
+        if self.api.adapter is None:
+            return self.schema, lambda i, o: self.describe(i, o, values)
+        return self.api.adapter.choose(level, dtype, values)
 
     def tensors(self, desc: object) -> dict[str, TensorDesc | None]:
         """The description's tensors by DirectML field name, in binding order."""

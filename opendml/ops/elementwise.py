@@ -1,21 +1,15 @@
-"""Shared pieces of CLIP, CLIP1 and THRESHOLD: ScaleBias, typed bounds, and the per-element math.
-
-The math is stated once as an element expression (``clamp_expression``), which every backend lowers; the
-NumPy reference below (``clamp_reference``) is written apart, as the oracle the kernels are tested against.
-"""
+"""Shared pieces of the element-wise operators: ScaleBias, FLOAT fields, typed bounds (CLIP, CLIP1 and
+THRESHOLD), the unary tensor rules and the compute values a reference starts from."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .. import expr as ex
 from ..dtypes import DataType
 from ..errors import invalid
-from ..kernels.spec import KernelSpec, Scalars
 from ..tensor import TensorDesc
 from ..validate import check_same_data_type, check_same_sizes
 
@@ -37,20 +31,6 @@ class ScaleBias:
         if isinstance(value, (tuple, list)) and len(value) == 2:
             return cls(*value)
         raise invalid(owner, "ScaleBias", "must be a ScaleBias or a (scale, bias) pair", repr(value))
-
-
-@dataclass(frozen=True)
-class ClampParams:
-    """Everything the per-element math of CLIP, CLIP1 and THRESHOLD needs.
-
-    ``low``/``high`` are in the compute type (float32 for float tensors, the tensor's type for
-    integers); None means no bound on that side (THRESHOLD's Max, or a NaN bound on a float tensor).
-    """
-
-    data_type: DataType
-    scale_bias: tuple[np.float32, np.float32] | None
-    low: np.integer | np.floating | None
-    high: np.integer | np.floating | None
 
 
 def float_field(value: object, owner: str, field: str) -> np.float32:
@@ -149,58 +129,3 @@ def apply_scale_bias(v: np.ndarray, scale_bias: tuple[np.float32, np.float32] | 
     scale, bias = scale_bias
     product = np.multiply(v, scale, dtype=np.float32)
     return np.add(product, bias, dtype=np.float32)
-
-
-def clamp(v: np.ndarray, low: np.generic | None, high: np.generic | None) -> np.ndarray:
-    """``max(low, min(v, high))`` with one rule for every backend.
-
-    A bound replaces an element only when the comparison is strictly true: a NaN element stays NaN,
-    a NaN bound replaces nothing, and on a tie (-0.0 against +0.0) the element is kept.
-    """
-    if high is not None:
-        v = np.where(v > high, high, v)
-    if low is not None:
-        v = np.where(v < low, low, v)
-    return v
-
-
-def clamp_reference(inputs: Sequence[np.ndarray | None], params: ClampParams) -> np.ndarray:
-    """The NumPy reference of CLIP, CLIP1 and THRESHOLD."""
-    (x,) = inputs
-    assert x is not None  # InputTensor is required: execute never binds None for it
-    v = compute_values(x, params.data_type)
-    v = apply_scale_bias(v, params.scale_bias)
-    v = clamp(v, params.low, params.high)
-    return v.astype(params.data_type.numpy)
-
-
-def clamp_expression(params: ClampParams, scalars: Scalars) -> ex.Expr:
-    """CLIP, CLIP1 and THRESHOLD element by element (SPEC 4, 8.3-8.5): in float32 for float tensors
-    (ScaleBias a rounded multiply, then a rounded add), in the tensor's type for integers; a bound
-    replaces the value only when the comparison is strictly true (so NaN stays, and -0.0 ties keep the
-    element); an absent bound is no node at all."""
-    data_type = params.data_type
-    compute = DataType.FLOAT32 if data_type.is_float else data_type
-    v: ex.Expr = ex.Load(0, data_type)
-    if data_type is DataType.FLOAT16:
-        v = ex.ToFloat32(v)
-    if params.scale_bias is not None:
-        scale, bias = params.scale_bias
-        v = ex.Add(ex.Multiply(v, scalars.add(scale, compute)), scalars.add(bias, compute))
-    if params.high is not None:
-        high = scalars.add(params.high, compute)
-        v = ex.Select(ex.Less(high, v), high, v)
-    if params.low is not None:
-        low = scalars.add(params.low, compute)
-        v = ex.Select(ex.Less(v, low), low, v)
-    return ex.Store(v, data_type)
-
-
-def clamp_kernel(name: str) -> Callable[[ClampParams, Mapping[str, TensorDesc | None]], KernelSpec]:
-    """The KernelSpec of CLIP, CLIP1 or THRESHOLD (``name``)."""
-    def kernel(params: ClampParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
-        scalars = Scalars()
-        element = clamp_expression(params, scalars)
-        return KernelSpec(name, (params.data_type,), params.data_type, element, tuple(scalars.values))
-
-    return kernel

@@ -28,7 +28,7 @@ from ..kernels.spec import KernelSpec, Scalars
 from ..schema import OperatorSchema, SupportRow, TensorField, snake_case
 from ..tensor import TensorDesc
 from ..validate import check_same_sizes
-from .definition import REQUIRED, Api, Field, OperatorDefinition
+from .definition import REQUIRED, Adapter, Api, Field, OperatorDefinition
 from .elementwise import ScaleBias, apply_scale_bias, compute_values, float_field, prepare_unary, typed_bound
 
 UNARY_TENSORS = (TensorField("InputTensor", "input"), TensorField("OutputTensor", "output"))
@@ -107,12 +107,22 @@ Element = Callable[[ex.Expr, UnaryParams, Constants], ex.Expr]
 Reference = Callable[[np.ndarray, UnaryParams], np.ndarray]
 
 
+# The fields' values read from a description by the operator itself, where a value depends on the tensor's type
+# (CLIP's bounds, typed as SPEC 8.3 says): the description and the input's type, to the values by field name.
+Read = Callable[[Any, DataType], Mapping[str, Any]]
+
+
 def unary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[SupportRow], element: Element,
-          reference: Reference, python: str, fields: Sequence[Field] = (), in_place: bool = True,
-          output: DataType | None = None) -> OperatorDefinition:
+          reference: Reference, python: str | None, fields: Sequence[Field] = (), in_place: bool = True,
+          output: DataType | None = None, adapter: Adapter | None = None, read: Read | None = None
+          ) -> OperatorDefinition:
     """A unary operator's definition. ``fields`` are the description's fields after its two tensors, in
     DirectML's order (``SCALE_BIAS``, ``float_parameter("Alpha")``). ``output``: where the output's type is not
-    the input's (IS_NAN), the type the front ends give it; the rows then list the output's types apart."""
+    the input's (IS_NAN), the type the front ends give it; the rows then list the output's types apart.
+
+    Irregular operators: ``python`` None gives no front ends by the operator's own name (CLIP1, which ``clip``
+    runs); ``adapter`` is the rule over arrays (``Adapter``: CLIP's CLIP1 switch); ``read`` reads the fields'
+    values itself (``Read``), where the default takes each FLOAT field in float32 and each enum as its member."""
     schema = OperatorSchema(name, introduced, UNARY_TENSORS, tuple(rows), in_place=in_place and output is None)
 
     def prepare(desc: Any) -> UnaryParams:
@@ -122,11 +132,7 @@ def unary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[S
         else:
             check_same_sizes(name, "InputTensor", i, "OutputTensor", o)
             scale_bias = None
-        values = {f.name: _field(f, getattr(desc, f.attribute), name) for f in fields if f.kind in ("float", "enum")}
-        if i.data_type.is_integer:  # a NaN FLOAT field has no meaning on integers: refused, as CLIP's (SPEC 8.3)
-            for f in fields:
-                if f.kind == "float":
-                    typed_bound(values[f.name], i.data_type, name, f.name)
+        values = _values(fields, desc, name, i.data_type) if read is None else read(desc, i.data_type)
         return UnaryParams(i.data_type, scale_bias, values, None if output is None else o.data_type)
 
     def kernel(params: UnaryParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
@@ -141,8 +147,19 @@ def unary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[S
         with np.errstate(all="ignore"):  # overflow to infinity and NaN are the defined results
             return np.asarray(reference(v, params)).astype(params.output.numpy)
 
-    api = Api(python, ("InputTensor",), tuple(fields), output)
+    # The fields a call may give by position come first (``clip(x, min, max, *, scale_bias=None)``).
+    keywords = tuple(sorted(fields, key=lambda f: not f.positional))
+    api = None if python is None else Api(python, ("InputTensor",), keywords, output, adapter)
     return OperatorDefinition(schema, desc_type, prepare, reference_of, kernel, tuple(fields), api)
+
+
+def _values(fields: Sequence[Field], desc: Any, owner: str, data_type: DataType) -> dict[str, Any]:
+    values = {f.name: _field(f, getattr(desc, f.attribute), owner) for f in fields if f.kind in ("float", "enum")}
+    if data_type.is_integer:  # a NaN FLOAT field has no meaning on integers: refused, as CLIP's (SPEC 8.3)
+        for f in fields:
+            if f.kind == "float":
+                typed_bound(values[f.name], data_type, owner, f.name)
+    return values
 
 
 def _field(f: Field, value: object, owner: str) -> Any:

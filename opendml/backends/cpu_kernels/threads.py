@@ -1,4 +1,4 @@
-"""Thread count and the shared worker pool of the CPU backend.
+"""The shared worker pool of the CPU backend (how many threads a device uses: ``opendml.thread_count``).
 
 NumPy ufuncs and the JIT kernels release the GIL, so plain Python threads run them on every core.
 """
@@ -12,46 +12,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ...errors import invalid
-from ..worker_share import worker_share
-
-ENV_THREADS = "OPENDML_NUM_THREADS"
-
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
 _pool_lock = threading.Lock()
-
-
-def available_cores() -> int:
-    """Cores this process may run on (its CPU affinity where the platform reports it)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def _positive(value: object, field: str) -> int:
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise invalid("Device", field, "must be a positive integer", repr(value)) from None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise invalid("Device", field, "must be a positive integer", repr(value))
-    return value
-
-
-def resolve_threads(threads: int | None) -> int:
-    """The thread count of a device: ``threads`` if given, else OPENDML_NUM_THREADS, else in a Dask worker
-    its share of the cores (``worker_share``), else every core."""
-    if threads is not None:
-        return _positive(threads, "threads")
-    from_env = os.environ.get(ENV_THREADS, "").strip()
-    if from_env:
-        return _positive(from_env, ENV_THREADS)
-    cores = available_cores()
-    share = worker_share(cores)
-    return cores if share is None else share
 
 
 def _forget_pool_in_child() -> None:

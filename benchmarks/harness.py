@@ -1,0 +1,101 @@
+"""What the benchmark scripts share: their command lines' common flags, the CSV and PNG files they write, and the
+machine they ran on.
+
+A script imports it from this folder (``sys.path`` holds the folder only while it does: a test that loads a
+script by its path keeps its own ``sys.path``, and this folder's ``dask.py`` never hides the ``dask`` package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import platform
+import subprocess
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+FOLDER = Path(__file__).resolve().parent
+RESULTS = FOLDER / "results"
+
+
+# --- the command line ---------------------------------------------------------------------------------------
+
+def parser(doc: str | None) -> argparse.ArgumentParser:
+    """A script's parser, its docstring as the help."""
+    return argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_repeats(parser: argparse.ArgumentParser, help: str, default: int | None = None) -> None:
+    parser.add_argument("--repeats", type=int, default=default, help=help)
+
+
+def add_skip(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--skip", default="", help=help)
+
+
+def add_out(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the CSV and the PNG")
+
+
+def names(text: str) -> frozenset[str]:
+    """The names of a comma-separated flag (``--skip torch,torch.compile``, ``--rows 1,3b``)."""
+    return frozenset(name.strip() for name in text.split(",") if name.strip())
+
+
+# --- the files ------------------------------------------------------------------------------------------------
+
+def write_csv(path: Path, header: Mapping[str, str], columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """The header as ``# key: value`` lines, then the columns' names and the rows."""
+    with open(path, "w", newline="") as handle:
+        for key, value in header.items():
+            handle.write(f"# {key}: {value}\n")
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        writer.writerows(rows)
+
+
+def pyplot(say: Callable[[str], None]) -> Any:
+    """matplotlib's pyplot drawing to files, or None (said) where matplotlib is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        say("matplotlib is not installed: no plot")
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save(plt: Any, fig: Any, path: Path, dpi: int) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+
+
+# --- the machine ------------------------------------------------------------------------------------------------
+
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo's, else the platform's)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def commit() -> str:
+    """The checkout's commit (``git describe --always --dirty``), or "unknown"."""
+    try:
+        return subprocess.run(["git", "describe", "--always", "--dirty"], cwd=FOLDER, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def load_average() -> str:
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())

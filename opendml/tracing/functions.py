@@ -1,0 +1,189 @@
+"""The functional API's calls on traced arrays (the "traced" front end of ``opendml.front_ends``): each adds a
+node to the graph being traced instead of running, with the same description the functional API makes on arrays
+(its rules, through ``opendml.functional``'s helpers), so a compiled function's results are bit-identical to the
+calls it traces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import functional as fn_api
+from ..buffer import host_array
+from ..device import Device
+from ..dtypes import DataType
+from ..enums import AxisDirection, NanPolicy
+from ..errors import invalid
+from ..feature_levels import FeatureLevel
+from ..graphs.builder import Expression, Graph, reinterpret
+from ..kernels.spec import ReductionKind
+from ..ops.definition import OperatorDefinition
+from ..ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
+from ..ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc
+from ..schema import OperatorSchema
+from ..tensor import TensorDesc
+from .tracer import OWNER, Tracer
+
+
+def _begin(owner: str, x: Any, out: Any, device: object, operands: Sequence[Any] = ()) -> tuple[Tracer, Graph]:
+    """A traced call's input, and the one graph it and its traced ``operands`` belong to: ``device=`` may only
+    name that graph's device, and ``out=`` is refused (a compiled function returns new arrays)."""
+    if not isinstance(x, Tracer):
+        raise invalid(owner, "InputTensor", "must be a traced array while tracing (an array argument of the compiled "
+                      "function, or a result computed from one)", type(x).__name__)
+    graphs = {id(v.expr.graph): v.expr.graph for v in (x, *operands) if isinstance(v, Tracer)}
+    if len(graphs) > 1:
+        raise invalid(owner, "traced arrays", "must come from one traced call", f"{len(graphs)} calls")
+    graph = x.expr.graph
+    if device is not None and fn_api._resolve_device(device, None, owner) is not graph.device:
+        raise invalid(owner, "device", f"must be None or the traced call's device ({graph.device!r})", repr(device))
+    if out is not None:
+        raise invalid(owner, "out", "must be None while tracing (a compiled function returns new arrays)",
+                      type(out).__name__)
+    return x, graph
+
+
+def _check_rank(schema: OperatorSchema, device: Device, rank: int) -> None:
+    """Levels whose rows take only 4-D tensors pad with leading 1s, which a node's output cannot take on."""
+    if fn_api._leading_ones(schema, device, rank):
+        raise invalid(OWNER, f"{schema.name} rank", f"must be one the device's feature level "
+                      f"{device.feature_level.label} takes without padding", rank)
+
+
+def _packed(desc: TensorDesc, data_type: DataType | None = None, sizes: Sequence[int] | None = None) -> TensorDesc:
+    return TensorDesc(desc.data_type if data_type is None else data_type, desc.sizes if sizes is None else sizes)
+
+
+def declared(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, device: object) -> Tracer:
+    """A declared operator's function (``opendml.functional.declared``), traced: one node of the operator it runs
+    (its adapter's choice, as on arrays: the same description, so the same bits)."""
+    assert op.api is not None
+    owner = op.schema.name
+    tracer, graph = _begin(owner, x, out, device)
+    schema, describe = op.over_arrays(graph.device.feature_level, tracer.dtype, values)
+    _check_rank(schema, graph.device, len(tracer.expr.desc.sizes))
+    output = op.api.output or tracer.expr.desc.data_type
+    desc = describe(tracer.expr.desc, _packed(tracer.expr.desc, output))
+    return Tracer(graph.node(desc, [tracer.expr]), tracer.shape, output.numpy)
+
+
+def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: object) -> Tracer:
+    owner = DEQUANTIZE_LINEAR_SCHEMA.name
+    tracer, graph = _begin(owner, x, out, device, (scale, zero_point))
+    dev = graph.device
+    # Values known now go through the eager rules (a number scale is FLOAT32, a zero point takes x's type).
+    scale_t = scale if isinstance(scale, Tracer) else _constant(graph, fn_api._scale(dev, scale, owner))
+    if zero_point is None and dev.feature_level < FeatureLevel.FL_6_2:
+        zero_point = 0
+    zp_t = zero_point if zero_point is None or isinstance(zero_point, Tracer) else _constant(
+        graph, fn_api._zero_point(dev, zero_point, tracer.dtype, owner))
+    if isinstance(zp_t, Tracer) and zp_t.dtype != tracer.dtype:
+        raise invalid(owner, "ZeroPointTensor", f"must hold values of the input's type {tracer.dtype} while "
+                      "tracing (a traced zero point is not converted)", zp_t.dtype)
+    return _quantization_node(DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc, tracer, scale_t, zp_t,
+                              scale_t.dtype)
+
+
+def quantize_linear(x: Any, scale: Any, zero_point: Any, output_type: DataType | str | None, out: Any,
+                    device: object) -> Tracer:
+    owner = QUANTIZE_LINEAR_SCHEMA.name
+    tracer, graph = _begin(owner, x, out, device, (scale, zero_point))
+    dev = graph.device
+    # Values known now go through the eager rules (a number scale takes the input's scale type, a number zero
+    # point the output type); a traced zero point's type is the output type.
+    scale_t = scale if isinstance(scale, Tracer) else _constant(
+        graph, fn_api._quantize_scale(dev, scale, tracer.dtype, owner))
+    if isinstance(zero_point, Tracer):
+        fn_api._check_output_type(zero_point.dtype, output_type, owner)
+        zp_t: Tracer | None = zero_point
+        out_dtype = zero_point.dtype
+    else:
+        zp, out_dtype = fn_api._quantize_zero_point(dev, zero_point, output_type, owner)
+        if zp is None and dev.feature_level < FeatureLevel.FL_6_2:
+            zp = fn_api._zero_point(dev, 0, out_dtype, owner)
+        zp_t = None if zp is None else _constant(graph, zp)
+    return _quantization_node(QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc, tracer, scale_t, zp_t, out_dtype)
+
+
+def _quantization_node(schema: OperatorSchema, desc_type: type, x: Tracer, scale: Tracer, zero_point: Tracer | None,
+                       out_dtype: np.dtype) -> Tracer:
+    """A node of InputTensor, ScaleTensor, ZeroPointTensor and OutputTensor over their broadcast shape, the
+    operands read through zero strides as the functional API reads them."""
+    owner = schema.name
+    shape = fn_api._broadcast(owner, x.shape, "InputTensor", scale.shape, "ScaleTensor")
+    if zero_point is not None:
+        shape = fn_api._broadcast(owner, shape, "InputTensor and ScaleTensor", zero_point.shape, "ZeroPointTensor")
+    full = shape or (1,)
+    graph = x.expr.graph
+    _check_rank(schema, graph.device, len(full))
+    reads = [_broadcast_to(t, full, owner, field) if t is not None else None
+             for t, field in ((x, "InputTensor"), (scale, "ScaleTensor"), (zero_point, "ZeroPointTensor"))]
+    descs = [None if r is None else r.desc for r in reads]
+    assert descs[0] is not None and descs[1] is not None
+    out_type = DataType.parse(out_dtype, owner=owner, field="OutputTensor.DataType")
+    desc = desc_type(descs[0], descs[1], descs[2], _packed(descs[0], out_type))
+    return Tracer(graph.node(desc, reads), shape, np.dtype(out_dtype))
+
+
+class TracedGraph(Graph):
+    """The graph a trace builds. Values the function holds (numbers, arrays of its closure) become graph
+    inputs after the arguments', bound at every call to buffers made once, not ConstantNodes: a graph input is
+    read through any strides, so a scale of one value broadcast over a large tensor stays one value, where a
+    ConstantNode's output, which no node may read through other strides, had to hold the broadcast copy (a
+    number's scale over a [65536, 4096] input was 1 GiB)."""
+
+    def __init__(self, device: Device, first: int) -> None:
+        super().__init__(device)
+        self.held: list[tuple[int, np.ndarray]] = []  # (graph input index, values)
+        self._next = first
+
+    def held_value(self, values: np.ndarray) -> Expression:
+        index, self._next = self._next, self._next + 1
+        self.held.append((index, values))
+        return self.input(index, TensorDesc(DataType.parse(values.dtype, owner=OWNER), values.shape or (1,)))
+
+
+def _constant(graph: Graph, array: Any) -> Tracer:
+    """A value known while tracing, as a graph input bound to a copy of it (``TracedGraph``)."""
+    values = host_array(fn_api._to_host(array) if fn_api._on_gpu(array) else array)
+    assert isinstance(graph, TracedGraph)
+    return Tracer(graph.held_value(values), values.shape, values.dtype)
+
+
+def _broadcast_to(t: Tracer, full: tuple[int, ...], owner: str, field: str) -> Expression:
+    """``t`` read as ``full`` through zero strides (as the functional API's broadcast_to), nothing copied."""
+    sizes = t.expr.desc.sizes
+    if tuple(sizes) == full:
+        return t.expr
+    if t.expr.node is not None:  # a graph cannot reinterpret a node's output
+        raise invalid(owner, f"{field} shape", f"must be the broadcast shape {full} when it is computed in the "
+                      "traced function (a node's output is not broadcast)", t.shape)
+    strides = t.expr.desc.effective_strides
+    shift = len(full) - len(sizes)
+    new = [0 if k < shift or sizes[k - shift] == 1 else strides[k - shift] for k in range(len(full))]
+    return reinterpret(t.expr, sizes=full, strides=new)
+
+
+def arg_reduction(kind: ReductionKind, x: Any, axes: int | Sequence[int] | None, axis_direction: AxisDirection | str,
+                  output_type: DataType | str, out: Any, device: object, nan_policy: NanPolicy | str,
+                  return_values: bool) -> Tracer:
+    """argmin and argmax, traced: one node of ARGMIN or ARGMAX (``kind``), the indices alone."""
+    schema, desc_type = fn_api.ARG_REDUCTIONS[kind]
+    owner = schema.name
+    if return_values:  # a traced graph has no gather node to read the values with
+        raise invalid(owner, "return_values", "must be False in a function traced by opendml.compile", True)
+    tracer, graph = _begin(owner, x, out, device)
+    rank = len(tracer.expr.desc.sizes)
+    reduced = fn_api._normalize_axes(axes, rank, owner)
+    direction = AxisDirection.parse(axis_direction, owner=owner)
+    policy = NanPolicy.parse(nan_policy, owner=owner)
+    out_type = DataType.parse(output_type, owner=owner, field="OutputTensor.DataType")
+    out_sizes = tuple(1 if k in reduced else n for k, n in enumerate(tracer.expr.desc.sizes))
+    _check_rank(schema, graph.device, rank)
+    desc = desc_type(tracer.expr.desc, _packed(tracer.expr.desc, out_type, out_sizes), reduced, direction, policy)
+    return Tracer(graph.node(desc, [tracer.expr]), tracer.shape and out_sizes, out_type.numpy)
+
+
