@@ -505,6 +505,8 @@ def _rich_model() -> dict:
             "threshold": {"type": "ELEMENT_WISE_THRESHOLD", "desc": {"InputTensor": f16, "OutputTensor": f16, "Min": 0}},
             "hard_sigmoid": {"type": "ACTIVATION_HARD_SIGMOID", "desc": {
                 "InputTensor": f16, "OutputTensor": f16, "Alpha": 1, "Beta": 0}},
+            "shrink": {"type": "ACTIVATION_SHRINK", "desc": {
+                "InputTensor": f16, "OutputTensor": f16, "Bias": 0, "Threshold": 0}},
             "round": {"type": "DML_OPERATOR_ELEMENT_WISE_ROUND", "desc": {
                 "InputTensor": f16, "OutputTensor": f16, "RoundingMode": "DML_ROUNDING_MODE_TOWARD_INFINITY"}},
             "is_infinity": {"type": "ELEMENT_WISE_IS_INFINITY", "desc": {
@@ -541,6 +543,7 @@ def _rich_model() -> dict:
             {"type": "dispatch", "dispatchable": "argmax", "bindings": {"InputTensor": "h", "OutputTensor": "i"}},
             {"type": "dispatch", "dispatchable": "quantize", "bindings": {
                 "InputTensor": "f", "ScaleTensor": "raw", "OutputTensor": "s"}},
+            {"type": "dispatch", "dispatchable": "shrink", "bindings": {"InputTensor": "h", "OutputTensor": "h"}},
         ],
     }
 
