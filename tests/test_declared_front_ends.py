@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 import pickle
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from opendml import graph as g
 from opendml.cli import main
 from opendml.dispatch import operators as dispatch_operators
 from opendml.ops import BY_NAME, DECLARED, OPERATORS
-from opendml.ops.definition import REQUIRED, OperatorDefinition
+from opendml.ops.definition import REQUIRED, Field, OperatorDefinition
 from opendml.support import find_schema
 from tests import elementwise_oracle as oracle
 from tests.helpers import edge_values
@@ -172,8 +172,9 @@ def _parameters(function: Callable[..., Any]) -> list[tuple[str, str, Any]]:
 
 def test_clip_and_threshold_keep_their_signatures() -> None:
     empty, none = inspect.Parameter.empty, None
-    assert _parameters(dml.clip) == [("x", "POSITIONAL_OR_KEYWORD", empty), ("min", "POSITIONAL_OR_KEYWORD", empty),
-                                     ("max", "POSITIONAL_OR_KEYWORD", empty), ("scale_bias", "KEYWORD_ONLY", none),
+    # An absent bound bounds nothing (NumPy's clip(x, min=0)); the builder's CLIP takes both, as DirectML's.
+    assert _parameters(dml.clip) == [("x", "POSITIONAL_OR_KEYWORD", empty), ("min", "POSITIONAL_OR_KEYWORD", none),
+                                     ("max", "POSITIONAL_OR_KEYWORD", none), ("scale_bias", "KEYWORD_ONLY", none),
                                      ("out", "KEYWORD_ONLY", none), ("device", "KEYWORD_ONLY", none)]
     assert _parameters(dml.threshold) == [("x", "POSITIONAL_OR_KEYWORD", empty),
                                           ("min", "POSITIONAL_OR_KEYWORD", empty),
@@ -182,9 +183,14 @@ def test_clip_and_threshold_keep_their_signatures() -> None:
     assert _parameters(g.clip) == [("x", "POSITIONAL_OR_KEYWORD", empty), ("min", "POSITIONAL_OR_KEYWORD", empty),
                                    ("max", "POSITIONAL_OR_KEYWORD", empty), ("scale_bias", "POSITIONAL_OR_KEYWORD", none)]
     with pytest.raises(TypeError, match="missing 2 required positional arguments: 'min' and 'max'"):
-        dml.clip(np.zeros(2, np.float32))
+        g.clip(None)  # type: ignore[call-arg]  # Python binds the call before its body runs
     with pytest.raises(TypeError, match="positional"):
         dml.clip(np.zeros(2, np.float32), 0.0, 1.0, (2.0, 0.0))  # ScaleBias by keyword only
+
+
+def _fields(keywords: Sequence[Field]) -> list[tuple[str, str, Any]]:
+    return [(f.python, "POSITIONAL_OR_KEYWORD" if f.positional else "KEYWORD_ONLY",
+             inspect.Parameter.empty if f.default is REQUIRED else f.default) for f in keywords]
 
 
 @pytest.mark.parametrize("op", DECLARED, ids=lambda op: op.schema.name)
@@ -193,9 +199,9 @@ def test_each_function_takes_its_declarations_fields_and_pickles_by_reference(op
     default where it has one; the function pickles as a reference to itself (a Dask task carries it)."""
     assert op.api is not None
     functional, builder = getattr(dml, op.api.python), getattr(g, op.api.python)
-    fields = [(f.python, "POSITIONAL_OR_KEYWORD" if f.positional else "KEYWORD_ONLY",
-               inspect.Parameter.empty if f.default is REQUIRED else f.default) for f in op.api.keywords]
     x = ("x", "POSITIONAL_OR_KEYWORD", inspect.Parameter.empty)
-    assert _parameters(functional) == [x, *fields, ("out", "KEYWORD_ONLY", None), ("device", "KEYWORD_ONLY", None)]
+    assert _parameters(functional) == [x, *_fields(op.api.functional_keywords), ("out", "KEYWORD_ONLY", None),
+                                       ("device", "KEYWORD_ONLY", None)]
+    fields = _fields(op.api.keywords)
     assert _parameters(builder) == [x, *((name, "POSITIONAL_OR_KEYWORD", default) for name, _, default in fields)]
     assert pickle.loads(pickle.dumps(functional)) is functional and pickle.loads(pickle.dumps(builder)) is builder

@@ -74,7 +74,7 @@ def function(op: OperatorDefinition) -> Callable[..., Any]:
     body = (_FAST if api.output is None else _PLAIN).format(
         scalars=scalars, exact=", ".join(f"_exact({n})" for n in names), values=arguments(api.keywords))
     closure = {"_repeats": repeats, "_name": op.schema.name, "_ordinary": ordinary}
-    call = define(api.python, api.keywords, body, globals(), closure, trailing=("out", "device"),
+    call = define(api.python, api.functional_keywords, body, globals(), closure, trailing=("out", "device"),
                   annotations=_annotations(op))
     call.__module__ = "opendml"
     call.__doc__ = _doc(op)

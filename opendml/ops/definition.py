@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -81,6 +81,15 @@ class Api:
     keywords: tuple[Field, ...]
     output: DataType | None = None  # the output's type where it is not the input's (IS_NAN: UINT8)
     adapter: Adapter | None = None  # an irregular operator's rule over arrays (CLIP's CLIP1 switch)
+
+    @property
+    def functional_keywords(self) -> tuple[Field, ...]:
+        """The functional API's keywords: an ``optional`` one without a default of its own defaults to None (an
+        absent bound: ``clip(x, min=0)`` bounds nothing above, as NumPy's and the Array API's ``clip``). The
+        graph builder takes the operator as it is named, every field required as DirectML's description has it."""
+        optional = frozenset() if self.adapter is None else self.adapter.optional
+        return tuple(replace(f, default=None) if f.python in optional and f.default is REQUIRED else f
+                     for f in self.keywords)
 
     def annotation(self, f: Field) -> str:
         """The functional API's annotation of ``f``'s argument."""
