@@ -38,3 +38,48 @@ def test_clip_keywords_agree_with_numpy(values: list[float], low: int | None, hi
     expected = x if high is None else np.minimum(x, np.float32(high))
     expected = expected if low is None else np.maximum(expected, np.float32(low))
     np.testing.assert_array_equal(dml.clip(x, min=low, max=high), expected)
+
+
+CAST = r"; opendml has no FLOAT64 math: cast opendml\.{function}'s {argument} to float32, {cast}\.$"
+TAKES = "FLOAT32, FLOAT16, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8"
+
+
+@pytest.mark.parametrize(("value", "cast"), [(np.array([1.5]), r"x\.astype\(np\.float32\)"),
+                                             ([1.5], r"np\.asarray\(x, np\.float32\)"),
+                                             (3.0, r"np\.asarray\(x, np\.float32\)")])
+def test_float64_is_refused_with_a_hint_to_cast(value: object, cast: str) -> None:
+    pattern = (rf"^ELEMENT_WISE_CLIP: InputTensor\.DataType must be one of {TAKES} at feature level 6_4; got FLOAT64"
+               + CAST.format(function="clip", argument="x", cast=cast))
+    with pytest.raises(dml.InvalidArgumentError, match=pattern):
+        dml.clip(value, 0, 1)
+    np.testing.assert_array_equal(dml.clip(np.asarray(value, np.float32), 0, 1),
+                                  np.clip(np.asarray(value, np.float32), 0, 1))
+
+
+def test_float64_refused_by_every_function_naming_it_and_the_argument() -> None:
+    f64 = np.zeros(3)
+    cast = r"x\.astype\(np\.float32\)"
+    with pytest.raises(dml.InvalidArgumentError, match=CAST.format(function="argmax", argument="x", cast=cast)):
+        dml.argmax(f64)
+    with pytest.raises(dml.InvalidArgumentError, match=CAST.format(function="relu", argument="x", cast=cast)):
+        dml.relu(f64)
+    with pytest.raises(dml.InvalidArgumentError, match=r"^ELEMENT_WISE_QUANTIZE_LINEAR: InputTensor\.DataType .*"
+                       + CAST.format(function="quantize_linear", argument="x", cast=cast)):
+        dml.quantize_linear(f64, np.float32(0.5))
+    with pytest.raises(dml.InvalidArgumentError, match=r"^ELEMENT_WISE_QUANTIZE_LINEAR: ScaleTensor\.DataType .*"
+                       + CAST.format(function="quantize_linear", argument="scale", cast=r"scale\.astype\(np\.float32\)")):
+        dml.quantize_linear(np.zeros(3, np.float32), np.array([0.5]))
+    with pytest.raises(dml.InvalidArgumentError, match=r"^opendml\.unravel_index: indices\.DataType must be one of "
+                       r"INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8; got FLOAT64\.$"):
+        dml.unravel_index(f64, (3,), 0)  # indices are integers: no hint to cast to float32
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.complex64])
+def test_a_type_no_operator_takes_lists_only_the_operators_types_at_the_level(dtype: type) -> None:
+    name = np.dtype(dtype).name
+    with pytest.raises(dml.InvalidArgumentError, match=rf"^ELEMENT_WISE_CLIP: InputTensor\.DataType must be one of "
+                       rf"{TAKES} at feature level 6_4; got {name}\.$"):
+        dml.clip(np.zeros(2, dtype), 0, 1)
+    with pytest.raises(dml.InvalidArgumentError, match=r"^ELEMENT_WISE_CLIP: InputTensor\.DataType must be one of "
+                       rf"FLOAT32, FLOAT16, INT32, INT16, INT8, UINT32, UINT16, UINT8 at feature level 3_0; got {name}"):
+        dml.clip(np.zeros(2, dtype), 0, 1, device=dml.Device("cpu", "3_0"))

@@ -13,9 +13,10 @@ import numpy as np
 
 from .. import backends
 from ..device import Device, shared_device
-from ..dtypes import from_numpy
-from ..errors import OpenDMLError, invalid
-from ..feature_levels import NEWEST
+from ..dtypes import DataType, from_numpy, type_names
+from ..errors import InvalidArgumentError, OpenDMLError, invalid
+from ..feature_levels import NEWEST, FeatureLevel
+from ..ops import BY_NAME
 
 _default_devices: dict[str, Device] = {}
 
@@ -66,8 +67,11 @@ def _to_host(value: Any) -> np.ndarray:
     return cupy.asnumpy(cupy.asarray(value))
 
 
-def _as_array(device: Device, x: Any, owner: str, name: str) -> Any:
-    """``x`` as an array of the device's kind (same memory where the protocols allow), type checked."""
+def _as_array(device: Device, x: Any, owner: str, name: str, accepts: frozenset[DataType] | None = None) -> Any:
+    """``x`` as an array of the device's kind (same memory where the protocols allow), type checked: the one
+    place every functional call takes its arrays, so a type no operator takes (FLOAT64, bool, complex) is refused
+    here, naming the types the operator's ``name`` tensor takes at the device's level (``accepts``, where the
+    caller is no operator: unravel_index's indices)."""
     try:
         array = device.backend.as_array(x)
     except OpenDMLError:
@@ -75,10 +79,50 @@ def _as_array(device: Device, x: Any, owner: str, name: str) -> Any:
     except Exception:  # NumPy's or CuPy's own refusal (a ragged list, an object it cannot take)
         raise invalid(owner, name, "must be an array or a number", type(x).__name__) from None
     try:
-        from_numpy(array.dtype)
+        data_type = from_numpy(array.dtype)
     except KeyError:
-        raise invalid(owner, f"{name}.DataType", "must be one of FLOAT32, FLOAT16, FLOAT64 or a sized integer",
-                      array.dtype) from None
+        raise _refused(device, x, owner, name, str(array.dtype), accepts) from None
+    if data_type is DataType.FLOAT64 and (accepts is None or data_type not in accepts):
+        # No operator takes it (a list or a float of Python's is FLOAT64 too); a zero point is converted exactly.
+        raise _refused(device, x, owner, name, data_type.name, accepts)
     if array.dtype.byteorder == ">":
         array = array.astype(array.dtype.newbyteorder("<"))
     return array
+
+
+def _refused(device: Device, x: Any, owner: str, name: str, got: str,
+             accepts: frozenset[DataType] | None) -> InvalidArgumentError:
+    """The refusal of an array whose type no operator takes: the types the operator takes for ``name`` at the
+    device's level (any operator's types where ``owner`` names none), and for FLOAT64 how to cast."""
+    level = device.feature_level
+    accepted = _accepted(owner, name, level) if accepts is None else accepts
+    requirement = ("must be FLOAT32, FLOAT16 or a sized integer type" if accepted is None
+                   else f"must be one of {type_names(accepted)}" + ("" if accepts else f" at feature level {level}"))
+    if got == DataType.FLOAT64.name and (accepted is None or DataType.FLOAT32 in accepted):
+        argument = _ARGUMENTS.get(name, name)
+        ref = argument if argument.isidentifier() else "x"  # opendml.compile's "argument 0"
+        cast = f"{ref}.to(torch.float32)" if type(x).__module__.startswith("torch") else \
+            f"{ref}.astype(np.float32)" if hasattr(x, "astype") else f"np.asarray({ref}, np.float32)"
+        got += f"; opendml has no FLOAT64 math: cast {_function(owner)}'s {argument} to float32, {cast}"
+    return invalid(owner, f"{name}.DataType", requirement, got)
+
+
+# The functional API's argument of each tensor it takes.
+_ARGUMENTS = {"InputTensor": "x", "ScaleTensor": "scale", "ZeroPointTensor": "zero_point"}
+
+
+def _accepted(owner: str, name: str, level: FeatureLevel) -> frozenset[DataType] | None:
+    """The types the support table in force at ``level`` takes for the operator's tensor ``name``; None where
+    ``owner`` names no operator with that tensor (``opendml.compile``)."""
+    op = BY_NAME.get(owner)
+    row = None if op is None else op.schema.row_at(max(level, op.schema.introduced))
+    return None if row is None or name not in row.types else frozenset(row.types[name])
+
+
+def _function(owner: str) -> str:
+    """The public function that runs operator ``owner`` (``opendml.clip`` for ELEMENT_WISE_CLIP)."""
+    if owner.startswith("opendml."):
+        return owner
+    op = BY_NAME.get(owner)
+    python = op.api.python if op is not None and op.api is not None else owner.removeprefix("ELEMENT_WISE_").lower()
+    return f"opendml.{python}"

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..device import Device
-from ..dtypes import DataType
+from ..dtypes import FLOAT_TYPES, INTEGERS_32, INTEGERS_64, DataType
 from ..errors import invalid
 from ..ops.elementwise import exact_scalar
 from .devices import _as_array, _on_gpu, _to_host
@@ -28,12 +28,17 @@ def _broadcast(owner: str, shape: tuple[int, ...], of: str, other: tuple[int, ..
                       tuple(other)) from None
 
 
-def _operand(device: Device, value: Any, owner: str, field: str) -> Any:
+def _operand(device: Device, value: Any, owner: str, field: str, accepts: frozenset[DataType] | None = None) -> Any:
     """A scale or zero point as an array of the device's kind. One of a single element in GPU memory is
-    copied to the host for a CPU device (CuPy, PyTorch); larger ones must be on the device already."""
+    copied to the host for a CPU device (CuPy, PyTorch); larger ones must be on the device already.
+    ``accepts``: the types taken (``_as_array``; None: those of the operator's ``field``)."""
     if device.backend.xp is np and _on_gpu(value) and math.prod(getattr(value, "shape", ())) == 1:
         value = _to_host(value)
-    return _as_array(device, value, owner, field)
+    return _as_array(device, value, owner, field, accepts)
+
+
+# A zero point of any of these types is converted to the input's where every value fits (FLOAT64 too: [5.0]).
+_CONVERTIBLE = FLOAT_TYPES | INTEGERS_32 | INTEGERS_64
 
 
 def _is_bool(value: Any) -> bool:
@@ -106,7 +111,7 @@ def _zero_point(device: Device, value: Any, dtype: np.dtype, owner: str, of: str
         if exact is None or not info.min <= exact <= info.max:
             raise invalid(owner, "ZeroPointTensor", requirement, repr(value))
         return _as_array(device, np.asarray(exact, dtype=dtype), owner, "ZeroPointTensor")
-    array = _operand(device, value, owner, "ZeroPointTensor")
+    array = _operand(device, value, owner, "ZeroPointTensor", _CONVERTIBLE)
     if array.dtype == dtype:
         return array
     if not _fits(array, dtype):

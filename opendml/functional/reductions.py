@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import front_ends
 from ..device import Device
-from ..dtypes import DataType
+from ..dtypes import INTEGERS_32, INTEGERS_64, DataType
 from ..enums import AxisDirection, NanPolicy
 from ..errors import invalid
 from ..kernels.spec import ReductionKind
@@ -179,7 +179,7 @@ def unravel_index(indices: Any, shape: Sequence[int], axes: int | Sequence[int] 
     if front_ends.kind_of((indices,)) == front_ends.DASK:  # (a traced array's values are not known)
         return tuple(front_ends.load(front_ends.DASK).unravel_index(indices, shape, axes))
     device = _resolve_device(None, indices, UNRAVEL_OWNER)
-    array = _as_array(device, indices, UNRAVEL_OWNER, "indices")
+    array = _as_array(device, indices, UNRAVEL_OWNER, "indices", INTEGERS_32 | INTEGERS_64)
     if array.dtype.kind not in "iu":
         raise invalid(UNRAVEL_OWNER, "indices.DataType", "must be an integer type (an ARGMIN or ARGMAX result)",
                       array.dtype)
