@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from .errors import invalid
+from .errors import invalid, invalid_type
 
 E = TypeVar("E", bound=enum.Enum)
 
@@ -32,8 +32,15 @@ def parse_enum(cls: type[E], value: object, owner: str, field: str, *, prefix: s
         if issubclass(cls, enum.Flag):
             known += f", or a bitwise OR of them (0 to {_mask(cls):#x})"
         given = value.name if isinstance(value, enum.Enum) and value.name else repr(value)
-        raise invalid(owner, field, f"must be one of {known}", given)
+        refuse = invalid_type if _wrong_kind(value) else invalid
+        raise refuse(owner, field, f"must be one of {known}", given)
     return member
+
+
+def _wrong_kind(value: object) -> bool:
+    """Whether a value is of no kind an enum is given as (a member, a value, a name, a type): 3.5, a list, True."""
+    return isinstance(value, (bool, np.bool_)) or not isinstance(value, (str, int, np.integer, enum.Enum, type,
+                                                                          np.dtype))
 
 
 def _member(cls: type[E], value: object, prefix: str, name_of: Callable[[str], str] | None) -> E | None:

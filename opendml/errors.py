@@ -2,6 +2,12 @@
 
 Every error opendml raises is an :class:`OpenDMLError`. Messages follow DirectML's vocabulary and one
 pattern: ``<OPERATOR>: <Field> <requirement>; got <actual>.``
+
+Each class is also the Python exception a caller would catch for its kind of fault, as NumPy raises them: an
+argument of the wrong type (a string for an axis, a list for ``out=``) is an :class:`InvalidArgumentTypeError`,
+a ``TypeError``; a value of the right type that DirectML refuses (an axis out of range, a FLOAT64 array, a
+negative size) is an :class:`InvalidArgumentError`, a ``ValueError``. Both are caught as ``OpenDMLError`` or
+``InvalidArgumentError`` alike.
 """
 
 from __future__ import annotations
@@ -13,6 +19,11 @@ class OpenDMLError(Exception):
 
 class InvalidArgumentError(OpenDMLError, ValueError):
     """A description or argument is invalid at every feature level (DirectML's E_INVALIDARG)."""
+
+
+class InvalidArgumentTypeError(InvalidArgumentError, TypeError):
+    """An argument or field of the wrong type (``axes="a"``, ``out=3``, a string for a FLOAT): a ``TypeError``,
+    as Python and NumPy raise for one, and an :class:`InvalidArgumentError` (E_INVALIDARG) as every refusal."""
 
 
 class UnsupportedFeatureLevelError(OpenDMLError):
@@ -49,6 +60,11 @@ def message(owner: str, field: str, requirement: str, got: object) -> str:
 
 def invalid(owner: str, field: str, requirement: str, got: object) -> InvalidArgumentError:
     return InvalidArgumentError(message(owner, field, requirement, got))
+
+
+def invalid_type(owner: str, field: str, requirement: str, got: object) -> InvalidArgumentTypeError:
+    """An argument of the wrong type (``invalid``'s message; a ``TypeError`` too)."""
+    return InvalidArgumentTypeError(message(owner, field, requirement, got))
 
 
 def binding_error(owner: str, field: str, requirement: str, got: object) -> BindingError:

@@ -10,7 +10,7 @@ import numpy as np
 
 from .dtypes import DataType
 from .enums import TensorFlags
-from .errors import invalid
+from .errors import invalid, invalid_type
 
 MAX_DIMENSIONS = 8  # DML_TENSOR_DIMENSION_COUNT_MAX1
 UINT32_MAX = 2**32 - 1
@@ -59,7 +59,7 @@ def _check_stride_count(strides: tuple[int, ...], sizes: tuple[int, ...], owner:
 
 def _check_uint(value: object, field: str, upper: int, lower: int = 0, owner: str = _OWNER) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise invalid(owner, field, "must be an integer", repr(value))
+        raise invalid_type(owner, field, "must be an integer", repr(value))
     value = int(value)
     if not lower <= value <= upper:
         raise invalid(owner, field, f"must be in [{lower}, {upper}]", value)
@@ -75,7 +75,7 @@ def sequence_items(values: object, owner: str, field: str, what: str) -> list[ob
         return list(values)
     if isinstance(values, Sequence) and not isinstance(values, (str, bytes, bytearray)):
         return list(values)
-    raise invalid(owner, field, f"must be a sequence of {what} (a list, tuple or 1-D array)", repr(values))
+    raise invalid_type(owner, field, f"must be a sequence of {what} (a list, tuple or 1-D array)", repr(values))
 
 
 def _int_tuple(values: object, field: str, lower: int, owner: str = _OWNER) -> tuple[int, ...]:

@@ -4,6 +4,8 @@ argmax's ``axis=`` and ``keepdims=``. Each expectation is NumPy's, computed here
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -83,3 +85,48 @@ def test_a_type_no_operator_takes_lists_only_the_operators_types_at_the_level(dt
     with pytest.raises(dml.InvalidArgumentError, match=r"^ELEMENT_WISE_CLIP: InputTensor\.DataType must be one of "
                        rf"FLOAT32, FLOAT16, INT32, INT16, INT8, UINT32, UINT16, UINT8 at feature level 3_0; got {name}"):
         dml.clip(np.zeros(2, dtype), 0, 1, device=dml.Device("cpu", "3_0"))
+
+
+F = np.array([[3.0, -1.0], [2.0, 5.0]], np.float32)
+WRONG_TYPES = {
+    "argmax axis string": lambda: dml.argmax(F, "a"),
+    "argmin axes float": lambda: dml.argmin(F, [0.5]),
+    "clip bound string": lambda: dml.clip(F, "a", 1),
+    "clip integer bound string": lambda: dml.clip(np.array([1], np.int32), 0, "b"),
+    "out int": lambda: dml.clip(F, 0, 1, out=3),
+    "out list": lambda: dml.argmin(F, out=[0, 0]),
+    "device int": lambda: dml.relu(F, device=3),
+    "axis_direction float": lambda: dml.argmax(F, axis_direction=2.5),
+    "output_type float": lambda: dml.argmin(F, output_type=3.5),
+    "scale_bias int": lambda: dml.clip(F, 0, 1, scale_bias=3),
+    "unravel shape string": lambda: dml.unravel_index(np.array([1]), "ab", 0),
+    "TensorDesc size float": lambda: dml.TensorDesc("FLOAT32", [2.5]),
+}
+
+
+@pytest.mark.parametrize("call", WRONG_TYPES.values(), ids=WRONG_TYPES.keys())
+def test_a_wrong_argument_type_is_a_type_error(call: Callable[[], object]) -> None:
+    """NumPy raises TypeError for these (np.argmax(x, axis="a")); opendml's error is one, and an opendml error."""
+    with pytest.raises(TypeError) as caught:
+        call()
+    assert isinstance(caught.value, dml.InvalidArgumentTypeError)
+    assert isinstance(caught.value, dml.InvalidArgumentError) and isinstance(caught.value, dml.OpenDMLError)
+
+
+WRONG_VALUES = {
+    "axis out of range": lambda: dml.argmax(F, 2),
+    "repeated axis": lambda: dml.argmax(F, [0, -2]),
+    "unknown device name": lambda: dml.relu(F, device="gpu"),
+    "unknown output type": lambda: dml.argmin(F, output_type="FLOAT99"),
+    "read-only out": lambda: dml.clip(F, 0, 1, out=np.broadcast_to(np.float32(0), F.shape)),
+    "out of a wrong shape": lambda: dml.clip(F, 0, 1, out=np.zeros(3, np.float32)),
+    "float64 array": lambda: dml.clip(F.astype(np.float64), 0, 1),
+    "NaN bound on integers": lambda: dml.clip(np.array([1], np.int32), float("nan"), 1),
+}
+
+
+@pytest.mark.parametrize("call", WRONG_VALUES.values(), ids=WRONG_VALUES.keys())
+def test_a_wrong_value_stays_a_value_error(call: Callable[[], object]) -> None:
+    with pytest.raises(dml.InvalidArgumentError) as caught:
+        call()
+    assert isinstance(caught.value, ValueError) and not isinstance(caught.value, TypeError)

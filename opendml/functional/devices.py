@@ -14,7 +14,7 @@ import numpy as np
 from .. import backends
 from ..device import Device, shared_device
 from ..dtypes import DataType, from_numpy, type_names
-from ..errors import InvalidArgumentError, OpenDMLError, invalid
+from ..errors import InvalidArgumentError, OpenDMLError, invalid, invalid_type
 from ..feature_levels import NEWEST, FeatureLevel
 from ..ops import BY_NAME
 
@@ -42,7 +42,8 @@ def _resolve_device(device: object, x: Any, owner: str) -> Device:
         return device
     if isinstance(device, str) and device.strip().lower() in backends.BACKENDS:
         return _backend_device(device.strip().lower())
-    raise invalid(owner, "device", f"must be a Device, a backend name ({', '.join(map(repr, backends.BACKENDS))}) "
+    refuse = invalid if isinstance(device, str) else invalid_type  # an unknown name is a value, a 3 a type
+    raise refuse(owner, "device", f"must be a Device, a backend name ({', '.join(map(repr, backends.BACKENDS))}) "
                   "or None", repr(device))
 
 
@@ -77,7 +78,7 @@ def _as_array(device: Device, x: Any, owner: str, name: str, accepts: frozenset[
     except OpenDMLError:
         raise
     except Exception:  # NumPy's or CuPy's own refusal (a ragged list, an object it cannot take)
-        raise invalid(owner, name, "must be an array or a number", type(x).__name__) from None
+        raise invalid_type(owner, name, "must be an array or a number", type(x).__name__) from None
     try:
         data_type = from_numpy(array.dtype)
     except KeyError:

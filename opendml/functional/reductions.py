@@ -17,7 +17,7 @@ from .. import front_ends
 from ..device import Device
 from ..dtypes import INTEGERS_32, INTEGERS_64, DataType
 from ..enums import AxisDirection, NanPolicy
-from ..errors import invalid
+from ..errors import invalid, invalid_type
 from ..kernels.spec import ReductionKind
 from ..ops.argmax import ARGMAX_SCHEMA, ArgMaxDesc
 from ..ops.argmin import ARGMIN_SCHEMA, ArgMinDesc
@@ -153,11 +153,13 @@ def _normalize_axes(axes: object, rank: int, owner: str) -> tuple[int, ...]:
     elif isinstance(axes, Sequence) and not isinstance(axes, (str, bytes)):
         listed = list(axes)
     else:
-        raise invalid(owner, "Axes", "must be an integer, a sequence of integers or None", repr(axes))
+        raise invalid_type(owner, "Axes", "must be an integer, a sequence of integers or None", repr(axes))
     normalized = []
     for k, axis in enumerate(listed):
         if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -rank <= axis < rank:
-            raise invalid(owner, f"Axes[{k}]", f"must be an integer in [{-rank}, {rank - 1}]", repr(axis))
+            wrong_type = isinstance(axis, bool) or not isinstance(axis, (int, np.integer))  # NumPy: TypeError
+            refuse = invalid_type if wrong_type else invalid
+            raise refuse(owner, f"Axes[{k}]", f"must be an integer in [{-rank}, {rank - 1}]", repr(axis))
         normalized.append(int(axis) % rank)
     if len(set(normalized)) != len(normalized):
         raise invalid(owner, "Axes", "must not repeat an axis", listed)
@@ -201,7 +203,8 @@ def _shape(shape: object) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
     if not isinstance(shape, Sequence) or isinstance(shape, (str, bytes)):
-        raise invalid(UNRAVEL_OWNER, "shape", "must be a sequence of sizes (the reduced input's shape)", repr(shape))
+        raise invalid_type(UNRAVEL_OWNER, "shape", "must be a sequence of sizes (the reduced input's shape)",
+                           repr(shape))
     for k, n in enumerate(shape):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise invalid(UNRAVEL_OWNER, f"shape[{k}]", "must be a positive integer", repr(n))

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..device import Device
-from ..errors import invalid
+from ..errors import invalid, invalid_type
 from .devices import _on_gpu
 from .placement import _padded_empty
 
@@ -51,9 +51,9 @@ def _output(device: Device, out: Any, shape: tuple[int, ...], dtype: np.dtype, o
         try:
             array = backend.as_array(out)  # the same memory (CuPy, DLPack)
         except Exception:
-            raise invalid(owner, "out", f"must be {kind}", type(out).__name__) from None
+            raise invalid_type(owner, "out", f"must be {kind}", type(out).__name__) from None
     else:
-        raise invalid(owner, "out", f"must be {kind}", type(out).__name__)
+        raise invalid_type(owner, "out", f"must be {kind}", type(out).__name__)
     if tuple(array.shape) != shape or array.dtype != dtype:
         raise invalid(owner, "out", f"must have shape {shape} and dtype {dtype}", f"{array.shape} {array.dtype}")
     if array is out and isinstance(out, np.ndarray) and backend.xp is not np:

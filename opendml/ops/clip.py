@@ -17,7 +17,7 @@ import numpy as np
 from .. import expr as ex
 from ..dtypes import FLOATS, INTEGERS_32, INTEGERS_64
 from ..dtypes import DataType as T
-from ..errors import invalid
+from ..errors import invalid, invalid_type
 from ..feature_levels import FeatureLevel as L
 from ..schema import OperatorSchema
 from .definition import Adapter, Describe, Field
@@ -100,7 +100,7 @@ def _clip_over_arrays(level: L, dtype: Any, values: tuple[Any, ...]) -> tuple[Op
 
 def _number(value: object, owner: str, field: str) -> int | float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise invalid(owner, field, "must be a number", repr(value))
+        raise invalid_type(owner, field, "must be a number", repr(value))
     return int(value) if isinstance(value, (int, np.integer)) else float(value)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dtypes import DataType
-from ..errors import invalid
+from ..errors import invalid, invalid_type
 from ..tensor import TensorDesc
 from ..validate import check_same_data_type, check_same_sizes
 
@@ -30,13 +30,13 @@ class ScaleBias:
             return value
         if isinstance(value, (tuple, list)) and len(value) == 2:
             return cls(*value)
-        raise invalid(owner, "ScaleBias", "must be a ScaleBias or a (scale, bias) pair", repr(value))
+        raise invalid_type(owner, "ScaleBias", "must be a ScaleBias or a (scale, bias) pair", repr(value))
 
 
 def float_field(value: object, owner: str, field: str) -> np.float32:
     """A DirectML FLOAT field: any real number, rounded to float32 as a C cast would."""
     if isinstance(value, bool) or not isinstance(value, Number):
-        raise invalid(owner, field, "must be a number", repr(value))
+        raise invalid_type(owner, field, "must be a number", repr(value))
     try:
         as_double = float(value)
     except OverflowError:  # a Python int beyond float64: it rounds to an infinity
@@ -48,7 +48,7 @@ def float_field(value: object, owner: str, field: str) -> np.float32:
 def exact_scalar(value: object, data_type: DataType, owner: str, field: str) -> np.integer | np.floating:
     """A DML_SCALAR_UNION of ``data_type``: integers exact and in range, floats without overflow."""
     if isinstance(value, bool) or not isinstance(value, Number):
-        raise invalid(owner, field, f"must be a number of type {data_type.name}", repr(value))
+        raise invalid_type(owner, field, f"must be a number of type {data_type.name}", repr(value))
     if data_type.is_integer:
         if isinstance(value, (float, np.floating)) and not float(value).is_integer():
             raise invalid(owner, field, f"must be an integer for MinMaxDataType {data_type.name}", value)
