@@ -130,3 +130,49 @@ def test_a_wrong_value_stays_a_value_error(call: Callable[[], object]) -> None:
     with pytest.raises(dml.InvalidArgumentError) as caught:
         call()
     assert isinstance(caught.value, ValueError) and not isinstance(caught.value, TypeError)
+
+
+R = np.random.default_rng(7).standard_normal((3, 4, 5)).astype(np.float32)
+
+
+@pytest.mark.parametrize("function", [dml.argmin, dml.argmax], ids=["argmin", "argmax"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_argmin_argmax_take_numpy_s_axis_and_keepdims(function: Callable[..., np.ndarray], axis: int | None) -> None:
+    expected = getattr(np, function.__name__)(R, axis=axis, keepdims=True)
+    np.testing.assert_array_equal(function(R, axis=axis), expected)  # DirectML's rank kept by default
+    np.testing.assert_array_equal(function(R, axis=axis, keepdims=True), expected)
+    dropped = getattr(np, function.__name__)(R, axis=axis)
+    got = function(R, axis=axis, keepdims=False)
+    assert got.shape == np.shape(dropped)
+    np.testing.assert_array_equal(got, dropped)
+
+
+def test_keepdims_false_shapes_out_and_the_values_as_numpy() -> None:
+    out = np.empty((3, 5), np.int64)
+    assert dml.argmin(R, axis=1, keepdims=False, out=out) is out
+    np.testing.assert_array_equal(out, np.argmin(R, axis=1))
+    indices, values = dml.argmax(R, axis=2, keepdims=False, return_values=True)
+    np.testing.assert_array_equal(indices, np.argmax(R, axis=2))
+    np.testing.assert_array_equal(values, R.max(axis=2))
+    with pytest.raises(dml.InvalidArgumentError, match=r"^ARGMIN: out must have shape \(3, 5\) and dtype int64"):
+        dml.argmin(R, axis=1, keepdims=False, out=np.empty((3, 1, 5), np.int64))
+    with pytest.raises(TypeError, match=r"^ARGMIN: axis must not be given beside axes"):
+        dml.argmin(R, 1, axis=1)
+    with pytest.raises(TypeError, match=r"^ARGMAX: keepdims must be True or False; got 'no'"):
+        dml.argmax(R, keepdims="no")  # type: ignore[arg-type]
+
+
+def test_keepdims_false_under_dask_and_compile() -> None:
+    da = pytest.importorskip("dask.array")
+    lazy = dml.argmin(da.from_array(R, chunks=2), axis=1, keepdims=False)
+    assert lazy.shape == (3, 5)
+    np.testing.assert_array_equal(lazy.compute(), np.argmin(R, axis=1))
+    compiled = dml.compile(lambda a: dml.argmax(a, axis=2, keepdims=False))
+    np.testing.assert_array_equal(compiled(R), np.argmax(R, axis=2))
+
+
+def test_the_default_call_keeps_its_fast_path_and_keepdims_false_never_takes_it() -> None:
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for _ in range(3):  # a repeated default call, then one dropping the axes on the same arrays
+        np.testing.assert_array_equal(dml.argmax(x, axis=1), np.argmax(x, axis=1, keepdims=True))
+        np.testing.assert_array_equal(dml.argmax(x, axis=1, keepdims=False), np.argmax(x, axis=1))

@@ -32,8 +32,9 @@ from .checks import known_shape, refuse_out, validation_device
 
 
 def arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: object, output_type: object,
-                  out: Any, device: Any, nan_policy: object, return_values: bool) -> Any:
-    """argmin (argmax) of a Dask array: a Dask array of indices, and one of values with ``return_values``."""
+                  out: Any, device: Any, nan_policy: object, return_values: bool, keepdims: bool = True) -> Any:
+    """argmin (argmax) of a Dask array: a Dask array of indices, and one of values with ``return_values``;
+    ``keepdims=False`` drops the reduced axes, as the functional API's."""
     schema, _ = ARG_REDUCTIONS[kind]
     owner = schema.name
     refuse_out(f"opendml.{kind.value.lower()}", out)
@@ -61,6 +62,8 @@ def arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: obj
     if scalar:
         indices, values = (a.map_blocks(merge.zero_d, drop_axis=0, meta=meta_from_array(a._meta, ndim=0))
                            for a in (indices, values))
+    elif not keepdims:
+        indices, values = indices.squeeze(axis=reduced), values.squeeze(axis=reduced)
     return (indices, values) if return_values else indices
 
 

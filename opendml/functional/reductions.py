@@ -46,7 +46,7 @@ reduced_inputs: ContextVar[bool] = ContextVar("opendml_reduced_inputs", default=
 def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
            axis_direction: AxisDirection | str = "INCREASING", output_type: DataType | str = "INT64",
            out: Any = None, device: Device | str | None = None, nan_policy: NanPolicy | str = "IGNORE",
-           return_values: bool = False) -> Any:
+           return_values: bool = False, axis: int | Sequence[int] | None = None, keepdims: bool = True) -> Any:
     """Indices of the smallest elements over ``axes`` (None: all); the rank is kept, as in DirectML.
     ``out``, if given, receives them: an array of the result's shape and of ``output_type``. Over several
     axes an index is flattened row-major over them (``unravel_index`` splits it). ``nan_policy``: IGNORE
@@ -56,6 +56,9 @@ def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
     and the indices' kind of array, are read at the winning indices, one element per output (not a second
     pass over the data). Under IGNORE a NaN value means every element of that reduction was NaN; under
     PROPAGATE it means a NaN won. With ``out``, ``out`` receives the indices.
+
+    NumPy's spellings: ``axis=`` is an alias of ``axes`` (not both); ``keepdims=False`` drops the reduced axes
+    from the result (and from ``out``'s and the values' shape), as NumPy does; True, DirectML's, keeps them.
 
     >>> argmin(np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], np.float32), 1)
     array([[0],
@@ -67,13 +70,13 @@ def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
            [0.]], dtype=float32))
     """
     return _arg_reduction(ReductionKind.ARGMIN, x, axes, axis_direction, output_type, out, device, nan_policy,
-                          return_values)
+                          return_values, axis, keepdims)
 
 
 def argmax(x: Any, axes: int | Sequence[int] | None = None, *,
            axis_direction: AxisDirection | str = "INCREASING", output_type: DataType | str = "INT64",
            out: Any = None, device: Device | str | None = None, nan_policy: NanPolicy | str = "IGNORE",
-           return_values: bool = False) -> Any:
+           return_values: bool = False, axis: int | Sequence[int] | None = None, keepdims: bool = True) -> Any:
     """Indices of the largest elements over ``axes``: ``argmin``'s twin (same arguments and rules).
 
     >>> argmax(np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], np.float32), 1)
@@ -86,16 +89,20 @@ def argmax(x: Any, axes: int | Sequence[int] | None = None, *,
     (array([2]), array([3.], dtype=float32))
     """
     return _arg_reduction(ReductionKind.ARGMAX, x, axes, axis_direction, output_type, out, device, nan_policy,
-                          return_values)
+                          return_values, axis, keepdims)
 
 
 def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: object, output_type: object,
-                   out: Any, device: Any, nan_policy: object, return_values: object = False) -> Any:
+                   out: Any, device: Any, nan_policy: object, return_values: object = False, axis: object = None,
+                   keepdims: object = True) -> Any:
     if reduced_inputs.get():
         return x
+    if axis is not None:
+        axes = _axis_alias(kind, axes, axis)
     key = None
-    if return_values is False:  # the indices alone: a layout seen before runs its kernel at once (fastpath)
-        key = (kind, _exact(axes), _exact(axis_direction), _exact(output_type), _exact(nan_policy))
+    if return_values is False and keepdims is True:  # the indices alone, as DirectML shapes them: a layout seen
+        # before runs its kernel at once (fastpath); a call dropping the reduced axes takes the ordinary path
+        key = (kind, _exact(axes), _exact(axis_direction), _exact(output_type), _exact(nan_policy), keepdims)
         done = _direct(device, key, x, out)
         if done is None:
             done = tensors.direct(device, key, x, out)  # PyTorch's tensors
@@ -104,11 +111,13 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
     schema, desc_type = ARG_REDUCTIONS[kind]
     owner = schema.name
     if not isinstance(return_values, (bool, np.bool_)):
-        raise invalid(owner, "return_values", "must be True or False", repr(return_values))
+        raise invalid_type(owner, "return_values", "must be True or False", repr(return_values))
+    if not isinstance(keepdims, (bool, np.bool_)):
+        raise invalid_type(owner, "keepdims", "must be True or False", repr(keepdims))
     front_end = front_ends.of((x,), out)
     if front_end is not None:
         return front_end.arg_reduction(kind, x, axes, axis_direction, output_type, out, device, nan_policy,
-                                       bool(return_values))
+                                       bool(return_values), bool(keepdims))
     device = _resolve_device(device, x, owner)
     array = _as_array(device, x, owner, "InputTensor")
     rank = max(array.ndim, 1)
@@ -117,7 +126,9 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
     policy = NanPolicy.parse(nan_policy, owner=owner)
     out_type = DataType.parse(output_type, owner=owner, field="OutputTensor.DataType")
     out_shape = tuple(1 if k in reduced else n for k, n in enumerate(array.shape or (1,)))
-    result = _output(device, out, array.shape and out_shape, out_type.numpy, owner, x)
+    dropped = None if keepdims or not array.ndim else tuple(n for k, n in enumerate(array.shape) if k not in reduced)
+    given = out if dropped is None or out is None else _kept_view(out, dropped, reduced, out_type, owner)
+    result = _output(device, given, array.shape and out_shape, out_type.numpy, owner, x)
     pad = _leading_ones(schema, device, rank)
     shifted = tuple(a + pad for a in reduced)
 
@@ -137,10 +148,34 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
     else:
         reduction_split.run_in_two(device, schema, make, kind, policy, direction, in_view, out_view, shifted, split)
     indices = result.deliver()
+    if dropped is not None:  # keepdims=False: NumPy's shape, ``out`` itself where given
+        indices = indices.reshape(dropped) if out is None else out
     if not return_values:
         return indices
     values = values_at(device.backend.xp, array, result.array, reduced)
+    values = values if dropped is None else values.reshape(dropped)
     return indices, device.backend.to_caller(values, indices)
+
+
+def _axis_alias(kind: ReductionKind, axes: object, axis: object) -> object:
+    """NumPy's ``axis=``, an alias of ``axes``: giving both is a TypeError, as a repeated argument is."""
+    if axes is not None:
+        owner = ARG_REDUCTIONS[kind][0].name
+        raise invalid_type(owner, "axis", "must not be given beside axes (its alias)", f"axes={axes!r}, axis={axis!r}")
+    return axis
+
+
+def _kept_view(out: Any, dropped: tuple[int, ...], reduced: Sequence[int], out_type: DataType, owner: str) -> Any:
+    """``keepdims=False``'s ``out``, of NumPy's shape, viewed with the reduced axes kept as size 1 (a view of any
+    array kind: indexing by None), which the operator writes; one of another shape is refused with that shape."""
+    shape = getattr(out, "shape", None)
+    if shape is None:
+        return out  # no array: refused by ``_output`` as such
+    if tuple(shape) != dropped:
+        raise invalid(owner, "out", f"must have shape {dropped} and dtype {out_type.numpy} (keepdims=False)",
+                      f"{tuple(shape)} {getattr(out, 'dtype', '')}")
+    rank = len(dropped) + len(reduced)
+    return out[tuple(None if k in reduced else slice(None) for k in range(rank))]
 
 
 def _normalize_axes(axes: object, rank: int, owner: str) -> tuple[int, ...]:

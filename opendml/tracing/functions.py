@@ -169,8 +169,9 @@ def _broadcast_to(t: Tracer, full: tuple[int, ...], owner: str, field: str) -> E
 
 def arg_reduction(kind: ReductionKind, x: Any, axes: int | Sequence[int] | None, axis_direction: AxisDirection | str,
                   output_type: DataType | str, out: Any, device: object, nan_policy: NanPolicy | str,
-                  return_values: bool) -> Tracer:
-    """argmin and argmax, traced: one node of ARGMIN or ARGMAX (``kind``), the indices alone."""
+                  return_values: bool, keepdims: bool = True) -> Tracer:
+    """argmin and argmax, traced: one node of ARGMIN or ARGMAX (``kind``), the indices alone; ``keepdims=False``
+    drops the reduced axes from the traced shape (the node's packed output holds the same elements in order)."""
     schema, desc_type = fn_api.ARG_REDUCTIONS[kind]
     owner = schema.name
     if return_values:  # a traced graph has no gather node to read the values with
@@ -184,6 +185,8 @@ def arg_reduction(kind: ReductionKind, x: Any, axes: int | Sequence[int] | None,
     out_sizes = tuple(1 if k in reduced else n for k, n in enumerate(tracer.expr.desc.sizes))
     _check_rank(schema, graph.device, rank)
     desc = desc_type(tracer.expr.desc, _packed(tracer.expr.desc, out_type, out_sizes), reduced, direction, policy)
-    return Tracer(graph.node(desc, [tracer.expr]), tracer.shape and out_sizes, out_type.numpy)
+    dropped = tuple(n for k, n in enumerate(tracer.shape) if k not in reduced)
+    shape = tracer.shape and (out_sizes if keepdims else dropped)
+    return Tracer(graph.node(desc, [tracer.expr]), shape, out_type.numpy)
 
 
