@@ -32,9 +32,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from .. import settings
 from . import debug
 
-ENV_CACHE_DIR = "OPENDML_CACHE_DIR"
+ENV_CACHE_DIR = settings.CACHE_DIR.name
 PREFIX = "kernels-"
 _NAME = re.compile(r"kernels-[0-9a-f]{16}")
 _PACKAGE = Path(__file__).resolve().parent.parent  # opendml/
@@ -46,9 +47,9 @@ _fingerprint: str | None = None
 
 def root() -> Path:
     """The cache root asked for (it may not exist, or not be writable)."""
-    chosen = os.environ.get(ENV_CACHE_DIR, "").strip()
-    if chosen:
-        return Path(chosen).expanduser()
+    chosen = settings.CACHE_DIR.get()
+    if chosen is not None:
+        return chosen
     base = os.environ.get("XDG_CACHE_HOME", "").strip()
     return (Path(base) if base else Path.home() / ".cache") / "opendml"
 
