@@ -33,7 +33,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import settings
-from . import debug
+from . import debug, notices
 
 ENV_CACHE_DIR = settings.CACHE_DIR.name
 PREFIX = "kernels-"
@@ -242,7 +242,15 @@ def use_for_numba() -> None:
 
     caching.CacheImpl._locator_classes.insert(0, _locator_class(caching))
     _name_data_files_apart(caching)
+    notices.watch_numba(_ours)
     _registered = True
+
+
+def _ours(source: Path) -> bool:
+    """Whether a Numba function's source file is opendml's: its kernel package, or a generated module."""
+    source = source.resolve()
+    return source.is_relative_to(KERNEL_PACKAGE) or (
+        source.parent.name == "generated" and source.parent.parent.name.startswith(PREFIX))
 
 
 def _name_data_files_apart(caching: Any) -> None:
@@ -292,7 +300,7 @@ def _locator_class(caching: Any) -> type:
             source = Path(py_file).resolve()
             if source.is_relative_to(KERNEL_PACKAGE):  # subpackages apart: Numba names files by module only
                 place = Path("cpu_kernels", source.parent.relative_to(KERNEL_PACKAGE))
-            elif source.parent.name == "generated" and source.parent.parent.name.startswith(PREFIX):
+            elif _ours(source):
                 place = Path("generated")
             else:
                 return None  # not opendml's: Numba's other locators decide
