@@ -19,6 +19,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "opendml.dispatch.cli",
     "opendml.kernels.cli",
     "opendml.onnx.cli",
+    "opendml.settings_cli",
     "opendml.support",
 )
 

@@ -17,6 +17,7 @@ from .errors import UnsupportedFeatureLevelError, invalid, out_of_memory
 from .feature_levels import NEWEST, FeatureLevel
 from .graphs.compiled import CompiledGraph, compile_graph
 from .graphs.desc import GraphDesc
+from .kernels import notices
 from .operator import CompiledOperator, Operator
 from .ops import BY_DESC_TYPE
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
@@ -112,7 +113,8 @@ class Device:
                           if not isinstance(operator, Operator) else
                           f"an operator created on {other_device(operator.device, self)}")
         flags = ExecutionFlags.parse(flags, owner=operator.name, field="ExecutionFlags")
-        return CompiledOperator(operator, flags, self.backend.compile(operator))
+        with notices.compiling(lambda: notices.describe(operator.name, operator.kernel_tensors[0][0])):
+            return CompiledOperator(operator, flags, self.backend.compile(operator))
 
     def compile_graph(self, graph_desc: GraphDesc, flags: ExecutionFlags | int | str = ExecutionFlags.NONE
                       ) -> CompiledGraph:

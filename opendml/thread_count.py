@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 
+from . import settings
 from .errors import invalid
 from .worker_share import worker_share
 
-ENV_THREADS = "OPENDML_NUM_THREADS"
+ENV_THREADS = settings.NUM_THREADS.name
 
 
 def available_cores() -> int:
@@ -24,11 +25,6 @@ def available_cores() -> int:
 
 
 def _positive(value: object, field: str) -> int:
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise invalid("Device", field, "must be a positive integer", repr(value)) from None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise invalid("Device", field, "must be a positive integer", repr(value))
     return value
@@ -39,9 +35,9 @@ def resolve_threads(threads: int | None) -> int:
     its share of the cores (``worker_share``), else every core."""
     if threads is not None:
         return _positive(threads, "threads")
-    from_env = os.environ.get(ENV_THREADS, "").strip()
-    if from_env:
-        return _positive(from_env, ENV_THREADS)
+    from_env = settings.NUM_THREADS.get()
+    if from_env is not None:
+        return from_env
     cores = available_cores()
     share = worker_share(cores)
     return cores if share is None else share

@@ -11,7 +11,6 @@ run on an empty ``OPENDML_CACHE_DIR``.
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 import time
 from collections import defaultdict
@@ -20,7 +19,9 @@ from typing import Any
 
 import pytest
 
-ENV = "OPENDML_COMPILE_TIMES"
+from opendml import settings
+
+ENV = settings.COMPILE_TIMES.name
 
 _current = ["(outside tests)"]
 _seconds: dict[str, float] = defaultdict(float)
@@ -68,7 +69,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def _path(config: pytest.Config) -> Path:
-    path = Path(os.environ.get(ENV) or Path(tempfile.gettempdir()) / "opendml-compile-times.json")
+    path = settings.COMPILE_TIMES.get() or Path(tempfile.gettempdir()) / "opendml-compile-times.json"
     worker = getattr(config, "workerinput", {}).get("workerid")
     return path.with_name(f"{path.stem}-{worker}{path.suffix}") if worker else path
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
@@ -10,6 +9,7 @@ from fuzz import report as fuzz_report  # tests/fuzz/: its end-of-session report
 from hypothesis import HealthCheck, settings
 
 import opendml as dml
+from opendml import settings as opendml_settings
 
 # The default run's examples per property: few, as each example of many properties compiles a kernel of its
 # own (about a second, cold) and CI runs the suite on two cores; the same ones every run (derandomized), so a
@@ -18,7 +18,7 @@ import opendml as dml
 settings.register_profile("ci", max_examples=20, deadline=None, derandomize=True, database=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("OPENDML_HYPOTHESIS_PROFILE", "ci"))
+settings.load_profile(opendml_settings.HYPOTHESIS_PROFILE.get())
 
 
 def _cuda_missing() -> str | None:

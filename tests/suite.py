@@ -13,13 +13,15 @@ from pathlib import Path
 
 import pytest
 
-SLOW_ENV = "OPENDML_SLOW_TESTS"
+from opendml import settings
+
+SLOW_ENV = settings.SLOW_TESTS.name
 LEFT_OUT = pytest.StashKey[int]()  # how many slow tests this run left out
 LEFT_OUT_KEY = "opendml_slow_left_out"  # a pytest-xdist worker's count, sent to the controller
 
 
 def slow_tests_wanted(config: pytest.Config) -> bool:
-    return bool(config.getoption("slow") or os.environ.get(SLOW_ENV, "") not in ("", "0")
+    return bool(config.getoption("slow") or settings.SLOW_TESTS.get()
                 or re.search(r"\bslow\b", config.getoption("markexpr") or ""))
 
 

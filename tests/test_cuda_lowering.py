@@ -4,7 +4,6 @@ and of random expressions, scalars as kernel arguments, and (where nvcc is insta
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ import opendml as dml
 from opendml import DataType as T
 from opendml import TensorDesc
 from opendml import expr as ex
+from opendml import settings as opendml_settings
 from opendml.backends.cuda import argmin_c, elementwise_c, expr_c
 from opendml.backends.cuda.codegen import C_TYPE, OPTIONS, PRELUDE
 from opendml.backends.layout import Layout, collapse
@@ -247,7 +247,7 @@ def compile_with_nvcc(sources: Sequence[str], tmp_path) -> str:
     return (tmp_path / "kernels.ptx").read_text()
 
 
-needs_nvcc = pytest.mark.skipif(NVCC is None or os.environ.get("OPENDML_SKIP_NVCC") == "1",
+needs_nvcc = pytest.mark.skipif(NVCC is None or opendml_settings.SKIP_NVCC.get(),
                                 reason="nvcc (the CUDA toolkit's compiler) is not installed")
 
 

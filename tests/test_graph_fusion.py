@@ -186,8 +186,9 @@ def test_a_value_read_twice_is_recomputed_when_cheaper_and_argmin_takes_its_grap
 
 
 def test_the_fusion_setting_is_checked() -> None:
-    with mock.patch.dict(os.environ, {"OPENDML_FUSION": "yes"}), \
-            pytest.raises(dml.OpenDMLError, match=r"^Device: OPENDML_FUSION must be 0 or 1; got 'yes'\.$"):
+    with mock.patch.dict(os.environ, {"OPENDML_FUSION": "maybe"}), \
+            pytest.raises(dml.OpenDMLError, match=r"^Environment: OPENDML_FUSION must be one of 1, true, yes, on \(on\) "
+                          r"or 0, false, no, off \(off\); got 'maybe'\.$"):
         CPU.compile_graph(chain_graph(CPU, 2))
 
 

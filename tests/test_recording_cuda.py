@@ -76,7 +76,8 @@ def test_launch_by_launch_gives_the_same_bits(gpu: dml.Device, monkeypatch: pyte
     monkeypatch.setenv("OPENDML_CUDA_GRAPHS", "0")
     assert not gpu.create_command_queue().cuda_graphs
     monkeypatch.setenv("OPENDML_CUDA_GRAPHS", "2")
-    with pytest.raises(dml.InvalidArgumentError, match=r"^Device: OPENDML_CUDA_GRAPHS must be 0 or 1; got '2'\.$"):
+    with pytest.raises(dml.InvalidArgumentError, match=r"^Environment: OPENDML_CUDA_GRAPHS must be one of 1, true, "
+                       r"yes, on \(on\) or 0, false, no, off \(off\); got '2'\.$"):
         gpu.create_command_queue()
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .. import FeatureLevel, OpenDMLError
+from ..kernels import notices
 from .paths import ALLOW_OUTSIDE_OPTION, check_path
 from .resources import MAX_RESOURCE_BYTES
 
@@ -161,7 +162,8 @@ def _run_model(args: argparse.Namespace) -> None:
     print(f"Running on '{device.backend.name}' at feature level {device.feature_level}", flush=True)
     timing = TimingOptions(args.dispatch_iterations, args.dispatch_repeat, args.milliseconds_to_run,
                            args.warmup_samples, args.timing_verbosity)
-    Runner(model, device, timing, print_commands=args.print_commands).run()
+    with notices.shown_on_stderr(args.timing_verbosity >= 1):  # -v 1 or 2: a kernel compiled on first use says so
+        Runner(model, device, timing, print_commands=args.print_commands).run()
 
 
 def _fail(message: str, status: int) -> int:

@@ -13,6 +13,7 @@ from ..binding import BoundTensor, bind_tensor, check_overlaps
 from ..buffer import Buffer, BufferBinding
 from ..enums import ExecutionFlags
 from ..errors import binding_error
+from ..kernels import notices
 from ..operator import (
     _BINDING_CACHE_LIMIT,
     BindingProperties,
@@ -75,9 +76,11 @@ def _compile_step(device: Device, graph: CheckedGraph, step: Step, flags: Execut
     outputs described as their nodes' output tensors)."""
     if step.fused is None:
         return device.compile_operator(graph.operators[step.node], flags).kernel
-    return device.backend.compile_spec(device, step.fused.spec, [operand.desc for operand in step.fused.operands],
-                                       graph.output_desc(step.node, 0),
-                                       [graph.output_desc(e.node, e.index) for e in step.fused.extras])
+    fused = step.fused
+    with notices.compiling(lambda: notices.describe(f"fused {fused.spec.operator}", fused.operands[0].desc)):
+        return device.backend.compile_spec(device, fused.spec, [operand.desc for operand in fused.operands],
+                                           graph.output_desc(step.node, 0),
+                                           [graph.output_desc(e.node, e.index) for e in fused.extras])
 
 
 class CompiledGraph:

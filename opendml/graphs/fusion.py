@@ -37,26 +37,22 @@ again for each, as before). ``OPENDML_FUSION=0`` turns fusion off, every node it
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from .. import expr as ex
+from .. import settings
 from ..dtypes import DataType
-from ..errors import invalid
 from ..kernels.compose import Composer, read_back
 from ..kernels.spec import KernelSpec
 from ..tensor import TensorDesc
 from .validate import CheckedGraph, Source
 
-ENV_FUSION = "OPENDML_FUSION"
+ENV_FUSION = settings.FUSION.name
 
 
 def enabled() -> bool:
-    """Whether compiled graphs fuse: OPENDML_FUSION is 1 (the default) or 0."""
-    value = os.environ.get(ENV_FUSION, "1").strip() or "1"
-    if value not in ("0", "1"):
-        raise invalid("Device", ENV_FUSION, "must be 0 or 1", repr(value))
-    return value == "1"
+    """Whether compiled graphs fuse: OPENDML_FUSION on (the default) or off."""
+    return settings.FUSION.get()
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from . import debug
+from .. import settings
+from . import debug, notices
 
-ENV_CACHE_DIR = "OPENDML_CACHE_DIR"
+ENV_CACHE_DIR = settings.CACHE_DIR.name
 PREFIX = "kernels-"
 _NAME = re.compile(r"kernels-[0-9a-f]{16}")
 _PACKAGE = Path(__file__).resolve().parent.parent  # opendml/
@@ -46,9 +47,9 @@ _fingerprint: str | None = None
 
 def root() -> Path:
     """The cache root asked for (it may not exist, or not be writable)."""
-    chosen = os.environ.get(ENV_CACHE_DIR, "").strip()
-    if chosen:
-        return Path(chosen).expanduser()
+    chosen = settings.CACHE_DIR.get()
+    if chosen is not None:
+        return chosen
     base = os.environ.get("XDG_CACHE_HOME", "").strip()
     return (Path(base) if base else Path.home() / ".cache") / "opendml"
 
@@ -241,7 +242,15 @@ def use_for_numba() -> None:
 
     caching.CacheImpl._locator_classes.insert(0, _locator_class(caching))
     _name_data_files_apart(caching)
+    notices.watch_numba(_ours)
     _registered = True
+
+
+def _ours(source: Path) -> bool:
+    """Whether a Numba function's source file is opendml's: its kernel package, or a generated module."""
+    source = source.resolve()
+    return source.is_relative_to(KERNEL_PACKAGE) or (
+        source.parent.name == "generated" and source.parent.parent.name.startswith(PREFIX))
 
 
 def _name_data_files_apart(caching: Any) -> None:
@@ -291,7 +300,7 @@ def _locator_class(caching: Any) -> type:
             source = Path(py_file).resolve()
             if source.is_relative_to(KERNEL_PACKAGE):  # subpackages apart: Numba names files by module only
                 place = Path("cpu_kernels", source.parent.relative_to(KERNEL_PACKAGE))
-            elif source.parent.name == "generated" and source.parent.parent.name.startswith(PREFIX):
+            elif _ours(source):
                 place = Path("generated")
             else:
                 return None  # not opendml's: Numba's other locators decide

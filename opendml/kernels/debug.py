@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import sys
+
+from .. import settings
 
 _printed: set[tuple[str, str]] = set()
 
 
 def print_kernels_enabled() -> bool:
     """Whether ``OPENDML_PRINT_KERNELS`` asks for generated sources (read at each call, so it can be set late)."""
-    return os.environ.get("OPENDML_PRINT_KERNELS", "") not in ("", "0")
+    return settings.PRINT_KERNELS.get()
 
 
 def print_source(kind: str, title: str, source: str) -> None:

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..backends import BACKENDS
 from ..errors import OpenDMLError
+from ..kernels import notices
 
 PROG = "opendml onnx"
 DESCRIPTION = ("Run an ONNX model of Clip, Relu, ArgMin, ArgMax, DequantizeLinear and QuantizeLinear nodes on opendml, "
@@ -108,12 +109,14 @@ def _run(args: argparse.Namespace) -> int:
 
     inputs = dict(_load_input(spec) for spec in args.input)
     device = Device(args.backend) if args.feature_level is None else Device(args.backend, args.feature_level)
-    session = Session(args.model, device)
 
     def progress(done: int, total: int, label: str) -> None:
         print(f"[{done}/{total}] {label}", file=sys.stderr)
 
-    _report(session.run(inputs, progress if args.verbose else None), args.output_dir)
+    with notices.shown_on_stderr(args.verbose):  # a kernel compiled on first use says so as it starts
+        session = Session(args.model, device)
+        outputs = session.run(inputs, progress if args.verbose else None)
+    _report(outputs, args.output_dir)
     return 0
 
 

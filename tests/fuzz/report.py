@@ -13,23 +13,24 @@ crash) sends nothing: the section then says how many workers' counts it is missi
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from opendml import settings as opendml_settings
+
 from .settings import COUNTS, FAILURES, Failure, totals
 
-REPORT_ENV = "OPENDML_FUZZ_REPORT"
+REPORT_ENV = opendml_settings.FUZZ_REPORT.name
 KEY = "opendml_fuzz"  # the entry of a worker's ``workeroutput`` that holds its counts
 
 _workers = {"reported": 0, "silent": 0}  # at the controller: workers whose counts arrived, and those whose did not
 
 
 def report_path() -> Path:
-    return Path(os.environ.get(REPORT_ENV) or Path(tempfile.gettempdir()) / "opendml-fuzz-counts.json")
+    return opendml_settings.FUZZ_REPORT.get() or Path(tempfile.gettempdir()) / "opendml-fuzz-counts.json"
 
 
 def is_worker(config: pytest.Config) -> bool:

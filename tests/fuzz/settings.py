@@ -14,7 +14,6 @@ and the session fails if there was any.
 
 from __future__ import annotations
 
-import os
 import re
 import traceback
 from collections import defaultdict
@@ -26,8 +25,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.errors import HypothesisException
 
-ENV = "OPENDML_FUZZ_EXAMPLES"
-KEEP_GOING_ENV = "OPENDML_FUZZ_KEEP_GOING"
+from opendml import settings as opendml_settings
+
+ENV = opendml_settings.FUZZ_EXAMPLES.name
+KEEP_GOING_ENV = opendml_settings.FUZZ_KEEP_GOING.name
 
 # Examples per property by default (docs/testing.md): new ones every run, and few, as many compile kernels.
 DEFAULTS = {"descriptions": 30, "bindings": 20, "functional": 20, "dispatch": 20, "onnx": 15}
@@ -50,23 +51,14 @@ FAILURES: dict[str, Failure] = {}
 COUNTS: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(int)))
 
 
-def _parse(name: str, text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise pytest.UsageError(f"{name} must be a positive integer; got {text!r}.") from None
-    if value < 1:
-        raise pytest.UsageError(f"{name} must be a positive integer; got {text!r}.")
-    return value
-
-
 def examples(family: str) -> int:
-    """max_examples for one family: its own variable, else the general one, else the CI default."""
-    for name in (f"{ENV}_{family.upper()}", ENV):
-        text = os.environ.get(name)
-        if text:
-            return _parse(name, text)
-    return DEFAULTS[family]
+    """max_examples for one family: its own variable, else the general one, else the CI default (a bad value
+    stops the session before any test runs, as a command-line mistake does)."""
+    try:
+        count = opendml_settings.fuzz_examples(family)
+    except opendml_settings.SettingError as error:
+        raise pytest.UsageError(str(error)) from None
+    return DEFAULTS[family] if count is None else count
 
 
 def fuzz_settings(family: str, share: float = 1.0) -> settings:
@@ -110,7 +102,7 @@ def totals() -> dict[str, dict[str, object]]:
 
 
 def keep_going() -> bool:
-    return os.environ.get(KEEP_GOING_ENV, "") not in ("", "0")
+    return opendml_settings.FUZZ_KEEP_GOING.get()
 
 
 def signature(error: BaseException) -> str:

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 from types import ModuleType
 
+from ... import settings
 from ...errors import KernelUnsupportedError, invalid, message
 from ...kernels.spec import KernelSpec
 
-ENV_KERNELS = "OPENDML_CPU_KERNELS"
-CHOICES = ("auto", "numba", "numpy")
+ENV_KERNELS = settings.CPU_KERNELS.name
 
 _chosen: ModuleType | None = None
 
@@ -43,9 +42,7 @@ def kernels() -> ModuleType:
     """The kernel module in force for this process."""
     global _chosen
     if _chosen is None:
-        choice = os.environ.get(ENV_KERNELS, "auto").strip().lower() or "auto"
-        if choice not in CHOICES:
-            raise invalid("Device", ENV_KERNELS, f"must be one of {', '.join(CHOICES)}", repr(choice))
+        choice = settings.CPU_KERNELS.get()
         if choice == "auto":
             choice = "numba" if numba_available() else "numpy"
         _chosen = load(choice)

@@ -10,6 +10,7 @@ from typing import Any
 
 import cupy
 
+from ...kernels import notices
 from ...kernels.debug import print_source
 from ...kernels.spec import KernelSpec
 from .codegen import OPTIONS
@@ -24,8 +25,9 @@ def kernel(source: str, title: str) -> Any:
     found = _kernels.get(key)
     if found is None:
         print_source("CUDA C", title, source)
-        module = cupy.RawModule(code=source, options=OPTIONS)
-        found = _kernels[key] = module.get_function("opendml_kernel")
+        with notices.slow(title):  # NVRTC, unless CuPy's disk cache has it (milliseconds: no notice)
+            module = cupy.RawModule(code=source, options=OPTIONS)
+            found = _kernels[key] = module.get_function("opendml_kernel")
     return found
 
 

@@ -16,22 +16,18 @@ calls are launched one by one on the stream, as they are with OPENDML_CUDA_GRAPH
 from __future__ import annotations
 
 import contextlib
-import os
 
 import cupy
 
-from ...errors import invalid
+from ... import settings
 from ...recording.executors import RecordedWork
 
-ENV_CUDA_GRAPHS = "OPENDML_CUDA_GRAPHS"
+ENV_CUDA_GRAPHS = settings.CUDA_GRAPHS.name
 
 
 def graphs_enabled() -> bool:
-    """Whether command queues capture CUDA graphs by default: OPENDML_CUDA_GRAPHS is 1 (the default) or 0."""
-    value = os.environ.get(ENV_CUDA_GRAPHS, "1").strip() or "1"
-    if value not in ("0", "1"):
-        raise invalid("Device", ENV_CUDA_GRAPHS, "must be 0 or 1", repr(value))
-    return value == "1"
+    """Whether command queues capture CUDA graphs by default: OPENDML_CUDA_GRAPHS on (the default) or off."""
+    return settings.CUDA_GRAPHS.get()
 
 
 def can_capture() -> bool:
