@@ -30,6 +30,7 @@ from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, Intermedi
 from .operator import BindingProperties, CompiledOperator, Operator
 from .ops.abs import ElementWiseAbsDesc
 from .ops.activation_identity import ActivationIdentityDesc
+from .ops.add import ElementWiseAddDesc
 from .ops.argmax import ArgMaxDesc
 from .ops.argmin import ArgMinDesc
 from .ops.bit_count import ElementWiseBitCountDesc
@@ -37,6 +38,7 @@ from .ops.bit_not import ElementWiseBitNotDesc
 from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
+from .ops.divide import ElementWiseDivideDesc
 from .ops.elementwise import ScaleBias
 from .ops.floor import ElementWiseFloorDesc
 from .ops.hard_sigmoid import ActivationHardSigmoidDesc
@@ -47,6 +49,7 @@ from .ops.is_nan import ElementWiseIsNanDesc
 from .ops.leaky_relu import ActivationLeakyReluDesc
 from .ops.linear import ActivationLinearDesc
 from .ops.logical_not import ElementWiseLogicalNotDesc
+from .ops.multiply import ElementWiseMultiplyDesc
 from .ops.negate import ElementWiseNegateDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.recip import ElementWiseRecipDesc
@@ -55,6 +58,7 @@ from .ops.round import ElementWiseRoundDesc
 from .ops.shrink import ActivationShrinkDesc
 from .ops.sign import ElementWiseSignDesc
 from .ops.sqrt import ElementWiseSqrtDesc
+from .ops.subtract import ElementWiseSubtractDesc
 from .ops.threshold import ElementWiseThresholdDesc
 from .ops.thresholded_relu import ActivationThresholdedReluDesc
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
@@ -90,23 +94,27 @@ __all__ = [
     "DataType",
     "Device",
     "ElementWiseAbsDesc",
+    "ElementWiseAddDesc",
     "ElementWiseBitCountDesc",
     "ElementWiseBitNotDesc",
     "ElementWiseCeilDesc",
     "ElementWiseClip1Desc",
     "ElementWiseClipDesc",
     "ElementWiseDequantizeLinearDesc",
+    "ElementWiseDivideDesc",
     "ElementWiseFloorDesc",
     "ElementWiseIdentityDesc",
     "ElementWiseIsInfinityDesc",
     "ElementWiseIsNanDesc",
     "ElementWiseLogicalNotDesc",
+    "ElementWiseMultiplyDesc",
     "ElementWiseNegateDesc",
     "ElementWiseQuantizeLinearDesc",
     "ElementWiseRecipDesc",
     "ElementWiseRoundDesc",
     "ElementWiseSignDesc",
     "ElementWiseSqrtDesc",
+    "ElementWiseSubtractDesc",
     "ElementWiseThresholdDesc",
     "ExecutionFlags",
     "FeatureLevel",

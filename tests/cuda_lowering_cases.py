@@ -76,14 +76,23 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
                               dml.ArgMinDesc(TensorDesc(t, sizes), out, list(range(len(sizes))), direction)))
     for op in DECLARED:  # the unary family: a ScaleBias on floats, every other field its default (else 1.5)
         assert op.api is not None
-        if op.schema.name in ("ELEMENT_WISE_CLIP", "ELEMENT_WISE_THRESHOLD"):
-            continue  # their bounds' classes above
+        if op.schema.name in ("ELEMENT_WISE_CLIP", "ELEMENT_WISE_THRESHOLD") or len(op.api.tensors) > 1:
+            continue  # their bounds' classes above; the binary family below
         for t in admitted_types(op.schema.name):
             x = TensorDesc(t, sizes)
             values = [(dml.ScaleBias(1.5, -0.5) if t.is_float else None) if f.kind == "scale_bias"
                       else (1.5 if f.default is REQUIRED else f.default) for f in op.api.keywords]
             y = x if op.api.output is None else TensorDesc(op.api.output, sizes)
-            cases.append((f"{op.schema.name}-{t.name}", op.describe(x, y, values)))
+            cases.append((f"{op.schema.name}-{t.name}", op.describe((x,), y, values)))
+    for op in DECLARED:  # the binary family: a full second operand, and one broadcast along the last dimension
+        assert op.api is not None
+        if len(op.api.tensors) == 1:
+            continue
+        for t in admitted_types(op.schema.name, op.api.tensors[0]):
+            x = TensorDesc(t, sizes)
+            row = TensorDesc(t, sizes, [0] * (len(sizes) - 1) + [1])
+            cases.append((f"{op.schema.name}-{t.name}", op.describe((x, x), x, ())))
+            cases.append((f"{op.schema.name}-{t.name}-broadcast", op.describe((x, row), x, ())))
     return cases
 
 

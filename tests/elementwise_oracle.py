@@ -465,3 +465,47 @@ def bit_not_element(x: int, type_name: str) -> int:
     """Every bit of the element's encoding inverted."""
     size = TYPES[type_name].size * 8
     return _wrapped(~int(x) & ((1 << size) - 1), type_name)
+
+
+# --- the binary family: f(a, b) of two elements of one type --------------------------------------------------
+# Floats: the exact result in double (a sum, difference, product or quotient of two float32 values rounds
+# correctly to float32 through double: 53 >= 2 * 24 + 2 bits), rounded once to float32, and once more to FLOAT16
+# where the tensor is one. Integers: the exact result wrapped into the type (two's complement, SPEC 11.3).
+
+ARITHMETIC_TYPES = FLOATS + INTEGERS_32 + INTEGERS_64
+
+
+def _float_result(exact: float, type_name: str) -> float:
+    return round_to(round_f32(exact), type_name)
+
+
+def add_element(a: int | float, b: int | float, type_name: str) -> int | float:
+    """a + b (ELEMENT_WISE_ADD)."""
+    if TYPES[type_name].is_float:
+        return _float_result(a + b, type_name)
+    return _wrapped(int(a) + int(b), type_name)
+
+
+def subtract_element(a: int | float, b: int | float, type_name: str) -> int | float:
+    """a - b (ELEMENT_WISE_SUBTRACT)."""
+    if TYPES[type_name].is_float:
+        return _float_result(a - b, type_name)
+    return _wrapped(int(a) - int(b), type_name)
+
+
+def multiply_element(a: int | float, b: int | float, type_name: str) -> int | float:
+    """a * b (ELEMENT_WISE_MULTIPLY)."""
+    if TYPES[type_name].is_float:
+        return _float_result(a * b, type_name)
+    return _wrapped(int(a) * int(b), type_name)
+
+
+def divide_element(a: float, b: float, type_name: str) -> float:
+    """a / b of floats (ELEMENT_WISE_DIVIDE), as IEEE divides: x / 0 an infinity of the signs' product (NaN for
+    0 / 0 and NaN / 0), inf / inf NaN."""
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        negative = (math.copysign(1.0, a) < 0) != (math.copysign(1.0, b) < 0)
+        return -math.inf if negative else math.inf
+    return _float_result(a / b, type_name)

@@ -52,24 +52,29 @@ def test_every_operator_is_declared_or_written_out_and_reaches_every_front_end()
 @pytest.mark.parametrize("op", DECLARED, ids=lambda op: op.schema.name)
 def test_dispatch_reads_every_field_of_a_declared_operator_in_directml_order(op: OperatorDefinition) -> None:
     spec = dispatch_operators.BY_NAME[op.schema.name]
-    assert [f.name for f in spec.fields] == ["InputTensor", "OutputTensor", *(f.name for f in op.fields)]
+    assert op.api is not None
+    tensors = [*op.api.tensors, "OutputTensor"]  # InputTensor; ATensor, BTensor
+    assert [f.name for f in spec.fields] == [*tensors, *(f.name for f in op.fields)]
     assert spec.desc_type is op.desc_type
 
 
-def _case(op: OperatorDefinition) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
-    """Edge values, the keyword arguments of test_kernel_specs' description, and the oracle's answer."""
+def _case(op: OperatorDefinition) -> tuple[list[np.ndarray], dict[str, Any], np.ndarray]:
+    """Edge values for each input tensor, the keyword arguments of test_kernel_specs' description, and the
+    oracle's answer."""
     assert op.api is not None
-    x = edge_values(_input(op), int(np.prod(SHAPE)), np.random.default_rng(7)).reshape(SHAPE)
+    xs = [edge_values(_input(op), int(np.prod(SHAPE)), np.random.default_rng(7 + k)).reshape(SHAPE)
+          for k in range(len(op.api.tensors))]
     tensors = _tensors(op, SHAPE)
     desc = DESCRIPTIONS[op.schema.name](tensors)
     kwargs = {f.python: getattr(desc, f.attribute) for f in op.api.keywords}
-    expected = EXPECTED[op.schema.name](desc, tensors, [x])
-    return x, kwargs, np.array(expected, _output(op).numpy).reshape(SHAPE)
+    expected = EXPECTED[op.schema.name](desc, tensors, xs)
+    return xs, kwargs, np.array(expected, _output(op).numpy).reshape(SHAPE)
 
 
 def _input(op: OperatorDefinition) -> dml.DataType:
     """FLOAT32 where the operator takes it (then the kernels are few), else its newest row's first type."""
-    types = max(op.schema.rows, key=lambda row: row.level).types["InputTensor"]
+    assert op.api is not None
+    types = max(op.schema.rows, key=lambda row: row.level).types[op.api.tensors[0]]
     return dml.DataType.FLOAT32 if dml.DataType.FLOAT32 in types else min(types, key=lambda t: t.value)
 
 
@@ -79,8 +84,10 @@ def _output(op: OperatorDefinition) -> dml.DataType:
 
 
 def _tensors(op: OperatorDefinition, shape: tuple[int, ...]) -> dict[str, dml.TensorDesc | None]:
-    """In as ``_input``; out the same, or the type the front ends give the output."""
-    return {"InputTensor": dml.TensorDesc(_input(op), shape), "OutputTensor": dml.TensorDesc(_output(op), shape)}
+    """Each input as ``_input``; out the same, or the type the front ends give the output."""
+    assert op.api is not None
+    inputs: dict[str, dml.TensorDesc | None] = {name: dml.TensorDesc(_input(op), shape) for name in op.api.tensors}
+    return {**inputs, "OutputTensor": dml.TensorDesc(_output(op), shape)}
 
 
 def _same(got: Any, expected: np.ndarray) -> None:
@@ -89,41 +96,43 @@ def _same(got: Any, expected: np.ndarray) -> None:
     assert all(oracle.same_value(float(a), float(b)) for a, b in zip(got.reshape(-1), expected.reshape(-1)))
 
 
-def _functional(op: OperatorDefinition, x: np.ndarray, kwargs: dict[str, Any]) -> Any:
+def _functional(op: OperatorDefinition, xs: list[Any], kwargs: dict[str, Any]) -> Any:
     assert op.api is not None
-    return getattr(dml, op.api.python)(x, **kwargs)
+    return getattr(dml, op.api.python)(*xs, **kwargs)
 
 
-def _compiled(op: OperatorDefinition, x: np.ndarray, kwargs: dict[str, Any]) -> Any:
-    return dml.compile(lambda a: _functional(op, a, kwargs))(x)
+def _compiled(op: OperatorDefinition, xs: list[np.ndarray], kwargs: dict[str, Any]) -> Any:
+    return dml.compile(lambda *arrays: _functional(op, list(arrays), kwargs))(*xs)
 
 
-def _dask(op: OperatorDefinition, x: np.ndarray, kwargs: dict[str, Any]) -> Any:
+def _dask(op: OperatorDefinition, xs: list[np.ndarray], kwargs: dict[str, Any]) -> Any:
     import dask.array as da
 
-    return _functional(op, da.from_array(x, chunks=(1, 5)), kwargs).compute(scheduler="sync")
+    return _functional(op, [da.from_array(x, chunks=(1, 5)) for x in xs], kwargs).compute(scheduler="sync")
 
 
-def _builder(op: OperatorDefinition, x: np.ndarray, kwargs: dict[str, Any]) -> Any:
+def _builder(op: OperatorDefinition, xs: list[np.ndarray], kwargs: dict[str, Any]) -> Any:
     assert op.api is not None
     device = dml.Device()
     graph = dml.Graph(device)
-    node = getattr(g, op.api.python)(graph.input(0, dml.TensorDesc(_input(op), SHAPE)), **kwargs)
+    inputs = [graph.input(k, dml.TensorDesc(_input(op), SHAPE)) for k in range(len(xs))]
+    node = getattr(g, op.api.python)(*inputs, **kwargs)
     out_type = _output(op).numpy
-    out = device.create_buffer(max(4, x.size * out_type.itemsize))
-    graph.compile([node]).execute([device.buffer_from(x)], [out])
-    return out.to_numpy()[:x.size * out_type.itemsize].view(out_type).reshape(SHAPE)
+    size = xs[0].size
+    out = device.create_buffer(max(4, size * out_type.itemsize))
+    graph.compile([node]).execute([device.buffer_from(x) for x in xs], [out])
+    return out.to_numpy()[:size * out_type.itemsize].view(out_type).reshape(SHAPE)
 
 
-FRONT_ENDS: dict[str, Callable[[OperatorDefinition, np.ndarray, dict[str, Any]], Any]] = {
+FRONT_ENDS: dict[str, Callable[[OperatorDefinition, list[np.ndarray], dict[str, Any]], Any]] = {
     "functional": _functional, "compile": _compiled, "dask": _dask, "builder": _builder}
 
 
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
 @pytest.mark.parametrize("op", DECLARED, ids=lambda op: op.schema.name)
 def test_every_declared_operator_runs_through_every_front_end(op: OperatorDefinition, front_end: str) -> None:
-    x, kwargs, expected = _case(op)
-    _same(FRONT_ENDS[front_end](op, x, kwargs), expected)
+    xs, kwargs, expected = _case(op)
+    _same(FRONT_ENDS[front_end](op, xs, kwargs), expected)
 
 
 def _json_field(value: Any) -> Any:
@@ -135,20 +144,24 @@ def _json_field(value: Any) -> Any:
 @pytest.mark.parametrize("op", DECLARED, ids=lambda op: op.schema.name)
 def test_every_declared_operator_runs_under_opendml_dispatch(op: OperatorDefinition, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert op.api is not None
     x = np.array([[-2.5, -0.5, 0.0, 0.25], [0.75, 1.0, 3.0, 7.0]], np.float32)
     if _input(op).is_integer:
         x = np.array([[0, 1, 2, 0], [3, 0, 7, 9]], _input(op).numpy)
+    xs = [x if k == 0 else x[::-1, ::-1].copy() for k in range(len(op.api.tensors))]  # a second operand: reversed
     tensors = _tensors(op, x.shape)
     desc = DESCRIPTIONS[op.schema.name](tensors)
     fields = {f.name: _json_field(getattr(desc, f.attribute)) for f in op.fields if getattr(desc, f.attribute) is not None}
     out = _output(op).name
     model = {
-        "resources": {"A": {"initialValuesDataType": _input(op).name, "initialValues": x.reshape(-1).tolist()},
+        "resources": {**{f"In{k}": {"initialValuesDataType": _input(op).name, "initialValues": v.reshape(-1).tolist()}
+                         for k, v in enumerate(xs)},
                       "Out": {"initialValuesDataType": out, "initialValues": {"valueCount": 8, "value": 0}}},
         "dispatchables": {"op": {"type": f"DML_OPERATOR_{op.schema.name}", "desc": {
-            "InputTensor": {"DataType": _input(op).name, "Sizes": list(x.shape)},
+            **{name: {"DataType": _input(op).name, "Sizes": list(x.shape)} for name in op.api.tensors},
             "OutputTensor": {"DataType": out, "Sizes": list(x.shape)}, **fields}}},
-        "commands": [{"type": "dispatch", "dispatchable": "op", "bindings": {"InputTensor": "A", "OutputTensor": "Out"}},
+        "commands": [{"type": "dispatch", "dispatchable": "op",
+                      "bindings": {**{name: f"In{k}" for k, name in enumerate(op.api.tensors)}, "OutputTensor": "Out"}},
                      {"type": "print", "resource": "Out"}],
     }
     path = tmp_path / "model.json"
@@ -156,7 +169,7 @@ def test_every_declared_operator_runs_under_opendml_dispatch(op: OperatorDefinit
     assert main(["dispatch", str(path)]) == 0
     (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Resource 'Out': ")]
     printed = np.array([float(v) for v in line.split(": ")[1].split(", ")])
-    expected = EXPECTED[op.schema.name](desc, tensors, [x])
+    expected = EXPECTED[op.schema.name](desc, tensors, xs)
     np.testing.assert_allclose(printed, np.array(expected, np.float64), rtol=5e-6, atol=0)
 
 
@@ -199,9 +212,9 @@ def test_each_function_takes_its_declarations_fields_and_pickles_by_reference(op
     default where it has one; the function pickles as a reference to itself (a Dask task carries it)."""
     assert op.api is not None
     functional, builder = getattr(dml, op.api.python), getattr(g, op.api.python)
-    x = ("x", "POSITIONAL_OR_KEYWORD", inspect.Parameter.empty)
-    assert _parameters(functional) == [x, *_fields(op.api.functional_keywords), ("out", "KEYWORD_ONLY", None),
+    arrays = [(name, "POSITIONAL_OR_KEYWORD", inspect.Parameter.empty) for name in op.api.arrays]
+    assert _parameters(functional) == [*arrays, *_fields(op.api.functional_keywords), ("out", "KEYWORD_ONLY", None),
                                        ("device", "KEYWORD_ONLY", None)]
     fields = _fields(op.api.keywords)
-    assert _parameters(builder) == [x, *((name, "POSITIONAL_OR_KEYWORD", default) for name, _, default in fields)]
+    assert _parameters(builder) == [*arrays, *((name, "POSITIONAL_OR_KEYWORD", default) for name, _, default in fields)]
     assert pickle.loads(pickle.dumps(functional)) is functional and pickle.loads(pickle.dumps(builder)) is builder

@@ -94,6 +94,15 @@ def _unary(make: Callable[[dml.TensorDesc, dml.TensorDesc], object]) -> Callable
     return describe
 
 
+def _binary(make: Callable[[dml.TensorDesc, dml.TensorDesc, dml.TensorDesc], object]) -> Callable[[Tensors], object]:
+    def describe(t: Tensors) -> object:
+        a, b, y = t["ATensor"], t["BTensor"], t["OutputTensor"]
+        assert a is not None and b is not None and y is not None
+        return make(a, b, y)
+
+    return describe
+
+
 # The unary family's fields here; the same values reach the oracle through EXPECTED.
 UNARY_FIELDS: dict[str, tuple[float, ...]] = {
     "ACTIVATION_LINEAR": (1.5, -0.25), "ACTIVATION_LEAKY_RELU": (0.1,), "ACTIVATION_THRESHOLDED_RELU": (0.5,),
@@ -137,6 +146,10 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ACTIVATION_HARD_SWISH": _unary(lambda x, y: dml.ActivationHardSwishDesc(
         x, y, *UNARY_FIELDS["ACTIVATION_HARD_SWISH"])),
     "ACTIVATION_SHRINK": _unary(lambda x, y: dml.ActivationShrinkDesc(x, y, *UNARY_FIELDS["ACTIVATION_SHRINK"])),
+    "ELEMENT_WISE_ADD": _binary(dml.ElementWiseAddDesc),
+    "ELEMENT_WISE_SUBTRACT": _binary(dml.ElementWiseSubtractDesc),
+    "ELEMENT_WISE_MULTIPLY": _binary(dml.ElementWiseMultiplyDesc),
+    "ELEMENT_WISE_DIVIDE": _binary(dml.ElementWiseDivideDesc),
 }
 REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN, "ARGMAX": ReductionKind.ARGMAX}  # every other operator is element-wise
 
@@ -229,6 +242,15 @@ def _expect_scale_bias(element: Callable[..., int | float]) -> Expect:
     return expect
 
 
+def _expect_binary(element: Callable[..., int | float]) -> Expect:
+    """A binary operator's expectation: ``element(a, b, type)`` at each element."""
+    def expect(desc: Any, tensors: Tensors, inputs: Sequence[np.ndarray | None]) -> Values:
+        t = _type(tensors, "ATensor")
+        return _each(inputs, lambda a, b: element(a, b, t))
+
+    return expect
+
+
 def _declared_name(desc: object) -> str:
     return next(name for name, op in BY_NAME.items() if op.desc_type is type(desc))
 
@@ -264,6 +286,10 @@ EXPECTED: dict[str, Expect] = {
     "ACTIVATION_HARD_SIGMOID": _expect_unary(oracle.hard_sigmoid_element),
     "ACTIVATION_HARD_SWISH": _expect_unary(oracle.hard_swish_element),
     "ACTIVATION_SHRINK": _expect_unary(oracle.shrink_element),
+    "ELEMENT_WISE_ADD": _expect_binary(oracle.add_element),
+    "ELEMENT_WISE_SUBTRACT": _expect_binary(oracle.subtract_element),
+    "ELEMENT_WISE_MULTIPLY": _expect_binary(oracle.multiply_element),
+    "ELEMENT_WISE_DIVIDE": _expect_binary(oracle.divide_element),
 }
 
 

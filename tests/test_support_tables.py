@@ -155,11 +155,35 @@ def _typed_outcome(table: list, rank: int, input_type: T, output_type: T) -> dic
     return expected_outcome(table, lambda row: rank in row[1] and input_type in row[2] and output_type in row[3])
 
 
+# (from level, ranks, types): the binary family, written from each page (ATensor, BTensor and OutputTensor alike),
+# less the types opendml does not compute yet: 64-bit ADD and SUBTRACT, integer MULTIPLY and DIVIDE.
+ARITHMETIC_FLOAT_TABLE = [(L.FL_5_1, ALL_RANKS, F), (L.FL_4_1, ALL_RANKS, F), (L.FL_3_0, ALL_RANKS, F),
+                          (L.FL_2_1, TWO_TO_FIVE, F), (L.FL_1_0, TWO_TO_FIVE, F)]
+SUM_TABLE = [(L.FL_5_1, ALL_RANKS, F | I32), (L.FL_4_1, ALL_RANKS, F | {T.INT32, T.UINT32}),
+             (L.FL_3_0, ALL_RANKS, F | {T.INT32, T.UINT32}), (L.FL_2_1, TWO_TO_FIVE, F | {T.INT32, T.UINT32}),
+             (L.FL_1_0, TWO_TO_FIVE, F)]
+BINARY_TABLES = {
+    "ElementWiseAddDesc": SUM_TABLE,
+    "ElementWiseSubtractDesc": SUM_TABLE,
+    "ElementWiseMultiplyDesc": ARITHMETIC_FLOAT_TABLE,
+    "ElementWiseDivideDesc": [(L.FL_6_0, ALL_RANKS, F), *ARITHMETIC_FLOAT_TABLE[1:]],
+}
+
+
+@pytest.mark.parametrize("desc_name", BINARY_TABLES)
+def test_binary_family_tables(desc_name: str) -> None:
+    make = getattr(dml, desc_name)
+    for data_type, rank in itertools.product(EVERY_TYPE, ALL_RANKS):
+        t = dml.TensorDesc(data_type, sizes(rank))
+        check(functools.partial(make, t, t, t), _unary_outcome(BINARY_TABLES[desc_name], rank, data_type))
+
+
 def test_every_declared_operator_has_its_table_here() -> None:
     from opendml.ops import DECLARED
 
     clamps = {"ElementWiseClipDesc", "ElementWiseThresholdDesc"}  # test_unary_tables
-    assert {op.desc_type.__name__ for op in DECLARED} == set(UNARY_TABLES) | set(TYPED_OUTPUT_TABLES) | clamps
+    tables = set(UNARY_TABLES) | set(TYPED_OUTPUT_TABLES) | set(BINARY_TABLES) | clamps
+    assert {op.desc_type.__name__ for op in DECLARED} == tables
 
 
 @pytest.mark.parametrize("rank", ALL_RANKS)

@@ -22,12 +22,15 @@ import dask.array as da
 import numpy as np
 from dask.array.utils import meta_from_array
 
-from ..functional.declared import FUNCTIONS
+from ..dtypes import from_numpy
+from ..functional.declared import FUNCTIONS, is_number
+from ..functional.operands import _broadcast
 from ..functional.quantization import _operands_shape
 from ..functional.quantization import dequantize_linear as _dequantize_linear
 from ..functional.quantization import quantize_linear as _quantize_linear
 from ..ops.definition import OperatorDefinition
 from ..ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA
+from ..ops.elementwise import exact_scalar
 from ..ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA
 from . import align, blocks
 from .checks import known_shape, refuse_out, validation_device
@@ -38,11 +41,36 @@ _FIELDS = ("InputTensor", "ScaleTensor", "ZeroPointTensor")
 ShapeRule = Callable[[Sequence[tuple[int, ...] | None]], tuple[int, ...]]
 
 
-def declared(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, device: Any) -> Any:
-    """Every declared operator's function (``opendml.functional.declared``): one call per block."""
+def declared(op: OperatorDefinition, tensors: tuple[Any, ...], values: tuple[Any, ...], out: Any, device: Any) -> Any:
+    """Every declared operator's function (``opendml.functional.declared``): one call per block; the operands of
+    an operator of several tensors (ADD) broadcast as NumPy's, a number passed to every block as it is."""
     assert op.api is not None
     kwargs = {f.python: v for f, v in zip(op.api.keywords, values)}
-    return _blockwise(FUNCTIONS[op.schema.name], f"opendml.{op.api.python}", [x], kwargs, out, device)
+    if len(tensors) == 1:
+        return _blockwise(FUNCTIONS[op.schema.name], f"opendml.{op.api.python}", list(tensors), kwargs, out, device)
+    rule = functools.partial(_broadcast_shape, op.schema.name, op.api.tensors)
+    return _blockwise(FUNCTIONS[op.schema.name], f"opendml.{op.api.python}", _typed_numbers(op, tensors), kwargs,
+                      out, device, rule)
+
+
+def _typed_numbers(op: OperatorDefinition, tensors: tuple[Any, ...]) -> list[Any]:
+    """Numbers as 0-d NumPy arrays of the first array's type, as the functional API types them (the blocks
+    are read from arrays: a number first would otherwise become a FLOAT64 array)."""
+    assert op.api is not None
+    typed = next((t for t in tensors if not is_number(t)), None)
+    if typed is None:
+        return list(tensors)
+    data_type = from_numpy(np.dtype(typed.dtype))
+    return [np.asarray(exact_scalar(t, data_type, op.schema.name, name)) if is_number(t) else t
+            for t, name in zip(tensors, op.api.tensors)]
+
+
+def _broadcast_shape(owner: str, names: Sequence[str], shapes: Sequence[tuple[int, ...] | None]) -> tuple[int, ...]:
+    shape: tuple[int, ...] = ()
+    for k, other in enumerate(shapes):
+        assert other is not None  # every tensor is a required argument (a number: shape ())
+        shape = other if k == 0 else _broadcast(owner, shape, " and ".join(names[:k]), other, names[k])
+    return shape
 
 
 def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: Any) -> Any:

@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from .. import front_ends
 from ..device import Device
+from ..dtypes import from_numpy
 from ..ops import DECLARED
 from ..ops.definition import OperatorDefinition
+from ..ops.elementwise import exact_scalar
 from ..ops.signature import arguments, define
 from .devices import _as_array, _resolve_device
 from .fastpath import Repeats, _remember
@@ -34,7 +38,9 @@ from .fastpath import Repeats, _remember
 from .fastpath import _direct as _direct
 from .fastpath import _exact as _exact
 from .fastpath import _repeated as _repeated
+from .operands import _broadcast
 from .placement import _leading_ones, _run, _view_as
+from .quantization import _broadcast_to
 from .results import _output
 
 _NONE = (None, None, None)
@@ -56,16 +62,19 @@ _PLAIN = "return _ordinary(x, {values}, out, device, None)\n"
 
 
 def function(op: OperatorDefinition) -> Callable[..., Any]:
-    """The public function of a declared operator: ``f(x, *fields, out=None, device=None)``."""
+    """The public function of a declared operator: ``f(x, *fields, out=None, device=None)``; an operator of
+    several tensors (``Api.tensors``): ``f(a, b, *fields, out=None, device=None)``, NumPy's broadcasting."""
     api = op.api
     assert api is not None and len(api.keywords) <= 3  # the fast paths compare three scalars
+    if len(api.tensors) > 1:
+        return _function_of_arrays(op)
     repeats: Repeats = {}  # calls remembered for a repeat on the same arrays (``fastpath._repeated``)
     dtype = None if api.output is None else api.output.numpy
 
     def ordinary(x: Any, values: tuple[Any, ...], out: Any, device: Any, key: Any) -> Any:
         front_end = front_ends.of((x,), out)
         if front_end is not None:
-            return front_end.declared(op, x, values, out, device)
+            return front_end.declared(op, (x,), values, out, device)
         resolved = _resolve_device(device, x, op.schema.name)
         return _call(op, x, values, out, resolved, key, device, repeats, dtype)
 
@@ -96,10 +105,79 @@ def _call(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, dev
     return result.deliver()
 
 
+def _function_of_arrays(op: OperatorDefinition) -> Callable[..., Any]:
+    """The function of an operator of several tensors (ADD's ``add(a, b)``): no fast paths yet, every call
+    described afresh."""
+    api = op.api
+    assert api is not None
+
+    def ordinary(tensors: tuple[Any, ...], values: tuple[Any, ...], out: Any, device: Any) -> Any:
+        front_end = front_ends.of(tensors, out)
+        if front_end is not None:
+            return front_end.declared(op, tensors, values, out, device)
+        arrays = [t for t in tensors if not is_number(t)]
+        resolved = _resolve_device(device, arrays[0] if arrays else None, op.schema.name)
+        return _call_of_arrays(op, tensors, values, out, resolved)
+
+    body = f"return _ordinary(({', '.join(api.arrays)}, ), {arguments(api.keywords)}, out, device)\n"
+    call = define(api.python, api.functional_keywords, body, globals(), {"_ordinary": ordinary},
+                  trailing=("out", "device"), annotations=_annotations(op), arrays=api.arrays)
+    call.__module__ = "opendml"
+    call.__doc__ = _doc(op)
+    return call
+
+
+def is_number(value: Any) -> bool:
+    """A Python or NumPy number (not an array, not a bool: a bool has no DirectML type)."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def operand_arrays(device: Device, op: OperatorDefinition, tensors: Sequence[Any]) -> list[Any]:
+    """A call's operands as arrays of the device's kind. A number beside an array takes that array's type (as
+    NumPy 2 types a Python scalar beside an array), exactly: an integer out of the type's range, or a fraction
+    for an integer type, is refused, a float rounds to the float type (overflow refused); it reaches the
+    operator as a zero-stride tensor, nothing materialised. Numbers alone take no type: refused by ``_as_array``
+    as any array of no DirectML type."""
+    assert op.api is not None
+    owner, names = op.schema.name, op.api.tensors
+    arrays: list[Any] = [None if is_number(t) else _as_array(device, t, owner, name) for t, name in zip(tensors, names)]
+    typed = next((a for a in arrays if a is not None), None)
+    for k, t in enumerate(tensors):
+        if arrays[k] is None:
+            if typed is None:
+                arrays[k] = _as_array(device, t, owner, names[k])
+            else:
+                data_type = from_numpy(typed.dtype)
+                arrays[k] = _as_array(device, np.asarray(exact_scalar(t, data_type, owner, names[k])), owner, names[k])
+    return arrays
+
+
+def _call_of_arrays(op: OperatorDefinition, tensors: tuple[Any, ...], values: tuple[Any, ...], out: Any,
+                    device: Device) -> Any:
+    """One operator over the NumPy broadcast of its operands (each read through zero strides where it
+    broadcasts), into ``out`` or a new array of the first operand's type."""
+    assert op.api is not None
+    owner, names = op.schema.name, op.api.tensors
+    arrays = operand_arrays(device, op, tensors)
+    shape: tuple[int, ...] = tuple(arrays[0].shape)
+    for k in range(1, len(arrays)):
+        shape = _broadcast(owner, shape, " and ".join(names[:k]), tuple(arrays[k].shape), names[k])
+    schema, describe = op.over_arrays(device.feature_level, arrays[0].dtype, values)
+    dtype = arrays[0].dtype if op.api.output is None else op.api.output.numpy
+    like = next((t for t in tensors if not is_number(t)), tensors[0])
+    result = _output(device, out, shape, dtype, schema.name, like)
+    pad = _leading_ones(schema, device, max(len(shape), 1))
+    full = (1,) * pad + (shape or (1,))
+    placed = [_broadcast_to(device.backend.xp, a, full) for a in arrays]
+    _run(device, schema, describe, placed, _view_as(result.array, full))
+    return result.deliver()
+
+
 def _annotations(op: OperatorDefinition) -> dict[str, str]:
     assert op.api is not None
     fields = {f.python: op.api.annotation(f) for f in op.api.keywords}
-    return {"x": "Any", **fields, "out": "Any", "device": "Device | str | None", "return": "Any"}
+    arrays = {name: "Any" for name in op.api.arrays}
+    return {**arrays, **fields, "out": "Any", "device": "Device | str | None", "return": "Any"}
 
 
 def _doc(op: OperatorDefinition) -> str:
@@ -111,6 +189,13 @@ def _doc(op: OperatorDefinition) -> str:
     fields = "".join(f", {f.python}={f.name}" for f in op.api.keywords)
     adapter = op.api.adapter
     note = "" if adapter is None else "\n\n" + (inspect.getdoc(adapter.choose) or "")
+    if len(op.api.tensors) > 1:
+        tensors = ", ".join(f"{p}={t}" for p, t in zip(op.api.arrays, op.api.tensors))
+        return (f"{formula}\n\nElement by element over ``{', '.join(op.api.arrays)}`` ({tensors}{fields}), as "
+                f"DML_{op.schema.name}_OPERATOR_DESC, broadcasting as NumPy does (a broadcast operand is read "
+                "through zero strides, never copied); a number takes the other operand's type. The result has the "
+                "first array's type and the broadcast shape (``out=``, if given, receives it). ``device``: a "
+                "Device, a backend name or None (the arrays').")
     return (f"{formula}\n\nElement by element over ``x`` (InputTensor{fields}), as DML_{op.schema.name}_OPERATOR_DESC;"
             " the result has x's type and shape (``out=``, if given, receives it). ``device``: a Device, a backend "
             f"name or None (the array's).{note}")

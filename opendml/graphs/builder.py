@@ -177,16 +177,20 @@ def node_function(op: OperatorDefinition) -> Callable[..., Expression]:
     api = op.api
     assert api is not None
 
-    def build(x: Expression, values: tuple[Any, ...]) -> Expression:
-        x = _expression(x, "x")
-        return x.graph.node(op.describe(x.desc, _packed(x.desc, api.output), values), [x])
+    def build(tensors: tuple[Expression, ...], values: tuple[Any, ...]) -> Expression:
+        inputs = [_expression(t, name) for t, name in zip(tensors, api.arrays)]
+        desc = op.describe([e.desc for e in inputs], _packed(inputs[0].desc, api.output), values)
+        return inputs[0].graph.node(desc, inputs)  # the graph refuses an input of another graph
 
-    annotations = {"x": "Expression", **{f.python: f.annotation for f in api.keywords}, "return": "Expression"}
-    function = define(api.python, api.keywords, f"return _build(x, {arguments(api.keywords)})\n",
-                      globals(), {"_build": build}, every_positional=True, annotations=annotations)
+    arrays = ", ".join(api.arrays)
+    annotations = {**{a: "Expression" for a in api.arrays}, **{f.python: f.annotation for f in api.keywords},
+                   "return": "Expression"}
+    function = define(api.python, api.keywords, f"return _build(({arrays}, ), {arguments(api.keywords)})\n",
+                      globals(), {"_build": build}, every_positional=True, annotations=annotations, arrays=api.arrays)
     function.__module__ = "opendml.graph"  # which exports it
     keywords = ", ".join(f.python for f in api.keywords) or "no"
-    function.__doc__ = f"{op.schema.name} of ``x``, written packed; {keywords} fields."
+    same = "" if len(api.arrays) == 1 else " (of one type and the same sizes, as DirectML's description takes them)"
+    function.__doc__ = f"{op.schema.name} of ``{arrays}``{same}, written packed; {keywords} fields."
     return function
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .abs import ABS
 from .activation_identity import ACTIVATION_IDENTITY
+from .add import ADD
 from .argmax import ARGMAX
 from .argmin import ARGMIN
 from .bit_count import BIT_COUNT
@@ -12,6 +13,7 @@ from .ceil import CEIL
 from .clip import CLIP, CLIP1
 from .definition import OperatorDefinition
 from .dequantize_linear import DEQUANTIZE_LINEAR
+from .divide import DIVIDE
 from .floor import FLOOR
 from .hard_sigmoid import HARD_SIGMOID
 from .hard_swish import HARD_SWISH
@@ -21,6 +23,7 @@ from .is_nan import IS_NAN
 from .leaky_relu import LEAKY_RELU
 from .linear import LINEAR
 from .logical_not import LOGICAL_NOT
+from .multiply import MULTIPLY
 from .negate import NEGATE
 from .quantize_linear import QUANTIZE_LINEAR
 from .recip import RECIP
@@ -29,6 +32,7 @@ from .round import ROUND
 from .shrink import SHRINK
 from .sign import SIGN
 from .sqrt import SQRT
+from .subtract import SUBTRACT
 from .threshold import THRESHOLD
 from .thresholded_relu import THRESHOLDED_RELU
 
@@ -56,6 +60,10 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     SHRINK,
     HARD_SIGMOID,
     HARD_SWISH,
+    ADD,
+    SUBTRACT,
+    MULTIPLY,
+    DIVIDE,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}

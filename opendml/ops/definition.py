@@ -16,8 +16,8 @@ from ..tensor import TensorDesc
 
 REQUIRED: Any = object()  # a Field without a default: the functional API's argument must be given
 
-# How a front end makes an operator's description of the input's and the output's tensors.
-Describe = Callable[[TensorDesc, TensorDesc], object]
+# How a front end makes an operator's description of its tensors: the inputs' (in order), then the output's.
+Describe = Callable[..., object]
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,12 @@ class Api:
     adapter: Adapter | None = None  # an irregular operator's rule over arrays (CLIP's CLIP1 switch)
 
     @property
+    def arrays(self) -> tuple[str, ...]:
+        """The functions' parameters of the tensors: ``x`` for a unary operator's InputTensor, ``a`` and ``b`` for
+        a binary one's ATensor and BTensor (DirectMLX's names)."""
+        return tuple("x" if t == "InputTensor" else t.removesuffix("Tensor").lower() for t in self.tensors)
+
+    @property
     def functional_keywords(self) -> tuple[Field, ...]:
         """The functional API's keywords: an ``optional`` one without a default of its own defaults to None (an
         absent bound: ``clip(x, min=0)`` bounds nothing above, as NumPy's and the Array API's ``clip``). The
@@ -118,18 +124,20 @@ class OperatorDefinition:
     fields: tuple[Field, ...] = ()  # the fields beside the tensors, where the front ends derive from them
     api: Api | None = None  # None: the operator's front ends are written out (CLIP, ARGMIN, ...)
 
-    def describe(self, input_tensor: TensorDesc, output_tensor: TensorDesc, values: Sequence[Any]) -> Any:
-        """A declared unary operator's description of two tensors and its keyword fields' values."""
+    def describe(self, inputs: Sequence[TensorDesc], output_tensor: TensorDesc, values: Sequence[Any]) -> Any:
+        """A declared operator's description of its input tensors (``Api.tensors``, in order), its output tensor
+        and its keyword fields' values."""
         assert self.api is not None
         fields = {f.attribute: v for f, v in zip(self.api.keywords, values)}
-        return self.desc_type(input_tensor, output_tensor, **fields)
+        return self.desc_type(*inputs, output_tensor, **fields)
 
     def over_arrays(self, level: FeatureLevel, dtype: Any, values: tuple[Any, ...]) -> tuple[OperatorSchema, Describe]:
         """The operator a call over arrays of ``dtype`` (a NumPy dtype) runs on a device at ``level``, and how its
-        description is made of the two tensors: the adapter's choice, else this operator with ``values``."""
+        description is made of its tensors (the inputs, then the output): the adapter's choice, else this operator
+        with ``values``."""
         assert self.api is not None
         if self.api.adapter is None:
-            return self.schema, lambda i, o: self.describe(i, o, values)
+            return self.schema, lambda *t: self.describe(t[:-1], t[-1], values)
         return self.api.adapter.choose(level, dtype, values)
 
     def tensors(self, desc: object) -> dict[str, TensorDesc | None]:

@@ -26,8 +26,9 @@ from .definition import REQUIRED, Field
 
 def define(name: str, keywords: Sequence[Field], body: str, module: dict[str, Any], closure: Mapping[str, Any], *,
            every_positional: bool = False, trailing: Sequence[str] = (),
-           annotations: Mapping[str, str] | None = None) -> Callable[..., Any]:
-    """``def name(x, <keywords>, *, <trailing>=None): <body>``, a function of ``module`` (the front end's
+           annotations: Mapping[str, str] | None = None, arrays: Sequence[str] = ("x",)) -> Callable[..., Any]:
+    """``def name(x, <keywords>, *, <trailing>=None): <body>`` (``arrays``: the tensors' parameters, ``a, b`` for a
+    binary operator), a function of ``module`` (the front end's
     globals: a name found there is looked up at each call, as in the module's own functions) whose other names
     are ``closure``'s values.
 
@@ -37,7 +38,7 @@ def define(name: str, keywords: Sequence[Field], body: str, module: dict[str, An
     ``annotations``: the parameters' (and ``return``'s), as ``help()`` shows them.
     """
     defaults = {f"_default_{f.python}": f.default for f in keywords if f.default is not REQUIRED}
-    parameters = ["x"]
+    parameters = list(arrays)
     keyword_only = False
     for f in keywords:
         if not (every_positional or f.positional or keyword_only):

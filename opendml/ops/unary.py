@@ -79,7 +79,8 @@ class UnaryParams:
         return self.data_type if self.output_type is None else self.output_type
 
 
-def _compute(t: DataType) -> DataType:
+def compute_type(t: DataType) -> DataType:
+    """The type element math computes in: float32 for FLOAT32 and FLOAT16 tensors, an integer type itself."""
     return DataType.FLOAT32 if t.is_float else t
 
 
@@ -176,7 +177,7 @@ def enum_parameter(name: str, enum: Any, prefix: str, default: Any = REQUIRED) -
 def _expression(params: UnaryParams, element: Element, scalars: Scalars) -> ex.Expr:
     """Load, FLOAT16 to float32, ScaleBias (a rounded multiply, then a rounded add), the element, Store."""
     data_type = params.data_type
-    constant = Constants(scalars, _compute(data_type), _compute(params.output))
+    constant = Constants(scalars, compute_type(data_type), compute_type(params.output))
     v: ex.Expr = ex.Load(0, data_type)
     if data_type is DataType.FLOAT16:
         v = ex.ToFloat32(v)

@@ -18,6 +18,7 @@ from ..dtypes import DataType
 from ..enums import AxisDirection, NanPolicy
 from ..errors import invalid
 from ..feature_levels import FeatureLevel
+from ..functional import declared as fn_declared
 from ..graphs.builder import Expression, Graph, reinterpret
 from ..kernels.spec import ReductionKind
 from ..ops.definition import OperatorDefinition
@@ -57,10 +58,14 @@ def _packed(desc: TensorDesc, data_type: DataType | None = None, sizes: Sequence
     return TensorDesc(desc.data_type if data_type is None else data_type, desc.sizes if sizes is None else sizes)
 
 
-def declared(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, device: object) -> Tracer:
+def declared(op: OperatorDefinition, tensors: tuple[Any, ...], values: tuple[Any, ...], out: Any,
+             device: object) -> Tracer:
     """A declared operator's function (``opendml.functional.declared``), traced: one node of the operator it runs
     (its adapter's choice, as on arrays: the same description, so the same bits)."""
     assert op.api is not None
+    if len(tensors) > 1:
+        return _declared_of_arrays(op, tensors, values, out, device)
+    (x,) = tensors
     owner = op.schema.name
     tracer, graph = _begin(owner, x, out, device)
     schema, describe = op.over_arrays(graph.device.feature_level, tracer.dtype, values)
@@ -68,6 +73,30 @@ def declared(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, 
     output = op.api.output or tracer.expr.desc.data_type
     desc = describe(tracer.expr.desc, _packed(tracer.expr.desc, output))
     return Tracer(graph.node(desc, [tracer.expr]), tracer.shape, output.numpy)
+
+
+def _declared_of_arrays(op: OperatorDefinition, tensors: tuple[Any, ...], values: tuple[Any, ...], out: Any,
+                        device: object) -> Tracer:
+    """An operator of several tensors (ADD), traced: its operands broadcast as the functional API broadcasts
+    them, each read through zero strides; one known now (a number, an array of the closure) goes through the
+    eager rules (a number takes the traced operand's type) and becomes a held graph input."""
+    assert op.api is not None
+    owner, names = op.schema.name, op.api.tensors
+    first = next(t for t in tensors if isinstance(t, Tracer))  # this front end is taken for a traced operand
+    _, graph = _begin(owner, first, out, device, tensors)
+    stand_ins = [np.empty(0, t.dtype) if isinstance(t, Tracer) else t for t in tensors]
+    eager = fn_declared.operand_arrays(graph.device, op, stand_ins)
+    operands = [t if isinstance(t, Tracer) else _constant(graph, a) for t, a in zip(tensors, eager)]
+    shape: tuple[int, ...] = tuple(operands[0].shape)
+    for k in range(1, len(operands)):
+        shape = fn_api._broadcast(owner, shape, " and ".join(names[:k]), tuple(operands[k].shape), names[k])
+    full = shape or (1,)
+    schema, describe = op.over_arrays(graph.device.feature_level, operands[0].dtype, values)
+    _check_rank(schema, graph.device, len(full))
+    reads = [_broadcast_to(t, full, owner, name) for t, name in zip(operands, names)]
+    output = op.api.output or reads[0].desc.data_type
+    desc = describe(*(r.desc for r in reads), _packed(reads[0].desc, output))
+    return Tracer(graph.node(desc, reads), shape, output.numpy)
 
 
 def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: object) -> Tracer:

@@ -56,7 +56,7 @@ def unary_mapping(op_type: str, operator: str, attributes: dict[str, tuple[str, 
         chosen = {**given, **(fixed or {}), **(derived(node) if derived else {})}
         fields = [None if f.kind == "scale_bias" else chosen.get(f.python, f.default) for f in op.api.keywords]
         out = output_value(node, x.onnx_type if output is None else output, shape)
-        return Lowered((out,), make_step(node, device, op.describe(tensor, out_tensor, fields), [x.name], out))
+        return Lowered((out,), make_step(node, device, op.describe((tensor,), out_tensor, fields), [x.name], out))
 
     return Mapping(op_type, None, check, lower)
 

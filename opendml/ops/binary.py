@@ -1,0 +1,127 @@
+"""The binary family's factory: an operator of two inputs (``ATensor``, ``BTensor``) and one output, all three of
+one data type and of the output's sizes.
+
+DirectML broadcasts by strides: every tensor has the output's sizes, and an operand read again along a dimension
+has a zero stride there (``TensorDesc``'s strides; the functional API describes NumPy broadcasting this way,
+never materialising the broadcast operand). A binary operator is declared once (``binary``): its name, level,
+support rows, description type, the element math over the two compute values (float32 for FLOAT32/FLOAT16
+tensors, the tensor's own type for integers) and its NumPy reference over the same values. The front ends are
+derived from the declaration's ``Api`` record as the unary family's are (``ops.unary``), its ``tensors`` naming
+both inputs: the functional ``opendml.add(a, b)``, ``opendml.compile``, Dask, ``opendml.graph.add(a, b)``,
+``opendml dispatch`` and ``opendml support``.
+
+>>> from opendml.ops import BY_NAME
+>>> add = BY_NAME["ELEMENT_WISE_ADD"]
+>>> add.api.python, add.api.tensors, [t.name for t in add.schema.tensors]
+('add', ('ATensor', 'BTensor'), ['ATensor', 'BTensor', 'OutputTensor'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import expr as ex
+from ..dtypes import DataType
+from ..feature_levels import FeatureLevel
+from ..kernels.spec import KernelSpec, Scalars
+from ..schema import OperatorSchema, SupportRow, TensorField
+from ..tensor import TensorDesc
+from ..validate import check_same_data_type, check_same_sizes
+from .definition import Api, OperatorDefinition
+from .elementwise import compute_values
+from .unary import Constants, UnaryParams, compute_type, wrapped
+
+INPUTS = ("ATensor", "BTensor")
+BINARY_TENSORS = (TensorField("ATensor", "input"), TensorField("BTensor", "input"),
+                  TensorField("OutputTensor", "output"))
+
+# The element math: the two compute values (float32 for float tensors), the parameters and a maker of constants,
+# to the compute value stored. The reference: the same over NumPy arrays of the compute values.
+BinaryElement = Callable[[ex.Expr, ex.Expr, UnaryParams, Constants], ex.Expr]
+BinaryReference = Callable[[np.ndarray, np.ndarray, UnaryParams], np.ndarray]
+
+
+@dataclass(frozen=True)
+class BinaryDesc:
+    """A binary description's three tensors, in DirectML's order; each operator's Desc is a subclass."""
+
+    a_tensor: TensorDesc
+    b_tensor: TensorDesc
+    output_tensor: TensorDesc
+
+
+def binary_row(level: FeatureLevel, dimensions: tuple[int, int], types: frozenset[DataType]) -> SupportRow:
+    """A support-table row whose three tensors accept the same types."""
+    return SupportRow(level, dimensions, {name: types for name in (*INPUTS, "OutputTensor")})
+
+
+def without(rows: Sequence[SupportRow], types: frozenset[DataType]) -> tuple[SupportRow, ...]:
+    """The page's ``rows`` less ``types`` (those whose math opendml does not compute yet: each operator module
+    says which and why); the page's rows stay written out as the page gives them."""
+    return tuple(SupportRow(r.level, r.dimensions, {k: v - types for k, v in r.types.items()}) for r in rows)
+
+
+def binary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[SupportRow], element: BinaryElement,
+           reference: BinaryReference, python: str, in_place: bool = True) -> OperatorDefinition:
+    """A binary operator's definition: ``f(a, b)`` element by element over ATensor and BTensor."""
+    schema = OperatorSchema(name, introduced, BINARY_TENSORS, tuple(rows), in_place=in_place)
+
+    def prepare(desc: BinaryDesc) -> UnaryParams:
+        a, b, o = desc.a_tensor, desc.b_tensor, desc.output_tensor
+        check_same_data_type(name, "ATensor", a, "BTensor", b)
+        check_same_data_type(name, "ATensor", a, "OutputTensor", o)
+        check_same_sizes(name, "OutputTensor", o, "ATensor", a)  # a broadcast operand: zero strides, same sizes
+        check_same_sizes(name, "OutputTensor", o, "BTensor", b)
+        return UnaryParams(a.data_type, None)
+
+    def kernel(params: UnaryParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
+        scalars = Scalars()
+        t = params.data_type
+        constant = Constants(scalars, compute_type(t), compute_type(t))
+        a, b = (load(k, t) for k in range(2))
+        stored = ex.Store(element(a, b, params, constant), t)
+        return KernelSpec(name, (t, t), t, stored, tuple(scalars.values))
+
+    def reference_of(inputs: Sequence[np.ndarray | None], params: UnaryParams) -> np.ndarray:
+        a, b = inputs
+        assert a is not None and b is not None  # both required: execute never binds None for them
+        t = params.data_type
+        with np.errstate(all="ignore"):  # overflow to infinity and NaN are the defined results
+            value = reference(compute_values(a, t), compute_values(b, t), params)
+        return np.asarray(value).astype(t.numpy)
+
+    api = Api(python, INPUTS, ())
+    return OperatorDefinition(schema, desc_type, prepare, reference_of, kernel, (), api)
+
+
+def load(operand: int, t: DataType) -> ex.Expr:
+    """Operand ``operand``'s compute value: FLOAT16 read as float32 (exactly), any other type as it is."""
+    value: ex.Expr = ex.Load(operand, t)
+    return ex.ToFloat32(value) if t is DataType.FLOAT16 else value
+
+
+def wrapping(node: type[ex.Add] | type[ex.Subtract]) -> BinaryElement:
+    """``a + b`` or ``a - b`` of two integers as two's complement wraps it (SPEC 11.3): exact in the difference
+    type (twice the width), brought back by ``wrapped``; 8- to 32-bit types (a 64-bit one has no wider type)."""
+
+    def element(a: ex.Expr, b: ex.Expr, p: UnaryParams, c: Constants) -> ex.Expr:
+        t = p.data_type
+        wide = ex.difference_type(t)
+        return wrapped(node(ex.Widen(a, wide), ex.Widen(b, wide)), t, c)
+
+    return element
+
+
+def arithmetic_rows(top: FeatureLevel, every: frozenset[DataType]) -> tuple[SupportRow, ...]:
+    """The table ADD's, SUBTRACT's and MULTIPLY's pages give (DIVIDE's, with its own top row): ``every`` type
+    in 1-8 dimensions from ``top``; FLOAT32, FLOAT16, INT64, INT32, UINT64, UINT32 from 4_1; the 32-bit types
+    and the floats from 3_0; the same in 4-5 dimensions from 2_1; the floats in 4-5 from 1_0."""
+    floats = frozenset({DataType.FLOAT32, DataType.FLOAT16})
+    wide = floats | {DataType.INT32, DataType.UINT32}
+    return (binary_row(top, (1, 8), every),
+            binary_row(FeatureLevel.FL_4_1, (1, 8), wide | {DataType.INT64, DataType.UINT64}),
+            binary_row(FeatureLevel.FL_3_0, (1, 8), wide), binary_row(FeatureLevel.FL_2_1, (4, 5), wide),
+            binary_row(FeatureLevel.FL_1_0, (4, 5), floats))

@@ -1,0 +1,179 @@
+"""The binary family (ELEMENT_WISE_ADD, SUBTRACT, MULTIPLY, DIVIDE): NumPy broadcasting described with zero
+strides (scalar, row, column, both operands), numbers typed by the other operand, ``out=`` and in place, edge
+values and wrapping integers against the independent oracle, and ADD fused in an element-wise chain
+(DEQUANTIZE -> ADD bias -> RELU -> QUANTIZE) bit-identical to its nodes run one by one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+import opendml as dml
+from opendml import graph as g
+from tests import elementwise_oracle as oracle
+from tests.conftest import CUDA_MISSING
+from tests.graph_helpers import run_graph, run_node_by_node
+from tests.helpers import edge_values
+
+ORACLE: dict[str, Callable[..., int | float]] = {
+    "add": oracle.add_element, "subtract": oracle.subtract_element, "multiply": oracle.multiply_element,
+    "divide": oracle.divide_element}
+BACKENDS = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(CUDA_MISSING is not None,
+                                                                 reason=f"no usable CUDA GPU: {CUDA_MISSING}"))]
+
+
+def _expected(name: str, a: np.ndarray, b: np.ndarray, type_name: str) -> np.ndarray:
+    """The oracle at each element of NumPy's broadcast of ``a`` and ``b`` (the broadcast made here, by NumPy)."""
+    a2, b2 = np.broadcast_arrays(a, b)
+    values = [ORACLE[name](x.item(), y.item(), type_name) for x, y in zip(a2.reshape(-1), b2.reshape(-1))]
+    return np.array(values, dtype=a.dtype).reshape(a2.shape)
+
+
+def _same(got: np.ndarray, expected: np.ndarray) -> None:
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert all(oracle.same_value(x.item(), y.item()) for x, y in zip(got.reshape(-1), expected.reshape(-1)))
+
+
+@pytest.mark.parametrize("name", ORACLE)
+@pytest.mark.parametrize("type_name", ["FLOAT32", "FLOAT16"])
+def test_float_edge_values_match_the_oracle(name: str, type_name: str) -> None:
+    t = dml.DataType[type_name]
+    a = edge_values(t, 96, np.random.default_rng(1)).reshape(8, 12)
+    b = edge_values(t, 96, np.random.default_rng(2)).reshape(8, 12)
+    _same(np.asarray(getattr(dml, name)(a, b)), _expected(name, a, b, type_name))
+
+
+@pytest.mark.parametrize("name", ["add", "subtract"])
+@pytest.mark.parametrize("type_name", ["INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32"])
+def test_integer_sums_wrap_as_twos_complement(name: str, type_name: str) -> None:
+    t = dml.DataType[type_name]
+    low, high = t.integer_range
+    a = np.array([low, low, high, high, 0, 1, -1 if low < 0 else 2, low + 1], t.numpy)
+    b = np.array([low, high, 1, high, low, high, low, -1 if low < 0 else high], t.numpy)
+    _same(np.asarray(getattr(dml, name)(a, b)), _expected(name, a, b, type_name))
+
+
+BROADCASTS = {
+    "scalar": ((3, 5), ()),
+    "row": ((3, 5), (5,)),
+    "column": ((3, 5), (3, 1)),
+    "both": ((3, 1), (1, 5)),
+    "leading": ((2, 3, 5), (3, 5)),
+}
+
+
+@pytest.mark.parametrize("name", ORACLE)
+@pytest.mark.parametrize("pattern", BROADCASTS)
+def test_numpy_broadcasting_either_way(name: str, pattern: str) -> None:
+    a_shape, b_shape = BROADCASTS[pattern]
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    b = rng.standard_normal(b_shape).astype(np.float32)
+    f = getattr(dml, name)
+    _same(np.asarray(f(a, b)), _expected(name, a, b, "FLOAT32"))
+    _same(np.asarray(f(b, a)), _expected(name, b, a, "FLOAT32"))
+
+
+def test_a_broadcast_operand_is_described_with_zero_strides_never_copied(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opendml.functional import declared
+
+    seen: list[tuple[int, ...]] = []
+    run = declared._run
+
+    def spy(device: dml.Device, schema: object, make: object, inputs: list[np.ndarray], out: np.ndarray) -> object:
+        seen.extend(tuple(a.strides) for a in inputs)
+        assert all(np.shares_memory(a, b) for a, b in zip(inputs, (x, bias)))  # the callers' own memory
+        return run(device, schema, make, inputs, out)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(declared, "_run", spy)
+    x, bias = np.ones((4, 6), np.float32), np.arange(6, dtype=np.float32)
+    dml.add(x, bias)
+    assert seen == [(24, 4), (0, 4)]
+
+
+def test_a_number_takes_the_other_operands_type() -> None:
+    x = np.array([1, 2, 250], np.uint8)
+    assert np.asarray(dml.add(x, 10)).tolist() == [11, 12, 4]  # wrapped in UINT8
+    assert np.asarray(dml.subtract(10, x)).tolist() == [9, 8, 16]
+    h = np.array([1.0, 2.0], np.float16)
+    result = np.asarray(dml.multiply(h, 0.1))
+    assert result.dtype == np.float16  # 0.1 in float16, the product in float32 rounded to FLOAT16 once
+    assert result.tolist() == [oracle.multiply_element(1.0, float(np.float16(0.1)), "FLOAT16"),
+                               oracle.multiply_element(2.0, float(np.float16(0.1)), "FLOAT16")]
+    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_ADD: BTensor must be in \[0, 255\]"):
+        dml.add(x, 256)
+    with pytest.raises(dml.InvalidArgumentError, match="ELEMENT_WISE_ADD: BTensor must be an integer"):
+        dml.add(x, 1.5)
+    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_ADD: ATensor\.DataType"):
+        dml.add(1.0, 2.0)  # two numbers: a Python float is FLOAT64, which no operator takes
+
+
+def test_operands_of_two_types_or_unbroadcastable_shapes_are_refused() -> None:
+    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_SUBTRACT: BTensor\.DataType must equal ATensor"):
+        dml.subtract(np.ones(3, np.float32), np.ones(3, np.float16))
+    with pytest.raises(dml.InvalidArgumentError, match="ELEMENT_WISE_ADD: BTensor shape must broadcast"):
+        dml.add(np.ones((2, 3), np.float32), np.ones(4, np.float32))
+
+
+def test_out_and_in_place() -> None:
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.array([10.0, 20.0, 30.0], np.float32)
+    expected = a + b
+    out = np.empty_like(a)
+    assert dml.add(a, b, out=out) is out and (out == expected).all()
+    dml.add(a, b, out=a)  # in place over ATensor, as DirectML's page allows
+    assert (a == expected).all()
+
+
+def test_integer_multiply_and_divide_are_not_yet_taken() -> None:
+    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_DIVIDE: ATensor\.DataType"):
+        dml.divide(np.array([7], np.int32), np.array([2], np.int32))
+    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_MULTIPLY: ATensor\.DataType"):
+        dml.multiply(np.array([7], np.int32), np.array([2], np.int32))
+
+
+def test_compile_and_dask_give_the_functional_bits() -> None:
+    import dask.array as da
+
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((6, 8)).astype(np.float32)
+    bias = rng.standard_normal(8).astype(np.float32)
+    eager = np.asarray(dml.relu(dml.add(dml.multiply(x, 0.5), bias)))
+    traced = dml.compile(lambda v, w: dml.relu(dml.add(dml.multiply(v, 0.5), w)))(x, bias)
+    lazy = dml.relu(dml.add(dml.multiply(da.from_array(x, chunks=(2, 3)), 0.5), bias)).compute(scheduler="sync")
+    _same(np.asarray(traced), eager)
+    _same(np.asarray(lazy), eager)
+    _same(eager, np.maximum(((x * np.float32(0.5)) + bias), np.float32(0)))
+
+
+SHAPE = (4, 32)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dequantize_add_bias_relu_quantize_fuses_bit_for_bit(backend: str) -> None:
+    device = dml.Device(backend)
+    graph = dml.Graph(device)
+    x = edge_values(dml.DataType.INT8, int(np.prod(SHAPE)), np.random.default_rng(11)).reshape(SHAPE)
+    scale = np.array([0.125], np.float32)
+    bias = np.random.default_rng(12).standard_normal(SHAPE[1]).astype(np.float32) * 4
+    q = graph.input(0, dml.TensorDesc("INT8", SHAPE))
+    s = g.reinterpret(graph.input(1, dml.TensorDesc("FLOAT32", [1])), sizes=SHAPE, strides=[0, 0])
+    b = g.reinterpret(graph.input(2, dml.TensorDesc("FLOAT32", [SHAPE[1]])), sizes=SHAPE, strides=[0, 1])
+    out_scale = g.reinterpret(graph.input(3, dml.TensorDesc("FLOAT32", [1])), sizes=SHAPE, strides=[0, 0])
+    result = g.quantize_linear(g.relu(g.add(g.dequantize_linear(q, s), b)), out_scale, output_type="INT8")
+    desc = graph.graph_desc([result])
+    compiled = device.compile_graph(desc)
+    assert len(compiled.plan.groups) == 1, compiled.plan  # one fused kernel
+    inputs = [x, scale, bias, np.array([0.25], np.float32)]
+    raw = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in inputs]
+    empty = [np.zeros(int(np.prod(SHAPE)), np.uint8)]
+    fused = run_graph(device, desc, raw, empty)
+    alone = run_node_by_node(device, desc, raw, empty)
+    assert all((f == a).all() for f, a in zip(fused, alone))
+    expected = [oracle.quantize_element(max(oracle.add_element(oracle.dequantize_element(int(v), 0.125, None,
+                                                                                         "FLOAT32"),
+                                                               float(bias[k % SHAPE[1]]), "FLOAT32"), 0.0),
+                                        0.25, None, "INT8") for k, v in enumerate(x.reshape(-1))]
+    assert fused[0].view(np.int8).tolist() == expected
