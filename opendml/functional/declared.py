@@ -99,7 +99,8 @@ def _call(op: OperatorDefinition, x: Any, values: tuple[Any, ...], out: Any, dev
 def _annotations(op: OperatorDefinition) -> dict[str, str]:
     assert op.api is not None
     fields = {f.python: op.api.annotation(f) for f in op.api.keywords}
-    return {"x": "Any", **fields, "out": "Any", "device": "Device | str | None", "return": "Any"}
+    # opendml.typing's names (``declared_stub`` writes them into the functions' stub for type checkers)
+    return {"x": "ArrayInput", **fields, "out": "ArrayObject | None", "device": "DeviceLike", "return": "Any"}
 
 
 def _doc(op: OperatorDefinition) -> str:
