@@ -7,7 +7,9 @@ array([-2.5,  0.5,  2.5], dtype=float32)
 
 from __future__ import annotations
 
-from . import graph
+from typing import TYPE_CHECKING
+
+from . import graph, typing
 from .buffer import Buffer, BufferBinding
 from .device import Device
 from .dtypes import DataType
@@ -24,7 +26,7 @@ from .errors import (
 )
 from .feature_levels import FeatureLevel
 from .functional import FUNCTIONS as _FUNCTIONS
-from .functional import argmax, argmin, clip, dequantize_linear, quantize_linear, threshold, unravel_index
+from .functional import argmax, argmin, dequantize_linear, quantize_linear, unravel_index
 from .graph import Graph
 from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from .operator import BindingProperties, CompiledOperator, Operator
@@ -141,15 +143,18 @@ __all__ = [
     "argmax",
     "argmin",
     "calc_buffer_tensor_size",
-    "clip",
     "compile",
     "dequantize_linear",
     "graph",
     "quantize_linear",
-    "threshold",
+    "typing",
     "unravel_index",
 ]
 
-# The declared operators' functions (opendml.functional.declared): relu, leaky_relu, ...
-globals().update({f.__name__: f for f in _FUNCTIONS.values()})
+# The declared operators' functions (opendml.functional.declared): clip, threshold, relu, leaky_relu, ...; type
+# checkers read their signatures from the stub generated from them (opendml.functional.declared_stub).
+if TYPE_CHECKING:
+    from .functional.declared_api import *  # noqa: F403
+else:
+    globals().update({f.__name__: f for f in _FUNCTIONS.values()})
 __all__ += sorted(f.__name__ for f in _FUNCTIONS.values() if f.__name__ not in __all__)

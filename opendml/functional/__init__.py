@@ -12,6 +12,8 @@ unravel_index).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 # The helpers re-exported below (``X as X``) are used by opendml.tracing, which traces these functions
 # with the same rules.
 from ..buffer import BufferBinding as BufferBinding
@@ -42,7 +44,11 @@ __all__ = ["argmax", "argmin", "clip", "default_device", "dequantize_linear", "q
            "unravel_index"]
 
 # The declared operators' functions (``declared``), each under its Python name: clip, threshold, relu, ...
-clip = FUNCTIONS["ELEMENT_WISE_CLIP"]
-threshold = FUNCTIONS["ELEMENT_WISE_THRESHOLD"]
-globals().update({f.__name__: f for f in FUNCTIONS.values()})
+# Made at import, so type checkers read their signatures from the stub generated from them (``declared_stub``).
+if TYPE_CHECKING:
+    from .declared_api import *  # noqa: F403
+else:
+    clip = FUNCTIONS["ELEMENT_WISE_CLIP"]
+    threshold = FUNCTIONS["ELEMENT_WISE_THRESHOLD"]
+    globals().update({f.__name__: f for f in FUNCTIONS.values()})
 __all__ += sorted(f.__name__ for f in FUNCTIONS.values() if f.__name__ not in __all__)

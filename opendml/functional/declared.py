@@ -176,8 +176,9 @@ def _call_of_arrays(op: OperatorDefinition, tensors: tuple[Any, ...], values: tu
 def _annotations(op: OperatorDefinition) -> dict[str, str]:
     assert op.api is not None
     fields = {f.python: op.api.annotation(f) for f in op.api.keywords}
-    arrays = {name: "Any" for name in op.api.arrays}
-    return {**arrays, **fields, "out": "Any", "device": "Device | str | None", "return": "Any"}
+    # opendml.typing's names (``declared_stub`` writes them into the functions' stub for type checkers)
+    arrays = {name: "ArrayInput" for name in op.api.arrays}
+    return {**arrays, **fields, "out": "ArrayObject | None", "device": "DeviceLike", "return": "Any"}
 
 
 def _doc(op: OperatorDefinition) -> str:

@@ -9,19 +9,19 @@ import numpy as np
 
 from .. import front_ends
 from ..device import Device
-from ..dtypes import DataType
 from ..feature_levels import FeatureLevel
 from ..ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
 from ..ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc
 from ..schema import OperatorSchema
+from ..typing import ArrayInput, ArrayObject, DataTypeLike, DeviceLike
 from .devices import _as_array, _resolve_device
 from .operands import _broadcast, _quantize_scale, _quantize_zero_point, _scale, _zero_point
 from .placement import _leading_ones, _run, _view_as
 from .results import _output
 
 
-def dequantize_linear(x: Any, scale: Any, zero_point: Any = None, *, out: Any = None,
-                      device: Device | str | None = None) -> Any:
+def dequantize_linear(x: ArrayInput, scale: ArrayInput, zero_point: ArrayInput | None = None, *,
+                      out: ArrayObject | None = None, device: DeviceLike = None) -> Any:
     """``(x - zero_point) * scale``, broadcasting NumPy-style; the result has the scale's type.
 
     Broadcast operands reach the operator as zero-stride descriptions (nothing is materialised). The scale
@@ -39,17 +39,18 @@ def dequantize_linear(x: Any, scale: Any, zero_point: Any = None, *, out: Any = 
     owner = DEQUANTIZE_LINEAR_SCHEMA.name
     device = _resolve_device(device, x, owner)
     array = _as_array(device, x, owner, "InputTensor")
-    scale = _scale(device, scale, owner)
+    scales = _scale(device, scale, owner)
     if zero_point is None and device.feature_level < FeatureLevel.FL_6_2:
         zero_point = 0  # the optional ZeroPointTensor needs 6_2: pass an explicit zero below it
     if zero_point is not None:
         zero_point = _zero_point(device, zero_point, array.dtype, owner)
     return _broadcast_run(device, DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc,
-                          (array, scale, zero_point), scale.dtype, out, x)
+                          (array, scales, zero_point), scales.dtype, out, x)
 
 
-def quantize_linear(x: Any, scale: Any, zero_point: Any = None, *, output_type: DataType | str | None = None,
-                    out: Any = None, device: Device | str | None = None) -> Any:
+def quantize_linear(x: ArrayInput, scale: ArrayInput, zero_point: ArrayInput | None = None, *,
+                    output_type: DataTypeLike | None = None, out: ArrayObject | None = None,
+                    device: DeviceLike = None) -> Any:
     """``clamp(round(x / scale) + zero_point, Min, Max)`` (ELEMENT_WISE_QUANTIZE_LINEAR), broadcasting
     NumPy-style: one float32 division, rounded half to even, the zero point added exactly, saturated.
 

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from .. import front_ends
-from ..device import Device
 from ..dtypes import INTEGERS_32, INTEGERS_64, DataType
 from ..enums import AxisDirection, NanPolicy
 from ..errors import invalid, invalid_type
@@ -23,6 +22,7 @@ from ..ops.argmax import ARGMAX_SCHEMA, ArgMaxDesc
 from ..ops.argmin import ARGMIN_SCHEMA, ArgMinDesc
 from ..schema import OperatorSchema
 from ..tensor import TensorDesc
+from ..typing import ArrayInput, ArrayObject, Axes, DataTypeLike, DeviceLike
 from . import reduction_split, tensors
 from .arg_merge import values_at
 from .devices import _as_array, _resolve_device
@@ -43,10 +43,10 @@ UNRAVEL_OWNER = "opendml.unravel_index"
 reduced_inputs: ContextVar[bool] = ContextVar("opendml_reduced_inputs", default=False)
 
 
-def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
-           axis_direction: AxisDirection | str = "INCREASING", output_type: DataType | str = "INT64",
-           out: Any = None, device: Device | str | None = None, nan_policy: NanPolicy | str = "IGNORE",
-           return_values: bool = False, axis: int | Sequence[int] | None = None, keepdims: bool = True) -> Any:
+def argmin(x: ArrayInput, axes: Axes = None, *,
+           axis_direction: AxisDirection | str = "INCREASING", output_type: DataTypeLike = "INT64",
+           out: ArrayObject | None = None, device: DeviceLike = None, nan_policy: NanPolicy | str = "IGNORE",
+           return_values: bool = False, axis: Axes = None, keepdims: bool = True) -> Any:
     """Indices of the smallest elements over ``axes`` (None: all); the rank is kept, as in DirectML.
     ``out``, if given, receives them: an array of the result's shape and of ``output_type``. Over several
     axes an index is flattened row-major over them (``unravel_index`` splits it). ``nan_policy``: IGNORE
@@ -73,10 +73,10 @@ def argmin(x: Any, axes: int | Sequence[int] | None = None, *,
                           return_values, axis, keepdims)
 
 
-def argmax(x: Any, axes: int | Sequence[int] | None = None, *,
-           axis_direction: AxisDirection | str = "INCREASING", output_type: DataType | str = "INT64",
-           out: Any = None, device: Device | str | None = None, nan_policy: NanPolicy | str = "IGNORE",
-           return_values: bool = False, axis: int | Sequence[int] | None = None, keepdims: bool = True) -> Any:
+def argmax(x: ArrayInput, axes: Axes = None, *,
+           axis_direction: AxisDirection | str = "INCREASING", output_type: DataTypeLike = "INT64",
+           out: ArrayObject | None = None, device: DeviceLike = None, nan_policy: NanPolicy | str = "IGNORE",
+           return_values: bool = False, axis: Axes = None, keepdims: bool = True) -> Any:
     """Indices of the largest elements over ``axes``: ``argmin``'s twin (same arguments and rules).
 
     >>> argmax(np.array([[1, 2, 3], [3, 0, 4], [2, 5, 2]], np.float32), 1)
@@ -201,7 +201,8 @@ def _normalize_axes(axes: object, rank: int, owner: str) -> tuple[int, ...]:
     return tuple(sorted(normalized))
 
 
-def unravel_index(indices: Any, shape: Sequence[int], axes: int | Sequence[int] | None = None) -> tuple[Any, ...]:
+def unravel_index(indices: ArrayInput, shape: int | np.integer[Any] | Sequence[int | np.integer[Any]],
+                  axes: Axes = None) -> tuple[Any, ...]:
     """The flattened indices ``argmin``/``argmax`` return over several ``axes`` of an input of ``shape``,
     as one index array per reduced axis, in increasing axis order (the flattening runs row-major over the
     reduced axes in that order). Each array has the shape and dtype of ``indices`` and its kind (NumPy,

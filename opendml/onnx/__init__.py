@@ -27,9 +27,18 @@ raise OnnxUnavailableError (with the install command) where it is missing.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import OnnxUnavailableError, UnsupportedModelError, require_onnx
+
+if TYPE_CHECKING:  # imported on first use at run time (``__getattr__``): type checkers read them here
+    from . import backend as backend
+    from .model import load_model as load_model
+    from .runtime import Session as Session
+    from .runtime import check as check
+    from .runtime import run as run
+    from .session import InferenceSession as InferenceSession
+    from .session import NodeArg as NodeArg
 
 # Public name -> the submodule defining it, imported on first use (they import onnx).
 _LAZY = {"run": "runtime", "check": "runtime", "Session": "runtime", "load_model": "model",

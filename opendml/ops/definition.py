@@ -49,8 +49,8 @@ class Field:
     @property
     def annotation(self) -> str:
         """The front ends' annotation of its argument (``help()`` shows it)."""
-        if self.kind == "float":
-            return "float"
+        if self.kind == "float":  # opendml.typing.Scalar: a Python or a NumPy number
+            return "Scalar"
         if self.kind == "scale_bias":
             return "ScaleBias | tuple[float, float] | None"
         return f"{self.enum.__name__} | str | int" if self.kind == "enum" else "Any"

@@ -1,0 +1,117 @@
+"""``opendml cache warm``: compile operators' CPU kernels ahead of time, into the kernel cache (``cache``).
+
+A kernel is compiled on its first call, which waits for Numba (a second or more each); compiled kernels are kept
+on disk, in the cache directory, for later processes. Warming runs each asked operator once per data type on a
+small array on the CPU, through the functional API (so the kernels compiled are those its calls run: CLIP on an
+integer type runs ELEMENT_WISE_CLIP1, as ``opendml.clip`` does), and so fills the cache, e.g. in a Docker image's
+build step. A kernel compiled for a layout the warm-up does not run (a reduction over other axes, another output
+type of ARGMIN or ARGMAX than INT64, strided views) is still compiled on its first call.
+
+>>> [(op.schema.name, [t.name for t in types]) for op, types in parse_targets(["clip:float16", "ARGMAX"])][:1]
+[('ELEMENT_WISE_CLIP', ['FLOAT16'])]
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..device import Device
+from ..dtypes import DataType
+from ..errors import OpenDMLError
+from ..ops import OPERATORS
+from ..ops.definition import REQUIRED, OperatorDefinition
+from ..schema import OperatorSchema, SupportRow
+
+
+class WarmUsageError(OpenDMLError):
+    """A bad target of ``opendml cache warm``: one line, exit status 2."""
+
+
+Target = tuple[OperatorDefinition, tuple[DataType, ...]]
+
+
+def newest_row(schema: OperatorSchema) -> SupportRow:
+    return max(schema.rows, key=lambda row: row.level)
+
+
+def input_types(op: OperatorDefinition) -> tuple[DataType, ...]:
+    """The types of the operator's first input tensor in its newest support row, in DataType's order."""
+    return tuple(sorted(newest_row(op.schema).types[op.schema.inputs[0].name]))
+
+
+def parse_targets(texts: Sequence[str]) -> list[Target]:
+    """``OPERATOR[:TYPE,TYPE...]`` each (the operator as ``opendml support`` reads it); none: every operator with
+    every type of its newest support row."""
+    from ..support import UsageError, find_schema
+
+    if not texts:
+        return [(op, input_types(op)) for op in OPERATORS]
+    by_name = {op.schema.name: op for op in OPERATORS}
+    targets = []
+    for text in texts:
+        name, typed, listed = text.partition(":")
+        try:
+            op = by_name[find_schema(name).name]
+        except UsageError as e:
+            raise WarmUsageError(f"opendml cache warm: {e}") from None
+        accepted = input_types(op)
+        targets.append((op, tuple(_type(op, t, accepted) for t in listed.split(",")) if typed else accepted))
+    return targets
+
+
+def _type(op: OperatorDefinition, text: str, accepted: tuple[DataType, ...]) -> DataType:
+    known = ", ".join(t.name for t in accepted)
+    try:
+        parsed = DataType.parse(text.strip())
+    except OpenDMLError:
+        parsed = None
+    if parsed not in accepted:
+        raise WarmUsageError(f"opendml cache warm: {op.schema.name}'s InputTensor.DataType must be one of {known}; "
+                             f"got {text!r}.")
+    assert parsed is not None
+    return parsed
+
+
+def warm(targets: Iterable[Target], device: Device, report: Callable[[str], object] = print) -> None:
+    """Run each target's operator once per type on ``device``, reporting a line per operator."""
+    for op, types in targets:
+        started = time.perf_counter()
+        for data_type in types:
+            _run(op, data_type, device)
+        names = ", ".join(t.name for t in types)
+        report(f"{op.schema.name}: {names} ({time.perf_counter() - started:.1f} s)")
+
+
+def _run(op: OperatorDefinition, data_type: DataType, device: Device) -> None:
+    from .. import functional
+
+    x = _sample(data_type, (4, 16))
+    name = op.schema.name
+    if op.api is not None:
+        required = {f.python: 0 for f in op.api.functional_keywords if f.default is REQUIRED}
+        functional.FUNCTIONS[name](x, **required, device=device)
+    elif name == "ELEMENT_WISE_CLIP1":  # what clip runs on an integer type (and CLIP's kernel on a float type)
+        functional.FUNCTIONS["ELEMENT_WISE_CLIP"](x, 0, 1, device=device)
+    elif name in ("ARGMIN", "ARGMAX"):
+        reduce = functional.argmin if name == "ARGMIN" else functional.argmax
+        reduce(x, 1, device=device)  # the last axis, and every axis
+        reduce(x, device=device)
+    elif name == "ELEMENT_WISE_DEQUANTIZE_LINEAR":
+        functional.dequantize_linear(x, np.float32(0.5), _sample(data_type, ())[()], device=device)
+    elif name == "ELEMENT_WISE_QUANTIZE_LINEAR":
+        scale = np.float16(0.5) if data_type == DataType.FLOAT16 else np.float32(0.5)
+        for output_type in sorted(newest_row(op.schema).types["OutputTensor"]):
+            functional.quantize_linear(x, scale, output_type=output_type, device=device)
+    else:
+        raise WarmUsageError(f"opendml cache warm: {name} has no functional call to warm its kernels with.")
+
+
+def _sample(data_type: DataType, shape: tuple[int, ...]) -> Any:
+    """Small values every operator takes (a bit pattern for the integer types, halves for the float ones)."""
+    values = np.arange(int(np.prod(shape)), dtype=np.int64) % 7
+    array = values.astype(data_type.numpy) if data_type.numpy.kind in "iu" else values.astype(data_type.numpy) / 2
+    return array.reshape(shape)
