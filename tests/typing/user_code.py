@@ -22,7 +22,8 @@ def normalized(x: npt.NDArray[np.float32]) -> npt.NDArray[Any]:
 
 def biased(x: npt.NDArray[np.float32], bias: npt.NDArray[np.float32]) -> npt.NDArray[Any]:
     """Two arrays in (the bias broadcast along the rows), a NumPy array out."""
-    return dml.relu(dml.add(x, bias))
+    summed: npt.NDArray[np.float32] = dml.add(x, bias)
+    return dml.relu(summed)
 
 
 def bounded(x: ArrayInput, low: float | np.floating[Any] | None = None) -> Any:
