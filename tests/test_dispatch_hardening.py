@@ -505,6 +505,7 @@ def _rich_model() -> dict:
             "threshold": {"type": "ELEMENT_WISE_THRESHOLD", "desc": {"InputTensor": f16, "OutputTensor": f16, "Min": 0}},
             "hard_sigmoid": {"type": "ACTIVATION_HARD_SIGMOID", "desc": {
                 "InputTensor": f16, "OutputTensor": f16, "Alpha": 1, "Beta": 0}},
+            "add": {"type": "ELEMENT_WISE_ADD", "desc": {"ATensor": f16, "BTensor": f16, "OutputTensor": f16}},
             "shrink": {"type": "ACTIVATION_SHRINK", "desc": {
                 "InputTensor": f16, "OutputTensor": f16, "Bias": 0, "Threshold": 0}},
             "round": {"type": "DML_OPERATOR_ELEMENT_WISE_ROUND", "desc": {
@@ -544,6 +545,7 @@ def _rich_model() -> dict:
             {"type": "dispatch", "dispatchable": "quantize", "bindings": {
                 "InputTensor": "f", "ScaleTensor": "raw", "OutputTensor": "s"}},
             {"type": "dispatch", "dispatchable": "shrink", "bindings": {"InputTensor": "h", "OutputTensor": "h"}},
+            {"type": "dispatch", "dispatchable": "add", "bindings": {"ATensor": "h", "BTensor": "h", "OutputTensor": "h"}},
         ],
     }
 

@@ -70,8 +70,8 @@ def _type(op: OperatorDefinition, text: str, accepted: tuple[DataType, ...]) -> 
     except OpenDMLError:
         parsed = None
     if parsed not in accepted:
-        raise WarmUsageError(f"opendml cache warm: {op.schema.name}'s InputTensor.DataType must be one of {known}; "
-                             f"got {text!r}.")
+        field = f"{op.schema.name}'s {op.schema.inputs[0].name}.DataType"
+        raise WarmUsageError(f"opendml cache warm: {field} must be one of {known}; got {text!r}.")
     assert parsed is not None
     return parsed
 
@@ -93,7 +93,8 @@ def _run(op: OperatorDefinition, data_type: DataType, device: Device) -> None:
     name = op.schema.name
     if op.api is not None:
         required = {f.python: 0 for f in op.api.functional_keywords if f.default is REQUIRED}
-        functional.FUNCTIONS[name](x, **required, device=device)
+        arrays = (x,) * len(op.api.arrays)  # a binary operator's two tensors alike
+        functional.FUNCTIONS[name](*arrays, **required, device=device)
     elif name == "ELEMENT_WISE_CLIP1":  # what clip runs on an integer type (and CLIP's kernel on a float type)
         functional.FUNCTIONS["ELEMENT_WISE_CLIP"](x, 0, 1, device=device)
     elif name in ("ARGMIN", "ARGMAX"):
