@@ -150,15 +150,22 @@ static int __ffs(int x) { return __builtin_ffs(x); }
 static int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
 """ + PTX_HELPERS + r"""// The blocks run one after another on one set of threads (starting threads costs more than the kernels):
 // each thread runs its part of a block, then waits for the others before the next block reuses __shared__.
+// A thread-block cluster's blocks (argmin_c.CLUSTER_HELPERS) run in reverse order here, so that block 0, which
+// reads the others' candidates after the cluster barrier, runs after them; a cluster variable has one copy
+// per block of the cluster, which the others' addresses name.
+static unsigned int cluster_size = 1;
 static void launch(unsigned grid, unsigned block, std::function<void()> body) {
     gridDim.x = grid; blockDim.x = block;
+    const unsigned c = cluster_size;
     std::barrier<> bar(block); block_barrier = &bar;
     for (unsigned w = 0; w < (block + 31) / 32; ++w) warp_barriers[w] = new std::barrier<>(block < 32 ? block : 32);
     std::vector<std::thread> threads;
     for (unsigned t = 0; t < block; ++t)
         threads.emplace_back([=, &bar] {
             threadIdx.x = t;
-            for (unsigned b = 0; b < grid; ++b) { blockIdx.x = b; body(); bar.arrive_and_wait(); }
+            for (unsigned b = 0; b < grid; ++b) {
+                blockIdx.x = b / c * c + (c - 1 - b % c); body(); bar.arrive_and_wait();
+            }
         });
     for (auto& th : threads) th.join();
     for (unsigned w = 0; w < (block + 31) / 32; ++w) delete warp_barriers[w];
@@ -198,6 +205,14 @@ HOST_BYTES = r"""static unsigned int prmt(unsigned int a, unsigned int b, unsign
     return r;
 }
 """
+# argmin_c.CLUSTER_HELPERS as host C++: the barrier orders nothing the block order does not (``launch``).
+HOST_CLUSTER_HELPERS = r"""
+#define CLUSTER_SHARED(type, name) static type name##_of[16]; type& name = name##_of[blockIdx.x % cluster_size]
+static void cluster_barrier() {}
+template <typename T> static const volatile T* cluster_peer(const T* p, unsigned int block) {
+    return p - blockIdx.x % cluster_size + block;
+}
+"""
 # expr_c.CLAMPS as host C++: the selects they stand for (the bound a nonzero number, so both give one answer).
 HOST_CLAMPS = r"""static float clamp_above(float x, float p) { return p < x ? p : x; }
 static float clamp_below(float x, float p) { return x < p ? p : x; }
@@ -216,8 +231,8 @@ def _body(source: str, name: str) -> str:
         for key, text in device.items():
             body = body.replace(text, host[key])
     body = body.replace(expr_c.ARITHMETIC, HOST_ARITHMETIC).replace(expr_c.BYTES, HOST_BYTES)
-    body = body.replace(expr_c.CLAMPS, HOST_CLAMPS)
-    return re.sub(r'extern "C" __global__ void (__launch_bounds__\([^)]*\) )?opendml_kernel', f"void {name}", body)
+    body = body.replace(expr_c.CLAMPS, HOST_CLAMPS).replace(argmin_c.CLUSTER_HELPERS, HOST_CLUSTER_HELPERS)
+    return re.sub(r'extern "C" __global__ void (__\w+__\([^)]*\) )*opendml_kernel', f"void {name}", body)
 
 
 def _literal(value: np.generic) -> str:
@@ -226,8 +241,11 @@ def _literal(value: np.generic) -> str:
 
 
 def _grid(plan: ArgMinPlan, sm_count: int) -> int:
-    """The blocks CudaBackend.run launches (grid-stride loops: any count gives the same result)."""
+    """The blocks CudaBackend.run launches (grid-stride loops: any count gives the same result; a block for
+    each piece of a cluster's row)."""
     items = plan.items
+    if plan.cluster:
+        return items
     if plan.family == "columns":
         return max(1, min(math.ceil(items / BLOCK), sm_count * 32))
     if plan.group == 32:
@@ -250,11 +268,13 @@ class HostRun:
     extra_outputs: Sequence[TensorDesc] = ()
     extra_bytes: Sequence[np.ndarray] = ()
     extra_shifts: Sequence[int] = ()
+    sm_count: int = 1  # the multiprocessors of the GPU whose plan runs
+    clusters: int = 1  # the most blocks of a thread-block cluster on that GPU (1: none)
 
 
 def _case(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDesc, folder: Path, shifts: Sequence[int],
           sm_count: int, extra_outputs: Sequence[TensorDesc], extra_shifts: Sequence[int], tag: str,
-          namespaces: dict[str, str] | None = None) -> tuple[list[str], list[str], ArgMinPlan]:
+          namespaces: dict[str, str] | None = None, clusters: int = 1) -> tuple[list[str], list[str], ArgMinPlan]:
     """The kernels of one run (in namespaces named after ``tag``, but for a source already in
     ``namespaces``, which maps each source to its namespace), the lines of ``main`` running them over the
     files named after ``tag``, and the plan they run."""
@@ -262,7 +282,7 @@ def _case(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDesc,
     x = descs[0]
     assert x is not None
     kept, reduced = argmin_c.layouts(spec, descs, out, extra_outputs)
-    plan = argmin_c.plan(spec, x, kept, reduced, sm_count)
+    plan = argmin_c.plan(spec, x, kept, reduced, sm_count, clusters)
     addresses = [*shifts, *extra_shifts]
     if any(addresses[k] % alignment for k, alignment in argmin_c.alignments(spec, plan, kept, reduced)):
         plan = plan.scalar()
@@ -278,7 +298,7 @@ def _case(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDesc,
 
     scan = namespace(argmin_c.argmin_kernel(spec, plan, direction, kept, reduced), f"{tag}m")
     one_pass = argmin_c.one_pass(spec, plan)
-    if plan.splits > 1 and not one_pass:
+    if plan.partial and not one_pass:
         combine = namespace(argmin_c.argmin_combine_kernel(spec, plan, direction, kept), f"{tag}c")
     size, partials = out.total_tensor_size_in_bytes, plan.outputs * argmin_c.partials_per_output(spec, plan) * 8
     lines = ["  {"]
@@ -294,11 +314,13 @@ def _case(spec: KernelSpec, descs: Sequence[TensorDesc | None], out: TensorDesc,
     extras = [f"(ull)pout{j}" for j in range(1, len(extra_shifts) + 1)]
     partial = ["(ull)pv", "(ull)pi", *(["(ull)pc"] if one_pass else [])]
     arguments = ", ".join([*(f"(ull)p{k}" for k in range(len(shifts))), "(ull)pout", *extras, *partial, *scalars])
+    lines.append(f"  cluster_size = {plan.splits if plan.cluster else 1};")
     lines.append(f"  launch({_grid(plan, sm_count)}, {plan.block}, [=] {{ {scan}::run({arguments}); }});")
+    lines.append("  cluster_size = 1;")
     # Every counter back at zero: the next launch finds them as this one did.
     lines.append(f"  for (int k = 0; k < {plan.outputs}; ++k) if (pc[k]) {{ fprintf(stderr, \"counter %d left at %u\\n\", "
                  "k, pc[k]); return 3; }")
-    if plan.splits > 1 and not one_pass:
+    if plan.partial and not one_pass:
         blocks = max(1, min(math.ceil(plan.outputs / (BLOCK // plan.combine_group)), sm_count * 32))
         lines.append(f"  launch({blocks}, {BLOCK}, [=] {{ {combine}::run((ull)pv, (ull)pi, (ull)pout); }});")
     lines.append(f'  FILE* f = fopen("{folder}/{tag}out.bin", "wb"); fwrite(pout, 1, {size}, f); fclose(f);')
@@ -346,8 +368,8 @@ def run_batch_on_host(runs: Sequence[HostRun], folder: Path) -> list[tuple[list[
         shifted = list(run.extra_shifts) or [0] * len(run.extra_outputs)
         for j, (data, shift) in enumerate(zip(run.extra_bytes, shifted), start=1):
             (folder / f"{tag}out{j}.bin").write_bytes(bytes(shift) + data.tobytes())
-        case_parts, case_lines, plan = _case(run.spec, run.descs, run.out, folder, run.shifts, 1, run.extra_outputs,
-                                             shifted, tag, namespaces)
+        case_parts, case_lines, plan = _case(run.spec, run.descs, run.out, folder, run.shifts, run.sm_count,
+                                             run.extra_outputs, shifted, tag, namespaces, run.clusters)
         parts += case_parts
         lines += case_lines
         plans.append((plan, shifted))

@@ -230,6 +230,35 @@ def test_plain_reductions_run_on_the_host_give_the_oracles_indices(tmp_path: Pat
                                f"{indices_of(got, out)[bad[:4]].tolist()}, expected {want[bad[:4]].tolist()}")
 
 
+# (name, case, blocks of a row's cluster, elements a load) on an H100's 132 multiprocessors, clusters of 8
+CLUSTERED = [
+    ("one row, 4 blocks", Plain(T.FLOAT16, (1, 32000), (1,)), 4, 8),
+    ("8 rows, unaligned", Plain(T.FLOAT32, (8, 20000), (1,), shift=4), 8, 1),
+    ("rows of 2 blocks", Plain(T.FLOAT32, (40, 9000), (1,)), 2, 4),
+    ("UINT8, 16 lanes", Plain(T.UINT8, (3, 70000), (1,)), 8, 16),
+    ("INT64, a short last piece", Plain(T.INT64, (5, 4099), (1,)), 8, 1),
+]
+
+
+@needs_gxx
+def test_clustered_rows_run_on_the_host_give_the_oracles_indices(tmp_path: Path) -> None:
+    """Rows cut into the blocks of a thread-block cluster (sm_90: plan.cluster_plan), merged through the
+    cluster's shared memory: every block's candidate reaches block 0, under both policies and directions."""
+    rng = np.random.default_rng(16)
+    runs, checks = [], []
+    for n, (name, case, blocks, vector) in enumerate(CLUSTERED):
+        index = INDEX_TYPES[n % len(INDEX_TYPES)]
+        x, out = case.descs(index)
+        raw = tensor_bytes(x, case.axes, rng)
+        for kind, nan, direction in plain_variants(n):
+            spec = arg_spec(case.t, index, case.axes, kind, nan, direction)
+            runs.append(HostRun(spec, [x], out, [raw], [case.shift], sm_count=132, clusters=8))
+            checks.append((f"{name} {kind.name} {nan.name} {direction.name}", spec, x, out, raw, (blocks, vector)))
+    for (where, spec, x, out, raw, path), ((got, *_), plan) in zip(checks, _run_batch(runs, tmp_path)):
+        assert plan.cluster and (plan.splits, plan.vector) == path, (where, plan)
+        check_indices(where, spec, compared_values(spec, [x], [raw]), out, got)
+
+
 # --- fused prologues, the min-and-ballot scan and extra outputs -------------------------------------------
 
 def some_nan_inputs(case: Case, rng: np.random.Generator) -> list[np.ndarray]:

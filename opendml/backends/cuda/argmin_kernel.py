@@ -45,7 +45,7 @@ class ArgMinKernel:
         assert x is not None  # InputTensor is required
         self.backend, self.spec, self.direction = backend, spec, reduction.direction
         self.kept, self.reduced = argmin_c.layouts(spec, inputs, output, extra_outputs)
-        self.plan = argmin_c.plan(spec, x, self.kept, self.reduced, backend.sm_count)
+        self.plan = argmin_c.plan(spec, x, self.kept, self.reduced, backend.sm_count, backend.cluster_blocks)
         self.alignments = argmin_c.alignments(spec, self.plan, self.kept, self.reduced)
         self.scalars = expr_c.launch_scalars(spec.element, spec.scalars, spec.extra)
         self._kernels = {self.plan.vector: self._kernel_for(self.plan)}
@@ -62,7 +62,7 @@ class ArgMinKernel:
 
     def _combines(self, plan: ArgMinPlan) -> bool:
         """Whether ``plan``'s partial results are merged by a combine pass (not by its scan)."""
-        return plan.splits > 1 and not argmin_c.one_pass(self.spec, plan)
+        return plan.partial and not argmin_c.one_pass(self.spec, plan)
 
     def _combine_kernel(self) -> Any:
         if self._combine is None:
@@ -83,7 +83,7 @@ class ArgMinKernel:
         from it included) allocates nothing. Its calls on several streams take turns on the GPU
         (``_SplitLaunch``)."""
         launch = self._launch([bound_address(b) for b in inputs if b is not None] + [bound_address(b) for b in outputs])
-        if launch.plan.splits == 1:
+        if not launch.plan.partial:
             return PackedLaunch(launch.scan, launch.grid, (launch.plan.block,), launch.args(0, 0))
         scratch = self._scratch(launch.plan)
         combine = self._combine_launch(launch, scratch, PackedLaunch) if self._combines(launch.plan) else None
@@ -117,7 +117,7 @@ class ArgMinKernel:
         the OutputTensor's, then each extra output's."""
         launch = self._launch(pointers)
         block = (launch.plan.block,)
-        if launch.plan.splits == 1:
+        if not launch.plan.partial:
             launch.scan(launch.grid, block, launch.args(0, 0))
             return
         scratch = self._scratch(launch.plan, pooled=True)
@@ -147,6 +147,8 @@ class ArgMinKernel:
 
     def _grid(self, plan: ArgMinPlan) -> int:
         items = plan.items
+        if plan.cluster:
+            return items  # a block for each piece of each row: a cluster's blocks each take one
         if plan.family == "columns":
             return self.backend.grid(items)
         if plan.group == 32:
@@ -293,7 +295,7 @@ class AddressLaunch:
         self._launches: dict[int, tuple[PointerLaunch, PointerLaunch | None]] = {}
         self._scratch: _Scratch | None = None
         self._turns = _Turns()
-        self._split = kernel.plan.splits > 1
+        self._split = kernel.plan.partial
 
     def on(self, stream: int, addresses: Sequence[int], owner: object = None) -> None:
         """Launch on ``stream`` (a handle) over the operands' and the output's ``addresses``; ``owner`` keeps
@@ -322,7 +324,7 @@ class AddressLaunch:
         launch = kernel._launch(list(addresses))
         partials: tuple[int, ...] = ()
         combine = None
-        if launch.plan.splits > 1:
+        if launch.plan.partial:
             if self._scratch is None:
                 self._scratch = kernel._scratch(launch.plan)
             partials = kernel._partials(launch.plan, self._scratch)

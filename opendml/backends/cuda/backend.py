@@ -102,7 +102,11 @@ class CudaBackend:
         return cupy.asnumpy(result)
 
     def __init__(self) -> None:
-        self.sm_count = int(cupy.cuda.Device().attributes["MultiProcessorCount"])
+        attributes = cupy.cuda.Device().attributes
+        self.sm_count = int(attributes["MultiProcessorCount"])
+        # Thread-block clusters (compute capability 9.0 on): blocks of one merge through distributed shared
+        # memory. 8 is the portable size, which every such device schedules.
+        self.cluster_blocks = 8 if int(attributes["ComputeCapabilityMajor"]) >= 9 else 1
 
     def allocate(self, device: Device, size_in_bytes: int) -> Buffer:
         try:

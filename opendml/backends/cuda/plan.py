@@ -61,6 +61,13 @@ COLUMN_THREADS_PER_SM = 512
 # blocks: argmin_c.COLUMN_BLOCKS_PER_SM) 0.130.
 PROLOGUE_COLUMN_ELEMENTS = 4
 PROLOGUE_COLUMN_THREADS_PER_SM = 1024
+# Greedy decoding's few long rows (a plain ARGMIN over a contiguous last axis, fewer outputs than half the
+# multiprocessors): each row is cut into a thread-block cluster's blocks (sm_90 and later), which merge their
+# candidates through distributed shared memory behind a cluster barrier, in the one kernel: no partial results
+# in global memory, no atomic counter, no last block's reread. Blocks of CLUSTER_BLOCK threads; a row's
+# cluster doubles up to the device's largest (8 blocks, the portable size) while rows x blocks stay within the
+# multiprocessors.
+CLUSTER_BLOCK = 512
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,12 @@ class ArgMinPlan:
     vector: int = 1  # elements per 16-byte load: along the row (rows) or across outputs (columns)
     rows: int = 1  # outputs a warp scans together, sharing the loads of operands constant across them
     lanes: bool = False  # rows of 16-byte loads: a candidate per element of a load (argmin_c.lanes)
+    cluster: bool = False  # a row's ``splits`` blocks are a thread-block cluster, merged in the kernel
+
+    @property
+    def partial(self) -> bool:
+        """Whether the scan writes partial results (split pieces not merged through a cluster)."""
+        return self.splits > 1 and not self.cluster
 
     @property
     def items(self) -> int:
@@ -96,12 +109,13 @@ class ArgMinPlan:
 
     def scalar(self) -> ArgMinPlan:
         """The same plan with one element per load (for inputs not 16-byte aligned), a row per warp."""
-        return ArgMinPlan(self.family, self.group, self.block, self.splits, self.chunk, self.outputs, self.length)
+        return ArgMinPlan(self.family, self.group, self.block, self.splits, self.chunk, self.outputs, self.length,
+                          cluster=self.cluster)
 
 
 def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int], kept: Layout,
                 reduced: Layout, sm_count: int, itemsize: int = 4, prologue: bool = False,
-                shared: bool = False, stored: int = 0) -> ArgMinPlan:
+                shared: bool = False, stored: int = 0, clusters: int = 1) -> ArgMinPlan:
     """Choose the reduction strategy by shape.
 
     Rows (the input's fastest-moving dimension is reduced): a warp per output for short rows, a block per
@@ -125,6 +139,9 @@ def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int
     output per load, next to its neighbours' (a warp's store instruction is 512 contiguous bytes), where 16
     bytes of UINT8 loaded gave each thread 64 bytes of FLOAT32 to store by four 16-byte words 64 bytes
     apart from the next thread's.
+
+    ``clusters``: the most blocks a thread-block cluster may have on this device (1: none). A plain ARGMIN's
+    long rows, fewer than half the multiprocessors, are each a cluster's (``cluster_plan``).
     """
     outputs, length = math.prod(kept.sizes), math.prod(reduced.sizes)
     width = 16 // max(itemsize, stored)
@@ -154,6 +171,8 @@ def plan_argmin(sizes: Sequence[int], strides: Sequence[int], axes: Sequence[int
         return ArgMinPlan("rows", 32, BLOCK, math.ceil(length / chunk), chunk, outputs, length, vector, rows)
     if length <= 1024:
         return ArgMinPlan("rows", 32, BLOCK, 1, length, outputs, length, vector)
+    if not prologue and clusters > 1 and outputs * 2 <= sm_count:
+        return cluster_plan(outputs, length, vector, sm_count, clusters)
     blocks = sm_count * ROW_BLOCKS_PER_SM
     piece = BLOCK * 16 if prologue else BLOCK * vector * ROW_PIECE_LOADS  # the fewest elements of a piece
     splits = max(1, min(int(blocks / outputs + 0.5), math.ceil(length / piece)))
@@ -169,3 +188,14 @@ def _rows_per_warp(outputs: int, warps: int) -> int:
     while rows > 1 and math.ceil(outputs / rows) * 2 < warps:
         rows //= 2
     return rows
+
+
+def cluster_plan(outputs: int, length: int, vector: int, sm_count: int, clusters: int) -> ArgMinPlan:
+    """Each of ``outputs`` rows cut into the blocks of one thread-block cluster: as many (a power of two, at
+    most ``clusters``) as keep rows x blocks within ``sm_count``, each block's threads taking a load or more."""
+    blocks = 1
+    while blocks < clusters and outputs * blocks * 2 <= sm_count and length >= blocks * 2 * CLUSTER_BLOCK * vector:
+        blocks *= 2
+    chunk = math.ceil(math.ceil(length / blocks) / vector) * vector
+    return ArgMinPlan("rows", CLUSTER_BLOCK, CLUSTER_BLOCK, blocks, chunk, outputs, length, vector,
+                      lanes=vector > 1, cluster=blocks > 1)

@@ -42,15 +42,15 @@ from __future__ import annotations
 from .ballot import BALLOT_BLOCKS_PER_SM, BALLOT_MIN_LOADS, ballot_kernel, uses_ballot
 from .comparison import BEATS_HELPERS, BEST_HELPERS, EQ_HELPERS, INDEX_REDUCTIONS, Order, order, packed, tail, union
 from .kernel import argmin_kernel
-from .merge import argmin_combine_kernel, one_pass, partials_per_output
+from .merge import CLUSTER_HELPERS, argmin_combine_kernel, one_pass, partials_per_output
 from .operands import Extra, Operand, alignments, extras, is_prologue, layouts, operands, plan
 from .scan import LOADED_BYTES, VECTOR_UNROLL, lanes
 from .steps import COLUMN_BLOCKS_PER_SM, factor_functions, groups_rows, stored_order
 
 __all__ = [
-    "BALLOT_BLOCKS_PER_SM", "BALLOT_MIN_LOADS", "BEATS_HELPERS", "BEST_HELPERS", "COLUMN_BLOCKS_PER_SM", "EQ_HELPERS",
-    "INDEX_REDUCTIONS", "LOADED_BYTES", "VECTOR_UNROLL", "Extra", "Operand", "Order", "alignments",
-    "argmin_combine_kernel", "argmin_kernel", "ballot_kernel", "extras", "factor_functions", "groups_rows",
-    "is_prologue", "lanes", "layouts", "one_pass", "operands", "order", "packed", "partials_per_output", "plan",
-    "stored_order", "tail", "union", "uses_ballot",
+    "BALLOT_BLOCKS_PER_SM", "BALLOT_MIN_LOADS", "BEATS_HELPERS", "BEST_HELPERS", "CLUSTER_HELPERS",
+    "COLUMN_BLOCKS_PER_SM", "EQ_HELPERS", "INDEX_REDUCTIONS", "LOADED_BYTES", "VECTOR_UNROLL", "Extra", "Operand",
+    "Order", "alignments", "argmin_combine_kernel", "argmin_kernel", "ballot_kernel", "extras", "factor_functions",
+    "groups_rows", "is_prologue", "lanes", "layouts", "one_pass", "operands", "order", "packed",
+    "partials_per_output", "plan", "stored_order", "tail", "union", "uses_ballot",
 ]

@@ -12,7 +12,7 @@ from ..codegen import PRELUDE, decompose
 from ..plan import ArgMinPlan
 from .ballot import ballot_kernel, uses_ballot
 from .comparison import BEST_HELPERS, EQ_HELPERS, _compute, _value_functions, order
-from .merge import _group_reduce, _item_loop, _merge_in_scan, one_pass
+from .merge import CLUSTER_HELPERS, _group_reduce, _item_loop, _merge_in_cluster, _merge_in_scan, cluster_dims, one_pass
 from .operands import _hoisted, extras, operands
 from .scan import _finish, _lanes_merged, _scan, _take_function, _unroll, lanes
 from .steps import COLUMN_BLOCKS_PER_SM, _by_steps, _rescan, factor_functions, stored_order
@@ -45,8 +45,9 @@ def argmin_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, 
     else:
         value, rescan = expr_c.value_function(spec.operator, spec.inputs, spec.element, spec.extra,
                                               bounds=expr_c.clamp_bounds(spec.scalars)), ""
-    bounds = f"__launch_bounds__({plan.block}, {COLUMN_BLOCKS_PER_SM}) " if rescan else ""
-    return PRELUDE + value + _take_function(compute, direction, order(spec)) + f"""
+    bounds = f"__launch_bounds__({plan.block}, {COLUMN_BLOCKS_PER_SM}) " if rescan else cluster_dims(plan)
+    helpers = CLUSTER_HELPERS if plan.cluster else ""
+    return PRELUDE + helpers + value + _take_function(compute, direction, order(spec)) + f"""
 extern "C" __global__ void {bounds}opendml_kernel({parameters}) {{
     {_item_loop(plan)}
         ull {" = 0, ".join(kept_names)} = 0;
@@ -58,9 +59,20 @@ extern "C" __global__ void {bounds}opendml_kernel({parameters}) {{
         for (int j = 0; j < {lanes(plan)}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
         {_scan(spec, plan, reduced, others, hoisted, written, integers)}{rescan}{_lanes_merged(plan)}
         {_group_reduce(32 if one_pass(spec, plan) else plan.group, compute)}
-        {_merge_in_scan(spec, plan, direction, compute) if one_pass(spec, plan) else f'''{guard[plan.family]} {{
-            {_finish(plan, direction, spec.output, compute, kept.strides[1][-1])}
-        }}'''}
+        {_merge(spec, plan, direction, compute, guard[plan.family], kept)}
     }}
 }}
 """
+
+
+def _merge(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, compute: str, guard: str,
+           kept: Layout) -> str:
+    """The end of an item, its candidates merged over the threads that shared it: merged with the other pieces
+    of its row through the cluster or by the scan's last warp, or written (an index, or a partial result)."""
+    if plan.cluster:
+        return _merge_in_cluster(spec, plan, direction, compute)
+    if one_pass(spec, plan):
+        return _merge_in_scan(spec, plan, direction, compute)
+    return f"""{guard} {{
+            {_finish(plan, direction, spec.output, compute, kept.strides[1][-1])}
+        }}"""

@@ -77,7 +77,7 @@ def _item_loop(plan: ArgMinPlan) -> str:
 def one_pass(spec: KernelSpec, plan: ArgMinPlan) -> bool:
     """Whether ``plan``'s scan merges the pieces of its split rows itself (the scan of one take per element;
     the min-and-ballot scan and split columns keep the combine pass)."""
-    return plan.family == "rows" and plan.splits > 1 and not uses_ballot(spec, plan)
+    return plan.family == "rows" and plan.partial and not uses_ballot(spec, plan)
 
 
 def partials_per_output(spec: KernelSpec, plan: ArgMinPlan) -> int:
@@ -114,6 +114,50 @@ def _merge_in_scan(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection,
                 ((unsigned int*)pc)[o] = 0u;
             }}
         }}"""
+
+
+# --- a row's pieces merged through a thread-block cluster -------------------------------------------------
+#
+# The blocks of a row (plan.cluster) are one cluster, block s its piece s: each block's candidate, merged over
+# the block, is left in its shared memory; after a cluster barrier (release, then acquire: the candidates are
+# visible to every block of the cluster) the first warp of block 0 reads each block's candidate through
+# distributed shared memory (``mapa`` gives a peer block's address of the same variable), merges them and
+# writes the index. A second barrier keeps every block, and its shared memory, alive until they are read.
+
+CLUSTER_HELPERS = r"""
+#define CLUSTER_SHARED(type, name) __shared__ type name
+__device__ __forceinline__ void cluster_barrier() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+template <typename T> __device__ __forceinline__ const volatile T* cluster_peer(const T* p, unsigned int block) {
+    ull r; asm volatile("mapa.u64 %0, %1, %2;" : "=l"(r) : "l"(p), "r"(block)); return (const volatile T*)r;
+}
+"""
+
+
+def cluster_dims(plan: ArgMinPlan) -> str:
+    """The kernel's attributes fixing its cluster shape, for a plan whose rows are clusters."""
+    return f"__cluster_dims__({plan.splits}, 1, 1) __launch_bounds__({plan.block}) " if plan.cluster else ""
+
+
+def _merge_in_cluster(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, compute: str) -> str:
+    """The end of a block's piece of a cluster's row, its candidate merged over the block (in thread 0's
+    ``bv[0], bi[0]``): merged over the cluster by block 0, which writes the index (``oo``)."""
+    out = C_TYPE[spec.output]
+    empty = empty_index(direction, plan.length)
+    return f"""CLUSTER_SHARED({compute}, cv); CLUSTER_SHARED(ull, ci);
+        if (threadIdx.x == 0) {{ cv = bv[0]; ci = bi[0]; }}
+        cluster_barrier();
+        if (s == 0 && threadIdx.x < 32) {{
+            bv[0] = ({compute})0; bi[0] = INVALID_INDEX;
+            if (threadIdx.x < {plan.splits}u) {{
+                bv[0] = *cluster_peer(&cv, threadIdx.x);
+                bi[0] = *cluster_peer(&ci, threadIdx.x);
+            }}
+            {_group_reduce(32, compute)}
+            if (threadIdx.x == 0) (({out}*)pout)[oo] = ({out})(bi[0] == INVALID_INDEX ? {empty}ull : bi[0]);
+        }}
+        cluster_barrier();"""
 
 
 def argmin_combine_kernel(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, kept: Layout) -> str:

@@ -36,12 +36,14 @@ def is_prologue(spec: KernelSpec) -> bool:
     return not (isinstance(spec.element, ex.Load) and spec.element.operand == 0)
 
 
-def plan(spec: KernelSpec, x: TensorDesc, kept: Layout, reduced: Layout, sm_count: int) -> ArgMinPlan:
-    """The plan of ``spec``'s reduction over the InputTensor ``x`` on a GPU of ``sm_count`` multiprocessors."""
+def plan(spec: KernelSpec, x: TensorDesc, kept: Layout, reduced: Layout, sm_count: int,
+         clusters: int = 1) -> ArgMinPlan:
+    """The plan of ``spec``'s reduction over the InputTensor ``x`` on a GPU of ``sm_count`` multiprocessors
+    whose thread-block clusters hold at most ``clusters`` blocks (1: none)."""
     assert spec.reduction is not None
     stored = max((value.type.size for value in spec.extra), default=0)
     return plan_argmin(x.sizes, x.effective_strides, spec.reduction.axes, kept, reduced, sm_count,
-                       x.data_type.size, is_prologue(spec), shared_by_rows(kept, reduced), stored)
+                       x.data_type.size, is_prologue(spec), shared_by_rows(kept, reduced), stored, clusters)
 
 
 def shared_by_rows(kept: Layout, reduced: Layout) -> bool:
