@@ -171,7 +171,9 @@ CPU_KERNELS: Setting[str] = Setting(
     "which CPU kernels run (read once per process); `numba` needs the `fast` extra",
     "opendml/backends/cpu_kernels/__init__.py", "docs/cpu-backend.md")
 CACHE_DIR: Setting[Path | None] = Setting(
-    "OPENDML_CACHE_DIR", PathValue(), None, "`$XDG_CACHE_HOME/opendml`, else `~/.cache/opendml`",
+    "OPENDML_CACHE_DIR", PathValue(), None,
+    "the user's cache directory: `$XDG_CACHE_HOME/opendml`, else `~/.cache/opendml` (Linux); "
+    "`~/Library/Caches/opendml` (macOS); `%LOCALAPPDATA%\\opendml\\Cache` (Windows)",
     "where compiled CPU kernels are kept, one `kernels-<fingerprint>` directory per version of the kernel "
     "helpers; an unwritable one is replaced, silently, by `opendml-<user>` in the temporary directory "
     "(`opendml cache info` shows it, `opendml cache clear` empties it)", "opendml/kernels/cache.py",

@@ -12,6 +12,7 @@ import pytest
 
 import opendml as dml
 from opendml.dispatch import operators, timing
+from opendml.dispatch import progress as progress_module
 from opendml.dispatch.errors import ModelError, locate
 from opendml.dispatch.formatting import format_values
 from opendml.dispatch.progress import Progress
@@ -116,6 +117,7 @@ def test_measure_times_one_list_per_iteration_and_shows_progress(monkeypatch: py
         runs.append(1)
         clock[0] += 0.006
 
+    monkeypatch.setattr(progress_module, "_tqdm", lambda: None)  # the bar of its own (tqdm's: the test below)
     stream = io.StringIO()
     samples = measure(iteration, TimingOptions(iterations=4, repeat=3), use_cuda=False,
                       progress=Progress("Dispatch 'x'", stream, enabled=True, delay=0.0))
@@ -125,9 +127,31 @@ def test_measure_times_one_list_per_iteration_and_shows_progress(monkeypatch: py
     assert "Dispatch 'x' [" in drawn and drawn.endswith("\r\033[K")  # drawn, then erased
 
 
-def test_progress_is_silent_off_a_terminal() -> None:
+def test_progress_is_drawn_by_tqdm_where_installed() -> None:
+    pytest.importorskip("tqdm")
+    stream = io.StringIO()
+    progress = Progress("Dispatch 'x'", stream, enabled=True, delay=0.0, interval=0.0)
+    progress.update(0.5, "2 iterations")
+    drawn = stream.getvalue()
+    assert "Dispatch 'x'" in drawn and " 50%, 2 iterations [" in drawn  # label, percentage, text, times
+    progress.close()
+    erased = stream.getvalue()[len(drawn):]
+    assert erased.startswith("\r") and not erased.strip()  # the line blanked (leave=False)
+
+
+@pytest.mark.parametrize("tqdm_installed", [True, False])
+def test_progress_is_silent_off_a_terminal_and_before_its_delay(tqdm_installed: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    if tqdm_installed:
+        pytest.importorskip("tqdm")
+    else:
+        monkeypatch.setattr(progress_module, "_tqdm", lambda: None)
     stream = io.StringIO()  # not a terminal
     progress = Progress("Dispatch 'x'", stream, delay=0.0)
     progress.update(0.5, "1 iterations")
+    progress.close()
+    assert stream.getvalue() == ""
+    stream = io.StringIO()
+    progress = Progress("Dispatch 'x'", stream, enabled=True, delay=60.0)  # a loop shorter than the delay
+    progress.update(1.0, "1 iterations")
     progress.close()
     assert stream.getvalue() == ""

@@ -3,6 +3,7 @@ it, concurrent writers, the silent fallback, and ``opendml cache info`` / ``open
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -34,6 +35,35 @@ def test_the_root_is_the_setting_else_the_users_cache_directory(tmp_path: Path,
     monkeypatch.setenv(cache.ENV_CACHE_DIR, str(tmp_path / "mine"))
     assert cache.root() == tmp_path / "mine"
     monkeypatch.delenv(cache.ENV_CACHE_DIR)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.root() == tmp_path / "xdg" / "opendml"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache.root() == tmp_path / "home" / ".cache" / "opendml"
+
+
+def test_the_users_cache_directory_is_the_platforms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where platformdirs is installed (a dependency), the root is its user cache directory for opendml: on macOS
+    ~/Library/Caches/opendml, on Windows %LOCALAPPDATA%\\opendml\\Cache (the XDG rule of the test above on Linux)."""
+    platformdirs = pytest.importorskip("platformdirs")
+    monkeypatch.delenv(cache.ENV_CACHE_DIR, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)  # recent platformdirs honour it on macOS too
+    # Each platform's rules, whichever this machine is; Windows's only run on Windows (they call its API).
+    expected = {"macos.MacOS": tmp_path / "home" / "Library" / "Caches" / "opendml",
+                "unix.Unix": tmp_path / "home" / ".cache" / "opendml"}
+    if sys.platform == "win32":
+        expected["windows.Windows"] = Path(os.environ["LOCALAPPDATA"]) / "opendml" / "Cache"
+    for name, path in expected.items():
+        module, rules = name.split(".")
+        monkeypatch.setattr(platformdirs, "PlatformDirs", getattr(importlib.import_module(f"platformdirs.{module}"),
+                                                                  rules))
+        assert cache.root() == path, name
+
+
+def test_without_platformdirs_the_root_follows_the_xdg_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "platformdirs", None)  # an install without it: importing it fails
+    monkeypatch.delenv(cache.ENV_CACHE_DIR, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache.root() == tmp_path / "xdg" / "opendml"
     monkeypatch.delenv("XDG_CACHE_HOME")

@@ -3,6 +3,16 @@
 One linear scan over the text (``scan``) blanks out comments and trailing commas and measures how deep
 arrays and objects nest, so that a pathological file costs time in proportion to its size and a deeply
 nested one is refused before Python's JSON parser recurses.
+
+Why not a library: DxDispatch reads models with rapidjson's comments and trailing-commas flags, and this reads
+that dialect with the standard library's parser and nothing else. ``json5`` and ``pyjson5`` read JSON5, a wider
+dialect (unquoted and single-quoted keys, hexadecimal numbers, ``+1``, ``.5``), so a model they accept could fail
+in DxDispatch; ``json5`` is pure Python and took 30 s on a 1.8 MB model that this reads in 0.05-0.1 s.
+``python-rapidjson`` wraps RapidJSON itself and is 2-4 times faster on that model, but a compiled extension; like
+``pyjson5`` it reports an error's byte offset, not its line and column, and keeps the last of two equal keys
+where this reports both (a model's key given twice is an error, ``JsonObject.duplicates``). ``commentjson``
+(no release since 2020) parses in pure Python: 15 s for a tenth of that model. The blanking keeps every
+character's position, so the standard library's errors point into the file as written.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """Where compiled CPU kernels live on disk: one directory per version of the kernel helpers.
 
-The cache root is ``OPENDML_CACHE_DIR``, else the user's cache directory (``$XDG_CACHE_HOME/opendml`` or
-``~/.cache/opendml``). Under it, ``kernels-<fingerprint>`` holds everything compiled by one version of the
-helpers: the generated Numba modules (``generated/``) and Numba's disk cache of them and of the
-hand-written kernels (``numba/``). The fingerprint hashes the source of every kernel helper module (the
+The cache root is ``OPENDML_CACHE_DIR``, else the user's cache directory as ``platformdirs`` gives it
+(``user_cache_root``: ``$XDG_CACHE_HOME/opendml`` or ``~/.cache/opendml`` on Linux, ``~/Library/Caches/opendml``
+on macOS, ``%LOCALAPPDATA%\\opendml\\Cache`` on Windows). Under it, ``kernels-<fingerprint>`` holds everything
+compiled by one version of the helpers: the generated Numba modules (``generated/``) and Numba's disk cache of
+them and of the hand-written kernels (``numba/``). The fingerprint hashes the source of every kernel helper module (the
 CPU kernel package, ``opendml/expr.py`` and ``expr_nodes.py``, ``opendml/kernels/``) with the Numba,
 llvmlite, NumPy and Python versions and the machine, so an edit to any helper starts a new directory: a
 kernel is never loaded from code compiled against another version of the helpers it calls (Numba alone
@@ -48,10 +49,22 @@ _fingerprint: str | None = None
 def root() -> Path:
     """The cache root asked for (it may not exist, or not be writable)."""
     chosen = settings.CACHE_DIR.get()
-    if chosen is not None:
-        return chosen
-    base = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(base) if base else Path.home() / ".cache") / "opendml"
+    return user_cache_root() if chosen is None else chosen
+
+
+def user_cache_root() -> Path:
+    """opendml's directory in the user's cache directory, where the platform keeps caches (platformdirs).
+
+    platformdirs is a dependency (small, pure Python, no dependencies of its own), imported here, when the cache
+    is first used, so that ``import opendml`` still imports only NumPy. An install without it (``pip install
+    --no-deps``) falls back to the XDG rule, which is what platformdirs answers on Linux.
+    """
+    try:
+        import platformdirs
+    except ImportError:
+        base = os.environ.get("XDG_CACHE_HOME", "").strip()
+        return (Path(base) if base else Path.home() / ".cache") / "opendml"
+    return Path(platformdirs.user_cache_dir("opendml", appauthor=False))
 
 
 def helper_sources() -> list[Path]:

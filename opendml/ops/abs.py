@@ -1,4 +1,4 @@
-"""ELEMENT_WISE_ABS: ``f(x) = |x * scale + bias|``; +0.0 for -0.0, and |INT_MIN| is INT_MIN (wrapping)."""
+"""ELEMENT_WISE_ABS: ``f(x) = |x * scale + bias|``; +0.0 for -0.0, and ``|INT_MIN|`` is INT_MIN (wrapping)."""
 
 from __future__ import annotations
 

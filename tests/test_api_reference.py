@@ -1,0 +1,40 @@
+"""The API reference (docs/api/, built by Sphinx in CI) covers the public API: the top-level page names its classes
+one by one, so a class added to ``opendml.__all__`` must be added there too; every top-level function is one of
+``opendml.functional``'s (whose page documents its ``__all__``) or ``opendml.compile``. The build itself, with
+warnings as errors, is CI's ``docs`` step (``.ci/run``)."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import opendml
+import opendml.functional
+import opendml.tracing
+
+API = Path(__file__).resolve().parents[1] / "docs" / "api"
+
+
+def _documented(page: str) -> set[str]:
+    text = (API / page).read_text(encoding="utf-8")
+    return set(re.findall(r"^\.\. auto(?:class|function|exception|data)::\s+(\w+)\s*$", text, re.MULTILINE))
+
+
+def test_the_top_level_page_names_every_public_class() -> None:
+    classes = {name for name in opendml.__all__ if inspect.isclass(getattr(opendml, name))}
+    documented = _documented("opendml.rst")
+    assert not classes - documented, f"docs/api/opendml.rst must document {sorted(classes - documented)}"
+    assert not documented - set(opendml.__all__), f"docs/api/opendml.rst names {sorted(documented - classes)}, " \
+        "which opendml does not export"
+
+
+def test_every_top_level_function_is_on_the_functional_or_compile_page() -> None:
+    functions = {name for name in opendml.__all__ if inspect.isfunction(getattr(opendml, name))}
+    elsewhere = functions - set(opendml.functional.__all__) - {"compile", "calc_buffer_tensor_size"}
+    assert not elsewhere, f"top-level functions documented on no page: {sorted(elsewhere)}"
+    for name in functions & set(opendml.functional.__all__):
+        assert getattr(opendml, name) is getattr(opendml.functional, name), name
+    assert opendml.compile is opendml.tracing.compile
+    assert "calc_buffer_tensor_size" in _documented("opendml.rst")
+
