@@ -7,6 +7,10 @@ temperature during a row weighs on all of them alike instead of on whichever ran
 elements dwarf the L2 cache; the size sweep rotates among several input sets so small sizes are not timed out
 of the cache either.
 
+Besides the hand-written rows, every operator declared with a functional function gets a row derived from its
+declaration (``declared_makers``: FLOAT32 where it takes it; a binary operator full-size and with BTensor
+broadcast), timed through that function with ``out=`` against PyTorch's function of the same meaning.
+
     python benchmarks/gpu.py                 # everything: table, size sweep, host cost, CSV and PNG
     python benchmarks/gpu.py --quick         # no torch.compile, fewer repetitions
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import inspect
 import math
 import statistics
 import sys
@@ -262,7 +267,82 @@ def row_makers(device: dml.Device) -> list[tuple[str, Callable[[], Row]]]:
         lazy(quantize_row, device, "QUANTIZE_LINEAR FLOAT32->UINT8 per-tensor", (N,), per_channel=False),
         lazy(quantize_row, device, "QUANTIZE_LINEAR FLOAT32->UINT8 per-channel [65536,4096]", (65536, 4096),
              True),
+        *declared_makers(device),
     ]
+
+
+# PyTorch's function for each declared operator's functional name, where it computes the same thing (the
+# peers of the declared rows; an operator without one is timed against the copy and CuPy alone).
+TORCH_OF = {
+    "abs": "abs", "negate": "neg", "ceil": "ceil", "floor": "floor", "sqrt": "sqrt", "recip": "reciprocal",
+    "relu": "relu", "sign": "sign", "round": "round", "is_nan": "isnan", "identity": "clone",
+    "activation_identity": "clone", "bit_not": "bitwise_not", "logical_not": "logical_not",
+    "add": "add", "subtract": "sub", "multiply": "mul", "divide": "div",
+}
+HAND_WRITTEN = {"ELEMENT_WISE_CLIP", "ELEMENT_WISE_THRESHOLD"}  # their rows above (with ScaleBias, INT8)
+BROADCAST_SHAPE = (65536, 4096)  # a binary operator's rows: BTensor full-size, or one row broadcast down
+
+
+def declared_type(definition: object) -> str:
+    """The type a declared operator's row runs: FLOAT32 where its InputTensor (ATensor) takes it, else the
+    widest type it takes."""
+    first = definition.api.tensors[0]  # type: ignore[attr-defined]
+    types = {t for row in definition.schema.rows for t in row.types.get(first, ())}  # type: ignore[attr-defined]
+    if dml.DataType.FLOAT32 in types:
+        return "FLOAT32"
+    return max(types, key=lambda t: (t.size, t.name)).name
+
+
+def declared_row(device: dml.Device, name: str, definition: object, broadcast: bool = False) -> Row:
+    """A declared operator through its functional function on CuPy arrays (``out=``: no allocation; its host
+    cost is under 2 % of a call of these sizes), its required scalars 0.5."""
+    api = definition.api  # type: ignore[attr-defined]
+    fn = getattr(dml, api.python)
+    data_type = declared_type(definition)
+    dtype = dml.DataType.parse(data_type).numpy
+    rng = cp.random.default_rng(2)
+    shapes = [BROADCAST_SHAPE if len(api.tensors) > 1 else (N,)] * len(api.tensors)
+    if broadcast:
+        shapes[-1] = BROADCAST_SHAPE[-1:]
+    if np.dtype(dtype).kind == "f":
+        arrays = [(rng.standard_normal(s, dtype=cp.float32) * 2).astype(dtype) for s in shapes]
+    else:
+        info = np.iinfo(dtype)
+        arrays = [rng.integers(max(info.min, -1000), min(info.max, 1000), s, dtype=cp.int64).astype(dtype)
+                  for s in shapes]
+    scalars = [0.5 for p in inspect.signature(fn).parameters.values()
+               if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty][len(arrays):]
+    out = fn(*arrays, *scalars, device=device)
+    moved = sum(a.nbytes for a in arrays) + out.nbytes
+    peers: dict[str, Callable[[], object] | None] = {"torch": None, "torch.compile": None, "cupy": None}
+    name_in_torch = TORCH_OF.get(api.python)
+    if torch is not None and name_in_torch is not None:
+        torch_fn = getattr(torch, name_in_torch)
+        tensors = [as_torch(a) for a in arrays]
+        compiled = torch.compile(torch_fn)
+        peers["torch"] = lambda: torch_fn(*tensors)
+        peers["torch.compile"] = lambda: compiled(*tensors)
+    return Row(name, moved, lambda: fn(*arrays, *scalars, out=out, device=device), peers)
+
+
+def declared_makers(device: dml.Device) -> list[tuple[str, Callable[[], Row]]]:
+    """A row for each operator declared with a functional function (but those with rows of their own), and
+    for a binary operator a second row with BTensor broadcast: derived from the declarations, so a new
+    operator is benchmarked without a line here."""
+    from opendml.ops import BY_NAME
+
+    makers = []
+    for op_name, definition in sorted(BY_NAME.items()):
+        if definition.api is None or op_name in HAND_WRITTEN:
+            continue
+        label = f"{op_name.removeprefix('ELEMENT_WISE_')} {declared_type(definition)}"
+        if len(definition.api.tensors) > 1:
+            makers.append(lazy(declared_row, device, f"{label} {list(BROADCAST_SHAPE)}", definition))
+            makers.append(lazy(declared_row, device, f"{label} BTensor broadcast [{BROADCAST_SHAPE[-1]}]", definition,
+                               broadcast=True))
+        else:
+            makers.append(lazy(declared_row, device, label, definition))
+    return makers
 
 
 def copy_of(bytes_moved: int) -> Callable[[], object]:
