@@ -281,3 +281,32 @@ def test_a_program_ends_while_its_kernels_compile_and_the_next_one_reads_a_sound
                               timeout=HANG_SECONDS)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "ended" and "Traceback" not in done.stderr
+
+
+# --- ahead of time: `opendml cache warm` compiles, whatever OPENDML_TIERED says -------------------------------
+
+CLIP_NOTICES = """
+import logging
+import numpy as np, opendml as dml
+records = []
+handler = logging.Handler()
+handler.emit = records.append
+logging.getLogger("opendml").addHandler(handler)
+logging.getLogger("opendml").setLevel(logging.INFO)
+dml.clip(np.ones((4, 16), np.float32), 0, 1)
+from opendml.backends import tiers
+tiers.wait()
+print(len([r for r in records if "compiling kernels" in r.getMessage()]))
+"""
+
+
+def test_cache_warm_compiles_before_it_ends_with_tiering_on(tmp_path: Path) -> None:
+    env = {**os.environ, "OPENDML_CACHE_DIR": str(tmp_path), "OPENDML_TIERED": "1", "OPENDML_CPU_KERNELS": "numba",
+           "PYTHONPATH": str(ROOT)}
+    warmed = subprocess.run([sys.executable, "-m", "opendml", "cache", "warm", "ELEMENT_WISE_CLIP:FLOAT32"], env=env,
+                            capture_output=True, text=True, timeout=HANG_SECONDS)
+    assert warmed.returncode == 0, warmed.stderr
+    later = subprocess.run([sys.executable, "-c", CLIP_NOTICES], env=env, capture_output=True, text=True,
+                           timeout=HANG_SECONDS)
+    assert later.returncode == 0, later.stderr
+    assert later.stdout.strip() == "0"  # loaded from the cache the warm-up filled: nothing compiled

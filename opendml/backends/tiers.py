@@ -17,9 +17,10 @@ daemon: a program that ends while a compile runs must not wait for it. Nothing h
 the generated module is written whole by ``os.replace`` (``kernels.cache.write_text``), Numba writes its
 index and data files the same way, and an index entry whose data file never came is a miss (compiled again).
 
-A kernel whose build already ended in this process, and every kernel where ``OPENDML_TIERED`` is off,
-is built at the compile step as before. ``wait`` blocks until every queued build has ended (tests, and a
-call over ``WAIT_MIN_ELEMENTS`` or more elements: see ``CpuKernel``).
+A kernel whose build already ended in this process, every kernel where ``OPENDML_TIERED`` is off, and
+every kernel compiled inside ``compiled_now`` (``opendml cache warm``) is built at the compile step as
+before. ``wait`` blocks until every queued build has ended (tests); a call over ``WAIT_MIN_ELEMENTS`` or
+more elements waits for its own kernel (``CpuKernel``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,10 +48,25 @@ LOGGER = notices.LOGGER
 WAIT_MIN_ELEMENTS = 1 << 28
 
 
+_local = threading.local()
+
+
 def enabled() -> bool:
-    """Whether a new CPU kernel is tiered: OPENDML_TIERED is on and the Numba kernels are in force (never
-    imports Numba: the NumPy path needs none)."""
-    return settings.TIERED.get() and cpu_kernels.choice() == "numba"
+    """Whether a new CPU kernel is tiered: OPENDML_TIERED is on, this thread is not inside ``compiled_now``,
+    and the Numba kernels are in force (never imports Numba: the NumPy path needs none)."""
+    return settings.TIERED.get() and not getattr(_local, "now", False) and cpu_kernels.choice() == "numba"
+
+
+@contextmanager
+def compiled_now() -> Iterator[None]:
+    """Inside, this thread's compile steps compile their kernels before they return, tiering or not: what
+    compiles ahead of time (``opendml cache warm``) must have compiled when it ends."""
+    before = getattr(_local, "now", False)
+    _local.now = True
+    try:
+        yield
+    finally:
+        _local.now = before
 
 
 @dataclass(eq=False)  # each build is itself (a set holds the pending ones)
