@@ -19,11 +19,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import opendml as dml
 from opendml import graph as g
-from opendml import settings
-from opendml.backends import cpu_kernels, tiers
+from opendml import settings as opendml_settings
+from opendml.backends import cpu, cpu_kernels, tiers
 from opendml.backends.cpu import CpuKernel
 from opendml.settings import SettingError
 from tests import elementwise_oracle as oracle
@@ -53,8 +55,8 @@ class Held:
 
 @pytest.fixture
 def tiered(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv(settings.TIERED.name, "1")
-    monkeypatch.setenv(settings.CPU_KERNELS.name, "numba")
+    monkeypatch.setenv(opendml_settings.TIERED.name, "1")
+    monkeypatch.setenv(opendml_settings.CPU_KERNELS.name, "numba")
     monkeypatch.setattr(tiers, "_built", set())  # every kernel new to this process
     yield
 
@@ -235,7 +237,7 @@ def test_a_large_call_waits_for_its_compiled_kernel(held: Held, monkeypatch: pyt
 
 
 def test_off_compiles_at_the_compile_step(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(settings.TIERED.name, "0")
+    monkeypatch.setenv(opendml_settings.TIERED.name, "0")
     device = dml.Device("cpu")
     desc = dml.TensorDesc("FLOAT32", [3])
     kernel = kernel_of(device.compile_operator(device.create_operator(dml.ElementWiseClipDesc(desc, desc, 0, 1))))
@@ -243,7 +245,7 @@ def test_off_compiles_at_the_compile_step(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_the_setting_refuses_a_word_it_does_not_know(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(settings.TIERED.name, "maybe")
+    monkeypatch.setenv(opendml_settings.TIERED.name, "maybe")
     with pytest.raises(SettingError, match="OPENDML_TIERED"):
         tiers.enabled()
 
@@ -310,3 +312,44 @@ def test_cache_warm_compiles_before_it_ends_with_tiering_on(tmp_path: Path) -> N
                            timeout=HANG_SECONDS)
     assert later.returncode == 0, later.stderr
     assert later.stdout.strip() == "0"  # loaded from the cache the warm-up filled: nothing compiled
+
+
+# --- a property: both tiers of one kernel agree with the oracle on drawn values ------------------------------
+
+FLOATS = st.floats(width=32, allow_nan=True, allow_infinity=True)
+
+
+@settings(max_examples=15, deadline=None)
+@given(values=st.lists(FLOATS, min_size=1, max_size=24), low=st.floats(-4, 4, width=32),
+       width=st.floats(0, 8, width=32), half=st.booleans())
+def test_each_tier_clips_as_the_oracle(values: list[float], low: float, width: float, half: bool) -> None:
+    type_name = "FLOAT16" if half else "FLOAT32"
+    with np.errstate(over="ignore"):  # a float beyond FLOAT16's range becomes an infinity
+        x = np.array(values, np.float32).astype(np.float16 if half else np.float32)
+    high = float(np.float32(low + width))
+    expected = np.array([oracle.clamp_element(float(v), type_name, None, low, high) for v in x], x.dtype)
+    device = dml.Device("cpu")
+    desc = dml.TensorDesc(type_name, [x.size])
+    operator = device.create_operator(dml.ElementWiseClipDesc(desc, desc, low, high))
+    spec, (inputs, output) = operator.kernel_spec, operator.kernel_tensors
+    for module in ("numpy", "numba"):
+        run = cpu._built(cpu_kernels.load(module), spec, tuple(inputs), output, (), 1)
+        out = np.empty_like(x)
+        run(x, out, 1)
+        assert same_bits(out, expected), module
+
+
+@settings(max_examples=15, deadline=None)
+@given(rows=st.lists(st.lists(FLOATS, min_size=5, max_size=5), min_size=1, max_size=4))
+def test_each_tier_finds_the_oracles_argmax(rows: list[list[float]]) -> None:
+    x = np.array(rows, np.float32)
+    expected = argmax_expected(x)
+    device = dml.Device("cpu")
+    operator = device.create_operator(dml.ArgMaxDesc(dml.TensorDesc("FLOAT32", list(x.shape)),
+                                                     dml.TensorDesc("INT64", [x.shape[0], 1]), [1]))
+    spec, (inputs, output) = operator.kernel_spec, operator.kernel_tensors
+    for module in ("numpy", "numba"):
+        run = cpu._built(cpu_kernels.load(module), spec, tuple(inputs), output, (), 1)
+        out = np.empty((x.shape[0], 1), np.int64)
+        run(x, out, 1)
+        assert (out == expected).all(), module
