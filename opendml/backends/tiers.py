@@ -20,7 +20,8 @@ index and data files the same way, and an index entry whose data file never came
 A kernel whose build already ended in this process, every kernel where ``OPENDML_TIERED`` is off, and
 every kernel compiled inside ``compiled_now`` (``opendml cache warm``) is built at the compile step as
 before. ``wait`` blocks until every queued build has ended (tests); a call over ``WAIT_MIN_ELEMENTS`` or
-more elements waits for its own kernel (``CpuKernel``).
+more elements waits for its own kernel (``CpuKernel``). A fork waits for the build in progress, and the
+child queues the parent's pending builds on a compile thread of its own (``_before_fork``).
 """
 
 from __future__ import annotations
@@ -86,6 +87,11 @@ _lock = threading.Lock()
 _worker: threading.Thread | None = None
 _pending: set[Build] = set()
 _idle = threading.Condition(_lock)
+# Held by the compile thread for each whole build, and by a fork while it copies the process: a child never
+# starts with a build half done (Numba's compiler lock held by a thread it does not have, a module half
+# imported: its builds failed or hung), so a fork waits for the build in progress to end.
+_building = threading.Lock()
+_forking = threading.local()
 _built: set[Hashable] = set()  # the keys whose build ended in this process: built at once from then on
 
 
@@ -113,7 +119,8 @@ def _work() -> None:
     while True:
         job = _queue.get()
         try:
-            _run(job)
+            with _building:
+                _run(job)
         finally:
             job.finished.set()
             with _lock:
@@ -160,17 +167,31 @@ def label_now(default: Callable[[], str]) -> str:
     return step.label if step is not None else default()
 
 
-def _reset_after_fork() -> None:
-    """A forked child has no compile thread (only the forking thread survives): the builds queued or running in
-    the parent are queued again on a thread of the child's own (a build that held Numba's compiler lock at the
-    fork may never end there: its kernel then stays on the NumPy path)."""
-    global _queue, _lock, _idle, _worker, _pending
+def _before_fork() -> None:
+    """Wait for the build in progress, and start none until the fork is done (not from the compile thread
+    itself, which holds the lock already)."""
+    _forking.held = threading.current_thread() is not _worker and _building.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    if getattr(_forking, "held", False):
+        _forking.held = False
+        _building.release()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has no compile thread (only the forking thread survives), and no build was under way
+    at the fork (``_before_fork``): the builds queued in the parent are queued again on a thread of the
+    child's own."""
+    global _queue, _lock, _idle, _worker, _pending, _building
     jobs = list(_pending)
-    _queue, _lock = queue.SimpleQueue(), threading.Lock()
+    _queue, _lock, _building = queue.SimpleQueue(), threading.Lock(), threading.Lock()
     _idle, _worker, _pending = threading.Condition(_lock), None, set()
+    _forking.held = False
     for job in jobs:
         compile_later(job.key, job.label, job.build, job.done, job.failed)
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
