@@ -392,3 +392,22 @@ def test_a_child_forked_while_a_kernel_compiles_compiles_its_own(tmp_path: Path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "child 0", done.stderr  # no build failed or hung in the child
     assert "could not compile" not in done.stderr
+
+
+def test_a_new_layout_of_a_compiled_element_wise_kernel_is_not_tiered_again(held: Held) -> None:
+    device = dml.Device("cpu")
+
+    def clip_kernel(shape: list[int]) -> CpuKernel:
+        desc = dml.TensorDesc("FLOAT32", shape)
+        return kernel_of(device.compiled(dml.ElementWiseClipDesc(desc, desc, -1.0, 2.0)))
+
+    assert clip_kernel([3, 4]).pending
+    held.release()
+    assert not clip_kernel([5, 7]).pending and not held.jobs  # the same kernels serve it: built at once
+    x = np.linspace(-4, 4, 35, dtype=np.float32).reshape(5, 7)
+    assert same_bits(dml.clip(x, -1.0, 2.0, device=device), clip_expected(x, -1.0, 2.0))
+    columns = dml.TensorDesc("FLOAT32", [5, 7])
+    argmax = device.compiled(dml.ArgMaxDesc(columns, dml.TensorDesc("INT64", [5, 1]), [1]))
+    held.release()
+    rows = device.compiled(dml.ArgMaxDesc(columns, dml.TensorDesc("INT64", [1, 7]), [0]))
+    assert not kernel_of(argmax).pending and kernel_of(rows).pending  # a reduction's layout picks its engines

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import math
+import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +58,7 @@ class CpuKernel:
         self.pending = False  # True while the NumPy path stands in for the kernel being compiled
         self._compiled = threading.Event()
         layout = (tuple(inputs), output, tuple(extra_outputs))
-        key = (spec, repr(layout), threads)
+        key = functools.partial(_compile_key, spec, layout, threads)
         if not tiers.enabled() or tiers.built(key):
             self._run = _built(cpu_kernels.kernels(), spec, *layout, threads)
             self._compiled.set()
@@ -177,6 +179,18 @@ def _built(kernels: ModuleType, spec: KernelSpec, inputs: tuple[TensorDesc | Non
                                   [None if d is None else d.effective_strides for d in inputs],
                                   [d.effective_strides for d in extra_outputs])
     return run
+
+
+def _compile_key(spec: KernelSpec, layout: tuple[Any, ...], threads: int) -> Hashable:
+    """What decides which kernels a compile step compiles, so that one compiled in this process already is
+    built at once, not tiered: an element-wise spec's kernels serve every layout, and its output's size
+    decides only whether they stream (``fast.STREAM_MIN_BYTES``); a reduction's layout and threads decide its
+    engines. Before the Numba kernels are imported nothing was built: the whole layout then."""
+    fast = sys.modules.get(f"{cpu_kernels.__name__}.fast")
+    output: TensorDesc = layout[1]
+    if spec.reduction is None and fast is not None:
+        return spec, math.prod(output.sizes) * output.data_type.size >= fast.STREAM_MIN_BYTES
+    return spec, repr(layout), threads
 
 
 def _one_element(desc: TensorDesc) -> np.ndarray:

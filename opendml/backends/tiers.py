@@ -74,7 +74,7 @@ def compiled_now() -> Iterator[None]:
 class Build:
     """One queued compile: ``build()`` makes the compiled call, ``done(call)`` installs it."""
 
-    key: Hashable
+    key: Callable[[], Hashable]  # computed when the build has ended (``CpuKernel``: it may need the module built)
     label: str
     build: Callable[[], Any]
     done: Callable[[Any], None]
@@ -93,14 +93,15 @@ _idle = threading.Condition(_lock)
 _building = threading.Lock()
 _forking = threading.local()
 _built: set[Hashable] = set()  # the keys whose build ended in this process: built at once from then on
+_BUILT_LIMIT = 4096  # then forgotten (a kernel built again in the background is only briefly on NumPy)
 
 
-def built(key: Hashable) -> bool:
-    """Whether a kernel of ``key`` was compiled in this process already (its build is then quick)."""
-    return key in _built
+def built(key: Callable[[], Hashable]) -> bool:
+    """Whether a kernel of ``key()`` was compiled in this process already (its build is then quick)."""
+    return bool(_built) and key() in _built
 
 
-def compile_later(key: Hashable, label: str, build: Callable[[], Any], done: Callable[[Any], None],
+def compile_later(key: Callable[[], Hashable], label: str, build: Callable[[], Any], done: Callable[[Any], None],
                   failed: Callable[[], None]) -> Build:
     """Queue ``build`` on the compile thread (started on first use): ``done(result)`` when it ends,
     ``failed()`` after logging a WARNING when it raises."""
@@ -137,7 +138,9 @@ def _run(job: Build) -> None:
         LOGGER.warning("could not compile kernels for %s; its calls stay on the NumPy path: %s", job.label, error)
         job.failed()
         return
-    _built.add(job.key)
+    if len(_built) >= _BUILT_LIMIT:
+        _built.clear()
+    _built.add(job.key())
     job.done(result)
     LOGGER.debug("kernels for %s ready after %.1f s in the background", job.label, time.perf_counter() - started)
 
