@@ -302,6 +302,15 @@ print(len([r for r in records if "compiling kernels" in r.getMessage()]))
 """
 
 
+def test_a_tiered_compile_gives_its_notice_from_the_compile_thread(tmp_path: Path) -> None:
+    env = {**os.environ, "OPENDML_CACHE_DIR": str(tmp_path), "OPENDML_TIERED": "1", "OPENDML_CPU_KERNELS": "numba",
+           "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", CLIP_NOTICES], env=env, capture_output=True, text=True,
+                          timeout=HANG_SECONDS)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"  # an empty cache: one notice, as untiered
+
+
 def test_cache_warm_compiles_before_it_ends_with_tiering_on(tmp_path: Path) -> None:
     env = {**os.environ, "OPENDML_CACHE_DIR": str(tmp_path), "OPENDML_TIERED": "1", "OPENDML_CPU_KERNELS": "numba",
            "PYTHONPATH": str(ROOT)}
