@@ -130,17 +130,20 @@ def _work() -> None:
 
 
 def _run(job: Build) -> None:
+    """One build; whatever it raises is logged and leaves the NumPy path in place (the thread goes on with the
+    next build)."""
     started = time.perf_counter()
     try:
         with notices.compiling(job.label):
             result = job.build()
+        key = job.key()
     except Exception as error:  # the NumPy path stays: same bits, slower
         LOGGER.warning("could not compile kernels for %s; its calls stay on the NumPy path: %s", job.label, error)
         job.failed()
         return
     if len(_built) >= _BUILT_LIMIT:
         _built.clear()
-    _built.add(job.key())
+    _built.add(key)
     job.done(result)
     LOGGER.debug("kernels for %s ready after %.1f s in the background", job.label, time.perf_counter() - started)
 
