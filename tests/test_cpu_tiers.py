@@ -221,18 +221,30 @@ def test_a_failed_build_leaves_the_numpy_path_and_says_so(held: Held, caplog: py
         assert same_bits(dml.clip(X, 0.0, 1.0, device=device), clip_expected(X, 0.0, 1.0))
 
 
-def test_a_large_call_waits_for_its_compiled_kernel(held: Held, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_large_call_waits_for_its_compiled_kernel(held: Held, monkeypatch: pytest.MonkeyPatch,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(tiers, "WAIT_MIN_ELEMENTS", X.size)
     device = dml.Device("cpu")
     desc = dml.TensorDesc("FLOAT32", list(X.shape))
     compiled = device.compile_operator(device.create_operator(dml.ElementWiseClipDesc(desc, desc, -1.0, 2.0)))
     kernel = kernel_of(compiled)
-    releaser = threading.Timer(0.05, held.release)
-    releaser.start()
+    event = kernel._compiled
+    waiting = event.wait
+    releaser = threading.Thread(target=held.release)
+
+    def wait(timeout: float | None = None) -> bool:  # the build is released once the call waits for it
+        releaser.start()
+        return waiting(timeout)
+
+    monkeypatch.setattr(event, "wait", wait)
     out = device.create_buffer(X.nbytes)
-    compiled.execute([dml.BufferBinding(device.buffer_from(X))], [dml.BufferBinding(out)])
-    releaser.join()
+    with caplog.at_level(logging.INFO, logger="opendml.compile"):
+        compiled.execute([dml.BufferBinding(device.buffer_from(X))], [dml.BufferBinding(out)])
+    releaser.join(HANG_SECONDS)
     assert not kernel.pending  # the call waited for the build rather than running on NumPy
+    assert [r.getMessage() for r in caplog.records if r.getMessage().startswith("waiting")] == [
+        f"waiting for the kernels of ELEMENT_WISE_CLIP FLOAT32 [3, 4] to compile: a call of {X.size} elements runs "
+        "faster on them than on the NumPy path"]
     assert same_bits(out.to_numpy().view(np.float32).reshape(X.shape), clip_expected(X, -1.0, 2.0))
 
 

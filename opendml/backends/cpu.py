@@ -66,7 +66,7 @@ class CpuKernel:
         self._numpy = _built(cpu_kernels.load("numpy"), spec, *layout, threads)
         self._run = self._standing_in
         self.pending = True
-        label = tiers.label_now(lambda: notices.describe(spec.operator, output))
+        label = self._label = tiers.label_now(lambda: notices.describe(spec.operator, output))
         tiers.compile_later(key, label, lambda: _built(cpu_kernels.kernels(), spec, *layout, threads),
                             self._replace, self._keep_numpy)
 
@@ -85,7 +85,11 @@ class CpuKernel:
     def _standing_in(self, *args: Any) -> None:
         """A call while the kernel compiles: on the NumPy path, unless it is large enough that waiting for the
         compiled kernel costs less (``tiers.WAIT_MIN_ELEMENTS``)."""
-        if max((a.size for a in args if isinstance(a, np.ndarray)), default=0) >= tiers.WAIT_MIN_ELEMENTS:
+        size = max((a.size for a in args if isinstance(a, np.ndarray)), default=0)
+        if size >= tiers.WAIT_MIN_ELEMENTS:
+            if not self._compiled.is_set():  # a wait the user sees: said, as a compile is
+                tiers.LOGGER.info("waiting for the kernels of %s to compile: a call of %d elements runs faster on "
+                                  "them than on the NumPy path", self._label, size)
             self._compiled.wait()
             self._run(*args)
             return

@@ -176,7 +176,13 @@ def label_now(default: Callable[[], str]) -> str:
 def _before_fork() -> None:
     """Wait for the build in progress, and start none until the fork is done (not from the compile thread
     itself, which holds the lock already)."""
-    _forking.held = threading.current_thread() is not _worker and _building.acquire()
+    if threading.current_thread() is _worker:
+        _forking.held = False
+        return
+    if not _building.acquire(blocking=False):
+        LOGGER.info("a fork waits for the kernel compile in progress to end")
+        _building.acquire()
+    _forking.held = True
 
 
 def _after_fork_in_parent() -> None:
