@@ -97,7 +97,8 @@ def graph_cases() -> dict[str, str]:
 def first_call(call: str, cache: Path) -> float:
     """Seconds of ``call`` (an operator call, or a program timing itself) in a fresh process whose kernel
     cache is ``cache``."""
-    env = {**os.environ, "OPENDML_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "OPENDML_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT),
+           "OPENDML_TIERED": "0"}  # the compile itself, at the compile step (``first_call.py`` times tiering)
     program = call if "\n" in call else CHILD.format(call=call)
     done = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:

@@ -35,6 +35,10 @@ from opendml.backends.cpu_kernels.threads import run_tasks
 from opendml.backends.cpu_kernels.views import shares
 from opendml.thread_count import available_cores
 
+# Compiled kernels from the first timed call, never the NumPy path standing in while they compile (tiered
+# execution, docs/cpu-backend.md), unless the environment says otherwise.
+os.environ.setdefault("OPENDML_TIERED", "0")
+
 RESULTS = Path(__file__).parent / "results"
 N = 1 << 26
 

@@ -65,6 +65,10 @@ import numpy as np
 
 import opendml as dml
 
+# Compiled kernels from the first timed call, never the NumPy path standing in while they compile (tiered
+# execution, docs/cpu-backend.md), unless the environment says otherwise.
+os.environ.setdefault("OPENDML_TIERED", "0")
+
 RESULTS = Path(__file__).parent / "results"
 N = 1024
 F4 = np.float32

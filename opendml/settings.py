@@ -178,6 +178,9 @@ CACHE_DIR: Setting[Path | None] = Setting(
     "helpers; an unwritable one is replaced, silently, by `opendml-<user>` in the temporary directory "
     "(`opendml cache info` shows it, `opendml cache clear` empties it)", "opendml/kernels/cache.py",
     "docs/kernels.md")
+TIERED = _switch("OPENDML_TIERED", True, "`1`: while Numba compiles a CPU kernel in the background, its calls run on "
+                 "the NumPy path (the same bits); `0`: the compile step compiles it and waits",
+                 "opendml/backends/tiers.py", "docs/cpu-backend.md")
 FUSION = _switch("OPENDML_FUSION", True, "`1` fuses chains of element-wise nodes of a compiled graph into one "
                  "kernel; `0` runs every node as its own step", "opendml/graphs/fusion.py", "docs/graphs.md")
 CUDA_GRAPHS = _switch("OPENDML_CUDA_GRAPHS", True, "`1` captures each CUDA command list once and replays it as "
@@ -211,7 +214,7 @@ COMPILE_TIMES: Setting[Path | None] = Setting(
     "docs/testing.md", "tests")
 
 TABLE: tuple[Setting[Any], ...] = (
-    NUM_THREADS, CPU_KERNELS, CACHE_DIR, FUSION, CUDA_GRAPHS, PRINT_KERNELS,
+    NUM_THREADS, CPU_KERNELS, CACHE_DIR, TIERED, FUSION, CUDA_GRAPHS, PRINT_KERNELS,
     SLOW_TESTS, HYPOTHESIS_PROFILE, FUZZ_EXAMPLES, FUZZ_KEEP_GOING, FUZZ_REPORT, COMPILE_TIMES, SKIP_NVCC,
 )
 BY_NAME: dict[str, Setting[Any]] = {s.name: s for s in TABLE}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -19,6 +20,11 @@ settings.register_profile("ci", max_examples=20, deadline=None, derandomize=True
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(opendml_settings.HYPOTHESIS_PROFILE.get())
+
+# Kernels compiled at the compile step, as before tiered execution (docs/cpu-backend.md): a test then knows
+# which kernel ran and when the compile happened, and no compile thread competes with the next test for the
+# two cores. tests/test_cpu_tiers.py turns it on; OPENDML_TIERED=1 runs the whole suite tiered.
+os.environ.setdefault(opendml_settings.TIERED.name, "0")
 
 
 def _cuda_missing() -> str | None:

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+import math
+import sys
+import threading
+from collections.abc import Callable, Hashable, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -11,7 +15,8 @@ import numpy as np
 from ..buffer import Buffer, checked_array, directml_layout
 from ..dtypes import ALL_TYPES, DataType
 from ..errors import OutOfMemoryError, invalid, out_of_memory
-from . import cpu_kernels
+from ..kernels import notices
+from . import cpu_kernels, tiers
 from .base import unsupported_extra
 
 if TYPE_CHECKING:
@@ -40,32 +45,59 @@ class CpuBuffer(Buffer):
 class CpuKernel:
     """Runs the kernel of a KernelSpec (its expression, or its reduction's engine) over ``inputs`` (None for
     an absent one), ``output`` and one extra output per ``spec.extra`` laid out as described; the NumPy
-    reference in ``ops/`` stays the oracle the kernels are tested against."""
+    reference in ``ops/`` stays the oracle the kernels are tested against.
+
+    Tiered (``tiers``): where the Numba kernels are in force and this kernel was not compiled in this process
+    yet, the NumPy path's kernel runs (``pending``) until the Numba one, compiled on the compile thread,
+    replaces it; both give the same bits."""
 
     def __init__(self, spec: KernelSpec, inputs: Sequence[TensorDesc | None], output: TensorDesc,
                  threads: int, extra_outputs: Sequence[TensorDesc] = ()) -> None:
         self.spec = spec
         self.threads = threads
-        kernels = cpu_kernels.kernels()
-        self._run = kernels.elementwise(spec) if spec.reduction is None else kernels.reduction(spec)
-        if spec.reduction is None:  # so that compiling belongs to the compile step, not the first execution
-            if spec.extra:
-                self._warm_up(inputs, output, extra_outputs)
-            else:
-                kernels.prepare_elementwise(spec, inputs, output)
-        else:  # a reduction's kernels depend on its input's layout: those its plan runs are compiled
-            x = inputs[0]
-            assert x is not None  # a reduction's input is required
-            kernels.prepare_reduction(spec, x.sizes, x.effective_strides, self.threads,
-                                      [None if d is None else d.effective_strides for d in inputs],
-                                      [d.effective_strides for d in extra_outputs])
+        self.pending = False  # True while the NumPy path stands in for the kernel being compiled
+        self._compiled = threading.Event()
+        layout = (tuple(inputs), output, tuple(extra_outputs))
+        key = functools.partial(_compile_key, spec, layout, threads)
+        if not tiers.enabled() or tiers.built(key):
+            self._run = _built(cpu_kernels.kernels(), spec, *layout, threads)
+            self._compiled.set()
+            return
+        self._numpy = _built(cpu_kernels.load("numpy"), spec, *layout, threads)
+        self._run = self._standing_in
+        self.pending = True
+        label = self._label = tiers.label_now(lambda: notices.describe(spec.operator, output))
+        tiers.compile_later(key, label, lambda: _built(cpu_kernels.kernels(), spec, *layout, threads),
+                            self._replace, self._keep_numpy)
 
-    def _warm_up(self, inputs: Sequence[TensorDesc | None], output: TensorDesc,
-                 extra_outputs: Sequence[TensorDesc]) -> None:
-        """Run once on one-element arrays, so that just-in-time compilation belongs to compiling the
-        operator (DirectML's compile step) and not to its first execution."""
-        self.run_arrays([None if desc is None else _one_element(desc) for desc in inputs], _one_element(output),
-                        [_one_element(desc) for desc in extra_outputs])
+    def _replace(self, run: Callable[..., None]) -> None:
+        """The compiled kernel is ready: every call from now on runs it (an attribute store: a call on another
+        thread runs one kernel or the other, whole)."""
+        self._run = run
+        self.pending = False
+        self._compiled.set()
+
+    def _keep_numpy(self) -> None:
+        self._run = self._numpy
+        self.pending = False
+        self._compiled.set()
+
+    def _standing_in(self, *args: Any) -> None:
+        """A call while the kernel compiles: on the NumPy path, unless it is large enough that waiting for the
+        compiled kernel costs less (``tiers.WAIT_MIN_ELEMENTS``)."""
+        size = max((a.size for a in args if isinstance(a, np.ndarray)), default=0)
+        if size >= tiers.WAIT_MIN_ELEMENTS:
+            if not self._compiled.is_set():  # a wait the user sees: said, as a compile is
+                tiers.LOGGER.info("waiting for the kernels of %s to compile: a call of %d elements runs faster on "
+                                  "them than on the NumPy path", self._label, size)
+            self._compiled.wait()
+            self._run(*args)
+            return
+        self._numpy(*args)
+
+    def wait_compiled(self, timeout: float | None = None) -> bool:
+        """Block until the kernel's own (compiled) call is in place (False if ``timeout`` passed first)."""
+        return self._compiled.wait(timeout)
 
     def initialize(self) -> None:
         """Nothing to prepare: the operators have no weights or persistent resources."""
@@ -78,8 +110,15 @@ class CpuKernel:
         """``execute`` over these bindings as one call taking no arguments: the views made once, and where the
         kernel module offers it (``run.prepare``: the generated element-wise entries) its layout walk and
         kernel chosen once too. What a recorded dispatch replays; buffers never move, so the views stay
-        valid as long as the call holds them."""
+        valid as long as the call holds them. While the kernel compiles, a call that prepares itself again
+        once it is compiled (``_Prepared``)."""
         views = [None if b is None else _view(b) for b in inputs] + [_view(b) for b in outputs]
+        if self.pending:
+            return _Prepared(self, views)
+        return self.prepare_views(views)
+
+    def prepare_views(self, views: list[np.ndarray | None]) -> Callable[[], None]:
+        """``prepare`` over views already made (the inputs', then the outputs')."""
         prepare = getattr(self._run, "prepare", None)
         if prepare is not None:
             return prepare(*views, self.threads)  # type: ignore[no-any-return]
@@ -89,7 +128,9 @@ class CpuKernel:
         """``run_arrays`` for arrays laid out as these (the same shapes, strides and dtypes), with everything
         their layout decides resolved once: a call taking ``(*inputs, out)``, holding no array (what a
         repeated functional call runs). None where the kernel module has no such call (the NumPy kernels,
-        reductions) or the kernel writes extra outputs."""
+        reductions), the kernel writes extra outputs or is still being compiled (``pending``)."""
+        if self.pending:
+            return None
         prepare = getattr(self._run, "prepare_layout", None)
         if prepare is None or self.spec.extra:
             return None
@@ -104,6 +145,56 @@ class CpuKernel:
         elements are written, each once, so padding between them is never touched.
         """
         self._run(*inputs, out, *extras, self.threads)
+
+
+class _Prepared:
+    """A recorded call over fixed views made while its kernel compiled: the NumPy path until the kernel is
+    compiled, then the kernel's own prepared call, made once."""
+
+    def __init__(self, kernel: CpuKernel, views: list[np.ndarray | None]) -> None:
+        self.kernel, self.views = kernel, views
+        self.call: Callable[[], None] | None = None
+
+    def __call__(self) -> None:
+        call = self.call
+        if call is None:
+            if self.kernel.pending:
+                self.kernel._run(*self.views, self.kernel.threads)
+                return
+            call = self.call = self.kernel.prepare_views(self.views)
+        call()
+
+
+def _built(kernels: ModuleType, spec: KernelSpec, inputs: tuple[TensorDesc | None, ...], output: TensorDesc,
+           extra_outputs: tuple[TensorDesc, ...], threads: int) -> Callable[..., None]:
+    """The call of ``spec``'s kernel in the kernel module ``kernels`` (``fast`` or ``blocked``), with what its
+    calls over these descriptions run compiled: the compile step, so that no execution compiles."""
+    run: Callable[..., None] = kernels.elementwise(spec) if spec.reduction is None else kernels.reduction(spec)
+    if spec.reduction is None:
+        if spec.extra:  # run once on one-element arrays: what the calls run is compiled then
+            run(*[None if desc is None else _one_element(desc) for desc in inputs], _one_element(output),
+                *[_one_element(desc) for desc in extra_outputs], threads)
+        else:
+            kernels.prepare_elementwise(spec, inputs, output)
+    else:  # a reduction's kernels depend on its input's layout: those its plan runs are compiled
+        x = inputs[0]
+        assert x is not None  # a reduction's input is required
+        kernels.prepare_reduction(spec, x.sizes, x.effective_strides, threads,
+                                  [None if d is None else d.effective_strides for d in inputs],
+                                  [d.effective_strides for d in extra_outputs])
+    return run
+
+
+def _compile_key(spec: KernelSpec, layout: tuple[Any, ...], threads: int) -> Hashable:
+    """What decides which kernels a compile step compiles, so that one compiled in this process already is
+    built at once, not tiered: an element-wise spec's kernels serve every layout, and its output's size
+    decides only whether they stream (``fast.STREAM_MIN_BYTES``); a reduction's layout and threads decide its
+    engines. Before the Numba kernels are imported nothing was built: the whole layout then."""
+    fast = sys.modules.get(f"{cpu_kernels.__name__}.fast")
+    output: TensorDesc = layout[1]
+    if spec.reduction is None and fast is not None:
+        return spec, math.prod(output.sizes) * output.data_type.size >= fast.STREAM_MIN_BYTES
+    return spec, repr(layout), threads
 
 
 def _one_element(desc: TensorDesc) -> np.ndarray:
@@ -169,13 +260,20 @@ class CpuBackend:
         return CpuKernel(spec, inputs, output, getattr(device, "threads", 1), extra_outputs)
 
     def reduction_prologues(self) -> bool:
-        return bool(cpu_kernels.kernels().REDUCTION_PROLOGUES)
+        return bool(_capabilities().REDUCTION_PROLOGUES)
 
     def fused_outputs(self) -> bool:
-        return bool(getattr(cpu_kernels.kernels(), "FUSED_OUTPUTS", False))
+        return bool(getattr(_capabilities(), "FUSED_OUTPUTS", False))
 
     def supports_data_type(self, data_type: DataType) -> bool:
         return data_type in ALL_TYPES
+
+
+def _capabilities() -> ModuleType:
+    """The kernel module whose capabilities (``REDUCTION_PROLOGUES``, ``FUSED_OUTPUTS``) a graph is planned by:
+    the one in force, or the NumPy path's while kernels are tiered (both modules state the same; the NumPy
+    one is imported without Numba)."""
+    return cpu_kernels.load("numpy") if tiers.enabled() else cpu_kernels.kernels()
 
 
 def _refuse_gpu(x: Any) -> None:

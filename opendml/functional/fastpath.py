@@ -281,7 +281,10 @@ def _add(entries: Repeats, entry: _Repeat) -> None:
 
 def _prepared(kernel: Any, x: Any, result: Any) -> Callable[[Any, Any], None] | None:
     """The kernel's call for arrays laid out as ``x`` and ``result``, taking them (holding neither); None for
-    a kernel that runs on neither prepared calls nor arrays."""
+    a kernel that runs on neither prepared calls nor arrays, or one still being compiled (a CPU kernel's NumPy
+    tier, ``backends.tiers``: the call after it is compiled is remembered with the compiled kernel's call)."""
+    if getattr(kernel, "pending", False):
+        return None
     prepare = getattr(kernel, "prepare_arrays", None)
     run = None if prepare is None else prepare([x], result)
     if run is not None:

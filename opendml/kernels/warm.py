@@ -77,11 +77,16 @@ def _type(op: OperatorDefinition, text: str, accepted: tuple[DataType, ...]) -> 
 
 
 def warm(targets: Iterable[Target], device: Device, report: Callable[[str], object] = print) -> None:
-    """Run each target's operator once per type on ``device``, reporting a line per operator."""
+    """Run each target's operator once per type on ``device``, reporting a line per operator. Each kernel is
+    compiled before its call returns, tiered execution or not (``tiers.compiled_now``): the cache holds it
+    when the command ends."""
+    from ..backends import tiers
+
     for op, types in targets:
         started = time.perf_counter()
         for data_type in types:
-            _run(op, data_type, device)
+            with tiers.compiled_now():
+                _run(op, data_type, device)
         names = ", ".join(t.name for t in types)
         report(f"{op.schema.name}: {names} ({time.perf_counter() - started:.1f} s)")
 

@@ -38,14 +38,22 @@ def load(name: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.blocked")
 
 
+def choice() -> str:
+    """``numba`` or ``numpy``: the kernel module in force for this process (``kernels()``), named without
+    importing it."""
+    if _chosen is not None:
+        return "numba" if _chosen.__name__.endswith(".fast") else "numpy"
+    chosen = settings.CPU_KERNELS.get()
+    if chosen == "auto":
+        chosen = "numba" if numba_available() else "numpy"
+    return chosen
+
+
 def kernels() -> ModuleType:
     """The kernel module in force for this process."""
     global _chosen
     if _chosen is None:
-        choice = settings.CPU_KERNELS.get()
-        if choice == "auto":
-            choice = "numba" if numba_available() else "numpy"
-        _chosen = load(choice)
+        _chosen = load(choice())
     return _chosen
 
 
