@@ -29,7 +29,19 @@ Add(a, b)           FLOAT32 a + b, rounded once to nearest even;    ``np.add`` /
                     (ranges checked as Subtract's)                  ``fadd`` or ``add``
 Divide(a, b)        FLOAT32 a / b, rounded once to nearest even     ``np.divide`` / ``divide`` (``fdiv``,
                     (IEEE: x / 0 is +-inf, 0 / 0 and inf / inf      no zero check) / ``div.rn`` / ``fdiv``
-                    NaN); never a multiply by a reciprocal          (no fast-math flags)
+                    NaN); never a multiply by a reciprocal.         (no fast-math flags). Integers: a
+                    Two integers of one type: the quotient          divisor of 0 (or -1) made 1 first,
+                    truncated toward zero; x / 0 is 0, the          then ``floor_divide`` corrected /
+                    smallest signed integer / -1 is itself          ``quotient`` (``sdiv``/``udiv``) /
+                    (wrapping)                                      ``/`` behind ``?:`` / ``sdiv``/``udiv``
+Wrapping(a, b, op)  a + b, a - b or a * b (``op``) of two integers  ``np.add``/``subtract``/``multiply``
+                    of one type, modulo 2**bits (two's complement   / ``wrapping`` (``add``, ``sub``,
+                    wrapping, 64-bit types too)                     ``mul``) / through ``ull``, then the
+                                                                    type / ``add``, ``sub``, ``mul``
+Remainder(a, b)     FLOAT32 fmod(a, b): exact, the sign of a        ``np.fmod`` / ``remainder`` (``frem``
+                    (x % 0, inf % y NaN; x % inf x); two integers   ; integers ``srem``/``urem`` of a
+                    of one type: C's truncated remainder, x % 0     divisor of 0 or -1 made 1) / ``fmodf``,
+                    is 0 (as x % -1)                                ``%`` behind ``?:`` / ``frem``, ``srem``
 Negate(v)           FLOAT32 -v, the sign flipped (exact: -0.0 of     ``np.negative`` / ``-`` (integers:
                     +0.0, NaN stays NaN); or a signed integer's     then the type) / ``-`` (integers:
                     -v in its type, wrapping (the smallest          through 64-bit unsigned, then the
@@ -83,6 +95,7 @@ from .expr_nodes import INTEGERS as INTEGERS
 from .expr_nodes import NODES as NODES
 from .expr_nodes import SIGNED_INTEGERS as SIGNED_INTEGERS
 from .expr_nodes import STORED as STORED
+from .expr_nodes import WRAPPING_OPS as WRAPPING_OPS
 from .expr_nodes import Add as Add
 from .expr_nodes import BitCount as BitCount
 from .expr_nodes import BitNot as BitNot
@@ -95,6 +108,7 @@ from .expr_nodes import Load as Load
 from .expr_nodes import Multiply as Multiply
 from .expr_nodes import Negate as Negate
 from .expr_nodes import Param as Param
+from .expr_nodes import Remainder as Remainder
 from .expr_nodes import Round as Round
 from .expr_nodes import Saturate as Saturate
 from .expr_nodes import Select as Select
@@ -104,6 +118,7 @@ from .expr_nodes import Subtract as Subtract
 from .expr_nodes import ToFloat32 as ToFloat32
 from .expr_nodes import ValueType as ValueType
 from .expr_nodes import Widen as Widen
+from .expr_nodes import Wrapping as Wrapping
 from .expr_nodes import integer_range as integer_range
 from .expr_nodes import saturated_range as saturated_range
 

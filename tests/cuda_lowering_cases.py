@@ -179,10 +179,18 @@ class ExpressionBuilder:
                              lambda d: ex.Divide(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d)),
                              lambda d: ex.Round(self.make(T.FLOAT32, d)),
                              lambda d: ex.Negate(self.make(T.FLOAT32, d)),
-                             lambda d: ex.Sqrt(self.make(T.FLOAT32, d))]
+                             lambda d: ex.Sqrt(self.make(T.FLOAT32, d))] + self.arithmetic_branches(t)
         if t is T.FLOAT16:
             return select
-        return select + self._integer_branches(t)  # type: ignore[arg-type]
+        return select + self._integer_branches(t) + self.arithmetic_branches(t)  # type: ignore[arg-type]
+
+    def arithmetic_branches(self, t: T) -> list[Callable[[int], ex.Expr]]:
+        """The binary family's nodes: FLOAT32 Remainder; an integer's Wrapping, Divide and Remainder."""
+        if t is T.FLOAT32:
+            return [lambda d: ex.Remainder(self.make(t, d), self.make(t, d))]
+        return [lambda d: ex.Wrapping(self.make(t, d), self.make(t, d), self.choices.pick(ex.WRAPPING_OPS)),
+                lambda d: ex.Divide(self.make(t, d), self.make(t, d)),
+                lambda d: ex.Remainder(self.make(t, d), self.make(t, d))]
 
     def _less(self, t: T, depth: int) -> ex.Expr:
         return ex.Less(self.make(t, depth), self.make(t, depth))

@@ -500,9 +500,18 @@ def multiply_element(a: int | float, b: int | float, type_name: str) -> int | fl
     return _wrapped(int(a) * int(b), type_name)
 
 
-def divide_element(a: float, b: float, type_name: str) -> float:
-    """a / b of floats (ELEMENT_WISE_DIVIDE), as IEEE divides: x / 0 an infinity of the signs' product (NaN for
-    0 / 0 and NaN / 0), inf / inf NaN."""
+def truncated_quotient(a: int, b: int) -> int:
+    """The exact quotient of two Python integers rounded toward zero (C's ``/``: the page's "truncated")."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def divide_element(a: int | float, b: int | float, type_name: str) -> int | float:
+    """a / b (ELEMENT_WISE_DIVIDE). Floats as IEEE divides: x / 0 an infinity of the signs' product (NaN for
+    0 / 0 and NaN / 0), inf / inf NaN. Integers: truncated toward zero (the page), x / 0 is 0 (opendml's
+    decision, as NumPy's integer division gives), the smallest signed integer / -1 wraps to itself."""
+    if not TYPES[type_name].is_float:
+        return 0 if b == 0 else _wrapped(truncated_quotient(int(a), int(b)), type_name)
     if b == 0:
         if a == 0 or math.isnan(a):
             return math.nan

@@ -1,10 +1,11 @@
-"""The binary family (ELEMENT_WISE_ADD, SUBTRACT, MULTIPLY, DIVIDE): NumPy broadcasting described with zero
+"""The binary family (ELEMENT_WISE_ADD, SUBTRACT, MULTIPLY, DIVIDE on every type the pages list): NumPy broadcasting described with zero
 strides (scalar, row, column, both operands), numbers typed by the other operand, ``out=`` and in place, edge
 values and wrapping integers against the independent oracle, and ADD fused in an element-wise chain
 (DEQUANTIZE -> ADD bias -> RELU -> QUANTIZE) bit-identical to its nodes run one by one."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -14,6 +15,7 @@ import opendml as dml
 from opendml import graph as g
 from tests import elementwise_oracle as oracle
 from tests.conftest import CUDA_MISSING
+from tests.expr_strategies import integer_edges
 from tests.graph_helpers import run_graph, run_node_by_node
 from tests.helpers import edge_values
 
@@ -45,8 +47,8 @@ def test_float_edge_values_match_the_oracle(name: str, type_name: str) -> None:
     _same(np.asarray(getattr(dml, name)(a, b)), _expected(name, a, b, type_name))
 
 
-@pytest.mark.parametrize("name", ["add", "subtract"])
-@pytest.mark.parametrize("type_name", ["INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32"])
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply"])
+@pytest.mark.parametrize("type_name", ["INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32", "INT64", "UINT64"])
 def test_integer_sums_wrap_as_twos_complement(name: str, type_name: str) -> None:
     t = dml.DataType[type_name]
     low, high = t.integer_range
@@ -127,11 +129,33 @@ def test_out_and_in_place() -> None:
     assert (a == expected).all()
 
 
-def test_integer_multiply_and_divide_are_not_yet_taken() -> None:
-    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_DIVIDE: ATensor\.DataType"):
-        dml.divide(np.array([7], np.int32), np.array([2], np.int32))
-    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_MULTIPLY: ATensor\.DataType"):
-        dml.multiply(np.array([7], np.int32), np.array([2], np.int32))
+INTEGER_TYPES = ["INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32", "INT64", "UINT64"]
+
+
+@pytest.mark.parametrize("name", ORACLE)
+@pytest.mark.parametrize("type_name", INTEGER_TYPES)
+def test_integer_edge_values_match_the_oracle(name: str, type_name: str) -> None:
+    """Every pair of the type's edge values (its limits, 0, +-1, +-2, half-limits, 64-bit values a double
+    rounds): wrapping sums, differences and products, truncated quotients, x / 0 and INT_MIN / -1."""
+    t = dml.DataType[type_name]
+    edges = np.array(integer_edges(t), t.numpy)
+    a, b = np.repeat(edges, edges.size), np.tile(edges, edges.size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's integer division by zero or overflow never shows
+        got = np.asarray(getattr(dml, name)(a, b))
+    _same(got, _expected(name, a, b, type_name))
+
+
+def test_integer_division_decisions() -> None:
+    """docs/semantics.md 9b: truncated toward zero, x / 0 is 0, INT_MIN / -1 is INT_MIN."""
+    a = np.array([7, -7, 7, -7, 5, -128, -128, 0], np.int8)
+    b = np.array([2, 2, -2, -2, 0, -1, 1, 0], np.int8)
+    assert np.asarray(dml.divide(a, b)).tolist() == [3, -3, -3, 3, 0, -128, -128, 0]
+    big = np.iinfo(np.int64).min
+    assert np.asarray(dml.divide(np.array([big, big], np.int64), np.array([-1, 0], np.int64))).tolist() == [big, 0]
+    u = np.array([2**64 - 1, 2**64 - 1, 5], np.uint64)
+    assert np.asarray(dml.divide(u, np.array([2, 0, 7], np.uint64))).tolist() == [2**63 - 1, 0, 0]
+    assert np.asarray(dml.multiply(np.array([2**63], np.uint64), np.array([2], np.uint64))).tolist() == [0]
 
 
 def test_compile_and_dask_give_the_functional_bits() -> None:
