@@ -40,6 +40,7 @@ from .ops.bit_not import ElementWiseBitNotDesc
 from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
+from .ops.difference_square import ElementWiseDifferenceSquareDesc
 from .ops.divide import ElementWiseDivideDesc
 from .ops.elementwise import ScaleBias
 from .ops.floor import ElementWiseFloorDesc
@@ -51,6 +52,11 @@ from .ops.is_nan import ElementWiseIsNanDesc
 from .ops.leaky_relu import ActivationLeakyReluDesc
 from .ops.linear import ActivationLinearDesc
 from .ops.logical_not import ElementWiseLogicalNotDesc
+from .ops.maximum import ElementWiseMaxDesc
+from .ops.mean import ElementWiseMeanDesc
+from .ops.minimum import ElementWiseMinDesc
+from .ops.modulus_floor import ElementWiseModulusFloorDesc
+from .ops.modulus_truncate import ElementWiseModulusTruncateDesc
 from .ops.multiply import ElementWiseMultiplyDesc
 from .ops.negate import ElementWiseNegateDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
@@ -103,12 +109,18 @@ __all__ = [
     "ElementWiseClip1Desc",
     "ElementWiseClipDesc",
     "ElementWiseDequantizeLinearDesc",
+    "ElementWiseDifferenceSquareDesc",
     "ElementWiseDivideDesc",
     "ElementWiseFloorDesc",
     "ElementWiseIdentityDesc",
     "ElementWiseIsInfinityDesc",
     "ElementWiseIsNanDesc",
     "ElementWiseLogicalNotDesc",
+    "ElementWiseMaxDesc",
+    "ElementWiseMeanDesc",
+    "ElementWiseMinDesc",
+    "ElementWiseModulusFloorDesc",
+    "ElementWiseModulusTruncateDesc",
     "ElementWiseMultiplyDesc",
     "ElementWiseNegateDesc",
     "ElementWiseQuantizeLinearDesc",

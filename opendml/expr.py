@@ -65,6 +65,9 @@ Less(a, b)          BOOL: a < b, false when either is NaN           ``np.less`` 
                     (so -0.0 < +0.0 is false)                       / ``fcmp olt``, ``icmp slt``/``ult``
 IsNumber(v)         BOOL: FLOAT32 v is not NaN                      ``==`` itself / ``v == v`` /
                                                                     ``setp.num`` / ``fcmp ord``
+SignBit(v)          BOOL: FLOAT32 v's sign bit is set (-0.0 and     ``np.signbit`` / ``sign_bit``
+                    negative values; a NaN's own sign)              (bits) / ``__float_as_int(v) < 0``
+                                                                    / bitcast, ``icmp slt 0``
 Select(c, a, b)     a where c holds, else b (a, b of one type)      ``np.where`` / ``a if c else b`` /
                                                                     ``?:`` / ``select``
 Store(v, T)         the value as the output type T: FLOAT32 to      ``astype`` / ``float_to_half`` /
@@ -112,6 +115,7 @@ from .expr_nodes import Remainder as Remainder
 from .expr_nodes import Round as Round
 from .expr_nodes import Saturate as Saturate
 from .expr_nodes import Select as Select
+from .expr_nodes import SignBit as SignBit
 from .expr_nodes import Sqrt as Sqrt
 from .expr_nodes import Store as Store
 from .expr_nodes import Subtract as Subtract

@@ -334,6 +334,16 @@ class IsNumber(_OfFloat32):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class SignBit(_OfFloat32):
+    """Whether a FLOAT32 value's sign bit is set (BOOL): true for -0.0 and negative values, a NaN's own sign bit
+    (what tells -0.0 from +0.0, which compare equal)."""
+
+    @property
+    def data_type(self) -> ValueType:
+        return BOOL
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
 class Select(Expr):
     condition: Expr
     a: Expr
@@ -371,7 +381,8 @@ class Store(_Unary):
 # cuda.expr_c), and tests/test_expr.py checks that every table, and the concrete subclasses of Expr, are
 # exactly this set: a node missing from a lowering fails there, not on a user's first large tensor.
 NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Wrapping, Remainder,
-                                 Negate, BitNot, BitCount, Sqrt, Round, Saturate, Less, IsNumber, Select, Store)
+                                 Negate, BitNot, BitCount, Sqrt, Round, Saturate, Less, IsNumber, SignBit, Select,
+                                 Store)
 
 
 def integer_range(expr: Expr) -> tuple[int, int]:

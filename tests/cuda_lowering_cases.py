@@ -169,7 +169,7 @@ class ExpressionBuilder:
         if t == ex.BOOL:
             comparable = [T.FLOAT32, *INTEGERS]
             return [lambda d: self._less(self.choices.pick(comparable), d),
-                    lambda d: ex.IsNumber(self.make(T.FLOAT32, d))]
+                    lambda d: ex.IsNumber(self.make(T.FLOAT32, d))] + self.sign_branches()
         select = [lambda d: ex.Select(self.make(ex.BOOL, d), self.make(t, d), self.make(t, d))]
         if t is T.FLOAT32:
             sources = [s for s in [T.FLOAT16, *INTEGERS] if self.available(s)]
@@ -183,6 +183,10 @@ class ExpressionBuilder:
         if t is T.FLOAT16:
             return select
         return select + self._integer_branches(t) + self.arithmetic_branches(t)  # type: ignore[arg-type]
+
+    def sign_branches(self) -> list[Callable[[int], ex.Expr]]:
+        """SignBit, a BOOL of a FLOAT32 (the binary family's MIN and MAX tell -0.0 from +0.0 with it)."""
+        return [lambda d: ex.SignBit(self.make(T.FLOAT32, d))]
 
     def arithmetic_branches(self, t: T) -> list[Callable[[int], ex.Expr]]:
         """The binary family's nodes: FLOAT32 Remainder; an integer's Wrapping, Divide and Remainder."""

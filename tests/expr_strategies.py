@@ -150,8 +150,9 @@ class _Builder:
     def _new(self, t: ex.ValueType, depth: int) -> ex.Expr:
         if t == ex.BOOL:
             compared = self.draw(st.sampled_from(COMPARED))
-            if self.choose(("less", "is number")) == "is number":
-                return ex.IsNumber(self.value(F32, depth - 1))
+            kind = self.choose(("less", "is number", "sign bit"))
+            if kind != "less":
+                return (ex.IsNumber if kind == "is number" else ex.SignBit)(self.value(F32, depth - 1))
             return ex.Less(self.value(compared, depth - 1), self.value(compared, depth - 1))
         assert isinstance(t, DataType)
         if depth <= 0:

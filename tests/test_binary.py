@@ -13,6 +13,7 @@ import pytest
 
 import opendml as dml
 from opendml import graph as g
+from opendml.ops import DECLARED
 from tests import elementwise_oracle as oracle
 from tests.conftest import CUDA_MISSING
 from tests.expr_strategies import integer_edges
@@ -21,7 +22,9 @@ from tests.helpers import edge_values
 
 ORACLE: dict[str, Callable[..., int | float]] = {
     "add": oracle.add_element, "subtract": oracle.subtract_element, "multiply": oracle.multiply_element,
-    "divide": oracle.divide_element}
+    "divide": oracle.divide_element, "minimum": oracle.min_element, "maximum": oracle.max_element,
+    "mean": oracle.mean_element, "difference_square": oracle.difference_square_element,
+    "modulus_floor": oracle.modulus_floor_element, "modulus_truncate": oracle.modulus_truncate_element}
 BACKENDS = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(CUDA_MISSING is not None,
                                                                  reason=f"no usable CUDA GPU: {CUDA_MISSING}"))]
 
@@ -129,14 +132,19 @@ def test_out_and_in_place() -> None:
     assert (a == expected).all()
 
 
-INTEGER_TYPES = ["INT8", "UINT8", "INT16", "UINT16", "INT32", "UINT32", "INT64", "UINT64"]
+def _admitted(name: str) -> list[str]:
+    """The integer types ``opendml.<name>``'s operator takes at the newest level (its page's top row)."""
+    op = next(op for op in DECLARED if op.api is not None and op.api.python == name)
+    row = op.schema.row_at(dml.Device("cpu").feature_level)
+    assert row is not None
+    return sorted(t.name for t in row.types["ATensor"] if t.is_integer)
 
 
-@pytest.mark.parametrize("name", ORACLE)
-@pytest.mark.parametrize("type_name", INTEGER_TYPES)
+@pytest.mark.parametrize(("name", "type_name"), [(n, t) for n in ORACLE for t in _admitted(n)])
 def test_integer_edge_values_match_the_oracle(name: str, type_name: str) -> None:
     """Every pair of the type's edge values (its limits, 0, +-1, +-2, half-limits, 64-bit values a double
-    rounds): wrapping sums, differences and products, truncated quotients, x / 0 and INT_MIN / -1."""
+    rounds): wrapping sums, differences and products, truncated quotients, x / 0 and INT_MIN / -1, means without
+    overflow, remainders by 0 and -1."""
     t = dml.DataType[type_name]
     edges = np.array(integer_edges(t), t.numpy)
     a, b = np.repeat(edges, edges.size), np.tile(edges, edges.size)
@@ -201,3 +209,31 @@ def test_dequantize_add_bias_relu_quantize_fuses_bit_for_bit(backend: str) -> No
                                                                float(bias[k % SHAPE[1]]), "FLOAT32"), 0.0),
                                         0.25, None, "INT8") for k, v in enumerate(x.reshape(-1))]
     assert fused[0].view(np.int8).tolist() == expected
+
+
+def test_min_max_decisions() -> None:
+    """docs/semantics.md 9b: a NaN operand gives the other (NaN only when both are); -0.0 < +0.0, either order."""
+    nan = np.float32(np.nan)
+    a = np.array([nan, 1.0, nan, -0.0, 0.0, -0.0], np.float32)
+    b = np.array([2.0, nan, nan, 0.0, -0.0, -0.0], np.float32)
+    low, high = np.asarray(dml.minimum(a, b)), np.asarray(dml.maximum(a, b))
+    assert low[:2].tolist() == [2.0, 1.0] and np.isnan(low[2]) and high[:2].tolist() == [2.0, 1.0]
+    assert np.signbit(low[3:]).tolist() == [True, True, True]
+    assert np.signbit(high[3:]).tolist() == [False, False, True]
+
+
+def test_mean_and_modulus_decisions() -> None:
+    """docs/semantics.md 9b: MEAN of integers truncated toward zero without overflow; MODULUS_FLOOR with the
+    divisor's sign (Python's %), MODULUS_TRUNCATE with the dividend's (C's fmod and %); x % 0 is 0 on integers,
+    NaN on floats."""
+    big = np.int32(2**31 - 1)
+    assert np.asarray(dml.mean(np.array([-3, big, 3], np.int32), np.array([0, big, 0], np.int32))).tolist() == \
+        [-1, big, 1]
+    x, y = np.array([7, -7, 7, -7, 7, -128], np.int8), np.array([3, 3, -3, -3, 0, -1], np.int8)
+    assert np.asarray(dml.modulus_floor(x, y)).tolist() == [1, 2, -2, -1, 0, 0]
+    assert np.asarray(dml.modulus_truncate(x, y)).tolist() == [1, -1, 1, -1, 0, 0]
+    f, g = np.array([-4.0, 4.0, -1.0, 1.0], np.float32), np.array([2.0, -2.0, np.inf, 0.0], np.float32)
+    floor, trunc = np.asarray(dml.modulus_floor(f, g)), np.asarray(dml.modulus_truncate(f, g))
+    assert floor[:3].tolist() == [0.0, -0.0, np.inf] and np.signbit(floor[:2]).tolist() == [False, True]
+    assert trunc[:3].tolist() == [-0.0, 0.0, -1.0] and np.signbit(trunc[:2]).tolist() == [True, False]
+    assert np.isnan(floor[3]) and np.isnan(trunc[3])

@@ -102,6 +102,8 @@ MALFORMED: dict[str, Callable[[], ex.Expr]] = {
     "BitCount of BOOL": lambda: ex.BitCount(less()),
     "IsNumber of FLOAT16": lambda: ex.IsNumber(load(F16)),
     "IsNumber of an integer": lambda: ex.IsNumber(load(T.INT32)),
+    "SignBit of FLOAT16": lambda: ex.SignBit(load(F16)),
+    "SignBit of an integer": lambda: ex.SignBit(load(T.INT8)),
     "Select of BOOL": lambda: ex.Select(less(), less(), less()),
     "Select on a FLOAT32 condition": lambda: ex.Select(load(F32), load(F32), load(F32)),
     "Select of mixed types": lambda: ex.Select(less(), load(T.INT8), load(T.INT16, 1)),
@@ -157,6 +159,7 @@ WELL_TYPED: dict[str, tuple[Callable[[], ex.Expr], ex.ValueType]] = {
     "Wrapping INT8 * INT8 in INT8": (lambda: ex.Wrapping(load(T.INT8), load(T.INT8, 1), "*"), T.INT8),
     "Wrapping UINT64 - UINT64": (lambda: ex.Wrapping(load(T.UINT64), ex.Param(0, T.UINT64), "-"), T.UINT64),
     "Remainder of FLOAT32": (lambda: ex.Remainder(load(F32), load(F32, 1)), F32),
+    "SignBit of FLOAT32 is a BOOL": (lambda: ex.SignBit(load(F32)), ex.BOOL),
     "Remainder of UINT16": (lambda: ex.Remainder(load(T.UINT16), load(T.UINT16, 1)), T.UINT16),
     "Round of FLOAT32": (lambda: ex.Round(load(F32)), F32),
     "Saturate FLOAT32 to UINT8": (lambda: ex.Saturate(load(F32), T.UINT8), T.UINT8),
@@ -540,6 +543,8 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
     if isinstance(node, ex.IsNumber):
         value = of(node.value)
         return value == value
+    if isinstance(node, ex.SignBit):
+        return math.copysign(1.0, float(of(node.value))) < 0  # -0.0 and a NaN's sign too
     if isinstance(node, ex.Select):
         return of(node.a) if of(node.condition) else of(node.b)
     if isinstance(node, ex.Store):
@@ -595,6 +600,7 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
         "Add stored as FLOAT16": (ex.Store(ex.Add(l0, l1), F16), (F32, F32)),
         "Less FLOAT32": (ex.Store(ex.Select(ex.Less(l0, l1), l1, l0), F32), (F32, F32)),
         "IsNumber": (ex.Store(ex.Select(ex.IsNumber(l0), l0, l1), F32), (F32, F32)),
+        "SignBit": (ex.Store(ex.Select(ex.SignBit(l0), l0, l1), F32), (F32, F32)),
         "Divide": (ex.Store(ex.Divide(l0, l1), F32), (F32, F32)),
         "Remainder FLOAT32": (ex.Store(ex.Remainder(l0, l1), F32), (F32, F32)),
         "Round": (ex.Store(ex.Round(ex.Divide(l0, l1)), F32), (F32, F32)),

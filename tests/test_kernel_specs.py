@@ -150,6 +150,12 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_SUBTRACT": _binary(dml.ElementWiseSubtractDesc),
     "ELEMENT_WISE_MULTIPLY": _binary(dml.ElementWiseMultiplyDesc),
     "ELEMENT_WISE_DIVIDE": _binary(dml.ElementWiseDivideDesc),
+    "ELEMENT_WISE_MIN": _binary(dml.ElementWiseMinDesc),
+    "ELEMENT_WISE_MAX": _binary(dml.ElementWiseMaxDesc),
+    "ELEMENT_WISE_MEAN": _binary(dml.ElementWiseMeanDesc),
+    "ELEMENT_WISE_DIFFERENCE_SQUARE": _binary(dml.ElementWiseDifferenceSquareDesc),
+    "ELEMENT_WISE_MODULUS_FLOOR": _binary(dml.ElementWiseModulusFloorDesc),
+    "ELEMENT_WISE_MODULUS_TRUNCATE": _binary(dml.ElementWiseModulusTruncateDesc),
 }
 REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN, "ARGMAX": ReductionKind.ARGMAX}  # every other operator is element-wise
 
@@ -290,6 +296,12 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_SUBTRACT": _expect_binary(oracle.subtract_element),
     "ELEMENT_WISE_MULTIPLY": _expect_binary(oracle.multiply_element),
     "ELEMENT_WISE_DIVIDE": _expect_binary(oracle.divide_element),
+    "ELEMENT_WISE_MIN": _expect_binary(oracle.min_element),
+    "ELEMENT_WISE_MAX": _expect_binary(oracle.max_element),
+    "ELEMENT_WISE_MEAN": _expect_binary(oracle.mean_element),
+    "ELEMENT_WISE_DIFFERENCE_SQUARE": _expect_binary(oracle.difference_square_element),
+    "ELEMENT_WISE_MODULUS_FLOOR": _expect_binary(oracle.modulus_floor_element),
+    "ELEMENT_WISE_MODULUS_TRUNCATE": _expect_binary(oracle.modulus_truncate_element),
 }
 
 

@@ -162,11 +162,20 @@ ARITHMETIC_TABLE = [(L.FL_5_1, ALL_RANKS, F | I32 | I64),
                     (L.FL_2_1, TWO_TO_FIVE, _WIDE), (L.FL_1_0, TWO_TO_FIVE, F)]
 DIVIDE_TABLE = [(L.FL_6_0, ALL_RANKS, F | I32 | I64), (L.FL_5_1, ALL_RANKS, F | I32),
                 (L.FL_3_0, ALL_RANKS, _WIDE), (L.FL_2_1, TWO_TO_FIVE, _WIDE), (L.FL_1_0, TWO_TO_FIVE, F)]
+MIN_MAX_TABLE = [(L.FL_5_0, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32), (L.FL_2_1, {4}, F | I32),
+                 (L.FL_1_0, {4}, F)]
+MODULUS_TABLE = [(L.FL_6_0, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32), (L.FL_2_1, {4}, F | I32)]
 BINARY_TABLES = {
     "ElementWiseAddDesc": ARITHMETIC_TABLE,
     "ElementWiseSubtractDesc": ARITHMETIC_TABLE,
     "ElementWiseMultiplyDesc": ARITHMETIC_TABLE,
     "ElementWiseDivideDesc": DIVIDE_TABLE,
+    "ElementWiseMinDesc": MIN_MAX_TABLE,
+    "ElementWiseMaxDesc": MIN_MAX_TABLE,
+    "ElementWiseMeanDesc": [(L.FL_3_0, ALL_RANKS, _WIDE), (L.FL_2_1, {4}, _WIDE), (L.FL_1_0, {4}, F)],
+    "ElementWiseDifferenceSquareDesc": [(L.FL_3_1, ALL_RANKS, _WIDE)],
+    "ElementWiseModulusFloorDesc": MODULUS_TABLE,
+    "ElementWiseModulusTruncateDesc": MODULUS_TABLE,
 }
 
 

@@ -139,6 +139,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Saturate: lambda n, v, inputs: _saturate(n, np.asarray(v(n.value))),
     ex.Less: lambda n, v, inputs: np.less(v(n.a), v(n.b)),
     ex.IsNumber: _is_number,
+    ex.SignBit: lambda n, v, inputs: np.signbit(v(n.value)),
     ex.Select: lambda n, v, inputs: np.where(v(n.condition), v(n.a), v(n.b)),
     ex.Store: lambda n, v, inputs: _store(n, v(n.value)),
 }

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import expr as ex
-from ..dtypes import DataType
+from ..dtypes import INTEGERS_32, INTEGERS_64, DataType
 from ..feature_levels import FeatureLevel
 from ..kernels.spec import KernelSpec, Scalars
 from ..schema import OperatorSchema, SupportRow, TensorField
@@ -118,6 +118,42 @@ def arithmetic_reference(op: str) -> BinaryReference:
         return ufunc(a, b, dtype=np.float32 if p.data_type.is_float else p.data_type.numpy)
 
     return reference
+
+
+def by_kind(float_element: BinaryElement, integer_element: BinaryElement) -> BinaryElement:
+    """``float_element`` on float tensors (FLOAT32 compute values), ``integer_element`` on integer ones."""
+
+    def element(a: ex.Expr, b: ex.Expr, p: UnaryParams, c: Constants) -> ex.Expr:
+        return (float_element if p.data_type.is_float else integer_element)(a, b, p, c)
+
+    return element
+
+
+def reference_by_kind(float_reference: BinaryReference, integer_reference: BinaryReference) -> BinaryReference:
+    """``by_kind``'s twin for the NumPy references."""
+
+    def reference(a: np.ndarray, b: np.ndarray, p: UnaryParams) -> np.ndarray:
+        return (float_reference if p.data_type.is_float else integer_reference)(a, b, p)
+
+    return reference
+
+
+def min_max_rows() -> tuple[SupportRow, ...]:
+    """The table MIN's and MAX's pages give: every type in 1-8 dimensions from 5_0; the floats and the 8- to
+    32-bit integers in 1-8 from 3_0, in 4 from 2_1; the floats in 4 from 1_0."""
+    floats = frozenset({DataType.FLOAT32, DataType.FLOAT16})
+    narrow = floats | INTEGERS_32
+    return (binary_row(FeatureLevel.FL_5_0, (1, 8), narrow | INTEGERS_64),
+            binary_row(FeatureLevel.FL_3_0, (1, 8), narrow), binary_row(FeatureLevel.FL_2_1, (4, 4), narrow),
+            binary_row(FeatureLevel.FL_1_0, (4, 4), floats))
+
+
+def modulus_rows() -> tuple[SupportRow, ...]:
+    """The table MODULUS_FLOOR's and MODULUS_TRUNCATE's pages give: every type in 1-8 dimensions from 6_0; the
+    floats and the 8- to 32-bit integers in 1-8 from 3_0, in 4 from 2_1 (the level they were introduced at)."""
+    narrow = frozenset({DataType.FLOAT32, DataType.FLOAT16}) | INTEGERS_32
+    return (binary_row(FeatureLevel.FL_6_0, (1, 8), narrow | INTEGERS_64),
+            binary_row(FeatureLevel.FL_3_0, (1, 8), narrow), binary_row(FeatureLevel.FL_2_1, (4, 4), narrow))
 
 
 def arithmetic_rows(top: FeatureLevel, every: frozenset[DataType]) -> tuple[SupportRow, ...]:

@@ -239,6 +239,24 @@ wrapping_subtract = _wrapping_intrinsic("-")
 wrapping_multiply = _wrapping_intrinsic("*")
 
 
+def sign_of(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """Whether a float32's (or each of a vector's) sign bit is set: its bits as a signed integer below zero."""
+    bits = builder.bitcast(value, _like(value, ir.IntType(32)))
+    return builder.icmp_signed("<", bits, _constant(bits.type, 0))
+
+
+@intrinsic
+def sign_bit(typingctx, value):  # type: ignore[no-untyped-def]
+    """Whether a float32's sign bit is set (-0.0 included), as a boolean."""
+    if value != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return sign_of(builder, args[0])
+
+    return types.boolean(types.float32), codegen
+
+
 @intrinsic
 def square_root(typingctx, value):  # type: ignore[no-untyped-def]
     """float32 square root (a float32), rounded once."""

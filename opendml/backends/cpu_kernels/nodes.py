@@ -141,6 +141,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Saturate: _saturate,
     ex.Less: lambda n, v, root: f"{v(n.a)} < {v(n.b)}",  # ordered: false when either is NaN
     ex.IsNumber: lambda n, v, root: f"{v(n.value)} == {v(n.value)}",
+    ex.SignBit: lambda n, v, root: f"sign_bit({v(n.value)})",
     ex.Select: lambda n, v, root: f"{v(n.a)} if {v(n.condition)} else {v(n.b)}",
     ex.Store: _store,
 }

@@ -270,6 +270,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Saturate: _saturate,
     ex.Less: _less,
     ex.IsNumber: _is_number,
+    ex.SignBit: lambda n, v, at: arithmetic.sign_of(at.builder, v(n.value)),
     ex.Select: lambda n, v, at: at.builder.select(v(n.condition), v(n.a), v(n.b)),
     # The value's own type (FLOAT16 values, stored or not, are not streamed).
     ex.Store: lambda n, v, at: v(n.value),

@@ -343,6 +343,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Saturate: lambda n, v, at: _saturate(n, v),
     ex.Less: lambda n, v, at: f"lt({v(n.a)}, {v(n.b)})",
     ex.IsNumber: lambda n, v, at: f"is_number({v(n.value)})",
+    ex.SignBit: lambda n, v, at: f"(__float_as_int({v(n.value)}) < 0)",
     ex.Select: _select,
     ex.Store: _held_store,
 }
