@@ -237,3 +237,36 @@ def test_mean_and_modulus_decisions() -> None:
     assert floor[:3].tolist() == [0.0, -0.0, np.inf] and np.signbit(floor[:2]).tolist() == [False, True]
     assert trunc[:3].tolist() == [-0.0, 0.0, -1.0] and np.signbit(trunc[:2]).tolist() == [True, False]
     assert np.isnan(floor[3]) and np.isnan(trunc[3])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dequantize_multiply_min_modulus_argmax_fuses_bit_for_bit(backend: str) -> None:
+    """DEQUANTIZE -> MULTIPLY by a row -> MIN with a column -> MODULUS_FLOOR by a number -> ARGMAX: one fused
+    kernel (the chain the ARGMAX's prologue), bit-identical to the nodes run one by one and to the oracle."""
+    device = dml.Device(backend)
+    graph = dml.Graph(device)
+    rng = np.random.default_rng(13)
+    x = edge_values(dml.DataType.INT8, int(np.prod(SHAPE)), rng).reshape(SHAPE)
+    row = rng.standard_normal(SHAPE[1]).astype(np.float32) * 3
+    column = np.array([np.nan, -0.0, 1.5, 40.0], np.float32)  # a NaN and a -0.0 among MIN's operands
+    divisor = np.array([-2.5], np.float32)
+    q = graph.input(0, dml.TensorDesc("INT8", SHAPE))
+    scale = g.reinterpret(graph.input(1, dml.TensorDesc("FLOAT32", [1])), sizes=SHAPE, strides=[0, 0])
+    r = g.reinterpret(graph.input(2, dml.TensorDesc("FLOAT32", [SHAPE[1]])), sizes=SHAPE, strides=[0, 1])
+    c = g.reinterpret(graph.input(3, dml.TensorDesc("FLOAT32", [SHAPE[0]])), sizes=SHAPE, strides=[1, 0])
+    d = g.reinterpret(graph.input(4, dml.TensorDesc("FLOAT32", [1])), sizes=SHAPE, strides=[0, 0])
+    value = g.modulus_floor(g.minimum(g.multiply(g.dequantize_linear(q, scale), r), c), d)
+    desc = graph.graph_desc([g.argmax(value, [1])])
+    compiled = device.compile_graph(desc)
+    assert len(compiled.plan.groups) == 1, compiled.plan
+    inputs = [x, np.array([0.125], np.float32), row, column, divisor]
+    raw = [np.ascontiguousarray(a).reshape(-1).view(np.uint8) for a in inputs]
+    empty = [np.zeros(SHAPE[0] * 8, np.uint8)]
+    fused = run_graph(device, desc, raw, empty)
+    alone = run_node_by_node(device, desc, raw, empty)
+    assert all((f == a).all() for f, a in zip(fused, alone))
+    values = [[oracle.modulus_floor_element(oracle.min_element(oracle.multiply_element(
+        oracle.dequantize_element(int(x[i, j]), 0.125, None, "FLOAT32"), float(row[j]), "FLOAT32"),
+        float(column[i]), "FLOAT32"), -2.5, "FLOAT32") for j in range(SHAPE[1])] for i in range(SHAPE[0])]
+    expected = [oracle.arg_of(v, "INCREASING", largest=True) for v in values]
+    assert fused[0].view(np.int64).tolist() == expected
