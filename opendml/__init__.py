@@ -33,6 +33,7 @@ from .operator import BindingProperties, CompiledOperator, Operator
 from .ops.abs import ElementWiseAbsDesc
 from .ops.activation_identity import ActivationIdentityDesc
 from .ops.add import ElementWiseAddDesc
+from .ops.add1 import ElementWiseAdd1Desc
 from .ops.argmax import ArgMaxDesc
 from .ops.argmin import ArgMinDesc
 from .ops.bit_count import ElementWiseBitCountDesc
@@ -102,6 +103,7 @@ __all__ = [
     "DataType",
     "Device",
     "ElementWiseAbsDesc",
+    "ElementWiseAdd1Desc",
     "ElementWiseAddDesc",
     "ElementWiseBitCountDesc",
     "ElementWiseBitNotDesc",

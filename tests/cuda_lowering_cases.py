@@ -93,6 +93,10 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
             row = TensorDesc(t, sizes, [0] * (len(sizes) - 1) + [1])
             cases.append((f"{op.schema.name}-{t.name}", op.describe((x, x), x, ())))
             cases.append((f"{op.schema.name}-{t.name}-broadcast", op.describe((x, row), x, ())))
+    for t in admitted_types("ELEMENT_WISE_ADD1", "ATensor"):  # a fused activation composed onto the sum
+        x = TensorDesc(t, sizes)
+        cases.append((f"ELEMENT_WISE_ADD1-{t.name}-fused", dml.ElementWiseAdd1Desc(
+            x, x, x, dml.ActivationLeakyReluDesc(None, None, 0.1))))
     return cases
 
 

@@ -597,3 +597,16 @@ def modulus_floor_element(a: int | float, b: int | float, type_name: str) -> int
     if (r < 0) != (b < 0):
         r = round_f32(r + b)
     return round_to(r, type_name)
+
+
+def add1_element(a: float, b: float, type_name: str, activation: tuple[str, float] | None = None) -> float:
+    """FusedActivation(a + b) (ELEMENT_WISE_ADD1): the sum as ADD gives it (rounded to the tensors' type), then the
+    activation as its own operator gives it; ``activation``: (the activation's name, its Alpha), or None."""
+    total = add_element(a, b, type_name)
+    if activation is None:
+        return total
+    name, alpha = activation
+    if name == "RELU":
+        return relu_element(total, type_name)
+    assert name == "LEAKY_RELU", name
+    return leaky_relu_element(total, type_name, alpha)

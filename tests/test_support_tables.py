@@ -176,6 +176,7 @@ BINARY_TABLES = {
     "ElementWiseDifferenceSquareDesc": [(L.FL_3_1, ALL_RANKS, _WIDE)],
     "ElementWiseModulusFloorDesc": MODULUS_TABLE,
     "ElementWiseModulusTruncateDesc": MODULUS_TABLE,
+    "ElementWiseAdd1Desc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_2_0, TWO_TO_FIVE, F)],
 }
 
 

@@ -14,6 +14,7 @@ __all__ = [
     "abs",
     "activation_identity",
     "add",
+    "add1",
     "bit_count",
     "bit_not",
     "ceil",
@@ -473,6 +474,26 @@ def modulus_truncate(
     a: ArrayInput,
     b: ArrayInput,
     *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def add1(
+    a: _ArrayT,
+    b: _ArrayT,
+    *,
+    fused_activation: Any = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def add1(
+    a: ArrayInput,
+    b: ArrayInput,
+    *,
+    fused_activation: Any = ...,
     out: ArrayObject | None = ...,
     device: DeviceLike = ...,
 ) -> Any: ...

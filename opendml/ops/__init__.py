@@ -5,6 +5,7 @@ from __future__ import annotations
 from .abs import ABS
 from .activation_identity import ACTIVATION_IDENTITY
 from .add import ADD
+from .add1 import ADD1
 from .argmax import ARGMAX
 from .argmin import ARGMIN
 from .bit_count import BIT_COUNT
@@ -76,6 +77,7 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     DIFFERENCE_SQUARE,
     MODULUS_FLOOR,
     MODULUS_TRUNCATE,
+    ADD1,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}
