@@ -33,6 +33,7 @@ from .operator import BindingProperties, CompiledOperator, Operator
 from .ops.abs import ElementWiseAbsDesc
 from .ops.activation_identity import ActivationIdentityDesc
 from .ops.add import ElementWiseAddDesc
+from .ops.add1 import ElementWiseAdd1Desc
 from .ops.argmax import ArgMaxDesc
 from .ops.argmin import ArgMinDesc
 from .ops.bit_count import ElementWiseBitCountDesc
@@ -40,6 +41,7 @@ from .ops.bit_not import ElementWiseBitNotDesc
 from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
+from .ops.difference_square import ElementWiseDifferenceSquareDesc
 from .ops.divide import ElementWiseDivideDesc
 from .ops.elementwise import ScaleBias
 from .ops.floor import ElementWiseFloorDesc
@@ -51,6 +53,11 @@ from .ops.is_nan import ElementWiseIsNanDesc
 from .ops.leaky_relu import ActivationLeakyReluDesc
 from .ops.linear import ActivationLinearDesc
 from .ops.logical_not import ElementWiseLogicalNotDesc
+from .ops.maximum import ElementWiseMaxDesc
+from .ops.mean import ElementWiseMeanDesc
+from .ops.minimum import ElementWiseMinDesc
+from .ops.modulus_floor import ElementWiseModulusFloorDesc
+from .ops.modulus_truncate import ElementWiseModulusTruncateDesc
 from .ops.multiply import ElementWiseMultiplyDesc
 from .ops.negate import ElementWiseNegateDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
@@ -96,6 +103,7 @@ __all__ = [
     "DataType",
     "Device",
     "ElementWiseAbsDesc",
+    "ElementWiseAdd1Desc",
     "ElementWiseAddDesc",
     "ElementWiseBitCountDesc",
     "ElementWiseBitNotDesc",
@@ -103,12 +111,18 @@ __all__ = [
     "ElementWiseClip1Desc",
     "ElementWiseClipDesc",
     "ElementWiseDequantizeLinearDesc",
+    "ElementWiseDifferenceSquareDesc",
     "ElementWiseDivideDesc",
     "ElementWiseFloorDesc",
     "ElementWiseIdentityDesc",
     "ElementWiseIsInfinityDesc",
     "ElementWiseIsNanDesc",
     "ElementWiseLogicalNotDesc",
+    "ElementWiseMaxDesc",
+    "ElementWiseMeanDesc",
+    "ElementWiseMinDesc",
+    "ElementWiseModulusFloorDesc",
+    "ElementWiseModulusTruncateDesc",
     "ElementWiseMultiplyDesc",
     "ElementWiseNegateDesc",
     "ElementWiseQuantizeLinearDesc",

@@ -29,7 +29,19 @@ Add(a, b)           FLOAT32 a + b, rounded once to nearest even;    ``np.add`` /
                     (ranges checked as Subtract's)                  ``fadd`` or ``add``
 Divide(a, b)        FLOAT32 a / b, rounded once to nearest even     ``np.divide`` / ``divide`` (``fdiv``,
                     (IEEE: x / 0 is +-inf, 0 / 0 and inf / inf      no zero check) / ``div.rn`` / ``fdiv``
-                    NaN); never a multiply by a reciprocal          (no fast-math flags)
+                    NaN); never a multiply by a reciprocal.         (no fast-math flags). Integers: a
+                    Two integers of one type: the quotient          divisor of 0 (or -1) made 1 first,
+                    truncated toward zero; x / 0 is 0, the          then ``floor_divide`` corrected /
+                    smallest signed integer / -1 is itself          ``quotient`` (``sdiv``/``udiv``) /
+                    (wrapping)                                      ``/`` behind ``?:`` / ``sdiv``/``udiv``
+Wrapping(a, b, op)  a + b, a - b or a * b (``op``) of two integers  ``np.add``/``subtract``/``multiply``
+                    of one type, modulo 2**bits (two's complement   / ``wrapping`` (``add``, ``sub``,
+                    wrapping, 64-bit types too)                     ``mul``) / through ``ull``, then the
+                                                                    type / ``add``, ``sub``, ``mul``
+Remainder(a, b)     FLOAT32 fmod(a, b): exact, the sign of a        ``np.fmod`` / ``remainder`` (``frem``
+                    (x % 0, inf % y NaN; x % inf x); two integers   ; integers ``srem``/``urem`` of a
+                    of one type: C's truncated remainder, x % 0     divisor of 0 or -1 made 1) / ``fmodf``,
+                    is 0 (as x % -1)                                ``%`` behind ``?:`` / ``frem``, ``srem``
 Negate(v)           FLOAT32 -v, the sign flipped (exact: -0.0 of     ``np.negative`` / ``-`` (integers:
                     +0.0, NaN stays NaN); or a signed integer's     then the type) / ``-`` (integers:
                     -v in its type, wrapping (the smallest          through 64-bit unsigned, then the
@@ -53,6 +65,9 @@ Less(a, b)          BOOL: a < b, false when either is NaN           ``np.less`` 
                     (so -0.0 < +0.0 is false)                       / ``fcmp olt``, ``icmp slt``/``ult``
 IsNumber(v)         BOOL: FLOAT32 v is not NaN                      ``==`` itself / ``v == v`` /
                                                                     ``setp.num`` / ``fcmp ord``
+SignBit(v)          BOOL: FLOAT32 v's sign bit is set (-0.0 and     ``np.signbit`` / ``sign_bit``
+                    negative values; a NaN's own sign)              (bits) / ``__float_as_int(v) < 0``
+                                                                    / bitcast, ``icmp slt 0``
 Select(c, a, b)     a where c holds, else b (a, b of one type)      ``np.where`` / ``a if c else b`` /
                                                                     ``?:`` / ``select``
 Store(v, T)         the value as the output type T: FLOAT32 to      ``astype`` / ``float_to_half`` /
@@ -83,6 +98,7 @@ from .expr_nodes import INTEGERS as INTEGERS
 from .expr_nodes import NODES as NODES
 from .expr_nodes import SIGNED_INTEGERS as SIGNED_INTEGERS
 from .expr_nodes import STORED as STORED
+from .expr_nodes import WRAPPING_OPS as WRAPPING_OPS
 from .expr_nodes import Add as Add
 from .expr_nodes import BitCount as BitCount
 from .expr_nodes import BitNot as BitNot
@@ -95,15 +111,18 @@ from .expr_nodes import Load as Load
 from .expr_nodes import Multiply as Multiply
 from .expr_nodes import Negate as Negate
 from .expr_nodes import Param as Param
+from .expr_nodes import Remainder as Remainder
 from .expr_nodes import Round as Round
 from .expr_nodes import Saturate as Saturate
 from .expr_nodes import Select as Select
+from .expr_nodes import SignBit as SignBit
 from .expr_nodes import Sqrt as Sqrt
 from .expr_nodes import Store as Store
 from .expr_nodes import Subtract as Subtract
 from .expr_nodes import ToFloat32 as ToFloat32
 from .expr_nodes import ValueType as ValueType
 from .expr_nodes import Widen as Widen
+from .expr_nodes import Wrapping as Wrapping
 from .expr_nodes import integer_range as integer_range
 from .expr_nodes import saturated_range as saturated_range
 

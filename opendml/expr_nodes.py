@@ -190,8 +190,53 @@ class Add(_Binary):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
-class Divide(_Float):
-    pass
+class Divide(_Binary):
+    """FLOAT32 a / b rounded once (IEEE); or two integers of one type, the quotient truncated toward zero
+    (x / 0 is 0; the smallest signed integer / -1 wraps to itself)."""
+
+    def __post_init__(self) -> None:
+        t = self.a.data_type
+        _require((t is DataType.FLOAT32 or t in INTEGERS) and self.b.data_type == t,
+                 f"Divide of {_name(t)} and {_name(self.b.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.a.data_type
+
+
+WRAPPING_OPS = ("+", "-", "*")
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Wrapping(_Binary):
+    """a op b (``op``: ``+``, ``-`` or ``*``) of two integers of one type, modulo 2**bits: two's complement
+    wrapping in the type's own width (a 64-bit one too: no wider type is needed)."""
+
+    op: str
+
+    def __post_init__(self) -> None:
+        t = self.a.data_type
+        _require(t in INTEGERS and self.b.data_type == t and self.op in WRAPPING_OPS,
+                 f"Wrapping {self.op!r} of {_name(t)} and {_name(self.b.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.a.data_type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Remainder(_Binary):
+    """FLOAT32 fmod(a, b) (exact: the remainder of the truncated quotient, the sign of a; x % 0 and inf % y
+    NaN, x % inf x); or two integers of one type, C's truncated remainder (x % 0 is 0, as x % -1)."""
+
+    def __post_init__(self) -> None:
+        t = self.a.data_type
+        _require((t is DataType.FLOAT32 or t in INTEGERS) and self.b.data_type == t,
+                 f"Remainder of {_name(t)} and {_name(self.b.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.a.data_type
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
@@ -289,6 +334,16 @@ class IsNumber(_OfFloat32):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class SignBit(_OfFloat32):
+    """Whether a FLOAT32 value's sign bit is set (BOOL): true for -0.0 and negative values, a NaN's own sign bit
+    (what tells -0.0 from +0.0, which compare equal)."""
+
+    @property
+    def data_type(self) -> ValueType:
+        return BOOL
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
 class Select(Expr):
     condition: Expr
     a: Expr
@@ -325,8 +380,9 @@ class Store(_Unary):
 # (``LOWERINGS`` in opendml.kernels.numpy_lowering, cpu_kernels.codegen, cpu_kernels.vectors and
 # cuda.expr_c), and tests/test_expr.py checks that every table, and the concrete subclasses of Expr, are
 # exactly this set: a node missing from a lowering fails there, not on a user's first large tensor.
-NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Negate, BitNot,
-                                 BitCount, Sqrt, Round, Saturate, Less, IsNumber, Select, Store)
+NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Wrapping, Remainder,
+                                 Negate, BitNot, BitCount, Sqrt, Round, Saturate, Less, IsNumber, SignBit, Select,
+                                 Store)
 
 
 def integer_range(expr: Expr) -> tuple[int, int]:

@@ -93,6 +93,10 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
             row = TensorDesc(t, sizes, [0] * (len(sizes) - 1) + [1])
             cases.append((f"{op.schema.name}-{t.name}", op.describe((x, x), x, ())))
             cases.append((f"{op.schema.name}-{t.name}-broadcast", op.describe((x, row), x, ())))
+    for t in admitted_types("ELEMENT_WISE_ADD1", "ATensor"):  # a fused activation composed onto the sum
+        x = TensorDesc(t, sizes)
+        cases.append((f"ELEMENT_WISE_ADD1-{t.name}-fused", dml.ElementWiseAdd1Desc(
+            x, x, x, dml.ActivationLeakyReluDesc(None, None, 0.1))))
     return cases
 
 
@@ -169,7 +173,7 @@ class ExpressionBuilder:
         if t == ex.BOOL:
             comparable = [T.FLOAT32, *INTEGERS]
             return [lambda d: self._less(self.choices.pick(comparable), d),
-                    lambda d: ex.IsNumber(self.make(T.FLOAT32, d))]
+                    lambda d: ex.IsNumber(self.make(T.FLOAT32, d))] + self.sign_branches()
         select = [lambda d: ex.Select(self.make(ex.BOOL, d), self.make(t, d), self.make(t, d))]
         if t is T.FLOAT32:
             sources = [s for s in [T.FLOAT16, *INTEGERS] if self.available(s)]
@@ -179,10 +183,22 @@ class ExpressionBuilder:
                              lambda d: ex.Divide(self.make(T.FLOAT32, d), self.make(T.FLOAT32, d)),
                              lambda d: ex.Round(self.make(T.FLOAT32, d)),
                              lambda d: ex.Negate(self.make(T.FLOAT32, d)),
-                             lambda d: ex.Sqrt(self.make(T.FLOAT32, d))]
+                             lambda d: ex.Sqrt(self.make(T.FLOAT32, d))] + self.arithmetic_branches(t)
         if t is T.FLOAT16:
             return select
-        return select + self._integer_branches(t)  # type: ignore[arg-type]
+        return select + self._integer_branches(t) + self.arithmetic_branches(t)  # type: ignore[arg-type]
+
+    def sign_branches(self) -> list[Callable[[int], ex.Expr]]:
+        """SignBit, a BOOL of a FLOAT32 (the binary family's MIN and MAX tell -0.0 from +0.0 with it)."""
+        return [lambda d: ex.SignBit(self.make(T.FLOAT32, d))]
+
+    def arithmetic_branches(self, t: T) -> list[Callable[[int], ex.Expr]]:
+        """The binary family's nodes: FLOAT32 Remainder; an integer's Wrapping, Divide and Remainder."""
+        if t is T.FLOAT32:
+            return [lambda d: ex.Remainder(self.make(t, d), self.make(t, d))]
+        return [lambda d: ex.Wrapping(self.make(t, d), self.make(t, d), self.choices.pick(ex.WRAPPING_OPS)),
+                lambda d: ex.Divide(self.make(t, d), self.make(t, d)),
+                lambda d: ex.Remainder(self.make(t, d), self.make(t, d))]
 
     def _less(self, t: T, depth: int) -> ex.Expr:
         return ex.Less(self.make(t, depth), self.make(t, depth))

@@ -500,12 +500,113 @@ def multiply_element(a: int | float, b: int | float, type_name: str) -> int | fl
     return _wrapped(int(a) * int(b), type_name)
 
 
-def divide_element(a: float, b: float, type_name: str) -> float:
-    """a / b of floats (ELEMENT_WISE_DIVIDE), as IEEE divides: x / 0 an infinity of the signs' product (NaN for
-    0 / 0 and NaN / 0), inf / inf NaN."""
+def truncated_quotient(a: int, b: int) -> int:
+    """The exact quotient of two Python integers rounded toward zero (C's ``/``: the page's "truncated")."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def divide_element(a: int | float, b: int | float, type_name: str) -> int | float:
+    """a / b (ELEMENT_WISE_DIVIDE). Floats as IEEE divides: x / 0 an infinity of the signs' product (NaN for
+    0 / 0 and NaN / 0), inf / inf NaN. Integers: truncated toward zero (the page), x / 0 is 0 (opendml's
+    decision, as NumPy's integer division gives), the smallest signed integer / -1 wraps to itself."""
+    if not TYPES[type_name].is_float:
+        return 0 if b == 0 else _wrapped(truncated_quotient(int(a), int(b)), type_name)
     if b == 0:
         if a == 0 or math.isnan(a):
             return math.nan
         negative = (math.copysign(1.0, a) < 0) != (math.copysign(1.0, b) < 0)
         return -math.inf if negative else math.inf
     return _float_result(a / b, type_name)
+
+
+def _sign_bit(x: float) -> bool:
+    return math.copysign(1.0, x) < 0
+
+
+def min_element(a: int | float, b: int | float, type_name: str) -> int | float:
+    """min(a, b) (ELEMENT_WISE_MIN). Floats: a NaN operand gives the other (NaN only when both are, as HLSL's min
+    and IEEE 754-2019's minimumNumber), and -0.0 is less than +0.0 (opendml's decisions)."""
+    if not TYPES[type_name].is_float:
+        return min(int(a), int(b))
+    if math.isnan(a):
+        return b
+    if math.isnan(b) or a < b:
+        return a
+    if b < a:
+        return b
+    return a if _sign_bit(a) else b  # equal: -0.0 where either is
+
+
+def max_element(a: int | float, b: int | float, type_name: str) -> int | float:
+    """max(a, b) (ELEMENT_WISE_MAX): as min_element, +0.0 greater than -0.0."""
+    if not TYPES[type_name].is_float:
+        return max(int(a), int(b))
+    if math.isnan(a):
+        return b
+    if math.isnan(b) or a > b:
+        return a
+    if b > a:
+        return b
+    return b if _sign_bit(a) else a  # equal: +0.0 where either is
+
+
+def mean_element(a: int | float, b: int | float, type_name: str) -> int | float:
+    """(a + b) / 2 (ELEMENT_WISE_MEAN). Floats: the sum rounded to float32, halved (rounded again only where
+    subnormal), rounded to FLOAT16 where the tensor is one. Integers: the exact sum halved, truncated toward zero."""
+    if not TYPES[type_name].is_float:
+        return truncated_quotient(int(a) + int(b), 2)
+    return round_to(round_f32(round_f32(a + b) / 2), type_name)
+
+
+def difference_square_element(a: int | float, b: int | float, type_name: str) -> int | float:
+    """(a - b) * (a - b) (ELEMENT_WISE_DIFFERENCE_SQUARE): the difference rounded to float32, its square rounded
+    again; integers wrapped (two's complement)."""
+    if not TYPES[type_name].is_float:
+        return _wrapped((int(a) - int(b)) ** 2, type_name)
+    d = round_f32(a - b)
+    return _float_result(d * d, type_name)
+
+
+def _fmod(a: float, b: float) -> float:
+    """C's fmod: exact (so a float32 result of float32 operands), the sign of a; NaN for x % 0 and inf % y."""
+    if math.isnan(a) or math.isnan(b) or math.isinf(a) or b == 0:
+        return math.nan
+    return math.fmod(a, b)
+
+
+def modulus_truncate_element(a: int | float, b: int | float, type_name: str) -> int | float:
+    """a - b * trunc(a / b) (ELEMENT_WISE_MODULUS_TRUNCATE: C's modulus, the dividend's sign). Integers: x % 0 is
+    0 (opendml's decision)."""
+    if not TYPES[type_name].is_float:
+        return 0 if b == 0 else int(a) - truncated_quotient(int(a), int(b)) * int(b)
+    return round_to(_fmod(a, b), type_name)
+
+
+def modulus_floor_element(a: int | float, b: int | float, type_name: str) -> int | float:
+    """a - b * floor(a / b) (ELEMENT_WISE_MODULUS_FLOOR: "the same results as the Python modulus", the divisor's
+    sign). Floats as Python's float % computes it: fmod, plus b where the signs differ (rounded), a zero result
+    signed as b; x % 0 NaN. Integers: Python's %, x % 0 is 0 (opendml's decision)."""
+    if not TYPES[type_name].is_float:
+        return 0 if b == 0 else int(a) % int(b)
+    r = _fmod(a, b)
+    if math.isnan(r):
+        return r
+    if r == 0:
+        return math.copysign(0.0, b)
+    if (r < 0) != (b < 0):
+        r = round_f32(r + b)
+    return round_to(r, type_name)
+
+
+def add1_element(a: float, b: float, type_name: str, activation: tuple[str, float] | None = None) -> float:
+    """FusedActivation(a + b) (ELEMENT_WISE_ADD1): the sum as ADD gives it (rounded to the tensors' type), then the
+    activation as its own operator gives it; ``activation``: (the activation's name, its Alpha), or None."""
+    total = add_element(a, b, type_name)
+    if activation is None:
+        return total
+    name, alpha = activation
+    if name == "RELU":
+        return relu_element(total, type_name)
+    assert name == "LEAKY_RELU", name
+    return leaky_relu_element(total, type_name, alpha)

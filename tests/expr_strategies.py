@@ -150,8 +150,9 @@ class _Builder:
     def _new(self, t: ex.ValueType, depth: int) -> ex.Expr:
         if t == ex.BOOL:
             compared = self.draw(st.sampled_from(COMPARED))
-            if self.choose(("less", "is number")) == "is number":
-                return ex.IsNumber(self.value(F32, depth - 1))
+            kind = self.choose(("less", "is number", "sign bit"))
+            if kind != "less":
+                return (ex.IsNumber if kind == "is number" else ex.SignBit)(self.value(F32, depth - 1))
             return ex.Less(self.value(compared, depth - 1), self.value(compared, depth - 1))
         assert isinstance(t, DataType)
         if depth <= 0:
@@ -160,11 +161,11 @@ class _Builder:
             return ex.Select(self.value(ex.BOOL, depth - 1), self.value(F16, depth - 1), self.value(F16, depth - 1))
         kinds = ["leaf", "select"]
         if t is F32:
-            kinds += ["to float32", "multiply", "add", "divide", "round", "negate", "sqrt"]
+            kinds += ["to float32", "multiply", "add", "divide", "round", "negate", "sqrt", "remainder"]
         else:
             kinds += ["widen", "saturate"] + (["subtract"] if _subtract_pairs(t) else []) + \
                 (["add integers"] if _add_pairs(t) else []) + (["negate"] if t.is_signed else []) + ["bit not"] + \
-                (["bit count"] if DataType.UINT8 in _narrower(t) else [])
+                (["bit count"] if DataType.UINT8 in _narrower(t) else []) + ["wrapping", "divide", "remainder"]
         kind = self.choose(kinds)
         if kind == "leaf":
             return self.leaf(t)
@@ -172,6 +173,12 @@ class _Builder:
             return ex.Select(self.value(ex.BOOL, depth - 1), self.value(t, depth - 1), self.value(t, depth - 1))
         if kind == "to float32":
             return ex.ToFloat32(self.value(self.draw(st.sampled_from((F16, *INTEGERS))), depth - 1))
+        if kind == "wrapping":
+            op = self.draw(st.sampled_from(ex.WRAPPING_OPS))
+            return ex.Wrapping(self.value(t, depth - 1), self.value(t, depth - 1), op)
+        if kind == "remainder" or (kind == "divide" and t is not F32):  # an integer quotient, truncated
+            node = ex.Remainder if kind == "remainder" else ex.Divide
+            return node(self.value(t, depth - 1), self.value(t, depth - 1))
         if kind in ("multiply", "add", "divide"):
             node = {"multiply": ex.Multiply, "add": ex.Add, "divide": ex.Divide}[kind]
             return node(self.value(F32, depth - 1), self.value(F32, depth - 1))

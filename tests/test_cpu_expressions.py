@@ -26,6 +26,7 @@ from opendml.backends import cpu_kernels
 from opendml.dtypes import DataType
 from opendml.kernels.numpy_lowering import evaluate
 from opendml.kernels.spec import KernelSpec
+from opendml.ops.minimum import pick
 from tests.expr_strategies import ExpressionCase, edges, expressions
 from tests.helpers import same_values
 
@@ -149,7 +150,24 @@ SATURATED_64 = _case(ex.Select(ex.Less(ex.Saturate(ex.Load(0, F32), I64), ex.Par
 # Bits counted in three widths (a negative INT8's eight, never a sign-extension's), compared and stored as UINT8.
 _COUNTS = [ex.BitCount(ex.Load(k, t)) for k, t in enumerate((I8, I64, DataType.UINT16))]
 BIT_COUNTS = _case(ex.Select(ex.Less(_COUNTS[0], _COUNTS[1]), _COUNTS[2], _COUNTS[0]), U8, (I8, I64, DataType.UINT16))
-EXAMPLES = {"FLOAT16 select": HALVES, "to FLOAT16": TO_HALF, "difference": DIFFERENCE, "widened": WIDENED,
+
+
+def _integer_arithmetic(t: DataType) -> ExpressionCase:
+    """The binary family's integer nodes in one type (a signed 8-bit one held wider by Numba, a 64-bit one with no
+    wider type): a truncated quotient against a remainder choosing a wrapping product or difference."""
+    a, b = ex.Load(0, t), ex.Load(1, t)
+    return _case(ex.Select(ex.Less(ex.Divide(a, b), ex.Remainder(a, b)), ex.Wrapping(a, b, "*"),
+                           ex.Wrapping(a, b, "-")), t, (t, t))
+
+
+# MIN's float selection (SignBit telling -0.0 from +0.0, NaN operands) and MODULUS_FLOOR's shape (a Remainder moved
+# by the divisor, a zero signed as it).
+_MIN = pick(ex.Load(0, F32), ex.Load(1, F32), True)
+_R = ex.Remainder(ex.Load(0, F32), ex.Load(1, F32))
+SIGNED_ZEROS = _case(ex.Select(ex.SignBit(_R), ex.Add(_R, ex.Load(1, F32)), _MIN), F32, (F32, F32))
+
+EXAMPLES = {"signed zeros": SIGNED_ZEROS, "integer arithmetic INT8": _integer_arithmetic(I8), "integer arithmetic INT64": _integer_arithmetic(I64),
+            "integer arithmetic UINT64": _integer_arithmetic(U64), "FLOAT16 select": HALVES, "to FLOAT16": TO_HALF, "difference": DIFFERENCE, "widened": WIDENED,
             "UINT64": UNSIGNED_64, "quantized": QUANTIZED, "saturated to 64 bits": SATURATED_64,
             "bit counts": BIT_COUNTS}
 

@@ -54,7 +54,13 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
     the random expressions, added (without them, the sources render the digest before: 456, b982c17b...); a
     FLOAT32 Negate flips the sign bit on the bits (before: ``-x``, which an H100 run gave other bits for:
     634, 81370e22...). Then the binary family's operators (ADD, SUBTRACT, MULTIPLY, DIVIDE; a full and a
-    zero-stride BTensor), added (without them: 634, 745ee770...)."""
+    zero-stride BTensor), added (without them: 634, 745ee770...). Then the Wrapping, integer Divide and
+    Remainder nodes: ADD and SUBTRACT of integers as one Wrapping (before: a widened sum and its correction),
+    MULTIPLY and DIVIDE of every integer type and the 64-bit ADD and SUBTRACT added, and the three nodes in the
+    random expressions (without the binary family's integer cases and the new kinds, before and after render
+    the same: 666, 1db61249...). Then MIN, MAX, MEAN, DIFFERENCE_SQUARE, MODULUS_FLOOR and MODULUS_TRUNCATE,
+    and the SignBit node in the random expressions, added (without them: 786, e584686e...). Then ELEMENT_WISE_ADD1,
+    without and with a fused ACTIVATION_LEAKY_RELU, added (without it: 970, f3529cd4...)."""
     sources = []
     for _, desc in OPERATORS:
         spec, rendered = sources_of(desc)
@@ -65,7 +71,7 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
         for layout in [collapse([37], [[1]] * (n + 1)), collapse([4, 64], [[64, 1]] * (n + 1)),
                        collapse([4, 6], [[1, 4]] * n + [[6, 1]])]:
             sources += elementwise_sources(spec, layout)
-    assert digest(sources) == (710, "85395b7cf790174845434c07b3d62ad78dc92c9e03cc36f0081547109e9e11e8")
+    assert digest(sources) == (982, "35f30f170c6fda9beae774e83a2af2fcd48b4af99d53363e18aff6db2710751b")
 
 
 def test_prologue_sources_without_extras_are_unchanged() -> None:

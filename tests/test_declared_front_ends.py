@@ -8,6 +8,7 @@ operators run one FLOAT32 [2, 8] tensor, so the Numba kernels are one per operat
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import pickle
@@ -138,6 +139,11 @@ def test_every_declared_operator_runs_through_every_front_end(op: OperatorDefini
 def _json_field(value: Any) -> Any:
     if isinstance(value, dml.ScaleBias):
         return {"Scale": value.scale, "Bias": value.bias}
+    if dataclasses.is_dataclass(value):  # a fused activation: DxDispatch's {"Type": ..., its fields}
+        from opendml.ops import BY_DESC_TYPE
+
+        op = BY_DESC_TYPE[type(value)]
+        return {"Type": op.schema.name, **{f.name: _json_field(getattr(value, f.attribute)) for f in op.fields}}
     return getattr(value, "name", value)  # an enum by its name
 
 

@@ -506,6 +506,9 @@ def _rich_model() -> dict:
             "hard_sigmoid": {"type": "ACTIVATION_HARD_SIGMOID", "desc": {
                 "InputTensor": f16, "OutputTensor": f16, "Alpha": 1, "Beta": 0}},
             "add": {"type": "ELEMENT_WISE_ADD", "desc": {"ATensor": f16, "BTensor": f16, "OutputTensor": f16}},
+            "add1": {"type": "ELEMENT_WISE_ADD1", "desc": {"ATensor": f16, "BTensor": f16, "OutputTensor": f16,
+                                                          "FusedActivation": {"Type": "ACTIVATION_LEAKY_RELU",
+                                                                              "Alpha": 0.5}}},
             "shrink": {"type": "ACTIVATION_SHRINK", "desc": {
                 "InputTensor": f16, "OutputTensor": f16, "Bias": 0, "Threshold": 0}},
             "round": {"type": "DML_OPERATOR_ELEMENT_WISE_ROUND", "desc": {

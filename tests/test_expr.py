@@ -25,7 +25,7 @@ from opendml.enums import AxisDirection, NanPolicy
 from opendml.kernels import numpy_lowering
 from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind, Scalars
 from tests import expr_strategies as ex_strategies
-from tests.elementwise_oracle import float32_quotient, round_f16, round_f32, same_value
+from tests.elementwise_oracle import float32_quotient, round_f16, round_f32, same_value, truncated_quotient
 from tests.expr_strategies import ExpressionCase, expressions, operands
 
 F32, F16 = T.FLOAT32, T.FLOAT16
@@ -81,7 +81,13 @@ MALFORMED: dict[str, Callable[[], ex.Expr]] = {
     "Add INT8 + INT8 in INT8": lambda: ex.Add(load(T.INT8), load(T.INT8, 1)),
     "Add UINT32 + UINT32 in UINT32": lambda: ex.Add(load(T.UINT32), load(T.UINT32, 1)),
     "Add of mixed integer types": lambda: ex.Add(ex.Widen(load(T.INT8), T.INT16), ex.Widen(load(T.INT8), T.INT32)),
-    "Divide of integers": lambda: ex.Divide(load(T.INT32), load(T.INT32, 1)),
+    "Divide of mixed integer types": lambda: ex.Divide(load(T.INT32), load(T.UINT32, 1)),
+    "Divide of BOOL": lambda: ex.Divide(less(), less()),
+    "Wrapping of FLOAT32": lambda: ex.Wrapping(load(F32), load(F32, 1), "+"),
+    "Wrapping of mixed integer types": lambda: ex.Wrapping(load(T.INT8), load(T.UINT8, 1), "*"),
+    "Wrapping of an unknown operation": lambda: ex.Wrapping(load(T.INT8), load(T.INT8, 1), "/"),
+    "Remainder of FLOAT16": lambda: ex.Remainder(load(F16), load(F16, 1)),
+    "Remainder of mixed types": lambda: ex.Remainder(load(F32), load(T.INT32, 1)),
     "Divide of FLOAT16": lambda: ex.Divide(load(F16), load(F16, 1)),
     "Round of FLOAT16": lambda: ex.Round(load(F16)),
     "Round of an integer": lambda: ex.Round(load(T.INT32)),
@@ -96,6 +102,8 @@ MALFORMED: dict[str, Callable[[], ex.Expr]] = {
     "BitCount of BOOL": lambda: ex.BitCount(less()),
     "IsNumber of FLOAT16": lambda: ex.IsNumber(load(F16)),
     "IsNumber of an integer": lambda: ex.IsNumber(load(T.INT32)),
+    "SignBit of FLOAT16": lambda: ex.SignBit(load(F16)),
+    "SignBit of an integer": lambda: ex.SignBit(load(T.INT8)),
     "Select of BOOL": lambda: ex.Select(less(), less(), less()),
     "Select on a FLOAT32 condition": lambda: ex.Select(load(F32), load(F32), load(F32)),
     "Select of mixed types": lambda: ex.Select(less(), load(T.INT8), load(T.INT16, 1)),
@@ -147,6 +155,12 @@ WELL_TYPED: dict[str, tuple[Callable[[], ex.Expr], ex.ValueType]] = {
     "Add of two UINT8 in UINT16": (lambda: ex.Add(ex.Widen(load(T.UINT8), T.UINT16),
                                                   ex.Widen(load(T.UINT8, 1), T.UINT16)), T.UINT16),
     "Divide of FLOAT32": (lambda: ex.Divide(load(F32), ex.Param(0, F32)), F32),
+    "Divide of INT64": (lambda: ex.Divide(load(T.INT64), load(T.INT64, 1)), T.INT64),
+    "Wrapping INT8 * INT8 in INT8": (lambda: ex.Wrapping(load(T.INT8), load(T.INT8, 1), "*"), T.INT8),
+    "Wrapping UINT64 - UINT64": (lambda: ex.Wrapping(load(T.UINT64), ex.Param(0, T.UINT64), "-"), T.UINT64),
+    "Remainder of FLOAT32": (lambda: ex.Remainder(load(F32), load(F32, 1)), F32),
+    "SignBit of FLOAT32 is a BOOL": (lambda: ex.SignBit(load(F32)), ex.BOOL),
+    "Remainder of UINT16": (lambda: ex.Remainder(load(T.UINT16), load(T.UINT16, 1)), T.UINT16),
     "Round of FLOAT32": (lambda: ex.Round(load(F32)), F32),
     "Saturate FLOAT32 to UINT8": (lambda: ex.Saturate(load(F32), T.UINT8), T.UINT8),
     "Saturate INT64 to INT8": (lambda: ex.Saturate(load(T.INT64), T.INT8), T.INT8),
@@ -485,7 +499,21 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
             return in_range(int(of(node.a)) + int(of(node.b)), node.data_type)
         return round_f32(float(of(node.a)) + float(of(node.b)))  # double rounding is harmless here
     if isinstance(node, ex.Divide):
+        if node.data_type is not F32:
+            a, b = int(of(node.a)), int(of(node.b))
+            return 0 if b == 0 else wrapped(truncated_quotient(a, b), node.data_type)  # INT_MIN / -1 wraps
         return float32_quotient(float(of(node.a)), float(of(node.b)))
+    if isinstance(node, ex.Wrapping):
+        a, b = int(of(node.a)), int(of(node.b))
+        return wrapped(a + b if node.op == "+" else a - b if node.op == "-" else a * b, node.data_type)
+    if isinstance(node, ex.Remainder):
+        if node.data_type is F32:
+            a, b = float(of(node.a)), float(of(node.b))
+            if math.isnan(a) or math.isnan(b) or math.isinf(a) or b == 0:
+                return math.nan
+            return math.fmod(a, b)  # exact, of float32 values held exactly as doubles: a float32 itself
+        a, b = int(of(node.a)), int(of(node.b))
+        return 0 if b == 0 else a - truncated_quotient(a, b) * b  # the sign of a; x % -1 is 0
     if isinstance(node, ex.Negate):
         value = of(node.value)
         if isinstance(value, float):
@@ -515,6 +543,8 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
     if isinstance(node, ex.IsNumber):
         value = of(node.value)
         return value == value
+    if isinstance(node, ex.SignBit):
+        return math.copysign(1.0, float(of(node.value))) < 0  # -0.0 and a NaN's sign too
     if isinstance(node, ex.Select):
         return of(node.a) if of(node.condition) else of(node.b)
     if isinstance(node, ex.Store):
@@ -523,6 +553,12 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
             return round_f16(float(value))
         return value
     raise AssertionError(f"no meaning for {node!r}")
+
+
+def wrapped(value: int, t: ex.ValueType) -> int:
+    """An exact integer brought into ``t``'s range modulo 2**bits (two's complement)."""
+    low, high = t.integer_range  # type: ignore[union-attr]
+    return (value - low) % (high - low + 1) + low
 
 
 def saturated(value: int | float | bool, t: T) -> int:
@@ -564,7 +600,9 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
         "Add stored as FLOAT16": (ex.Store(ex.Add(l0, l1), F16), (F32, F32)),
         "Less FLOAT32": (ex.Store(ex.Select(ex.Less(l0, l1), l1, l0), F32), (F32, F32)),
         "IsNumber": (ex.Store(ex.Select(ex.IsNumber(l0), l0, l1), F32), (F32, F32)),
+        "SignBit": (ex.Store(ex.Select(ex.SignBit(l0), l0, l1), F32), (F32, F32)),
         "Divide": (ex.Store(ex.Divide(l0, l1), F32), (F32, F32)),
+        "Remainder FLOAT32": (ex.Store(ex.Remainder(l0, l1), F32), (F32, F32)),
         "Round": (ex.Store(ex.Round(ex.Divide(l0, l1)), F32), (F32, F32)),
         "Negate FLOAT32": (ex.Store(ex.Negate(ex.Add(l0, l1)), F32), (F32, F32)),
         "Sqrt": (ex.Store(ex.Sqrt(ex.Multiply(l0, l1)), F32), (F32, F32)),
@@ -580,6 +618,10 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
             cases[f"Saturate {s.name} to {t.name}"] = (ex.Store(ex.Saturate(ex.Load(0, s), t), t), (s,))
         cases[f"Less {t.name}"] = (ex.Store(ex.Select(ex.Less(a, b), a, b), t), (t, t))
         cases[f"BitNot {t.name}"] = (ex.Store(ex.BitNot(a), t), (t,))
+        for op in ex.WRAPPING_OPS:
+            cases[f"Wrapping {t.name} {op}"] = (ex.Store(ex.Wrapping(a, b, op), t), (t, t))
+        cases[f"Divide {t.name}"] = (ex.Store(ex.Divide(a, b), t), (t, t))
+        cases[f"Remainder {t.name}"] = (ex.Store(ex.Remainder(a, b), t), (t, t))
         cases[f"BitCount {t.name}"] = (ex.Store(ex.BitCount(a), T.UINT8), (t,))
         if t.is_signed:  # the type's limits among the edges: the smallest wraps to itself
             cases[f"Negate {t.name}"] = (ex.Store(ex.Negate(a), t), (t,))

@@ -26,6 +26,7 @@ from opendml.backends.cuda import expr_c
 from opendml.kernels import compose
 from opendml.kernels.numpy_lowering import evaluate
 from opendml.kernels.spec import KernelSpec
+from opendml.ops import DECLARED
 from tests import elementwise_oracle as oracle
 from tests.conftest import CUDA_MISSING
 from tests.graph_helpers import head, output_desc, run_graph, run_node_by_node
@@ -349,8 +350,9 @@ class Built:
 
 @st.composite
 def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built:
-    """A DAG of DEQUANTIZE_LINEAR, QUANTIZE_LINEAR, CLIP, CLIP1 and THRESHOLD nodes over one graph input, with
-    broadcast scale and zero point inputs, perhaps ending in an ARGMIN or ARGMAX; values no node reads are graph
+    """A DAG of DEQUANTIZE_LINEAR, QUANTIZE_LINEAR, CLIP, CLIP1, THRESHOLD and binary-family nodes (ADD, MIN,
+    MODULUS_FLOOR...: a broadcast second operand) over one graph input, with broadcast scale and zero point inputs,
+    perhaps ending in an ARGMIN or ARGMAX; values no node reads are graph
     outputs, and about a third of the others too; a value may have several readers."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     first = draw(st.sampled_from(CLAMPED))
@@ -365,8 +367,16 @@ def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built
         t = values[source]
         x = TensorDesc(t, sizes)
         kind = draw(st.sampled_from(["dequantize" if t in QUANTIZED else "clamp",
-                                     "quantize" if t in QUANTIZE_INPUTS else "clamp", "clamp"]))
-        if kind != "clamp":
+                                     "quantize" if t in QUANTIZE_INPUTS else "clamp", "clamp",
+                                     "binary" if _binary_ops(device, t) else "clamp"]))
+        if kind == "binary":  # BTensor a new graph input read through zero strides
+            out = t
+            other, k = _broadcast_input(draw, rng, inputs, t, sizes)
+            op = draw(st.sampled_from(_binary_ops(device, t)))
+            desc = op.describe((x, other), x, ())
+            input_edges.append(dml.InputEdge(k, node, 1))
+            operand_bytes[k] = 0 if any(n > 1 and s == 0 for n, s in zip(sizes, other.strides)) else t.size
+        elif kind != "clamp":
             if kind == "dequantize":
                 out = draw(st.sampled_from([F32, F16]))
                 scale_type, zero_type = out, t
@@ -445,6 +455,16 @@ class _Model:
 
 def _total(array: np.ndarray) -> int:
     return -(-array.nbytes // 4) * 4
+
+
+def _binary_ops(device: dml.Device, t: T) -> list[Any]:
+    """The binary family's operators taking ``t`` at the device's level."""
+    found = []
+    for op in DECLARED:
+        row = op.schema.row_at(device.feature_level)
+        if op.api is not None and len(op.api.tensors) == 2 and row is not None and t in row.types["ATensor"]:
+            found.append(op)
+    return found
 
 
 def _broadcast_input(draw: st.DrawFn, rng: np.random.Generator, inputs: list[np.ndarray], t: T,

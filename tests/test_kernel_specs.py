@@ -103,6 +103,8 @@ def _binary(make: Callable[[dml.TensorDesc, dml.TensorDesc, dml.TensorDesc], obj
     return describe
 
 
+ADD1_ALPHA = 0.1  # ELEMENT_WISE_ADD1's FusedActivation: an ACTIVATION_LEAKY_RELU of this Alpha
+
 # The unary family's fields here; the same values reach the oracle through EXPECTED.
 UNARY_FIELDS: dict[str, tuple[float, ...]] = {
     "ACTIVATION_LINEAR": (1.5, -0.25), "ACTIVATION_LEAKY_RELU": (0.1,), "ACTIVATION_THRESHOLDED_RELU": (0.5,),
@@ -150,6 +152,14 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_SUBTRACT": _binary(dml.ElementWiseSubtractDesc),
     "ELEMENT_WISE_MULTIPLY": _binary(dml.ElementWiseMultiplyDesc),
     "ELEMENT_WISE_DIVIDE": _binary(dml.ElementWiseDivideDesc),
+    "ELEMENT_WISE_MIN": _binary(dml.ElementWiseMinDesc),
+    "ELEMENT_WISE_MAX": _binary(dml.ElementWiseMaxDesc),
+    "ELEMENT_WISE_MEAN": _binary(dml.ElementWiseMeanDesc),
+    "ELEMENT_WISE_DIFFERENCE_SQUARE": _binary(dml.ElementWiseDifferenceSquareDesc),
+    "ELEMENT_WISE_MODULUS_FLOOR": _binary(dml.ElementWiseModulusFloorDesc),
+    "ELEMENT_WISE_MODULUS_TRUNCATE": _binary(dml.ElementWiseModulusTruncateDesc),
+    "ELEMENT_WISE_ADD1": _binary(lambda a, b, y: dml.ElementWiseAdd1Desc(a, b, y, dml.ActivationLeakyReluDesc(
+        None, None, ADD1_ALPHA))),
 }
 REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN, "ARGMAX": ReductionKind.ARGMAX}  # every other operator is element-wise
 
@@ -290,6 +300,13 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_SUBTRACT": _expect_binary(oracle.subtract_element),
     "ELEMENT_WISE_MULTIPLY": _expect_binary(oracle.multiply_element),
     "ELEMENT_WISE_DIVIDE": _expect_binary(oracle.divide_element),
+    "ELEMENT_WISE_MIN": _expect_binary(oracle.min_element),
+    "ELEMENT_WISE_MAX": _expect_binary(oracle.max_element),
+    "ELEMENT_WISE_MEAN": _expect_binary(oracle.mean_element),
+    "ELEMENT_WISE_DIFFERENCE_SQUARE": _expect_binary(oracle.difference_square_element),
+    "ELEMENT_WISE_MODULUS_FLOOR": _expect_binary(oracle.modulus_floor_element),
+    "ELEMENT_WISE_MODULUS_TRUNCATE": _expect_binary(oracle.modulus_truncate_element),
+    "ELEMENT_WISE_ADD1": _expect_binary(lambda a, b, t: oracle.add1_element(a, b, t, ("LEAKY_RELU", ADD1_ALPHA))),
 }
 
 

@@ -813,3 +813,47 @@ def test_every_mapping_on_every_backend(device: dml.Device, case: str) -> None:
         assert got.tolist() == EXPECTED[case]
     else:
         check_against_reference(built, arrays, device=device)
+
+
+# ---------------------------------------------------------------------------------------------- the binary family
+
+BINARY_OPS = {"Add": "ELEMENT_WISE_ADD", "Sub": "ELEMENT_WISE_SUBTRACT", "Mul": "ELEMENT_WISE_MULTIPLY",
+              "Div": "ELEMENT_WISE_DIVIDE", "Min": "ELEMENT_WISE_MIN", "Max": "ELEMENT_WISE_MAX",
+              "Sum": "ELEMENT_WISE_ADD"}
+
+
+@pytest.mark.parametrize("op", BINARY_OPS)
+@pytest.mark.parametrize(("a_shape", "b_shape"), [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 3, 4), ())])
+def test_binary_broadcasts_with_zero_strides(op: str, a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+    """NumPy's broadcasting of the two inputs, each described over the output's sizes with zero strides where it
+    is broadcast (never copied), against ONNX's reference evaluator."""
+    a = RNG.standard_normal(a_shape).astype(np.float32)
+    b = (RNG.standard_normal(b_shape) + 3).astype(np.float32)
+    model = single(op, 13, {"a": a, "b": b})
+    check_against_reference(model, {"a": a, "b": b})
+    step = first_step(model, {"a": a, "b": b})
+    operator = step.operator.operator
+    assert operator.definition.schema.name == BINARY_OPS[op]
+    b_desc = operator.tensors["BTensor"]
+    assert b_desc.total_tensor_size_in_bytes >= 4 * max(1, int(np.prod(b_shape)))
+    if b_shape != a_shape:
+        assert 0 in b_desc.effective_strides  # the broadcast operand read again, not copied
+
+
+@pytest.mark.parametrize(("fmod", "operator", "dtype"), [(0, "ELEMENT_WISE_MODULUS_FLOOR", np.int32),
+                                                         (1, "ELEMENT_WISE_MODULUS_TRUNCATE", np.float32),
+                                                         (1, "ELEMENT_WISE_MODULUS_TRUNCATE", np.int8)])
+def test_mod_maps_fmod_onto_floor_or_truncate(fmod: int, operator: str, dtype: type) -> None:
+    a = np.array([7, -7, 7, -7, 5], dtype)
+    b = np.array([3, 3, -3, -3, 2], dtype)
+    model = single("Mod", 13, {"a": a, "b": b}, fmod=fmod)
+    check_against_reference(model, {"a": a, "b": b})
+    assert first_step(model, {"a": a, "b": b}).operator.operator.definition.schema.name == operator
+
+
+def test_variadic_min_of_three_inputs_is_refused_by_name() -> None:
+    x = np.ones(3, np.float32)
+    node = onnx.helper.make_node("Min", ["a", "b", "c"], ["y"], name="m")
+    model = onnx_models.model([node], {"a": x, "b": x, "c": x}, ["y"], 13, {})
+    assert "Min node 'm': inputs must be two (opendml maps two operands, one binary operator); got 3." in \
+        unsupported(model, {"a": x, "b": x, "c": x})

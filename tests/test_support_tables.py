@@ -155,18 +155,28 @@ def _typed_outcome(table: list, rank: int, input_type: T, output_type: T) -> dic
     return expected_outcome(table, lambda row: rank in row[1] and input_type in row[2] and output_type in row[3])
 
 
-# (from level, ranks, types): the binary family, written from each page (ATensor, BTensor and OutputTensor alike),
-# less the types opendml does not compute yet: 64-bit ADD and SUBTRACT, integer MULTIPLY and DIVIDE.
-ARITHMETIC_FLOAT_TABLE = [(L.FL_5_1, ALL_RANKS, F), (L.FL_4_1, ALL_RANKS, F), (L.FL_3_0, ALL_RANKS, F),
-                          (L.FL_2_1, TWO_TO_FIVE, F), (L.FL_1_0, TWO_TO_FIVE, F)]
-SUM_TABLE = [(L.FL_5_1, ALL_RANKS, F | I32), (L.FL_4_1, ALL_RANKS, F | {T.INT32, T.UINT32}),
-             (L.FL_3_0, ALL_RANKS, F | {T.INT32, T.UINT32}), (L.FL_2_1, TWO_TO_FIVE, F | {T.INT32, T.UINT32}),
-             (L.FL_1_0, TWO_TO_FIVE, F)]
+# (from level, ranks, types): the binary family, written from each page (ATensor, BTensor and OutputTensor alike).
+_WIDE = F | {T.INT32, T.UINT32}
+ARITHMETIC_TABLE = [(L.FL_5_1, ALL_RANKS, F | I32 | I64),
+                    (L.FL_4_1, ALL_RANKS, _WIDE | I64), (L.FL_3_0, ALL_RANKS, _WIDE),
+                    (L.FL_2_1, TWO_TO_FIVE, _WIDE), (L.FL_1_0, TWO_TO_FIVE, F)]
+DIVIDE_TABLE = [(L.FL_6_0, ALL_RANKS, F | I32 | I64), (L.FL_5_1, ALL_RANKS, F | I32),
+                (L.FL_3_0, ALL_RANKS, _WIDE), (L.FL_2_1, TWO_TO_FIVE, _WIDE), (L.FL_1_0, TWO_TO_FIVE, F)]
+MIN_MAX_TABLE = [(L.FL_5_0, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32), (L.FL_2_1, {4}, F | I32),
+                 (L.FL_1_0, {4}, F)]
+MODULUS_TABLE = [(L.FL_6_0, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32), (L.FL_2_1, {4}, F | I32)]
 BINARY_TABLES = {
-    "ElementWiseAddDesc": SUM_TABLE,
-    "ElementWiseSubtractDesc": SUM_TABLE,
-    "ElementWiseMultiplyDesc": ARITHMETIC_FLOAT_TABLE,
-    "ElementWiseDivideDesc": [(L.FL_6_0, ALL_RANKS, F), *ARITHMETIC_FLOAT_TABLE[1:]],
+    "ElementWiseAddDesc": ARITHMETIC_TABLE,
+    "ElementWiseSubtractDesc": ARITHMETIC_TABLE,
+    "ElementWiseMultiplyDesc": ARITHMETIC_TABLE,
+    "ElementWiseDivideDesc": DIVIDE_TABLE,
+    "ElementWiseMinDesc": MIN_MAX_TABLE,
+    "ElementWiseMaxDesc": MIN_MAX_TABLE,
+    "ElementWiseMeanDesc": [(L.FL_3_0, ALL_RANKS, _WIDE), (L.FL_2_1, {4}, _WIDE), (L.FL_1_0, {4}, F)],
+    "ElementWiseDifferenceSquareDesc": [(L.FL_3_1, ALL_RANKS, _WIDE)],
+    "ElementWiseModulusFloorDesc": MODULUS_TABLE,
+    "ElementWiseModulusTruncateDesc": MODULUS_TABLE,
+    "ElementWiseAdd1Desc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_2_0, TWO_TO_FIVE, F)],
 }
 
 

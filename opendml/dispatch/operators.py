@@ -44,7 +44,8 @@ from .fields import (
 )
 from .reader import JsonObject
 
-Kind = Literal["input", "output", "float", "scalar", "data_type", "scale_bias", "axes", "axis_count", "enum"]
+Kind = Literal["input", "output", "float", "scalar", "data_type", "scale_bias", "axes", "axis_count", "enum",
+               "activation"]
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ def declared(op: OperatorDefinition) -> OperatorSpec:
     """A declared operator's fields (``OperatorDefinition.fields``): its tensors, then its other fields in
     DirectML's order, each read by its kind; an optional ScaleBias may be left out."""
     fields = [Field(t.name, t.kind, t.attribute, optional=t.optional) for t in op.schema.tensors]
-    fields += [Field(f.name, cast(Kind, f.kind), f.attribute, optional=f.kind == "scale_bias",
+    fields += [Field(f.name, cast(Kind, f.kind), f.attribute, optional=f.kind in ("scale_bias", "activation"),
                      names=None if f.enum is None else Names(f.prefix, tuple(f.enum.__members__),
                                                              tuple(int(m) for m in f.enum)))
                for f in op.fields]
@@ -267,9 +268,33 @@ def translate(operator: OperatorSpec, desc: JsonObject, path: str) -> Any:
             kwargs[field.attribute] = _scalar(value, at, desc, path)  # type: ignore[index]
         elif field.kind == "enum":
             kwargs[field.attribute] = _enum_name(value, at, field.names)  # type: ignore[index,arg-type]
+        elif field.kind == "activation":
+            kwargs[field.attribute] = _fused_activation(value, at)  # type: ignore[index]
         else:
             kwargs[field.attribute] = _READERS[field.kind](value, at)  # type: ignore[index]
     return operator.desc_type(**kwargs)
+
+
+def _fused_activation(value: object, path: str) -> Any:
+    """A fused activation, DxDispatch's form: {"Type": "ACTIVATION_RELU", and the activation's fields but its
+    tensors}; its description with None tensors (DirectML's null ones). One DirectML allows fused that opendml does
+    not implement yet is refused naming it."""
+    from ..ops.add1 import FUSED_ACTIVATIONS
+
+    obj = expect_object(value, path, required=("Type",))
+    at = child(path, "Type")
+    name = expect_string(obj["Type"], at).upper().removeprefix("DML_OPERATOR_")
+    implemented = [n for n in FUSED_ACTIVATIONS if n in BY_NAME]
+    if name not in FUSED_ACTIVATIONS:
+        raise model_error(at, f"must be one of DirectML's fused activations ({', '.join(FUSED_ACTIVATIONS)})",
+                          repr(obj["Type"]))
+    if name not in BY_NAME:
+        raise model_error(at, f"must be a fused activation opendml implements ({', '.join(implemented)}); "
+                              f"{name} is one DirectML allows that opendml does not implement yet", repr(obj["Type"]))
+    operator = BY_NAME[name]
+    fields = [f for f in operator.fields if f.kind not in ("input", "output")]
+    expect_object(obj, path, ["Type", *(f.name for f in fields)], required=[f.name for f in fields if not f.optional])
+    return translate(operator, obj, path)  # "Type" is no field of the activation's; the tensors left out: None
 
 
 def tensor_desc(value: object, path: str) -> TensorDesc:

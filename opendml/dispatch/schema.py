@@ -245,6 +245,20 @@ def _graph_defs(one_desc: list[Schema]) -> Schema:
     return defs
 
 
+def _fused_activation() -> Schema:
+    """A FusedActivation: {"Type": one of DirectML's fused activations, and that activation's fields (FLOATs) but
+    its tensors}; which fields go with which Type, the reader checks."""
+    from ..ops.add1 import FUSED_ACTIVATIONS
+    from .operators import BY_NAME
+
+    fields = sorted({f.name for name in FUSED_ACTIVATIONS if name in BY_NAME for f in BY_NAME[name].fields
+                     if f.kind not in ("input", "output")})
+    schemas: dict[str, Schema] = {"Type": {"type": "string", "description": "ACTIVATION_RELU, ..."},
+                                  **{name: ref("float") for name in fields}}
+    return _object(("Type", *fields), schemas, ("Type",),
+                   description='a fused activation: {"Type": "ACTIVATION_LEAKY_RELU", "Alpha": 0.1}')
+
+
 def _c_name(name: str) -> str:
     """DirectML's C name of an edge kind: "InputEdge" -> "INPUT_GRAPH_EDGE"."""
     return f"{name.removesuffix('Edge').upper()}_GRAPH_EDGE"
@@ -256,6 +270,8 @@ def _desc(op: OperatorSpec, defs: Schema) -> Schema:
         if field.names is not None:
             defs.setdefault(field.name[0].lower() + field.name[1:], _names(field.names))
             schemas[field.name] = ref(field.name[0].lower() + field.name[1:])
+        elif field.kind == "activation":
+            schemas[field.name] = _fused_activation()
         else:
             schemas[field.name] = _FIELD_KINDS[field.kind]
         if field.description:

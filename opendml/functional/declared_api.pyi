@@ -14,10 +14,12 @@ __all__ = [
     "abs",
     "activation_identity",
     "add",
+    "add1",
     "bit_count",
     "bit_not",
     "ceil",
     "clip",
+    "difference_square",
     "divide",
     "floor",
     "hard_sigmoid",
@@ -28,6 +30,11 @@ __all__ = [
     "leaky_relu",
     "linear",
     "logical_not",
+    "maximum",
+    "mean",
+    "minimum",
+    "modulus_floor",
+    "modulus_truncate",
     "multiply",
     "negate",
     "recip",
@@ -422,3 +429,71 @@ def divide(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device
 
 @overload
 def divide(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def minimum(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def minimum(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def maximum(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def maximum(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def mean(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def mean(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def difference_square(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def difference_square(
+    a: ArrayInput,
+    b: ArrayInput,
+    *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def modulus_floor(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def modulus_floor(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def modulus_truncate(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def modulus_truncate(
+    a: ArrayInput,
+    b: ArrayInput,
+    *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def add1(
+    a: _ArrayT,
+    b: _ArrayT,
+    *,
+    fused_activation: Any = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def add1(
+    a: ArrayInput,
+    b: ArrayInput,
+    *,
+    fused_activation: Any = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...

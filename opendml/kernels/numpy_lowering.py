@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import expr as ex
+from ..dtypes import DataType
 
 
 class Inputs(NamedTuple):
@@ -53,6 +54,47 @@ def _saturate(node: ex.Saturate, value: np.ndarray) -> np.ndarray:
     return np.where(over, target.type(high), np.where(under, target.type(low), inside))
 
 
+def _safe_divisor(b: np.ndarray) -> np.ndarray:
+    """The integer divisor with 0 (and, signed, -1) made 1: the quotient and remainder by it never trap or warn,
+    and the callers put the defined answers for those divisors in place."""
+    special = (b == 0) | (b == -1) if np.issubdtype(b.dtype, np.signedinteger) else (b == 0)
+    return np.where(special, b.dtype.type(1), b)
+
+
+def _divide(node: ex.Divide, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """FLOAT32 IEEE division; integers truncated toward zero (x / 0 is 0, x / -1 is -x wrapping)."""
+    if node.data_type is DataType.FLOAT32:
+        return np.divide(a, b, dtype=np.float32)
+    return integer_quotient(a, b)
+
+
+def integer_quotient(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer a / b of one type truncated toward zero; x / 0 is 0, x / -1 is -x wrapping."""
+    t = np.asarray(b).dtype
+    a, b = np.asarray(a, t), np.asarray(b, t)
+    safe = _safe_divisor(b)
+    floor = np.floor_divide(a, safe)
+    # The floor quotient is one less than the truncated one where the remainder is nonzero and the signs differ
+    # (unsigned types: never); that + 1 cannot overflow.
+    inexact = (np.remainder(a, safe) != 0) & ((a < 0) != (safe < 0))
+    quotient = np.add(floor, inexact.astype(t), dtype=t)
+    quotient = np.where(b == 0, t.type(0), quotient)
+    if np.issubdtype(t, np.signedinteger):
+        quotient = np.where(b == -1, np.negative(a, dtype=t), quotient)  # wrapping: the smallest is its own
+    return quotient
+
+
+def _remainder(node: ex.Remainder, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """FLOAT32 fmod (exact); integers C's truncated remainder, x % 0 is 0."""
+    if node.data_type is DataType.FLOAT32:
+        return np.fmod(a, b, dtype=np.float32)
+    t = node.data_type.numpy  # type: ignore[union-attr]
+    a, b = np.asarray(a, t), np.asarray(b, t)
+    return np.fmod(a, _safe_divisor(b))  # integer fmod is C's %; by 1, 0
+
+
+_WRAPPING = {"+": np.add, "-": np.subtract, "*": np.multiply}
+
 _BITS_OF_BYTE = np.array([bin(b).count("1") for b in range(256)], np.uint8)
 
 
@@ -85,7 +127,10 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Multiply: lambda n, v, inputs: np.multiply(v(n.a), v(n.b), dtype=np.float32),
     # FLOAT32, or integers whose sum fits their type (checked by the node)
     ex.Add: lambda n, v, inputs: np.add(v(n.a), v(n.b), dtype=n.data_type.numpy),
-    ex.Divide: lambda n, v, inputs: np.divide(v(n.a), v(n.b), dtype=np.float32),
+    ex.Divide: lambda n, v, inputs: _divide(n, v(n.a), v(n.b)),
+    # Integer ufuncs wrap modulo 2**bits (no overflow check on arrays)
+    ex.Wrapping: lambda n, v, inputs: _WRAPPING[n.op](v(n.a), v(n.b), dtype=n.data_type.numpy),
+    ex.Remainder: lambda n, v, inputs: _remainder(n, v(n.a), v(n.b)),
     ex.Negate: lambda n, v, inputs: np.negative(v(n.value), dtype=n.data_type.numpy),  # integers wrap
     ex.BitNot: lambda n, v, inputs: np.invert(v(n.value)),
     ex.BitCount: lambda n, v, inputs: _bit_count(v(n.value)),
@@ -94,6 +139,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Saturate: lambda n, v, inputs: _saturate(n, np.asarray(v(n.value))),
     ex.Less: lambda n, v, inputs: np.less(v(n.a), v(n.b)),
     ex.IsNumber: _is_number,
+    ex.SignBit: lambda n, v, inputs: np.signbit(v(n.value)),
     ex.Select: lambda n, v, inputs: np.where(v(n.condition), v(n.a), v(n.b)),
     ex.Store: lambda n, v, inputs: _store(n, v(n.value)),
 }

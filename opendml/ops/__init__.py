@@ -5,6 +5,7 @@ from __future__ import annotations
 from .abs import ABS
 from .activation_identity import ACTIVATION_IDENTITY
 from .add import ADD
+from .add1 import ADD1
 from .argmax import ARGMAX
 from .argmin import ARGMIN
 from .bit_count import BIT_COUNT
@@ -13,6 +14,7 @@ from .ceil import CEIL
 from .clip import CLIP, CLIP1
 from .definition import OperatorDefinition
 from .dequantize_linear import DEQUANTIZE_LINEAR
+from .difference_square import DIFFERENCE_SQUARE
 from .divide import DIVIDE
 from .floor import FLOOR
 from .hard_sigmoid import HARD_SIGMOID
@@ -23,6 +25,11 @@ from .is_nan import IS_NAN
 from .leaky_relu import LEAKY_RELU
 from .linear import LINEAR
 from .logical_not import LOGICAL_NOT
+from .maximum import MAX
+from .mean import MEAN
+from .minimum import MIN
+from .modulus_floor import MODULUS_FLOOR
+from .modulus_truncate import MODULUS_TRUNCATE
 from .multiply import MULTIPLY
 from .negate import NEGATE
 from .quantize_linear import QUANTIZE_LINEAR
@@ -64,6 +71,13 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     SUBTRACT,
     MULTIPLY,
     DIVIDE,
+    MIN,
+    MAX,
+    MEAN,
+    DIFFERENCE_SQUARE,
+    MODULUS_FLOOR,
+    MODULUS_TRUNCATE,
+    ADD1,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import expr as ex
-from ..dtypes import DataType
+from ..dtypes import INTEGERS_32, INTEGERS_64, DataType
 from ..feature_levels import FeatureLevel
 from ..kernels.spec import KernelSpec, Scalars
 from ..schema import OperatorSchema, SupportRow, TensorField
@@ -32,7 +32,7 @@ from ..tensor import TensorDesc
 from ..validate import check_same_data_type, check_same_sizes
 from .definition import Api, OperatorDefinition
 from .elementwise import compute_values
-from .unary import Constants, UnaryParams, compute_type, wrapped
+from .unary import Constants, UnaryParams, compute_type
 
 INPUTS = ("ATensor", "BTensor")
 BINARY_TENSORS = (TensorField("ATensor", "input"), TensorField("BTensor", "input"),
@@ -56,12 +56,6 @@ class BinaryDesc:
 def binary_row(level: FeatureLevel, dimensions: tuple[int, int], types: frozenset[DataType]) -> SupportRow:
     """A support-table row whose three tensors accept the same types."""
     return SupportRow(level, dimensions, {name: types for name in (*INPUTS, "OutputTensor")})
-
-
-def without(rows: Sequence[SupportRow], types: frozenset[DataType]) -> tuple[SupportRow, ...]:
-    """The page's ``rows`` less ``types`` (those whose math opendml does not compute yet: each operator module
-    says which and why); the page's rows stay written out as the page gives them."""
-    return tuple(SupportRow(r.level, r.dimensions, {k: v - types for k, v in r.types.items()}) for r in rows)
 
 
 def binary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[SupportRow], element: BinaryElement,
@@ -103,16 +97,63 @@ def load(operand: int, t: DataType) -> ex.Expr:
     return ex.ToFloat32(value) if t is DataType.FLOAT16 else value
 
 
-def wrapping(node: type[ex.Add] | type[ex.Subtract]) -> BinaryElement:
-    """``a + b`` or ``a - b`` of two integers as two's complement wraps it (SPEC 11.3): exact in the difference
-    type (twice the width), brought back by ``wrapped``; 8- to 32-bit types (a 64-bit one has no wider type)."""
+def arithmetic(float_element: BinaryElement, op: str) -> BinaryElement:
+    """``float_element`` on float tensors; on integers ``a op b`` wrapping as two's complement does (SPEC 11.3),
+    modulo 2**bits in the type's own width (``ex.Wrapping``; 64-bit types too)."""
 
     def element(a: ex.Expr, b: ex.Expr, p: UnaryParams, c: Constants) -> ex.Expr:
-        t = p.data_type
-        wide = ex.difference_type(t)
-        return wrapped(node(ex.Widen(a, wide), ex.Widen(b, wide)), t, c)
+        return float_element(a, b, p, c) if p.data_type.is_float else ex.Wrapping(a, b, op)
 
     return element
+
+
+_UFUNCS = {"+": np.add, "-": np.subtract, "*": np.multiply}
+
+
+def arithmetic_reference(op: str) -> BinaryReference:
+    """``a op b`` in float32 rounded once (floats), or in the integer type itself (NumPy's integer ufuncs wrap)."""
+    ufunc = _UFUNCS[op]
+
+    def reference(a: np.ndarray, b: np.ndarray, p: UnaryParams) -> np.ndarray:
+        return ufunc(a, b, dtype=np.float32 if p.data_type.is_float else p.data_type.numpy)
+
+    return reference
+
+
+def by_kind(float_element: BinaryElement, integer_element: BinaryElement) -> BinaryElement:
+    """``float_element`` on float tensors (FLOAT32 compute values), ``integer_element`` on integer ones."""
+
+    def element(a: ex.Expr, b: ex.Expr, p: UnaryParams, c: Constants) -> ex.Expr:
+        return (float_element if p.data_type.is_float else integer_element)(a, b, p, c)
+
+    return element
+
+
+def reference_by_kind(float_reference: BinaryReference, integer_reference: BinaryReference) -> BinaryReference:
+    """``by_kind``'s twin for the NumPy references."""
+
+    def reference(a: np.ndarray, b: np.ndarray, p: UnaryParams) -> np.ndarray:
+        return (float_reference if p.data_type.is_float else integer_reference)(a, b, p)
+
+    return reference
+
+
+def min_max_rows() -> tuple[SupportRow, ...]:
+    """The table MIN's and MAX's pages give: every type in 1-8 dimensions from 5_0; the floats and the 8- to
+    32-bit integers in 1-8 from 3_0, in 4 from 2_1; the floats in 4 from 1_0."""
+    floats = frozenset({DataType.FLOAT32, DataType.FLOAT16})
+    narrow = floats | INTEGERS_32
+    return (binary_row(FeatureLevel.FL_5_0, (1, 8), narrow | INTEGERS_64),
+            binary_row(FeatureLevel.FL_3_0, (1, 8), narrow), binary_row(FeatureLevel.FL_2_1, (4, 4), narrow),
+            binary_row(FeatureLevel.FL_1_0, (4, 4), floats))
+
+
+def modulus_rows() -> tuple[SupportRow, ...]:
+    """The table MODULUS_FLOOR's and MODULUS_TRUNCATE's pages give: every type in 1-8 dimensions from 6_0; the
+    floats and the 8- to 32-bit integers in 1-8 from 3_0, in 4 from 2_1 (the level they were introduced at)."""
+    narrow = frozenset({DataType.FLOAT32, DataType.FLOAT16}) | INTEGERS_32
+    return (binary_row(FeatureLevel.FL_6_0, (1, 8), narrow | INTEGERS_64),
+            binary_row(FeatureLevel.FL_3_0, (1, 8), narrow), binary_row(FeatureLevel.FL_2_1, (4, 4), narrow))
 
 
 def arithmetic_rows(top: FeatureLevel, every: frozenset[DataType]) -> tuple[SupportRow, ...]:

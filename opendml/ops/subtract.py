@@ -5,13 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from .. import expr as ex
 from ..dtypes import FLOATS, INTEGERS_32, INTEGERS_64
 from ..feature_levels import FeatureLevel as L
-from .binary import BinaryDesc, arithmetic_rows, binary, without, wrapping
-from .unary import Constants, UnaryParams
+from .binary import BinaryDesc, arithmetic, arithmetic_reference, arithmetic_rows, binary
 
 
 @dataclass(frozen=True)
@@ -19,18 +16,8 @@ class ElementWiseSubtractDesc(BinaryDesc):
     """DML_ELEMENT_WISE_SUBTRACT_OPERATOR_DESC."""
 
 
-def _subtract(a: ex.Expr, b: ex.Expr, p: UnaryParams, c: Constants) -> ex.Expr:
-    return ex.Add(a, ex.Negate(b)) if p.data_type.is_float else wrapping(ex.Subtract)(a, b, p, c)
-
-
-def _reference(a: np.ndarray, b: np.ndarray, p: UnaryParams) -> np.ndarray:
-    if p.data_type.is_float:
-        return np.subtract(a, b, dtype=np.float32)
-    return a.astype(np.int64) - b.astype(np.int64)  # exact; the cast to the type wraps it
-
-
-# INT64 and UINT64 (the 5_1 and 4_1 rows) wait for a wrapping 64-bit difference: the nodes have no wider type.
 SUBTRACT = binary(
     "ELEMENT_WISE_SUBTRACT", ElementWiseSubtractDesc, L.FL_1_0,
-    without(arithmetic_rows(L.FL_5_1, FLOATS | INTEGERS_32 | INTEGERS_64), INTEGERS_64),
-    element=_subtract, reference=_reference, python="subtract")
+    arithmetic_rows(L.FL_5_1, FLOATS | INTEGERS_32 | INTEGERS_64),
+    element=arithmetic(lambda a, b, p, c: ex.Add(a, ex.Negate(b)), "-"), reference=arithmetic_reference("-"),
+    python="subtract")

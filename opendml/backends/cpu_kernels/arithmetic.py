@@ -1,4 +1,5 @@
-"""The element expressions' Divide, Round, Saturate and BitCount in Numba kernels, as LLVM instructions.
+"""The element expressions' Divide, Wrapping, Remainder, Round, Saturate and BitCount in Numba kernels, as LLVM
+instructions.
 
 Numba's own spellings mean something else: its float ``/`` checks the divisor and raises on zero (the
 Python error model), ``round`` is Python's, and a cast of a float beyond an integer type's range is
@@ -58,6 +59,40 @@ def rint(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
 def ctpop(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
     """The bits set of an integer (or of each of a vector of them), in its own width, as an 8-bit integer."""
     return _resize(builder, _call(builder, "llvm.ctpop", value), 8, False)
+
+
+def _special_divisor(builder: ir.IRBuilder, b: ir.Value, signed: bool) -> tuple[ir.Value, ir.Value, ir.Value | None]:
+    """The integer divisor with 0 (and, signed, -1) made 1, so that ``sdiv``/``udiv``/``srem``/``urem`` by it are
+    defined (LLVM: division by zero and the smallest integer / -1 are undefined behaviour); whether it was 0,
+    and whether it was -1 (None unsigned)."""
+    zero, one = _constant(b.type, 0), _constant(b.type, 1)
+    is_zero = builder.icmp_unsigned("==", b, zero)
+    if not signed:
+        return builder.select(is_zero, one, b), is_zero, None
+    is_minus_one = builder.icmp_signed("==", b, _constant(b.type, -1))
+    return builder.select(builder.or_(is_zero, is_minus_one), one, b), is_zero, is_minus_one
+
+
+def quotient(builder: ir.IRBuilder, a: ir.Value, b: ir.Value, signed: bool) -> ir.Value:
+    """Integer a / b (scalars or vectors) truncated toward zero; x / 0 is 0, x / -1 is -x wrapping."""
+    safe, is_zero, is_minus_one = _special_divisor(builder, b, signed)
+    if is_minus_one is None:
+        value = builder.udiv(a, safe)
+    else:
+        value = builder.select(is_minus_one, builder.neg(a), builder.sdiv(a, safe))
+    return builder.select(is_zero, _constant(a.type, 0), value)
+
+
+def integer_remainder(builder: ir.IRBuilder, a: ir.Value, b: ir.Value, signed: bool) -> ir.Value:
+    """Integer a % b (scalars or vectors), C's truncated remainder; by 0 (and by -1, as by 1) it is 0."""
+    safe = _special_divisor(builder, b, signed)[0]
+    return (builder.srem if signed else builder.urem)(a, safe)
+
+
+def wrapping(builder: ir.IRBuilder, op: str, a: ir.Value, b: ir.Value) -> ir.Value:
+    """Integer a op b (scalars or vectors) in their own width: LLVM's add, sub and mul without ``nsw``/``nuw``
+    wrap modulo 2**bits."""
+    return {"+": builder.add, "-": builder.sub, "*": builder.mul}[op](a, b)
 
 
 def _like(value: ir.Value, element: ir.Type) -> ir.Type:
@@ -153,6 +188,73 @@ def divide(typingctx, a, b):  # type: ignore[no-untyped-def]
         return builder.fdiv(args[0], args[1])
 
     return types.float32(types.float32, types.float32), codegen
+
+
+def _same_integers(a: types.Type, b: types.Type) -> bool:
+    return isinstance(a, types.Integer) and a == b
+
+
+@intrinsic
+def int_quotient(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """Integer a / b of one type, truncated toward zero (``quotient``: x / 0 is 0, x / -1 wraps)."""
+    if not _same_integers(a, b):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return quotient(builder, args[0], args[1], a.signed)
+
+    return a(a, b), codegen
+
+
+@intrinsic
+def remainder(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """float32 fmod(a, b) (``frem``: exact), or integer a % b of one type (``integer_remainder``)."""
+    if a == types.float32 and b == types.float32:
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            return builder.frem(args[0], args[1])
+    elif _same_integers(a, b):
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            return integer_remainder(builder, args[0], args[1], a.signed)
+    else:
+        return None
+    return a(a, b), codegen
+
+
+def _wrapping_intrinsic(op: str):  # type: ignore[no-untyped-def]
+    @intrinsic
+    def wrapped_op(typingctx, a, b):  # type: ignore[no-untyped-def]
+        if not _same_integers(a, b):
+            return None
+
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            return wrapping(builder, op, args[0], args[1])
+
+        return a(a, b), codegen
+
+    return wrapped_op
+
+
+wrapping_add = _wrapping_intrinsic("+")  # integer a + b of one type, modulo 2**bits
+wrapping_subtract = _wrapping_intrinsic("-")
+wrapping_multiply = _wrapping_intrinsic("*")
+
+
+def sign_of(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """Whether a float32's (or each of a vector's) sign bit is set: its bits as a signed integer below zero."""
+    bits = builder.bitcast(value, _like(value, ir.IntType(32)))
+    return builder.icmp_signed("<", bits, _constant(bits.type, 0))
+
+
+@intrinsic
+def sign_bit(typingctx, value):  # type: ignore[no-untyped-def]
+    """Whether a float32's sign bit is set (-0.0 included), as a boolean."""
+    if value != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return sign_of(builder, args[0])
+
+    return types.boolean(types.float32), codegen
 
 
 @intrinsic

@@ -140,8 +140,9 @@ from numba import njit, prange
 from numba.extending import intrinsic
 
 from opendml import expr as ex
-from opendml.backends.cpu_kernels.arithmetic import (bit_count, divide, round_even, round_saturate_to, saturate_to,
-                                                    square_root)
+from opendml.backends.cpu_kernels.arithmetic import (bit_count, divide, int_quotient, remainder, round_even,
+                                                    round_saturate_to, saturate_to, sign_bit, square_root, wrapping_add,
+                                                    wrapping_multiply, wrapping_subtract)
 from opendml.backends.cpu_kernels.drivers import next_share
 from opendml.backends.cpu_kernels.halves import float_to_half, half_to_float, round_to_half
 from opendml.backends.cpu_kernels.rows import base_offset, in_phase, streamed

@@ -83,6 +83,26 @@ def _negate(node: ex.Negate, v: Callable[[ex.Expr], str], root: bool) -> str:
     return f"{numpy_type(node.data_type)}(-{v(node.value)})"  # type: ignore[arg-type]
 
 
+_WRAPPING = {"+": "wrapping_add", "-": "wrapping_subtract", "*": "wrapping_multiply"}
+
+
+def _own(node: ex.Expr, v: Callable[[ex.Expr], str]) -> str:
+    """A child's local as its own type exactly (Numba may type an expression wider)."""
+    return f"{numpy_type(node.data_type)}({v(node)})"  # type: ignore[arg-type]
+
+
+def _divide(node: ex.Divide, v: Callable[[ex.Expr], str], root: bool) -> str:
+    if node.data_type is DataType.FLOAT32:
+        return f"divide({v(node.a)}, {v(node.b)})"
+    return f"int_quotient({_own(node.a, v)}, {_own(node.b, v)})"
+
+
+def _remainder(node: ex.Remainder, v: Callable[[ex.Expr], str], root: bool) -> str:
+    if node.data_type is DataType.FLOAT32:
+        return f"remainder({v(node.a)}, {v(node.b)})"
+    return f"remainder({_own(node.a, v)}, {_own(node.b, v)})"
+
+
 def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], str], root: bool) -> str:
     if isinstance(node.value, ex.Round):  # one rounding conversion (``arithmetic.saturate``)
         return f"round_saturate_to({v(node.value.value)}, {numpy_type(node.type)})"
@@ -109,7 +129,9 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.ToFloat32: _to_float32,
     ex.Multiply: lambda n, v, root: f"{v(n.a)} * {v(n.b)}",
     ex.Add: _add,
-    ex.Divide: lambda n, v, root: f"divide({v(n.a)}, {v(n.b)})",
+    ex.Divide: _divide,
+    ex.Wrapping: lambda n, v, root: f"{_WRAPPING[n.op]}({_own(n.a, v)}, {_own(n.b, v)})",
+    ex.Remainder: _remainder,
     ex.Negate: _negate,
     ex.BitNot: lambda n, v, root: f"{numpy_type(n.data_type)}(~{v(n.value)})",  # the type's bits (Numba truncates)
     # llvm.ctpop on the value as its own type (so a signed one's bits, never a wider sign-extension of them)
@@ -119,6 +141,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Saturate: _saturate,
     ex.Less: lambda n, v, root: f"{v(n.a)} < {v(n.b)}",  # ordered: false when either is NaN
     ex.IsNumber: lambda n, v, root: f"{v(n.value)} == {v(n.value)}",
+    ex.SignBit: lambda n, v, root: f"sign_bit({v(n.value)})",
     ex.Select: lambda n, v, root: f"{v(n.a)} if {v(n.condition)} else {v(n.b)}",
     ex.Store: _store,
 }

@@ -230,6 +230,18 @@ def _negate(node: ex.Negate, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> i
     return (at.builder.fneg if node.data_type is DataType.FLOAT32 else at.builder.neg)(v(node.value))
 
 
+def _divide(node: ex.Divide, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
+    if node.data_type is DataType.FLOAT32:
+        return at.builder.fdiv(v(node.a), v(node.b))  # no fast-math flags: no reciprocal
+    return arithmetic.quotient(at.builder, v(node.a), v(node.b), _signed(node))
+
+
+def _remainder(node: ex.Remainder, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
+    if node.data_type is DataType.FLOAT32:
+        return at.builder.frem(v(node.a), v(node.b))  # fmod: exact
+    return arithmetic.integer_remainder(at.builder, v(node.a), v(node.b), _signed(node))
+
+
 def _is_number(node: ex.IsNumber, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
     value = v(node.value)
     return at.builder.fcmp_ordered("ord", value, value)
@@ -247,7 +259,9 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.ToFloat32: _to_float32,
     ex.Multiply: lambda n, v, at: at.builder.fmul(v(n.a), v(n.b)),  # no fast-math flags: never contracted
     ex.Add: _add,
-    ex.Divide: lambda n, v, at: at.builder.fdiv(v(n.a), v(n.b)),  # no fast-math flags: no reciprocal
+    ex.Divide: _divide,
+    ex.Wrapping: lambda n, v, at: arithmetic.wrapping(at.builder, n.op, v(n.a), v(n.b)),
+    ex.Remainder: _remainder,
     ex.Negate: _negate,
     ex.BitNot: lambda n, v, at: at.builder.not_(v(n.value)),  # xor with every bit set
     ex.BitCount: lambda n, v, at: arithmetic.ctpop(at.builder, v(n.value)),  # each lane's, truncated to 8 bits
@@ -256,6 +270,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Saturate: _saturate,
     ex.Less: _less,
     ex.IsNumber: _is_number,
+    ex.SignBit: lambda n, v, at: arithmetic.sign_of(at.builder, v(n.value)),
     ex.Select: lambda n, v, at: at.builder.select(v(n.condition), v(n.a), v(n.b)),
     # The value's own type (FLOAT16 values, stored or not, are not streamed).
     ex.Store: lambda n, v, at: v(n.value),

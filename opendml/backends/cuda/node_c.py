@@ -222,6 +222,40 @@ def _negate(node: ex.Negate, v: Callable[[ex.Expr], str]) -> str:
 _UNSIGNED = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int"}
 
 
+def _wrapping(node: ex.Wrapping, v: Callable[[ex.Expr], str]) -> str:
+    """Computed as 64-bit unsigned (modular in C, where signed overflow is undefined), truncated to the node's own
+    type (wrapping), then held as its type is."""
+    own = C_TYPE[node.data_type]  # type: ignore[index]
+    return f"(({held_type(node.data_type)})(({own})((ull)({v(node.a)}) {node.op} (ull)({v(node.b)}))))"
+
+
+def _divide(node: ex.Divide, v: Callable[[ex.Expr], str]) -> str:
+    """FLOAT32: ``div.rn``. Integers, in the held type (exact there): a divisor of 0 gives 0 and, signed, -1 gives
+    -a wrapped (``_negate``'s), each before C's ``/`` could trap or overflow (``?:`` evaluates one branch)."""
+    if node.data_type is DataType.FLOAT32:
+        return f"div_rn({v(node.a)}, {v(node.b)})"
+    held = held_type(node.data_type)
+    a, b = v(node.a), v(node.b)
+    zero = _integer_literal(0, held)
+    if not node.data_type.is_signed:  # type: ignore[union-attr]
+        return f"(({held})({b} == {zero} ? {zero} : {a} / {b}))"
+    negated = _negate(ex.Negate(node.a), v)
+    return f"(({held})({b} == {zero} ? {zero} : {b} == {_integer_literal(-1, held)} ? {negated} : {a} / {b}))"
+
+
+def _remainder(node: ex.Remainder, v: Callable[[ex.Expr], str]) -> str:
+    """FLOAT32: ``fmodf`` (exact). Integers: C's ``%`` in the held type, a divisor of 0 (or -1, as 1 gives) 0."""
+    a, b = v(node.a), v(node.b)
+    if node.data_type is DataType.FLOAT32:
+        return f"fmodf({a}, {b})"
+    held = held_type(node.data_type)
+    zero = _integer_literal(0, held)
+    special = f"{b} == {zero}"
+    if node.data_type.is_signed:  # type: ignore[union-attr]
+        special += f" || {b} == {_integer_literal(-1, held)}"
+    return f"(({held})({special} ? {zero} : {a} % {b}))"
+
+
 def _bit_count(node: ex.BitCount, v: Callable[[ex.Expr], str]) -> str:
     """The bits of the value's own width (an 8- or 16-bit integer is held in 32, a signed one sign-extended there):
     cast to the unsigned type of that width, counted by ``__popc`` (``__popcll`` for 64 bits), held as a UINT8."""
@@ -296,7 +330,9 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.ToFloat32: lambda n, v, at: _to_float32(n, v, at.small, at.packed),
     ex.Multiply: lambda n, v, at: f"mul_rn({v(n.a)}, {v(n.b)})",
     ex.Add: lambda n, v, at: _add(n, v),
-    ex.Divide: lambda n, v, at: f"div_rn({v(n.a)}, {v(n.b)})",
+    ex.Divide: lambda n, v, at: _divide(n, v),
+    ex.Wrapping: lambda n, v, at: _wrapping(n, v),
+    ex.Remainder: lambda n, v, at: _remainder(n, v),
     ex.Negate: lambda n, v, at: _negate(n, v),
     # Inverted in the held type, then truncated to the node's own (a UINT8 held in 32 bits keeps 8 of them).
     ex.BitNot: lambda n, v, at: f"(({held_type(n.data_type)})(({C_TYPE[n.data_type]})(~{v(n.value)})))",
@@ -307,6 +343,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Saturate: lambda n, v, at: _saturate(n, v),
     ex.Less: lambda n, v, at: f"lt({v(n.a)}, {v(n.b)})",
     ex.IsNumber: lambda n, v, at: f"is_number({v(n.value)})",
+    ex.SignBit: lambda n, v, at: f"(__float_as_int({v(n.value)}) < 0)",
     ex.Select: _select,
     ex.Store: _held_store,
 }
