@@ -33,7 +33,8 @@ _NEED_DASK = ["opendml/dask/api.py", "opendml/dask/blocks.py", "opendml/dask/ele
               "opendml/dask/reductions.py", "docs/dask.md"]
 
 collect_ignore_glob = ([] if importlib.util.find_spec("onnx") else _NEED_ONNX) + \
-    ([] if importlib.util.find_spec("dask") else _NEED_DASK)
+    ([] if importlib.util.find_spec("dask") else _NEED_DASK) + \
+    ([] if importlib.util.find_spec("sphinx") else ["docs/_ext/*.py"])  # Sphinx's extensions: the docs extra
 
 
 # --- which tests run, and on how many processes: tests/suite.py (docs/testing.md) ----------------------------

@@ -3,16 +3,22 @@ in docs/api/ (autodoc, from the docstrings, which are reStructuredText). Built i
 
     python -m sphinx -W --keep-going -b html docs build/docs
 
-Needs the ``docs`` extra (``pip install ".[docs]"``). Nothing here runs at import but assignments, so the test
-suite's doctest collection, which imports every module under docs/, finds nothing to do.
+Needs the ``docs`` extra (``pip install ".[docs]"``). Nothing here runs at import but assignments (and docs/_ext
+put on the path, for its extensions), so the test suite's doctest collection, which imports every module under
+docs/, finds nothing to do.
 """
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))  # operator_descs: the descriptions' list
 
 project = "opendml"
 author = "the opendml authors"
 copyright = "the opendml authors"
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-extensions = ["sphinx.ext.autodoc", "myst_parser"]
+extensions = ["sphinx.ext.autodoc", "myst_parser", "operator_descs"]
 root_doc = "index"
 exclude_patterns = ["_build"]
 
