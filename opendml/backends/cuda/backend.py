@@ -29,6 +29,11 @@ if TYPE_CHECKING:
     from ...operator import Operator
     from ...tensor import TensorDesc
 
+# Greedy decoding's few long rows as thread-block clusters (plan.cluster_plan): checked on the host (the
+# emulation in tests/cuda_emulation.py runs its merge) and compiled for sm_90 by nvcc, but not yet run and timed
+# on a GPU, so off until then (docs/cuda-backend.md).
+CLUSTER_ROWS = False
+
 
 class CudaBuffer(Buffer):
     """Device memory: a 1-D uint8 CuPy array."""
@@ -106,7 +111,8 @@ class CudaBackend:
         self.sm_count = int(attributes["MultiProcessorCount"])
         # Thread-block clusters (compute capability 9.0 on): blocks of one merge through distributed shared
         # memory. 8 is the portable size, which every such device schedules.
-        self.cluster_blocks = 8 if int(attributes["ComputeCapabilityMajor"]) >= 9 else 1
+        clusters = CLUSTER_ROWS and int(attributes["ComputeCapabilityMajor"]) >= 9
+        self.cluster_blocks = 8 if clusters else 1
 
     def allocate(self, device: Device, size_in_bytes: int) -> Buffer:
         try:
