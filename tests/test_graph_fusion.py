@@ -29,6 +29,7 @@ from opendml.kernels.spec import KernelSpec
 from tests import elementwise_oracle as oracle
 from tests.conftest import CUDA_MISSING
 from tests.graph_helpers import head, output_desc, run_graph, run_node_by_node
+from tests.graph_strategies import mixed_graphs
 from tests.helpers import edge_values, packed_bytes, same_values
 
 CPU = dml.Device("cpu")
@@ -503,6 +504,24 @@ def test_random_graphs_fused_equal_unfused_and_node_by_node(kind: str, data: st.
     assert len(compiled.plan.steps) == built.roots
     if built.roots == 1:
         assert compiled.binding_properties.temporary_resource_size == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@given(data=st.data())
+@settings(max_examples=max(1, settings.default.max_examples // 3))  # each new structure compiles a kernel: 6 (ci)
+def test_mixed_chains_with_binary_operators_fused_equal_unfused_and_node_by_node(kind: str,
+                                                                                 data: st.DataObject) -> None:
+    """Chains of old and new operators (DEQUANTIZE -> ADD bias -> RELU -> QUANTIZE, DEQUANTIZE -> MULTIPLY ->
+    ARGMAX, unary operators between ADD/SUBTRACT/MULTIPLY/DIVIDE whose other operand is full-size, a broadcast
+    row, column or scalar, a constant or an earlier value): the fused graph gives the bits of its nodes run one
+    by one, and a chain whose values are read once is one kernel (its reduction's prologue where the backend
+    lowers one)."""
+    with using(kind) as device:
+        built = data.draw(mixed_graphs(device))
+        compiled = assert_fused_equals_unfused(device, built.graph, built.inputs)
+        if built.chain and (not built.reduced or device.backend.reduction_prologues()):
+            assert len(compiled.plan.groups) == 1, (built, compiled.plan)
+            assert compiled.binding_properties.temporary_resource_size == 0
 
 
 @pytest.mark.parametrize("kind", KINDS)
