@@ -13,15 +13,18 @@ where the backend fuses the tail).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from unittest import mock
 
 import numpy as np
 from hypothesis import strategies as st
 
 import opendml as dml
 from opendml import graph as g
+from tests.graph_helpers import output_desc, run_graph, run_node_by_node
 from tests.helpers import edge_values, packed_bytes
 
 F32, F16 = dml.DataType.FLOAT32, dml.DataType.FLOAT16
@@ -63,6 +66,7 @@ class MixedGraph:
     graph: dml.GraphDesc
     inputs: list[np.ndarray]  # each graph input's bytes, packed and padded to its TotalTensorSizeInBytes
     drawn: list[str] = field(default_factory=list)  # the nodes' DirectML names, and each binary operand's layout
+    layouts: list[str] = field(default_factory=list)  # each binary operator's other operand: "row", "constant"...
     chain: bool = True  # every value read once, by the next node, and only the last one a graph output
     reduced: bool = False  # the chain ends in ARGMIN or ARGMAX
 
@@ -137,6 +141,7 @@ class _Builder:
             else:
                 name = self.draw(st.sampled_from(sorted(BINARY)))
                 other, layout = self.operand(values)
+                self.built.layouts.append(layout)
                 first = self.draw(st.booleans())  # the chain's value as ATensor or as BTensor
                 x = BINARY[name](x, other) if first else BINARY[name](other, x)
                 self.built.drawn.append(f"{name}({'chain, ' if first else ''}{layout}{'' if first else ', chain'})")
@@ -173,3 +178,19 @@ def mixed_graphs(draw: st.DrawFn, device: dml.Device, sizes: st.SearchStrategy[t
     built.graph = builder.graph.graph_desc(outputs)
     built.inputs = [packed_bytes(a, d.total_tensor_size_in_bytes) for a, d in zip(builder.arrays, builder.descs)]
     return built
+
+
+def fused_unfused_and_node_by_node(device: dml.Device, built: MixedGraph) -> list[tuple[np.ndarray, ...]]:
+    """Each graph output's values three ways: the compiled graph fused (the default), compiled with
+    OPENDML_FUSION=0 (one kernel a node), and each node through its own compiled operator."""
+    graph = built.graph
+    outputs = [np.zeros(output_desc(graph, k).total_tensor_size_in_bytes, np.uint8) for k in range(graph.output_count)]
+    fused = run_graph(device, graph, built.inputs, outputs)
+    with mock.patch.dict(os.environ, {"OPENDML_FUSION": "0"}):
+        unfused = run_graph(device, graph, built.inputs, outputs)
+    separate = run_node_by_node(device, graph, built.inputs, outputs)
+    typed = []
+    for k, ways in enumerate(zip(fused, unfused, separate)):
+        desc = output_desc(graph, k)
+        typed.append(tuple(v[:desc.element_count * desc.data_type.size].view(desc.data_type.numpy) for v in ways))
+    return typed
