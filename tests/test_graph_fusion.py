@@ -20,6 +20,7 @@ import opendml as dml
 from opendml import DataType as T
 from opendml import TensorDesc
 from opendml import expr as ex
+from opendml import graph as g
 from opendml.backends import cpu_kernels
 from opendml.backends.cpu_kernels.views import PARALLEL_MIN
 from opendml.backends.cuda import expr_c
@@ -529,6 +530,34 @@ def test_mixed_chains_with_binary_operators_fused_equal_unfused_and_node_by_node
 def test_large_chains_cross_the_threading_threshold(kind: str, sizes: tuple[int, ...]) -> None:
     with using(kind) as device:
         large_chain(device, sizes)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("tail", ["quantize", "argmax"])
+def test_large_chains_with_a_broadcast_binary_operand_cross_the_threading_threshold(kind: str, tail: str) -> None:
+    """DEQUANTIZE -> ADD (a bias row) -> RELU -> QUANTIZE, and DEQUANTIZE -> MULTIPLY (a column) -> ARGMAX over the
+    last axis, past the threading threshold: one kernel, the bits of its nodes one by one."""
+    sizes = [3, PARALLEL_MIN // 2 + 5]
+    with using(kind) as device:
+        graph = dml.Graph(device)
+        rng = np.random.default_rng(11)
+        arrays = [edge_values(T.INT8, int(np.prod(sizes)), rng), np.array([0.125], np.float32),
+                  edge_values(F32, sizes[1] if tail == "quantize" else sizes[0], rng), np.array([0.25], np.float32)]
+        q = graph.input(0, TensorDesc("INT8", sizes))
+        scale = g.reinterpret(graph.input(1, TensorDesc("FLOAT32", [1])), sizes=sizes, strides=[0, 0])
+        x = g.dequantize_linear(q, scale)
+        if tail == "quantize":
+            bias = g.reinterpret(graph.input(2, TensorDesc("FLOAT32", [sizes[1]])), sizes=sizes, strides=[0, 1])
+            out_scale = g.reinterpret(graph.input(3, TensorDesc("FLOAT32", [1])), sizes=sizes, strides=[0, 0])
+            result = g.quantize_linear(g.relu(g.add(x, bias)), out_scale, output_type="INT8")
+        else:
+            column = g.reinterpret(graph.input(2, TensorDesc("FLOAT32", [sizes[0]])), sizes=sizes, strides=[1, 0])
+            result = g.argmax(g.multiply(x, column), [1])
+            arrays.pop()
+        desc = graph.graph_desc([result])
+        compiled = assert_fused_equals_unfused(device, desc, [packed_bytes(a, _total(a)) for a in arrays])
+        if tail == "quantize" or device.backend.reduction_prologues():
+            assert len(compiled.plan.groups) == 1, compiled.plan
 
 
 def large_chain(device: dml.Device, sizes: tuple[int, ...]) -> None:
