@@ -12,6 +12,12 @@ The header of the CSV also gives the cost of one call on a 1024-element CLIP nex
 Bandwidth counts the bytes an operator must move (inputs read once, output written once); the copy moves
 the input's bytes twice (read and write). ``ratio`` is the fastest peer's time over opendml's (>= 1.0 means
 opendml is at least as fast); ``of_copy`` is opendml's bandwidth over the copy's.
+
+The binary operators (ELEMENT_WISE_ADD, SUBTRACT, MULTIPLY, DIVIDE) run with a full-size second operand
+(two streams read, one written) and with a bias row broadcast over [16384, 4096] (zero strides, never
+materialised). The fused chain DEQUANTIZE -> ADD -> RELU -> QUANTIZE runs as one compiled graph (one kernel)
+against the same four operators called one by one into existing arrays: ``node_by_node_ms`` and
+``of_node_by_node`` (node by node's time over the fused graph's) are filled on that row only.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -166,6 +173,18 @@ def ort_unary(op: str, x: np.ndarray, attrs: dict | None = None, extra: list | N
                           (extra or []) + (constants or []))
     del TensorProto
     return lambda: session.run(None, {"x": x})[0]
+
+
+def ort_binary(op: str, a: np.ndarray, b: np.ndarray):  # type: ignore[no-untyped-def]
+    """A one-operator session of two graph inputs, ``b`` broadcast by ONNX's (NumPy's) rule."""
+    from onnx import helper
+
+    elem = helper.np_dtype_to_tensor_dtype(a.dtype)
+    session = ort_session([helper.make_node(op, ["a", "b"], ["y"])],
+                          [helper.make_tensor_value_info("a", elem, list(a.shape)),
+                           helper.make_tensor_value_info("b", elem, list(b.shape))],
+                          [helper.make_tensor_value_info("y", elem, list(a.shape))])
+    return lambda: session.run(None, {"a": a, "b": b})[0]
 
 
 @dataclass
@@ -336,7 +355,124 @@ def bench(repeats: int, only: str = "") -> list[Row]:
     quantize_row("QUANTIZE_LINEAR FLOAT32->UINT8 per-channel", (16384, 4096),
                  (rng.random(4096, dtype=np.float32) * 0.5 + 0.1).astype(np.float32),
                  rng.integers(0, 256, 4096, dtype=np.uint8), 1)
+
+    y = (rng.standard_normal(N) * 2 + 0.5).astype(np.float32)  # no zero: DIVIDE's row divides by it too
+    row_bias = (rng.standard_normal(4096) * 2 + 0.5).astype(np.float32)
+    for name, ours_fn, np_fn, onnx_op in BINARY:
+        def binary_row(label: str, shape: tuple[int, ...], b: np.ndarray, f: Callable[..., Any] = ours_fn,
+                       g: Callable[..., Any] = np_fn, op: str = onnx_op) -> None:
+            a, o = x.reshape(shape), out.reshape(shape)
+            ort = ort_binary(op, a, b)
+            add(label, f"{list(shape)} and {list(b.shape)}", a, o.nbytes + b.nbytes, {
+                "opendml": lambda: f(a, b, out=o),
+                "onnxruntime": ort,
+                "numpy": lambda: g(a, b, out=o),
+            }, lambda: np.array_equal(f(a, b), ort()))
+
+        binary_row(f"{name} FLOAT32", (N,), y)  # BTensor full-size: two streams read, one written
+        binary_row(f"{name} FLOAT32 broadcast row", (16384, 4096), row_bias)  # BTensor's strides [0, 1]
+
+    fused_chain_row(add, q2, rng)
     return rows
+
+
+# The binary operators: DirectML's name, opendml's function, NumPy's ufunc, ONNX's operator.
+BINARY: list[tuple[str, Callable[..., Any], Callable[..., Any], str]] = [
+    ("ELEMENT_WISE_ADD", dml.add, np.add, "Add"),  # type: ignore[attr-defined]
+    ("ELEMENT_WISE_SUBTRACT", dml.subtract, np.subtract, "Sub"),  # type: ignore[attr-defined]
+    ("ELEMENT_WISE_MULTIPLY", dml.multiply, np.multiply, "Mul"),  # type: ignore[attr-defined]
+    ("ELEMENT_WISE_DIVIDE", dml.divide, np.divide, "Div"),  # type: ignore[attr-defined]
+]
+
+CHAIN = "DEQUANTIZE -> ADD -> RELU -> QUANTIZE"
+
+
+def padded(shape: tuple[int, ...], dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """An array and the raw bytes under it, rounded up to 16 bytes (a bound range's sizes fit)."""
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    raw = np.zeros(-(-nbytes // 16) * 16, np.uint8)
+    return raw[:nbytes].view(dtype).reshape(shape), raw
+
+
+def fused_chain_row(add: Callable[..., None], q2: np.ndarray, rng: np.random.Generator) -> None:
+    """UINT8 [16384, 4096] dequantized (per tensor), a FLOAT32 bias row added, RELU, quantized to UINT8 (per
+    tensor): opendml's compiled graph (one kernel) against the same operators called one by one into
+    existing arrays ("node by node", the target's baseline), ONNX Runtime running the same four nodes and
+    NumPy's expression."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from opendml import graph as g
+
+    shape = q2.shape
+    s_in, z_in, s_out, z_out = np.float32(0.05), np.uint8(128), np.float32(0.04), np.uint8(3)
+    bias = (rng.standard_normal((shape[1],)) * 2).astype(np.float32)
+    device = dml.Device()
+    graph = dml.Graph(device)
+    full = list(shape)
+
+    def broadcast(k: int, data_type: str, n: int = 1) -> g.Expression:  # a scalar, or a row of n
+        return g.reinterpret(graph.input(k, dml.TensorDesc(data_type, [n])), sizes=full, strides=[0, int(n > 1)])
+
+    x = graph.input(0, dml.TensorDesc("UINT8", full))
+    scale, zero, b = broadcast(1, "FLOAT32"), broadcast(2, "UINT8"), broadcast(3, "FLOAT32", shape[1])
+    scale_out, zero_out = broadcast(4, "FLOAT32"), broadcast(5, "UINT8")
+    y = g.quantize_linear(g.relu(g.add(g.dequantize_linear(x, scale, zero), b)), scale_out, zero_out)  # type: ignore[attr-defined]
+    compiled = device.compile_graph(graph.graph_desc([y]))
+    if len(compiled.plan.steps) != 1:
+        raise SystemExit(f"{CHAIN}: the plan runs {len(compiled.plan.steps)} kernels, not one")
+    held = [padded(a.shape, a.dtype) for a in (q2, np.array([s_in]), np.array([z_in]), bias, np.array([s_out]),
+                                               np.array([z_out]))]
+    for (array, _), source in zip(held, (q2, [s_in], [z_in], bias, [s_out], [z_out])):
+        array[...] = source
+    result, result_raw = padded(shape, np.uint8)
+    wrap = device.backend.wrap
+    in_buffers, out_buffers = [wrap(device, raw) for _, raw in held], [wrap(device, result_raw)]
+
+    f1, f2, f3 = (np.empty(shape, np.float32) for _ in range(3))
+    by_node = np.empty(shape, np.uint8)
+
+    def node_by_node() -> None:
+        dml.dequantize_linear(q2, s_in, z_in, out=f1)
+        dml.add(f1, bias, out=f2)  # type: ignore[attr-defined]
+        dml.relu(f2, out=f3)  # type: ignore[attr-defined]
+        dml.quantize_linear(f3, s_out, z_out, out=by_node)
+
+    work = np.empty(shape, np.float32)
+    np_out = np.empty(shape, np.uint8)
+
+    def numpy_chain() -> None:
+        np.subtract(q2, z_in, out=work, dtype=np.float32)  # exact: integers below 2^24
+        np.multiply(work, s_in, out=work)
+        np.add(work, bias, out=work)
+        np.maximum(work, np.float32(0), out=work)
+        np.divide(work, s_out, out=work)
+        np.rint(work, out=work)
+        np.add(work, z_out, out=work)
+        np.clip(work, 0, 255, out=work)
+        np_out[...] = work
+
+    nodes = [helper.make_node("DequantizeLinear", ["x", "s", "z"], ["f"]), helper.make_node("Add", ["f", "b"], ["t"]),
+             helper.make_node("Relu", ["t"], ["r"]), helper.make_node("QuantizeLinear", ["r", "s2", "z2"], ["y"])]
+    constants = [numpy_helper.from_array(np.array(v), n) for v, n in ((s_in, "s"), (z_in, "z"), (bias, "b"),
+                                                                     (s_out, "s2"), (z_out, "z2"))]
+    session = ort_session(nodes, [helper.make_tensor_value_info("x", TensorProto.UINT8, list(shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.UINT8, list(shape))], constants)
+
+    def ort() -> np.ndarray:
+        return session.run(None, {"x": q2})[0]
+
+    def same() -> bool:
+        compiled.execute(in_buffers, out_buffers)
+        node_by_node()
+        numpy_chain()
+        return all(np.array_equal(result, other) for other in (by_node, ort(), np_out))
+
+    add(f"{CHAIN} fused", f"{list(shape)} and bias [{shape[1]}]", q2, result.nbytes + bias.nbytes, {
+        "opendml": lambda: compiled.execute(in_buffers, out_buffers),
+        "node by node": node_by_node,
+        "onnxruntime": ort,
+        "numpy": numpy_chain,
+    }, same)
 
 
 def write(rows: list[Row], header: dict[str, str], out: Path) -> None:
@@ -346,7 +482,8 @@ def write(rows: list[Row], header: dict[str, str], out: Path) -> None:
             f.write(f"# {k}: {v}\n")
         w = csv.writer(f)
         w.writerow(["operator", "shape", "opendml_ms", "opendml_min_ms", "opendml_max_ms", "onnxruntime_ms",
-                    "numpy_ms", "copy_ms", "ratio", "opendml_GBps", "copy_GBps", "of_copy"])
+                    "numpy_ms", "copy_ms", "ratio", "opendml_GBps", "copy_GBps", "of_copy", "node_by_node_ms",
+                    "of_node_by_node"])
         for r in rows:
             ours = r.median_ms("opendml")
             peers = [t for t in (r.median_ms("onnxruntime"), r.median_ms("numpy")) if t is not None]
@@ -355,7 +492,14 @@ def write(rows: list[Row], header: dict[str, str], out: Path) -> None:
             w.writerow([r.name, r.shape, f"{ours:.2f}", f"{min(r.times['opendml']) * 1e3:.2f}",
                         f"{max(r.times['opendml']) * 1e3:.2f}", f"{r.median_ms('onnxruntime'):.2f}",
                         f"{r.median_ms('numpy'):.2f}", f"{r.median_ms('copy'):.2f}", f"{min(peers) / ours:.2f}",
-                        f"{ours_bw:.1f}", f"{copy_bw:.1f}", f"{ours_bw / copy_bw:.2f}"])
+                        f"{ours_bw:.1f}", f"{copy_bw:.1f}", f"{ours_bw / copy_bw:.2f}",
+                        *node_by_node_cells(r, ours)])
+
+
+def node_by_node_cells(r: Row, ours: float | None) -> list[str]:
+    """A fused row's node-by-node time and its speed-up (node by node over fused); blank on other rows."""
+    alone = r.median_ms("node by node")
+    return ["", ""] if alone is None or ours is None else [f"{alone:.2f}", f"{alone / ours:.2f}"]
 
 
 def plot(rows: list[Row], header: dict[str, str], out: Path) -> None:

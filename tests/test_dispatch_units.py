@@ -26,6 +26,24 @@ def test_every_operator_is_translated() -> None:
     assert sorted(op.name for op in operators.OPERATORS) == sorted(op.schema.name for op in OPERATORS)
 
 
+def test_every_operator_is_a_directml_operator_type() -> None:
+    """opendml's operators are named as DirectML's DML_OPERATOR_TYPE names them (the list DxDispatch reads)."""
+    from opendml.dispatch.directml_operators import DIRECTML_OPERATOR_TYPES
+
+    assert {op.name for op in operators.OPERATORS} <= DIRECTML_OPERATOR_TYPES
+    assert {"ELEMENT_WISE_ADD1", "ACTIVATION_ELU", "GEMM", "MULTIHEAD_ATTENTION1"} <= DIRECTML_OPERATOR_TYPES
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("element_wise_atan", r"^type: must be a DirectML operator opendml implements \(DML_OPERATOR_ELEMENT_WISE_ATAN "
+                          r"is DirectML's but not opendml's; .*got 'element_wise_atan'\.$"),
+    ("ELEMENT_WISE_ADD2", r"^type: must be one of DML_OPERATOR_ELEMENT_WISE_CLIP, .*got 'ELEMENT_WISE_ADD2'\.$"),
+])
+def test_an_unknown_operator_type_says_whether_directml_has_it(name: str, message: str) -> None:
+    with pytest.raises(ModelError, match=message):
+        operators.parse_operator_type(name, "type")
+
+
 @pytest.mark.parametrize("spec", operators.OPERATORS, ids=lambda spec: spec.name)
 def test_operator_fields_match_the_descriptions(spec: operators.OperatorSpec) -> None:
     """Every attribute of the opendml description is filled, and the tensors bind in DirectML's order."""

@@ -20,6 +20,7 @@ import opendml as dml
 from opendml import DataType as T
 from opendml import TensorDesc
 from opendml import expr as ex
+from opendml import graph as g
 from opendml.backends import cpu_kernels
 from opendml.backends.cpu_kernels.views import PARALLEL_MIN
 from opendml.backends.cuda import expr_c
@@ -30,6 +31,7 @@ from opendml.ops import DECLARED
 from tests import elementwise_oracle as oracle
 from tests.conftest import CUDA_MISSING
 from tests.graph_helpers import head, output_desc, run_graph, run_node_by_node
+from tests.graph_strategies import mixed_graphs
 from tests.helpers import edge_values, packed_bytes, same_values
 
 CPU = dml.Device("cpu")
@@ -526,10 +528,56 @@ def test_random_graphs_fused_equal_unfused_and_node_by_node(kind: str, data: st.
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@given(data=st.data())
+@settings(max_examples=max(1, settings.default.max_examples // 3))  # each new structure compiles a kernel: 6 (ci)
+def test_mixed_chains_with_binary_operators_fused_equal_unfused_and_node_by_node(kind: str,
+                                                                                 data: st.DataObject) -> None:
+    """Chains of old and new operators (DEQUANTIZE -> ADD bias -> RELU -> QUANTIZE, DEQUANTIZE -> MULTIPLY ->
+    ARGMAX, unary operators between ADD/SUBTRACT/MULTIPLY/DIVIDE whose other operand is full-size, a broadcast
+    row, column or scalar, a constant or an earlier value): the fused graph gives the bits of its nodes run one
+    by one, and a chain whose values are read once is one kernel (its reduction's prologue where the backend
+    lowers one)."""
+    with using(kind) as device:
+        built = data.draw(mixed_graphs(device))
+        compiled = assert_fused_equals_unfused(device, built.graph, built.inputs)
+        if built.chain and (not built.reduced or device.backend.reduction_prologues()):
+            assert len(compiled.plan.groups) == 1, (built, compiled.plan)
+            assert compiled.binding_properties.temporary_resource_size == 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("sizes", [(PARALLEL_MIN + 1,), (3, PARALLEL_MIN // 2 + 5)])
 def test_large_chains_cross_the_threading_threshold(kind: str, sizes: tuple[int, ...]) -> None:
     with using(kind) as device:
         large_chain(device, sizes)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("tail", ["quantize", "argmax"])
+def test_large_chains_with_a_broadcast_binary_operand_cross_the_threading_threshold(kind: str, tail: str) -> None:
+    """DEQUANTIZE -> ADD (a bias row) -> RELU -> QUANTIZE, and DEQUANTIZE -> MULTIPLY (a column) -> ARGMAX over the
+    last axis, past the threading threshold: one kernel, the bits of its nodes one by one."""
+    sizes = [3, PARALLEL_MIN // 2 + 5]
+    with using(kind) as device:
+        graph = dml.Graph(device)
+        rng = np.random.default_rng(11)
+        arrays = [edge_values(T.INT8, int(np.prod(sizes)), rng), np.array([0.125], np.float32),
+                  edge_values(F32, sizes[1] if tail == "quantize" else sizes[0], rng), np.array([0.25], np.float32)]
+        q = graph.input(0, TensorDesc("INT8", sizes))
+        scale = g.reinterpret(graph.input(1, TensorDesc("FLOAT32", [1])), sizes=sizes, strides=[0, 0])
+        x = g.dequantize_linear(q, scale)
+        if tail == "quantize":
+            bias = g.reinterpret(graph.input(2, TensorDesc("FLOAT32", [sizes[1]])), sizes=sizes, strides=[0, 1])
+            out_scale = g.reinterpret(graph.input(3, TensorDesc("FLOAT32", [1])), sizes=sizes, strides=[0, 0])
+            result = g.quantize_linear(g.relu(g.add(x, bias)), out_scale, output_type="INT8")
+        else:
+            column = g.reinterpret(graph.input(2, TensorDesc("FLOAT32", [sizes[0]])), sizes=sizes, strides=[1, 0])
+            result = g.argmax(g.multiply(x, column), [1])
+            arrays.pop()
+        desc = graph.graph_desc([result])
+        compiled = assert_fused_equals_unfused(device, desc, [packed_bytes(a, _total(a)) for a in arrays])
+        if tail == "quantize" or device.backend.reduction_prologues():
+            assert len(compiled.plan.groups) == 1, compiled.plan
 
 
 def large_chain(device: dml.Device, sizes: tuple[int, ...]) -> None:

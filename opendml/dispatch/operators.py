@@ -29,6 +29,7 @@ from .. import (
 )
 from ..ops import OPERATORS as ALL_OPERATORS
 from ..ops.definition import OperatorDefinition
+from .directml_operators import DIRECTML_OPERATOR_TYPES
 from .errors import ModelError, child, describe, locate, model_error
 from .fields import (
     UINT64_MAX,
@@ -196,6 +197,11 @@ def parse_operator_type(value: object, path: str) -> OperatorSpec:
     if text.lower() in ("hlsl", "onnx", "dmlserializedgraph"):
         raise model_error(path, "must be a DirectML operator (opendml runs no HLSL, ONNX or serialized graphs)",
                           repr(text))
+    directml_name = text.upper().removeprefix(OPERATOR_NAMES.prefix)
+    if directml_name in DIRECTML_OPERATOR_TYPES:
+        # One line that says what is missing, rather than the whole list of what is not.
+        raise model_error(path, f"must be a DirectML operator opendml implements (DML_OPERATOR_{directml_name} is "
+                          "DirectML's but not opendml's; opendml dispatch --schema lists those it runs)", repr(text))
     known = ", ".join(f"DML_OPERATOR_{op.name}" for op in OPERATORS)
     raise model_error(path, f'must be one of {known} (with or without DML_OPERATOR_), or "{GRAPH_TYPE}"',
                       repr(text))

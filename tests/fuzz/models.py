@@ -348,7 +348,9 @@ def m_structure(draw: st.DrawFn, model: Model) -> None:
         target = tree["dispatchables"][draw(st.sampled_from(sorted(tree["dispatchables"])))]
         if isinstance(target, dict):
             target["type"] = draw(st.sampled_from(["DML_OPERATOR_ARGMAX", "DML_OPERATOR_ELEMENT_WISE_CLIP1", "ARGMIN",
-                                                   "DML_OPERATOR_ELEMENT_WISE_IDENTITY", "dml_operator_element_wise_clip"]))
+                                                   "DML_OPERATOR_ELEMENT_WISE_IDENTITY", "dml_operator_element_wise_clip",
+                                                   "DML_OPERATOR_ELEMENT_WISE_ADD", "ELEMENT_WISE_DIVIDE",
+                                                   "DML_OPERATOR_ELEMENT_WISE_ADD1", "ACTIVATION_ELU"]))
     model.changes.append(kind)
 
 

@@ -2,7 +2,7 @@
 
 ``OPENDML_FUZZ_EXAMPLES=N`` sets hypothesis' ``max_examples`` of every fuzz property;
 ``OPENDML_FUZZ_EXAMPLES_<FAMILY>=N`` (``DESCRIPTIONS``, ``BINDINGS``, ``FUNCTIONAL``, ``DISPATCH``,
-``ONNX``) sets one family's and wins over the first. Without them each family runs its small CI default.
+``ONNX``, ``GRAPHS``) sets one family's and wins over the first. Without them each family runs its small CI default.
 The examples that actually ran, and how many were accepted or rejected, are printed at the end of the
 session and written as JSON (see ``report.py``).
 
@@ -31,7 +31,7 @@ ENV = opendml_settings.FUZZ_EXAMPLES.name
 KEEP_GOING_ENV = opendml_settings.FUZZ_KEEP_GOING.name
 
 # Examples per property by default (docs/testing.md): new ones every run, and few, as many compile kernels.
-DEFAULTS = {"descriptions": 30, "bindings": 20, "functional": 20, "dispatch": 20, "onnx": 15}
+DEFAULTS = {"descriptions": 30, "bindings": 20, "functional": 20, "dispatch": 20, "onnx": 15, "graphs": 8}
 
 
 
