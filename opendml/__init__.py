@@ -63,6 +63,7 @@ from .ops.sqrt import ElementWiseSqrtDesc
 from .ops.subtract import ElementWiseSubtractDesc
 from .ops.threshold import ElementWiseThresholdDesc
 from .ops.thresholded_relu import ActivationThresholdedReluDesc
+from .packing import pack4, unpack4
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
 from .tensor import TensorDesc, calc_buffer_tensor_size
 from .tracing import compile
@@ -146,8 +147,10 @@ __all__ = [
     "compile",
     "dequantize_linear",
     "graph",
+    "pack4",
     "quantize_linear",
     "typing",
+    "unpack4",
     "unravel_index",
 ]
 

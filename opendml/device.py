@@ -83,7 +83,10 @@ class Device:
         return max(supported)
 
     def supports_data_type(self, data_type: DataType | str) -> bool:
-        return self.backend.supports_data_type(DataType.parse(data_type, owner="Device"))
+        """Whether tensors of the type can be used on this device: its backend holds them, and the device's
+        feature level has the type (UINT4 and INT4 from 6_3)."""
+        parsed = DataType.parse(data_type, owner="Device")
+        return parsed.introduced <= self.feature_level and self.backend.supports_data_type(parsed)
 
     def create_operator(self, desc: object) -> Operator:
         """Validate a description against every rule and this device's feature level."""
