@@ -13,7 +13,15 @@ from . import graph, typing
 from .buffer import Buffer, BufferBinding
 from .device import Device
 from .dtypes import DataType
-from .enums import AxisDirection, ExecutionFlags, IsInfinityMode, NanPolicy, RoundingMode, TensorFlags
+from .enums import (
+    AxisDirection,
+    ExecutionFlags,
+    IsInfinityMode,
+    NanPolicy,
+    QuantizationType,
+    RoundingMode,
+    TensorFlags,
+)
 from .errors import (
     BackendUnavailableError,
     BindingError,
@@ -26,7 +34,7 @@ from .errors import (
 )
 from .feature_levels import FeatureLevel
 from .functional import FUNCTIONS as _FUNCTIONS
-from .functional import argmax, argmin, dequantize_linear, quantize_linear, unravel_index
+from .functional import argmax, argmin, dequantize, dequantize_linear, quantize, quantize_linear, unravel_index
 from .graph import Graph
 from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from .operator import BindingProperties, CompiledOperator, Operator
@@ -39,6 +47,7 @@ from .ops.bit_count import ElementWiseBitCountDesc
 from .ops.bit_not import ElementWiseBitNotDesc
 from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
+from .ops.dequantize import DequantizeDesc
 from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from .ops.divide import ElementWiseDivideDesc
 from .ops.elementwise import ScaleBias
@@ -53,6 +62,7 @@ from .ops.linear import ActivationLinearDesc
 from .ops.logical_not import ElementWiseLogicalNotDesc
 from .ops.multiply import ElementWiseMultiplyDesc
 from .ops.negate import ElementWiseNegateDesc
+from .ops.quantize import QuantizeDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.recip import ElementWiseRecipDesc
 from .ops.relu import ActivationReluDesc
@@ -95,6 +105,7 @@ __all__ = [
     "CompiledOperator",
     "ConstantNode",
     "DataType",
+    "DequantizeDesc",
     "Device",
     "ElementWiseAbsDesc",
     "ElementWiseAddDesc",
@@ -136,6 +147,8 @@ __all__ = [
     "OperatorNode",
     "OutOfMemoryError",
     "OutputEdge",
+    "QuantizationType",
+    "QuantizeDesc",
     "RoundingMode",
     "ScaleBias",
     "TensorDesc",
@@ -145,9 +158,11 @@ __all__ = [
     "argmin",
     "calc_buffer_tensor_size",
     "compile",
+    "dequantize",
     "dequantize_linear",
     "graph",
     "pack4",
+    "quantize",
     "quantize_linear",
     "typing",
     "unpack4",

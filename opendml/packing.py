@@ -70,16 +70,17 @@ def unpack4(data: Any, data_type: DataType | str = DataType.INT4, count: int | N
     return nibbles_at(raw, 0, np.arange(int(count), dtype=np.int64), data_type)
 
 
-def nibbles_at(data: np.ndarray, offset: int, offsets: np.ndarray, data_type: DataType) -> np.ndarray:
-    """The 4-bit elements at element ``offsets`` (nibbles) from byte ``offset`` of ``data``, unpacked."""
+def nibbles_at(data: Any, offset: int, offsets: Any, data_type: DataType, xp: Any = np) -> Any:
+    """The 4-bit elements at element ``offsets`` (nibbles) from byte ``offset`` of ``data``, unpacked; ``xp``:
+    the array module of ``data`` and ``offsets`` (NumPy, or CuPy for device memory)."""
     byte = data[offset + (offsets >> 1)]
-    nibble = np.where(offsets & 1, byte >> np.uint8(4), byte & _LOW).astype(np.uint8)
+    nibble = xp.where(offsets & 1, byte >> np.uint8(4), byte & _LOW).astype(np.uint8)
     if data_type is DataType.INT4:
         return ((nibble ^ np.uint8(8)).astype(np.int8) - np.int8(8)).astype(np.int8)
     return nibble
 
 
-def store_nibbles(data: np.ndarray, offset: int, offsets: np.ndarray, values: np.ndarray, data_type: DataType) -> None:
+def store_nibbles(data: Any, offset: int, offsets: Any, values: Any, data_type: DataType) -> None:
     """Store ``values`` (integers of ``data_type``) as the nibbles at element ``offsets`` from byte ``offset`` of
     ``data``, the other nibble of each byte kept. Offsets are distinct (a written tensor never overlaps itself);
     the two nibbles of one byte are written in two passes so that neither undoes the other."""

@@ -32,7 +32,8 @@ from tests.test_kernel_specs import DESCRIPTIONS, EXPECTED, UNARY_FIELDS
 # The operators without front ends derived from a declaration, and their functions (CLIP1 is what clip runs on
 # integers, by CLIP's adapter).
 WRITTEN = {"ELEMENT_WISE_CLIP1": "clip", "ELEMENT_WISE_DEQUANTIZE_LINEAR": "dequantize_linear",
-           "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear", "ARGMIN": "argmin", "ARGMAX": "argmax"}
+           "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear", "ARGMIN": "argmin", "ARGMAX": "argmax",
+           "QUANTIZE": "quantize", "DEQUANTIZE": "dequantize"}
 SHAPE = (2, 8)
 
 
@@ -43,7 +44,9 @@ def test_every_operator_is_declared_or_written_out_and_reaches_every_front_end()
         python = WRITTEN[name] if op.api is None else op.api.python
         assert callable(getattr(dml, python)) and python in dml.__all__, name
         assert callable(getattr(dml.functional, python)), name
-        assert name in dispatch_operators.BY_NAME and find_schema(name) is op.schema, name
+        # QUANTIZE and DEQUANTIZE: a model cannot name them yet (their tensor array has no reader), and says so.
+        assert (name in dispatch_operators.BY_NAME) != (name in dispatch_operators.NOT_READ), name
+        assert find_schema(name) is op.schema, name
         if op.api is not None:
             assert callable(getattr(g, python)) and python in g.__all__, name
     assert len({op.api.python for op in DECLARED if op.api is not None}) == len(DECLARED)  # no name twice

@@ -12,6 +12,7 @@ from .bit_not import BIT_NOT
 from .ceil import CEIL
 from .clip import CLIP, CLIP1
 from .definition import OperatorDefinition
+from .dequantize import DEQUANTIZE
 from .dequantize_linear import DEQUANTIZE_LINEAR
 from .divide import DIVIDE
 from .floor import FLOOR
@@ -25,6 +26,7 @@ from .linear import LINEAR
 from .logical_not import LOGICAL_NOT
 from .multiply import MULTIPLY
 from .negate import NEGATE
+from .quantize import QUANTIZE
 from .quantize_linear import QUANTIZE_LINEAR
 from .recip import RECIP
 from .relu import RELU
@@ -64,6 +66,8 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     SUBTRACT,
     MULTIPLY,
     DIVIDE,
+    QUANTIZE,
+    DEQUANTIZE,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}

@@ -1,0 +1,388 @@
+"""QUANTIZE and DEQUANTIZE (feature level 6_3) against an oracle written here from the pages and ONNX's
+blocked QuantizeLinear and DequantizeLinear, sharing no code with opendml.
+
+The oracle works element by element in Python: a quantization value is the one of the element's block (index
+``i // block`` on each axis, ``block = input size / quantization size``); DEQUANTIZE is the exact integer
+difference, rounded once to float32, times the scale in float32, stored (FLOAT16 rounded once more); QUANTIZE
+is one float32 division, rounded half to even (Python's ``round``), the zero point added, saturated (NaN gives
+the zero point). An absent zero point (QuantizationType SCALE) is the quantized type's midpoint; NONE is a
+plain conversion. 4-bit data is packed here by hand: the element at offset ``e`` in the nibble ``e % 2`` (low
+first) of byte ``e // 2``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+import opendml as dml
+from opendml.dtypes import DataType as T
+from opendml.ops.dequantize import dequantize_reference
+from opendml.ops.quantize import quantize_reference
+from tests.helpers import edge_values
+
+FOUR_BIT = {T.INT4, T.UINT4}
+QUANTIZED = [T.INT8, T.INT4, T.UINT8, T.UINT4]
+FLOATS = [T.FLOAT32, T.FLOAT16]
+RANGES = {T.INT8: (-128, 127), T.UINT8: (0, 255), T.INT4: (-8, 7), T.UINT4: (0, 15)}
+MIDPOINTS = {T.INT8: 0, T.UINT8: 128, T.INT4: 0, T.UINT4: 8}
+NUMPY = {T.INT8: np.int8, T.UINT8: np.uint8, T.INT4: np.int8, T.UINT4: np.uint8, T.FLOAT32: np.float32,
+         T.FLOAT16: np.float16}
+
+# (input sizes, quantization sizes): per tensor, per axis, blocks along one axis, along both, odd sizes.
+LAYOUTS = [
+    ((7,), (1,)), ((7,), (7,)), ((6,), (2,)), ((9,), (3,)),
+    ((3, 5), (1, 1)), ((3, 5), (3, 1)), ((3, 5), (1, 5)), ((4, 6), (2, 1)), ((4, 6), (4, 3)), ((4, 6), (2, 3)),
+    ((2, 3, 8), (1, 3, 2)), ((1, 5, 4), (1, 5, 2)),
+]
+
+
+# --- the oracle ------------------------------------------------------------------------------------------------
+
+def _offsets(sizes: Sequence[int], strides: Sequence[int]) -> list[int]:
+    return [sum(i * s for i, s in zip(index, strides)) for index in itertools.product(*map(range, sizes))]
+
+
+def _row_major(sizes: Sequence[int]) -> list[int]:
+    strides, step = [], 1
+    for n in reversed(sizes):
+        strides.insert(0, step)
+        step *= n
+    return strides
+
+
+def _bytes_of(desc: dml.TensorDesc, values: np.ndarray, fill: int = 0) -> np.ndarray:
+    """A buffer holding ``values`` where ``desc`` places them (bytes outside the tensor ``fill``)."""
+    raw = np.full(desc.total_tensor_size_in_bytes, fill, np.uint8)
+    strides = desc.strides if desc.strides is not None else _row_major(desc.sizes)
+    flat = [int(v) for v in values.reshape(-1)] if desc.data_type in FOUR_BIT else values.reshape(-1)
+    for offset, value in zip(_offsets(desc.sizes, strides), flat):
+        if desc.data_type in FOUR_BIT:
+            shift = 4 * (offset % 2)
+            raw[offset // 2] = (int(raw[offset // 2]) & ~(0xF << shift) & 0xFF) | ((value & 0xF) << shift)
+        else:
+            size = np.dtype(NUMPY[desc.data_type]).itemsize
+            raw[offset * size:(offset + 1) * size] = np.array([value], NUMPY[desc.data_type]).view(np.uint8)
+    return raw
+
+
+def _values_of(desc: dml.TensorDesc, raw: np.ndarray) -> np.ndarray:
+    strides = desc.strides if desc.strides is not None else _row_major(desc.sizes)
+    out = []
+    for offset in _offsets(desc.sizes, strides):
+        if desc.data_type in FOUR_BIT:
+            nibble = (int(raw[offset // 2]) >> (4 * (offset % 2))) & 0xF
+            out.append(nibble - 16 if desc.data_type is T.INT4 and nibble >= 8 else nibble)
+        else:
+            size = np.dtype(NUMPY[desc.data_type]).itemsize
+            out.append(raw[offset * size:(offset + 1) * size].view(NUMPY[desc.data_type])[0])
+    return np.array(out, NUMPY[desc.data_type]).reshape(desc.sizes)
+
+
+def _block_value(values: np.ndarray | None, index: tuple[int, ...], sizes: Sequence[int]) -> object:
+    if values is None:
+        return None
+    return values[tuple(i // (n // q) for i, n, q in zip(index, sizes, values.shape))]
+
+
+def dequantize_oracle(x: np.ndarray, scale: np.ndarray | None, zero_point: np.ndarray | None, kind: str,
+                      quantized: T, out: T) -> np.ndarray:
+    result = np.zeros(x.shape, NUMPY[out])
+    for index in itertools.product(*map(range, x.shape)):
+        zp = _block_value(zero_point, index, x.shape)
+        subtrahend = int(zp) if zp is not None else MIDPOINTS[quantized] if kind == "SCALE" else 0
+        value = np.float32(int(x[index]) - subtrahend)  # exact difference, rounded once
+        s = _block_value(scale, index, x.shape)
+        if s is not None:
+            value = np.float32(value * np.float32(s))  # float32 product: one rounding
+        result[index] = NUMPY[out](value)
+    return result
+
+
+def quantize_oracle(x: np.ndarray, scale: np.ndarray | None, zero_point: np.ndarray | None, kind: str,
+                    quantized: T) -> np.ndarray:
+    low, high = RANGES[quantized]
+    result = np.zeros(x.shape, NUMPY[quantized])
+    for index in itertools.product(*map(range, x.shape)):
+        quotient = np.float32(x[index])
+        s = _block_value(scale, index, x.shape)
+        if s is not None:
+            with np.errstate(all="ignore"):
+                quotient = np.float32(quotient / np.float32(s))
+        zp = _block_value(zero_point, index, x.shape)
+        addend = int(zp) if zp is not None else MIDPOINTS[quantized] if kind == "SCALE" else 0
+        if math.isnan(quotient):
+            whole = addend
+        elif math.isinf(quotient):
+            whole = high if quotient > 0 else low
+        else:
+            whole = round(float(quotient)) + addend  # Python rounds half to even
+        result[index] = min(max(whole, low), high)
+    return result
+
+
+# --- running an operator ---------------------------------------------------------------------------------------
+
+def _execute(desc: object, inputs: Sequence[np.ndarray | None], fill: int = 0, level: str = "6_3") -> np.ndarray:
+    device = dml.Device("cpu", level)
+    op = device.compile_operator(device.create_operator(desc))
+    tensors = op.operator.tensors
+    names = ["InputTensor", "QuantizationTensors[0]", "QuantizationTensors[1]"]
+    bindings = [None if values is None else dml.BufferBinding(device.buffer_from(_bytes_of(tensors[name], values)))
+                for name, values in zip(names, inputs)]
+    out_desc = tensors["OutputTensor"]
+    assert out_desc is not None
+    out = device.buffer_from(np.full(out_desc.total_tensor_size_in_bytes, fill, np.uint8))
+    op.execute(bindings, [dml.BufferBinding(out)])
+    return _values_of(out_desc, out.to_numpy())
+
+
+def _tensors(kind: str, float_type: T, quantized: T, sizes: Sequence[int], q_sizes: Sequence[int]
+             ) -> list[dml.TensorDesc]:
+    count = {"NONE": 0, "SCALE": 1, "SCALE_ZERO_POINT": 2}[kind]
+    return [dml.TensorDesc(float_type, q_sizes), dml.TensorDesc(quantized, q_sizes)][:count]
+
+
+def _data(kind: str, float_type: T, quantized: T, sizes: Sequence[int], q_sizes: Sequence[int],
+          rng: np.random.Generator, *, quantize: bool) -> list[np.ndarray | None]:
+    n, q = math.prod(sizes), math.prod(q_sizes)
+    x = edge_values(float_type if quantize else quantized, n, rng).reshape(sizes)
+    if quantize:
+        x = x.astype(NUMPY[float_type])
+    else:
+        x = x.astype(NUMPY[quantized])
+    scale = (rng.choice([0.5, 1.0, 0.25, 3.0, 0.1, 1.5], q) * rng.choice([1, -1], q)).astype(NUMPY[float_type])
+    zero = rng.integers(*RANGES[quantized], q, endpoint=True).astype(NUMPY[quantized])
+    quantization: list[np.ndarray | None] = [scale.reshape(q_sizes), zero.reshape(q_sizes)]
+    count = {"NONE": 0, "SCALE": 1, "SCALE_ZERO_POINT": 2}[kind]
+    return [x, *quantization[:count], *([None] * (2 - count))]
+
+
+def _same(got: np.ndarray, expected: np.ndarray) -> bool:
+    if got.dtype.kind == "f":
+        nan = np.isnan(expected)
+        bits = {2: np.uint16, 4: np.uint32}[got.itemsize]
+        return bool((np.isnan(got) == nan).all() and (got[~nan].view(bits) == expected[~nan].view(bits)).all())
+    return bool((got == expected).all())
+
+
+KINDS = ["NONE", "SCALE", "SCALE_ZERO_POINT"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("quantized", QUANTIZED, ids=lambda t: t.name)
+@pytest.mark.parametrize("float_type", FLOATS, ids=lambda t: t.name)
+def test_dequantize_every_type_and_layout(kind: str, quantized: T, float_type: T) -> None:
+    rng = np.random.default_rng(7)
+    for sizes, q_sizes in LAYOUTS if kind != "NONE" else LAYOUTS[:1] + LAYOUTS[4:5]:
+        inputs = _data(kind, float_type, quantized, sizes, q_sizes, rng, quantize=False)
+        desc = dml.DequantizeDesc(dml.TensorDesc(quantized, sizes), kind,
+                                  _tensors(kind, float_type, quantized, sizes, q_sizes),
+                                  dml.TensorDesc(float_type, sizes))
+        expected = dequantize_oracle(*inputs, kind, quantized, float_type)  # type: ignore[arg-type]
+        got = _execute(desc, inputs)
+        assert _same(got, expected), (sizes, q_sizes, inputs, got, expected)
+        params = dml.Device("cpu").create_operator(desc).params
+        assert _same(dequantize_reference(inputs, params), expected)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("quantized", QUANTIZED, ids=lambda t: t.name)
+@pytest.mark.parametrize("float_type", FLOATS, ids=lambda t: t.name)
+def test_quantize_every_type_and_layout(kind: str, quantized: T, float_type: T) -> None:
+    rng = np.random.default_rng(11)
+    for sizes, q_sizes in LAYOUTS if kind != "NONE" else LAYOUTS[:1] + LAYOUTS[4:5]:
+        inputs = _data(kind, float_type, quantized, sizes, q_sizes, rng, quantize=True)
+        desc = dml.QuantizeDesc(dml.TensorDesc(float_type, sizes), kind,
+                                _tensors(kind, float_type, quantized, sizes, q_sizes),
+                                dml.TensorDesc(quantized, sizes))
+        expected = quantize_oracle(*inputs, kind, quantized)  # type: ignore[arg-type]
+        got = _execute(desc, inputs)
+        assert _same(got, expected), (sizes, q_sizes, inputs, got, expected)
+        params = dml.Device("cpu").create_operator(desc).params
+        assert _same(quantize_reference(inputs, params), expected)
+
+
+# --- worked by hand --------------------------------------------------------------------------------------------
+
+def test_dequantize_uint4_blocks_by_hand() -> None:
+    # Two rows of 6 UINT4 elements, blocks of 3 along the last axis: scales [[1, 2], [0.5, 4]], zero points
+    # [[8, 0], [15, 1]].
+    x = np.array([[0, 8, 15, 1, 2, 3], [15, 14, 0, 1, 0, 15]], np.uint8)
+    scale = np.array([[1, 2], [0.5, 4]], np.float32)
+    zero = np.array([[8, 0], [15, 1]], np.uint8)
+    desc = dml.DequantizeDesc(dml.TensorDesc("UINT4", [2, 6]), "SCALE_ZERO_POINT",
+                              [dml.TensorDesc("FLOAT32", [2, 2]), dml.TensorDesc("UINT4", [2, 2])],
+                              dml.TensorDesc("FLOAT32", [2, 6]))
+    got = _execute(desc, [x, scale, zero])
+    assert got.tolist() == [[-8, 0, 7, 2, 4, 6], [0, -0.5, -7.5, 0, -4, 56]]
+
+
+def test_quantize_int4_edges_by_hand() -> None:
+    # Ties to even, saturation at -8 and 7, NaN to the zero point (0: INT4's midpoint), infinities saturated.
+    x = np.array([2.5, 3.5, -2.5, 7.5, -8.5, -9.0, 100.0, np.nan, np.inf, -np.inf, 0.5, -0.5], np.float32)
+    desc = dml.QuantizeDesc(dml.TensorDesc("FLOAT32", [12]), "SCALE", [dml.TensorDesc("FLOAT32", [1])],
+                            dml.TensorDesc("INT4", [12]))
+    got = _execute(desc, [x, np.array([1], np.float32), None])
+    assert got.tolist() == [2, 4, -2, 7, -8, -8, 7, 0, 7, -8, 0, 0]
+
+
+def test_quantize_uint4_midpoint_by_hand() -> None:
+    # SCALE without a zero point: UINT4's midpoint 8 is added after rounding (symmetric 4-bit weights).
+    x = np.array([-1.0, 0.0, 0.25, 3.5, -20.0, 20.0, np.nan], np.float32)
+    desc = dml.QuantizeDesc(dml.TensorDesc("FLOAT32", [7]), "SCALE", [dml.TensorDesc("FLOAT32", [1])],
+                            dml.TensorDesc("UINT4", [7]))
+    got = _execute(desc, [x, np.array([0.5], np.float32), None])
+    assert got.tolist() == [6, 8, 8, 15, 0, 15, 8]
+
+
+def test_dequantize_midpoint_and_none() -> None:
+    x = np.array([0, 8, 15], np.uint8)
+    scale = dml.TensorDesc("FLOAT32", [1])
+    desc = dml.DequantizeDesc(dml.TensorDesc("UINT4", [3]), "SCALE", [scale], dml.TensorDesc("FLOAT32", [3]))
+    assert _execute(desc, [x, np.array([2], np.float32), None]).tolist() == [-16, 0, 14]
+    desc = dml.DequantizeDesc(dml.TensorDesc("UINT4", [3]), "NONE", [], dml.TensorDesc("FLOAT16", [3]))
+    assert _execute(desc, [x, None, None]).tolist() == [0, 8, 15]
+
+
+# --- strides and nibbles ---------------------------------------------------------------------------------------
+
+def test_strided_4bit_input_and_output_keep_other_nibbles() -> None:
+    # A [3, 2] INT4 input read transposed (strides [1, 3]: nibbles 0, 3, 1, 4, 2, 5), and a [3, 2] INT4 output
+    # written with odd strides [3, 1] padded by one nibble a row: the nibbles between stay as they were.
+    rng = np.random.default_rng(3)
+    x = rng.integers(-8, 8, (3, 2)).astype(np.float32) * 2
+    x_desc = dml.TensorDesc("FLOAT32", [3, 2], [1, 3])
+    out_desc = dml.TensorDesc("INT4", [3, 2], [3, 1])
+    desc = dml.QuantizeDesc(x_desc, "SCALE", [dml.TensorDesc("FLOAT32", [1, 1])], out_desc)
+    got = _execute(desc, [x, np.array([[2]], np.float32), None], fill=0xAB)
+    assert got.tolist() == (x / 2).astype(int).tolist()
+    device = dml.Device("cpu", "6_3")
+    op = device.compile_operator(device.create_operator(desc))
+    out = device.buffer_from(np.full(out_desc.total_tensor_size_in_bytes, 0xAB, np.uint8))
+    op.execute([dml.BufferBinding(device.buffer_from(_bytes_of(x_desc, x))),
+                dml.BufferBinding(device.buffer_from(np.array([2], np.float32))), None], [dml.BufferBinding(out)])
+    raw = out.to_numpy()
+    untouched = set(range(2 * raw.size)) - set(_offsets([3, 2], [3, 1]))
+    assert all((int(raw[e // 2]) >> (4 * (e % 2))) & 0xF == (0xB if e % 2 == 0 else 0xA) for e in untouched)
+
+
+def test_strided_4bit_input_dequantized() -> None:
+    x = np.array([[1, -2, 3], [-4, 5, -6]], np.int8)
+    x_desc = dml.TensorDesc("INT4", [2, 3], [1, 2])  # element (i, j) at nibble i + 2 j
+    desc = dml.DequantizeDesc(x_desc, "SCALE_ZERO_POINT",
+                              [dml.TensorDesc("FLOAT16", [2, 1]), dml.TensorDesc("INT4", [2, 1])],
+                              dml.TensorDesc("FLOAT16", [2, 3]))
+    scale, zero = np.array([[0.5], [2]], np.float16), np.array([[1], [-1]], np.int8)
+    got = _execute(desc, [x, scale, zero])
+    assert got.tolist() == [[0, -1.5, 1], [-6, 12, -10]]
+
+
+# --- the rules -------------------------------------------------------------------------------------------------
+
+def _make(kind: str = "SCALE", x: str = "UINT4", sizes: Sequence[int] = (4, 6), q_sizes: Sequence[int] = (4, 2),
+          scale: str = "FLOAT32", zero: str = "UINT4", out: str = "FLOAT32") -> dml.DequantizeDesc:
+    tensors = [dml.TensorDesc(scale, q_sizes), dml.TensorDesc(zero, q_sizes)]
+    count = {"NONE": 0, "SCALE": 1, "SCALE_ZERO_POINT": 2}.get(kind, 1)
+    return dml.DequantizeDesc(dml.TensorDesc(x, sizes), kind, tensors[:count], dml.TensorDesc(out, sizes))
+
+
+@pytest.mark.parametrize(("desc", "message"), [
+    (dml.DequantizeDesc(dml.TensorDesc("UINT4", [4]), "SCALE", [], dml.TensorDesc("FLOAT32", [4])),
+     r"^DEQUANTIZE: QuantizationTensorCount must be 1 for QuantizationType SCALE; got 0\.$"),
+    (_make(q_sizes=(4, 4)), r"^DEQUANTIZE: QuantizationTensors\[0\]\.Sizes\[1\] must divide InputTensor\.Sizes\[1\] "
+                            r"\(6\): one value for each block of equal size along the axis; got 4\.$"),
+    (_make(q_sizes=(4,)), r"^DEQUANTIZE: QuantizationTensors\[0\]\.DimensionCount must equal "
+                          r"InputTensor\.DimensionCount \(2\); got 1\.$"),
+    (_make(scale="FLOAT16"), r"^DEQUANTIZE: QuantizationTensors\[0\]\.DataType must equal OutputTensor\.DataType "
+                             r"\(FLOAT32\): it is the scale; got FLOAT16\.$"),
+    (_make("SCALE_ZERO_POINT", zero="INT4"), r"^DEQUANTIZE: QuantizationTensors\[1\]\.DataType must equal "
+                                             r"InputTensor\.DataType \(UINT4\): it is the zero point; got INT4\.$"),
+    (_make(x="INT32"), r"^DEQUANTIZE: InputTensor\.DataType must be one of INT8, INT4, UINT8, UINT4 at feature "
+                       r"level 6_4; got INT32\.$"),
+    (_make("BLOCKED"), r"^DEQUANTIZE: QuantizationType must be one of NONE, SCALE, SCALE_ZERO_POINT; "
+                       r"got 'BLOCKED'\.$"),
+])
+def test_dequantize_rules(desc: dml.DequantizeDesc, message: str) -> None:
+    with pytest.raises(dml.InvalidArgumentError, match=message):
+        dml.Device("cpu").create_operator(desc)
+
+
+def test_zero_point_sizes_must_match_the_scale() -> None:
+    desc = dml.QuantizeDesc(dml.TensorDesc("FLOAT32", [4, 6]), "SCALE_ZERO_POINT",
+                            [dml.TensorDesc("FLOAT32", [4, 2]), dml.TensorDesc("INT8", [4, 1])],
+                            dml.TensorDesc("INT8", [4, 6]))
+    with pytest.raises(dml.InvalidArgumentError, match=r"^QUANTIZE: QuantizationTensors\[1\]\.Sizes must equal "
+                       r"QuantizationTensors\[0\]\.Sizes \(\[4, 2\]\): a scale and a zero point per block; "
+                       r"got \[4, 1\]\.$"):
+        dml.Device("cpu").create_operator(desc)
+
+
+def test_quantize_scale_has_the_input_type() -> None:
+    desc = dml.QuantizeDesc(dml.TensorDesc("FLOAT16", [4]), "SCALE", [dml.TensorDesc("FLOAT32", [1])],
+                            dml.TensorDesc("INT4", [4]))
+    with pytest.raises(dml.InvalidArgumentError, match=r"^QUANTIZE: QuantizationTensors\[0\]\.DataType must equal "
+                       r"InputTensor\.DataType \(FLOAT16\): it is the scale; got FLOAT32\.$"):
+        dml.Device("cpu").create_operator(desc)
+
+
+@pytest.mark.parametrize("level", ["6_2", "5_0"])
+def test_below_6_3_they_are_refused(level: str) -> None:
+    with pytest.raises(dml.UnsupportedFeatureLevelError, match=r"^DEQUANTIZE: FeatureLevel must be at least 6_3.* "
+                       r"The lowest feature level that accepts this description is 6_3\.$"):
+        dml.Device("cpu", level).create_operator(_make(x="INT8", zero="INT8"))
+
+
+# --- the functional API ----------------------------------------------------------------------------------------
+
+def test_functional_dequantize_takes_ml_dtypes_and_blocks() -> None:
+    import ml_dtypes
+
+    x = np.array([[-8, 7, 0, -1, 3, 2]], ml_dtypes.int4)
+    scale = np.array([[0.5, 2.0]], np.float16)
+    zero = np.array([[1, -1]], ml_dtypes.int4)
+    got = dml.dequantize(x, scale, zero)
+    assert got.dtype == np.float16
+    assert got.tolist() == dequantize_oracle(x.astype(np.int8), scale, zero.astype(np.int8), "SCALE_ZERO_POINT",
+                                             T.INT4, T.FLOAT16).tolist() == [[-4.5, 3.0, -0.5, 0.0, 8.0, 6.0]]
+    # The same values as int8 with data_type, and UINT4's midpoint without a zero point.
+    assert dml.dequantize(x.astype(np.int8), scale, zero.astype(np.int8), data_type="INT4").tolist() == got.tolist()
+    assert dml.dequantize(np.array([0, 8, 15], np.uint8), 1.0, data_type="UINT4").tolist() == [-8, 0, 7]
+
+
+def test_functional_quantize_round_trip_of_4bit_weights() -> None:
+    import ml_dtypes
+
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((4, 32)).astype(np.float32)
+    scale = (np.abs(w).reshape(4, 2, 16).max(axis=2) / 7).astype(np.float32)  # blocks of 16 along the rows
+    q = dml.quantize(w, scale, output_type="INT4")
+    assert q.dtype == ml_dtypes.int4 and q.shape == (4, 32)
+    assert q.astype(np.int8).tolist() == quantize_oracle(w, scale, None, "SCALE", T.INT4).tolist()
+    back = dml.dequantize(q, scale)
+    assert back.tolist() == dequantize_oracle(q.astype(np.int8), scale, None, "SCALE", T.INT4, T.FLOAT32).tolist()
+    assert np.abs(back - w).max() <= scale.max() / 2 + 1e-6
+    u = dml.quantize(w, scale, np.full((4, 2), 8, ml_dtypes.uint4))
+    assert u.dtype == ml_dtypes.uint4 and (u.astype(np.int16) - 8).tolist() == q.astype(np.int16).tolist()
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: dml.dequantize(np.array([1.5]), 1.0), r"^DEQUANTIZE: x must be an INT8, INT4, UINT8 or UINT4 array; got float64\.$"),
+    (lambda: dml.dequantize(np.array([16], np.uint8), 1.0, data_type="UINT4"),
+     r"^DEQUANTIZE: x must hold UINT4 values, in \[0, 15\]; got values in \[16, 16\]\.$"),
+    (lambda: dml.dequantize(np.zeros((2, 6), np.int8), np.ones((2, 4), np.float32)),
+     r"^DEQUANTIZE: QuantizationTensors\[0\]\.Sizes\[1\] must divide InputTensor\.Sizes\[1\] \(6\)"),
+    (lambda: dml.dequantize(np.zeros((2, 6), np.int8), np.ones(2, np.float32)),
+     r"^DEQUANTIZE: scale.ndim must equal x.ndim \(2\), or be a number; got 1\.$"),
+    (lambda: dml.quantize(np.zeros(3, np.float32), 1.0, 9, output_type="INT4"),
+     r"^QUANTIZE: zero_point must be an integer in \[-8, 7\] \(INT4\); got 9\.$"),
+    (lambda: dml.quantize(np.zeros(3, np.float32), 1.0, output_type="INT16"),
+     r"^QUANTIZE: output_type must be INT8, INT4, UINT8 or UINT4; got INT16\.$"),
+])
+def test_functional_refusals(call: object, message: str) -> None:
+    with pytest.raises(dml.OpenDMLError, match=message):
+        call()  # type: ignore[operator]
