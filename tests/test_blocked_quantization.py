@@ -386,3 +386,30 @@ def test_functional_quantize_round_trip_of_4bit_weights() -> None:
 def test_functional_refusals(call: object, message: str) -> None:
     with pytest.raises(dml.OpenDMLError, match=message):
         call()  # type: ignore[operator]
+
+
+# --- graphs ----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fuse", ["1", "0"])
+def test_dequantize_feeding_clip_in_a_graph(fuse: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # DEQUANTIZE runs as a step of its own (its layout is its own; fusing it is a later step), its output an
+    # intermediate that the CLIP reads: the graph gives the oracle's values clipped.
+    monkeypatch.setenv("OPENDML_FUSION", fuse)
+    device = dml.Device("cpu")
+    x, s, z = dml.TensorDesc("UINT4", [2, 6]), dml.TensorDesc("FLOAT32", [2, 2]), dml.TensorDesc("UINT4", [2, 2])
+    f = dml.TensorDesc("FLOAT32", [2, 6])
+    nodes = [dml.OperatorNode(device.create_operator(dml.DequantizeDesc(x, "SCALE_ZERO_POINT", [s, z], f))),
+             dml.OperatorNode(device.create_operator(dml.ElementWiseClipDesc(f, f, -2.0, 2.0)))]
+    graph = dml.GraphDesc(3, 1, nodes, input_edges=[dml.InputEdge(k, 0, k) for k in range(3)],
+                          output_edges=[dml.OutputEdge(1, 0, 0)], intermediate_edges=[dml.IntermediateEdge(0, 0, 1, 0)])
+    compiled = device.compile_graph(graph)
+    assert "(fused)" not in repr(compiled.plan)
+    rng = np.random.default_rng(9)
+    xv = rng.integers(0, 16, (2, 6)).astype(np.uint8)
+    sv = np.array([[0.25, 0.5], [1, 0.125]], np.float32)
+    zv = rng.integers(0, 16, (2, 2)).astype(np.uint8)
+    out = device.create_buffer(48)
+    compiled.execute([dml.BufferBinding(device.buffer_from(_bytes_of(t, v))) for t, v in ((x, xv), (s, sv), (z, zv))],
+                     [dml.BufferBinding(out)])
+    expected = np.clip(dequantize_oracle(xv, sv, zv, "SCALE_ZERO_POINT", T.UINT4, T.FLOAT32), -2, 2)
+    assert out.to_numpy().view(np.float32).reshape(2, 6).tolist() == expected.tolist()
