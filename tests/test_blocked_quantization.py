@@ -413,3 +413,48 @@ def test_dequantize_feeding_clip_in_a_graph(fuse: str, monkeypatch: pytest.Monke
                      [dml.BufferBinding(out)])
     expected = np.clip(dequantize_oracle(xv, sv, zv, "SCALE_ZERO_POINT", T.UINT4, T.FLOAT32), -2, 2)
     assert out.to_numpy().view(np.float32).reshape(2, 6).tolist() == expected.tolist()
+
+
+# --- the ONNX front end: 4-bit DequantizeLinear and QuantizeLinear with block_size, against ONNX's reference ----
+
+@pytest.mark.parametrize("four_bit", ["int4", "uint4"])
+@pytest.mark.parametrize(("shape", "axis", "block"), [((4, 6), 1, 2), ((4, 6), 0, 2), ((3, 7), 1, 3), ((5,), 0, 0)])
+@pytest.mark.parametrize("with_zero_point", [True, False])
+def test_onnx_4bit_blocked_against_onnx_reference(four_bit: str, shape: tuple[int, ...], axis: int, block: int,
+                                                  with_zero_point: bool) -> None:
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    pytest.importorskip("onnx")
+    from opendml import onnx as dml_onnx
+    from tests.onnx_models import feeds, reference, single
+
+    dtype = getattr(ml_dtypes, four_bit)
+    low, high = (-8, 7) if four_bit == "int4" else (0, 15)
+    rng = np.random.default_rng(len(shape) * 10 + axis + block)
+    q_shape = list(shape)
+    if block:
+        q_shape[axis] = -(-shape[axis] // block)
+    else:
+        q_shape = [shape[axis]]
+    x = rng.integers(low, high + 1, shape).astype(dtype)
+    scale = rng.choice([0.5, 0.25, 2.0, 1.5], q_shape).astype(np.float32)
+    zero = rng.integers(low, high + 1, q_shape).astype(dtype) if with_zero_point else None
+    attributes = {"axis": axis, **({"block_size": block} if block else {})}
+    # The scale and zero point are initializers where a short last block needs them expanded on the host.
+    constants = ("scale", "zero") if block and shape[axis] % block else ()
+    dequantize = single("DequantizeLinear", 21, {"x": x, "scale": scale, "zero": zero}, constants=constants,
+                        output=(1, shape), **attributes)
+    arrays = {"x": x, "scale": scale, "zero": zero}
+    got = dml_onnx.run(dequantize, feeds(dequantize, arrays))["y"]
+    expected = reference(dequantize, feeds(dequantize, arrays))["y"]
+    assert got.dtype == expected.dtype and got.tolist() == expected.tolist()
+    # QuantizeLinear back to 4 bits (the zero point's type, else output_dtype), ties and saturation included.
+    y = (got + rng.choice([0.0, 0.5, -0.5, 100.0], got.shape).astype(np.float32)).astype(np.float32)
+    onnx_type = 22 if four_bit == "int4" else 21
+    output = {} if with_zero_point else {"output_dtype": onnx_type}
+    quantize = single("QuantizeLinear", 21, {"v": y, "scale": scale, "zero": zero}, constants=constants,
+                      output=(onnx_type, shape), **attributes, **output)
+    arrays = {"v": y, "scale": scale, "zero": zero}
+    got_q = dml_onnx.run(quantize, feeds(quantize, arrays))["y"]
+    expected_q = reference(quantize, feeds(quantize, arrays))["y"]
+    assert got_q.dtype == expected_q.dtype == dtype
+    assert got_q.astype(np.int8).tolist() == expected_q.astype(np.int8).tolist()
