@@ -23,6 +23,7 @@ import opendml as dml
 from opendml.dtypes import DataType as T
 from opendml.ops.dequantize import dequantize_reference
 from opendml.ops.quantize import quantize_reference
+from tests.conftest import CUDA_MISSING
 from tests.helpers import edge_values
 
 FOUR_BIT = {T.INT4, T.UINT4}
@@ -127,8 +128,9 @@ def quantize_oracle(x: np.ndarray, scale: np.ndarray | None, zero_point: np.ndar
 
 # --- running an operator ---------------------------------------------------------------------------------------
 
-def _execute(desc: object, inputs: Sequence[np.ndarray | None], fill: int = 0, level: str = "6_3") -> np.ndarray:
-    device = dml.Device("cpu", level)
+def _execute(desc: object, inputs: Sequence[np.ndarray | None], fill: int = 0, level: str = "6_3",
+             backend: str = "cpu") -> np.ndarray:
+    device = dml.Device(backend, level)
     op = device.compile_operator(device.create_operator(desc))
     tensors = op.operator.tensors
     names = ["InputTensor", "QuantizationTensors[0]", "QuantizationTensors[1]"]
@@ -171,12 +173,15 @@ def _same(got: np.ndarray, expected: np.ndarray) -> bool:
 
 
 KINDS = ["NONE", "SCALE", "SCALE_ZERO_POINT"]
+BACKENDS = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(CUDA_MISSING is not None,
+                                                                 reason=f"no usable CUDA GPU: {CUDA_MISSING}"))]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("quantized", QUANTIZED, ids=lambda t: t.name)
 @pytest.mark.parametrize("float_type", FLOATS, ids=lambda t: t.name)
-def test_dequantize_every_type_and_layout(kind: str, quantized: T, float_type: T) -> None:
+def test_dequantize_every_type_and_layout(kind: str, quantized: T, float_type: T, backend: str) -> None:
     rng = np.random.default_rng(7)
     for sizes, q_sizes in LAYOUTS if kind != "NONE" else LAYOUTS[:1] + LAYOUTS[4:5]:
         inputs = _data(kind, float_type, quantized, sizes, q_sizes, rng, quantize=False)
@@ -184,16 +189,17 @@ def test_dequantize_every_type_and_layout(kind: str, quantized: T, float_type: T
                                   _tensors(kind, float_type, quantized, sizes, q_sizes),
                                   dml.TensorDesc(float_type, sizes))
         expected = dequantize_oracle(*inputs, kind, quantized, float_type)  # type: ignore[arg-type]
-        got = _execute(desc, inputs)
+        got = _execute(desc, inputs, backend=backend)
         assert _same(got, expected), (sizes, q_sizes, inputs, got, expected)
         params = dml.Device("cpu").create_operator(desc).params
         assert _same(dequantize_reference(inputs, params), expected)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("quantized", QUANTIZED, ids=lambda t: t.name)
 @pytest.mark.parametrize("float_type", FLOATS, ids=lambda t: t.name)
-def test_quantize_every_type_and_layout(kind: str, quantized: T, float_type: T) -> None:
+def test_quantize_every_type_and_layout(kind: str, quantized: T, float_type: T, backend: str) -> None:
     rng = np.random.default_rng(11)
     for sizes, q_sizes in LAYOUTS if kind != "NONE" else LAYOUTS[:1] + LAYOUTS[4:5]:
         inputs = _data(kind, float_type, quantized, sizes, q_sizes, rng, quantize=True)
@@ -201,7 +207,7 @@ def test_quantize_every_type_and_layout(kind: str, quantized: T, float_type: T) 
                                 _tensors(kind, float_type, quantized, sizes, q_sizes),
                                 dml.TensorDesc(quantized, sizes))
         expected = quantize_oracle(*inputs, kind, quantized)  # type: ignore[arg-type]
-        got = _execute(desc, inputs)
+        got = _execute(desc, inputs, backend=backend)
         assert _same(got, expected), (sizes, q_sizes, inputs, got, expected)
         params = dml.Device("cpu").create_operator(desc).params
         assert _same(quantize_reference(inputs, params), expected)
@@ -251,7 +257,8 @@ def test_dequantize_midpoint_and_none() -> None:
 
 # --- strides and nibbles ---------------------------------------------------------------------------------------
 
-def test_strided_4bit_input_and_output_keep_other_nibbles() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_strided_4bit_input_and_output_keep_other_nibbles(backend: str) -> None:
     # A [3, 2] INT4 input read transposed (strides [1, 3]: nibbles 0, 3, 1, 4, 2, 5), and a [3, 2] INT4 output
     # written with odd strides [3, 1] padded by one nibble a row: the nibbles between stay as they were.
     rng = np.random.default_rng(3)
@@ -259,9 +266,9 @@ def test_strided_4bit_input_and_output_keep_other_nibbles() -> None:
     x_desc = dml.TensorDesc("FLOAT32", [3, 2], [1, 3])
     out_desc = dml.TensorDesc("INT4", [3, 2], [3, 1])
     desc = dml.QuantizeDesc(x_desc, "SCALE", [dml.TensorDesc("FLOAT32", [1, 1])], out_desc)
-    got = _execute(desc, [x, np.array([[2]], np.float32), None], fill=0xAB)
+    got = _execute(desc, [x, np.array([[2]], np.float32), None], fill=0xAB, backend=backend)
     assert got.tolist() == (x / 2).astype(int).tolist()
-    device = dml.Device("cpu", "6_3")
+    device = dml.Device(backend, "6_3")
     op = device.compile_operator(device.create_operator(desc))
     out = device.buffer_from(np.full(out_desc.total_tensor_size_in_bytes, 0xAB, np.uint8))
     op.execute([dml.BufferBinding(device.buffer_from(_bytes_of(x_desc, x))),
@@ -271,14 +278,15 @@ def test_strided_4bit_input_and_output_keep_other_nibbles() -> None:
     assert all((int(raw[e // 2]) >> (4 * (e % 2))) & 0xF == (0xB if e % 2 == 0 else 0xA) for e in untouched)
 
 
-def test_strided_4bit_input_dequantized() -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_strided_4bit_input_dequantized(backend: str) -> None:
     x = np.array([[1, -2, 3], [-4, 5, -6]], np.int8)
     x_desc = dml.TensorDesc("INT4", [2, 3], [1, 2])  # element (i, j) at nibble i + 2 j
     desc = dml.DequantizeDesc(x_desc, "SCALE_ZERO_POINT",
                               [dml.TensorDesc("FLOAT16", [2, 1]), dml.TensorDesc("INT4", [2, 1])],
                               dml.TensorDesc("FLOAT16", [2, 3]))
     scale, zero = np.array([[0.5], [2]], np.float16), np.array([[1], [-1]], np.int8)
-    got = _execute(desc, [x, scale, zero])
+    got = _execute(desc, [x, scale, zero], backend=backend)
     assert got.tolist() == [[0, -1.5, 1], [-6, 12, -10]]
 
 
