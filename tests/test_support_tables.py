@@ -278,6 +278,7 @@ def test_quantize_and_dequantize_tables(desc_name: str, kind: str, rank: int) ->
         float_type, quantized = (output_type, input_type) if desc_name == "DequantizeDesc" else (input_type, output_type)
         quantization = [dml.TensorDesc(float_type, [1] * rank), dml.TensorDesc(quantized, [1] * rank)]
         count = {"NONE": 0, "SCALE": 1, "SCALE_ZERO_POINT": 2}[kind]
-        outcome = expected_outcome(table, lambda row: rank in row[1] and input_type in row[2] and output_type in row[3])
+        outcome = expected_outcome(table, lambda row, i=input_type, o=output_type: rank in row[1] and i in row[2]
+                                   and o in row[3])
         check(functools.partial(make, dml.TensorDesc(input_type, sizes(rank)), kind, quantization[:count],
                                 dml.TensorDesc(output_type, sizes(rank))), outcome)
