@@ -67,17 +67,41 @@ def unpack4(data: Any, data_type: DataType | str = DataType.INT4, count: int | N
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or not 0 <= count <= available:
         raise invalid("opendml.unpack4", "count", f"must be an integer in [0, {available}] (two elements a byte)",
                       repr(count))
-    return nibbles_at(raw, 0, np.arange(int(count), dtype=np.int64), data_type)
+    return unpack_run(raw, 0, int(count), data_type)
+
+
+def unpack_run(data: Any, offset: int, count: int, data_type: DataType, xp: Any = np) -> Any:
+    """``count`` consecutive 4-bit elements from byte ``offset`` of ``data`` (a packed tensor's), unpacked: two
+    vector operations over its bytes, no offsets (``xp``: NumPy, or CuPy for device memory)."""
+    raw = data[offset:offset + (count + 1) // 2]
+    nibbles = xp.empty(2 * raw.size, np.uint8)
+    nibbles[0::2] = raw & _LOW
+    nibbles[1::2] = raw >> np.uint8(4)
+    return _signed(nibbles[:count], data_type)
+
+
+def pack_run(data: Any, offset: int, values: Any) -> None:
+    """Store ``values`` (4-bit integers) as consecutive elements from byte ``offset`` of ``data``; an odd count's
+    last high nibble (the next element's, or unused) is kept."""
+    nibbles = (values.reshape(-1).astype(np.int16) & 0x0F).astype(np.uint8)
+    whole = nibbles.size // 2
+    data[offset:offset + whole] = nibbles[0:2 * whole:2] | (nibbles[1:2 * whole:2] << np.uint8(4))
+    if nibbles.size % 2:
+        last = offset + whole
+        data[last:last + 1] = (data[last:last + 1] & np.uint8(0xF0)) | nibbles[-1:]
+
+
+def _signed(nibbles: Any, data_type: DataType) -> Any:
+    if data_type is DataType.INT4:
+        return ((nibbles ^ np.uint8(8)).astype(np.int8) - np.int8(8)).astype(np.int8)
+    return nibbles
 
 
 def nibbles_at(data: Any, offset: int, offsets: Any, data_type: DataType, xp: Any = np) -> Any:
     """The 4-bit elements at element ``offsets`` (nibbles) from byte ``offset`` of ``data``, unpacked; ``xp``:
     the array module of ``data`` and ``offsets`` (NumPy, or CuPy for device memory)."""
     byte = data[offset + (offsets >> 1)]
-    nibble = xp.where(offsets & 1, byte >> np.uint8(4), byte & _LOW).astype(np.uint8)
-    if data_type is DataType.INT4:
-        return ((nibble ^ np.uint8(8)).astype(np.int8) - np.int8(8)).astype(np.int8)
-    return nibble
+    return _signed(xp.where(offsets & 1, byte >> np.uint8(4), byte & _LOW).astype(np.uint8), data_type)
 
 
 def store_nibbles(data: Any, offset: int, offsets: Any, values: Any, data_type: DataType) -> None:

@@ -466,3 +466,15 @@ def test_onnx_4bit_blocked_against_onnx_reference(four_bit: str, shape: tuple[in
     expected_q = reference(quantize, feeds(quantize, arrays))["y"]
     assert got_q.dtype == expected_q.dtype == dtype
     assert got_q.astype(np.int8).tolist() == expected_q.astype(np.int8).tolist()
+
+
+def test_packed_4bit_output_keeps_the_tail_nibble_and_the_bytes_after() -> None:
+    # Five UINT4 elements, packed: bytes 0 and 1 whole, byte 2's low nibble; its high nibble and byte 3 (the
+    # tensor's padding to 4 bytes) stay as they were.
+    device = dml.Device("cpu")
+    x, s, y = dml.TensorDesc("FLOAT32", [5]), dml.TensorDesc("FLOAT32", [1]), dml.TensorDesc("UINT4", [5])
+    op = device.compile_operator(device.create_operator(dml.QuantizeDesc(x, "SCALE", [s], y)))
+    out = device.buffer_from(np.full(4, 0xAB, np.uint8))
+    op.execute([dml.BufferBinding(device.buffer_from(np.float32([-8, -7, 0, 6, 7]))),
+                dml.BufferBinding(device.buffer_from(np.float32([1]))), None], [dml.BufferBinding(out)])
+    assert out.to_numpy().tolist() == [0x10, 0xE8, 0xAF, 0xAB]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..binding import BoundTensor
-from ..packing import nibbles_at, store_nibbles
+from ..packing import nibbles_at, pack_run, store_nibbles, unpack_run
 from ..tensor import element_offsets
 
 if TYPE_CHECKING:
@@ -41,12 +41,14 @@ class StagedKernel:
         assert output is not None
         self.inner: Kernel = device.backend.compile_spec(device, operator.kernel_spec, inputs, output.desc)
         xp = device.backend.xp
-        # Each 4-bit tensor's element offsets (nibbles, row-major over its sizes), made once.
+        # Each strided 4-bit tensor's element offsets (nibbles, row-major over its sizes), made once; a packed
+        # one is unpacked and packed as a run of bytes (None here).
         self.offsets: dict[str, Any] = {}
         for name, tensor in operator.tensors.items():
             operand = self.layout[name]
             if tensor is not None and operand is not None and operand.staged is not None:
-                self.offsets[name] = xp.asarray(element_offsets(tensor.sizes, tensor.effective_strides))
+                self.offsets[name] = None if tensor.is_packed else xp.asarray(
+                    element_offsets(tensor.sizes, tensor.effective_strides))
         self.types = {name: tensor.data_type for name, tensor in operator.tensors.items() if tensor is not None}
 
     def initialize(self) -> None:
@@ -64,8 +66,11 @@ class StagedKernel:
         self.inner.execute(staged_inputs, [BoundTensor(out.field, operand.desc, staging, 0)])
         count = operand.staged.element_count
         values = staging.data[:count].view(operand.staged.data_type.numpy)  # type: ignore[attr-defined]
-        store_nibbles(out.buffer.data, out.offset, self.offsets[self.output_name], values,  # type: ignore[attr-defined]
-                      self.types[self.output_name])
+        offsets = self.offsets[self.output_name]
+        if offsets is None:
+            pack_run(out.buffer.data, out.offset, values)  # type: ignore[attr-defined]
+        else:
+            store_nibbles(out.buffer.data, out.offset, offsets, values, self.types[self.output_name])  # type: ignore[attr-defined]
 
     def _input(self, bound: BoundTensor) -> BoundTensor:
         operand = self.layout[bound.field.name]
@@ -73,8 +78,11 @@ class StagedKernel:
         if operand.staged is None:
             return BoundTensor(bound.field, operand.desc, bound.buffer, bound.offset)
         name = bound.field.name
-        values = nibbles_at(bound.buffer.data, bound.offset, self.offsets[name], self.types[name],  # type: ignore[attr-defined]
-                            self.device.backend.xp)
+        data, xp, offsets = bound.buffer.data, self.device.backend.xp, self.offsets[name]  # type: ignore[attr-defined]
+        if offsets is None:
+            values = unpack_run(data, bound.offset, operand.staged.element_count, self.types[name], xp)
+        else:
+            values = nibbles_at(data, bound.offset, offsets, self.types[name], xp)
         staging = self._staging(operand.staged)
         staging.data[:values.size] = values.view(np.uint8)  # type: ignore[attr-defined]
         return BoundTensor(bound.field, operand.desc, staging, 0)
