@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -478,3 +479,47 @@ def test_packed_4bit_output_keeps_the_tail_nibble_and_the_bytes_after() -> None:
     op.execute([dml.BufferBinding(device.buffer_from(np.float32([-8, -7, 0, 6, 7]))),
                 dml.BufferBinding(device.buffer_from(np.float32([1]))), None], [dml.BufferBinding(out)])
     assert out.to_numpy().tolist() == [0x10, 0xE8, 0xAF, 0xAB]
+
+
+# --- opendml dispatch: QuantizationTensors as a tensor array, bound as a list of resources ----------------------
+
+def _dispatch_model(count: object = 2, bindings: object = ("S", "Z"), x_type: str = "UINT8") -> dict:
+    return {
+        "resources": {
+            "X": {"initialValuesDataType": x_type, "initialValues": [0x21, 0x43, 0x05, 0]},
+            "S": {"initialValuesDataType": "FLOAT32", "initialValues": [1.0, 0.5]},
+            "Z": {"initialValuesDataType": "UINT8", "initialValues": [0x18, 0, 0, 0]},
+            "Out": {"initialValuesDataType": "FLOAT32", "initialValues": {"valueCount": 6, "value": 0}},
+        },
+        "dispatchables": {"dq": {"type": "DML_OPERATOR_DEQUANTIZE", "desc": {
+            "InputTensor": {"DataType": "UINT4", "Sizes": [1, 6]}, "QuantizationType": "SCALE_ZERO_POINT",
+            "QuantizationTensorCount": count,
+            "QuantizationTensors": [{"DataType": "FLOAT32", "Sizes": [1, 2]}, {"DataType": "UINT4", "Sizes": [1, 2]}],
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 6]}}}},
+        "commands": [{"type": "dispatch", "dispatchable": "dq", "bindings": {
+            "InputTensor": "X", "QuantizationTensors": list(bindings), "OutputTensor": "Out"}},
+            {"type": "print", "resource": "Out"}],
+    }
+
+
+def test_dispatch_reads_dequantize_and_binds_its_tensor_array(tmp_path: Path) -> None:
+    # X's bytes 0x21 0x43 0x05 are the UINT4 elements 1 2 3 4 5 0; Z's byte 0x18 the zero points 8 and 1.
+    from tests.dispatch_helpers import assert_printed, run_dispatch, write_model
+
+    result = run_dispatch(write_model(tmp_path / "m.json", _dispatch_model()))
+    assert result.returncode == 0, result.stderr
+    assert_printed(result.stdout, "Out", np.array([-7, -6, -5, 1.5, 2, -0.5]))
+
+
+@pytest.mark.parametrize(("model", "message"), [
+    (_dispatch_model(count=1), "QuantizationTensorCount: must equal the number of QuantizationTensors (2); got 1"),
+    (_dispatch_model(bindings=("S",)), "QuantizationTensors: must bind 2 resources, one for each of "
+                                       "QuantizationTensors (a list); got 1 bindings"),
+    (_dispatch_model(x_type="UINT4"), "initialValuesDataType: must be a type of whole bytes (a UINT4 or INT4 "
+                                      "tensor's resource holds its packed bytes as UINT8"),
+])
+def test_dispatch_refusals(model: dict, message: str, tmp_path: Path) -> None:
+    from tests.dispatch_helpers import run_dispatch, write_model
+
+    result = run_dispatch(write_model(tmp_path / "m.json", model))
+    assert result.returncode != 0 and message in result.stderr, result.stderr
