@@ -19,13 +19,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import opendml as dml
 from opendml.dtypes import DataType as T
 from opendml.ops.dequantize import dequantize_reference
 from opendml.ops.quantize import quantize_reference
 from tests.conftest import CUDA_MISSING
-from tests.helpers import edge_values
+from tests.helpers import disjoint_strides, edge_values
 
 FOUR_BIT = {T.INT4, T.UINT4}
 QUANTIZED = [T.INT8, T.INT4, T.UINT8, T.UINT4]
@@ -523,3 +525,50 @@ def test_dispatch_refusals(model: dict, message: str, tmp_path: Path) -> None:
 
     result = run_dispatch(write_model(tmp_path / "m.json", model))
     assert result.returncode != 0 and message in result.stderr, result.stderr
+
+
+# --- a property: random ranks, sizes, blocks, strides and types against the oracle, bytes around kept ------------
+
+@st.composite
+def _case(draw: st.DrawFn) -> dict:
+    rank = draw(st.integers(1, 3))
+    sizes = [draw(st.integers(1, 6)) for _ in range(rank)]
+    q_sizes = [draw(st.sampled_from([d for d in range(1, n + 1) if n % d == 0])) for n in sizes]
+    dequantize = draw(st.booleans())
+    quantized = draw(st.sampled_from(QUANTIZED))
+    float_type = draw(st.sampled_from(FLOATS))
+    kind = draw(st.sampled_from(KINDS))
+    strided = [draw(st.booleans()) for _ in range(4)]
+    strides = [disjoint_strides(draw, s) if on else None for s, on in zip([sizes, q_sizes, q_sizes, sizes], strided)]
+    return {"sizes": sizes, "q_sizes": q_sizes, "dequantize": dequantize, "quantized": quantized,
+            "float_type": float_type, "kind": kind, "strides": strides, "seed": draw(st.integers(0, 2**16))}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_case())
+def test_property_blocked_quantization(case: dict) -> None:
+    sizes, q_sizes, kind = case["sizes"], case["q_sizes"], case["kind"]
+    quantized, float_type, strides = case["quantized"], case["float_type"], case["strides"]
+    rng = np.random.default_rng(case["seed"])
+    x_type, out_type = (quantized, float_type) if case["dequantize"] else (float_type, quantized)
+    descs = [dml.TensorDesc(x_type, sizes, strides[0]), dml.TensorDesc(float_type, q_sizes, strides[1]),
+             dml.TensorDesc(quantized, q_sizes, strides[2]), dml.TensorDesc(out_type, sizes, strides[3])]
+    count = {"NONE": 0, "SCALE": 1, "SCALE_ZERO_POINT": 2}[kind]
+    inputs = _data(kind, float_type, quantized, sizes, q_sizes, rng, quantize=not case["dequantize"])
+    make = dml.DequantizeDesc if case["dequantize"] else dml.QuantizeDesc
+    desc = make(descs[0], kind, descs[1:1 + count], descs[3])
+    device = dml.Device("cpu")
+    op = device.compile_operator(device.create_operator(desc))
+    bindings = [None if v is None else dml.BufferBinding(device.buffer_from(_bytes_of(d, v)))
+                for d, v in zip(descs[:3], inputs)]
+    out = device.buffer_from(np.full(descs[3].total_tensor_size_in_bytes, 0x5A, np.uint8))
+    op.execute(bindings, [dml.BufferBinding(out)])
+    raw = out.to_numpy()
+    if case["dequantize"]:
+        expected = dequantize_oracle(*inputs, kind, quantized, float_type)  # type: ignore[arg-type]
+    else:
+        expected = quantize_oracle(*inputs, kind, quantized)  # type: ignore[arg-type]
+    assert _same(_values_of(descs[3], raw), expected)
+    # Every byte (nibble, for 4-bit data) the output does not address is as it was.
+    untouched = _bytes_of(descs[3], expected, fill=0x5A)
+    assert raw.tolist() == untouched.tolist()
