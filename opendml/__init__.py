@@ -13,7 +13,15 @@ from . import graph, typing
 from .buffer import Buffer, BufferBinding
 from .device import Device
 from .dtypes import DataType
-from .enums import AxisDirection, ExecutionFlags, IsInfinityMode, NanPolicy, RoundingMode, TensorFlags
+from .enums import (
+    AxisDirection,
+    ExecutionFlags,
+    IsInfinityMode,
+    NanPolicy,
+    QuantizationType,
+    RoundingMode,
+    TensorFlags,
+)
 from .errors import (
     BackendUnavailableError,
     BindingError,
@@ -26,7 +34,7 @@ from .errors import (
 )
 from .feature_levels import FeatureLevel
 from .functional import FUNCTIONS as _FUNCTIONS
-from .functional import argmax, argmin, dequantize_linear, quantize_linear, unravel_index
+from .functional import argmax, argmin, dequantize, dequantize_linear, quantize, quantize_linear, unravel_index
 from .graph import Graph
 from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from .operator import BindingProperties, CompiledOperator, Operator
@@ -40,6 +48,7 @@ from .ops.bit_count import ElementWiseBitCountDesc
 from .ops.bit_not import ElementWiseBitNotDesc
 from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
+from .ops.dequantize import DequantizeDesc
 from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from .ops.difference_square import ElementWiseDifferenceSquareDesc
 from .ops.divide import ElementWiseDivideDesc
@@ -60,6 +69,7 @@ from .ops.modulus_floor import ElementWiseModulusFloorDesc
 from .ops.modulus_truncate import ElementWiseModulusTruncateDesc
 from .ops.multiply import ElementWiseMultiplyDesc
 from .ops.negate import ElementWiseNegateDesc
+from .ops.quantize import QuantizeDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.recip import ElementWiseRecipDesc
 from .ops.relu import ActivationReluDesc
@@ -70,6 +80,7 @@ from .ops.sqrt import ElementWiseSqrtDesc
 from .ops.subtract import ElementWiseSubtractDesc
 from .ops.threshold import ElementWiseThresholdDesc
 from .ops.thresholded_relu import ActivationThresholdedReluDesc
+from .packing import pack4, unpack4
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
 from .tensor import TensorDesc, calc_buffer_tensor_size
 from .tracing import compile
@@ -101,6 +112,7 @@ __all__ = [
     "CompiledOperator",
     "ConstantNode",
     "DataType",
+    "DequantizeDesc",
     "Device",
     "ElementWiseAbsDesc",
     "ElementWiseAdd1Desc",
@@ -149,6 +161,8 @@ __all__ = [
     "OperatorNode",
     "OutOfMemoryError",
     "OutputEdge",
+    "QuantizationType",
+    "QuantizeDesc",
     "RoundingMode",
     "ScaleBias",
     "TensorDesc",
@@ -158,10 +172,14 @@ __all__ = [
     "argmin",
     "calc_buffer_tensor_size",
     "compile",
+    "dequantize",
     "dequantize_linear",
     "graph",
+    "pack4",
+    "quantize",
     "quantize_linear",
     "typing",
+    "unpack4",
     "unravel_index",
 ]
 

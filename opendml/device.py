@@ -18,6 +18,7 @@ from .feature_levels import NEWEST, FeatureLevel
 from .graphs.compiled import CompiledGraph, compile_graph
 from .graphs.desc import GraphDesc
 from .kernels import notices
+from .kernels.staged import StagedKernel
 from .operator import CompiledOperator, Operator
 from .ops import BY_DESC_TYPE
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
@@ -83,7 +84,12 @@ class Device:
         return max(supported)
 
     def supports_data_type(self, data_type: DataType | str) -> bool:
-        return self.backend.supports_data_type(DataType.parse(data_type, owner="Device"))
+        """Whether tensors of the type can be used on this device: its backend holds them, and the device's
+        feature level has the type (UINT4 and INT4 from 6_3)."""
+        parsed = DataType.parse(data_type, owner="Device")
+        if parsed.is_sub_byte:  # staged one element a byte on every backend (opendml.kernels.staged)
+            return parsed.introduced <= self.feature_level
+        return self.backend.supports_data_type(parsed)
 
     def create_operator(self, desc: object) -> Operator:
         """Validate a description against every rule and this device's feature level."""
@@ -93,7 +99,7 @@ class Device:
             raise invalid("Device", "desc", f"must be one of {known}", type(desc).__name__)
         schema = definition.schema
         for field in schema.tensors:
-            value = getattr(desc, field.attribute)
+            value = field.value(desc)
             if not isinstance(value, TensorDesc) and not (field.optional and value is None):
                 raise invalid(schema.name, field.name, "must be a TensorDesc", repr(value))
         # Rules that hold at every level come before the support table, so that an
@@ -114,6 +120,8 @@ class Device:
                           f"an operator created on {other_device(operator.device, self)}")
         flags = ExecutionFlags.parse(flags, owner=operator.name, field="ExecutionFlags")
         with notices.compiling(lambda: notices.describe(operator.name, operator.kernel_tensors[0][0])):
+            if operator.definition.layout is not None:  # QUANTIZE, DEQUANTIZE: a layout of their own
+                return CompiledOperator(operator, flags, StagedKernel(self, operator))
             return CompiledOperator(operator, flags, self.backend.compile(operator))
 
     def compile_graph(self, graph_desc: GraphDesc, flags: ExecutionFlags | int | str = ExecutionFlags.NONE

@@ -121,6 +121,24 @@ class RoundingMode(enum.IntEnum):
         return parse_enum(cls, value, owner, field, prefix="DML_ROUNDING_MODE_")
 
 
+class QuantizationType(enum.IntEnum):
+    """DML_QUANTIZATION_TYPE: which QuantizationTensors QUANTIZE and DEQUANTIZE take (feature level 6_3): none,
+    a scale, or a scale and a zero point."""
+
+    NONE = 0
+    SCALE = 1
+    SCALE_ZERO_POINT = 2
+
+    @classmethod
+    def parse(cls, value: object, *, owner: str = "opendml", field: str = "QuantizationType") -> QuantizationType:
+        return parse_enum(cls, value, owner, field, prefix="DML_QUANTIZATION_TYPE_")
+
+    @property
+    def tensor_count(self) -> int:
+        """The QuantizationTensorCount it takes: 0, 1 (the scale) or 2 (the scale, then the zero point)."""
+        return int(self)
+
+
 class IsInfinityMode(enum.IntEnum):
     """DML_IS_INFINITY_MODE: which infinities ELEMENT_WISE_IS_INFINITY finds."""
 

@@ -11,7 +11,7 @@ from .dtypes import DataType
 BOOL: Literal["BOOL"] = "BOOL"
 ValueType = DataType | Literal["BOOL"]
 
-INTEGERS = frozenset(t for t in DataType if t.is_integer)
+INTEGERS = frozenset(t for t in DataType if t.is_integer and not t.is_sub_byte)  # UINT4, INT4: never a value's type
 SIGNED_INTEGERS = frozenset(t for t in INTEGERS if t.is_signed)
 STORED = frozenset({DataType.FLOAT32, DataType.FLOAT16}) | INTEGERS
 

@@ -13,16 +13,32 @@ from .feature_levels import FeatureLevel
 
 @dataclass(frozen=True)
 class TensorField:
-    """One tensor of an operator, in DirectML's binding order."""
+    """One tensor of an operator, in DirectML's binding order.
+
+    An element of a tensor array (QUANTIZE's QuantizationTensors, bound one after another as DirectML binds an
+    array's tensors) is a field of its own, named ``"QuantizationTensors[0]"``: ``index`` is its position, and
+    the description holds the array as a sequence; an element past the array's end is absent.
+    """
 
     name: str  # DirectML's field name, "InputTensor"
     kind: Literal["input", "output"]
     optional: bool = False
+    index: int | None = None  # an element of a tensor array: its position in the array
 
     @property
     def attribute(self) -> str:
-        """The snake_case attribute holding this tensor on a description ("input_tensor")."""
-        return snake_case(self.name)
+        """The snake_case attribute holding this tensor (or its array) on a description ("input_tensor")."""
+        return snake_case(self.name.partition("[")[0])
+
+    def value(self, desc: object) -> object:
+        """This tensor of a description (None where an optional one, or an array's element, is absent); a
+        malformed array gives the array itself as its first element, for the caller to refuse."""
+        value = getattr(desc, self.attribute)
+        if self.index is None:
+            return value
+        if not isinstance(value, (list, tuple)):
+            return value if self.index == 0 else None
+        return value[self.index] if self.index < len(value) else None
 
 
 @dataclass(frozen=True)

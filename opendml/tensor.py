@@ -11,6 +11,7 @@ import numpy as np
 from .dtypes import DataType
 from .enums import TensorFlags
 from .errors import invalid, invalid_type
+from .packing import nibbles_at, store_nibbles
 
 MAX_DIMENSIONS = 8  # DML_TENSOR_DIMENSION_COUNT_MAX1
 UINT32_MAX = 2**32 - 1
@@ -31,10 +32,11 @@ def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
 
 
 def calc_buffer_tensor_size(data_type: DataType | str, sizes: Sequence[int], strides: Sequence[int] | None) -> int:
-    """DMLCalcBufferTensorSize: the fewest bytes a tensor of this description occupies, rounded up to 4.
+    """DMLCalcBufferTensorSize: the fewest bytes a tensor of this description occupies, rounded up to 4
+    (counted in bits, so that 4-bit elements take half a byte each, a last odd one a whole byte).
 
-    >>> calc_buffer_tensor_size(DataType.FLOAT16, [5], None)
-    12
+    >>> calc_buffer_tensor_size(DataType.FLOAT16, [5], None), calc_buffer_tensor_size(DataType.UINT4, [9], None)
+    (12, 8)
     """
     data_type = DataType.parse(data_type, owner=_CALC)
     sizes = _int_tuple(sizes, "Sizes", lower=0, owner=_CALC)
@@ -49,7 +51,12 @@ def _minimum_size(data_type: DataType, sizes: Sequence[int], strides: Sequence[i
         elements = math.prod(sizes)
     else:
         elements = sum((n - 1) * s for n, s in zip(sizes, strides)) + 1
-    return (elements * data_type.size + 3) // 4 * 4
+    return ((elements * data_type.bits + 7) // 8 + 3) // 4 * 4
+
+
+def _alignment_unit(data_type: DataType) -> int:
+    """The smallest GuaranteedBaseOffsetAlignment a type admits: its element's bytes (a byte for 4-bit data)."""
+    return max(1, data_type.bits // 8)
 
 
 def _check_stride_count(strides: tuple[int, ...], sizes: tuple[int, ...], owner: str) -> None:
@@ -129,9 +136,10 @@ class TensorDesc:
             if total < minimum:
                 raise invalid(_OWNER, "TotalTensorSizeInBytes", f"must be at least {minimum}", total)
         alignment = _check_uint(guaranteed_base_offset_alignment, "GuaranteedBaseOffsetAlignment", UINT32_MAX)
-        if alignment and (alignment & (alignment - 1) or alignment < data_type.size):
+        unit = _alignment_unit(data_type)
+        if alignment and (alignment & (alignment - 1) or alignment < unit):
             raise invalid(_OWNER, "GuaranteedBaseOffsetAlignment",
-                          f"must be 0 or a power of two of at least {data_type.size}", alignment)
+                          f"must be 0 or a power of two of at least {unit}", alignment)
         set_ = object.__setattr__
         set_(self, "data_type", data_type)
         set_(self, "sizes", sizes)
@@ -161,7 +169,7 @@ class TensorDesc:
     def span_in_bytes(self) -> int:
         """Bytes from the first addressed element to the end of the last one (before rounding up to 4)."""
         last = sum((n - 1) * s for n, s in zip(self.sizes, self.effective_strides))
-        return (last + 1) * self.data_type.size
+        return ((last + 1) * self.data_type.bits + 7) // 8
 
     def same_layout(self, other: TensorDesc) -> bool:
         """Whether two descriptions address the same bytes the same way (the in-place rule)."""
@@ -187,10 +195,35 @@ class TensorDesc:
         return np.unique(offsets).size != offsets.size
 
     def numpy_view(self, data: np.ndarray, offset: int) -> np.ndarray:
-        """A NumPy view of this tensor inside ``data`` (a 1-D uint8 array) starting at byte ``offset``."""
+        """A NumPy view of this tensor inside ``data`` (a 1-D uint8 array) starting at byte ``offset``.
+
+        4-bit data has no view (two elements share a byte): ``read_elements`` and ``write_elements`` copy it.
+        """
+        if self.data_type.is_sub_byte:
+            raise invalid(_OWNER, "DataType", "must be a type of whole bytes for a NumPy view (UINT4 and INT4 "
+                          "data are read and written with read_elements and write_elements)", self.data_type.name)
         itemsize = self.data_type.size
         return np.ndarray(self.sizes, dtype=self.data_type.numpy, buffer=data, offset=offset,
                           strides=tuple(s * itemsize for s in self.effective_strides))
+
+
+def read_elements(desc: TensorDesc, data: np.ndarray, offset: int) -> np.ndarray:
+    """The tensor's elements inside ``data`` (a 1-D uint8 array) from byte ``offset``, as a new array of its sizes;
+    4-bit elements unpacked (``opendml.packing``), one to a byte of ``DataType.numpy``."""
+    if not desc.data_type.is_sub_byte:
+        return desc.numpy_view(data, offset).copy()
+    return nibbles_at(data, offset, element_offsets(desc.sizes, desc.effective_strides), desc.data_type
+                      ).reshape(desc.sizes)
+
+
+def write_elements(desc: TensorDesc, data: np.ndarray, offset: int, values: np.ndarray) -> None:
+    """Store ``values`` (of the tensor's sizes) as the tensor's elements inside ``data`` from byte ``offset``;
+    4-bit elements packed into their nibbles, the other nibble of each byte kept."""
+    if not desc.data_type.is_sub_byte:
+        desc.numpy_view(data, offset)[...] = values
+        return
+    store_nibbles(data, offset, element_offsets(desc.sizes, desc.effective_strides),
+                  np.asarray(values).reshape(-1), desc.data_type)
 
 
 def element_offsets(sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:

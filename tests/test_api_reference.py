@@ -41,10 +41,11 @@ def test_the_top_level_page_names_every_public_class() -> None:
 
 def test_every_top_level_function_is_on_the_functional_or_compile_page() -> None:
     functions = {name for name in opendml.__all__ if inspect.isfunction(getattr(opendml, name))}
-    elsewhere = functions - set(opendml.functional.__all__) - {"compile", "calc_buffer_tensor_size"}
+    on_the_top_page = {"calc_buffer_tensor_size", "pack4", "unpack4"}
+    elsewhere = functions - set(opendml.functional.__all__) - {"compile"} - on_the_top_page
     assert not elsewhere, f"top-level functions documented on no page: {sorted(elsewhere)}"
     for name in functions & set(opendml.functional.__all__):
         assert getattr(opendml, name) is getattr(opendml.functional, name), name
     assert opendml.compile is opendml.tracing.compile
-    assert "calc_buffer_tensor_size" in _documented("opendml.rst")
+    assert on_the_top_page <= _documented("opendml.rst")
 

@@ -136,7 +136,7 @@ def test_feature_levels_are_ordered() -> None:
 
 def test_data_type_values_and_names() -> None:
     expected = {"UNKNOWN": 0, "FLOAT32": 1, "FLOAT16": 2, "UINT32": 3, "UINT16": 4, "UINT8": 5, "INT32": 6,
-                "INT16": 7, "INT8": 8, "FLOAT64": 9, "UINT64": 10, "INT64": 11}
+                "INT16": 7, "INT8": 8, "FLOAT64": 9, "UINT64": 10, "INT64": 11, "UINT4": 12, "INT4": 13}
     assert {t.name: t.value for t in dml.DataType} == expected
     assert dml.DataType.parse("DML_TENSOR_DATA_TYPE_FLOAT16") is dml.DataType.FLOAT16
     assert dml.DataType.parse(np.int8) is dml.DataType.INT8

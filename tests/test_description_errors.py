@@ -12,7 +12,7 @@ import pytest
 import opendml as dml
 from opendml import DataType, TensorDesc
 
-TYPE_LIST = "FLOAT32, FLOAT16, UINT32, UINT16, UINT8, INT32, INT16, INT8, FLOAT64, UINT64, INT64"
+TYPE_LIST = "FLOAT32, FLOAT16, UINT32, UINT16, UINT8, INT32, INT16, INT8, FLOAT64, UINT64, INT64, UINT4, INT4"
 F23 = TensorDesc("FLOAT32", [2, 3])
 I2 = TensorDesc("INT32", [2])
 
@@ -74,9 +74,10 @@ def test_unknown_is_no_type_a_device_supports_or_refuses() -> None:
 
 
 def test_data_types_by_directml_value() -> None:
-    # DirectML's values (SPEC 1): UINT32 3, INT64 11; 0 is UNKNOWN and 12 is nothing.
+    # DirectML's values (SPEC 1): UINT32 3, INT64 11, UINT4 12, INT4 13 (6_3); 0 is UNKNOWN and 14 is nothing.
     assert DataType.parse(3) is DataType.UINT32 and DataType.parse(np.int32(11)) is DataType.INT64
-    for value in (0, 12, -1):
+    assert DataType.parse(12) is DataType.UINT4 and DataType.parse("DML_TENSOR_DATA_TYPE_INT4") is DataType.INT4
+    for value in (0, 14, -1):
         with pytest.raises(dml.InvalidArgumentError, match=rf"DataType must be one of .*; got {value}\.$"):
             DataType.parse(value)
 

@@ -492,6 +492,7 @@ def _rich_model() -> dict:
             "f": {"initialValues": {"sourcePath": "x.npy"}},
             "raw": {"initialValuesDataType": "FLOAT32", "initialValues": {"sourcePath": "x.bin"}},
             "i": {"initialValuesDataType": "INT64", "initialValues": {"valueCount": 2, "value": 0}},
+            "f8": {"initialValuesDataType": "FLOAT32", "initialValues": {"valueCount": 8, "value": 0}},
         },
         "dispatchables": {
             "clip": {"type": "DML_OPERATOR_ELEMENT_WISE_CLIP", "executionFlags": ["ALLOW_HALF_PRECISION_COMPUTATION",
@@ -524,6 +525,11 @@ def _rich_model() -> dict:
             "argmax": {"type": "DML_OPERATOR_ARGMAX", "desc": {
                 "InputTensor": f16, "OutputTensor": {"DataType": "INT64", "Sizes": [2, 1]}, "Axes": [1],
                 "AxisDirection": "INCREASING", "NanPolicy": "NAN_POLICY_PROPAGATE"}},
+            "dequantize4": {"type": "DML_OPERATOR_DEQUANTIZE", "desc": {
+                "InputTensor": {"DataType": "UINT4", "Sizes": [8]}, "QuantizationType": "SCALE_ZERO_POINT",
+                "QuantizationTensorCount": 2, "QuantizationTensors": [
+                    {"DataType": "FLOAT32", "Sizes": [2]}, {"DataType": "UINT4", "Sizes": [2]}],
+                "OutputTensor": {"DataType": "FLOAT32", "Sizes": [8]}}},
             "quantize": {"type": "ELEMENT_WISE_QUANTIZE_LINEAR", "desc": {
                 "InputTensor": {"DataType": "FLOAT32", "Sizes": [4]},
                 "ScaleTensor": {"DataType": "FLOAT32", "Sizes": [4], "Strides": [0]},
@@ -547,6 +553,8 @@ def _rich_model() -> dict:
             {"type": "dispatch", "dispatchable": "argmax", "bindings": {"InputTensor": "h", "OutputTensor": "i"}},
             {"type": "dispatch", "dispatchable": "quantize", "bindings": {
                 "InputTensor": "f", "ScaleTensor": "raw", "OutputTensor": "s"}},
+            {"type": "dispatch", "dispatchable": "dequantize4", "bindings": {
+                "InputTensor": "s", "QuantizationTensors": ["raw", {"name": "z4"}], "OutputTensor": "f8"}},
             {"type": "dispatch", "dispatchable": "shrink", "bindings": {"InputTensor": "h", "OutputTensor": "h"}},
             {"type": "dispatch", "dispatchable": "add", "bindings": {"ATensor": "h", "BTensor": "h", "OutputTensor": "h"}},
         ],

@@ -310,8 +310,14 @@ EXPECTED: dict[str, Expect] = {
 }
 
 
+# Operators whose kernels run over a layout of their own (4-bit operands staged a byte an element, blocked
+# quantization tensors): their every type, layout and quantization type against an oracle of their own.
+TESTED_APART = {"QUANTIZE": "tests/test_blocked_quantization.py", "DEQUANTIZE": "tests/test_blocked_quantization.py"}
+
+
 def test_every_operator_has_a_case() -> None:
-    assert set(DESCRIPTIONS) == set(EXPECTED) == set(BY_NAME) == {op.schema.name for op in OPERATORS}
+    assert set(DESCRIPTIONS) == set(EXPECTED) == set(BY_NAME) - set(TESTED_APART)
+    assert set(BY_NAME) == {op.schema.name for op in OPERATORS}
 
 
 # --- every type combination of every row -------------------------------------------------------------------
@@ -348,7 +354,8 @@ def accepted(schema: OperatorSchema, row: SupportRow, last: int = 3) -> list[tup
     return found
 
 
-ROWS = [pytest.param(op.schema, row, id=f"{op.schema.name}-{row.level.label}") for op in OPERATORS for row in op.schema.rows]
+ROWS = [pytest.param(op.schema, row, id=f"{op.schema.name}-{row.level.label}") for op in OPERATORS
+        for row in op.schema.rows if op.schema.name not in TESTED_APART]
 
 
 @pytest.mark.parametrize(("schema", "row"), ROWS)

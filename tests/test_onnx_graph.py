@@ -116,7 +116,7 @@ def test_every_problem_is_listed_at_once_before_anything_runs(monkeypatch: pytes
         helper.make_node("Clip", ["x", "r"], ["c"], name="clip"),
         helper.make_node("Gelu", ["x"], ["g"], name="gelu", domain="com.example"),
     ]
-    q4 = helper.make_tensor("q4", TensorProto.INT4, [4], [1, 2, 3, 4])
+    q4 = helper.make_tensor("q4", TensorProto.INT2, [4], [1, 0, -1, -2])
     graph = helper.make_graph(nodes, "bad", [info("x", TensorProto.FLOAT, [4]), info("t", TensorProto.FLOAT, [])],
                               [info(n, TensorProto.FLOAT, [4]) for n in ("s", "dq", "c", "g")],
                               [q4, numpy_helper.from_array(np.float32(2), "scale")])
@@ -126,7 +126,7 @@ def test_every_problem_is_listed_at_once_before_anything_runs(monkeypatch: pytes
     assert caught.value.problems == (
         f"Softmax node 'softmax': Operator must be one of {MAPPED} (default ONNX domain); got Softmax.",
         "DequantizeLinear node 'dq4': Input x must have one of the types opendml maps "
-        "(INT32, INT16, INT8, UINT16, UINT8); got INT4.",
+        "(INT32, INT16, INT8, INT4, UINT16, UINT8, UINT4); got INT2.",
         "Clip node 'clip': Input min must be known before the graph runs (an initializer, a Constant node or a "
         "graph input) (DirectML's Min and Max are fields of the operator description); got the output of "
         "Relu node 'relu'.",

@@ -535,10 +535,12 @@ def test_quantize_output_dtype(opset: int) -> None:
 
 
 @pytest.mark.parametrize(("field", "value", "message"), [
-    ("output_dtype", TensorProto.INT16, "output_dtype must be one of the types opendml maps (INT8, UINT8); got INT16."),
-    ("output_dtype", TensorProto.INT4, "output_dtype must be one of the types opendml maps (INT8, UINT8); got INT4."),
+    ("output_dtype", TensorProto.INT16,
+     "output_dtype must be one of the types opendml maps (INT8, INT4, UINT8, UINT4); got INT16."),
+    ("output_dtype", TensorProto.UINT2,
+     "output_dtype must be one of the types opendml maps (INT8, INT4, UINT8, UINT4); got UINT2."),
     ("output_dtype", TensorProto.FLOAT8E4M3FN,
-     "output_dtype must be one of the types opendml maps (INT8, UINT8); got FLOAT8E4M3FN."),
+     "output_dtype must be one of the types opendml maps (INT8, INT4, UINT8, UINT4); got FLOAT8E4M3FN."),
 ])
 def test_quantize_output_types_opendml_does_not_map(field: str, value: int, message: str) -> None:
     arrays = {"x": np.zeros(3, np.float32), "s": np.float32(1), "zp": None}
@@ -557,7 +559,8 @@ def test_quantize_16_bit_zero_points_are_refused(dtype: type, name: str) -> None
     arrays = {"x": np.zeros(3, np.float32), "s": np.float32(1), "zp": dtype(0)}
     model = quantize_model(21, arrays)
     message = unsupported(model, {"x": arrays["x"]})
-    assert f"Input y_zero_point must have one of the types opendml maps (INT8, UINT8); got {name}." in message
+    assert f"Input y_zero_point must have one of the types opendml maps (INT8, INT4, UINT8, UINT4); got {name}." \
+        in message
 
 
 @pytest.mark.parametrize("level", ["6_2", "6_0"])

@@ -269,3 +269,26 @@ def test_level_message_names_field_type_and_level() -> None:
     assert str(info.value) == (
         "ELEMENT_WISE_CLIP: InputTensor.DataType must be one of FLOAT32, FLOAT16 at feature level 2_0; got INT8."
         " The lowest feature level that accepts this description is 2_1.")
+
+
+# DML_DEQUANTIZE_OPERATOR_DESC's and DML_QUANTIZE_OPERATOR_DESC's pages (6_3): (from level, ranks, input types,
+# output types); QuantizationTensors FLOAT32, FLOAT16, INT8, INT4, UINT8, UINT4 (the scale of the float tensor's
+# type and the zero point of the quantized tensor's: docs/semantics.md, section 11).
+Q4 = {T.INT8, T.INT4, T.UINT8, T.UINT4}
+BLOCKED_TABLES = {"DequantizeDesc": [(L.FL_6_3, ALL_RANKS, Q4, F)], "QuantizeDesc": [(L.FL_6_3, ALL_RANKS, F, Q4)]}
+
+
+@pytest.mark.parametrize("rank", [1, 3, 8])
+@pytest.mark.parametrize("kind", ["NONE", "SCALE", "SCALE_ZERO_POINT"])
+@pytest.mark.parametrize("desc_name", BLOCKED_TABLES)
+def test_quantize_and_dequantize_tables(desc_name: str, kind: str, rank: int) -> None:
+    table = BLOCKED_TABLES[desc_name]
+    make = getattr(dml, desc_name)
+    for input_type, output_type in itertools.product(EVERY_TYPE, EVERY_TYPE):
+        float_type, quantized = (output_type, input_type) if desc_name == "DequantizeDesc" else (input_type, output_type)
+        quantization = [dml.TensorDesc(float_type, [1] * rank), dml.TensorDesc(quantized, [1] * rank)]
+        count = {"NONE": 0, "SCALE": 1, "SCALE_ZERO_POINT": 2}[kind]
+        outcome = expected_outcome(table, lambda row, i=input_type, o=output_type: rank in row[1] and i in row[2]
+                                   and o in row[3])
+        check(functools.partial(make, dml.TensorDesc(input_type, sizes(rank)), kind, quantization[:count],
+                                dml.TensorDesc(output_type, sizes(rank))), outcome)

@@ -107,15 +107,26 @@ def _dispatch(index: int, path: str, source: str, obj: JsonObject, dispatchable:
     tensors = dispatchable.tensor_names  # an operator's tensor fields, or a graph's input and output names
     bindings_json = expect_object(obj["bindings"], bindings_path, what="an object mapping tensors to resources")
     bindings: dict[str, Binding] = {}
+    arrays = getattr(getattr(dispatchable, "operator", None), "arrays", {})
     for tensor, value in bindings_json.items():
         at = child(bindings_path, tensor)
+        if tensor in arrays:  # a tensor array's bind point: one resource for each of its tensors, in order
+            bound = [t for t in tensors if t.startswith(f"{tensor}[")]
+            items = value if isinstance(value, list) else [value]
+            if len(items) != len(bound):
+                raise model_error(at, f"must bind {len(bound)} resources, one for each of {tensor} (a list)",
+                                  f"{len(items)} bindings")
+            for k, (element, item) in enumerate(zip(bound, items)):
+                bindings[element] = _binding(item, child(at, k) if isinstance(value, list) else at, resources)
+            continue
         if tensor not in tensors:
             raise model_error(at, f"must be a tensor of {dispatchable.name!r} (tensors: {', '.join(tensors)})",
                               "a tensor it does not have")
         bindings[tensor] = _binding(value, at, resources)
     for tensor in tensors:
         if tensor not in bindings:
-            raise model_error(child(bindings_path, tensor), "must be bound to a resource", "no binding")
+            raise model_error(child(bindings_path, tensor.partition("[")[0]), "must be bound to a resource",
+                              "no binding")
     return DispatchCommand(index, path, source, dispatchable.name, bindings, bindings_path, bindings_json)
 
 

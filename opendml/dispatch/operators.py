@@ -18,11 +18,14 @@ from .. import (
     ArgMinDesc,
     AxisDirection,
     DataType,
+    DequantizeDesc,
     ElementWiseDequantizeLinearDesc,
     ElementWiseQuantizeLinearDesc,
     ExecutionFlags,
     NanPolicy,
     OpenDMLError,
+    QuantizationType,
+    QuantizeDesc,
     ScaleBias,
     TensorDesc,
     TensorFlags,
@@ -46,7 +49,7 @@ from .fields import (
 from .reader import JsonObject
 
 Kind = Literal["input", "output", "float", "scalar", "data_type", "scale_bias", "axes", "axis_count", "enum",
-               "activation"]
+               "activation", "input_array", "tensor_count"]
 
 
 @dataclass(frozen=True)
@@ -60,10 +63,18 @@ class Field:
     names: Names | None = None  # an "enum" field's names
     absent: Any = None  # what an optional field left out gives the description
     description: str = ""  # said in the JSON schema (opendml's extensions say so)
+    length: int = 0  # an "input_array" field's most tensors (QuantizationTensors: 2)
 
     @property
     def is_tensor(self) -> bool:
         return self.kind in ("input", "output")
+
+    def elements(self) -> tuple[Field, ...]:
+        """An "input_array" field's tensors as fields of their own, ``QuantizationTensors[k]``, each optional
+        (as the operator's schema lists them); any other field is itself."""
+        if self.kind != "input_array":
+            return (self,)
+        return tuple(Field(f"{self.name}[{k}]", "input", self.attribute, optional=True) for k in range(self.length))
 
 
 @dataclass(frozen=True)
@@ -74,7 +85,7 @@ class OperatorSpec:
 
     @property
     def inputs(self) -> tuple[Field, ...]:
-        return tuple(f for f in self.fields if f.kind == "input")
+        return tuple(e for f in self.fields for e in f.elements() if e.kind == "input")
 
     @property
     def outputs(self) -> tuple[Field, ...]:
@@ -82,7 +93,13 @@ class OperatorSpec:
 
     @property
     def tensors(self) -> tuple[Field, ...]:
-        return tuple(f for f in self.fields if f.is_tensor)
+        """The bind points, in DirectML's order: a tensor array's elements each its own (``Field.elements``)."""
+        return tuple(e for f in self.fields for e in f.elements() if e.is_tensor)
+
+    @property
+    def arrays(self) -> dict[str, Field]:
+        """The tensor array fields by name: a model binds each to a list of resources."""
+        return {f.name: f for f in self.fields if f.kind == "input_array"}
 
 
 # The names of DirectML's enums as a model may spell them (opendml's enums read them; the schema lists them).
@@ -121,8 +138,20 @@ def declared(op: OperatorDefinition) -> OperatorSpec:
     return OperatorSpec(op.schema.name, op.desc_type, tuple(fields))
 
 
+QUANTIZATION_TYPE_NAMES = Names("DML_QUANTIZATION_TYPE_", tuple(QuantizationType.__members__),
+                                tuple(int(m) for m in QuantizationType))
+# QUANTIZE's and DEQUANTIZE's fields (DirectMLSchema.h): QuantizationTensorCount is read and checked against the
+# array, which a model binds as a list of resources (DxDispatch's bind point of several resources).
+_BLOCKED_QUANTIZATION = (
+    _INPUT, Field("QuantizationType", "enum", "quantization_type", names=QUANTIZATION_TYPE_NAMES),
+    Field("QuantizationTensorCount", "tensor_count", None, optional=True),
+    Field("QuantizationTensors", "input_array", "quantization_tensors", optional=True, absent=(), length=2),
+    _OUTPUT)
+
 # The operators whose fields are written out here; every other one's are its declaration's (``declared``).
 _WRITTEN: tuple[OperatorSpec, ...] = (
+    OperatorSpec("QUANTIZE", QuantizeDesc, _BLOCKED_QUANTIZATION),
+    OperatorSpec("DEQUANTIZE", DequantizeDesc, _BLOCKED_QUANTIZATION),
     OperatorSpec("ELEMENT_WISE_DEQUANTIZE_LINEAR", ElementWiseDequantizeLinearDesc, (
         _INPUT, _SCALE, _ZERO_POINT, _OUTPUT)),
     OperatorSpec("ELEMENT_WISE_QUANTIZE_LINEAR", ElementWiseQuantizeLinearDesc, (
@@ -167,7 +196,10 @@ class Dispatchable:
     compile_type: str = COMPILE_TYPES[0]
 
     def has_tensor(self, field: Field) -> bool:
-        return getattr(self.desc, field.attribute) is not None  # type: ignore[arg-type]
+        value = getattr(self.desc, field.attribute)  # type: ignore[arg-type]
+        if "[" in field.name:  # an element of a tensor array: present where the array reaches it
+            return int(field.name[field.name.index("[") + 1:-1]) < len(value)
+        return value is not None
 
     @property
     def tensor_names(self) -> tuple[str, ...]:
@@ -270,6 +302,10 @@ def translate(operator: OperatorSpec, desc: JsonObject, path: str) -> Any:
         value = desc[field.name]
         if field.kind == "axis_count":
             _check_axis_count(value, at, desc.get("Axes"))
+        elif field.kind == "tensor_count":
+            _check_tensor_count(value, at, desc.get("QuantizationTensors", []))
+        elif field.kind == "input_array":
+            kwargs[field.attribute] = _tensor_array(value, at, field.length)  # type: ignore[index]
         elif field.kind == "scalar":
             kwargs[field.attribute] = _scalar(value, at, desc, path)  # type: ignore[index]
         elif field.kind == "enum":
@@ -363,6 +399,21 @@ def _enum_name(value: object, path: str, names: Names) -> str | int:
     numbers = f", or {', '.join(map(str, names.numbers))}" if names.numbers else ""
     raise model_error(path, f"must be one of {', '.join(names.members)} (with or without {names.prefix}){numbers}",
                       describe(value))
+
+
+def _check_tensor_count(value: object, path: str, tensors: object) -> None:
+    count = expect_uint(value, path)
+    if isinstance(tensors, list) and count != len(tensors):
+        raise model_error(path, f"must equal the number of QuantizationTensors ({len(tensors)})", count)
+
+
+def _tensor_array(value: object, path: str, length: int) -> list[TensorDesc]:
+    """An array of DML_TENSOR_DESCs (QuantizationTensors: at most ``length``; the operator checks the count)."""
+    if not isinstance(value, list):
+        raise wrong_type(path, "an array of tensor descriptions", value)
+    if len(value) > length:
+        raise model_error(path, f"must hold at most {length} tensor descriptions", len(value))
+    return [tensor_desc(item, child(path, k)) for k, item in enumerate(value)]
 
 
 def _check_axis_count(value: object, path: str, axes: object) -> None:

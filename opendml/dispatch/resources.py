@@ -176,11 +176,15 @@ class Resource:
 def parse_data_type(value: object, path: str) -> DataType:
     name = expect_string(value, path)
     try:
-        return DataType.parse(name, owner="initialValuesDataType")
+        parsed = DataType.parse(name, owner="initialValuesDataType")
     except OpenDMLError:
         known = ", ".join(t.name for t in DataType if t is not DataType.UNKNOWN)
         raise model_error(path, f"must be one of {known} (with or without DML_TENSOR_DATA_TYPE_)",
                           repr(name)) from None
+    if parsed.is_sub_byte:  # a resource's values are whole elements; 4-bit tensors read packed UINT8 bytes
+        raise model_error(path, "must be a type of whole bytes (a UINT4 or INT4 tensor's resource holds its packed "
+                          "bytes as UINT8: two elements a byte, the first in the low nibble)", repr(name))
+    return parsed
 
 
 def parse_resource(name: str, value: object, path: str, model_dir: Path,

@@ -96,6 +96,8 @@ _FIELD_KINDS: dict[str, Schema] = {  # operator fields, by their kind
     "scale_bias": ref("scaleBias"),
     "axes": _UINT32_ARRAY,
     "axis_count": {**ref("uint32"), "description": "the number of Axes (may be left out)"},
+    "input_array": {"type": "array", "items": ref("tensorDesc"), "maxItems": 2},
+    "tensor_count": {**ref("uint32"), "description": "the number of QuantizationTensors (may be left out)"},
 }
 _DISPATCHABLE: dict[str, Schema] = {
     "type": ref("operatorType"),
@@ -141,7 +143,8 @@ _INITIALIZER: dict[str, Schema] = {
 }
 _COMMAND: dict[str, Schema] = {
     "dispatchable": {"type": "string"},
-    "bindings": {"type": "object", "additionalProperties": ref("binding")},
+    "bindings": {"type": "object", "additionalProperties": ref("binding"),
+                 "properties": {name: ref("bindingArray") for op in OPERATORS for name in op.arrays}},
     "threadGroupCount": _UINT32_ARRAY,
     "resource": {"type": "string"},
     "verbose": {"type": "boolean"},
@@ -301,4 +304,7 @@ def _command_defs() -> Schema:
     one = {"anyOf": [{"type": "string"}, binding]}
     defs["binding"] = {"anyOf": [one, {"type": "array", "items": one, "minItems": 1, "maxItems": 1}],
                        "description": 'a resource name, {"name", "elementOffset"}, or an array of one of these'}
+    defs["bindingArray"] = {"anyOf": [one, {"type": "array", "items": one, "minItems": 1, "maxItems": 2}],
+                            "description": "a tensor array's resources (QuantizationTensors): one for each of its "
+                                          "tensors, in order"}
     return defs

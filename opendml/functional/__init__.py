@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 # The helpers re-exported below (``X as X``) are used by opendml.tracing, which traces these functions
 # with the same rules.
 from ..buffer import BufferBinding as BufferBinding
+from .blocked import dequantize, quantize
 from .declared import FUNCTIONS as FUNCTIONS
 from .devices import _as_array as _as_array
 from .devices import _on_gpu as _on_gpu
@@ -40,8 +41,8 @@ from .reductions import ARG_REDUCTIONS as ARG_REDUCTIONS
 from .reductions import _normalize_axes as _normalize_axes
 from .reductions import argmax, argmin, unravel_index
 
-__all__ = ["argmax", "argmin", "clip", "default_device", "dequantize_linear", "quantize_linear", "threshold",
-           "unravel_index"]
+__all__ = ["argmax", "argmin", "clip", "default_device", "dequantize", "dequantize_linear", "quantize",
+           "quantize_linear", "threshold", "unravel_index"]
 
 # The declared operators' functions (``declared``), each under its Python name: clip, threshold, relu, ...
 # Made at import, so type checkers read their signatures from the stub generated from them (``declared_stub``).

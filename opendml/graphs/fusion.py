@@ -108,8 +108,11 @@ def fuse(graph: CheckedGraph, prologues: bool = False, outputs: bool = False) ->
 
 
 def _single_output(graph: CheckedGraph, node: int) -> bool:
+    """Whether ``node`` is an operator of one output whose kernel runs over its own tensors (QUANTIZE and
+    DEQUANTIZE run over a layout of their own, ``OperatorDefinition.layout``: each is a step of its own)."""
     operator = graph.operators.get(node)
-    return operator is not None and len(operator.definition.schema.outputs) == 1
+    return operator is not None and len(operator.definition.schema.outputs) == 1 \
+        and operator.definition.layout is None
 
 
 def _elementwise(graph: CheckedGraph, node: int) -> bool:

@@ -112,6 +112,17 @@ def _run(op: OperatorDefinition, data_type: DataType, device: Device) -> None:
         scale = np.float16(0.5) if data_type == DataType.FLOAT16 else np.float32(0.5)
         for output_type in sorted(newest_row(op.schema).types["OutputTensor"]):
             functional.quantize_linear(x, scale, output_type=output_type, device=device)
+    elif name == "DEQUANTIZE":  # blocks of 8 along the rows, with and without a zero point, each output type
+        for float_type in (np.float32, np.float16):
+            scale = np.full((4, 2), 0.5, float_type)
+            functional.dequantize(x, scale, _sample(data_type, (4, 2)), data_type=data_type, device=device)
+            functional.dequantize(x, scale, data_type=data_type, device=device)
+    elif name == "QUANTIZE":
+        scale = np.full((4, 2), 0.5, x.dtype)
+        for output_type in sorted(newest_row(op.schema).types["OutputTensor"]):
+            functional.quantize(x, scale, output_type=output_type, device=device)
+            functional.quantize(x, scale, _sample(output_type, (4, 2)).astype(output_type.numpy),
+                                output_type=output_type, device=device)
     else:
         raise WarmUsageError(f"opendml cache warm: {name} has no functional call to warm its kernels with.")
 

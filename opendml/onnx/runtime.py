@@ -19,6 +19,7 @@ from ..dtypes import DataType, from_numpy
 from ..errors import invalid
 from ..functional import default_device
 from ..graphs.validate import GRAPH_LEVEL
+from ..packing import pack4, unpack4
 from ..tensor import calc_buffer_tensor_size
 from . import types
 from .graph import CONSTANT, Value, node_views
@@ -137,6 +138,11 @@ def session_for(model: ModelLike, device: Device) -> Session:
 
 def upload(device: Device, array: np.ndarray, data_type: DataType) -> Buffer:
     """A packed copy of ``array`` on the device, padded to DirectML's 4-byte tensor sizes."""
+    if data_type.is_sub_byte:  # INT4, UINT4: two elements a byte (ml_dtypes' arrays hold one a byte)
+        data = pack4(array, data_type)
+        raw = np.zeros(calc_buffer_tensor_size(data_type, np.shape(array) or (1,), None), np.uint8)
+        raw[:data.size] = data
+        return device.buffer_from(raw)
     packed = np.ascontiguousarray(array, dtype=data_type.numpy)
     raw = np.zeros(calc_buffer_tensor_size(data_type, packed.shape or (1,), None), np.uint8)
     raw[:packed.nbytes] = packed.reshape(-1).view(np.uint8)
@@ -247,5 +253,8 @@ def _read(value: Value, buffer: Buffer | None) -> np.ndarray:
     shape = value.concrete_shape
     dtype = value.data_type.numpy
     count = int(np.prod(shape, dtype=np.int64))
+    if value.data_type.is_sub_byte:  # unpacked as ONNX holds them: ml_dtypes' int4 and uint4
+        values = unpack4(buffer.to_numpy(), value.data_type, count).reshape(shape)
+        return values.astype(types.numpy_dtype(value.onnx_type))
     array = buffer.to_numpy()[:count * dtype.itemsize].view(dtype).reshape(shape)
     return array.astype(np.bool_) if value.onnx_type == types.BOOL else array  # held as UINT8 0 and 1

@@ -13,6 +13,7 @@ from .bit_not import BIT_NOT
 from .ceil import CEIL
 from .clip import CLIP, CLIP1
 from .definition import OperatorDefinition
+from .dequantize import DEQUANTIZE
 from .dequantize_linear import DEQUANTIZE_LINEAR
 from .difference_square import DIFFERENCE_SQUARE
 from .divide import DIVIDE
@@ -32,6 +33,7 @@ from .modulus_floor import MODULUS_FLOOR
 from .modulus_truncate import MODULUS_TRUNCATE
 from .multiply import MULTIPLY
 from .negate import NEGATE
+from .quantize import QUANTIZE
 from .quantize_linear import QUANTIZE_LINEAR
 from .recip import RECIP
 from .relu import RELU
@@ -78,6 +80,8 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     MODULUS_FLOOR,
     MODULUS_TRUNCATE,
     ADD1,
+    QUANTIZE,
+    DEQUANTIZE,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}

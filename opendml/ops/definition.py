@@ -123,6 +123,10 @@ class OperatorDefinition:
     kernel: Callable[[Any, Mapping[str, TensorDesc | None]], KernelSpec]
     fields: tuple[Field, ...] = ()  # the fields beside the tensors, where the front ends derive from them
     api: Api | None = None  # None: the operator's front ends are written out (CLIP, ARGMIN, ...)
+    # The layout its kernel runs over where it is not the description's (QUANTIZE, DEQUANTIZE: 4-bit operands
+    # staged one element a byte, blocked axes cut in two): ``layout(name, params, tensors)`` gives each tensor's
+    # ``blocked.Operand``, and ``opendml.kernels.staged`` runs the kernel over it.
+    layout: Callable[[str, Any, Mapping[str, TensorDesc | None]], Mapping[str, Any]] | None = None
 
     def describe(self, inputs: Sequence[TensorDesc], output_tensor: TensorDesc, values: Sequence[Any]) -> Any:
         """A declared operator's description of its input tensors (``Api.tensors``, in order), its output tensor
@@ -142,4 +146,4 @@ class OperatorDefinition:
 
     def tensors(self, desc: object) -> dict[str, TensorDesc | None]:
         """The description's tensors by DirectML field name, in binding order."""
-        return {t.name: getattr(desc, t.attribute) for t in self.schema.tensors}
+        return {t.name: t.value(desc) for t in self.schema.tensors}  # type: ignore[misc]

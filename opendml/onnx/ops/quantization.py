@@ -1,4 +1,5 @@
-"""What DequantizeLinear and QuantizeLinear share: their scale and zero point described over x's sizes.
+"""What DequantizeLinear and QuantizeLinear share: their scale and zero point described over x's sizes (and,
+for 4-bit data, as DEQUANTIZE's and QUANTIZE's QuantizationTensors: at the end).
 
 DirectML's four tensors share one set of sizes, so a scale or zero point of another shape is described
 over x's sizes with zero strides, never copied:
@@ -25,9 +26,11 @@ import numpy as np
 
 from ...device import Device
 from ...dtypes import DataType
+from ...enums import QuantizationType
 from ...feature_levels import FeatureLevel
 from ...schema import OperatorSchema
 from ...tensor import MAX_DIMENSIONS, TensorDesc, packed_strides
+from .. import types
 from ..graph import NodeView, Value
 from .base import describe, fail, leading_ones, problem
 
@@ -129,3 +132,65 @@ def grid(node: NodeView, shape: tuple[int, ...], operands: Sequence[tuple[str, V
     split = bool(grouped) and block > 0 and n % block == 0 and len(shape) < MAX_DIMENSIONS
     sizes = (*shape[:axis], n // block, block, *shape[axis + 1:]) if split else shape
     return Grid(tuple(sizes), axis, block, n, split, leading_ones(schema, device, max(len(sizes), 1)))
+
+# --- DEQUANTIZE and QUANTIZE (feature level 6_3): 4-bit x of DequantizeLinear, 4-bit y of QuantizeLinear ---------
+#
+# Their quantization tensors have x's rank and divide its sizes, so ONNX's scale and zero point are described as
+# they are, reshaped for free: one element as 1s on every axis; per axis (a 1-D tensor) as x's rank with its size
+# on ``axis``; blocked (``block_size`` B, x's shape with ceil(n / B) on ``axis``) as it is when B divides n, else
+# expanded on the host to one value per element along ``axis`` (a copy, which needs it known before the graph
+# runs). ONNX's absent zero point is 0, while the operators' absent one is the type's midpoint (docs/semantics.md,
+# section 11): for UINT4 an explicit zero is bound; for INT4 the midpoint is 0.
+
+def quantization_tensors(node: NodeView, shape: tuple[int, ...], scale: Value, scale_field: str,
+                         zero_point: Value | None, zero_field: str, quantized: DataType
+                         ) -> tuple[QuantizationType, list[TensorDesc], list[Source]]:
+    """The QuantizationType, QuantizationTensors and their sources of an ONNX scale and zero point over x's
+    ``shape``."""
+    block = int(node.attribute("block_size", 0))
+    grouped = [(f, v) for f, v in ((scale_field, scale), (zero_field, zero_point)) if v is not None
+               and math.prod(v.concrete_shape) != 1]
+    axis = _axis(node, len(shape)) if grouped and shape else 0
+    for field, grouped_value in grouped:
+        assert grouped_value is not None
+        _check_grouped(node, field, grouped_value, shape, axis, block)
+    assert scale.data_type is not None
+    descs: list[TensorDesc] = []
+    sources: list[Source] = []
+    for field, operand, data_type in ((scale_field, scale, scale.data_type), (zero_field, zero_point, quantized)):
+        if operand is None:
+            continue
+        sizes, source = _operand(node, field, operand, shape, axis, block)
+        descs.append(describe(data_type, sizes))
+        sources.append(source)
+    if zero_point is None and quantized.integer_range[0] == 0:  # ONNX's 0, not the unsigned type's midpoint
+        sizes = descs[0].sizes  # a zero point per block, as the scale
+        descs.append(describe(quantized, sizes))
+        sources.append(np.zeros(sizes, types.numpy_dtype(_onnx(quantized))))
+    kind = QuantizationType.SCALE_ZERO_POINT if len(descs) == 2 else QuantizationType.SCALE
+    return kind, descs, sources
+
+
+def _onnx(data_type: DataType) -> int:
+    return {DataType.INT4: types.INT4, DataType.UINT4: types.UINT4, DataType.INT8: types.INT8,
+            DataType.UINT8: types.UINT8}[data_type]
+
+
+def _operand(node: NodeView, field: str, value: Value, shape: tuple[int, ...], axis: int, block: int
+             ) -> tuple[Sequence[int], Source]:
+    rank = max(len(shape), 1)
+    if math.prod(value.concrete_shape) == 1:
+        return [1] * rank, value.name
+    if block == 0:  # per axis
+        sizes = [1] * rank
+        sizes[axis] = shape[axis]
+        return sizes, value.name
+    n = shape[axis]
+    if n % block == 0:
+        return value.concrete_shape, value.name
+    if value.host is None:
+        raise fail(node, f"Input {field}", f"must be known before the graph runs when block_size ({block}) does "
+                   f"not divide x's size along axis {axis} ({n}): the short last block needs a copy",
+                   value.describe_source())
+    expanded = np.repeat(value.host, block, axis=axis).take(np.arange(n), axis=axis)
+    return expanded.shape, np.ascontiguousarray(expanded)

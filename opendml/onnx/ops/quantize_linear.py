@@ -18,13 +18,16 @@ from collections.abc import Sequence
 
 from ...device import Device
 from ...dtypes import DataType
+from ...ops.quantize import QuantizeDesc
 from ...ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc
 from .. import types
 from ..graph import NodeView, Value, optional
-from .base import Lowered, Mapping, expect_type, make_step, output_value, problem
-from .quantization import check_block_size, grid
+from .base import Lowered, Mapping, describe, expect_type, make_step, output_value, problem
+from .quantization import check_block_size, grid, quantization_tensors
 
-_OUTPUTS = frozenset({types.INT8, types.UINT8})  # DirectML's; int16, float8, int4 and the like are not
+# DirectML's: INT8 and UINT8 (QUANTIZE_LINEAR), INT4 and UINT4 (QUANTIZE, feature level 6_3); int16, float8 and
+# the like are not.
+_OUTPUTS = frozenset({types.INT8, types.UINT8, types.INT4, types.UINT4})
 
 
 def _x_types(version: int) -> frozenset[int]:
@@ -96,6 +99,8 @@ def lower_quantize_linear(node: NodeView, inputs: Sequence[Value | None], device
     out_type = output_type(node, zero_point)
     out_data_type = types.data_type(out_type)
     assert isinstance(out_data_type, DataType)
+    if out_data_type.is_sub_byte:
+        return _lower_quantize(node, x, scale, zero_point, out_type, device)
     shared = grid(node, shape, [("y_scale", scale), ("y_zero_point", zero_point)], QUANTIZE_LINEAR_SCHEMA, device)
     scale_source, scale_desc = shared.operand(node, "y_scale", scale, scale.data_type)
     zp_source, zp_desc = shared.zero_point(node, "y_zero_point", zero_point, out_data_type, device)
@@ -103,6 +108,19 @@ def lower_quantize_linear(node: NodeView, inputs: Sequence[Value | None], device
     desc = ElementWiseQuantizeLinearDesc(shared.describe(x.data_type), scale_desc, zp_desc,
                                          shared.describe(out_data_type))
     return Lowered((out,), make_step(node, device, desc, [x.name, scale_source, zp_source], out))
+
+
+def _lower_quantize(node: NodeView, x: Value, scale: Value, zero_point: Value | None, out_type: int,
+                    device: Device) -> Lowered:
+    """A 4-bit output: QUANTIZE (``quantization.py``)."""
+    out_data_type = types.data_type(out_type)
+    assert x.data_type is not None and out_data_type is not None
+    shape = x.concrete_shape
+    kind, tensors, sources = quantization_tensors(node, shape, scale, "y_scale", zero_point, "y_zero_point",
+                                                  out_data_type)
+    out = output_value(node, out_type, shape)
+    desc = QuantizeDesc(describe(x.data_type, shape), kind, tensors, describe(out_data_type, shape))
+    return Lowered((out,), make_step(node, device, desc, [x.name, *sources, *[None] * (2 - len(sources))], out))
 
 
 QUANTIZE_LINEAR = Mapping("QuantizeLinear", (10, 13, 19, 21, 23, 24, 25, 28), check_quantize_linear,
