@@ -13,7 +13,7 @@ from . import graph, typing
 from .buffer import Buffer, BufferBinding
 from .device import Device
 from .dtypes import DataType
-from .enums import AxisDirection, ExecutionFlags, IsInfinityMode, NanPolicy, RoundingMode, TensorFlags
+from .enums import AxisDirection, ExecutionFlags, IsInfinityMode, NanPolicy, ReduceFunction, RoundingMode, TensorFlags
 from .errors import (
     BackendUnavailableError,
     BindingError,
@@ -26,7 +26,7 @@ from .errors import (
 )
 from .feature_levels import FeatureLevel
 from .functional import FUNCTIONS as _FUNCTIONS
-from .functional import argmax, argmin, dequantize_linear, quantize_linear, unravel_index
+from .functional import argmax, argmin, dequantize_linear, quantize_linear, reduce, unravel_index
 from .graph import Graph
 from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from .operator import BindingProperties, CompiledOperator, Operator
@@ -55,6 +55,7 @@ from .ops.multiply import ElementWiseMultiplyDesc
 from .ops.negate import ElementWiseNegateDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.recip import ElementWiseRecipDesc
+from .ops.reduce import ReduceDesc
 from .ops.relu import ActivationReluDesc
 from .ops.round import ElementWiseRoundDesc
 from .ops.shrink import ActivationShrinkDesc
@@ -135,6 +136,8 @@ __all__ = [
     "OperatorNode",
     "OutOfMemoryError",
     "OutputEdge",
+    "ReduceDesc",
+    "ReduceFunction",
     "RoundingMode",
     "ScaleBias",
     "TensorDesc",
@@ -147,6 +150,7 @@ __all__ = [
     "dequantize_linear",
     "graph",
     "quantize_linear",
+    "reduce",
     "typing",
     "unravel_index",
 ]

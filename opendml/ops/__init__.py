@@ -27,6 +27,7 @@ from .multiply import MULTIPLY
 from .negate import NEGATE
 from .quantize_linear import QUANTIZE_LINEAR
 from .recip import RECIP
+from .reduce import REDUCE
 from .relu import RELU
 from .round import ROUND
 from .shrink import SHRINK
@@ -64,6 +65,7 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     SUBTRACT,
     MULTIPLY,
     DIVIDE,
+    REDUCE,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}

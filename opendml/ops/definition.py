@@ -123,6 +123,13 @@ class OperatorDefinition:
     kernel: Callable[[Any, Mapping[str, TensorDesc | None]], KernelSpec]
     fields: tuple[Field, ...] = ()  # the fields beside the tensors, where the front ends derive from them
     api: Api | None = None  # None: the operator's front ends are written out (CLIP, ARGMIN, ...)
+    # The support table a description is checked against, where it depends on a field (REDUCE's Function):
+    # from ``prepare``'s parameters; None: ``schema`` itself.
+    schema_of: Callable[[Any], OperatorSchema] | None = None
+
+    def support_schema(self, params: Any) -> OperatorSchema:
+        """The schema whose support table a description with these parameters is checked against."""
+        return self.schema if self.schema_of is None else self.schema_of(params)
 
     def describe(self, inputs: Sequence[TensorDesc], output_tensor: TensorDesc, values: Sequence[Any]) -> Any:
         """A declared operator's description of its input tensors (``Api.tensors``, in order), its output tensor

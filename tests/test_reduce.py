@@ -1,0 +1,205 @@
+"""REDUCE: the description's rules, and every function against an oracle computed here (exact sums by
+fractions.Fraction, rounded to the output type by comparing the neighbours; never opendml's accumulator)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import opendml as dml
+from opendml.backends import cpu_kernels
+
+KERNELS = [
+    pytest.param("numba", id="numba", marks=pytest.mark.skipif(
+        not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")),
+    pytest.param("numpy", id="numpy"),
+]
+
+
+@pytest.fixture(params=KERNELS)
+def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load(request.param))
+    return str(request.param)
+
+
+def bits(value: np.generic) -> int:
+    return int(np.asarray(value).view(f"u{np.asarray(value).itemsize}"))
+
+
+def rounded(exact: Fraction, dtype: type) -> np.generic:
+    """``exact`` rounded to nearest, ties to even, in ``dtype`` (overflow to inf at the midpoint past max)."""
+    biggest = np.finfo(dtype).max
+    top = Fraction(float(biggest)) + Fraction(2) ** np.finfo(dtype).maxexp / 2 - Fraction(float(biggest)) / 2
+    if abs(exact) >= top:
+        return dtype(math.copysign(math.inf, exact))
+    guess = dtype(float(exact)) if abs(exact) < Fraction(float(biggest)) else biggest * (1 if exact > 0 else -1)
+    candidates = [np.nextafter(guess, dtype(-np.inf)), guess, np.nextafter(guess, dtype(np.inf))]
+    candidates = [c for c in candidates if np.isfinite(c)]
+    best = min(candidates, key=lambda c: (abs(Fraction(float(c)) - exact), bits(c) & 1))
+    if best == 0:
+        return dtype(math.copysign(0.0, exact))
+    return best
+
+
+def oracle_sum(values: np.ndarray, dtype: type, divide: bool = False, absolute: bool = False) -> np.generic:
+    """The exact sum (AVERAGE: quotient) rounded once, with IEEE's NaN and infinity rules; all -0.0: -0.0."""
+    items = [abs(float(v)) if absolute else float(v) for v in values.ravel()]
+    if any(math.isnan(v) for v in items) or (math.inf in items and -math.inf in items):
+        return dtype(np.nan)
+    if math.inf in items or -math.inf in items:
+        return dtype(math.inf if math.inf in items else -math.inf)
+    exact = sum((Fraction(v) for v in items), Fraction(0))
+    if exact == 0:
+        negative = all(v == 0 and math.copysign(1, v) < 0 for v in items)
+        return dtype(-0.0 if negative else 0.0)
+    if divide:
+        exact /= len(items)
+    return rounded(exact, dtype)
+
+
+def same(got: np.ndarray, want: np.ndarray) -> bool:
+    got, want = np.asarray(got), np.asarray(want)
+    return bool(np.all((got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}"))
+                       | (np.isnan(got) & np.isnan(want))))
+
+
+EDGES = [
+    [1e30, 1, -1e30],
+    [-0.0, -0.0],
+    [0.0, -0.0],
+    [-0.0],
+    [3e38, 3e38, -3e38],
+    [3e38, 3e38],
+    [-3e38, -3e38],
+    [np.inf, 1],
+    [np.inf, -np.inf],
+    [-np.inf, 5],
+    [np.nan, 1],
+    [1e-45, 1e-45, 3e-45],
+    [1e-45, -1e-45],
+    [-1e-45],
+    [1, 2 ** -24],  # a tie: to even
+    [1, 2 ** -24, 2 ** -60],  # just above the tie
+    [1, 2 ** -24, -(2 ** -60)],  # just below
+    [2 ** 127 * 1.9999999, 2 ** 103],  # the midpoint past the largest float32: ties to even give inf
+]
+HALF_EDGES = [
+    [65504, 16],  # the midpoint past the largest FLOAT16: inf
+    [65504, 15.9990234375],  # just below it
+    [6e4, 6e4, -6e4],
+    [2 ** -24, 2 ** -24, -(2 ** -23)],
+    [2 ** -24, 2 ** -25],  # sums below the smallest subnormal's ulp: FLOAT32 inputs only
+    [1, 2 ** -11],  # a tie in FLOAT16: to even
+    [1, 2 ** -11, 2 ** -24],
+]
+
+
+@pytest.mark.parametrize("function", ["SUM", "AVERAGE", "L1"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_edge_values_give_the_exact_sum_rounded_once(kernels: str, function: str, dtype: type) -> None:
+    for case in EDGES + HALF_EDGES:
+        with np.errstate(over="ignore"):
+            x = np.array(case, np.float32).astype(dtype)
+        got = dml.reduce(x, function, keepdims=False)
+        want = oracle_sum(x, dtype, divide=function == "AVERAGE", absolute=function == "L1")
+        assert same(got, want), (function, case, got, want)
+
+
+def test_cancellation_beats_pairwise_summation() -> None:
+    """The issue's case: 2**20 values cancelling in pairs, plus 1e-3; np.sum is thousands of ulp off."""
+    rng = np.random.default_rng(7)
+    half = rng.standard_normal(1 << 19).astype(np.float32) * np.float32(1e4)
+    x = np.concatenate([half, -half[::-1], np.array([1e-3], np.float32)])
+    rng.shuffle(x)
+    assert bits(dml.reduce(x, "SUM", keepdims=False)) == bits(np.float32(1e-3))
+
+
+@pytest.mark.parametrize("shape,axes", [
+    ((3, 1500), (1,)),  # a row longer than a block (1024 elements)
+    ((5, 7, 9), (0, 2)),
+    ((2, 3, 4, 5), (1, 3)),
+    ((40, 33), (0,)),
+    ((1, 70000), (1,)),  # one row split between threads
+    ((4, 2, 300), None),
+])
+def test_axes_and_layouts_against_the_oracle(kernels: str, shape: tuple[int, ...], axes: tuple[int, ...] | None
+                                             ) -> None:
+    rng = np.random.default_rng(sum(shape))
+    x = (rng.standard_normal(shape) * np.exp2(rng.integers(-30, 30, shape))).astype(np.float32)
+    reduced = tuple(range(len(shape))) if axes is None else axes
+    kept = [k for k in range(len(shape)) if k not in reduced]
+    rows = np.transpose(x, kept + list(reduced)).reshape(-1, math.prod(shape[a] for a in reduced))
+    out_shape = tuple(1 if k in reduced else n for k, n in enumerate(shape))
+    for function in ("SUM", "AVERAGE", "L1"):
+        got = dml.reduce(x, function, axes)
+        want = np.array([oracle_sum(r, np.float32, function == "AVERAGE", function == "L1") for r in rows],
+                        np.float32).reshape(out_shape)
+        assert same(got, want), function
+
+
+def test_a_transposed_view_gives_the_same_bits() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((300, 200)).astype(np.float32)
+    assert same(dml.reduce(x.T, "SUM", 0), dml.reduce(np.ascontiguousarray(x.T), "SUM", 0))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False), min_size=1, max_size=3000),
+       st.integers(1, 3))
+def test_the_sum_is_the_same_bits_on_any_thread_count(values: list[float], threads: int) -> None:
+    x = np.array(values, np.float32)
+    got = dml.reduce(x, "SUM", keepdims=False, device=dml.Device(threads=threads))
+    assert same(got, oracle_sum(x, np.float32))
+
+
+def test_sum_square_min_max_and_multiply() -> None:
+    x = np.array([[3e-30, -2.0, 0.5, -0.0], [0.0, -0.0, -0.0, 0.0]], np.float32)
+    got = dml.reduce(x, "SUM_SQUARE", 1).ravel()
+    want = [rounded(sum(Fraction(float(v)) ** 2 for v in row), np.float32) for row in x]
+    assert same(got, np.array(want, np.float32))
+    assert same(dml.reduce(x, "MAX", 1).ravel(), np.array([0.5, 0.0], np.float32))
+    assert same(dml.reduce(x, "MIN", 1).ravel(), np.array([-2.0, -0.0], np.float32))
+    assert np.isnan(dml.reduce(np.array([1, np.nan, 2], np.float32), "MAX", keepdims=False))
+    assert dml.reduce(np.array([2.0, 3.0, 0.5], np.float32), "MULTIPLY", keepdims=False) == 3.0
+
+
+def test_integer_sums_and_products_wrap() -> None:
+    top = np.iinfo(np.int32).max
+    assert dml.reduce(np.array([top, 1], np.int32), "SUM", keepdims=False) == np.iinfo(np.int32).min
+    assert dml.reduce(np.array([2 ** 32 - 1, 2], np.uint32), "SUM", keepdims=False) == 1
+    assert dml.reduce(np.array([65536, 65536, 3], np.int32), "MULTIPLY", keepdims=False) == 0
+    assert dml.reduce(np.array([-(2 ** 31), -1], np.int32), "MULTIPLY", keepdims=False) == -(2 ** 31)
+
+
+def test_argmin_and_argmax_through_reduce() -> None:
+    x = np.array([[3, 1, 1], [2, 7, 7]], np.float32)
+    assert dml.reduce(x, "ARGMIN", 1).ravel().tolist() == [1, 0]
+    assert dml.reduce(x, "ARGMAX", 1, output_type="UINT32").ravel().tolist() == [0, 1]
+
+
+def test_the_description_rules() -> None:
+    device = dml.Device()
+    x = dml.TensorDesc("FLOAT32", [2, 3])
+    with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*OutputTensor.Sizes\[1\].*must be 1"):
+        device.create_operator(dml.ReduceDesc("SUM", x, dml.TensorDesc("FLOAT32", [2, 3]), [1]))
+    with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*OutputTensor.DataType.*FLOAT32"):
+        device.create_operator(dml.ReduceDesc("SUM", x, dml.TensorDesc("FLOAT16", [2, 1]), [1]))
+    with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*Function.*must be one of ARGMAX"):
+        device.create_operator(dml.ReduceDesc("MEAN", x, dml.TensorDesc("FLOAT32", [2, 1]), [1]))
+    i = dml.TensorDesc("INT32", [2, 3])
+    with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*InputTensor.DataType.*FLOAT32, FLOAT16"):
+        device.create_operator(dml.ReduceDesc("AVERAGE", i, dml.TensorDesc("INT32", [2, 1]), [1]))
+    device.create_operator(dml.ReduceDesc("SUM", i, dml.TensorDesc("INT32", [2, 1]), [1]))
+    device.create_operator(dml.ReduceDesc("ARGMAX", i, dml.TensorDesc("INT64", [2, 1]), [1]))
+    old = dml.Device(feature_level="2_1")
+    with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*DimensionCount"):
+        old.create_operator(dml.ReduceDesc("SUM", x, dml.TensorDesc("FLOAT32", [2, 1]), [1]))
+    x4 = dml.TensorDesc("FLOAT32", [1, 1, 2, 3])
+    with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*OutputTensor.DataType.*UINT32"):
+        old.create_operator(dml.ReduceDesc("ARGMIN", x4, dml.TensorDesc("INT64", [1, 1, 2, 1]), [3]))
+    old.create_operator(dml.ReduceDesc("ARGMIN", x4, dml.TensorDesc("UINT32", [1, 1, 2, 1]), [3]))
