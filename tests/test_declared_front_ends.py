@@ -32,7 +32,8 @@ from tests.test_kernel_specs import DESCRIPTIONS, EXPECTED, UNARY_FIELDS
 # The operators without front ends derived from a declaration, and their functions (CLIP1 is what clip runs on
 # integers, by CLIP's adapter).
 WRITTEN = {"ELEMENT_WISE_CLIP1": "clip", "ELEMENT_WISE_DEQUANTIZE_LINEAR": "dequantize_linear",
-           "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear", "ARGMIN": "argmin", "ARGMAX": "argmax"}
+           "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear", "ARGMIN": "argmin", "ARGMAX": "argmax",
+           "REDUCE": "reduce"}
 SHAPE = (2, 8)
 
 

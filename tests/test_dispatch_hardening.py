@@ -521,6 +521,9 @@ def _rich_model() -> dict:
             "argmax": {"type": "DML_OPERATOR_ARGMAX", "desc": {
                 "InputTensor": f16, "OutputTensor": {"DataType": "INT64", "Sizes": [2, 1]}, "Axes": [1],
                 "AxisDirection": "INCREASING", "NanPolicy": "NAN_POLICY_PROPAGATE"}},
+            "reduce": {"type": "DML_OPERATOR_REDUCE", "desc": {
+                "Function": "DML_REDUCE_FUNCTION_SUM", "InputTensor": f16,
+                "OutputTensor": {"DataType": "FLOAT16", "Sizes": [2, 1]}, "AxisCount": 1, "Axes": [1]}},
             "quantize": {"type": "ELEMENT_WISE_QUANTIZE_LINEAR", "desc": {
                 "InputTensor": {"DataType": "FLOAT32", "Sizes": [4]},
                 "ScaleTensor": {"DataType": "FLOAT32", "Sizes": [4], "Strides": [0]},
@@ -542,6 +545,7 @@ def _rich_model() -> dict:
             {"type": "print", "resource": "h", "verbose": True},
             {"type": "writeFile", "resource": "i", "targetPath": "i.npy", "dimensions": [2, 1]},
             {"type": "dispatch", "dispatchable": "argmax", "bindings": {"InputTensor": "h", "OutputTensor": "i"}},
+            {"type": "dispatch", "dispatchable": "reduce", "bindings": {"InputTensor": "h", "OutputTensor": "c"}},
             {"type": "dispatch", "dispatchable": "quantize", "bindings": {
                 "InputTensor": "f", "ScaleTensor": "raw", "OutputTensor": "s"}},
             {"type": "dispatch", "dispatchable": "shrink", "bindings": {"InputTensor": "h", "OutputTensor": "h"}},
