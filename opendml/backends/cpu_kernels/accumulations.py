@@ -64,22 +64,38 @@ def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
     average = accumulation.function == "AVERAGE"
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
-        rows = _rows(x, accumulation.axes)
-        if rows.shape[1] == 0 or (average and rows.shape[1] >= 1 << 31):
+        n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
+        if n == 0 or (average and n >= 1 << 31):
             fallback(x, out, threads)
             return
-        out[...] = sums.sum_rows(rows, function, average, out.dtype, threads).reshape(out.shape)
+        columns = _columns(x, accumulation.axes, n)
+        if columns is not None:
+            result = sums.sum_columns(columns, function, average, out.dtype, threads)
+        else:
+            result = sums.sum_rows(_rows(x, accumulation.axes, n), function, average, out.dtype, threads)
+        out[...] = result.reshape(out.shape)
 
     return run
 
 
-def _rows(x: np.ndarray, axes: Sequence[int]) -> np.ndarray:
+def _columns(x: np.ndarray, axes: Sequence[int], n: int) -> np.ndarray | None:
+    """``x`` as (reduced, kept) FLOAT32 with contiguous rows, where that is a view (the reduced axes lead a
+    C-contiguous array, the kept ones follow: a first-axis reduction); else None."""
+    kept = [k for k in range(x.ndim) if k not in axes]
+    if not kept or x.dtype != np.float32:
+        return None
+    moved = np.transpose(x, list(axes) + kept)
+    if not moved.flags.c_contiguous or moved.size // n < 2:
+        return None
+    return moved.reshape(n, -1)
+
+
+def _rows(x: np.ndarray, axes: Sequence[int], n: int) -> np.ndarray:
     """``x`` as FLOAT32 rows (one per output element, the reduced axes flattened), each contiguous: free where
     the reduced axes are the innermost of a contiguous FLOAT32 array, else one copy (FLOAT16 is converted,
     exactly, in that copy)."""
     kept = [k for k in range(x.ndim) if k not in axes]
     moved = np.transpose(x, kept + list(axes))
-    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
     rows = moved.reshape(-1, n) if moved.flags.c_contiguous else np.ascontiguousarray(moved).reshape(-1, n)
     if rows.dtype != np.float32:
         rows = rows.astype(np.float32)

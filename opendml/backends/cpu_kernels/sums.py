@@ -308,6 +308,93 @@ def _finish_rows(accs, out, count, average, precision, base, inf_bits, nan_bits,
         out[r] = finish(accs[r], count, average, precision, base, inf_bits, nan_bits, sign_bit, digits)
 
 
+TILE = 512  # columns summed side by side when the reduced axis is not the innermost (``sum_columns``)
+# Rows of a column block: the span is checked over the whole tile's block (TILE x COLUMN_BLOCK elements, whose
+# smallest element is smaller than a row block's), so each column sums fewer elements and may span more.
+COLUMN_BLOCK = 1 << 7
+COLUMN_SPAN = 29 - 7
+
+
+@njit(nogil=True, cache=True, fastmath={"reassoc"})
+def _columns_block(x, xb, r0, r1, c0, c1, absolute, s):  # type: ignore[no-untyped-def]
+    """``s[c - c0]`` = the float64 sum of rows ``r0:r1`` of each column ``c0:c1`` of ``x`` (exact where the
+    block's span allows, as ``_fast_block``'s: each column sums at most ``COLUMN_BLOCK`` elements), and the largest
+    smallest ``(bits << 1) - 1`` over the whole block."""
+    hi = np.uint32(0)
+    lo = np.uint32(0xFFFFFFFF)
+    s[:] = 0.0
+    for r in range(r0, r1):
+        row = x[r, c0:c1]
+        bits = xb[r, c0:c1]
+        for c in range(c1 - c0):
+            a = np.uint32(bits[c] << np.uint32(1))
+            hi = np.uint32(max(hi, a))
+            lo = np.uint32(min(lo, np.uint32(a - np.uint32(1))))
+            v = np.float64(row[c])
+            if absolute:
+                v = abs(v)
+            s[c] += v
+    return hi, lo
+
+
+@jit
+def _columns_task(x, r0, r1, c0, c1, function, accs):  # type: ignore[no-untyped-def]
+    """Rows ``r0:r1`` of columns ``c0:c1`` of ``x`` (2-D, rows contiguous) into ``accs[c - c0]``."""
+    xb = x.view(np.uint32)
+    bins = np.zeros(BINS, np.float64)
+    s = np.zeros(c1 - c0, np.float64)
+    absolute = function == ABS
+    for j0 in range(r0, r1, COLUMN_BLOCK):
+        j1 = min(j0 + COLUMN_BLOCK, r1)
+        hi, lo = _columns_block(x, xb, j0, j1, c0, c1, absolute, s)
+        emax = hi >> 24
+        emin = max((lo + 1) >> 24, 1)
+        if hi != 0 and (emax == 255 or emax - emin > COLUMN_SPAN):
+            for c in range(c0, c1):
+                _slow_block(x[j0:j1, c], xb[j0:j1, c], 0, j1 - j0, function, accs[c - c0], bins)
+            continue
+        for c in range(c0, c1):
+            acc = accs[c - c0]
+            if s[c - c0] != 0.0:
+                acc[NONNEG] = 1
+                add_double(acc, s[c - c0])
+            elif not acc[NONNEG]:  # an exact zero: -0.0 only if every element of the column is
+                for r in range(j0, j1):
+                    if xb[r, c] != 0x80000000 or absolute:
+                        acc[NONNEG] = 1
+                        break
+
+
+def sum_columns(x: np.ndarray, function: int, average: bool, out_dtype: np.dtype, threads: int) -> np.ndarray:
+    """Each column of ``x`` (2-D FLOAT32, rows contiguous: the reduced axis is the first) summed exactly and
+    rounded once, as ``sum_rows`` does each row: tiles of ``TILE`` columns side by side, shared among the
+    threads; with fewer tiles than threads, the rows are split too and the partial sums merged (exactly)."""
+    from .threads import run_tasks
+
+    n, cols = x.shape
+    tiles = [(c0, min(cols, c0 + TILE)) for c0 in range(0, cols, TILE)]
+    parts = 1 if len(tiles) >= threads or n < 2 * BLOCK else min(threads, n // BLOCK)
+    step = -(-n // parts)
+    step = -(-step // BLOCK) * BLOCK
+    partial = np.zeros((parts, cols, WORDS), np.int64)
+    tasks = [(x, p * step, min(n, (p + 1) * step), c0, c1, function, partial[p, c0:c1])
+             for p in range(parts) for c0, c1 in tiles]
+    run_tasks(_columns_task, tasks, threads)
+    accs = partial[0]
+    for p in range(1, parts):
+        for c in range(cols):
+            merge(accs[c], partial[p, c])
+    return _finished(accs, n, average, out_dtype)
+
+
+def _finished(accs: np.ndarray, count: int, average: bool, out_dtype: np.dtype) -> np.ndarray:
+    precision, base, inf_bits, nan_bits, sign_bit = FORMATS[np.dtype(out_dtype)]
+    bits = np.zeros(accs.shape[0], np.int64)
+    _finish_rows(accs, bits, count, average, precision, base, inf_bits, nan_bits, sign_bit)
+    unsigned = np.uint32 if np.dtype(out_dtype).itemsize == 4 else np.uint16
+    return bits.astype(unsigned).view(out_dtype)
+
+
 SPLIT_MIN = 1 << 16  # elements of a row below which a row is never split between threads
 
 
@@ -334,8 +421,4 @@ def sum_rows(x: np.ndarray, function: int, average: bool, out_dtype: np.dtype, t
         for p in range(parts):
             for r in range(rows):
                 merge(accs[r], partial[p, r])
-    precision, base, inf_bits, nan_bits, sign_bit = FORMATS[np.dtype(out_dtype)]
-    bits = np.zeros(rows, np.int64)
-    _finish_rows(accs, bits, n, average, precision, base, inf_bits, nan_bits, sign_bit)
-    unsigned = np.uint32 if np.dtype(out_dtype).itemsize == 4 else np.uint16
-    return bits.astype(unsigned).view(out_dtype)
+    return _finished(accs, n, average, out_dtype)
