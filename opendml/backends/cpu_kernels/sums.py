@@ -319,7 +319,7 @@ COLUMN_SPAN = 29 - 7
 def _columns_block(x, xb, r0, r1, c0, c1, absolute, s):  # type: ignore[no-untyped-def]
     """``s[c - c0]`` = the float64 sum of rows ``r0:r1`` of each column ``c0:c1`` of ``x`` (exact where the
     block's span allows, as ``_fast_block``'s: each column sums at most ``COLUMN_BLOCK`` elements), and the largest
-    smallest ``(bits << 1) - 1`` over the whole block."""
+    and smallest ``(bits << 1) - 1`` over the whole block."""
     hi = np.uint32(0)
     lo = np.uint32(0xFFFFFFFF)
     s[:] = 0.0
