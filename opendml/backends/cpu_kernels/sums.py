@@ -103,18 +103,21 @@ def _fast_block(x, xb, absolute):  # type: ignore[no-untyped-def]
     """The float64 sum of the block ``x`` (``xb``: its bits), exact where its span allows (the module's
     docstring), and the largest and smallest of ``(bits << 1) - 1`` over its elements: the sign shifted out,
     the exponent field in the top 8 bits, a zero wrapped to the largest (so that the smallest is a nonzero
-    element's). Kept in 32 bits (each operation cast back) so that each vector holds 8 or 16 elements."""
-    s = 0.0
+    element's). Kept in 32 bits (each operation cast back) so that each vector holds 8 elements; the block is read
+    twice (it is in the L1 cache the second time): one loop with the float64 sums would hold 4 per vector."""
     hi = np.uint32(0)
     lo = np.uint32(0xFFFFFFFF)
-    for i in range(x.shape[0]):
+    for i in range(xb.shape[0]):  # a loop of its own: its vectors hold 8 elements, the float64 loop's 4
         a = np.uint32(xb[i] << np.uint32(1))
         hi = np.uint32(max(hi, a))
         lo = np.uint32(min(lo, np.uint32(a - np.uint32(1))))
-        v = np.float64(x[i])
-        if absolute:
-            v = abs(v)
-        s += v
+    s = 0.0
+    if absolute:
+        for i in range(x.shape[0]):
+            s += abs(np.float64(x[i]))
+    else:
+        for i in range(x.shape[0]):
+            s += np.float64(x[i])
     return s, hi, lo
 
 
@@ -319,22 +322,53 @@ COLUMN_SPAN = 29 - 7
 def _columns_block(x, xb, r0, r1, c0, c1, absolute, s):  # type: ignore[no-untyped-def]
     """``s[c - c0]`` = the float64 sum of rows ``r0:r1`` of each column ``c0:c1`` of ``x`` (exact where the
     block's span allows, as ``_fast_block``'s: each column sums at most ``COLUMN_BLOCK`` elements), and the largest
-    and smallest ``(bits << 1) - 1`` over the whole block."""
+    and smallest ``(bits << 1) - 1`` over the whole block. As ``_fast_block``: the bits in a loop of their own;
+    four rows are added together before their sum joins ``s`` (one load and store of ``s`` per four rows: any
+    order of these additions is exact)."""
     hi = np.uint32(0)
     lo = np.uint32(0xFFFFFFFF)
     s[:] = 0.0
-    for r in range(r0, r1):
-        row = x[r, c0:c1]
+    r = r0
+    while r + 4 <= r1:  # four rows at a time: read by the bits' loop, then again from the L1 cache
+        for k in range(r, r + 4):
+            bits = xb[k, c0:c1]
+            for c in range(c1 - c0):
+                a = np.uint32(bits[c] << np.uint32(1))
+                hi = np.uint32(max(hi, a))
+                lo = np.uint32(min(lo, np.uint32(a - np.uint32(1))))
+        p, q, u, v = x[r, c0:c1], x[r + 1, c0:c1], x[r + 2, c0:c1], x[r + 3, c0:c1]
+        if absolute:
+            for c in range(c1 - c0):
+                s[c] += (abs(np.float64(p[c])) + abs(np.float64(q[c]))) + (abs(np.float64(u[c]))
+                                                                          + abs(np.float64(v[c])))
+        else:
+            for c in range(c1 - c0):
+                s[c] += (np.float64(p[c]) + np.float64(q[c])) + (np.float64(u[c]) + np.float64(v[c]))
+        r += 4
+    while r < r1:
         bits = xb[r, c0:c1]
+        p = x[r, c0:c1]
         for c in range(c1 - c0):
             a = np.uint32(bits[c] << np.uint32(1))
             hi = np.uint32(max(hi, a))
             lo = np.uint32(min(lo, np.uint32(a - np.uint32(1))))
-            v = np.float64(row[c])
-            if absolute:
-                v = abs(v)
-            s[c] += v
+            s[c] += abs(np.float64(p[c])) if absolute else np.float64(p[c])
+        r += 1
     return hi, lo
+
+
+@jit
+def _column_fits(xb, r0, r1, c):  # type: ignore[no-untyped-def]
+    """Whether rows ``r0:r1`` of column ``c`` span few enough binades for an exact float64 sum (no NaN or
+    infinity among them)."""
+    hi = np.uint32(0)
+    lo = np.uint32(0xFFFFFFFF)
+    for r in range(r0, r1):
+        a = np.uint32(xb[r, c] << np.uint32(1))
+        hi = max(hi, a)
+        lo = min(lo, np.uint32(a - np.uint32(1)))
+    emax = hi >> 24
+    return hi == 0 or (emax != 255 and emax - max((lo + 1) >> 24, 1) <= COLUMN_SPAN)
 
 
 @jit
@@ -349,12 +383,12 @@ def _columns_task(x, r0, r1, c0, c1, function, accs):  # type: ignore[no-untyped
         hi, lo = _columns_block(x, xb, j0, j1, c0, c1, absolute, s)
         emax = hi >> 24
         emin = max((lo + 1) >> 24, 1)
-        if hi != 0 and (emax == 255 or emax - emin > COLUMN_SPAN):
-            for c in range(c0, c1):
-                _slow_block(x[j0:j1, c], xb[j0:j1, c], 0, j1 - j0, function, accs[c - c0], bins)
-            continue
+        tile_fits = hi == 0 or (emax != 255 and emax - emin <= COLUMN_SPAN)
         for c in range(c0, c1):
             acc = accs[c - c0]
+            if not tile_fits and not _column_fits(xb, j0, j1, c):  # the tile's span is wider than a column's
+                _slow_block(x[j0:j1, c], xb[j0:j1, c], 0, j1 - j0, function, acc, bins)
+                continue
             if s[c - c0] != 0.0:
                 acc[NONNEG] = 1
                 add_double(acc, s[c - c0])
