@@ -169,3 +169,24 @@ def test_the_description_rules() -> None:
     with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*OutputTensor.DataType.*UINT32"):
         old.create_operator(dml.ReduceDesc("ARGMIN", x4, dml.TensorDesc("INT64", [1, 1, 2, 1]), [3]))
     old.create_operator(dml.ReduceDesc("ARGMIN", x4, dml.TensorDesc("UINT32", [1, 1, 2, 1]), [3]))
+
+
+@pytest.mark.parametrize("fusion", ["0", "1"])
+def test_a_graph_sums_what_an_element_wise_node_computes(fusion: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """relu → REDUCE SUM in a compiled graph: the value reduction takes no prologue, so the relu keeps its
+    buffer and the sum is exact as a lone REDUCE's (with fusion on or off)."""
+    from opendml import graph as g
+
+    monkeypatch.setenv("OPENDML_FUSION", fusion)
+    device = dml.Device()
+    graph = dml.Graph(device)
+    x = graph.input(0, dml.TensorDesc("FLOAT32", [2, 3]))
+    y = g.reduce(g.relu(x), "SUM", [1])
+    assert y.desc.sizes == (2, 1) and y.desc.data_type == dml.DataType.FLOAT32
+    compiled = graph.compile([y])
+    data = np.array([[1e30, 1, -1e30], [-1e30, 2, 5e-45]], np.float32)
+    out = device.create_buffer(8)
+    compiled.execute([device.buffer_from(data)], [out])
+    want = [oracle_sum(np.maximum(row, 0), np.float32) for row in data]
+    assert same(out.to_numpy().view(np.float32), np.array(want, np.float32))
+    assert g.reduce(x, "ARGMAX", [0, 1]).desc.data_type == dml.DataType.INT64
