@@ -190,3 +190,17 @@ def test_a_graph_sums_what_an_element_wise_node_computes(fusion: str, monkeypatc
     want = [oracle_sum(np.maximum(row, 0), np.float32) for row in data]
     assert same(out.to_numpy().view(np.float32), np.array(want, np.float32))
     assert g.reduce(x, "ARGMAX", [0, 1]).desc.data_type == dml.DataType.INT64
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 33, 1000, 1025, 3000])
+def test_signed_zeros_in_rows_of_every_length(kernels: str, n: int) -> None:
+    """A sum of -0.0 alone is -0.0, with one +0.0 among them +0.0, in short rows (summed whole) and long ones."""
+    x = np.full((3, n), -0.0, np.float32)
+    x[1, n // 2] = 0.0
+    x[2, 0] = 1.0
+    x[2, -1] = -1.0 if n > 1 else 0.0
+    for function, want in (("SUM", [-0.0, 0.0, 0.0]), ("AVERAGE", [-0.0, 0.0, 0.0]), ("L1", [0.0, 0.0, None])):
+        got = dml.reduce(x, function, 1).ravel()
+        expected = [oracle_sum(row, np.float32, function == "AVERAGE", function == "L1") for row in x]
+        assert same(got, np.array(expected, np.float32)), (function, got)
+        assert all(w is None or same(np.float32(g), np.float32(w)) for g, w in zip(got, want)), (function, got)

@@ -111,7 +111,7 @@ def _fast_block(x, xb, absolute):  # type: ignore[no-untyped-def]
         a = np.uint32(xb[i] << np.uint32(1))
         hi = np.uint32(max(hi, a))
         lo = np.uint32(min(lo, np.uint32(a - np.uint32(1))))
-    s = 0.0
+    s = -0.0  # the identity of IEEE addition: a sum of -0.0 alone stays -0.0
     if absolute:
         for i in range(x.shape[0]):
             s += abs(np.float64(x[i]))
@@ -305,6 +305,26 @@ def _rows_task(x, r0, r1, i0, i1, function, accs):  # type: ignore[no-untyped-de
 
 
 @jit
+def _short_rows_task(x, r0, r1, function, accs, sums64, direct):  # type: ignore[no-untyped-def]
+    """Rows ``r0:r1`` of ``x`` of at most ``BLOCK`` elements each. A row whose float64 sum is exact (its span
+    fits, or every element is a zero) has that sum in ``sums64`` and ``direct`` set: the exact sum as a float64,
+    which one conversion rounds to the output type (IEEE conversion: to nearest even, subnormals, overflow to
+    infinity, the sign of a zero: float64 addition gives -0.0 only where every element is -0.0, as the rule is).
+    Any other row is accumulated into ``accs``."""
+    bins = np.zeros(BINS, np.float64)
+    xb = x.view(np.uint32)
+    absolute = function == ABS
+    for r in range(r0, r1):
+        s, hi, lo = _fast_block(x[r], xb[r], absolute)
+        emax = hi >> 24
+        if hi == 0 or (emax != 255 and emax - max((lo + 1) >> 24, 1) <= SPAN):
+            sums64[r - r0] = s
+            direct[r - r0] = 1
+        else:
+            accumulate(x[r], xb[r], 0, x.shape[1], function, accs[r - r0], bins)
+
+
+@jit
 def _finish_rows(accs, out, count, average, precision, base, inf_bits, nan_bits, sign_bit):  # type: ignore[no-untyped-def]
     digits = np.zeros(DIGITS + 3, np.int64)
     for r in range(accs.shape[0]):
@@ -421,6 +441,25 @@ def sum_columns(x: np.ndarray, function: int, average: bool, out_dtype: np.dtype
     return _finished(accs, n, average, out_dtype)
 
 
+def _short_rows(x: np.ndarray, function: int, out_dtype: np.dtype, threads: int, accs: np.ndarray) -> np.ndarray:
+    """``sum_rows`` of rows of at most ``BLOCK`` elements: most rows' float64 sums are exact, and converted."""
+    from .threads import run_tasks
+
+    rows = x.shape[0]
+    sums64 = np.zeros(rows, np.float64)
+    direct = np.zeros(rows, np.uint8)
+    step = -(-rows // max(1, min(threads, rows)))
+    tasks = [(x, r0, min(rows, r0 + step), function, accs[r0:r0 + step], sums64[r0:r0 + step], direct[r0:r0 + step])
+             for r0 in range(0, rows, step)]
+    run_tasks(_short_rows_task, tasks, threads)
+    with np.errstate(over="ignore"):  # a sum past the type's largest value converts to an infinity, as it must
+        result = sums64.astype(out_dtype)
+    rest = np.flatnonzero(direct == 0)
+    if rest.size:
+        result[rest] = _finished(accs[rest], x.shape[1], False, out_dtype)
+    return result
+
+
 def _finished(accs: np.ndarray, count: int, average: bool, out_dtype: np.dtype) -> np.ndarray:
     precision, base, inf_bits, nan_bits, sign_bit = FORMATS[np.dtype(out_dtype)]
     bits = np.zeros(accs.shape[0], np.int64)
@@ -441,6 +480,8 @@ def sum_rows(x: np.ndarray, function: int, average: bool, out_dtype: np.dtype, t
 
     rows, n = x.shape
     accs = np.zeros((rows, WORDS), np.int64)
+    if n <= BLOCK and not average:
+        return _short_rows(x, function, out_dtype, threads, accs)
     if rows >= threads or n < SPLIT_MIN or threads <= 1:
         step = -(-rows // max(1, min(threads, rows)))
         tasks = [(x, r0, min(rows, r0 + step), 0, n, function, accs[r0:r0 + step]) for r0 in range(0, rows, step)]
