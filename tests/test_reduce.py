@@ -204,3 +204,15 @@ def test_signed_zeros_in_rows_of_every_length(kernels: str, n: int) -> None:
         expected = [oracle_sum(row, np.float32, function == "AVERAGE", function == "L1") for row in x]
         assert same(got, np.array(expected, np.float32)), (function, got)
         assert all(w is None or same(np.float32(g), np.float32(w)) for g, w in zip(got, want)), (function, got)
+
+
+def test_a_first_axis_sum_with_one_wide_column(kernels: str) -> None:
+    """A leading reduced axis is summed column tile by column tile: one column's tiny element widens its tile's
+    span, and that column alone is summed another way; the others keep their float64 sums."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((300, 700)).astype(np.float32)
+    x[17, 5] = np.float32(3e-38)
+    x[200, 650] = np.float32(np.inf)
+    got = dml.reduce(x, "SUM", 0).ravel()
+    want = np.array([oracle_sum(x[:, c], np.float32) for c in range(x.shape[1])], np.float32)
+    assert same(got, want)

@@ -378,17 +378,25 @@ def _columns_block(x, xb, r0, r1, c0, c1, absolute, s):  # type: ignore[no-untyp
 
 
 @jit
-def _column_fits(xb, r0, r1, c):  # type: ignore[no-untyped-def]
-    """Whether rows ``r0:r1`` of column ``c`` span few enough binades for an exact float64 sum (no NaN or
-    infinity among them)."""
-    hi = np.uint32(0)
-    lo = np.uint32(0xFFFFFFFF)
+def _column_bounds(xb, r0, r1, c0, c1, his, los):  # type: ignore[no-untyped-def]
+    """Each column's largest and smallest ``(bits << 1) - 1`` over rows ``r0:r1`` (read along the rows, so that
+    the loop is vectorised): where a tile's span is too wide, which of its columns are."""
+    his[:] = 0
+    los[:] = 0xFFFFFFFF
     for r in range(r0, r1):
-        a = np.uint32(xb[r, c] << np.uint32(1))
-        hi = max(hi, a)
-        lo = min(lo, np.uint32(a - np.uint32(1)))
+        bits = xb[r, c0:c1]
+        for c in range(c1 - c0):
+            a = np.uint32(bits[c] << np.uint32(1))
+            his[c] = max(his[c], a)
+            los[c] = min(los[c], np.uint32(a - np.uint32(1)))
+
+
+@jit
+def _fits(hi, lo, span):  # type: ignore[no-untyped-def]
+    """Whether elements with these bounds have an exact float64 sum (no NaN or infinity; a span of at most
+    ``span`` binades; or zeros only)."""
     emax = hi >> 24
-    return hi == 0 or (emax != 255 and emax - max((lo + 1) >> 24, 1) <= COLUMN_SPAN)
+    return hi == 0 or (emax != 255 and emax - max((lo + 1) >> 24, 1) <= span)
 
 
 @jit
@@ -397,16 +405,18 @@ def _columns_task(x, r0, r1, c0, c1, function, accs):  # type: ignore[no-untyped
     xb = x.view(np.uint32)
     bins = np.zeros(BINS, np.float64)
     s = np.zeros(c1 - c0, np.float64)
+    his = np.zeros(c1 - c0, np.uint32)
+    los = np.zeros(c1 - c0, np.uint32)
     absolute = function == ABS
     for j0 in range(r0, r1, COLUMN_BLOCK):
         j1 = min(j0 + COLUMN_BLOCK, r1)
         hi, lo = _columns_block(x, xb, j0, j1, c0, c1, absolute, s)
-        emax = hi >> 24
-        emin = max((lo + 1) >> 24, 1)
-        tile_fits = hi == 0 or (emax != 255 and emax - emin <= COLUMN_SPAN)
+        tile_fits = _fits(hi, lo, COLUMN_SPAN)
+        if not tile_fits:  # the tile's span is wider than its columns' (most of them)
+            _column_bounds(xb, j0, j1, c0, c1, his, los)
         for c in range(c0, c1):
             acc = accs[c - c0]
-            if not tile_fits and not _column_fits(xb, j0, j1, c):  # the tile's span is wider than a column's
+            if not tile_fits and not _fits(his[c - c0], los[c - c0], COLUMN_SPAN):
                 _slow_block(x[j0:j1, c], xb[j0:j1, c], 0, j1 - j0, function, acc, bins)
                 continue
             if s[c - c0] != 0.0:
