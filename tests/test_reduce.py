@@ -92,19 +92,22 @@ def test_cancellation_beats_pairwise_summation() -> None:
     ((40, 33), (0,)),
     ((1, 70000), (1,)),  # one row split between threads
     ((4, 2, 300), None),
+    ((3, 9000), (1,)),  # FLOAT16 rows longer than a FLOAT16 block (8192 elements)
 ])
-def test_axes_and_layouts_against_the_oracle(kernels: str, shape: tuple[int, ...], axes: tuple[int, ...] | None
-                                             ) -> None:
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_axes_and_layouts_against_the_oracle(kernels: str, shape: tuple[int, ...], axes: tuple[int, ...] | None,
+                                             dtype: type) -> None:
     rng = np.random.default_rng(sum(shape))
-    x = (rng.standard_normal(shape) * np.exp2(rng.integers(-30, 30, shape))).astype(np.float32)
+    scale = 30 if dtype == np.float32 else 8
+    x = (rng.standard_normal(shape) * np.exp2(rng.integers(-scale, scale, shape))).astype(dtype)
     reduced = tuple(range(len(shape))) if axes is None else axes
     kept = [k for k in range(len(shape)) if k not in reduced]
     rows = np.transpose(x, kept + list(reduced)).reshape(-1, math.prod(shape[a] for a in reduced))
     out_shape = tuple(1 if k in reduced else n for k, n in enumerate(shape))
     for function in ("SUM", "AVERAGE", "L1"):
         got = dml.reduce(x, function, axes)
-        want = np.array([oracle_sum(r, np.float32, function == "AVERAGE", function == "L1") for r in rows],
-                        np.float32).reshape(out_shape)
+        want = np.array([oracle_sum(r, dtype, function == "AVERAGE", function == "L1") for r in rows],
+                        dtype).reshape(out_shape)
         assert same(got, want), function
 
 
@@ -216,3 +219,17 @@ def test_a_first_axis_sum_with_one_wide_column(kernels: str) -> None:
     got = dml.reduce(x, "SUM", 0).ravel()
     want = np.array([oracle_sum(x[:, c], np.float32) for c in range(x.shape[1])], np.float32)
     assert same(got, want)
+
+
+def test_half_rows_with_specials(kernels: str) -> None:
+    """FLOAT16 rows read in place: infinities and NaN noted, the finite elements still summed exactly."""
+    x = np.zeros((4, 9000), np.float16)
+    x[:, ::7] = np.float16(0.1)
+    x[0, 5] = np.inf
+    x[1, 8500], x[1, 3] = np.inf, -np.inf
+    x[2, 4000] = np.nan
+    x[3, :] = -0.0
+    for function in ("SUM", "L1", "AVERAGE"):
+        got = dml.reduce(x, function, 1).ravel()
+        want = [oracle_sum(r, np.float16, function == "AVERAGE", function == "L1") for r in x]
+        assert same(got, np.array(want, np.float16)), function

@@ -69,7 +69,10 @@ def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
             fallback(x, out, threads)
             return
         columns = _columns(x, accumulation.axes, n)
-        if columns is not None:
+        halves = _half_rows(x, accumulation.axes, n)
+        if halves is not None:
+            result = sums.sum_half_rows(halves, function, average, out.dtype, threads)
+        elif columns is not None:
             result = sums.sum_columns(columns, function, average, out.dtype, threads)
         else:
             result = sums.sum_rows(_rows(x, accumulation.axes, n), function, average, out.dtype, threads)
@@ -88,6 +91,16 @@ def _columns(x: np.ndarray, axes: Sequence[int], n: int) -> np.ndarray | None:
     if not moved.flags.c_contiguous or moved.size // n < 2:
         return None
     return moved.reshape(n, -1)
+
+
+def _half_rows(x: np.ndarray, axes: Sequence[int], n: int) -> np.ndarray | None:
+    """FLOAT16 ``x`` as rows of its bits (2-D uint16, each row contiguous) where the reduced axes are innermost and
+    that is a view; else None (the FLOAT32 paths take a converted copy)."""
+    if x.dtype != np.float16:
+        return None
+    kept = [k for k in range(x.ndim) if k not in axes]
+    moved = np.transpose(x, kept + list(axes))
+    return moved.reshape(-1, n).view(np.uint16) if moved.flags.c_contiguous else None
 
 
 def _rows(x: np.ndarray, axes: Sequence[int], n: int) -> np.ndarray:

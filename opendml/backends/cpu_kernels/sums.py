@@ -52,6 +52,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from .halves import half_to_float
 from .jit import jit
 
 BLOCK = 1 << 10  # elements per fast block: the float64 sum of a block is exact where its span <= SPAN
@@ -476,6 +477,78 @@ def _finished(accs: np.ndarray, count: int, average: bool, out_dtype: np.dtype) 
     _finish_rows(accs, bits, count, average, precision, base, inf_bits, nan_bits, sign_bit)
     unsigned = np.uint32 if np.dtype(out_dtype).itemsize == 4 else np.uint16
     return bits.astype(unsigned).view(out_dtype)
+
+
+HALF_BLOCK = 1 << 13  # FLOAT16 elements whose float64 sum is always exact (see ``_half_block``)
+
+
+@njit(nogil=True, cache=True, fastmath={"reassoc"})
+def _half_block(h, absolute):  # type: ignore[no-untyped-def]
+    """The float64 sum of FLOAT16 elements (``h``: their bits), at most ``HALF_BLOCK`` of them, and the largest
+    magnitude's bits (0x7C00 and above: an infinity or a NaN is among them). Exact whatever the values: every
+    finite FLOAT16 is an integer multiple of 2**-24 below 2**16, so every partial sum of 2**13 of them is an
+    integer multiple of 2**-24 below 2**53 of it, a float64, in any order."""
+    hi = np.uint16(0)
+    for i in range(h.shape[0]):
+        hi = max(hi, np.uint16(h[i] & np.uint16(0x7FFF)))
+    s = -0.0
+    if absolute:
+        for i in range(h.shape[0]):
+            s += abs(np.float64(half_to_float(h[i])))
+    else:
+        for i in range(h.shape[0]):
+            s += np.float64(half_to_float(h[i]))
+    return s, hi
+
+
+@jit
+def _half_rows_task(h, r0, r1, function, accs):  # type: ignore[no-untyped-def]
+    """Rows ``r0:r1`` of FLOAT16 bits ``h`` (2-D, rows contiguous) into ``accs[r - r0]``."""
+    absolute = function == ABS
+    n = h.shape[1]
+    for r in range(r0, r1):
+        acc = accs[r - r0]
+        for j0 in range(0, n, HALF_BLOCK):
+            block = h[r, j0:min(n, j0 + HALF_BLOCK)]
+            s, hi = _half_block(block, absolute)
+            if hi >= 0x7C00:  # the specials noted, the finite elements summed (still exactly)
+                s = -0.0
+                for i in range(block.shape[0]):
+                    b = block[i] & 0x7FFF if absolute else block[i]
+                    if (b & 0x7FFF) > 0x7C00:
+                        acc[NAN] = 1
+                    elif (b & 0x7FFF) == 0x7C00:
+                        acc[NINF if b & 0x8000 else PINF] = 1
+                    else:
+                        v = np.float64(half_to_float(b))
+                        s += v
+                    if b != 0x8000:
+                        acc[NONNEG] = 1
+            if s != 0.0:
+                add_double(acc, s)
+            if not (s == 0.0 and np.signbit(s)):  # -0.0 only where every element is -0.0
+                acc[NONNEG] = 1
+
+
+def sum_half_rows(h: np.ndarray, function: int, average: bool, out_dtype: np.dtype, threads: int) -> np.ndarray:
+    """``sum_rows`` of FLOAT16 rows given as their bits (2-D uint16, rows contiguous), read in place."""
+    from .threads import run_tasks
+
+    rows, n = h.shape
+    accs = np.zeros((rows, WORDS), np.int64)
+    step = -(-rows // max(1, min(threads, rows)))
+    if rows >= threads or n < SPLIT_MIN or threads <= 1:
+        run_tasks(_half_rows_task, [(h, r0, min(rows, r0 + step), function, accs[r0:r0 + step])
+                                    for r0 in range(0, rows, step)], threads)
+    else:  # a few long rows: each split between the threads
+        seg = -(-(-(-n // threads)) // HALF_BLOCK) * HALF_BLOCK
+        partial = np.zeros((threads, rows, WORDS), np.int64)
+        run_tasks(_half_rows_task, [(h[:, p * seg:(p + 1) * seg], 0, rows, function, partial[p])
+                                    for p in range(threads) if p * seg < n], threads)
+        for p in range(threads):
+            for r in range(rows):
+                merge(accs[r], partial[p, r])
+    return _finished(accs, n, average, out_dtype)
 
 
 SPLIT_MIN = 1 << 16  # elements of a row below which a row is never split between threads
