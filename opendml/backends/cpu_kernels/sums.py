@@ -541,7 +541,8 @@ def sum_half_rows(h: np.ndarray, function: int, average: bool, out_dtype: np.dty
         run_tasks(_half_rows_task, [(h, r0, min(rows, r0 + step), function, accs[r0:r0 + step])
                                     for r0 in range(0, rows, step)], threads)
     else:  # a few long rows: each split between the threads
-        seg = -(-(-(-n // threads)) // HALF_BLOCK) * HALF_BLOCK
+        share = -(-n // threads)  # each thread's elements, rounded up to whole blocks
+        seg = -(-share // HALF_BLOCK) * HALF_BLOCK
         partial = np.zeros((threads, rows, WORDS), np.int64)
         run_tasks(_half_rows_task, [(h[:, p * seg:(p + 1) * seg], 0, rows, function, partial[p])
                                     for p in range(threads) if p * seg < n], threads)
