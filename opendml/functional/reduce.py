@@ -53,9 +53,12 @@ def reduce(x: ArrayInput, function: ReduceFunction | str | int, axes: Axes = Non
         axes = axis
     if not isinstance(keepdims, (bool, np.bool_)):
         raise invalid_type(name, "keepdims", "must be True or False", repr(keepdims))
-    if front_ends.kind_of((x,), out) is not None:
-        raise invalid(OWNER, "x", "must be a NumPy or CuPy array here (REDUCE over Dask arrays, PyTorch tensors "
-                      "and traced values is not lowered yet)", type(x).__name__)
+    kind = front_ends.kind_of((x,), out)
+    if kind == front_ends.DASK:
+        return front_ends.load(kind).reduce(parsed, x, axes, bool(keepdims), output_type, out, device)
+    if kind is not None:
+        raise invalid(OWNER, "x", "must be a NumPy, CuPy or Dask array (REDUCE over PyTorch tensors and traced "
+                      "values is not lowered yet)", type(x).__name__)
     device = _resolve_device(device, x, name)
     array = _as_array(device, x, name, "InputTensor")
     rank = max(array.ndim, 1)

@@ -192,3 +192,78 @@ def prepare(spec: KernelSpec, numba: bool) -> None:
         from . import sums
 
         sums.sum_rows(np.zeros((1, 1), np.float32), sums.SUM, False, spec.output.numpy, 1)
+
+
+# --- exact partial sums, merged elsewhere (Dask's chunks) -------------------------------------------------------
+
+def exact_partials(rows: np.ndarray, absolute: bool) -> np.ndarray:
+    """Each row's exact sum (2-D FLOAT32 or FLOAT16, rows contiguous; ``absolute``: of the magnitudes, L1) as the
+    accumulator words of ``sums`` (``sums.WORDS`` int64 a row: digits carried, each below 2**32 but the top
+    one, then the NaN, +inf, -inf and "an element other than -0.0" flags). Partials of any split of a row add
+    word by word (flags by a sum read as nonzero) to the whole row's: ``finish_partials`` rounds them once.
+    Numba's accumulator where it is installed, else Python's integers: the same words."""
+    from . import numba_available
+
+    if numba_available():
+        from . import sums
+
+        accs = np.zeros((rows.shape[0], sums.WORDS), np.int64)
+        function = sums.ABS if absolute else sums.SUM
+        if rows.dtype == np.float16:
+            sums._half_rows_task(np.ascontiguousarray(rows).view(np.uint16), 0, rows.shape[0], function, accs)
+        else:
+            sums._rows_task(np.ascontiguousarray(rows, np.float32), 0, rows.shape[0], 0, rows.shape[1], function,
+                            accs)
+        for acc in accs:
+            sums._carry(acc[:sums.DIGITS])
+        return accs
+    return np.array([_python_words(row, absolute) for row in rows], np.int64).reshape(-1, WORDS)
+
+
+DIGITS, WORDS = 11, 15  # as ``sums``: digits of base 2**32 in units of 2**-149, then four flags
+
+
+def _python_words(row: np.ndarray, absolute: bool) -> list[int]:
+    """``exact_partials``' words of one row by Python's integers (every finite float32 is an integer multiple
+    of 2**-149)."""
+    from fractions import Fraction
+
+    values = np.abs(row.astype(np.float64)) if absolute else row.astype(np.float64)
+    finite = values[np.isfinite(values)]
+    total = sum((Fraction(v) for v in finite.tolist()), Fraction(0)) * (1 << 149)
+    assert total.denominator == 1
+    integer = int(total)
+    digits = [(integer >> (32 * k)) & 0xFFFFFFFF for k in range(DIGITS - 1)]
+    digits.append(integer >> (32 * (DIGITS - 1)))  # the top digit keeps the sign
+    flags = [int(np.isnan(values).any()), int(np.isposinf(values).any()), int(np.isneginf(values).any()),
+             int(bool(((row.view(f"u{row.itemsize}") != (1 << (8 * row.itemsize - 1))) | absolute).any()))]
+    return digits + flags
+
+
+def finish_partials(words: np.ndarray, count: int, average: bool, out_dtype: np.dtype) -> np.ndarray:
+    """The merged words of each row (2-D: rows, ``WORDS``) rounded once to ``out_dtype``: the exact sum, or
+    with ``average`` the exact quotient by ``count``."""
+    words = np.array(words, np.int64).reshape(-1, WORDS)
+    words[:, DIGITS:] = words[:, DIGITS:] != 0
+    from . import numba_available
+
+    if numba_available() and not (average and count >= 1 << 31):
+        from . import sums
+
+        return sums._finished(words, count, average, out_dtype)
+    from fractions import Fraction
+
+    from ...ops.reduce import _round_fraction
+
+    result = np.empty(words.shape[0], out_dtype)
+    for r, w in enumerate(words.tolist()):
+        nan, pinf, ninf, other = w[DIGITS:]
+        if nan or (pinf and ninf):
+            result[r] = np.nan
+        elif pinf or ninf:
+            result[r] = np.inf if pinf else -np.inf
+        else:
+            exact = Fraction(sum(d << (32 * k) for k, d in enumerate(w[:DIGITS])), 1 << 149)
+            exact /= count if average else 1
+            result[r] = (-0.0 if not other else 0.0) if exact == 0 else _round_fraction(exact, out_dtype)
+    return result
