@@ -174,7 +174,10 @@ def accumulate(x, xb, i0, i1, function, acc, bins):  # type: ignore[no-untyped-d
 
 @jit
 def merge(acc, other):  # type: ignore[no-untyped-def]
-    """acc += other (digits, and the specials' flags)."""
+    """acc += other (digits, and the specials' flags). Both are carried first, so that each digit of the sum
+    stays far from int64's range however many additions either holds."""
+    _carry(acc[:DIGITS])
+    _carry(other[:DIGITS])
     for k in range(DIGITS):
         acc[k] += other[k]
     for k in range(DIGITS, WORDS):
