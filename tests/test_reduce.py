@@ -233,3 +233,16 @@ def test_half_rows_with_specials(kernels: str) -> None:
         got = dml.reduce(x, function, 1).ravel()
         want = [oracle_sum(r, np.float16, function == "AVERAGE", function == "L1") for r in x]
         assert same(got, np.array(want, np.float16)), function
+
+
+def test_cuda_refuses_the_value_functions_by_name() -> None:
+    """No CUDA lowering of REDUCE's value functions yet: the backend says so, naming REDUCE (CuPy imported, no GPU
+    needed)."""
+    pytest.importorskip("cupy")
+    from opendml.backends.cuda.backend import CudaBackend
+    from opendml.errors import KernelUnsupportedError
+
+    spec = dml.Device().create_operator(dml.ReduceDesc("SUM", dml.TensorDesc("FLOAT32", [2, 3]),
+                                                       dml.TensorDesc("FLOAT32", [2, 1]), [1])).kernel_spec
+    with pytest.raises(KernelUnsupportedError, match="REDUCE.*a SUM reduction"):
+        CudaBackend.compile_spec(None, None, spec, [None], dml.TensorDesc("FLOAT32", [2, 1]))  # type: ignore[arg-type]
