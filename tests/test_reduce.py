@@ -244,5 +244,5 @@ def test_cuda_refuses_the_value_functions_by_name() -> None:
 
     spec = dml.Device().create_operator(dml.ReduceDesc("SUM", dml.TensorDesc("FLOAT32", [2, 3]),
                                                        dml.TensorDesc("FLOAT32", [2, 1]), [1])).kernel_spec
-    with pytest.raises(KernelUnsupportedError, match="REDUCE.*a SUM reduction"):
+    with pytest.raises(KernelUnsupportedError, match=r"REDUCE.*a SUM reduction"):
         CudaBackend.compile_spec(None, None, spec, [None], dml.TensorDesc("FLOAT32", [2, 1]))  # type: ignore[arg-type]
