@@ -19,6 +19,7 @@ from .enums import (
     IsInfinityMode,
     NanPolicy,
     QuantizationType,
+    ReduceFunction,
     RoundingMode,
     TensorFlags,
 )
@@ -34,7 +35,16 @@ from .errors import (
 )
 from .feature_levels import FeatureLevel
 from .functional import FUNCTIONS as _FUNCTIONS
-from .functional import argmax, argmin, dequantize, dequantize_linear, quantize, quantize_linear, unravel_index
+from .functional import (
+    argmax,
+    argmin,
+    dequantize,
+    dequantize_linear,
+    quantize,
+    quantize_linear,
+    reduce,
+    unravel_index,
+)
 from .graph import Graph
 from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from .operator import BindingProperties, CompiledOperator, Operator
@@ -72,6 +82,7 @@ from .ops.negate import ElementWiseNegateDesc
 from .ops.quantize import QuantizeDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.recip import ElementWiseRecipDesc
+from .ops.reduce import ReduceDesc
 from .ops.relu import ActivationReluDesc
 from .ops.round import ElementWiseRoundDesc
 from .ops.shrink import ActivationShrinkDesc
@@ -163,6 +174,8 @@ __all__ = [
     "OutputEdge",
     "QuantizationType",
     "QuantizeDesc",
+    "ReduceDesc",
+    "ReduceFunction",
     "RoundingMode",
     "ScaleBias",
     "TensorDesc",
@@ -178,6 +191,7 @@ __all__ = [
     "pack4",
     "quantize",
     "quantize_linear",
+    "reduce",
     "typing",
     "unpack4",
     "unravel_index",

@@ -109,7 +109,7 @@ class Device:
         check_no_owned_by_dml(schema, tensors)
         for field in schema.outputs:
             check_output_writable(schema.name, field.name, tensors[field.name])  # type: ignore[arg-type]
-        check_support(schema, tensors, self.feature_level)
+        check_support(definition.support_schema(params), tensors, self.feature_level)
         return Operator(self, definition, desc, params)
 
     def compile_operator(self, operator: Operator, flags: ExecutionFlags | int | str = ExecutionFlags.NONE

@@ -166,3 +166,24 @@ class NanPolicy(enum.IntEnum):
     @classmethod
     def parse(cls, value: object, *, owner: str = "opendml", field: str = "NanPolicy") -> NanPolicy:
         return parse_enum(cls, value, owner, field, prefix="NAN_POLICY_")
+
+
+class ReduceFunction(enum.IntEnum):
+    """DML_REDUCE_FUNCTION: what REDUCE computes over its axes (values as DirectML's header numbers them)."""
+
+    ARGMAX = 0
+    ARGMIN = 1
+    AVERAGE = 2
+    L1 = 3
+    L2 = 4
+    LOG_SUM = 5
+    LOG_SUM_EXP = 6
+    MAX = 7
+    MIN = 8
+    MULTIPLY = 9
+    SUM = 10
+    SUM_SQUARE = 11
+
+    @classmethod
+    def parse(cls, value: object, *, owner: str = "opendml", field: str = "Function") -> ReduceFunction:
+        return parse_enum(cls, value, owner, field, prefix="DML_REDUCE_FUNCTION_")

@@ -43,6 +43,9 @@ checks = [
     (dml.relu(x.reshape(1, 101)) == np.maximum(x, 0).reshape(1, 101)).all(),
     (dml.argmax(x.reshape(101, 1), 0) == np.argmax(x.reshape(101, 1), 0, keepdims=True)).all(),
     (dml.argmax(m, 1) == np.argmax(m, 1, keepdims=True)).all(),
+    dml.reduce(x, "SUM", keepdims=False) == np.float32(0),  # linspace's halves cancel exactly
+    (dml.reduce(x.reshape(1, 101), "AVERAGE", 1) == 0).all(),
+    (dml.reduce(i.astype(np.float32), "L1", 0) == np.abs(i).sum(0, keepdims=True)).all(),
 ]
 print(len(compiled))
 print(all(checks))
@@ -99,12 +102,12 @@ def test_after_warm_a_first_call_compiles_nothing(tmp_path: Path) -> None:
     assert cold.returncode == 0, cold.stderr
     assert int(cold.stdout.split()[0]) > 0 and cold.stdout.split()[1] == "True"  # without warming, they compile
     warmed = _run(["-m", "opendml", "cache", "warm", "ELEMENT_WISE_CLIP:FLOAT32,INT32", "ARGMAX:FLOAT32,INT16",
-                   "relu:float32"], root)
+                   "relu:float32", "reduce:float32"], root)
     assert warmed.returncode == 0, warmed.stderr
     lines = warmed.stdout.splitlines()
     assert lines[0] == f"compiling into {root / ('kernels-' + cache.current_fingerprint())}"
     assert [line.split(" (")[0] for line in lines[1:]] == [
-        "ELEMENT_WISE_CLIP: FLOAT32, INT32", "ARGMAX: FLOAT32, INT16", "ACTIVATION_RELU: FLOAT32"]
+        "ELEMENT_WISE_CLIP: FLOAT32, INT32", "ARGMAX: FLOAT32, INT16", "ACTIVATION_RELU: FLOAT32", "REDUCE: FLOAT32"]
     first = _run(["-c", FIRST_CALLS], root)
     assert first.returncode == 0, first.stderr
     assert first.stdout.split() == ["0", "True"]

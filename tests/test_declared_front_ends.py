@@ -34,7 +34,8 @@ from tests.test_kernel_specs import DESCRIPTIONS, EXPECTED, UNARY_FIELDS
 # integers, by CLIP's adapter).
 WRITTEN = {"ELEMENT_WISE_CLIP1": "clip", "ELEMENT_WISE_DEQUANTIZE_LINEAR": "dequantize_linear",
            "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear", "ARGMIN": "argmin", "ARGMAX": "argmax",
-           "QUANTIZE": "quantize", "DEQUANTIZE": "dequantize"}
+           "QUANTIZE": "quantize", "DEQUANTIZE": "dequantize",
+           "REDUCE": "reduce"}
 SHAPE = (2, 8)
 
 

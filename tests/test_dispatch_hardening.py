@@ -530,6 +530,9 @@ def _rich_model() -> dict:
                 "QuantizationTensorCount": 2, "QuantizationTensors": [
                     {"DataType": "FLOAT32", "Sizes": [2]}, {"DataType": "UINT4", "Sizes": [2]}],
                 "OutputTensor": {"DataType": "FLOAT32", "Sizes": [8]}}},
+            "reduce": {"type": "DML_OPERATOR_REDUCE", "desc": {
+                "Function": "DML_REDUCE_FUNCTION_SUM", "InputTensor": f16,
+                "OutputTensor": {"DataType": "FLOAT16", "Sizes": [2, 1]}, "AxisCount": 1, "Axes": [1]}},
             "quantize": {"type": "ELEMENT_WISE_QUANTIZE_LINEAR", "desc": {
                 "InputTensor": {"DataType": "FLOAT32", "Sizes": [4]},
                 "ScaleTensor": {"DataType": "FLOAT32", "Sizes": [4], "Strides": [0]},
@@ -551,6 +554,7 @@ def _rich_model() -> dict:
             {"type": "print", "resource": "h", "verbose": True},
             {"type": "writeFile", "resource": "i", "targetPath": "i.npy", "dimensions": [2, 1]},
             {"type": "dispatch", "dispatchable": "argmax", "bindings": {"InputTensor": "h", "OutputTensor": "i"}},
+            {"type": "dispatch", "dispatchable": "reduce", "bindings": {"InputTensor": "h", "OutputTensor": "c"}},
             {"type": "dispatch", "dispatchable": "quantize", "bindings": {
                 "InputTensor": "f", "ScaleTensor": "raw", "OutputTensor": "s"}},
             {"type": "dispatch", "dispatchable": "dequantize4", "bindings": {

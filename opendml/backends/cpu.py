@@ -169,8 +169,8 @@ def _built(kernels: ModuleType, spec: KernelSpec, inputs: tuple[TensorDesc | Non
            extra_outputs: tuple[TensorDesc, ...], threads: int) -> Callable[..., None]:
     """The call of ``spec``'s kernel in the kernel module ``kernels`` (``fast`` or ``blocked``), with what its
     calls over these descriptions run compiled: the compile step, so that no execution compiles."""
-    run: Callable[..., None] = kernels.elementwise(spec) if spec.reduction is None else kernels.reduction(spec)
-    if spec.reduction is None:
+    run: Callable[..., None] = kernels.reduction(spec) if spec.is_reduction else kernels.elementwise(spec)
+    if not spec.is_reduction:
         if spec.extra:  # run once on one-element arrays: what the calls run is compiled then
             run(*[None if desc is None else _one_element(desc) for desc in inputs], _one_element(output),
                 *[_one_element(desc) for desc in extra_outputs], threads)
@@ -192,7 +192,7 @@ def _compile_key(spec: KernelSpec, layout: tuple[Any, ...], threads: int) -> Has
     engines. Before the Numba kernels are imported nothing was built: the whole layout then."""
     fast = sys.modules.get(f"{cpu_kernels.__name__}.fast")
     output: TensorDesc = layout[1]
-    if spec.reduction is None and fast is not None:
+    if not spec.is_reduction and fast is not None:
         return spec, math.prod(output.sizes) * output.data_type.size >= fast.STREAM_MIN_BYTES
     return spec, repr(layout), threads
 

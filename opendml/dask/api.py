@@ -6,5 +6,7 @@ from __future__ import annotations
 from .compiled import call as compiled
 from .elementwise import declared, dequantize_linear, quantize_linear
 from .reductions import arg_reduction, unravel_index
+from .sums import reduce
 
-__all__ = ["arg_reduction", "compiled", "declared", "dequantize_linear", "quantize_linear", "unravel_index"]
+__all__ = ["arg_reduction", "compiled", "declared", "dequantize_linear", "quantize_linear", "reduce",
+           "unravel_index"]

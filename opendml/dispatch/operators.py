@@ -26,6 +26,8 @@ from .. import (
     OpenDMLError,
     QuantizationType,
     QuantizeDesc,
+    ReduceDesc,
+    ReduceFunction,
     ScaleBias,
     TensorDesc,
     TensorFlags,
@@ -108,6 +110,8 @@ TENSOR_FLAG_NAMES = Names("DML_TENSOR_FLAG_", tuple(TensorFlags.__members__))
 EXECUTION_FLAG_NAMES = Names("DML_EXECUTION_FLAG_", tuple(ExecutionFlags.__members__))
 AXIS_DIRECTION_NAMES = Names("DML_AXIS_DIRECTION_", tuple(AxisDirection.__members__),
                              tuple(int(m) for m in AxisDirection))
+REDUCE_FUNCTION_NAMES = Names("DML_REDUCE_FUNCTION_", tuple(ReduceFunction.__members__),
+                              tuple(int(m) for m in ReduceFunction))
 TENSOR_TYPE_NAMES = Names("DML_TENSOR_TYPE_", ("BUFFER",))
 # opendml's NanPolicy (an extension: DirectML has no such enum), spelled as opendml.NanPolicy parses it.
 NAN_POLICY_NAMES = Names("NAN_POLICY_", tuple(NanPolicy.__members__), tuple(int(m) for m in NanPolicy))
@@ -158,6 +162,9 @@ _WRITTEN: tuple[OperatorSpec, ...] = (
         _INPUT, _SCALE, _ZERO_POINT, _OUTPUT)),
     OperatorSpec("ARGMIN", ArgMinDesc, _ARG_REDUCTION),
     OperatorSpec("ARGMAX", ArgMaxDesc, _ARG_REDUCTION),
+    OperatorSpec("REDUCE", ReduceDesc, (
+        Field("Function", "enum", "function", names=REDUCE_FUNCTION_NAMES), _INPUT, _OUTPUT,
+        Field("AxisCount", "axis_count", None, optional=True), Field("Axes", "axes", "axes"))),
 )
 _BY_DESC_TYPE = {spec.desc_type: spec for spec in _WRITTEN}
 # In the operators' registry order (``opendml.ops.OPERATORS``).

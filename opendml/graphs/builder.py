@@ -13,7 +13,7 @@ import numpy as np
 
 from ..buffer import host_array
 from ..dtypes import DataType, from_numpy
-from ..enums import AxisDirection, ExecutionFlags, NanPolicy
+from ..enums import AxisDirection, ExecutionFlags, NanPolicy, ReduceFunction
 from ..errors import UnsupportedFeatureLevelError, invalid, message
 from ..ops import DECLARED
 from ..ops.argmax import ArgMaxDesc
@@ -23,6 +23,7 @@ from ..ops.definition import OperatorDefinition
 from ..ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from ..ops.elementwise import ScaleBias
 from ..ops.quantize_linear import ElementWiseQuantizeLinearDesc
+from ..ops.reduce import INDEX_FUNCTIONS, ReduceDesc
 from ..ops.signature import arguments, define
 from ..tensor import TensorDesc
 from .compiled import CompiledGraph
@@ -241,6 +242,20 @@ def _arg_reduction(desc_type: type[ArgMinDesc] | type[ArgMaxDesc], x: Expression
     reduced = set(axes) if isinstance(axes, Sequence) and not isinstance(axes, str) else set()
     sizes = [1 if k in reduced else n for k, n in enumerate(x.desc.sizes)]
     desc = desc_type(x.desc, _packed(x.desc, output_type, sizes), axes, axis_direction, nan_policy)
+    return x.graph.node(desc, [x])
+
+
+def reduce(x: Expression, function: ReduceFunction | str | int, axes: Sequence[int],
+           output_type: DataType | str | None = None) -> Expression:
+    """DirectMLX's Reduce: REDUCE ``function`` of ``x`` over ``axes``; the output keeps the rank, 1 on the
+    reduced axes, packed, of x's type (``output_type``: INT64 unless given, for ARGMIN and ARGMAX)."""
+    x = _expression(x, "x")
+    parsed = ReduceFunction.parse(function, owner="REDUCE")
+    reduced = set(axes) if isinstance(axes, Sequence) and not isinstance(axes, str) else set()
+    sizes = [1 if k in reduced else n for k, n in enumerate(x.desc.sizes)]
+    if output_type is None:
+        output_type = DataType.INT64 if parsed in INDEX_FUNCTIONS else x.desc.data_type
+    desc = ReduceDesc(parsed, x.desc, _packed(x.desc, output_type, sizes), axes)
     return x.graph.node(desc, [x])
 
 

@@ -5,7 +5,8 @@ intermediate never written to a buffer of its own) when all of these hold:
 
 - the producer is element-wise (its KernelSpec has no reduction), and so is each reader, or the reader is a
   reduction (ARGMIN) and the backend lowers reduction prologues (``Backend.reduction_prologues``): the
-  chain's value is then computed where the reduction loads an element, and compared there;
+  chain's value is then computed where the reduction loads an element, and compared there (REDUCE's value
+  reductions, SUM and the rest, take no prologue yet: their producer keeps its buffer);
 - each reader reads it with the producer's layout (the same strides on every dimension larger than 1), so
   element i of the consumer is element i of the producer; a transposed or broadcast read keeps the buffer;
 - an output that is also a graph output is composed only where the backend writes several outputs from one
@@ -116,7 +117,7 @@ def _single_output(graph: CheckedGraph, node: int) -> bool:
 
 
 def _elementwise(graph: CheckedGraph, node: int) -> bool:
-    return _single_output(graph, node) and graph.operators[node].kernel_spec.reduction is None
+    return _single_output(graph, node) and not graph.operators[node].kernel_spec.is_reduction
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,8 @@ class _Rules:
 
     def may_root(self, node: int) -> bool:
         """Whether ``node`` can be the last node of a fused kernel."""
-        return _elementwise(self.graph, node) or (self.prologues and _single_output(self.graph, node))
+        return _elementwise(self.graph, node) or (self.prologues and _single_output(self.graph, node)
+                                                  and self.graph.operators[node].kernel_spec.reduction is not None)
 
     def edge(self, node: int, index: int) -> bool:
         """Whether input ``index`` of ``node`` could compute its producer's value itself: the producer is

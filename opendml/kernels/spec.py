@@ -40,6 +40,16 @@ class Reduction:
 
 
 @dataclass(frozen=True)
+class Accumulation:
+    """A value reduction over ``axes`` (REDUCE's functions other than ARGMIN and ARGMAX, whose index
+    reductions are ``Reduction`` records): ``function`` is a ``ReduceFunction``'s name, the output holds values
+    of the spec's output type. The element expression is the input's own elements (``Load(0, T)``)."""
+
+    function: str
+    axes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class KernelSpec:
     """One operator as a backend sees it.
 
@@ -61,6 +71,7 @@ class KernelSpec:
     scalars: tuple[np.generic, ...] = ()
     reduction: Reduction | None = None
     extra: tuple[ex.Store, ...] = ()
+    accumulation: Accumulation | None = None  # a value reduction (REDUCE's SUM...): never with ``reduction``
 
     def __post_init__(self) -> None:
         for value in self.extra:
@@ -76,17 +87,20 @@ class KernelSpec:
         for k, t in wanted.items():
             if np.dtype(type(self.scalars[k])) != t.numpy:
                 raise ex.ExpressionError(f"{self.operator}: scalar {k} is not {t.name}")
-        if self.reduction is None and not (isinstance(self.element, ex.Store) and self.element.type == self.output):
+        if self.reduction is not None and self.accumulation is not None:
+            raise ex.ExpressionError(f"{self.operator}: an index reduction or a value reduction, not both")
+        if not self.is_reduction and not (isinstance(self.element, ex.Store) and self.element.type == self.output):
             raise ex.ExpressionError(f"{self.operator}: an element-wise kernel's expression stores {self.output.name}")
 
     @property
     def key(self) -> tuple:
         """What a compiled kernel depends on: everything but the scalars' values."""
-        return self.operator, self.inputs, self.output, self.element, self.reduction, self.extra
+        return self.operator, self.inputs, self.output, self.element, self.reduction, self.extra, self.accumulation
 
     @property
     def is_reduction(self) -> bool:
-        return self.reduction is not None
+        """An index reduction (``reduction``) or a value reduction (``accumulation``): not element-wise."""
+        return self.reduction is not None or self.accumulation is not None
 
 
 class Scalars:

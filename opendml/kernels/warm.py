@@ -5,7 +5,8 @@ on disk, in the cache directory, for later processes. Warming runs each asked op
 small array on the CPU, through the functional API (so the kernels compiled are those its calls run: CLIP on an
 integer type runs ELEMENT_WISE_CLIP1, as ``opendml.clip`` does), and so fills the cache, e.g. in a Docker image's
 build step. A kernel compiled for a layout the warm-up does not run (a reduction over other axes, another output
-type of ARGMIN or ARGMAX than INT64, strided views) is still compiled on its first call.
+type of ARGMIN or ARGMAX than INT64, strided views) is still compiled on its first call. REDUCE warms every
+function its type takes, over the last axis, the first and all.
 
 >>> [(op.schema.name, [t.name for t in types]) for op, types in parse_targets(["clip:float16", "ARGMAX"])][:1]
 [('ELEMENT_WISE_CLIP', ['FLOAT16'])]
@@ -106,6 +107,13 @@ def _run(op: OperatorDefinition, data_type: DataType, device: Device) -> None:
         reduce = functional.argmin if name == "ARGMIN" else functional.argmax
         reduce(x, 1, device=device)  # the last axis, and every axis
         reduce(x, device=device)
+    elif name == "REDUCE":  # every function that takes the type: over the last axis, the first, and all
+        from ..ops.reduce import FUNCTION_SCHEMAS
+
+        for function, schema in FUNCTION_SCHEMAS.items():
+            if data_type in newest_row(schema).types["InputTensor"]:
+                for axes in (1, 0, None):
+                    functional.reduce(x, function, axes, device=device)
     elif name == "ELEMENT_WISE_DEQUANTIZE_LINEAR":
         functional.dequantize_linear(x, np.float32(0.5), _sample(data_type, ())[()], device=device)
     elif name == "ELEMENT_WISE_QUANTIZE_LINEAR":

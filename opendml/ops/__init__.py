@@ -36,6 +36,7 @@ from .negate import NEGATE
 from .quantize import QUANTIZE
 from .quantize_linear import QUANTIZE_LINEAR
 from .recip import RECIP
+from .reduce import REDUCE
 from .relu import RELU
 from .round import ROUND
 from .shrink import SHRINK
@@ -82,6 +83,7 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     ADD1,
     QUANTIZE,
     DEQUANTIZE,
+    REDUCE,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}

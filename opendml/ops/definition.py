@@ -127,6 +127,13 @@ class OperatorDefinition:
     # staged one element a byte, blocked axes cut in two): ``layout(name, params, tensors)`` gives each tensor's
     # ``blocked.Operand``, and ``opendml.kernels.staged`` runs the kernel over it.
     layout: Callable[[str, Any, Mapping[str, TensorDesc | None]], Mapping[str, Any]] | None = None
+    # The support table a description is checked against, where it depends on a field (REDUCE's Function):
+    # from ``prepare``'s parameters; None: ``schema`` itself.
+    schema_of: Callable[[Any], OperatorSchema] | None = None
+
+    def support_schema(self, params: Any) -> OperatorSchema:
+        """The schema whose support table a description with these parameters is checked against."""
+        return self.schema if self.schema_of is None else self.schema_of(params)
 
     def describe(self, inputs: Sequence[TensorDesc], output_tensor: TensorDesc, values: Sequence[Any]) -> Any:
         """A declared operator's description of its input tensors (``Api.tensors``, in order), its output tensor

@@ -20,6 +20,7 @@ from ...kernels.numpy_lowering import evaluate_all
 from ...kernels.spec import KernelSpec
 from ...ops.arg_reduction import ArgReductionParams, arg_reduction_reference
 from ...tensor import TensorDesc
+from . import accumulations
 from .argmin.spec import argmin_params
 from .threads import run_tasks
 from .views import PARALLEL_MIN
@@ -68,6 +69,8 @@ def reduction(spec: KernelSpec) -> Callable[..., None]:
     """A reduction (operands in order, then the output, one array per ``spec.extra`` shaped as the input, and
     a thread count): ARGMIN or ARGMAX over its element's values, computed a block at a time where the element is a
     prologue rather than the input itself, each block's extra values written as they are computed."""
+    if spec.accumulation is not None:
+        return accumulations.numpy_reduction(spec)
     params = argmin_params(spec, prologue=True)
     if spec.element == ex.Load(0, spec.inputs[0]) and not spec.extra:  # type: ignore[arg-type]
         return argmin(params)
@@ -85,6 +88,9 @@ def prepare_elementwise(spec: KernelSpec, inputs: Sequence[TensorDesc | None], o
 def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int,
                       operands: Sequence[Sequence[int] | None] = (), extras: Sequence[Sequence[int]] = ()) -> None:
     """Nothing to compile: the reference runs as it is (``fast.prepare_reduction`` compiles its kernels)."""
+    if spec.accumulation is not None:
+        accumulations.prepare(spec, numba=False)
+        return
     argmin_params(spec, prologue=True)  # refused at compile time, as the fast kernels refuse it
 
 

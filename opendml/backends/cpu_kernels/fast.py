@@ -20,13 +20,29 @@ from ... import expr as ex
 from ...dtypes import DataType
 from ...kernels.spec import KernelSpec
 from ...tensor import TensorDesc
-from . import codegen, drivers, unsupported
+from . import accumulations, codegen, drivers, unsupported
 from .argmin.call import argmin as argmin  # re-exported: the kernel modules' common interface
-from .argmin.reduction import prepare_reduction as prepare_reduction
-from .argmin.reduction import reduction as reduction
+from .argmin.reduction import prepare_reduction as prepare_index_reduction
+from .argmin.reduction import reduction as index_reduction
 from .threads import run_tasks
 from .views import elementwise_layout, int64s, shares
 from .views import flat as flat  # the generated entries take it from here (``codegen``: ``host.flat``)
+
+
+def reduction(spec: KernelSpec) -> Callable[..., None]:
+    """A reduction's run: ARGMIN's engines for an index reduction, REDUCE's exact sums for a value one."""
+    if spec.accumulation is not None:
+        return accumulations.numba_reduction(spec)
+    return index_reduction(spec)
+
+
+def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[int], threads: int,
+                      operands: Sequence[Sequence[int] | None] = (), extras: Sequence[Sequence[int]] = ()) -> None:
+    """The compile step of ``reduction(spec)`` over this input layout."""
+    if spec.accumulation is not None:
+        accumulations.prepare(spec, numba=True)
+        return
+    prepare_index_reduction(spec, shape, strides, threads, operands, extras)
 
 
 @dataclass(frozen=True)

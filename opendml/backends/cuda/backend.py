@@ -144,6 +144,9 @@ class CudaBackend:
                      output: TensorDesc, extra_outputs: Sequence[TensorDesc] = ()) -> Any:
         """The kernel of ``spec`` (an operator's, or a fused graph kernel's) over these descriptions; each of
         ``spec.extra`` written to its description in ``extra_outputs``, through its own strides."""
+        if spec.accumulation is not None:
+            raise expr_c.unsupported(spec.operator, "kernel", "must be element-wise or an ARGMIN or ARGMAX "
+                                     "reduction on backend 'cuda'", f"a {spec.accumulation.function} reduction")
         if spec.reduction is None:
             check_extra_outputs(spec, output.sizes, extra_outputs)
             return ElementwiseKernel(self, spec, inputs, output, extra_outputs)

@@ -1,0 +1,62 @@
+"""REDUCE SUM on the CPU: opendml's exact sum (the exact sum rounded once) against NumPy's inexact pairwise
+``np.sum``, on the threads the device is given (OPENDML_NUM_THREADS; run under ``taskset -c 0,1`` for the
+issue's 2 cores), with a copy of the input as the memory-bandwidth reference.
+
+    PYTHONPATH=$PWD taskset -c 0,1 python benchmarks/reduce_cpu.py --threads 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+os.environ.setdefault("OPENDML_TIERED", "0")  # the compiled kernels from the first call
+
+import numpy as np  # noqa: E402
+
+import opendml as dml  # noqa: E402
+
+CASES = [  # (name, shape, axes, dtype)
+    ("all of 2^24", (1 << 24,), None, np.float32),
+    ("last axis of 4096x4096", (4096, 4096), (1,), np.float32),
+    ("first axis of 4096x4096", (4096, 4096), (0,), np.float32),
+    ("last axis of 65536x256", (65536, 256), (1,), np.float32),
+    ("all of 2^24 FLOAT16", (1 << 24,), None, np.float16),
+]
+
+
+def best(call: Callable[[], object], repeats: int) -> float:
+    call()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return min(times) if repeats < 5 else statistics.median(sorted(times)[: max(3, repeats // 2)])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=11)
+    args = parser.parse_args()
+    device = dml.Device(threads=args.threads)
+    rng = np.random.default_rng(0)
+    print(f"threads={args.threads}  cpus={os.sched_getaffinity(0) if hasattr(os, 'sched_getaffinity') else '?'}")
+    print(f"{'case':28s} {'np.sum ms':>10s} {'exact ms':>10s} {'ratio':>6s} {'copy ms':>8s}  exact==np.sum")
+    for name, shape, axes, dtype in CASES:
+        x = rng.standard_normal(shape).astype(dtype)
+        out = np.empty_like(x)
+        numpy_axes = None if axes is None else axes
+        t_np = best(lambda: np.sum(x, axis=numpy_axes, keepdims=True), args.repeats)
+        t_ex = best(lambda: dml.reduce(x, "SUM", axes, device=device), args.repeats)
+        t_copy = best(lambda: np.copyto(out, x), args.repeats)
+        equal = np.array_equal(dml.reduce(x, "SUM", axes, device=device), np.sum(x, axis=numpy_axes, keepdims=True))
+        print(f"{name:28s} {t_np * 1e3:10.2f} {t_ex * 1e3:10.2f} {t_ex / t_np:6.2f} {t_copy * 1e3:8.2f}  {equal}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""``opendml.reduce`` of a Dask array: the same bits whatever the chunking.
+
+SUM, AVERAGE and L1 of FLOAT32 and FLOAT16: each block's exact sums as accumulator words
+(``cpu_kernels.accumulations.exact_partials``), added word by word across the blocks (integers: exactly, in any
+order) and rounded once (``finish_partials``): the exact sum rounded once, as on one array. MAX and MIN (any
+type) and SUM of integers (modulo 2**32): one REDUCE per block, then the same REDUCE over the blocks' results
+(these are exact and associative, so the grouping never shows). ARGMIN and ARGMAX: ``argmin``'s and
+``argmax``'s Dask graphs with REDUCE's rules (INCREASING, NaN ignored). MULTIPLY, SUM_SQUARE, L2, LOG_SUM and
+LOG_SUM_EXP: refused for now (their CPU results depend on one array's order or on a float64 finish that is
+not merged yet).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+
+from ..device import Device
+from ..enums import ReduceFunction
+from ..errors import invalid
+from ..functional.devices import _resolve_device
+from ..functional.reductions import _normalize_axes
+from ..ops.reduce import INDEX_FUNCTIONS, REDUCE_SCHEMA, ReduceDesc
+from ..tensor import TensorDesc
+from .checks import known_shape, refuse_out, validation_device
+
+F = ReduceFunction
+OWNER = "opendml.reduce"
+EXACT = frozenset({F.SUM, F.AVERAGE, F.L1})
+BY_BLOCK = frozenset({F.MAX, F.MIN})
+
+
+def reduce(function: ReduceFunction, x: Any, axes: object, keepdims: bool, output_type: object, out: Any,
+           device: Any) -> Any:
+    """``opendml.reduce(x, function, axes, keepdims=...)`` of a Dask array ``x``, lazily."""
+    from ..functional.reduce import reduce as reduce_array
+
+    refuse_out(OWNER, out)
+    name = REDUCE_SCHEMA.name
+    shape = known_shape(name, "InputTensor", x)
+    reduced = _normalize_axes(axes, max(len(shape), 1), name)
+    if function in INDEX_FUNCTIONS:
+        from ..functional.reductions import argmax, argmin
+
+        call = argmin if function is F.ARGMIN else argmax
+        index_type: Any = "INT64" if output_type is None else output_type
+        return call(x, reduced, output_type=index_type, device=device, keepdims=keepdims)
+    _check_whole(device, function, shape or (1,), reduced, x.dtype)
+    if x.ndim == 0:
+        x = x[None]
+    integer = np.dtype(x.dtype).kind in "iu"
+    if function in EXACT and not integer:
+        result = _exact(function, x, reduced)
+    elif function in BY_BLOCK or (function is F.SUM and integer):
+        per_block = x.map_blocks(functools.partial(reduce_array, function=function, axes=reduced, device=device),
+                                 chunks=tuple((1,) * len(c) if k in reduced else c for k, c in enumerate(x.chunks)),
+                                 dtype=x.dtype)
+        whole = per_block.rechunk({a: -1 for a in reduced})
+        result = whole.map_blocks(functools.partial(reduce_array, function=function, axes=reduced, device=device),
+                                  chunks=tuple((1,) if k in reduced else c for k, c in enumerate(whole.chunks)),
+                                  dtype=x.dtype)
+    else:
+        raise invalid(OWNER, "Function", "must be SUM, AVERAGE, L1, MAX, MIN, ARGMIN or ARGMAX over a Dask array "
+                      "(the other functions are not merged across chunks yet)", function.name)
+    if not keepdims:
+        result = result.squeeze(axis=reduced)
+    return result
+
+
+def _check_whole(device: Any, function: ReduceFunction, shape: tuple[int, ...], reduced: tuple[int, ...],
+                 dtype: Any) -> None:
+    """REDUCE's rules on the whole array's description, on the client (the errors of one array's call)."""
+    checker = validation_device(device)
+    if not isinstance(checker, Device):
+        checker = _resolve_device(checker, None, REDUCE_SCHEMA.name)
+    out_shape = [1 if k in reduced else n for k, n in enumerate(shape)]
+    pad = max(0, 4 - len(shape)) if checker.feature_level < checker.feature_level.FL_3_0 else 0
+    x = TensorDesc(dtype, [1] * pad + list(shape))
+    y = TensorDesc(dtype, [1] * pad + out_shape)
+    checker.create_operator(ReduceDesc(function, x, y, [a + pad for a in reduced]))
+
+
+def _exact(function: ReduceFunction, x: Any, reduced: tuple[int, ...]) -> Any:
+    from ..backends.cpu_kernels.accumulations import WORDS
+
+    count = math.prod(x.shape[a] for a in reduced)
+    chunks = tuple((1,) * len(c) if k in reduced else c for k, c in enumerate(x.chunks)) + ((WORDS,),)
+    partials = x.map_blocks(functools.partial(_block_words, reduced, function is F.L1), chunks=chunks,
+                            new_axis=x.ndim, dtype=np.int64)
+    merged = partials.rechunk({a: -1 for a in reduced})
+    return merged.map_blocks(functools.partial(_finish_block, reduced, count, function is F.AVERAGE, x.dtype),
+                             chunks=tuple((1,) if k in reduced else c for k, c in enumerate(x.chunks)),
+                             drop_axis=x.ndim, dtype=x.dtype)
+
+
+def _block_words(reduced: tuple[int, ...], absolute: bool, block: np.ndarray) -> np.ndarray:
+    """A block's exact partial sums: the accumulator words of each kept element, the reduced axes kept as 1."""
+    from ..backends.cpu_kernels.accumulations import WORDS, exact_partials
+
+    kept = [k for k in range(block.ndim) if k not in reduced]
+    n = math.prod(block.shape[a] for a in reduced)
+    out_shape = tuple(1 if k in reduced else s for k, s in enumerate(block.shape))
+    if n == 0:
+        return np.zeros((*out_shape, WORDS), np.int64)
+    rows = np.transpose(block, kept + list(reduced)).reshape(-1, n)
+    words = exact_partials(np.ascontiguousarray(rows), absolute)
+    return words.reshape(*out_shape, WORDS)
+
+
+def _finish_block(reduced: tuple[int, ...], count: int, average: bool, dtype: Any, words: np.ndarray) -> np.ndarray:
+    """The blocks' words along the reduced axes added (exactly), then rounded once."""
+    from ..backends.cpu_kernels.accumulations import WORDS, finish_partials
+
+    total = words.sum(axis=reduced, keepdims=True, dtype=np.int64)
+    values = finish_partials(total.reshape(-1, WORDS), count, average, np.dtype(dtype))
+    return values.reshape(total.shape[:-1])

@@ -1,0 +1,90 @@
+"""``opendml.reduce``: DML_OPERATOR_REDUCE over arrays, every DML_REDUCE_FUNCTION by name.
+
+``reduce(x, "SUM", axes=...)`` keeps DirectML's name and its one operator: the function is an argument, as
+DirectMLX's ``dml::Reduce(input, DML_REDUCE_FUNCTION_SUM, axes)`` takes it. NumPy's spellings (``axis=``,
+``keepdims=False``) are accepted as ``argmin``'s are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import front_ends
+from ..dtypes import DataType
+from ..enums import ReduceFunction
+from ..errors import invalid, invalid_type
+from ..ops.reduce import INDEX_FUNCTIONS, REDUCE_SCHEMA, ReduceDesc
+from ..tensor import TensorDesc
+from ..typing import ArrayInput, ArrayObject, Axes, DataTypeLike, DeviceLike
+from .devices import _as_array, _resolve_device
+from .placement import _leading_ones, _run, _view_as
+from .reductions import _kept_view, _normalize_axes
+from .results import _output
+
+OWNER = "opendml.reduce"
+
+
+def reduce(x: ArrayInput, function: ReduceFunction | str | int, axes: Axes = None, *,
+           keepdims: bool = True, output_type: DataTypeLike | None = None, out: ArrayObject | None = None,
+           device: DeviceLike = None, axis: Axes = None) -> Any:
+    """REDUCE ``function`` (a DML_REDUCE_FUNCTION: "SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "LOG_SUM",
+    "LOG_SUM_EXP", "MAX", "MIN", "MULTIPLY", "ARGMIN", "ARGMAX") of ``x`` over ``axes`` (None: all). The rank is
+    kept, as in DirectML (``keepdims=False``: the reduced axes dropped, as NumPy does). The output type is the
+    input's, or ``output_type`` (INT64 by default) for ARGMIN and ARGMAX.
+
+    Floating-point sums (SUM, AVERAGE, L1, SUM_SQUARE) are the exact sum of the elements rounded once to the
+    output type (AVERAGE: the exact quotient): the same bits whatever the layout or thread count.
+
+    >>> reduce(np.array([[1, 2, 3], [3, 0, 4], [2, 4, 2]], np.float32), "SUM", 1)
+    array([[6.],
+           [7.],
+           [8.]], dtype=float32)
+    >>> reduce(np.array([1e30, 1, -1e30], np.float32), "SUM", keepdims=False)
+    array(1., dtype=float32)
+    """
+    name = REDUCE_SCHEMA.name
+    parsed = ReduceFunction.parse(function, owner=name)
+    if axis is not None:
+        if axes is not None:
+            raise invalid_type(name, "axis", "must not be given beside axes (its alias)",
+                               f"axes={axes!r}, axis={axis!r}")
+        axes = axis
+    if not isinstance(keepdims, (bool, np.bool_)):
+        raise invalid_type(name, "keepdims", "must be True or False", repr(keepdims))
+    kind = front_ends.kind_of((x,), out)
+    if kind == front_ends.DASK:
+        return front_ends.load(kind).reduce(parsed, x, axes, bool(keepdims), output_type, out, device)
+    if kind is not None:
+        raise invalid(OWNER, "x", "must be a NumPy, CuPy or Dask array (REDUCE over PyTorch tensors and traced "
+                      "values is not lowered yet)", type(x).__name__)
+    device = _resolve_device(device, x, name)
+    array = _as_array(device, x, name, "InputTensor")
+    rank = max(array.ndim, 1)
+    reduced = _normalize_axes(axes, rank, name)
+    if parsed in INDEX_FUNCTIONS:
+        out_type = DataType.parse("INT64" if output_type is None else output_type, owner=name,
+                                  field="OutputTensor.DataType")
+    else:
+        out_type = DataType.parse(array.dtype, owner=name, field="InputTensor.DataType")
+        if output_type is not None and DataType.parse(output_type, owner=name) != out_type:
+            raise invalid(name, "OutputTensor.DataType", f"must be InputTensor.DataType ({out_type.name}) with "
+                          f"Function {parsed.name}", DataType.parse(output_type, owner=name).name)
+    out_shape = tuple(1 if k in reduced else n for k, n in enumerate(array.shape or (1,)))
+    dropped = None if keepdims or not array.ndim else tuple(n for k, n in enumerate(array.shape) if k not in reduced)
+    given = out if dropped is None or out is None else _kept_view(out, dropped, reduced, out_type, name)
+    result = _output(device, given, array.shape and out_shape, out_type.numpy, name, x)
+    pad = _leading_ones(REDUCE_SCHEMA, device, rank)
+    shifted = tuple(a + pad for a in reduced)
+
+    def make(i: TensorDesc, o: TensorDesc) -> object:
+        return ReduceDesc(parsed, i, o, shifted)
+
+    full = (1,) * pad + out_shape
+    in_view, out_view = _view_as(array, (1,) * pad + (array.shape or (1,))), _view_as(result.array, full)
+    _run(device, REDUCE_SCHEMA, make, [in_view], out_view)
+    values = result.deliver()
+    if dropped is not None:
+        values = values.reshape(dropped) if out is None else out
+    return values

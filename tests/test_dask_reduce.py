@@ -1,0 +1,87 @@
+"""opendml.reduce of Dask arrays: the same bits as one array's call and as the oracle, whatever the chunking."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import opendml as dml
+from opendml.backends import cpu_kernels
+from opendml.backends.cpu_kernels import accumulations
+from tests.reduce_oracle import oracle_sum
+
+da = pytest.importorskip("dask.array")
+
+
+def same(got: np.ndarray, want: np.ndarray) -> bool:
+    got, want = np.asarray(got), np.asarray(want)
+    return got.shape == want.shape and bool(np.all((got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}"))
+                                                   | (np.isnan(got) & np.isnan(want))))
+
+
+def _chunks(draw: st.DrawFn, n: int) -> tuple[int, ...]:
+    cuts = sorted(draw(st.sets(st.integers(1, n - 1), max_size=4))) if n > 1 else []
+    edges = [0, *cuts, n]
+    return tuple(b - a for a, b in itertools.pairwise(edges))
+
+
+@st.composite
+def chunked(draw: st.DrawFn) -> tuple[np.ndarray, tuple[tuple[int, ...], ...]]:
+    shape = (draw(st.integers(1, 9)), draw(st.integers(1, 300)))
+    dtype = draw(st.sampled_from([np.float32, np.float16]))
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    rng = np.random.default_rng(seed)
+    spread = 60 if dtype == np.float32 else 10
+    x = (rng.standard_normal(shape) * np.exp2(rng.integers(-spread, spread, shape))).astype(dtype)
+    if draw(st.booleans()):
+        x.flat[rng.integers(0, x.size)] = draw(st.sampled_from([np.inf, -np.inf, np.nan, -0.0, 0.0]))
+    return x, (_chunks(draw, shape[0]), _chunks(draw, shape[1]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(chunked(), st.sampled_from(["SUM", "AVERAGE", "L1", "MAX", "MIN"]), st.sampled_from([0, 1, None]))
+def test_any_chunking_gives_one_arrays_bits(case: tuple[np.ndarray, tuple[tuple[int, ...], ...]], function: str,
+                                            axes: int | None) -> None:
+    x, chunks = case
+    got = dml.reduce(da.from_array(x, chunks=chunks), function, axes).compute()
+    assert same(got, dml.reduce(x, function, axes))
+    if function in ("SUM", "AVERAGE", "L1") and axes == 1:
+        want = [oracle_sum(row, x.dtype.type, function == "AVERAGE", function == "L1") for row in x]
+        assert same(got.ravel(), np.array(want, x.dtype))
+
+
+def test_the_python_words_are_numbas(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without Numba, the partial sums are made and rounded with Python's integers: the same words, the same
+    rounding."""
+    if not cpu_kernels.numba_available():
+        pytest.skip("Numba is not installed: only the Python words exist")
+    rng = np.random.default_rng(5)
+    rows = (rng.standard_normal((6, 500)) * np.exp2(rng.integers(-100, 100, (6, 500)))).astype(np.float32)
+    rows[1] = -0.0
+    rows[2, 7] = np.inf
+    rows[3, :250] = -rows[3, 250:]
+    for absolute in (False, True):
+        fast = accumulations.exact_partials(rows, absolute)
+        monkeypatch.setattr(cpu_kernels, "numba_available", lambda: False)
+        slow = accumulations.exact_partials(rows, absolute)
+        assert (fast[:, :accumulations.DIGITS] == slow[:, :accumulations.DIGITS]).all()
+        assert ((fast[:, accumulations.DIGITS:] != 0) == (slow[:, accumulations.DIGITS:] != 0)).all()
+        for average in (False, True):
+            python = accumulations.finish_partials(slow, 500, average, np.dtype(np.float32))
+            monkeypatch.undo()
+            assert same(python, accumulations.finish_partials(fast, 500, average, np.dtype(np.float32)))
+            monkeypatch.setattr(cpu_kernels, "numba_available", lambda: False)
+        monkeypatch.undo()
+
+
+def test_dask_refuses_what_it_does_not_merge_yet() -> None:
+    x = da.ones((4, 4), chunks=2, dtype=np.float32)
+    with pytest.raises(dml.OpenDMLError, match=r"opendml.reduce.*Function.*MULTIPLY"):
+        dml.reduce(x, "MULTIPLY", 1)
+    with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*InputTensor.DataType"):
+        dml.reduce(da.ones((4,), chunks=2, dtype=np.int32), "AVERAGE")
+    assert dml.reduce(x, "ARGMAX", 1, keepdims=False).compute().tolist() == [0, 0, 0, 0]

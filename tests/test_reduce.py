@@ -1,0 +1,248 @@
+"""REDUCE: the description's rules, and every function against an oracle computed here (exact sums by
+fractions.Fraction, rounded to the output type by comparing the neighbours; never opendml's accumulator)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import opendml as dml
+from opendml.backends import cpu_kernels
+from tests.reduce_oracle import bits, oracle_sum, rounded
+
+KERNELS = [
+    pytest.param("numba", id="numba", marks=pytest.mark.skipif(
+        not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")),
+    pytest.param("numpy", id="numpy"),
+]
+
+
+@pytest.fixture(params=KERNELS)
+def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load(request.param))
+    return str(request.param)
+
+
+def same(got: np.ndarray, want: np.ndarray) -> bool:
+    got, want = np.asarray(got), np.asarray(want)
+    return bool(np.all((got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}"))
+                       | (np.isnan(got) & np.isnan(want))))
+
+
+EDGES = [
+    [1e30, 1, -1e30],
+    [-0.0, -0.0],
+    [0.0, -0.0],
+    [-0.0],
+    [3e38, 3e38, -3e38],
+    [3e38, 3e38],
+    [-3e38, -3e38],
+    [np.inf, 1],
+    [np.inf, -np.inf],
+    [-np.inf, 5],
+    [np.nan, 1],
+    [1e-45, 1e-45, 3e-45],
+    [1e-45, -1e-45],
+    [-1e-45],
+    [1, 2 ** -24],  # a tie: to even
+    [1, 2 ** -24, 2 ** -60],  # just above the tie
+    [1, 2 ** -24, -(2 ** -60)],  # just below
+    [2 ** 127 * 1.9999999, 2 ** 103],  # the midpoint past the largest float32: ties to even give inf
+]
+HALF_EDGES = [
+    [65504, 16],  # the midpoint past the largest FLOAT16: inf
+    [65504, 15.9990234375],  # just below it
+    [6e4, 6e4, -6e4],
+    [2 ** -24, 2 ** -24, -(2 ** -23)],
+    [2 ** -24, 2 ** -25],  # sums below the smallest subnormal's ulp: FLOAT32 inputs only
+    [1, 2 ** -11],  # a tie in FLOAT16: to even
+    [1, 2 ** -11, 2 ** -24],
+]
+
+
+@pytest.mark.parametrize("function", ["SUM", "AVERAGE", "L1"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_edge_values_give_the_exact_sum_rounded_once(kernels: str, function: str, dtype: type) -> None:
+    for case in EDGES + HALF_EDGES:
+        with np.errstate(over="ignore"):
+            x = np.array(case, np.float32).astype(dtype)
+        got = dml.reduce(x, function, keepdims=False)
+        want = oracle_sum(x, dtype, divide=function == "AVERAGE", absolute=function == "L1")
+        assert same(got, want), (function, case, got, want)
+
+
+def test_cancellation_beats_pairwise_summation() -> None:
+    """The issue's case: 2**20 values cancelling in pairs, plus 1e-3; np.sum is thousands of ulp off."""
+    rng = np.random.default_rng(7)
+    half = rng.standard_normal(1 << 19).astype(np.float32) * np.float32(1e4)
+    x = np.concatenate([half, -half[::-1], np.array([1e-3], np.float32)])
+    rng.shuffle(x)
+    assert bits(dml.reduce(x, "SUM", keepdims=False)) == bits(np.float32(1e-3))
+
+
+@pytest.mark.parametrize("shape,axes", [
+    ((3, 1500), (1,)),  # a row longer than a block (1024 elements)
+    ((5, 7, 9), (0, 2)),
+    ((2, 3, 4, 5), (1, 3)),
+    ((40, 33), (0,)),
+    ((1, 70000), (1,)),  # one row split between threads
+    ((4, 2, 300), None),
+    ((3, 9000), (1,)),  # FLOAT16 rows longer than a FLOAT16 block (8192 elements)
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_axes_and_layouts_against_the_oracle(kernels: str, shape: tuple[int, ...], axes: tuple[int, ...] | None,
+                                             dtype: type) -> None:
+    rng = np.random.default_rng(sum(shape))
+    scale = 30 if dtype == np.float32 else 8
+    x = (rng.standard_normal(shape) * np.exp2(rng.integers(-scale, scale, shape))).astype(dtype)
+    reduced = tuple(range(len(shape))) if axes is None else axes
+    kept = [k for k in range(len(shape)) if k not in reduced]
+    rows = np.transpose(x, kept + list(reduced)).reshape(-1, math.prod(shape[a] for a in reduced))
+    out_shape = tuple(1 if k in reduced else n for k, n in enumerate(shape))
+    for function in ("SUM", "AVERAGE", "L1"):
+        got = dml.reduce(x, function, axes)
+        want = np.array([oracle_sum(r, dtype, function == "AVERAGE", function == "L1") for r in rows],
+                        dtype).reshape(out_shape)
+        assert same(got, want), function
+
+
+def test_a_transposed_view_gives_the_same_bits() -> None:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((300, 200)).astype(np.float32)
+    assert same(dml.reduce(x.T, "SUM", 0), dml.reduce(np.ascontiguousarray(x.T), "SUM", 0))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False), min_size=1, max_size=3000),
+       st.integers(1, 3))
+def test_the_sum_is_the_same_bits_on_any_thread_count(values: list[float], threads: int) -> None:
+    x = np.array(values, np.float32)
+    got = dml.reduce(x, "SUM", keepdims=False, device=dml.Device(threads=threads))
+    assert same(got, oracle_sum(x, np.float32))
+
+
+def test_sum_square_min_max_and_multiply() -> None:
+    x = np.array([[3e-30, -2.0, 0.5, -0.0], [0.0, -0.0, -0.0, 0.0]], np.float32)
+    got = dml.reduce(x, "SUM_SQUARE", 1).ravel()
+    want = [rounded(sum(Fraction(float(v)) ** 2 for v in row), np.float32) for row in x]
+    assert same(got, np.array(want, np.float32))
+    assert same(dml.reduce(x, "MAX", 1).ravel(), np.array([0.5, 0.0], np.float32))
+    assert same(dml.reduce(x, "MIN", 1).ravel(), np.array([-2.0, -0.0], np.float32))
+    assert np.isnan(dml.reduce(np.array([1, np.nan, 2], np.float32), "MAX", keepdims=False))
+    assert dml.reduce(np.array([2.0, 3.0, 0.5], np.float32), "MULTIPLY", keepdims=False) == 3.0
+
+
+def test_integer_sums_and_products_wrap() -> None:
+    top = np.iinfo(np.int32).max
+    assert dml.reduce(np.array([top, 1], np.int32), "SUM", keepdims=False) == np.iinfo(np.int32).min
+    assert dml.reduce(np.array([2 ** 32 - 1, 2], np.uint32), "SUM", keepdims=False) == 1
+    assert dml.reduce(np.array([65536, 65536, 3], np.int32), "MULTIPLY", keepdims=False) == 0
+    assert dml.reduce(np.array([-(2 ** 31), -1], np.int32), "MULTIPLY", keepdims=False) == -(2 ** 31)
+
+
+def test_argmin_and_argmax_through_reduce() -> None:
+    x = np.array([[3, 1, 1], [2, 7, 7]], np.float32)
+    assert dml.reduce(x, "ARGMIN", 1).ravel().tolist() == [1, 0]
+    assert dml.reduce(x, "ARGMAX", 1, output_type="UINT32").ravel().tolist() == [0, 1]
+
+
+def test_the_description_rules() -> None:
+    device = dml.Device()
+    x = dml.TensorDesc("FLOAT32", [2, 3])
+    with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*OutputTensor.Sizes\[1\].*must be 1"):
+        device.create_operator(dml.ReduceDesc("SUM", x, dml.TensorDesc("FLOAT32", [2, 3]), [1]))
+    with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*OutputTensor.DataType.*FLOAT32"):
+        device.create_operator(dml.ReduceDesc("SUM", x, dml.TensorDesc("FLOAT16", [2, 1]), [1]))
+    with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*Function.*must be one of ARGMAX"):
+        device.create_operator(dml.ReduceDesc("MEAN", x, dml.TensorDesc("FLOAT32", [2, 1]), [1]))
+    i = dml.TensorDesc("INT32", [2, 3])
+    with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*InputTensor.DataType.*FLOAT32, FLOAT16"):
+        device.create_operator(dml.ReduceDesc("AVERAGE", i, dml.TensorDesc("INT32", [2, 1]), [1]))
+    device.create_operator(dml.ReduceDesc("SUM", i, dml.TensorDesc("INT32", [2, 1]), [1]))
+    device.create_operator(dml.ReduceDesc("ARGMAX", i, dml.TensorDesc("INT64", [2, 1]), [1]))
+    old = dml.Device(feature_level="2_1")
+    with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*DimensionCount"):
+        old.create_operator(dml.ReduceDesc("SUM", x, dml.TensorDesc("FLOAT32", [2, 1]), [1]))
+    x4 = dml.TensorDesc("FLOAT32", [1, 1, 2, 3])
+    with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*OutputTensor.DataType.*UINT32"):
+        old.create_operator(dml.ReduceDesc("ARGMIN", x4, dml.TensorDesc("INT64", [1, 1, 2, 1]), [3]))
+    old.create_operator(dml.ReduceDesc("ARGMIN", x4, dml.TensorDesc("UINT32", [1, 1, 2, 1]), [3]))
+
+
+@pytest.mark.parametrize("fusion", ["0", "1"])
+def test_a_graph_sums_what_an_element_wise_node_computes(fusion: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """relu → REDUCE SUM in a compiled graph: the value reduction takes no prologue, so the relu keeps its
+    buffer and the sum is exact as a lone REDUCE's (with fusion on or off)."""
+    from opendml import graph as g
+
+    monkeypatch.setenv("OPENDML_FUSION", fusion)
+    device = dml.Device()
+    graph = dml.Graph(device)
+    x = graph.input(0, dml.TensorDesc("FLOAT32", [2, 3]))
+    y = g.reduce(g.relu(x), "SUM", [1])
+    assert y.desc.sizes == (2, 1) and y.desc.data_type == dml.DataType.FLOAT32
+    compiled = graph.compile([y])
+    data = np.array([[1e30, 1, -1e30], [-1e30, 2, 5e-45]], np.float32)
+    out = device.create_buffer(8)
+    compiled.execute([device.buffer_from(data)], [out])
+    want = [oracle_sum(np.maximum(row, 0), np.float32) for row in data]
+    assert same(out.to_numpy().view(np.float32), np.array(want, np.float32))
+    assert g.reduce(x, "ARGMAX", [0, 1]).desc.data_type == dml.DataType.INT64
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 33, 1000, 1025, 3000])
+def test_signed_zeros_in_rows_of_every_length(kernels: str, n: int) -> None:
+    """A sum of -0.0 alone is -0.0, with one +0.0 among them +0.0, in short rows (summed whole) and long ones."""
+    x = np.full((3, n), -0.0, np.float32)
+    x[1, n // 2] = 0.0
+    x[2, 0] = 1.0
+    x[2, -1] = -1.0 if n > 1 else 0.0
+    for function, want in (("SUM", [-0.0, 0.0, 0.0]), ("AVERAGE", [-0.0, 0.0, 0.0]), ("L1", [0.0, 0.0, None])):
+        got = dml.reduce(x, function, 1).ravel()
+        expected = [oracle_sum(row, np.float32, function == "AVERAGE", function == "L1") for row in x]
+        assert same(got, np.array(expected, np.float32)), (function, got)
+        assert all(w is None or same(np.float32(g), np.float32(w)) for g, w in zip(got, want)), (function, got)
+
+
+def test_a_first_axis_sum_with_one_wide_column(kernels: str) -> None:
+    """A leading reduced axis is summed column tile by column tile: one column's tiny element widens its tile's
+    span, and that column alone is summed another way; the others keep their float64 sums."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((300, 700)).astype(np.float32)
+    x[17, 5] = np.float32(3e-38)
+    x[200, 650] = np.float32(np.inf)
+    got = dml.reduce(x, "SUM", 0).ravel()
+    want = np.array([oracle_sum(x[:, c], np.float32) for c in range(x.shape[1])], np.float32)
+    assert same(got, want)
+
+
+def test_half_rows_with_specials(kernels: str) -> None:
+    """FLOAT16 rows read in place: infinities and NaN noted, the finite elements still summed exactly."""
+    x = np.zeros((4, 9000), np.float16)
+    x[:, ::7] = np.float16(0.1)
+    x[0, 5] = np.inf
+    x[1, 8500], x[1, 3] = np.inf, -np.inf
+    x[2, 4000] = np.nan
+    x[3, :] = -0.0
+    for function in ("SUM", "L1", "AVERAGE"):
+        got = dml.reduce(x, function, 1).ravel()
+        want = [oracle_sum(r, np.float16, function == "AVERAGE", function == "L1") for r in x]
+        assert same(got, np.array(want, np.float16)), function
+
+
+def test_cuda_refuses_the_value_functions_by_name() -> None:
+    """No CUDA lowering of REDUCE's value functions yet: the backend says so, naming REDUCE (CuPy imported, no GPU
+    needed)."""
+    pytest.importorskip("cupy")
+    from opendml.backends.cuda.backend import CudaBackend
+    from opendml.errors import KernelUnsupportedError
+
+    spec = dml.Device().create_operator(dml.ReduceDesc("SUM", dml.TensorDesc("FLOAT32", [2, 3]),
+                                                       dml.TensorDesc("FLOAT32", [2, 1]), [1])).kernel_spec
+    with pytest.raises(KernelUnsupportedError, match=r"REDUCE.*a SUM reduction"):
+        CudaBackend.compile_spec(None, None, spec, [None], dml.TensorDesc("FLOAT32", [2, 1]))  # type: ignore[arg-type]
