@@ -198,7 +198,7 @@ HYPOTHESIS_PROFILE: Setting[str] = Setting(
     "hypothesis' profile: `thorough` runs 1000 examples per property", "tests/conftest.py", "docs/testing.md",
     "tests")
 FUZZ_EXAMPLES: Setting[int | None] = Setting(
-    "OPENDML_FUZZ_EXAMPLES", Integer(1), None, "8 to 30, by family",
+    "OPENDML_FUZZ_EXAMPLES", Integer(1), None, "4 to 30, by family",
     "examples per fuzz property; `OPENDML_FUZZ_EXAMPLES_<FAMILY>` sets one family's", "tests/fuzz/settings.py",
     "docs/testing.md", "tests")
 FUZZ_KEEP_GOING = _switch("OPENDML_FUZZ_KEEP_GOING", False, "`1` lists every kind of fuzz failure at the end "

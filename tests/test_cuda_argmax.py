@@ -233,10 +233,10 @@ def test_plain_reductions_run_on_the_host_give_the_oracles_indices(tmp_path: Pat
 # (name, case, blocks of a row's cluster, elements a load) on an H100's 132 multiprocessors, clusters of 8
 CLUSTERED = [
     ("one row, 4 blocks", Plain(T.FLOAT16, (1, 32000), (1,)), 4, 8),
-    ("8 rows, unaligned", Plain(T.FLOAT32, (8, 20000), (1,), shift=4), 8, 1),
-    ("rows of 2 blocks", Plain(T.FLOAT32, (40, 9000), (1,)), 2, 4),
-    ("UINT8, 16 lanes", Plain(T.UINT8, (3, 70000), (1,)), 8, 16),
-    ("INT64, a short last piece", Plain(T.INT64, (5, 4099), (1,)), 8, 1),
+    ("8 rows, unaligned", Plain(T.FLOAT32, (8, 8192), (1,), shift=4), 4, 1),
+    ("rows of 2 blocks", Plain(T.FLOAT32, (40, 5000), (1,)), 2, 4),
+    ("UINT8, 16 lanes", Plain(T.UINT8, (1, 40000), (1,)), 4, 16),
+    ("INT64, a short last piece", Plain(T.INT64, (3, 4099), (1,)), 8, 1),
 ]
 
 

@@ -18,11 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from ..backends.cpu_kernels.accumulations import WORDS, exact_partials, finish_partials
 from ..device import Device
 from ..enums import ReduceFunction
 from ..errors import invalid
 from ..functional.devices import _resolve_device
-from ..functional.reductions import _normalize_axes
+from ..functional.reduce import reduce as reduce_array
+from ..functional.reductions import _normalize_axes, argmax, argmin
 from ..ops.reduce import INDEX_FUNCTIONS, REDUCE_SCHEMA, ReduceDesc
 from ..tensor import TensorDesc
 from .checks import known_shape, refuse_out, validation_device
@@ -36,15 +38,11 @@ BY_BLOCK = frozenset({F.MAX, F.MIN})
 def reduce(function: ReduceFunction, x: Any, axes: object, keepdims: bool, output_type: object, out: Any,
            device: Any) -> Any:
     """``opendml.reduce(x, function, axes, keepdims=...)`` of a Dask array ``x``, lazily."""
-    from ..functional.reduce import reduce as reduce_array
-
     refuse_out(OWNER, out)
     name = REDUCE_SCHEMA.name
     shape = known_shape(name, "InputTensor", x)
     reduced = _normalize_axes(axes, max(len(shape), 1), name)
     if function in INDEX_FUNCTIONS:
-        from ..functional.reductions import argmax, argmin
-
         call = argmin if function is F.ARGMIN else argmax
         index_type: Any = "INT64" if output_type is None else output_type
         return call(x, reduced, output_type=index_type, device=device, keepdims=keepdims)
@@ -84,8 +82,6 @@ def _check_whole(device: Any, function: ReduceFunction, shape: tuple[int, ...], 
 
 
 def _exact(function: ReduceFunction, x: Any, reduced: tuple[int, ...]) -> Any:
-    from ..backends.cpu_kernels.accumulations import WORDS
-
     count = math.prod(x.shape[a] for a in reduced)
     chunks = tuple((1,) * len(c) if k in reduced else c for k, c in enumerate(x.chunks)) + ((WORDS,),)
     partials = x.map_blocks(functools.partial(_block_words, reduced, function is F.L1), chunks=chunks,
@@ -98,8 +94,6 @@ def _exact(function: ReduceFunction, x: Any, reduced: tuple[int, ...]) -> Any:
 
 def _block_words(reduced: tuple[int, ...], absolute: bool, block: np.ndarray) -> np.ndarray:
     """A block's exact partial sums: the accumulator words of each kept element, the reduced axes kept as 1."""
-    from ..backends.cpu_kernels.accumulations import WORDS, exact_partials
-
     kept = [k for k in range(block.ndim) if k not in reduced]
     n = math.prod(block.shape[a] for a in reduced)
     out_shape = tuple(1 if k in reduced else s for k, s in enumerate(block.shape))
@@ -112,8 +106,6 @@ def _block_words(reduced: tuple[int, ...], absolute: bool, block: np.ndarray) ->
 
 def _finish_block(reduced: tuple[int, ...], count: int, average: bool, dtype: Any, words: np.ndarray) -> np.ndarray:
     """The blocks' words along the reduced axes added (exactly), then rounded once."""
-    from ..backends.cpu_kernels.accumulations import WORDS, finish_partials
-
     total = words.sum(axis=reduced, keepdims=True, dtype=np.int64)
     values = finish_partials(total.reshape(-1, WORDS), count, average, np.dtype(dtype))
     return values.reshape(total.shape[:-1])

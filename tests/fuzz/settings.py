@@ -31,7 +31,7 @@ ENV = opendml_settings.FUZZ_EXAMPLES.name
 KEEP_GOING_ENV = opendml_settings.FUZZ_KEEP_GOING.name
 
 # Examples per property by default (docs/testing.md): new ones every run, and few, as many compile kernels.
-DEFAULTS = {"descriptions": 30, "bindings": 20, "functional": 20, "dispatch": 20, "onnx": 15, "graphs": 8}
+DEFAULTS = {"descriptions": 30, "bindings": 20, "functional": 20, "dispatch": 20, "onnx": 15, "graphs": 4}
 
 
 
