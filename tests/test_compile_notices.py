@@ -107,9 +107,12 @@ def test_outside_a_step_each_compile_names_its_kernel(caplog: pytest.LogCaptureF
 def test_a_compile_a_hidden_cache_may_serve_is_noticed_only_while_it_lasts(caplog: pytest.LogCaptureFixture) -> None:
     noticed = threading.Event()
 
-    class Signal(logging.Handler):
+    ours = ("ELEMENT_WISE_CLIP FLOAT16 [8]", "ELEMENT_WISE_CLIP FLOAT32 [8]")
+
+    class Signal(logging.Handler):  # this test's notices only: a background compile may log beside them
         def emit(self, record: logging.LogRecord) -> None:
-            noticed.set()
+            if record.getMessage() == NOTICE.format(ours[0]):
+                noticed.set()
 
     signal = Signal()
     logging.getLogger("opendml").addHandler(signal)
@@ -121,7 +124,8 @@ def test_a_compile_a_hidden_cache_may_serve_is_noticed_only_while_it_lasts(caplo
                 pass  # done long before: silent
     finally:
         logging.getLogger("opendml").removeHandler(signal)
-    assert [r.getMessage() for r in caplog.records] == [NOTICE.format("ELEMENT_WISE_CLIP FLOAT16 [8]")]
+    assert [r.getMessage() for r in caplog.records if any(name in r.getMessage() for name in ours)] == [
+        NOTICE.format(ours[0])]
 
 
 def test_shown_on_stderr_prints_info_records_while_inside_only(capsys: pytest.CaptureFixture[str]) -> None:
