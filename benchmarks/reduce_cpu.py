@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 os.environ.setdefault("OPENDML_TIERED", "0")  # the compiled kernels from the first call
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import opendml as dml  # noqa: E402
+import opendml as dml
 
 CASES = [  # (name, shape, axes, dtype)
     ("all of 2^24", (1 << 24,), None, np.float32),
@@ -51,9 +51,9 @@ def main() -> None:
         x = rng.standard_normal(shape).astype(dtype)
         out = np.empty_like(x)
         numpy_axes = None if axes is None else axes
-        t_np = best(lambda: np.sum(x, axis=numpy_axes, keepdims=True), args.repeats)
-        t_ex = best(lambda: dml.reduce(x, "SUM", axes, device=device), args.repeats)
-        t_copy = best(lambda: np.copyto(out, x), args.repeats)
+        t_np = best(lambda x=x, a=numpy_axes: np.sum(x, axis=a, keepdims=True), args.repeats)
+        t_ex = best(lambda x=x, a=axes: dml.reduce(x, "SUM", a, device=device), args.repeats)
+        t_copy = best(lambda x=x, out=out: np.copyto(out, x), args.repeats)
         equal = np.array_equal(dml.reduce(x, "SUM", axes, device=device), np.sum(x, axis=numpy_axes, keepdims=True))
         print(f"{name:28s} {t_np * 1e3:10.2f} {t_ex * 1e3:10.2f} {t_ex / t_np:6.2f} {t_copy * 1e3:8.2f}  {equal}")
 
