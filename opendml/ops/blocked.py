@@ -1,5 +1,6 @@
-"""What QUANTIZE and DEQUANTIZE (feature level 6_3) share: their tensors, their QuantizationType, the blocks a
-quantization tensor's sizes make, the default zero point, and the layout their kernels run over.
+"""What QUANTIZE and DEQUANTIZE (feature level 6_3) share: their description's fields, their tensors and support
+table, their QuantizationType, the blocks a quantization tensor's sizes make, the default zero point and the
+kernel operand that adds or subtracts it, and the layout their kernels run over.
 
 A quantization tensor (the scale, the zero point) has the input's DimensionCount; along each axis its size ``q``
 divides the input's ``n``, and each of its values covers ``n / q`` consecutive elements there: a block. ``q == 1``
@@ -20,7 +21,7 @@ from ..dtypes import DataType as T
 from ..enums import QuantizationType
 from ..errors import invalid, kernel_unsupported
 from ..feature_levels import FeatureLevel as L
-from ..schema import SupportRow, TensorField
+from ..schema import OperatorSchema, SupportRow, TensorField
 from ..tensor import MAX_DIMENSIONS, TensorDesc
 
 SCALE = "QuantizationTensors[0]"
@@ -46,6 +47,27 @@ def row(inputs: frozenset[T], outputs: frozenset[T]) -> SupportRow:
     types = {"InputTensor": inputs, SCALE: QUANTIZATION_TYPES, ZERO_POINT: QUANTIZATION_TYPES,
              "OutputTensor": outputs}
     return SupportRow(L.FL_6_3, (1, 8), types, frozenset({SCALE, ZERO_POINT}))
+
+
+def schema(name: str, inputs: frozenset[T], outputs: frozenset[T]) -> OperatorSchema:
+    """The operator's schema: introduced at 6_3, the shared tensors, one support row."""
+    return OperatorSchema(name=name, introduced=L.FL_6_3, tensors=TENSORS, rows=(row(inputs, outputs),))
+
+
+@dataclass(frozen=True)
+class BlockedQuantizationDesc:
+    """The fields of DML_QUANTIZE_OPERATOR_DESC and DML_DEQUANTIZE_OPERATOR_DESC, in DirectML's order:
+    InputTensor, QuantizationType, QuantizationTensors (none; the scale; the scale and the zero point),
+    OutputTensor. QuantizationTensorCount is the sequence's length."""
+
+    input_tensor: TensorDesc
+    quantization_type: QuantizationType | str | int
+    quantization_tensors: Sequence[TensorDesc]
+    output_tensor: TensorDesc
+
+    @property
+    def quantization_tensor_count(self) -> int:
+        return len(self.quantization_tensors)
 
 
 def midpoint(data_type: T) -> int:
@@ -183,6 +205,33 @@ def _split(owner: str, tensor: TensorDesc, axes: list[tuple[int, int]], name: st
         raise kernel_unsupported(owner, name, f"must have at most {MAX_DIMENSIONS} dimensions once its "
                                  "blocked axes are cut in two (blocks, block size)", len(sizes))
     return TensorDesc(tensor.data_type, sizes, strides, total_tensor_size_in_bytes=tensor.total_tensor_size_in_bytes)
+
+
+def zero_point_reference(params: Quantization, zero_point: np.ndarray | None, sizes: Sequence[int]
+                         ) -> np.ndarray | int:
+    """The zero point each element uses, as int64 (the tensor repeated over its blocks), the midpoint for
+    QuantizationType SCALE, else 0."""
+    if zero_point is not None:
+        return expand(zero_point, sizes).astype(np.int64)
+    return midpoint(params.quantized) if params.quantization_type is QuantizationType.SCALE else 0
+
+
+def zero_point_operand(params: Quantization, present: bool, scalars: list[np.generic]) -> ex.Expr | None:
+    """The kernel's zero point in the quantized type as held (operand 2 where the tensor is bound, else the
+    midpoint of QuantizationType SCALE as a kernel argument appended to ``scalars``); None where it is 0."""
+    held = unpacked(params.quantized)
+    if present:
+        return ex.Load(2, held)
+    if params.quantization_type is QuantizationType.SCALE and midpoint(params.quantized):
+        scalars.append(held.numpy.type(midpoint(params.quantized)))
+        return ex.Param(len(scalars) - 1, held)
+    return None
+
+
+def load_float32(operand: int, data_type: T) -> ex.Expr:
+    """A float operand read as float32 (FLOAT16 converted exactly)."""
+    value: ex.Expr = ex.Load(operand, data_type)
+    return value if data_type is T.FLOAT32 else ex.ToFloat32(value)
 
 
 def four_bit_clamp(value: ex.Expr, data_type: T, scalars: list[np.generic]) -> ex.Expr:

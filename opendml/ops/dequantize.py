@@ -9,36 +9,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import expr as ex
-from ..enums import QuantizationType
-from ..feature_levels import FeatureLevel as L
 from ..kernels.spec import KernelSpec
-from ..schema import OperatorSchema
 from ..tensor import TensorDesc
 from . import blocked
-from .blocked import Quantization, check_quantization, expand, midpoint, unpacked
+from .blocked import BlockedQuantizationDesc, Quantization, check_quantization, expand, unpacked
 from .definition import OperatorDefinition
 
-DEQUANTIZE_SCHEMA = OperatorSchema(
-    name="DEQUANTIZE",
-    introduced=L.FL_6_3,
-    tensors=blocked.TENSORS,
-    rows=(blocked.row(blocked.QUANTIZED, blocked.FLOATS),),
-)
+DEQUANTIZE_SCHEMA = blocked.schema("DEQUANTIZE", blocked.QUANTIZED, blocked.FLOATS)
 
 
 @dataclass(frozen=True)
-class DequantizeDesc:
+class DequantizeDesc(BlockedQuantizationDesc):
     """DML_DEQUANTIZE_OPERATOR_DESC: InputTensor, QuantizationType, QuantizationTensors (none; the scale; the
     scale and the zero point), OutputTensor. QuantizationTensorCount is the sequence's length."""
-
-    input_tensor: TensorDesc
-    quantization_type: QuantizationType | str | int
-    quantization_tensors: Sequence[TensorDesc]
-    output_tensor: TensorDesc
-
-    @property
-    def quantization_tensor_count(self) -> int:
-        return len(self.quantization_tensors)
 
 
 def prepare_dequantize(desc: DequantizeDesc) -> Quantization:
@@ -51,12 +34,7 @@ def dequantize_reference(inputs: Sequence[np.ndarray | None], params: Quantizati
     inputs come unpacked (one element a byte)."""
     x, scale, zero_point = inputs
     assert x is not None
-    difference = x.astype(np.int64)
-    if zero_point is not None:
-        difference = difference - expand(zero_point, x.shape).astype(np.int64)
-    elif params.quantization_type is QuantizationType.SCALE:
-        difference = difference - midpoint(params.quantized)
-    value = difference.astype(np.float32)
+    value = (x.astype(np.int64) - blocked.zero_point_reference(params, zero_point, x.shape)).astype(np.float32)
     if scale is not None:
         value = np.multiply(value, expand(scale, x.shape).astype(np.float32), dtype=np.float32)
     return value.astype(params.float_type.numpy)
@@ -70,21 +48,13 @@ def dequantize_kernel(params: Quantization, tensors: Mapping[str, TensorDesc | N
     held = unpacked(params.quantized)
     scalars: list[np.generic] = []
     value: ex.Expr = ex.Load(0, held)
-    subtrahend: ex.Expr | None = None
-    if zero_point is not None:
-        subtrahend = ex.Load(2, held)
-    elif params.quantization_type is QuantizationType.SCALE and midpoint(params.quantized):
-        subtrahend = ex.Param(0, held)
-        scalars.append(held.numpy.type(midpoint(params.quantized)))
+    subtrahend = blocked.zero_point_operand(params, zero_point is not None, scalars)
     if subtrahend is not None:
         wide = ex.difference_type(held, held)
         value = ex.Subtract(ex.Widen(value, wide), ex.Widen(subtrahend, wide))
     result: ex.Expr = ex.ToFloat32(value)
     if scale is not None:
-        factor: ex.Expr = ex.Load(1, scale.data_type)
-        if scale.data_type is not blocked.T.FLOAT32:
-            factor = ex.ToFloat32(factor)
-        result = ex.Multiply(result, factor)
+        result = ex.Multiply(result, blocked.load_float32(1, scale.data_type))
     inputs = (held, None if scale is None else scale.data_type, None if zero_point is None else held)
     return KernelSpec(DEQUANTIZE_SCHEMA.name, inputs, params.float_type, ex.Store(result, params.float_type),
                       tuple(scalars))

@@ -9,38 +9,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import expr as ex
-from ..dtypes import DataType as T
-from ..enums import QuantizationType
-from ..feature_levels import FeatureLevel as L
 from ..kernels.spec import KernelSpec
-from ..schema import OperatorSchema
 from ..tensor import TensorDesc
 from . import blocked
-from .blocked import Quantization, check_quantization, expand, four_bit_clamp, midpoint, unpacked
+from .blocked import BlockedQuantizationDesc, Quantization, check_quantization, expand, four_bit_clamp, unpacked
 from .definition import OperatorDefinition
 from .quantize_linear import ROUNDED, SUM
 
-QUANTIZE_SCHEMA = OperatorSchema(
-    name="QUANTIZE",
-    introduced=L.FL_6_3,
-    tensors=blocked.TENSORS,
-    rows=(blocked.row(blocked.FLOATS, blocked.QUANTIZED),),
-)
+QUANTIZE_SCHEMA = blocked.schema("QUANTIZE", blocked.FLOATS, blocked.QUANTIZED)
 
 
 @dataclass(frozen=True)
-class QuantizeDesc:
+class QuantizeDesc(BlockedQuantizationDesc):
     """DML_QUANTIZE_OPERATOR_DESC: InputTensor, QuantizationType, QuantizationTensors (none; the scale; the
     scale and the zero point), OutputTensor. QuantizationTensorCount is the sequence's length."""
-
-    input_tensor: TensorDesc
-    quantization_type: QuantizationType | str | int
-    quantization_tensors: Sequence[TensorDesc]
-    output_tensor: TensorDesc
-
-    @property
-    def quantization_tensor_count(self) -> int:
-        return len(self.quantization_tensors)
 
 
 def prepare_quantize(desc: QuantizeDesc) -> Quantization:
@@ -60,10 +42,7 @@ def quantize_reference(inputs: Sequence[np.ndarray | None], params: Quantization
     rounded = np.rint(quotient)
     # Beyond +-1024 every zero point (|zp| <= 255) saturates alike, so the bound changes no result.
     whole = np.clip(np.where(np.isnan(rounded), 0, rounded), -1024, 1024).astype(np.int64)
-    if zero_point is not None:
-        whole = whole + expand(zero_point, x.shape).astype(np.int64)
-    elif params.quantization_type is QuantizationType.SCALE:
-        whole = whole + midpoint(params.quantized)
+    whole = whole + blocked.zero_point_reference(params, zero_point, x.shape)
     low, high = params.quantized.integer_range
     return np.clip(whole, low, high).astype(params.quantized.numpy)
 
@@ -76,21 +55,11 @@ def quantize_kernel(params: Quantization, tensors: Mapping[str, TensorDesc | Non
     assert x is not None
     held = unpacked(params.quantized)
     scalars: list[np.generic] = []
-    value: ex.Expr = ex.Load(0, x.data_type)
-    if x.data_type is not T.FLOAT32:
-        value = ex.ToFloat32(value)
+    value = blocked.load_float32(0, x.data_type)
     if scale is not None:
-        divisor: ex.Expr = ex.Load(1, scale.data_type)
-        if scale.data_type is not T.FLOAT32:
-            divisor = ex.ToFloat32(divisor)
-        value = ex.Divide(value, divisor)
+        value = ex.Divide(value, blocked.load_float32(1, scale.data_type))
     rounded = ex.Round(value)
-    addend: ex.Expr | None = None
-    if zero_point is not None:
-        addend = ex.Load(2, held)
-    elif params.quantization_type is QuantizationType.SCALE and midpoint(params.quantized):
-        addend = ex.Param(0, held)
-        scalars.append(held.numpy.type(midpoint(params.quantized)))
+    addend = blocked.zero_point_operand(params, zero_point is not None, scalars)
     whole: ex.Expr
     if addend is None:
         whole = ex.Saturate(rounded, held)
