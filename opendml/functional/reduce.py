@@ -9,19 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from .. import front_ends
 from ..dtypes import DataType
 from ..enums import ReduceFunction
-from ..errors import invalid, invalid_type
+from ..errors import invalid
 from ..ops.reduce import INDEX_FUNCTIONS, REDUCE_SCHEMA, ReduceDesc
 from ..tensor import TensorDesc
 from ..typing import ArrayInput, ArrayObject, Axes, DataTypeLike, DeviceLike
 from .devices import _as_array, _resolve_device
-from .placement import _leading_ones, _run, _view_as
-from .reductions import _kept_view, _normalize_axes
-from .results import _output
+from .placement import _run
+from .reductions import _normalize_axes, axis_alias, check_keepdims, reduced_layout
 
 OWNER = "opendml.reduce"
 
@@ -47,12 +44,8 @@ def reduce(x: ArrayInput, function: ReduceFunction | str | int, axes: Axes = Non
     name = REDUCE_SCHEMA.name
     parsed = ReduceFunction.parse(function, owner=name)
     if axis is not None:
-        if axes is not None:
-            raise invalid_type(name, "axis", "must not be given beside axes (its alias)",
-                               f"axes={axes!r}, axis={axis!r}")
-        axes = axis
-    if not isinstance(keepdims, (bool, np.bool_)):
-        raise invalid_type(name, "keepdims", "must be True or False", repr(keepdims))
+        axes = axis_alias(name, axes, axis)
+    check_keepdims(name, keepdims)
     kind = front_ends.kind_of((x,), out)
     if kind == front_ends.DASK:
         return front_ends.load(kind).reduce(parsed, x, axes, bool(keepdims), output_type, out, device)
@@ -61,8 +54,7 @@ def reduce(x: ArrayInput, function: ReduceFunction | str | int, axes: Axes = Non
                       "values is not lowered yet)", type(x).__name__)
     device = _resolve_device(device, x, name)
     array = _as_array(device, x, name, "InputTensor")
-    rank = max(array.ndim, 1)
-    reduced = _normalize_axes(axes, rank, name)
+    reduced = _normalize_axes(axes, max(array.ndim, 1), name)
     if parsed in INDEX_FUNCTIONS:
         out_type = DataType.parse("INT64" if output_type is None else output_type, owner=name,
                                   field="OutputTensor.DataType")
@@ -71,20 +63,10 @@ def reduce(x: ArrayInput, function: ReduceFunction | str | int, axes: Axes = Non
         if output_type is not None and DataType.parse(output_type, owner=name) != out_type:
             raise invalid(name, "OutputTensor.DataType", f"must be InputTensor.DataType ({out_type.name}) with "
                           f"Function {parsed.name}", DataType.parse(output_type, owner=name).name)
-    out_shape = tuple(1 if k in reduced else n for k, n in enumerate(array.shape or (1,)))
-    dropped = None if keepdims or not array.ndim else tuple(n for k, n in enumerate(array.shape) if k not in reduced)
-    given = out if dropped is None or out is None else _kept_view(out, dropped, reduced, out_type, name)
-    result = _output(device, given, array.shape and out_shape, out_type.numpy, name, x)
-    pad = _leading_ones(REDUCE_SCHEMA, device, rank)
-    shifted = tuple(a + pad for a in reduced)
+    layout = reduced_layout(device, REDUCE_SCHEMA, x, array, reduced, bool(keepdims), out, out_type, name)
 
     def make(i: TensorDesc, o: TensorDesc) -> object:
-        return ReduceDesc(parsed, i, o, shifted)
+        return ReduceDesc(parsed, i, o, layout.shifted)
 
-    full = (1,) * pad + out_shape
-    in_view, out_view = _view_as(array, (1,) * pad + (array.shape or (1,))), _view_as(result.array, full)
-    _run(device, REDUCE_SCHEMA, make, [in_view], out_view)
-    values = result.deliver()
-    if dropped is not None:
-        values = values.reshape(dropped) if out is None else out
-    return values
+    _run(device, REDUCE_SCHEMA, make, [layout.in_view], layout.out_view)
+    return layout.delivered(out)

@@ -9,11 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import front_ends
+from ..device import Device
 from ..dtypes import INTEGERS_32, INTEGERS_64, DataType
 from ..enums import AxisDirection, NanPolicy
 from ..errors import invalid, invalid_type
@@ -28,7 +30,7 @@ from .arg_merge import values_at
 from .devices import _as_array, _resolve_device
 from .fastpath import _direct, _exact, _remember_reduction
 from .placement import _leading_ones, _run, _view_as
-from .results import _output
+from .results import _Output, _output
 
 # Each kind's schema and description type: the one difference between the two operators' calls.
 ARG_REDUCTIONS: dict[ReductionKind, tuple[OperatorSchema, type[ArgMinDesc] | type[ArgMaxDesc]]] = {
@@ -98,7 +100,7 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
     if reduced_inputs.get():
         return x
     if axis is not None:
-        axes = _axis_alias(kind, axes, axis)
+        axes = axis_alias(ARG_REDUCTIONS[kind][0].name, axes, axis)
     key = None
     if return_values is False and keepdims is True:  # the indices alone, as DirectML shapes them: a layout seen
         # before runs its kernel at once (fastpath); a call dropping the reduced axes takes the ordinary path
@@ -112,57 +114,86 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
     owner = schema.name
     if not isinstance(return_values, (bool, np.bool_)):
         raise invalid_type(owner, "return_values", "must be True or False", repr(return_values))
-    if not isinstance(keepdims, (bool, np.bool_)):
-        raise invalid_type(owner, "keepdims", "must be True or False", repr(keepdims))
+    check_keepdims(owner, keepdims)
     front_end = front_ends.of((x,), out)
     if front_end is not None:
         return front_end.arg_reduction(kind, x, axes, axis_direction, output_type, out, device, nan_policy,
                                        bool(return_values), bool(keepdims))
     device = _resolve_device(device, x, owner)
     array = _as_array(device, x, owner, "InputTensor")
-    rank = max(array.ndim, 1)
-    reduced = _normalize_axes(axes, rank, owner)
+    reduced = _normalize_axes(axes, max(array.ndim, 1), owner)
     direction = AxisDirection.parse(axis_direction, owner=owner)
     policy = NanPolicy.parse(nan_policy, owner=owner)
     out_type = DataType.parse(output_type, owner=owner, field="OutputTensor.DataType")
+    layout = reduced_layout(device, schema, x, array, reduced, bool(keepdims), out, out_type, owner)
+
+    def make(i: TensorDesc, o: TensorDesc) -> object:
+        return desc_type(i, o, layout.shifted, direction, policy)
+
+    split = reduction_split.split_axis(layout.in_view, layout.shifted)
+    if split is None:
+        compiled = _run(device, schema, make, [layout.in_view], layout.out_view)
+        if key is not None and compiled is not None:
+            if array is x:
+                _remember_reduction(device, key, x, out, layout.result.array, compiled, layout.pad)
+            else:
+                tensors.remember(device, key, x, out, array, layout.result.array, compiled, layout.pad)
+    else:
+        reduction_split.run_in_two(device, schema, make, kind, policy, direction, layout.in_view, layout.out_view,
+                                   layout.shifted, split)
+    indices = layout.delivered(out)
+    if not return_values:
+        return indices
+    values = values_at(device.backend.xp, array, layout.result.array, reduced)
+    values = values if layout.dropped is None else values.reshape(layout.dropped)
+    return indices, device.backend.to_caller(values, indices)
+
+
+def axis_alias(owner: str, axes: object, axis: Any) -> Any:
+    """NumPy's ``axis=``, an alias of ``axes``: giving both is a TypeError, as a repeated argument is."""
+    if axes is not None:
+        raise invalid_type(owner, "axis", "must not be given beside axes (its alias)", f"axes={axes!r}, axis={axis!r}")
+    return axis
+
+
+def check_keepdims(owner: str, keepdims: object) -> None:
+    if not isinstance(keepdims, (bool, np.bool_)):
+        raise invalid_type(owner, "keepdims", "must be True or False", repr(keepdims))
+
+
+@dataclass(frozen=True)
+class ReducedLayout:
+    """A reduction's operands as its description sees them: the result array, the input and output viewed with
+    ``pad`` leading axes of size 1 (the operator's smallest rank), the reduced axes shifted by it, and the
+    shape NumPy's ``keepdims=False`` gives (None: the reduced axes kept)."""
+
+    result: _Output
+    in_view: Any
+    out_view: Any
+    pad: int
+    shifted: tuple[int, ...]
+    dropped: tuple[int, ...] | None
+
+    def delivered(self, out: Any) -> Any:
+        """The result as the caller receives it: keepdims=False's shape, ``out`` itself where given."""
+        values = self.result.deliver()
+        if self.dropped is not None:
+            values = values.reshape(self.dropped) if out is None else out
+        return values
+
+
+def reduced_layout(device: Device, schema: OperatorSchema, x: Any, array: Any, reduced: tuple[int, ...],
+                   keepdims: bool, out: Any, out_type: DataType, owner: str) -> ReducedLayout:
+    """The output (``out``, viewed with the reduced axes kept where keepdims=False, or a new array) and the
+    views of a reduction of ``array`` (``x`` on the device) over ``reduced``, the rank kept."""
     out_shape = tuple(1 if k in reduced else n for k, n in enumerate(array.shape or (1,)))
     dropped = None if keepdims or not array.ndim else tuple(n for k, n in enumerate(array.shape) if k not in reduced)
     given = out if dropped is None or out is None else _kept_view(out, dropped, reduced, out_type, owner)
     result = _output(device, given, array.shape and out_shape, out_type.numpy, owner, x)
-    pad = _leading_ones(schema, device, rank)
-    shifted = tuple(a + pad for a in reduced)
-
-    def make(i: TensorDesc, o: TensorDesc) -> object:
-        return desc_type(i, o, shifted, direction, policy)
-
-    full = (1,) * pad + out_shape
-    in_view, out_view = _view_as(array, (1,) * pad + (array.shape or (1,))), _view_as(result.array, full)
-    split = reduction_split.split_axis(in_view, shifted)
-    if split is None:
-        compiled = _run(device, schema, make, [in_view], out_view)
-        if key is not None and compiled is not None:
-            if array is x:
-                _remember_reduction(device, key, x, out, result.array, compiled, pad)
-            else:
-                tensors.remember(device, key, x, out, array, result.array, compiled, pad)
-    else:
-        reduction_split.run_in_two(device, schema, make, kind, policy, direction, in_view, out_view, shifted, split)
-    indices = result.deliver()
-    if dropped is not None:  # keepdims=False: NumPy's shape, ``out`` itself where given
-        indices = indices.reshape(dropped) if out is None else out
-    if not return_values:
-        return indices
-    values = values_at(device.backend.xp, array, result.array, reduced)
-    values = values if dropped is None else values.reshape(dropped)
-    return indices, device.backend.to_caller(values, indices)
-
-
-def _axis_alias(kind: ReductionKind, axes: object, axis: object) -> object:
-    """NumPy's ``axis=``, an alias of ``axes``: giving both is a TypeError, as a repeated argument is."""
-    if axes is not None:
-        owner = ARG_REDUCTIONS[kind][0].name
-        raise invalid_type(owner, "axis", "must not be given beside axes (its alias)", f"axes={axes!r}, axis={axis!r}")
-    return axis
+    pad = _leading_ones(schema, device, max(array.ndim, 1))
+    in_view = _view_as(array, (1,) * pad + (array.shape or (1,)))
+    out_view = _view_as(result.array, (1,) * pad + out_shape)
+    return ReducedLayout(result, in_view, out_view, pad, tuple(a + pad for a in reduced), dropped)
 
 
 def _kept_view(out: Any, dropped: tuple[int, ...], reduced: Sequence[int], out_type: DataType, owner: str) -> Any:

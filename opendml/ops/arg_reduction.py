@@ -50,7 +50,8 @@ class ArgReductionParams:
     nan_policy: NanPolicy
 
 
-def _check_axes(owner: str, axes: object, rank: int) -> tuple[int, ...]:
+def check_axes(owner: str, axes: object, rank: int) -> tuple[int, ...]:
+    """The description's Axes (AxisCount of them), each in ``[0, rank)`` and none repeated, sorted."""
     items = sequence_items(axes, owner, "Axes", "axes")
     if not items:
         raise invalid(owner, "Axes", "must be a non-empty sequence of axes (AxisCount >= 1)", "[]")
@@ -64,14 +65,8 @@ def _check_axes(owner: str, axes: object, rank: int) -> tuple[int, ...]:
     return tuple(sorted(checked))
 
 
-def prepare_arg_reduction(kind: ReductionKind, desc: object) -> ArgReductionParams:
-    """The rules of ARGMIN's and ARGMAX's descriptions (SPEC 7, 8.7 and 9), under ``kind``'s name."""
-    owner = kind.value
-    x: TensorDesc = desc.input_tensor  # type: ignore[attr-defined]
-    out: TensorDesc = desc.output_tensor  # type: ignore[attr-defined]
-    axes = _check_axes(owner, desc.axes, x.dimension_count)  # type: ignore[attr-defined]
-    direction = AxisDirection.parse(desc.axis_direction, owner=owner)  # type: ignore[attr-defined]
-    nan_policy = NanPolicy.parse(desc.nan_policy, owner=owner)  # type: ignore[attr-defined]
+def check_reduced_sizes(owner: str, x: TensorDesc, out: TensorDesc, axes: tuple[int, ...]) -> None:
+    """The output keeps the input's rank: size 1 along each reduced axis, the input's size along the others."""
     if out.dimension_count != x.dimension_count:
         raise invalid(owner, "OutputTensor.DimensionCount",
                       f"must equal InputTensor.DimensionCount ({x.dimension_count})", out.dimension_count)
@@ -80,6 +75,17 @@ def prepare_arg_reduction(kind: ReductionKind, desc: object) -> ArgReductionPara
         if n_out != wanted:
             why = "a reduced axis" if k in axes else f"InputTensor.Sizes[{k}]"
             raise invalid(owner, f"OutputTensor.Sizes[{k}]", f"must be {wanted} ({why})", n_out)
+
+
+def prepare_arg_reduction(kind: ReductionKind, desc: object) -> ArgReductionParams:
+    """The rules of ARGMIN's and ARGMAX's descriptions (SPEC 7, 8.7 and 9), under ``kind``'s name."""
+    owner = kind.value
+    x: TensorDesc = desc.input_tensor  # type: ignore[attr-defined]
+    out: TensorDesc = desc.output_tensor  # type: ignore[attr-defined]
+    axes = check_axes(owner, desc.axes, x.dimension_count)  # type: ignore[attr-defined]
+    direction = AxisDirection.parse(desc.axis_direction, owner=owner)  # type: ignore[attr-defined]
+    nan_policy = NanPolicy.parse(desc.nan_policy, owner=owner)  # type: ignore[attr-defined]
+    check_reduced_sizes(owner, x, out, axes)
     check_index_capacity(owner, out.data_type, math.prod(x.sizes[a] for a in axes))
     return ArgReductionParams(axes, direction, out.data_type, kind, nan_policy)
 

@@ -28,7 +28,13 @@ from ..feature_levels import FeatureLevel as L
 from ..kernels.spec import Accumulation, KernelSpec, Reduction, ReductionKind
 from ..schema import OperatorSchema, SupportRow, TensorField
 from ..tensor import TensorDesc
-from .arg_reduction import ArgReductionParams, _check_axes, arg_reduction_reference, check_index_capacity
+from .arg_reduction import (
+    ArgReductionParams,
+    arg_reduction_reference,
+    check_axes,
+    check_index_capacity,
+    check_reduced_sizes,
+)
 from .definition import OperatorDefinition
 
 F = ReduceFunction
@@ -104,15 +110,8 @@ def prepare_reduce(desc: ReduceDesc) -> ReduceParams:
     """The rules of REDUCE's description that hold at every feature level (the page's tensor constraints)."""
     function = ReduceFunction.parse(desc.function, owner=NAME)
     x, out = desc.input_tensor, desc.output_tensor
-    axes = _check_axes(NAME, desc.axes, x.dimension_count)
-    if out.dimension_count != x.dimension_count:
-        raise invalid(NAME, "OutputTensor.DimensionCount",
-                      f"must equal InputTensor.DimensionCount ({x.dimension_count})", out.dimension_count)
-    for k, (n_in, n_out) in enumerate(zip(x.sizes, out.sizes)):
-        wanted = 1 if k in axes else n_in
-        if n_out != wanted:
-            why = "a reduced axis" if k in axes else f"InputTensor.Sizes[{k}]"
-            raise invalid(NAME, f"OutputTensor.Sizes[{k}]", f"must be {wanted} ({why})", n_out)
+    axes = check_axes(NAME, desc.axes, x.dimension_count)
+    check_reduced_sizes(NAME, x, out, axes)
     if function in INDEX_FUNCTIONS:
         check_index_capacity(NAME, out.data_type, math.prod(x.sizes[a] for a in axes))
     elif out.data_type != x.data_type:
