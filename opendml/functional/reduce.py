@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np  # noqa: F401 (the docstring's examples run in this module's namespace)
+
 from .. import front_ends
 from ..dtypes import DataType
 from ..enums import ReduceFunction
