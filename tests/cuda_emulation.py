@@ -1,4 +1,4 @@
-"""The generated ARGMIN and element-wise kernels run on the host: each CUDA thread a std::thread, warp
+"""The generated ARGMIN and element-wise kernels run on the host: each CUDA thread a fiber of one OS thread, warp
 shuffles and ``__syncthreads`` through barriers, the PTX helpers as host C++ of the same IEEE meaning. What
 this checks is the templates' index arithmetic (plans, layouts, each operand's loads, each output's stores,
 the combine pass), without a GPU."""
@@ -89,14 +89,16 @@ static ull f2ull_rz(float a) {
 """
 
 HARNESS = r"""
-// Host emulation of the CUDA features the ARGMIN templates use: one std::thread per CUDA thread.
-#include <barrier>
+// Host emulation of the CUDA features the ARGMIN templates use: each CUDA thread a fiber (ucontext) of one OS
+// thread, switched at barriers, so that a barrier costs two context switches a thread, not a wake-up of
+// hundreds of OS threads contending for a few cores.
+#include <ucontext.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 #include <vector>
 #include <functional>
+#include <utility>
 typedef unsigned long long ull; typedef long long ll;
 #define INVALID_INDEX 0xFFFFFFFFFFFFFFFFull
 #define __device__
@@ -104,14 +106,31 @@ typedef unsigned long long ull; typedef long long ll;
 #define __global__
 #define __shared__ static
 struct dim3 { unsigned int x = 1, y = 1, z = 1; };
-thread_local dim3 threadIdx, blockIdx;
+dim3 threadIdx, blockIdx;  // the running fiber's, set as it is switched in
 dim3 blockDim, gridDim;
 struct alignas(16) uint4 { unsigned int x, y, z, w; };
 struct alignas(8) uint2 { unsigned int x, y; };
 struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(8) float2 { float x, y; };
-static std::barrier<>* block_barrier;
-static std::barrier<>* warp_barriers[32];
+// A barrier of ``expected`` fibers: the last to arrive opens it (a new generation); each arriving fiber is
+// switched out, and runs again once the scheduler sees its generation passed.
+struct Barrier {
+    unsigned expected = 0, arrived = 0; unsigned long generation = 0;
+    void arrive_and_wait();
+};
+struct Fiber { ucontext_t context; dim3 thread, block; const Barrier* waits = nullptr; unsigned long since = 0;
+               bool done = false; };
+static std::vector<Fiber> fibers;
+static ucontext_t scheduler;
+static unsigned running;
+void Barrier::arrive_and_wait() {
+    Fiber& f = fibers[running];
+    f.waits = this; f.since = generation; f.block = blockIdx;
+    if (++arrived == expected) { arrived = 0; ++generation; }
+    swapcontext(&f.context, &scheduler);
+}
+static Barrier* block_barrier;
+static Barrier* warp_barriers[32];
 static unsigned long long warp_slots[32][32];
 static void __syncthreads() { block_barrier->arrive_and_wait(); }
 template <typename T> static T __shfl_xor_sync(unsigned, T v, int off) {
@@ -154,21 +173,53 @@ static int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
 // reads the others' candidates after the cluster barrier, runs after them; a cluster variable has one copy
 // per block of the cluster, which the others' addresses name.
 static unsigned int cluster_size = 1;
+static std::function<void()> fiber_body;
+static void fiber_main() {
+    const unsigned grid = gridDim.x, c = cluster_size;
+    for (unsigned b = 0; b < grid; ++b) {
+        blockIdx.x = b / c * c + (c - 1 - b % c); fiber_body(); block_barrier->arrive_and_wait();
+    }
+    fibers[running].done = true;
+}  // returning resumes the scheduler (uc_link)
 static void launch(unsigned grid, unsigned block, std::function<void()> body) {
-    gridDim.x = grid; blockDim.x = block;
-    const unsigned c = cluster_size;
-    std::barrier<> bar(block); block_barrier = &bar;
-    for (unsigned w = 0; w < (block + 31) / 32; ++w) warp_barriers[w] = new std::barrier<>(block < 32 ? block : 32);
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < block; ++t)
-        threads.emplace_back([=, &bar] {
-            threadIdx.x = t;
-            for (unsigned b = 0; b < grid; ++b) {
-                blockIdx.x = b / c * c + (c - 1 - b % c); body(); bar.arrive_and_wait();
-            }
-        });
-    for (auto& th : threads) th.join();
-    for (unsigned w = 0; w < (block + 31) / 32; ++w) delete warp_barriers[w];
+    gridDim.x = grid; blockDim.x = block; fiber_body = body;
+    const size_t stack = 256 * 1024;
+    Barrier bar; bar.expected = block; block_barrier = &bar;
+    std::vector<Barrier> warps((block + 31) / 32);
+    for (unsigned w = 0; w < warps.size(); ++w) { warps[w].expected = block < 32 ? block : 32; warp_barriers[w] = &warps[w]; }
+    fibers.assign(block, Fiber{});
+    char* stacks = (char*)malloc((size_t)block * stack);  // untouched pages cost nothing
+    for (unsigned t = 0; t < block; ++t) {
+        Fiber& f = fibers[t];
+        getcontext(&f.context);
+        f.context.uc_stack.ss_sp = stacks + (size_t)t * stack; f.context.uc_stack.ss_size = stack;
+        f.context.uc_link = &scheduler; f.thread.x = t;
+        makecontext(&f.context, fiber_main, 0);
+    }
+    // In passes, each in a new pseudo-random order (a read of another thread's shared value with no barrier
+    // between finds it unwritten in some order): each fiber runs until it arrives at a barrier (or ends), and
+    // runs again in a later pass once the barrier has opened. A pass that runs none while some have not ended
+    // is a deadlock: report it, as a GPU hangs.
+    std::vector<unsigned> order(block);
+    for (unsigned t = 0; t < block; ++t) order[t] = t;
+    static unsigned long long seed = 0x9E3779B97F4A7C15ull;
+    for (unsigned left = block; left;) {
+        for (unsigned k = block - 1; k > 0; --k) {  // Fisher-Yates, xorshift64
+            seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17;
+            std::swap(order[k], order[seed % (k + 1)]);
+        }
+        bool ran = false;
+        for (unsigned t : order) {
+            Fiber& f = fibers[t];
+            if (f.done || (f.waits && f.waits->generation == f.since)) continue;
+            if (f.waits) blockIdx = f.block;
+            f.waits = nullptr; running = t; threadIdx = f.thread; ran = true;
+            swapcontext(&scheduler, &f.context);
+            if (f.done) --left;
+        }
+        if (!ran && left) { fprintf(stderr, "deadlock: %u threads wait at a barrier no thread can open\n", left); abort(); }
+    }
+    free(stacks);
 }
 static size_t last_size;  // the size of the file read last
 static void* read_file(const char* path, size_t extra) {
@@ -383,7 +434,7 @@ def run_batch_on_host(runs: Sequence[HostRun], folder: Path) -> list[tuple[list[
     return results
 
 
-FLAGS = ["-std=c++20", "-O1", "-ffp-contract=off", "-pthread", "-w"]
+FLAGS = ["-std=c++17", "-O1", "-ffp-contract=off", "-w"]
 _work: list[Path] = []  # this process's folder of the precompiled HARNESS and the programs built
 _harness_header: list[Path | None] = []  # the precompiled HARNESS, once tried (None: not usable)
 _programs: dict[str, Path] = {}  # a program's source hash -> its binary

@@ -31,7 +31,6 @@ from opendml import DataType as T
 from opendml import expr as ex
 from opendml.backends.cuda import argmin_c
 from opendml.backends.cuda.codegen import OPTIONS
-from opendml.backends.cuda.plan import ArgMinPlan
 from opendml.enums import NanPolicy
 from opendml.kernels.numpy_lowering import evaluate
 from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind
@@ -210,12 +209,7 @@ def test_plain_reductions_run_on_the_host_give_the_oracles_indices(tmp_path: Pat
             spec = arg_spec(case.t, index, case.axes, kind, nan, direction)
             runs.append(HostRun(spec, [x], out, [raw], [case.shift]))
             checks.append((f"{name} {kind.name} {nan.name} {direction.name}", spec, x, out, raw, path))
-    try:
-        results = run_batch_on_host(runs, tmp_path)
-    except AssertionError as error:
-        if "barrier" in str(error):
-            pytest.skip("this g++ has no C++20 <barrier>")
-        raise
+    results = run_batch_on_host(runs, tmp_path)
     for (where, spec, x, out, raw, path), ((got, *_), plan) in zip(checks, results):
         assert (plan.family, plan.group, plan.splits > 1, plan.vector) == path, (where, plan)
         values = compared_values(spec, [x], [raw])
@@ -254,7 +248,7 @@ def test_clustered_rows_run_on_the_host_give_the_oracles_indices(tmp_path: Path)
             spec = arg_spec(case.t, index, case.axes, kind, nan, direction)
             runs.append(HostRun(spec, [x], out, [raw], [case.shift], sm_count=132, clusters=8))
             checks.append((f"{name} {kind.name} {nan.name} {direction.name}", spec, x, out, raw, (blocks, vector)))
-    for (where, spec, x, out, raw, path), ((got, *_), plan) in zip(checks, _run_batch(runs, tmp_path)):
+    for (where, spec, x, out, raw, path), ((got, *_), plan) in zip(checks, run_batch_on_host(runs, tmp_path)):
         assert plan.cluster and (plan.splits, plan.vector) == path, (where, plan)
         check_indices(where, spec, compared_values(spec, [x], [raw]), out, got)
 
@@ -316,15 +310,6 @@ EXTRAS = [
 ]
 
 
-def _run_batch(runs: Sequence[HostRun], folder: Path) -> list[tuple[list[np.ndarray], ArgMinPlan]]:
-    try:
-        return run_batch_on_host(runs, folder)
-    except AssertionError as error:
-        if "barrier" in str(error):
-            pytest.skip("this g++ has no C++20 <barrier>")
-        raise
-
-
 def check_indices(where: str, spec: KernelSpec, values: np.ndarray, out: TensorDesc, got: np.ndarray) -> None:
     want = oracle_indices(spec, values, out)
     found = indices_of(got, out)
@@ -355,7 +340,7 @@ def test_prologues_and_extra_outputs_run_on_the_host_give_the_oracles_indices(tm
             runs.append((f"{name}: {changed.kind} {changed.nan_policy} {changed.direction}", False,
                          HostRun(spec, descs, out, inputs, [0] * len(descs), extras,
                                  [sentinel_buffer(d) for d in extras], shifts)))
-    results = _run_batch([run for _, _, run in runs], tmp_path)
+    results = run_batch_on_host([run for _, _, run in runs], tmp_path)
     for (where, ballot, run), ((got, *written), plan) in zip(runs, results):
         assert argmin_c.uses_ballot(run.spec, plan) is ballot, (where, plan)
         check_indices(where, run.spec, compared_values(run.spec, run.descs, run.inputs), run.out, got)
@@ -379,7 +364,7 @@ def test_integer_values_of_the_ballot_scan_run_on_the_host_give_the_oracles_indi
             changed = variant(spec, reduction, nan, direction)
             runs.append(HostRun(changed, descs, out, inputs, [0]))
             checks.append((f"{t.name}: {reduction.name} {nan.name} {direction.name}", changed, descs, out, inputs))
-    for (where, spec, descs, out, inputs), ((got, *_), plan) in zip(checks, _run_batch(runs, tmp_path)):
+    for (where, spec, descs, out, inputs), ((got, *_), plan) in zip(checks, run_batch_on_host(runs, tmp_path)):
         assert argmin_c.uses_ballot(spec, plan), where
         check_indices(where, spec, compared_values(spec, descs, inputs), out, got)
 

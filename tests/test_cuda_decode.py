@@ -35,9 +35,8 @@ from opendml.backends.layout import split_axes
 from opendml.enums import NanPolicy
 from opendml.kernels.spec import ReductionKind
 from tests.conftest import CUDA_MISSING
-from tests.cuda_emulation import HostRun
+from tests.cuda_emulation import HostRun, run_batch_on_host
 from tests.test_cuda_argmax import (
-    _run_batch,
     arg_spec,
     case_variants,
     check_indices,
@@ -148,7 +147,7 @@ def test_decode_kernels_run_on_the_host_give_the_oracles_indices(tmp_path: Path)
             spec = arg_spec(t, T.INT64, (1,), kind, nan, direction)
             runs.append(HostRun(spec, [x], out, [raw], [shift]))
             checks.append((f"{name}: {kind.name} {nan.name} {direction.name}", spec, x, out, raw, shift, lanes))
-    results = _run_batch(runs, tmp_path)
+    results = run_batch_on_host(runs, tmp_path)
     for (where, spec, x, out, raw, shift, lanes), ((got, *_), plan) in zip(checks, results):
         assert plan.splits > 1 and argmin_c.one_pass(spec, plan) and plan.lanes is lanes, (where, plan)
         assert (plan.vector == 1) == (shift > 0 or x.sizes[1] % 2 == 1), (where, plan)
@@ -167,7 +166,7 @@ def test_a_warps_pieces_merged_by_the_scan_give_the_oracles_indices(tmp_path: Pa
         for kind in ("ties", "some nan"):
             runs.append((f"{kind}: {n}", HostRun(spec, descs, out, prologue_inputs(changed, kind, rng),
                                                  [0] * len(descs))))
-    results = _run_batch([run for _, run in runs], tmp_path)
+    results = run_batch_on_host([run for _, run in runs], tmp_path)
     for (where, run), ((got, *_), plan) in zip(runs, results):
         assert (plan.group, plan.vector) == (32, 1) and plan.splits > 1 and argmin_c.one_pass(run.spec, plan), plan
         check_indices(where, run.spec, compared_values(run.spec, run.descs, run.inputs), run.out, got)
