@@ -9,11 +9,12 @@ from .clip import CLIP
 from .constant import CONSTANT_MAPPING
 from .dequantize_linear import DEQUANTIZE_LINEAR
 from .quantize_linear import QUANTIZE_LINEAR
+from .reduce import REDUCE_MAPPINGS
 from .relu import RELU
 from .unary import UNARY_MAPPINGS
 
 MAPPINGS: tuple[Mapping, ...] = (ARGMAX, ARGMIN, CLIP, CONSTANT_MAPPING, DEQUANTIZE_LINEAR, QUANTIZE_LINEAR, RELU,
-                                 *UNARY_MAPPINGS, *BINARY_MAPPINGS)
+                                 *UNARY_MAPPINGS, *BINARY_MAPPINGS, *REDUCE_MAPPINGS)
 
 BY_OP_TYPE: dict[str, Mapping] = {m.op_type: m for m in MAPPINGS}
 
