@@ -71,7 +71,15 @@ from .ops.is_infinity import ElementWiseIsInfinityDesc
 from .ops.is_nan import ElementWiseIsNanDesc
 from .ops.leaky_relu import ActivationLeakyReluDesc
 from .ops.linear import ActivationLinearDesc
+from .ops.logical_and import ElementWiseLogicalAndDesc
+from .ops.logical_equals import ElementWiseLogicalEqualsDesc
+from .ops.logical_greater_than import ElementWiseLogicalGreaterThanDesc
+from .ops.logical_greater_than_or_equal import ElementWiseLogicalGreaterThanOrEqualDesc
+from .ops.logical_less_than import ElementWiseLogicalLessThanDesc
+from .ops.logical_less_than_or_equal import ElementWiseLogicalLessThanOrEqualDesc
 from .ops.logical_not import ElementWiseLogicalNotDesc
+from .ops.logical_or import ElementWiseLogicalOrDesc
+from .ops.logical_xor import ElementWiseLogicalXorDesc
 from .ops.maximum import ElementWiseMaxDesc
 from .ops.mean import ElementWiseMeanDesc
 from .ops.minimum import ElementWiseMinDesc
@@ -140,7 +148,15 @@ __all__ = [
     "ElementWiseIdentityDesc",
     "ElementWiseIsInfinityDesc",
     "ElementWiseIsNanDesc",
+    "ElementWiseLogicalAndDesc",
+    "ElementWiseLogicalEqualsDesc",
+    "ElementWiseLogicalGreaterThanDesc",
+    "ElementWiseLogicalGreaterThanOrEqualDesc",
+    "ElementWiseLogicalLessThanDesc",
+    "ElementWiseLogicalLessThanOrEqualDesc",
     "ElementWiseLogicalNotDesc",
+    "ElementWiseLogicalOrDesc",
+    "ElementWiseLogicalXorDesc",
     "ElementWiseMaxDesc",
     "ElementWiseMeanDesc",
     "ElementWiseMinDesc",
