@@ -99,6 +99,7 @@ from .ops.sqrt import ElementWiseSqrtDesc
 from .ops.subtract import ElementWiseSubtractDesc
 from .ops.threshold import ElementWiseThresholdDesc
 from .ops.thresholded_relu import ActivationThresholdedReluDesc
+from .ops.where import ElementWiseIfDesc
 from .packing import pack4, unpack4
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
 from .tensor import TensorDesc, calc_buffer_tensor_size
@@ -146,6 +147,7 @@ __all__ = [
     "ElementWiseDivideDesc",
     "ElementWiseFloorDesc",
     "ElementWiseIdentityDesc",
+    "ElementWiseIfDesc",
     "ElementWiseIsInfinityDesc",
     "ElementWiseIsNanDesc",
     "ElementWiseLogicalAndDesc",

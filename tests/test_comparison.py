@@ -1,7 +1,8 @@
 """The comparisons (ELEMENT_WISE_LOGICAL_EQUALS, GREATER_THAN, GREATER_THAN_OR_EQUAL, LESS_THAN,
-LESS_THAN_OR_EQUAL) and the logical operators (LOGICAL_AND, OR, XOR) against the independent oracle: every pair of
-each type's edge values (NaN, infinities, -0.0, limits), broadcast patterns, UINT8 and UINT32 outputs, the
-functional, traced and Dask front ends alike, and a hypothesis property over random operands."""
+LESS_THAN_OR_EQUAL), the logical operators (LOGICAL_AND, OR, XOR) and ELEMENT_WISE_IF against the independent
+oracle: every pair of each type's edge values (NaN, infinities, -0.0, limits), broadcast patterns, UINT8 and UINT32
+outputs, the functional, traced and Dask front ends alike, hypothesis properties over random operands, and a
+comparison feeding IF fused into one kernel, bit for bit its nodes run one by one."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ import opendml as dml
 from opendml.ops import BY_NAME
 from tests import elementwise_oracle as oracle
 from tests.expr_strategies import edges
-from tests.helpers import run
+from tests.graph_helpers import run_graph, run_node_by_node
+from tests.helpers import bits, edge_values, run
+from tests.test_graph_fusion import KINDS, using
 
 COMPARISONS: dict[str, tuple[str, Callable[..., int]]] = {
     "equal": ("ELEMENT_WISE_LOGICAL_EQUALS", oracle.equals_element),
@@ -136,8 +139,6 @@ def test_uint8_and_uint32_outputs(name: str, output: str) -> None:
 
 
 def edge_values_of(type_name: str, seed: int) -> np.ndarray:
-    from tests.helpers import edge_values
-
     return edge_values(dml.DataType[type_name], 24, np.random.default_rng(seed)).reshape(4, 6)
 
 
@@ -204,3 +205,115 @@ def test_property_integer_operands_match_the_oracle(name: str, data: st.DataObje
                  dml.DataType[type_name].numpy).reshape(2, columns)
     b = np.array(data.draw(st.lists(ints, min_size=columns, max_size=columns)), a.dtype)
     assert np.asarray(getattr(dml, name)(a, b)).tolist() == _expected(name, a, b, type_name).tolist()
+
+
+# --- ELEMENT_WISE_IF ------------------------------------------------------------------------------------------
+
+IF_TYPES = sorted(t.name for t in max(BY_NAME["ELEMENT_WISE_IF"].schema.rows, key=lambda r: r.level).types["ATensor"])
+
+
+def _same_bits(got: np.ndarray, expected: np.ndarray) -> None:
+    """Equal element for element, floats by their bits (-0.0 apart from +0.0), any NaN equal to any NaN."""
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if got.dtype.kind == "f":
+        nan = np.isnan(got)
+        assert (nan == np.isnan(expected)).all() and (bits(got)[~nan] == bits(expected)[~nan]).all()
+    else:
+        assert (got == expected).all()
+
+
+def _if_expected(condition: np.ndarray, a: np.ndarray, b: np.ndarray, type_name: str) -> np.ndarray:
+    c2, a2, b2 = np.broadcast_arrays(condition, a, b)
+    values = [oracle.if_element(int(c), x.item(), y.item(), type_name)
+              for c, x, y in zip(c2.reshape(-1), a2.reshape(-1), b2.reshape(-1))]
+    return np.array(values, a.dtype).reshape(a2.shape)
+
+
+def test_if_gives_the_pages_example() -> None:
+    condition = np.array([[1, 0], [1, 1]], np.uint8)
+    got = dml.where(condition, np.array([[1, 2], [3, 4]], np.float32), np.array([[9, 8], [7, 6]], np.float32))
+    assert np.asarray(got).tolist() == [[1, 8], [3, 4]]
+
+
+@pytest.mark.parametrize("type_name", IF_TYPES)
+def test_if_picks_every_edge_value_as_it_is(type_name: str) -> None:
+    """Any nonzero condition (1, 2, 255) picks ATensor's element, zero BTensor's: NaN, -0.0, infinities and the
+    integers' limits come through unchanged."""
+    t = dml.DataType[type_name]
+    a = np.array(edges(t), t.numpy)
+    b = a[::-1].copy()
+    condition = np.array([0, 1, 2, 255] * a.size, np.uint8)[: a.size]
+    got = np.asarray(dml.where(condition, a, b))
+    _same_bits(got, _if_expected(condition, a, b, type_name))
+
+
+IF_BROADCASTS = {
+    "condition column": ((3, 1), (3, 5), (3, 5)),
+    "scalar a, row b": ((3, 5), (), (5,)),
+    "all three": ((3, 1), (1, 5), (5,)),
+    "leading": ((2, 3, 5), (3, 5), (5,)),
+}
+
+
+@pytest.mark.parametrize("pattern", IF_BROADCASTS)
+def test_if_broadcasts_its_three_operands(pattern: str) -> None:
+    shapes = IF_BROADCASTS[pattern]
+    rng = np.random.default_rng(3)
+    condition = rng.integers(0, 3, shapes[0]).astype(np.uint8)
+    a, b = (edge_values(dml.DataType.FLOAT16, max(1, int(np.prod(s))), rng).reshape(s) for s in shapes[1:])
+    _same_bits(np.asarray(dml.where(condition, a, b)), _if_expected(condition, a, b, "FLOAT16"))
+
+
+def test_if_numbers_take_the_operands_type_and_the_condition_must_be_uint8() -> None:
+    x = np.array([-1.5, 2.0, 3.0], np.float32)
+    condition = np.array([1, 0, 1], np.uint8)
+    assert np.asarray(dml.where(condition, x, 0.0)).tolist() == [-1.5, 0.0, 3.0]
+    assert np.asarray(dml.where(condition, 7, np.array([1, 2, 3], np.int8))).tolist() == [7, 2, 7]
+    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_IF: ConditionTensor\.DataType must be"):
+        dml.where(condition.astype(np.int32), x, x)
+    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_IF: BTensor\.DataType must equal ATensor"):
+        dml.where(condition, x, x.astype(np.float16))
+
+
+@settings(max_examples=15, deadline=None)
+@given(type_name=st.sampled_from(IF_TYPES), data=st.data())
+def test_property_if_matches_the_oracle(type_name: str, data: st.DataObject) -> None:
+    """Random conditions (any UINT8) and operands of a type, the condition broadcast along a column."""
+    t = dml.DataType[type_name]
+    rows, columns = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 6))
+    condition = np.array(data.draw(st.lists(st.integers(0, 255), min_size=rows, max_size=rows)), np.uint8)[:, None]
+    a, b = (edge_values(t, rows * columns, np.random.default_rng(data.draw(st.integers(0, 99)))).reshape(rows, columns)
+            for _ in range(2))
+    _same_bits(np.asarray(dml.where(condition, a, b)), _if_expected(condition, a, b, type_name))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_comparison_feeding_if_fuses_bit_for_bit(kind: str) -> None:
+    """GREATER_THAN (into UINT8) -> IF -> a LOGICAL_EQUALS of the choice against a bias row (into UINT8), with a
+    FLOAT16 x, runs as one kernel: fused = node by node = the oracle, element by element."""
+    shape = (4, 40)
+    with using(kind) as device:
+        from opendml import graph as g
+
+        graph = dml.Graph(device)
+        x = graph.input(0, dml.TensorDesc("FLOAT16", shape))
+        y = graph.input(1, dml.TensorDesc("FLOAT16", shape))
+        row = g.reinterpret(graph.input(2, dml.TensorDesc("FLOAT16", [shape[1]])), sizes=shape, strides=[0, 1])
+        chosen = g.where(g.greater(x, y), x, y)
+        desc = graph.graph_desc([chosen, g.equal(chosen, row)])
+        compiled = device.compile_graph(desc)
+        assert len(compiled.plan.groups) == 1, compiled.plan  # one fused kernel
+        rng = np.random.default_rng(21)
+        xs = [edge_values(dml.DataType.FLOAT16, int(np.prod(s)), rng).reshape(s) for s in (shape, shape, shape[1:])]
+        xs[1][0] = xs[0][0]  # ties
+        raw = [np.ascontiguousarray(v).reshape(-1).view(np.uint8) for v in xs]
+        empty = [np.zeros(int(np.prod(shape)) * 2, np.uint8), np.zeros(int(np.prod(shape)), np.uint8)]
+        fused = run_graph(device, desc, raw, empty)
+        alone = run_node_by_node(device, desc, raw, empty)
+    assert all((f == a).all() for f, a in zip(fused, alone))
+    picks = [oracle.if_element(oracle.greater_than_element(float(p), float(q), "FLOAT16"), float(p), float(q),
+                               "FLOAT16") for p, q in zip(xs[0].reshape(-1), xs[1].reshape(-1))]
+    expected = np.array(picks, np.float16).reshape(shape)
+    _same_bits(fused[0].view(np.float16).reshape(shape), expected)
+    equal = [oracle.equals_element(float(v), float(xs[2][k % shape[1]]), "FLOAT16") for k, v in enumerate(picks)]
+    assert fused[1].tolist() == equal

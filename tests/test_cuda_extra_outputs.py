@@ -62,7 +62,8 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
     and the SignBit node in the random expressions, added (without them: 786, e584686e...). Then ELEMENT_WISE_ADD1,
     without and with a fused ACTIVATION_LEAKY_RELU, added (without it: 970, f3529cd4...). Then the comparisons
     (LOGICAL_EQUALS, GREATER_THAN, GREATER_THAN_OR_EQUAL, LESS_THAN, LESS_THAN_OR_EQUAL into UINT8) and LOGICAL_AND,
-    OR and XOR added (without them: 982, 35f30f17...)."""
+    OR and XOR added (without them: 982, 35f30f17...). Then ELEMENT_WISE_IF, with a full and a column-broadcast
+    ConditionTensor, added (without it: 1193, 42422b0f...)."""
     sources = []
     for _, desc in OPERATORS:
         spec, rendered = sources_of(desc)
@@ -73,7 +74,7 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
         for layout in [collapse([37], [[1]] * (n + 1)), collapse([4, 64], [[64, 1]] * (n + 1)),
                        collapse([4, 6], [[1, 4]] * n + [[6, 1]])]:
             sources += elementwise_sources(spec, layout)
-    assert digest(sources) == (1193, "42422b0f291723205318cc05b2abd03227c73ccc4010c0dc96bc21835d5e6473")
+    assert digest(sources) == (1231, "d2d8a5e49396c03ef0b21be2bfdcf3dfda4d5684fbe30cbcc3e9b8a263e950bf")
 
 
 def test_prologue_sources_without_extras_are_unchanged() -> None:

@@ -187,6 +187,8 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_LOGICAL_AND": _binary(dml.ElementWiseLogicalAndDesc),
     "ELEMENT_WISE_LOGICAL_OR": _binary(dml.ElementWiseLogicalOrDesc),
     "ELEMENT_WISE_LOGICAL_XOR": _binary(dml.ElementWiseLogicalXorDesc),
+    "ELEMENT_WISE_IF": lambda t: dml.ElementWiseIfDesc(t["ConditionTensor"], t["ATensor"], t["BTensor"],  # type: ignore[arg-type]
+                                                      t["OutputTensor"]),
     "ELEMENT_WISE_ADD1": _binary(lambda a, b, y: dml.ElementWiseAdd1Desc(a, b, y, dml.ActivationLeakyReluDesc(
         None, None, ADD1_ALPHA))),
     "REDUCE": _reduce,
@@ -361,6 +363,8 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_LOGICAL_AND": _expect_binary(oracle.logical_and_element),
     "ELEMENT_WISE_LOGICAL_OR": _expect_binary(oracle.logical_or_element),
     "ELEMENT_WISE_LOGICAL_XOR": _expect_binary(oracle.logical_xor_element),
+    "ELEMENT_WISE_IF": lambda desc, tensors, inputs: _each(
+        inputs, lambda c, a, b: oracle.if_element(c, a, b, _type(tensors, "ATensor"))),
     "ELEMENT_WISE_ADD1": _expect_binary(lambda a, b, t: oracle.add1_element(a, b, t, ("LEAKY_RELU", ADD1_ALPHA))),
     "REDUCE": _expect_reduce,
 }

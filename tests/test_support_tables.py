@@ -216,11 +216,25 @@ def test_comparison_tables(desc_name: str) -> None:
               _typed_outcome(COMPARISON_TABLES[desc_name], rank, input_type, output_type))
 
 
+# ELEMENT_WISE_IF: (from level, ranks, ATensor's, BTensor's and OutputTensor's types); ConditionTensor UINT8.
+IF_TABLE = [(L.FL_5_0, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32), (L.FL_2_0, FOUR, F | I32)]
+
+
+def test_if_table() -> None:
+    for condition_type, data_type, rank in itertools.product(EVERY_TYPE, EVERY_TYPE, [1, 4, 5]):
+        c, t = dml.TensorDesc(condition_type, sizes(rank)), dml.TensorDesc(data_type, sizes(rank))
+        check(functools.partial(dml.ElementWiseIfDesc, c, t, t, t), _if_outcome(rank, condition_type, data_type))
+
+
+def _if_outcome(rank: int, condition_type: T, data_type: T) -> dict[L, bool]:
+    return expected_outcome(IF_TABLE, lambda row: rank in row[1] and data_type in row[2] and condition_type is T.UINT8)
+
+
 def test_every_declared_operator_has_its_table_here() -> None:
     from opendml.ops import DECLARED
 
     clamps = {"ElementWiseClipDesc", "ElementWiseThresholdDesc"}  # test_unary_tables
-    tables = set(UNARY_TABLES) | set(TYPED_OUTPUT_TABLES) | set(BINARY_TABLES) | set(COMPARISON_TABLES) | clamps
+    tables = set(UNARY_TABLES) | set(TYPED_OUTPUT_TABLES) | set(BINARY_TABLES) | set(COMPARISON_TABLES) | {"ElementWiseIfDesc"} | clamps
     assert {op.desc_type.__name__ for op in DECLARED} == tables
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "subtract",
     "threshold",
     "thresholded_relu",
+    "where",
 ]
 
 _ArrayT = TypeVar("_ArrayT", bound=np.ndarray[Any, Any])
@@ -583,3 +584,23 @@ def logical_xor(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., d
 
 @overload
 def logical_xor(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def where(
+    condition: _ArrayT,
+    a: _ArrayT,
+    b: _ArrayT,
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def where(
+    condition: ArrayInput,
+    a: ArrayInput,
+    b: ArrayInput,
+    *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...

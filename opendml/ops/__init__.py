@@ -53,6 +53,7 @@ from .sqrt import SQRT
 from .subtract import SUBTRACT
 from .threshold import THRESHOLD
 from .thresholded_relu import THRESHOLDED_RELU
+from .where import IF
 
 OPERATORS: tuple[OperatorDefinition, ...] = (
     CLIP, CLIP1, THRESHOLD, DEQUANTIZE_LINEAR, ARGMIN, ARGMAX, QUANTIZE_LINEAR,
@@ -100,6 +101,7 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     LOGICAL_AND,
     LOGICAL_OR,
     LOGICAL_XOR,
+    IF,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}
