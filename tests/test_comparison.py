@@ -317,3 +317,20 @@ def test_a_comparison_feeding_if_fuses_bit_for_bit(kind: str) -> None:
     _same_bits(fused[0].view(np.float16).reshape(shape), expected)
     equal = [oracle.equals_element(float(v), float(xs[2][k % shape[1]]), "FLOAT16") for k, v in enumerate(picks)]
     assert fused[1].tolist() == equal
+
+
+def test_out_and_in_place() -> None:
+    """LOGICAL_AND, OR, XOR and IF may write over an input (their pages allow it); a comparison's ``out=`` must be
+    its UINT8 output."""
+    a, b = np.array([0, 1, 2, 3], np.uint8), np.array([1, 1, 0, 5], np.uint8)
+    dml.logical_and(a, b, out=a)
+    assert a.tolist() == [0, 1, 0, 1]
+    x = np.arange(4, dtype=np.uint8)
+    dml.where(np.array([1, 0, 1, 0], np.uint8), x, np.uint8(9), out=x)
+    assert x.tolist() == [0, 9, 2, 9]
+    out = np.zeros(4, np.uint8)
+    dml.greater(np.arange(4, dtype=np.float32), 1.5, out=out)
+    assert out.tolist() == [0, 0, 1, 1]
+    f = np.ones(4, np.float32)
+    with pytest.raises(dml.InvalidArgumentError, match="ELEMENT_WISE_LOGICAL_EQUALS: out must have shape"):
+        dml.equal(f, f, out=f)
