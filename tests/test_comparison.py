@@ -334,3 +334,15 @@ def test_out_and_in_place() -> None:
     f = np.ones(4, np.float32)
     with pytest.raises(dml.InvalidArgumentError, match="ELEMENT_WISE_LOGICAL_EQUALS: out must have shape"):
         dml.equal(f, f, out=f)
+
+
+def test_past_the_threading_threshold() -> None:
+    """Outputs of more elements than one thread takes (2**18), an operand broadcast along rows: NumPy's own
+    comparisons (IEEE's) and ``where`` give the expectation."""
+    rng = np.random.default_rng(17)
+    x = edge_values(dml.DataType.FLOAT32, 513 * 512, rng).reshape(513, 512)
+    row = edge_values(dml.DataType.FLOAT32, 512, rng)
+    greater = np.asarray(dml.greater_equal(x, row))
+    assert greater.tolist() == (x >= row).astype(np.uint8).tolist()
+    chosen = np.asarray(dml.where(greater, x, row))
+    _same_bits(chosen, np.where(x >= row, x, row))
