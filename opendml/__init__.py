@@ -71,7 +71,15 @@ from .ops.is_infinity import ElementWiseIsInfinityDesc
 from .ops.is_nan import ElementWiseIsNanDesc
 from .ops.leaky_relu import ActivationLeakyReluDesc
 from .ops.linear import ActivationLinearDesc
+from .ops.logical_and import ElementWiseLogicalAndDesc
+from .ops.logical_equals import ElementWiseLogicalEqualsDesc
+from .ops.logical_greater_than import ElementWiseLogicalGreaterThanDesc
+from .ops.logical_greater_than_or_equal import ElementWiseLogicalGreaterThanOrEqualDesc
+from .ops.logical_less_than import ElementWiseLogicalLessThanDesc
+from .ops.logical_less_than_or_equal import ElementWiseLogicalLessThanOrEqualDesc
 from .ops.logical_not import ElementWiseLogicalNotDesc
+from .ops.logical_or import ElementWiseLogicalOrDesc
+from .ops.logical_xor import ElementWiseLogicalXorDesc
 from .ops.maximum import ElementWiseMaxDesc
 from .ops.mean import ElementWiseMeanDesc
 from .ops.minimum import ElementWiseMinDesc
@@ -91,6 +99,7 @@ from .ops.sqrt import ElementWiseSqrtDesc
 from .ops.subtract import ElementWiseSubtractDesc
 from .ops.threshold import ElementWiseThresholdDesc
 from .ops.thresholded_relu import ActivationThresholdedReluDesc
+from .ops.where import ElementWiseIfDesc
 from .packing import pack4, unpack4
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
 from .tensor import TensorDesc, calc_buffer_tensor_size
@@ -138,9 +147,18 @@ __all__ = [
     "ElementWiseDivideDesc",
     "ElementWiseFloorDesc",
     "ElementWiseIdentityDesc",
+    "ElementWiseIfDesc",
     "ElementWiseIsInfinityDesc",
     "ElementWiseIsNanDesc",
+    "ElementWiseLogicalAndDesc",
+    "ElementWiseLogicalEqualsDesc",
+    "ElementWiseLogicalGreaterThanDesc",
+    "ElementWiseLogicalGreaterThanOrEqualDesc",
+    "ElementWiseLogicalLessThanDesc",
+    "ElementWiseLogicalLessThanOrEqualDesc",
     "ElementWiseLogicalNotDesc",
+    "ElementWiseLogicalOrDesc",
+    "ElementWiseLogicalXorDesc",
     "ElementWiseMaxDesc",
     "ElementWiseMeanDesc",
     "ElementWiseMinDesc",

@@ -86,13 +86,20 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
             cases.append((f"{op.schema.name}-{t.name}", op.describe((x,), y, values)))
     for op in DECLARED:  # the binary family: a full second operand, and one broadcast along the last dimension
         assert op.api is not None
-        if len(op.api.tensors) == 1:
+        if len(op.api.tensors) != 2:
             continue
         for t in admitted_types(op.schema.name, op.api.tensors[0]):
             x = TensorDesc(t, sizes)
             row = TensorDesc(t, sizes, [0] * (len(sizes) - 1) + [1])
-            cases.append((f"{op.schema.name}-{t.name}", op.describe((x, x), x, ())))
-            cases.append((f"{op.schema.name}-{t.name}-broadcast", op.describe((x, row), x, ())))
+            y = x if op.api.output is None else TensorDesc(op.api.output, sizes)  # a comparison's UINT8
+            cases.append((f"{op.schema.name}-{t.name}", op.describe((x, x), y, ())))
+            cases.append((f"{op.schema.name}-{t.name}-broadcast", op.describe((x, row), y, ())))
+    for t in admitted_types("ELEMENT_WISE_IF", "ATensor"):  # a full condition, and one broadcast along a column
+        x, condition = TensorDesc(t, sizes), TensorDesc(T.UINT8, sizes)
+        packed = [int(np.prod(sizes[k + 1:-1])) for k in range(len(sizes) - 1)]  # the leading dimensions' strides
+        column = TensorDesc(T.UINT8, sizes, [*packed, 0])
+        cases.append((f"ELEMENT_WISE_IF-{t.name}", dml.ElementWiseIfDesc(condition, x, x, x)))
+        cases.append((f"ELEMENT_WISE_IF-{t.name}-broadcast", dml.ElementWiseIfDesc(column, x, x, x)))
     for t in admitted_types("ELEMENT_WISE_ADD1", "ATensor"):  # a fused activation composed onto the sum
         x = TensorDesc(t, sizes)
         cases.append((f"ELEMENT_WISE_ADD1-{t.name}-fused", dml.ElementWiseAdd1Desc(

@@ -610,3 +610,45 @@ def add1_element(a: float, b: float, type_name: str, activation: tuple[str, floa
         return relu_element(total, type_name)
     assert name == "LEAKY_RELU", name
     return leaky_relu_element(total, type_name, alpha)
+
+
+# --- comparisons, logical operators and IF ---------------------------------------------------------------------
+# The comparison pages: "1 for true, 0 for false", f(a, b) = (a == b), (a > b), (a >= b), (a < b), (a <= b), over
+# the two elements' values (Python's float comparisons are IEEE's: NaN compares false, -0.0 == +0.0; integers
+# exact). The logical pages: f(a, b) = a && b, a || b, (!!a) != (!!b), any nonzero element true. IF's page:
+# f(cond, a, b) = a if cond != 0, else b (the element's bits as they are).
+
+def equals_element(a: int | float, b: int | float, type_name: str) -> int:
+    return int(a == b)
+
+
+def greater_than_element(a: int | float, b: int | float, type_name: str) -> int:
+    return int(a > b)
+
+
+def greater_than_or_equal_element(a: int | float, b: int | float, type_name: str) -> int:
+    return int(a >= b)
+
+
+def less_than_element(a: int | float, b: int | float, type_name: str) -> int:
+    return int(a < b)
+
+
+def less_than_or_equal_element(a: int | float, b: int | float, type_name: str) -> int:
+    return int(a <= b)
+
+
+def logical_and_element(a: int, b: int, type_name: str) -> int:
+    return int(a != 0 and b != 0)
+
+
+def logical_or_element(a: int, b: int, type_name: str) -> int:
+    return int(a != 0 or b != 0)
+
+
+def logical_xor_element(a: int, b: int, type_name: str) -> int:
+    return int((a != 0) != (b != 0))
+
+
+def if_element(condition: int, a: int | float, b: int | float, type_name: str) -> int | float:
+    return a if condition != 0 else b

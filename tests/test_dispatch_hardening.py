@@ -507,6 +507,8 @@ def _rich_model() -> dict:
             "hard_sigmoid": {"type": "ACTIVATION_HARD_SIGMOID", "desc": {
                 "InputTensor": f16, "OutputTensor": f16, "Alpha": 1, "Beta": 0}},
             "add": {"type": "ELEMENT_WISE_ADD", "desc": {"ATensor": f16, "BTensor": f16, "OutputTensor": f16}},
+            "if": {"type": "ELEMENT_WISE_IF", "desc": {"ConditionTensor": {"DataType": "UINT8", "Sizes": [2, 2]},
+                                                      "ATensor": f16, "BTensor": f16, "OutputTensor": f16}},
             "add1": {"type": "ELEMENT_WISE_ADD1", "desc": {"ATensor": f16, "BTensor": f16, "OutputTensor": f16,
                                                           "FusedActivation": {"Type": "ACTIVATION_LEAKY_RELU",
                                                                               "Alpha": 0.5}}},
@@ -561,6 +563,8 @@ def _rich_model() -> dict:
                 "InputTensor": "s", "QuantizationTensors": ["raw", {"name": "z4"}], "OutputTensor": "f8"}},
             {"type": "dispatch", "dispatchable": "shrink", "bindings": {"InputTensor": "h", "OutputTensor": "h"}},
             {"type": "dispatch", "dispatchable": "add", "bindings": {"ATensor": "h", "BTensor": "h", "OutputTensor": "h"}},
+            {"type": "dispatch", "dispatchable": "if", "bindings": {
+                "ConditionTensor": "z4", "ATensor": "h", "BTensor": "c", "OutputTensor": "h"}},
         ],
     }
 

@@ -179,6 +179,16 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_DIFFERENCE_SQUARE": _binary(dml.ElementWiseDifferenceSquareDesc),
     "ELEMENT_WISE_MODULUS_FLOOR": _binary(dml.ElementWiseModulusFloorDesc),
     "ELEMENT_WISE_MODULUS_TRUNCATE": _binary(dml.ElementWiseModulusTruncateDesc),
+    "ELEMENT_WISE_LOGICAL_EQUALS": _binary(dml.ElementWiseLogicalEqualsDesc),
+    "ELEMENT_WISE_LOGICAL_GREATER_THAN": _binary(dml.ElementWiseLogicalGreaterThanDesc),
+    "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL": _binary(dml.ElementWiseLogicalGreaterThanOrEqualDesc),
+    "ELEMENT_WISE_LOGICAL_LESS_THAN": _binary(dml.ElementWiseLogicalLessThanDesc),
+    "ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL": _binary(dml.ElementWiseLogicalLessThanOrEqualDesc),
+    "ELEMENT_WISE_LOGICAL_AND": _binary(dml.ElementWiseLogicalAndDesc),
+    "ELEMENT_WISE_LOGICAL_OR": _binary(dml.ElementWiseLogicalOrDesc),
+    "ELEMENT_WISE_LOGICAL_XOR": _binary(dml.ElementWiseLogicalXorDesc),
+    "ELEMENT_WISE_IF": lambda t: dml.ElementWiseIfDesc(t["ConditionTensor"], t["ATensor"], t["BTensor"],  # type: ignore[arg-type]
+                                                      t["OutputTensor"]),
     "ELEMENT_WISE_ADD1": _binary(lambda a, b, y: dml.ElementWiseAdd1Desc(a, b, y, dml.ActivationLeakyReluDesc(
         None, None, ADD1_ALPHA))),
     "REDUCE": _reduce,
@@ -345,6 +355,16 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_DIFFERENCE_SQUARE": _expect_binary(oracle.difference_square_element),
     "ELEMENT_WISE_MODULUS_FLOOR": _expect_binary(oracle.modulus_floor_element),
     "ELEMENT_WISE_MODULUS_TRUNCATE": _expect_binary(oracle.modulus_truncate_element),
+    "ELEMENT_WISE_LOGICAL_EQUALS": _expect_binary(oracle.equals_element),
+    "ELEMENT_WISE_LOGICAL_GREATER_THAN": _expect_binary(oracle.greater_than_element),
+    "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL": _expect_binary(oracle.greater_than_or_equal_element),
+    "ELEMENT_WISE_LOGICAL_LESS_THAN": _expect_binary(oracle.less_than_element),
+    "ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL": _expect_binary(oracle.less_than_or_equal_element),
+    "ELEMENT_WISE_LOGICAL_AND": _expect_binary(oracle.logical_and_element),
+    "ELEMENT_WISE_LOGICAL_OR": _expect_binary(oracle.logical_or_element),
+    "ELEMENT_WISE_LOGICAL_XOR": _expect_binary(oracle.logical_xor_element),
+    "ELEMENT_WISE_IF": lambda desc, tensors, inputs: _each(
+        inputs, lambda c, a, b: oracle.if_element(c, a, b, _type(tensors, "ATensor"))),
     "ELEMENT_WISE_ADD1": _expect_binary(lambda a, b, t: oracle.add1_element(a, b, t, ("LEAKY_RELU", ADD1_ALPHA))),
     "REDUCE": _expect_reduce,
 }

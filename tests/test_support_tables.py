@@ -165,6 +165,8 @@ DIVIDE_TABLE = [(L.FL_6_0, ALL_RANKS, F | I32 | I64), (L.FL_5_1, ALL_RANKS, F | 
 MIN_MAX_TABLE = [(L.FL_5_0, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32), (L.FL_2_1, {4}, F | I32),
                  (L.FL_1_0, {4}, F)]
 MODULUS_TABLE = [(L.FL_6_0, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32), (L.FL_2_1, {4}, F | I32)]
+LOGICAL_TABLE = [(L.FL_3_0, ALL_RANKS, {T.UINT32, T.UINT8}), (L.FL_2_0, FOUR, {T.UINT32, T.UINT8}),
+                 (L.FL_1_0, FOUR, {T.UINT32})]
 BINARY_TABLES = {
     "ElementWiseAddDesc": ARITHMETIC_TABLE,
     "ElementWiseSubtractDesc": ARITHMETIC_TABLE,
@@ -177,6 +179,9 @@ BINARY_TABLES = {
     "ElementWiseModulusFloorDesc": MODULUS_TABLE,
     "ElementWiseModulusTruncateDesc": MODULUS_TABLE,
     "ElementWiseAdd1Desc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_2_0, TWO_TO_FIVE, F)],
+    "ElementWiseLogicalAndDesc": LOGICAL_TABLE,
+    "ElementWiseLogicalOrDesc": LOGICAL_TABLE,
+    "ElementWiseLogicalXorDesc": LOGICAL_TABLE,
 }
 
 
@@ -188,11 +193,48 @@ def test_binary_family_tables(desc_name: str) -> None:
         check(functools.partial(make, t, t, t), _unary_outcome(BINARY_TABLES[desc_name], rank, data_type))
 
 
+# (from level, ranks, ATensor's and BTensor's types, OutputTensor's types): the comparisons, from their pages.
+_BOOLEAN = {T.UINT32, T.UINT8}
+COMPARISON_TABLE = [(L.FL_4_1, ALL_RANKS, F | I32 | I64, _BOOLEAN), (L.FL_3_0, ALL_RANKS, F | I32, _BOOLEAN),
+                    (L.FL_2_1, FOUR, F | I32, _BOOLEAN), (L.FL_2_0, FOUR, F, _BOOLEAN), (L.FL_1_0, FOUR, F, {T.UINT32})]
+COMPARISON_TABLE_3_0 = COMPARISON_TABLE[:2]  # GREATER_THAN_OR_EQUAL and LESS_THAN_OR_EQUAL: introduced in 3_0
+COMPARISON_TABLES = {
+    "ElementWiseLogicalEqualsDesc": COMPARISON_TABLE,
+    "ElementWiseLogicalGreaterThanDesc": COMPARISON_TABLE,
+    "ElementWiseLogicalGreaterThanOrEqualDesc": COMPARISON_TABLE_3_0,
+    "ElementWiseLogicalLessThanDesc": COMPARISON_TABLE,
+    "ElementWiseLogicalLessThanOrEqualDesc": COMPARISON_TABLE_3_0,
+}
+
+
+@pytest.mark.parametrize("desc_name", COMPARISON_TABLES)
+def test_comparison_tables(desc_name: str) -> None:
+    make = getattr(dml, desc_name)
+    for input_type, output_type, rank in itertools.product(EVERY_TYPE, EVERY_TYPE, [1, 4, 5]):
+        t, y = dml.TensorDesc(input_type, sizes(rank)), dml.TensorDesc(output_type, sizes(rank))
+        check(functools.partial(make, t, t, y),
+              _typed_outcome(COMPARISON_TABLES[desc_name], rank, input_type, output_type))
+
+
+# ELEMENT_WISE_IF: (from level, ranks, ATensor's, BTensor's and OutputTensor's types); ConditionTensor UINT8.
+IF_TABLE = [(L.FL_5_0, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32), (L.FL_2_0, FOUR, F | I32)]
+
+
+def test_if_table() -> None:
+    for condition_type, data_type, rank in itertools.product(EVERY_TYPE, EVERY_TYPE, [1, 4, 5]):
+        c, t = dml.TensorDesc(condition_type, sizes(rank)), dml.TensorDesc(data_type, sizes(rank))
+        check(functools.partial(dml.ElementWiseIfDesc, c, t, t, t), _if_outcome(rank, condition_type, data_type))
+
+
+def _if_outcome(rank: int, condition_type: T, data_type: T) -> dict[L, bool]:
+    return expected_outcome(IF_TABLE, lambda row: rank in row[1] and data_type in row[2] and condition_type is T.UINT8)
+
+
 def test_every_declared_operator_has_its_table_here() -> None:
     from opendml.ops import DECLARED
 
     clamps = {"ElementWiseClipDesc", "ElementWiseThresholdDesc"}  # test_unary_tables
-    tables = set(UNARY_TABLES) | set(TYPED_OUTPUT_TABLES) | set(BINARY_TABLES) | clamps
+    tables = set(UNARY_TABLES) | set(TYPED_OUTPUT_TABLES) | set(BINARY_TABLES) | set(COMPARISON_TABLES) | {"ElementWiseIfDesc"} | clamps
     assert {op.desc_type.__name__ for op in DECLARED} == tables
 
 

@@ -57,12 +57,13 @@ def _typed_numbers(op: OperatorDefinition, tensors: tuple[Any, ...]) -> list[Any
     """Numbers as 0-d NumPy arrays of the first array's type, as the functional API types them (the blocks
     are read from arrays: a number first would otherwise become a FLOAT64 array)."""
     assert op.api is not None
-    typed = next((t for t in tensors if not is_number(t)), None)
+    first = op.api.typed  # the operands before it (IF's condition) have a type of their own
+    typed = next((t for t in tensors[first:] if not is_number(t)), None)
     if typed is None:
         return list(tensors)
     data_type = from_numpy(np.dtype(typed.dtype))
-    return [np.asarray(exact_scalar(t, data_type, op.schema.name, name)) if is_number(t) else t
-            for t, name in zip(tensors, op.api.tensors)]
+    return [np.asarray(exact_scalar(t, data_type, op.schema.name, name)) if is_number(t) and k >= first else t
+            for k, (t, name) in enumerate(zip(tensors, op.api.tensors))]
 
 
 def _broadcast_shape(owner: str, names: Sequence[str], shapes: Sequence[tuple[int, ...] | None]) -> tuple[int, ...]:

@@ -141,10 +141,11 @@ def operand_arrays(device: Device, op: OperatorDefinition, tensors: Sequence[Any
     assert op.api is not None
     owner, names = op.schema.name, op.api.tensors
     arrays: list[Any] = [None if is_number(t) else _as_array(device, t, owner, name) for t, name in zip(tensors, names)]
-    typed = next((a for a in arrays if a is not None), None)
+    # The operands from ``Api.typed`` on share one type; one before it (IF's condition) has its own.
+    typed = next((a for a in arrays[op.api.typed:] if a is not None), None)
     for k, t in enumerate(tensors):
         if arrays[k] is None:
-            if typed is None:
+            if typed is None or k < op.api.typed:
                 arrays[k] = _as_array(device, t, owner, names[k])
             else:
                 data_type = from_numpy(typed.dtype)
@@ -155,15 +156,16 @@ def operand_arrays(device: Device, op: OperatorDefinition, tensors: Sequence[Any
 def _call_of_arrays(op: OperatorDefinition, tensors: tuple[Any, ...], values: tuple[Any, ...], out: Any,
                     device: Device) -> Any:
     """One operator over the NumPy broadcast of its operands (each read through zero strides where it
-    broadcasts), into ``out`` or a new array of the first operand's type."""
+    broadcasts), into ``out`` or a new array of the first operand's type (``Api.typed``'s)."""
     assert op.api is not None
     owner, names = op.schema.name, op.api.tensors
     arrays = operand_arrays(device, op, tensors)
     shape: tuple[int, ...] = tuple(arrays[0].shape)
     for k in range(1, len(arrays)):
         shape = _broadcast(owner, shape, " and ".join(names[:k]), tuple(arrays[k].shape), names[k])
-    schema, describe = op.over_arrays(device.feature_level, arrays[0].dtype, values)
-    dtype = arrays[0].dtype if op.api.output is None else op.api.output.numpy
+    typed = arrays[op.api.typed].dtype
+    schema, describe = op.over_arrays(device.feature_level, typed, values)
+    dtype = typed if op.api.output is None else op.api.output.numpy
     like = next((t for t in tensors if not is_number(t)), tensors[0])
     result = _output(device, out, shape, dtype, schema.name, like)
     pad = _leading_ones(schema, device, max(len(shape), 1))
@@ -192,10 +194,11 @@ def _doc(op: OperatorDefinition) -> str:
     note = "" if adapter is None else "\n\n" + (inspect.getdoc(adapter.choose) or "")
     if len(op.api.tensors) > 1:
         tensors = ", ".join(f"{p}={t}" for p, t in zip(op.api.arrays, op.api.tensors))
+        typed = "the first array's" if op.api.typed == 0 else f"``{op.api.arrays[op.api.typed]}``'s"
         return (f"{formula}\n\nElement by element over ``{', '.join(op.api.arrays)}`` ({tensors}{fields}), as "
                 f"DML_{op.schema.name}_OPERATOR_DESC, broadcasting as NumPy does (a broadcast operand is read "
-                "through zero strides, never copied); a number takes the other operand's type. The result has the "
-                "first array's type and the broadcast shape (``out=``, if given, receives it). ``device``: a "
+                "through zero strides, never copied); a number takes the other operand's type. The result has "
+                f"{typed} type and the broadcast shape (``out=``, if given, receives it). ``device``: a "
                 "Device, a backend name or None (the arrays').")
     return (f"{formula}\n\nElement by element over ``x`` (InputTensor{fields}), as DML_{op.schema.name}_OPERATOR_DESC;"
             " the result has x's type and shape (``out=``, if given, receives it). ``device``: a Device, a backend "

@@ -21,15 +21,23 @@ __all__ = [
     "clip",
     "difference_square",
     "divide",
+    "equal",
     "floor",
+    "greater",
+    "greater_equal",
     "hard_sigmoid",
     "hard_swish",
     "identity",
     "is_infinity",
     "is_nan",
     "leaky_relu",
+    "less",
+    "less_equal",
     "linear",
+    "logical_and",
     "logical_not",
+    "logical_or",
+    "logical_xor",
     "maximum",
     "mean",
     "minimum",
@@ -46,6 +54,7 @@ __all__ = [
     "subtract",
     "threshold",
     "thresholded_relu",
+    "where",
 ]
 
 _ArrayT = TypeVar("_ArrayT", bound=np.ndarray[Any, Any])
@@ -494,6 +503,104 @@ def add1(
     b: ArrayInput,
     *,
     fused_activation: Any = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def equal(
+    a: npt.NDArray[Any],
+    b: npt.NDArray[Any],
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> npt.NDArray[np.uint8]: ...
+
+@overload
+def equal(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def greater(
+    a: npt.NDArray[Any],
+    b: npt.NDArray[Any],
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> npt.NDArray[np.uint8]: ...
+
+@overload
+def greater(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def greater_equal(
+    a: npt.NDArray[Any],
+    b: npt.NDArray[Any],
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> npt.NDArray[np.uint8]: ...
+
+@overload
+def greater_equal(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def less(
+    a: npt.NDArray[Any],
+    b: npt.NDArray[Any],
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> npt.NDArray[np.uint8]: ...
+
+@overload
+def less(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def less_equal(
+    a: npt.NDArray[Any],
+    b: npt.NDArray[Any],
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> npt.NDArray[np.uint8]: ...
+
+@overload
+def less_equal(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def logical_and(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def logical_and(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def logical_or(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def logical_or(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def logical_xor(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def logical_xor(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def where(
+    condition: _ArrayT,
+    a: _ArrayT,
+    b: _ArrayT,
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def where(
+    condition: ArrayInput,
+    a: ArrayInput,
+    b: ArrayInput,
+    *,
     out: ArrayObject | None = ...,
     device: DeviceLike = ...,
 ) -> Any: ...

@@ -180,7 +180,8 @@ def node_function(op: OperatorDefinition) -> Callable[..., Expression]:
 
     def build(tensors: tuple[Expression, ...], values: tuple[Any, ...]) -> Expression:
         inputs = [_expression(t, name) for t, name in zip(tensors, api.arrays)]
-        desc = op.describe([e.desc for e in inputs], _packed(inputs[0].desc, api.output), values)
+        output = api.output or inputs[api.typed].desc.data_type  # IF's: ATensor's, not its condition's
+        desc = op.describe([e.desc for e in inputs], _packed(inputs[0].desc, output), values)
         return inputs[0].graph.node(desc, inputs)  # the graph refuses an input of another graph
 
     arrays = ", ".join(api.arrays)

@@ -40,8 +40,13 @@ def newest_row(schema: OperatorSchema) -> SupportRow:
 
 
 def input_types(op: OperatorDefinition) -> tuple[DataType, ...]:
-    """The types of the operator's first input tensor in its newest support row, in DataType's order."""
-    return tuple(sorted(newest_row(op.schema).types[op.schema.inputs[0].name]))
+    """The types of the operator's first input tensor (IF's ATensor: ``Api.typed``'s) in its newest support row, in
+    DataType's order."""
+    return tuple(sorted(newest_row(op.schema).types[op.schema.inputs[_typed(op)].name]))
+
+
+def _typed(op: OperatorDefinition) -> int:
+    return 0 if op.api is None else op.api.typed
 
 
 def parse_targets(texts: Sequence[str]) -> list[Target]:
@@ -71,7 +76,7 @@ def _type(op: OperatorDefinition, text: str, accepted: tuple[DataType, ...]) -> 
     except OpenDMLError:
         parsed = None
     if parsed not in accepted:
-        field = f"{op.schema.name}'s {op.schema.inputs[0].name}.DataType"
+        field = f"{op.schema.name}'s {op.schema.inputs[_typed(op)].name}.DataType"
         raise WarmUsageError(f"opendml cache warm: {field} must be one of {known}; got {text!r}.")
     assert parsed is not None
     return parsed
@@ -100,6 +105,9 @@ def _run(op: OperatorDefinition, data_type: DataType, device: Device) -> None:
     if op.api is not None:
         required = {f.python: 0 for f in op.api.functional_keywords if f.default is REQUIRED}
         arrays = (x,) * len(op.api.arrays)  # a binary operator's two tensors alike
+        if op.api.typed:  # the tensors before (IF's condition): their newest row's first type
+            own = [_sample(min(newest_row(op.schema).types[t]), (4, 16)) for t in op.api.tensors[:op.api.typed]]
+            arrays = (*own, *arrays[op.api.typed:])
         functional.FUNCTIONS[name](*arrays, **required, device=device)
     elif name == "ELEMENT_WISE_CLIP1":  # what clip runs on an integer type (and CLIP's kernel on a float type)
         functional.FUNCTIONS["ELEMENT_WISE_CLIP"](x, 0, 1, device=device)

@@ -25,7 +25,15 @@ from .is_infinity import IS_INFINITY
 from .is_nan import IS_NAN
 from .leaky_relu import LEAKY_RELU
 from .linear import LINEAR
+from .logical_and import LOGICAL_AND
+from .logical_equals import LOGICAL_EQUALS
+from .logical_greater_than import LOGICAL_GREATER_THAN
+from .logical_greater_than_or_equal import LOGICAL_GREATER_THAN_OR_EQUAL
+from .logical_less_than import LOGICAL_LESS_THAN
+from .logical_less_than_or_equal import LOGICAL_LESS_THAN_OR_EQUAL
 from .logical_not import LOGICAL_NOT
+from .logical_or import LOGICAL_OR
+from .logical_xor import LOGICAL_XOR
 from .maximum import MAX
 from .mean import MEAN
 from .minimum import MIN
@@ -45,6 +53,7 @@ from .sqrt import SQRT
 from .subtract import SUBTRACT
 from .threshold import THRESHOLD
 from .thresholded_relu import THRESHOLDED_RELU
+from .where import IF
 
 OPERATORS: tuple[OperatorDefinition, ...] = (
     CLIP, CLIP1, THRESHOLD, DEQUANTIZE_LINEAR, ARGMIN, ARGMAX, QUANTIZE_LINEAR,
@@ -84,6 +93,15 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     QUANTIZE,
     DEQUANTIZE,
     REDUCE,
+    LOGICAL_EQUALS,
+    LOGICAL_GREATER_THAN,
+    LOGICAL_GREATER_THAN_OR_EQUAL,
+    LOGICAL_LESS_THAN,
+    LOGICAL_LESS_THAN_OR_EQUAL,
+    LOGICAL_AND,
+    LOGICAL_OR,
+    LOGICAL_XOR,
+    IF,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}

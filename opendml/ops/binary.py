@@ -59,25 +59,29 @@ def binary_row(level: FeatureLevel, dimensions: tuple[int, int], types: frozense
 
 
 def binary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[SupportRow], element: BinaryElement,
-           reference: BinaryReference, python: str, in_place: bool = True) -> OperatorDefinition:
-    """A binary operator's definition: ``f(a, b)`` element by element over ATensor and BTensor."""
+           reference: BinaryReference, python: str, in_place: bool = True, output: DataType | None = None
+           ) -> OperatorDefinition:
+    """A binary operator's definition: ``f(a, b)`` element by element over ATensor and BTensor. ``output``: where
+    the output's type is not the inputs' (the comparisons' UINT8 or UINT32), the type the front ends give it; the
+    rows then list the OutputTensor's types apart, and ``c.out(value)`` is a constant of the output's type."""
     schema = OperatorSchema(name, introduced, BINARY_TENSORS, tuple(rows), in_place=in_place)
 
     def prepare(desc: BinaryDesc) -> UnaryParams:
         a, b, o = desc.a_tensor, desc.b_tensor, desc.output_tensor
         check_same_data_type(name, "ATensor", a, "BTensor", b)
-        check_same_data_type(name, "ATensor", a, "OutputTensor", o)
+        if output is None:
+            check_same_data_type(name, "ATensor", a, "OutputTensor", o)
         check_same_sizes(name, "OutputTensor", o, "ATensor", a)  # a broadcast operand: zero strides, same sizes
         check_same_sizes(name, "OutputTensor", o, "BTensor", b)
-        return UnaryParams(a.data_type, None)
+        return UnaryParams(a.data_type, None, output_type=None if output is None else o.data_type)
 
     def kernel(params: UnaryParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
         scalars = Scalars()
         t = params.data_type
-        constant = Constants(scalars, compute_type(t), compute_type(t))
+        constant = Constants(scalars, compute_type(t), compute_type(params.output))
         a, b = (load(k, t) for k in range(2))
-        stored = ex.Store(element(a, b, params, constant), t)
-        return KernelSpec(name, (t, t), t, stored, tuple(scalars.values))
+        stored = ex.Store(element(a, b, params, constant), params.output)
+        return KernelSpec(name, (t, t), params.output, stored, tuple(scalars.values))
 
     def reference_of(inputs: Sequence[np.ndarray | None], params: UnaryParams) -> np.ndarray:
         a, b = inputs
@@ -85,9 +89,9 @@ def binary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[
         t = params.data_type
         with np.errstate(all="ignore"):  # overflow to infinity and NaN are the defined results
             value = reference(compute_values(a, t), compute_values(b, t), params)
-        return np.asarray(value).astype(t.numpy)
+        return np.asarray(value).astype(params.output.numpy)
 
-    api = Api(python, INPUTS, ())
+    api = Api(python, INPUTS, (), output)
     return OperatorDefinition(schema, desc_type, prepare, reference_of, kernel, (), api)
 
 

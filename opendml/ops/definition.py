@@ -72,7 +72,7 @@ class Adapter:
 @dataclass(frozen=True)
 class Api:
     """How the front ends call an operator: the function's name (``opendml.relu``, ``opendml.graph.relu``), the
-    tensors it takes as arrays (the first is the input whose type and sizes the output takes) and its keyword
+    tensors it takes as arrays (the first, or ``typed``, is the input whose type the output takes) and its keyword
     fields: those a call may give by position (``clip(x, min, max)``), then the rest (``scale_bias=``), each in
     DirectML's order."""
 
@@ -81,6 +81,9 @@ class Api:
     keywords: tuple[Field, ...]
     output: DataType | None = None  # the output's type where it is not the input's (IS_NAN: UINT8)
     adapter: Adapter | None = None  # an irregular operator's rule over arrays (CLIP's CLIP1 switch)
+    # The tensor (its position in ``tensors``) whose type the output and a number operand take; those before it
+    # have a type of their own (ELEMENT_WISE_IF's UINT8 ConditionTensor: 1, ATensor's).
+    typed: int = 0
 
     @property
     def arrays(self) -> tuple[str, ...]:

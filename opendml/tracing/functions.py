@@ -91,10 +91,10 @@ def _declared_of_arrays(op: OperatorDefinition, tensors: tuple[Any, ...], values
     for k in range(1, len(operands)):
         shape = fn_api._broadcast(owner, shape, " and ".join(names[:k]), tuple(operands[k].shape), names[k])
     full = shape or (1,)
-    schema, describe = op.over_arrays(graph.device.feature_level, operands[0].dtype, values)
+    schema, describe = op.over_arrays(graph.device.feature_level, operands[op.api.typed].dtype, values)
     _check_rank(schema, graph.device, len(full))
     reads = [_broadcast_to(t, full, owner, name) for t, name in zip(operands, names)]
-    output = op.api.output or reads[0].desc.data_type
+    output = op.api.output or reads[op.api.typed].desc.data_type
     desc = describe(*(r.desc for r in reads), _packed(reads[0].desc, output))
     return Tracer(graph.node(desc, reads), shape, output.numpy)
 

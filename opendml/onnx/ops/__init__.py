@@ -6,6 +6,7 @@ from .arg_reduction import ARGMAX, ARGMIN
 from .base import Lowered, Mapping, Step
 from .binary import BINARY_MAPPINGS
 from .clip import CLIP
+from .comparison import COMPARISON_MAPPINGS
 from .constant import CONSTANT_MAPPING
 from .dequantize_linear import DEQUANTIZE_LINEAR
 from .quantize_linear import QUANTIZE_LINEAR
@@ -14,7 +15,7 @@ from .relu import RELU
 from .unary import UNARY_MAPPINGS
 
 MAPPINGS: tuple[Mapping, ...] = (ARGMAX, ARGMIN, CLIP, CONSTANT_MAPPING, DEQUANTIZE_LINEAR, QUANTIZE_LINEAR, RELU,
-                                 *UNARY_MAPPINGS, *BINARY_MAPPINGS, *REDUCE_MAPPINGS)
+                                 *UNARY_MAPPINGS, *BINARY_MAPPINGS, *COMPARISON_MAPPINGS, *REDUCE_MAPPINGS)
 
 BY_OP_TYPE: dict[str, Mapping] = {m.op_type: m for m in MAPPINGS}
 
