@@ -202,15 +202,18 @@ def _round_fraction(value: object, out: np.dtype) -> np.generic:
 
 
 def _ordered(values: np.ndarray, largest: bool) -> np.ndarray:
-    """MAX or MIN of each row: NaN where a NaN occurs, else the largest (smallest) with -0.0 < +0.0."""
+    """MAX or MIN of each row: NaN where a NaN occurs, else the largest (smallest) with -0.0 < +0.0. NumPy's
+    ``max`` and ``min`` give NaN where one occurs; only a zero result can have the wrong sign, and such rows are
+    settled by whether a zero of the winning sign is among their elements."""
+    result = values.max(axis=-1) if largest else values.min(axis=-1)
     if values.dtype.kind != "f":
-        return values.max(axis=-1) if largest else values.min(axis=-1)
-    bits = values.view(f"i{values.dtype.itemsize}").astype(np.int64)
-    magnitude = (1 << (8 * values.dtype.itemsize - 1)) - 1
-    keys = np.where(bits < 0, -(bits & magnitude) - 1, bits)  # monotone in the value; -0.0 below +0.0
-    k = keys.argmax(axis=-1) if largest else keys.argmin(axis=-1)
-    result = np.take_along_axis(values, k[:, None], axis=-1)[:, 0].copy()
-    result[np.isnan(values).any(axis=-1)] = np.nan
+        return result
+    zero = np.flatnonzero(result == 0)
+    if zero.size:
+        rows = values[zero]
+        wanted = (rows == 0) & (np.signbit(rows) != largest)  # +0.0 for MAX, -0.0 for MIN
+        signed = np.where(wanted.any(axis=-1), 0.0 if largest else -0.0, -0.0 if largest else 0.0)
+        result[zero] = signed.astype(values.dtype)
     return result
 
 
