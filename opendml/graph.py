@@ -19,15 +19,17 @@ from .graphs.builder import (
     argmin,
     clip,
     clip1,
+    dequantize,
     dequantize_linear,
+    quantize,
     quantize_linear,
     reduce,
     reinterpret,
     threshold,
 )
 
-__all__ = ["Expression", "Graph", "argmax", "argmin", "clip", "clip1", "dequantize_linear", "quantize_linear",
-           "reduce", "reinterpret", "threshold"]
+__all__ = ["Expression", "Graph", "argmax", "argmin", "clip", "clip1", "dequantize", "dequantize_linear", "quantize",
+           "quantize_linear", "reduce", "reinterpret", "threshold"]
 
 # The declared operators' builder functions (graphs.builder.node_function): relu, leaky_relu, ...
 globals().update({f.__name__: f for f in NODE_FUNCTIONS.values()})

@@ -13,15 +13,17 @@ import numpy as np
 
 from ..buffer import host_array
 from ..dtypes import DataType, from_numpy
-from ..enums import AxisDirection, ExecutionFlags, NanPolicy, ReduceFunction
+from ..enums import AxisDirection, ExecutionFlags, NanPolicy, QuantizationType, ReduceFunction
 from ..errors import UnsupportedFeatureLevelError, invalid, message
 from ..ops import DECLARED
 from ..ops.argmax import ArgMaxDesc
 from ..ops.argmin import ArgMinDesc
 from ..ops.clip import ElementWiseClip1Desc
 from ..ops.definition import OperatorDefinition
+from ..ops.dequantize import DequantizeDesc
 from ..ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from ..ops.elementwise import ScaleBias
+from ..ops.quantize import QuantizeDesc
 from ..ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from ..ops.reduce import INDEX_FUNCTIONS, ReduceDesc
 from ..ops.signature import arguments, define
@@ -221,6 +223,35 @@ def quantize_linear(x: Expression, scale: Expression, zero_point: Expression | N
     chosen = output_type if output_type is not None else (DataType.UINT8 if zp is None else zp.desc.data_type)
     desc = ElementWiseQuantizeLinearDesc(x.desc, scale.desc, None if zp is None else zp.desc, _packed(x.desc, chosen))
     return x.graph.node(desc, [x, scale, zp])
+
+
+def dequantize(x: Expression, quantization_tensors: Sequence[Expression],
+               quantization_type: QuantizationType | str | int) -> Expression:
+    """DirectMLX's Dequantize (feature level 6_3): DEQUANTIZE of ``x`` with its quantization tensors (the scale;
+    the scale and the zero point), their sizes dividing x's into blocks; the output has the scale's data type
+    (FLOAT32 for QuantizationType NONE) and x's sizes, packed."""
+    x, tensors = _expression(x, "x"), _quantization_tensors(quantization_tensors)
+    output_type = tensors[0].desc.data_type if tensors else DataType.FLOAT32
+    desc = DequantizeDesc(x.desc, quantization_type, [t.desc for t in tensors], _packed(x.desc, output_type))
+    return x.graph.node(desc, [x, *tensors])
+
+
+def quantize(x: Expression, quantization_tensors: Sequence[Expression], quantization_type: QuantizationType | str | int,
+             output_type: DataType | str | None = None) -> Expression:
+    """QUANTIZE (feature level 6_3; DirectMLX has no builder of it), ``dequantize``'s counterpart: the output has
+    x's sizes, packed, and the zero point's data type, else ``output_type``, else UINT8."""
+    x, tensors = _expression(x, "x"), _quantization_tensors(quantization_tensors)
+    if output_type is None:
+        output_type = tensors[1].desc.data_type if len(tensors) > 1 else DataType.UINT8
+    desc = QuantizeDesc(x.desc, quantization_type, [t.desc for t in tensors], _packed(x.desc, output_type))
+    return x.graph.node(desc, [x, *tensors])
+
+
+def _quantization_tensors(tensors: object) -> list[Expression]:
+    if not isinstance(tensors, Sequence) or isinstance(tensors, str):
+        raise invalid("opendml.graph", "quantization_tensors", "must be a sequence of Expressions (none; the scale; "
+                      "the scale and the zero point)", type(tensors).__name__)
+    return [_expression(t, f"quantization_tensors[{k}]") for k, t in enumerate(tensors)]
 
 
 def argmin(x: Expression, axes: Sequence[int], axis_direction: AxisDirection | str = "INCREASING",
