@@ -29,7 +29,8 @@ collect_ignore = [] if importlib.util.find_spec("cupy") else [
 
 _NEED_ONNX = ["opendml/onnx/*.py", "opendml/onnx/ops/*.py", "tests/onnx_models.py"]
 
-_NEED_DASK = ["opendml/dask/api.py", "opendml/dask/blocks.py", "opendml/dask/elementwise.py", "opendml/dask/merge.py",
+_NEED_DASK = ["opendml/dask/api.py", "opendml/dask/blocked.py", "opendml/dask/blocks.py", "opendml/dask/elementwise.py",
+              "opendml/dask/merge.py",
               "opendml/dask/reductions.py", "docs/dask.md"]
 
 collect_ignore_glob = ([] if importlib.util.find_spec("onnx") else _NEED_ONNX) + \

@@ -4,7 +4,8 @@ zero point of the input's rank with sizes dividing its own (blocks), 4-bit data 
 The array convention for 4-bit data (docs/semantics.md, section 11): ml_dtypes' ``int4`` and ``uint4`` arrays,
 one element a byte, so that the type travels with the values; an int8 or uint8 array of 4-bit values with
 ``data_type="INT4"`` or ``"UINT4"`` is taken too. Arrays are copied into packed buffers of the device and the
-result read back: these functions take and give NumPy arrays (the other front ends come later).
+result read back: these functions take and give NumPy arrays, and Dask arrays (``opendml.dask.blocked``: one
+call per block, the chunks cut at block boundaries).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import front_ends
 from ..buffer import BufferBinding
 from ..dtypes import FOUR_BIT_TYPES, DataType, from_numpy
 from ..enums import QuantizationType
@@ -41,6 +43,8 @@ def dequantize(x: Any, scale: Any = None, zero_point: Any = None, *, data_type: 
     array([[-8. ,  0. ,  3.5, -3.5]], dtype=float32)
     """
     owner = "DEQUANTIZE"
+    if _front_end(owner, x, scale, zero_point):
+        return front_ends.load(front_ends.DASK).dequantize(x, scale, zero_point, data_type, device)  # type: ignore[no-any-return]
     device = _resolve_device(device, x, owner)
     values, quantized = _quantized(x, data_type, owner, "x")
     scales = None if scale is None else _scale(scale, values.ndim, owner)
@@ -68,6 +72,8 @@ def quantize(x: Any, scale: Any = None, zero_point: Any = None, *, output_type: 
     [[-2, 0, 2, 7]]
     """
     owner = "QUANTIZE"
+    if _front_end(owner, x, scale, zero_point):
+        return front_ends.load(front_ends.DASK).quantize(x, scale, zero_point, output_type, device)  # type: ignore[no-any-return]
     device = _resolve_device(device, x, owner)
     values = np.asarray(x)
     if values.dtype not in (np.float32, np.float16):
@@ -85,6 +91,15 @@ def quantize(x: Any, scale: Any = None, zero_point: Any = None, *, output_type: 
     count = int(np.prod(shape))
     result = unpack4(raw, quantized, count) if quantized in FOUR_BIT_TYPES else raw[:count].view(quantized.numpy)
     return _as_four_bit(result, quantized).reshape(values.shape)
+
+
+def _front_end(owner: str, *arrays: Any) -> bool:
+    """Whether the call goes to the Dask front end; a traced array (``opendml.compile``) is refused by name."""
+    kind = front_ends.kind_of(arrays)
+    if kind == front_ends.TRACED:
+        raise invalid_type(owner, "x", "must be a NumPy or Dask array (opendml.compile does not trace DEQUANTIZE "
+                           "and QUANTIZE yet)", "a traced array")
+    return kind == front_ends.DASK
 
 
 def _quantization(scales: np.ndarray | None, zero: np.ndarray | None, quantized: DataType, float_type: DataType
