@@ -54,8 +54,13 @@ from .ops.add import ElementWiseAddDesc
 from .ops.add1 import ElementWiseAdd1Desc
 from .ops.argmax import ArgMaxDesc
 from .ops.argmin import ArgMinDesc
+from .ops.bit_and import ElementWiseBitAndDesc
 from .ops.bit_count import ElementWiseBitCountDesc
 from .ops.bit_not import ElementWiseBitNotDesc
+from .ops.bit_or import ElementWiseBitOrDesc
+from .ops.bit_shift_left import ElementWiseBitShiftLeftDesc
+from .ops.bit_shift_right import ElementWiseBitShiftRightDesc
+from .ops.bit_xor import ElementWiseBitXorDesc
 from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.dequantize import DequantizeDesc
@@ -128,8 +133,13 @@ __all__ = [
     "ElementWiseAbsDesc",
     "ElementWiseAdd1Desc",
     "ElementWiseAddDesc",
+    "ElementWiseBitAndDesc",
     "ElementWiseBitCountDesc",
     "ElementWiseBitNotDesc",
+    "ElementWiseBitOrDesc",
+    "ElementWiseBitShiftLeftDesc",
+    "ElementWiseBitShiftRightDesc",
+    "ElementWiseBitXorDesc",
     "ElementWiseCeilDesc",
     "ElementWiseClip1Desc",
     "ElementWiseClipDesc",

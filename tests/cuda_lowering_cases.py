@@ -221,6 +221,8 @@ class ExpressionBuilder:
                 if low <= a.integer_range[0] + b.integer_range[0] and a.integer_range[1] + b.integer_range[1] <= high]
         if sums:
             branches.append(lambda d: self._combine(ex.Add, t, self.choices.pick(sums), d))
+        branches.append(lambda d: ex.Bitwise(self.make(t, d), self.make(t, d), self.choices.pick(ex.BITWISE_OPS)))
+        branches.append(lambda d: ex.Wrap(self.make(self.choices.pick(INTEGERS), d), t))
         return branches
 
     def _combine(self, node: type[ex.Subtract] | type[ex.Add], t: T, pair: tuple[T, T], depth: int) -> ex.Expr:

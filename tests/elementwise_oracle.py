@@ -610,3 +610,40 @@ def add1_element(a: float, b: float, type_name: str, activation: tuple[str, floa
         return relu_element(total, type_name)
     assert name == "LEAKY_RELU", name
     return leaky_relu_element(total, type_name, alpha)
+
+
+# --- the bitwise operators: the pages' "native encoding", of the element's width ---------------------------------
+
+def _bits_of(x: int, type_name: str) -> int:
+    """The element's encoding as an unsigned number of its width (two's complement for a signed type)."""
+    return int(x) % (1 << (TYPES[type_name].size * 8))
+
+
+def bit_and_element(a: int, b: int, type_name: str) -> int:
+    """a & b on the encodings (ELEMENT_WISE_BIT_AND)."""
+    return _wrapped(_bits_of(a, type_name) & _bits_of(b, type_name), type_name)
+
+
+def bit_or_element(a: int, b: int, type_name: str) -> int:
+    """a | b on the encodings (ELEMENT_WISE_BIT_OR)."""
+    return _wrapped(_bits_of(a, type_name) | _bits_of(b, type_name), type_name)
+
+
+def bit_xor_element(a: int, b: int, type_name: str) -> int:
+    """a ^ b on the encodings (ELEMENT_WISE_BIT_XOR)."""
+    return _wrapped(_bits_of(a, type_name) ^ _bits_of(b, type_name), type_name)
+
+
+def bit_shift_left_element(a: int, b: int, type_name: str) -> int:
+    """a << b, "a logical left shift" (ELEMENT_WISE_BIT_SHIFT_LEFT, unsigned types): a * 2**b modulo 2**bits, so 0
+    where b is the width or more (opendml's decision)."""
+    bits = TYPES[type_name].size * 8
+    return 0 if int(b) >= bits else _wrapped(_bits_of(a, type_name) * 2 ** int(b), type_name)  # 2**bits divides it
+
+
+def bit_shift_right_element(a: int, b: int, type_name: str) -> int:
+    """a >> b, "a logical right shift" (ELEMENT_WISE_BIT_SHIFT_RIGHT, unsigned types): floor(a / 2**b), so 0 where
+    b is the width or more."""
+    bits = TYPES[type_name].size * 8
+    return 0 if int(b) >= bits else _bits_of(a, type_name) // 2 ** int(b)  # a < 2**bits
+

@@ -179,6 +179,11 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_DIFFERENCE_SQUARE": _binary(dml.ElementWiseDifferenceSquareDesc),
     "ELEMENT_WISE_MODULUS_FLOOR": _binary(dml.ElementWiseModulusFloorDesc),
     "ELEMENT_WISE_MODULUS_TRUNCATE": _binary(dml.ElementWiseModulusTruncateDesc),
+    "ELEMENT_WISE_BIT_AND": _binary(dml.ElementWiseBitAndDesc),
+    "ELEMENT_WISE_BIT_OR": _binary(dml.ElementWiseBitOrDesc),
+    "ELEMENT_WISE_BIT_XOR": _binary(dml.ElementWiseBitXorDesc),
+    "ELEMENT_WISE_BIT_SHIFT_LEFT": _binary(dml.ElementWiseBitShiftLeftDesc),
+    "ELEMENT_WISE_BIT_SHIFT_RIGHT": _binary(dml.ElementWiseBitShiftRightDesc),
     "ELEMENT_WISE_ADD1": _binary(lambda a, b, y: dml.ElementWiseAdd1Desc(a, b, y, dml.ActivationLeakyReluDesc(
         None, None, ADD1_ALPHA))),
     "REDUCE": _reduce,
@@ -345,6 +350,11 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_DIFFERENCE_SQUARE": _expect_binary(oracle.difference_square_element),
     "ELEMENT_WISE_MODULUS_FLOOR": _expect_binary(oracle.modulus_floor_element),
     "ELEMENT_WISE_MODULUS_TRUNCATE": _expect_binary(oracle.modulus_truncate_element),
+    "ELEMENT_WISE_BIT_AND": _expect_binary(oracle.bit_and_element),
+    "ELEMENT_WISE_BIT_OR": _expect_binary(oracle.bit_or_element),
+    "ELEMENT_WISE_BIT_XOR": _expect_binary(oracle.bit_xor_element),
+    "ELEMENT_WISE_BIT_SHIFT_LEFT": _expect_binary(oracle.bit_shift_left_element),
+    "ELEMENT_WISE_BIT_SHIFT_RIGHT": _expect_binary(oracle.bit_shift_right_element),
     "ELEMENT_WISE_ADD1": _expect_binary(lambda a, b, t: oracle.add1_element(a, b, t, ("LEAKY_RELU", ADD1_ALPHA))),
     "REDUCE": _expect_reduce,
 }
