@@ -38,6 +38,7 @@ from .functional import FUNCTIONS as _FUNCTIONS
 from .functional import (
     argmax,
     argmin,
+    cast,
     dequantize,
     dequantize_linear,
     quantize,
@@ -61,6 +62,7 @@ from .ops.bit_or import ElementWiseBitOrDesc
 from .ops.bit_shift_left import ElementWiseBitShiftLeftDesc
 from .ops.bit_shift_right import ElementWiseBitShiftRightDesc
 from .ops.bit_xor import ElementWiseBitXorDesc
+from .ops.cast import CastDesc
 from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.dequantize import DequantizeDesc
@@ -121,6 +123,7 @@ __all__ = [
     "BindingTable",
     "Buffer",
     "BufferBinding",
+    "CastDesc",
     "CommandList",
     "CommandQueue",
     "CommandRecorder",
@@ -194,6 +197,7 @@ __all__ = [
     "argmax",
     "argmin",
     "calc_buffer_tensor_size",
+    "cast",
     "compile",
     "dequantize",
     "dequantize_linear",

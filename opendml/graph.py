@@ -17,6 +17,7 @@ from .graphs.builder import (
     Graph,
     argmax,
     argmin,
+    cast,
     clip,
     clip1,
     dequantize_linear,
@@ -26,7 +27,7 @@ from .graphs.builder import (
     threshold,
 )
 
-__all__ = ["Expression", "Graph", "argmax", "argmin", "clip", "clip1", "dequantize_linear", "quantize_linear",
+__all__ = ["Expression", "Graph", "argmax", "argmin", "cast", "clip", "clip1", "dequantize_linear", "quantize_linear",
            "reduce", "reinterpret", "threshold"]
 
 # The declared operators' builder functions (graphs.builder.node_function): relu, leaky_relu, ...

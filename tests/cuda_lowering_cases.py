@@ -93,6 +93,10 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
             row = TensorDesc(t, sizes, [0] * (len(sizes) - 1) + [1])
             cases.append((f"{op.schema.name}-{t.name}", op.describe((x, x), x, ())))
             cases.append((f"{op.schema.name}-{t.name}-broadcast", op.describe((x, row), x, ())))
+    for source in admitted_types("CAST"):  # every conversion CAST takes
+        for target in admitted_types("CAST", "OutputTensor"):
+            cases.append((f"CAST-{source.name}-{target.name}",
+                          dml.CastDesc(TensorDesc(source, sizes), TensorDesc(target, sizes))))
     for t in admitted_types("ELEMENT_WISE_ADD1", "ATensor"):  # a fused activation composed onto the sum
         x = TensorDesc(t, sizes)
         cases.append((f"ELEMENT_WISE_ADD1-{t.name}-fused", dml.ElementWiseAdd1Desc(

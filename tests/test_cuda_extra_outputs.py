@@ -62,7 +62,8 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
     and the SignBit node in the random expressions, added (without them: 786, e584686e...). Then ELEMENT_WISE_ADD1,
     without and with a fused ACTIVATION_LEAKY_RELU, added (without it: 970, f3529cd4...). Then BIT_AND, BIT_OR,
     BIT_XOR, BIT_SHIFT_LEFT, BIT_SHIFT_RIGHT and CAST, and the Bitwise and Wrap nodes in the random expressions,
-    added (without them: 982, 35f30f17...)."""
+    added (without them: 982, 35f30f17...). Then CAST between every pair of its types, added (without it: 1102,
+    9018a95a...)."""
     sources = []
     for _, desc in OPERATORS:
         spec, rendered = sources_of(desc)
@@ -73,7 +74,7 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
         for layout in [collapse([37], [[1]] * (n + 1)), collapse([4, 64], [[64, 1]] * (n + 1)),
                        collapse([4, 6], [[1, 4]] * n + [[6, 1]])]:
             sources += elementwise_sources(spec, layout)
-    assert digest(sources) == (1102, "9018a95a956e79aff1b5014d092c0849b66578cd623b09d2d8b04705dcb69f23")
+    assert digest(sources) == (1302, "24414cc5ebb640d30db54d6d0fafb95d2c66afcc392bd36721a551bf9dd104b2")
 
 
 def test_prologue_sources_without_extras_are_unchanged() -> None:

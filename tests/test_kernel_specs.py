@@ -184,6 +184,7 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_BIT_XOR": _binary(dml.ElementWiseBitXorDesc),
     "ELEMENT_WISE_BIT_SHIFT_LEFT": _binary(dml.ElementWiseBitShiftLeftDesc),
     "ELEMENT_WISE_BIT_SHIFT_RIGHT": _binary(dml.ElementWiseBitShiftRightDesc),
+    "CAST": _unary(dml.CastDesc),
     "ELEMENT_WISE_ADD1": _binary(lambda a, b, y: dml.ElementWiseAdd1Desc(a, b, y, dml.ActivationLeakyReluDesc(
         None, None, ADD1_ALPHA))),
     "REDUCE": _reduce,
@@ -355,6 +356,8 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_BIT_XOR": _expect_binary(oracle.bit_xor_element),
     "ELEMENT_WISE_BIT_SHIFT_LEFT": _expect_binary(oracle.bit_shift_left_element),
     "ELEMENT_WISE_BIT_SHIFT_RIGHT": _expect_binary(oracle.bit_shift_right_element),
+    "CAST": lambda desc, tensors, inputs: _each(inputs, lambda x: oracle.cast_element(
+        x, _type(tensors, "InputTensor"), _type(tensors, "OutputTensor"))),
     "ELEMENT_WISE_ADD1": _expect_binary(lambda a, b, t: oracle.add1_element(a, b, t, ("LEAKY_RELU", ADD1_ALPHA))),
     "REDUCE": _expect_reduce,
 }

@@ -102,7 +102,7 @@ def test_blocked_dequantize_relu_argmin_on_a_4d_level() -> None:
         np.testing.assert_array_equal(got[name], want[name])
 
 
-MAPPED = ("Abs, Add, ArgMax, ArgMin, BitShift, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor, Ceil, Clip, Constant, DequantizeLinear, Div, Floor, HardSigmoid, "
+MAPPED = ("Abs, Add, ArgMax, ArgMin, BitShift, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor, Cast, Ceil, Clip, Constant, DequantizeLinear, Div, Floor, HardSigmoid, "
           "HardSwish, Identity, IsInf, IsNaN, LeakyRelu, Max, Min, Mod, Mul, Neg, Not, QuantizeLinear, Reciprocal, Relu, "
           "Round, Shrink, Sign, Sqrt, Sub, Sum, ThresholdedRelu")
 

@@ -4,9 +4,9 @@ such call), and an ``opendml.compile`` function called with Dask arrays (``compi
 from __future__ import annotations
 
 from .compiled import call as compiled
-from .elementwise import declared, dequantize_linear, quantize_linear
+from .elementwise import cast, declared, dequantize_linear, quantize_linear
 from .reductions import arg_reduction, unravel_index
 from .sums import reduce
 
-__all__ = ["arg_reduction", "compiled", "declared", "dequantize_linear", "quantize_linear", "reduce",
+__all__ = ["arg_reduction", "cast", "compiled", "declared", "dequantize_linear", "quantize_linear", "reduce",
            "unravel_index"]

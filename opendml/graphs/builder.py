@@ -18,6 +18,7 @@ from ..errors import UnsupportedFeatureLevelError, invalid, message
 from ..ops import DECLARED
 from ..ops.argmax import ArgMaxDesc
 from ..ops.argmin import ArgMinDesc
+from ..ops.cast import CastDesc
 from ..ops.clip import ElementWiseClip1Desc
 from ..ops.definition import OperatorDefinition
 from ..ops.dequantize_linear import ElementWiseDequantizeLinearDesc
@@ -220,6 +221,13 @@ def quantize_linear(x: Expression, scale: Expression, zero_point: Expression | N
     chosen = output_type if output_type is not None else (DataType.UINT8 if zp is None else zp.desc.data_type)
     desc = ElementWiseQuantizeLinearDesc(x.desc, scale.desc, None if zp is None else zp.desc, _packed(x.desc, chosen))
     return x.graph.node(desc, [x, scale, zp])
+
+
+def cast(x: Expression, output_type: DataType | str) -> Expression:
+    """CAST of ``x`` to ``output_type`` (docs/semantics.md 9d); the output has x's sizes, packed."""
+    x = _expression(x, "x")
+    return x.graph.node(CastDesc(x.desc, _packed(x.desc, DataType.parse(output_type, owner="CAST",
+                                                                        field="OutputTensor.DataType"))), [x])
 
 
 def argmin(x: Expression, axes: Sequence[int], axis_direction: AxisDirection | str = "INCREASING",

@@ -15,6 +15,7 @@ from .bit_or import BIT_OR
 from .bit_shift_left import BIT_SHIFT_LEFT
 from .bit_shift_right import BIT_SHIFT_RIGHT
 from .bit_xor import BIT_XOR
+from .cast import CAST
 from .ceil import CEIL
 from .clip import CLIP, CLIP1
 from .definition import OperatorDefinition
@@ -91,6 +92,7 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     BIT_XOR,
     BIT_SHIFT_LEFT,
     BIT_SHIFT_RIGHT,
+    CAST,
     QUANTIZE,
     DEQUANTIZE,
     REDUCE,

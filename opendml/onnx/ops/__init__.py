@@ -6,6 +6,7 @@ from .arg_reduction import ARGMAX, ARGMIN
 from .base import Lowered, Mapping, Step
 from .binary import BINARY_MAPPINGS
 from .bitwise import BITWISE_MAPPINGS
+from .cast import CAST
 from .clip import CLIP
 from .constant import CONSTANT_MAPPING
 from .dequantize_linear import DEQUANTIZE_LINEAR
@@ -14,7 +15,8 @@ from .relu import RELU
 from .unary import UNARY_MAPPINGS
 
 MAPPINGS: tuple[Mapping, ...] = (ARGMAX, ARGMIN, CLIP, CONSTANT_MAPPING, DEQUANTIZE_LINEAR, QUANTIZE_LINEAR, RELU,
-                                 *UNARY_MAPPINGS, *BINARY_MAPPINGS, *BITWISE_MAPPINGS)
+                                 *UNARY_MAPPINGS, *BINARY_MAPPINGS, *BITWISE_MAPPINGS,
+                                 CAST)
 
 BY_OP_TYPE: dict[str, Mapping] = {m.op_type: m for m in MAPPINGS}
 
