@@ -38,6 +38,7 @@ from .functional import FUNCTIONS as _FUNCTIONS
 from .functional import (
     argmax,
     argmin,
+    cast,
     dequantize,
     dequantize_linear,
     quantize,
@@ -54,8 +55,14 @@ from .ops.add import ElementWiseAddDesc
 from .ops.add1 import ElementWiseAdd1Desc
 from .ops.argmax import ArgMaxDesc
 from .ops.argmin import ArgMinDesc
+from .ops.bit_and import ElementWiseBitAndDesc
 from .ops.bit_count import ElementWiseBitCountDesc
 from .ops.bit_not import ElementWiseBitNotDesc
+from .ops.bit_or import ElementWiseBitOrDesc
+from .ops.bit_shift_left import ElementWiseBitShiftLeftDesc
+from .ops.bit_shift_right import ElementWiseBitShiftRightDesc
+from .ops.bit_xor import ElementWiseBitXorDesc
+from .ops.cast import CastDesc
 from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.dequantize import DequantizeDesc
@@ -125,6 +132,7 @@ __all__ = [
     "BindingTable",
     "Buffer",
     "BufferBinding",
+    "CastDesc",
     "CommandList",
     "CommandQueue",
     "CommandRecorder",
@@ -137,8 +145,13 @@ __all__ = [
     "ElementWiseAbsDesc",
     "ElementWiseAdd1Desc",
     "ElementWiseAddDesc",
+    "ElementWiseBitAndDesc",
     "ElementWiseBitCountDesc",
     "ElementWiseBitNotDesc",
+    "ElementWiseBitOrDesc",
+    "ElementWiseBitShiftLeftDesc",
+    "ElementWiseBitShiftRightDesc",
+    "ElementWiseBitXorDesc",
     "ElementWiseCeilDesc",
     "ElementWiseClip1Desc",
     "ElementWiseClipDesc",
@@ -202,6 +215,7 @@ __all__ = [
     "argmax",
     "argmin",
     "calc_buffer_tensor_size",
+    "cast",
     "compile",
     "dequantize",
     "dequantize_linear",

@@ -73,6 +73,15 @@ Select(c, a, b)     a where c holds, else b (a, b of one type)      ``np.where``
 Store(v, T)         the value as the output type T: FLOAT32 to      ``astype`` / ``float_to_half`` /
                     FLOAT16 rounds once to nearest even (overflow   ``cvt.rn.f16.f32`` / not vectorised
                     to infinity, NaN stays NaN); else v's own type  (FLOAT16 outputs are not streamed)
+Bitwise(a, b, op)   a & b, a | b, a ^ b, a << b or a >> b (``op``)  ``np.bitwise_and`` ... (shifts of
+                    of two integers of one type, in its width. A    ``b & (bits - 1)``) / ``bitwise_*``,
+                    shift counts b modulo the width (b's low bits:  ``shift_*`` (``and``, ``shl``,
+                    defined for every b); ``>>`` arithmetic for a   ``ashr``/``lshr`` of the masked
+                    signed type, logical for an unsigned one        count) / the same in C, through the
+                                                                    node's own type / the same
+Wrap(v, T)          integer v as the integer type T modulo          ``astype`` / ``wrap_to`` (``trunc``,
+                    2**bits (two's complement: a narrower T keeps   ``sext``/``zext``) / C casts through
+                    the low bits, a wider one extends by v's sign)  T's own type / ``trunc``, ``sext``
 ==================  ==============================================  ==================================
 
 A Store below the root is a value, not a write: the value as memory of type T would hold it (a FLOAT16 one
@@ -93,6 +102,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .dtypes import DataType
+from .expr_nodes import BITWISE_OPS as BITWISE_OPS
 from .expr_nodes import BOOL as BOOL
 from .expr_nodes import INTEGERS as INTEGERS
 from .expr_nodes import NODES as NODES
@@ -102,6 +112,7 @@ from .expr_nodes import WRAPPING_OPS as WRAPPING_OPS
 from .expr_nodes import Add as Add
 from .expr_nodes import BitCount as BitCount
 from .expr_nodes import BitNot as BitNot
+from .expr_nodes import Bitwise as Bitwise
 from .expr_nodes import Divide as Divide
 from .expr_nodes import Expr as Expr
 from .expr_nodes import ExpressionError as ExpressionError
@@ -122,6 +133,7 @@ from .expr_nodes import Subtract as Subtract
 from .expr_nodes import ToFloat32 as ToFloat32
 from .expr_nodes import ValueType as ValueType
 from .expr_nodes import Widen as Widen
+from .expr_nodes import Wrap as Wrap
 from .expr_nodes import Wrapping as Wrapping
 from .expr_nodes import integer_range as integer_range
 from .expr_nodes import saturated_range as saturated_range

@@ -276,6 +276,43 @@ class BitCount(_Unary):
         return DataType.UINT8
 
 
+BITWISE_OPS = ("&", "|", "^", "<<", ">>")
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Bitwise(_Binary):
+    """a op b (``op``: ``&``, ``|``, ``^``, ``<<`` or ``>>``) of two integers of one type, on their bits in the
+    type's own width. A shift counts b's low bits only (b modulo the width, as ``b & (bits - 1)``: defined for
+    every b); ``>>`` is arithmetic for a signed type, logical for an unsigned one."""
+
+    op: str
+
+    def __post_init__(self) -> None:
+        t = self.a.data_type
+        _require(t in INTEGERS and self.b.data_type == t and self.op in BITWISE_OPS,
+                 f"Bitwise {self.op!r} of {_name(t)} and {_name(self.b.data_type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.a.data_type
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Wrap(_Unary):
+    """Integer v as the integer type T modulo 2**bits of T (two's complement: a narrower T keeps v's low bits, a
+    wider one extends v by v's own signedness)."""
+
+    type: DataType
+
+    def __post_init__(self) -> None:
+        source = self.value.data_type
+        _require(source in INTEGERS and self.type in INTEGERS, f"Wrap of {_name(source)} to {_name(self.type)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return self.type
+
+
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
 class _OfFloat32(_Unary):
     """A node of one FLOAT32 value (its own a FLOAT32, unless the node says otherwise)."""
@@ -382,7 +419,7 @@ class Store(_Unary):
 # exactly this set: a node missing from a lowering fails there, not on a user's first large tensor.
 NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Wrapping, Remainder,
                                  Negate, BitNot, BitCount, Sqrt, Round, Saturate, Less, IsNumber, SignBit, Select,
-                                 Store)
+                                 Store, Bitwise, Wrap)
 
 
 def integer_range(expr: Expr) -> tuple[int, int]:

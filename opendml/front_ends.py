@@ -9,7 +9,8 @@ array exists only once ``dask.array`` is imported (``dask.detect``).
 
 Each front end offers the functional API's calls, their arguments as the functional API has them:
 ``declared(op, x, values, out, device)`` for every declared operator, ``dequantize_linear(x, scale, zero_point,
-out, device)``, ``quantize_linear(x, scale, zero_point, output_type, out, device)`` and ``arg_reduction(kind,
+out, device)``, ``quantize_linear(x, scale, zero_point, output_type, out, device)``, ``cast(x, dtype, out,
+device)`` and ``arg_reduction(kind,
 x, axes, axis_direction, output_type, out, device, nan_policy, return_values, keepdims)``; Dask's also
 ``unravel_index(indices, shape, axes)`` and ``compiled(function, args, kwargs)`` (an ``opendml.compile``
 function called with Dask arrays).

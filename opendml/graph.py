@@ -17,6 +17,7 @@ from .graphs.builder import (
     Graph,
     argmax,
     argmin,
+    cast,
     clip,
     clip1,
     dequantize,
@@ -28,8 +29,8 @@ from .graphs.builder import (
     threshold,
 )
 
-__all__ = ["Expression", "Graph", "argmax", "argmin", "clip", "clip1", "dequantize", "dequantize_linear", "quantize",
-           "quantize_linear", "reduce", "reinterpret", "threshold"]
+__all__ = ["Expression", "Graph", "argmax", "argmin", "cast", "clip", "clip1", "dequantize", "dequantize_linear",
+           "quantize", "quantize_linear", "reduce", "reinterpret", "threshold"]
 
 # The declared operators' builder functions (graphs.builder.node_function): relu, leaky_relu, ...
 globals().update({f.__name__: f for f in NODE_FUNCTIONS.values()})

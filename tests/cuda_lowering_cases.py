@@ -100,6 +100,10 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
         column = TensorDesc(T.UINT8, sizes, [*packed, 0])
         cases.append((f"ELEMENT_WISE_IF-{t.name}", dml.ElementWiseIfDesc(condition, x, x, x)))
         cases.append((f"ELEMENT_WISE_IF-{t.name}-broadcast", dml.ElementWiseIfDesc(column, x, x, x)))
+    for source in admitted_types("CAST"):  # every conversion CAST takes
+        for target in admitted_types("CAST", "OutputTensor"):
+            cases.append((f"CAST-{source.name}-{target.name}",
+                          dml.CastDesc(TensorDesc(source, sizes), TensorDesc(target, sizes))))
     for t in admitted_types("ELEMENT_WISE_ADD1", "ATensor"):  # a fused activation composed onto the sum
         x = TensorDesc(t, sizes)
         cases.append((f"ELEMENT_WISE_ADD1-{t.name}-fused", dml.ElementWiseAdd1Desc(
@@ -228,6 +232,8 @@ class ExpressionBuilder:
                 if low <= a.integer_range[0] + b.integer_range[0] and a.integer_range[1] + b.integer_range[1] <= high]
         if sums:
             branches.append(lambda d: self._combine(ex.Add, t, self.choices.pick(sums), d))
+        branches.append(lambda d: ex.Bitwise(self.make(t, d), self.make(t, d), self.choices.pick(ex.BITWISE_OPS)))
+        branches.append(lambda d: ex.Wrap(self.make(self.choices.pick(INTEGERS), d), t))
         return branches
 
     def _combine(self, node: type[ex.Subtract] | type[ex.Add], t: T, pair: tuple[T, T], depth: int) -> ex.Expr:

@@ -652,3 +652,74 @@ def logical_xor_element(a: int, b: int, type_name: str) -> int:
 
 def if_element(condition: int, a: int | float, b: int | float, type_name: str) -> int | float:
     return a if condition != 0 else b
+# --- the bitwise operators: the pages' "native encoding", of the element's width ---------------------------------
+
+def _bits_of(x: int, type_name: str) -> int:
+    """The element's encoding as an unsigned number of its width (two's complement for a signed type)."""
+    return int(x) % (1 << (TYPES[type_name].size * 8))
+
+
+def bit_and_element(a: int, b: int, type_name: str) -> int:
+    """a & b on the encodings (ELEMENT_WISE_BIT_AND)."""
+    return _wrapped(_bits_of(a, type_name) & _bits_of(b, type_name), type_name)
+
+
+def bit_or_element(a: int, b: int, type_name: str) -> int:
+    """a | b on the encodings (ELEMENT_WISE_BIT_OR)."""
+    return _wrapped(_bits_of(a, type_name) | _bits_of(b, type_name), type_name)
+
+
+def bit_xor_element(a: int, b: int, type_name: str) -> int:
+    """a ^ b on the encodings (ELEMENT_WISE_BIT_XOR)."""
+    return _wrapped(_bits_of(a, type_name) ^ _bits_of(b, type_name), type_name)
+
+
+def bit_shift_left_element(a: int, b: int, type_name: str) -> int:
+    """a << b, "a logical left shift" (ELEMENT_WISE_BIT_SHIFT_LEFT, unsigned types): a * 2**b modulo 2**bits, so 0
+    where b is the width or more (opendml's decision)."""
+    bits = TYPES[type_name].size * 8
+    return 0 if int(b) >= bits else _wrapped(_bits_of(a, type_name) * 2 ** int(b), type_name)  # 2**bits divides it
+
+
+def bit_shift_right_element(a: int, b: int, type_name: str) -> int:
+    """a >> b, "a logical right shift" (ELEMENT_WISE_BIT_SHIFT_RIGHT, unsigned types): floor(a / 2**b), so 0 where
+    b is the width or more."""
+    bits = TYPES[type_name].size * 8
+    return 0 if int(b) >= bits else _bits_of(a, type_name) // 2 ** int(b)  # a < 2**bits
+
+
+# --- CAST: opendml's rules (docs/semantics.md 9d), in exact Python arithmetic --------------------------------------
+
+def _round_to_float(n: int, type_name: str) -> float:
+    """The integer ``n`` rounded once, to nearest even, to the float type (beyond its largest finite value by half
+    an ulp or more: an infinity), in exact integer arithmetic (no double in between)."""
+    mantissa, top = (24, 127) if type_name == "FLOAT32" else (11, 15)
+    magnitude = abs(n)
+    shift = max(magnitude.bit_length() - mantissa, 0)
+    kept, dropped = divmod(magnitude, 1 << shift)
+    half = (1 << shift) >> 1
+    if shift and (dropped > half or (dropped == half and kept % 2 == 1)):
+        kept += 1
+    value = kept << shift
+    largest = ((1 << mantissa) - 1) << (top - mantissa + 1)
+    result = math.inf if value > largest else float(value)
+    return -result if n < 0 else result
+
+
+def cast_element(x: int | float, source: str, target: str) -> int | float:
+    """CAST of one element from ``source`` to ``target``: float to float rounded to nearest even; float to integer
+    truncated toward zero, saturated at the limits, NaN 0; integer to integer wrapped (two's complement); integer to
+    float rounded to nearest even, once."""
+    to = TYPES[target]
+    if TYPES[source].is_float:
+        if to.is_float:
+            return round_to(float(x), target)  # FLOAT16 -> FLOAT32 is exact; FLOAT32 -> FLOAT16 rounds once
+        low, high = to.integer_range  # type: ignore[misc]
+        if math.isnan(x):
+            return 0
+        if math.isinf(x):
+            return high if x > 0 else low
+        return min(max(math.trunc(x), low), high)
+    if to.is_float:
+        return _round_to_float(int(x), target)
+    return _wrapped(int(x), target)

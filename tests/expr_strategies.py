@@ -165,7 +165,8 @@ class _Builder:
         else:
             kinds += ["widen", "saturate"] + (["subtract"] if _subtract_pairs(t) else []) + \
                 (["add integers"] if _add_pairs(t) else []) + (["negate"] if t.is_signed else []) + ["bit not"] + \
-                (["bit count"] if DataType.UINT8 in _narrower(t) else []) + ["wrapping", "divide", "remainder"]
+                (["bit count"] if DataType.UINT8 in _narrower(t) else []) + ["wrapping", "divide", "remainder"] + \
+                ["bitwise", "wrap"]
         kind = self.choose(kinds)
         if kind == "leaf":
             return self.leaf(t)
@@ -184,6 +185,11 @@ class _Builder:
             return node(self.value(F32, depth - 1), self.value(F32, depth - 1))
         if kind == "round":
             return ex.Round(self.value(F32, depth - 1))
+        if kind == "bitwise":
+            op = self.draw(st.sampled_from(ex.BITWISE_OPS))
+            return ex.Bitwise(self.value(t, depth - 1), self.value(t, depth - 1), op)
+        if kind == "wrap":  # any integer type's value, modulo t's width
+            return ex.Wrap(self.value(self.draw(st.sampled_from(INTEGERS)), depth - 1), t)
         if kind == "bit not":
             return ex.BitNot(self.value(t, depth - 1))
         if kind == "bit count":  # a UINT8, widened to t

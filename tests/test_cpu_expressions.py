@@ -160,6 +160,15 @@ def _integer_arithmetic(t: DataType) -> ExpressionCase:
                            ex.Wrapping(a, b, "-")), t, (t, t))
 
 
+def _bitwise(t: DataType, other: DataType) -> ExpressionCase:
+    """Every Bitwise operation in one type (counts of the width and more among the values: masked), and a Wrap
+    through ``other`` and back (a narrower one keeps the low bits, a wider one extends by the sign)."""
+    a, b = ex.Load(0, t), ex.Load(1, t)
+    shifted = ex.Select(ex.Less(ex.Bitwise(a, b, "<<"), ex.Bitwise(a, b, ">>")), ex.Bitwise(a, b, "&"),
+                        ex.Bitwise(a, b, "|"))
+    return _case(ex.Bitwise(shifted, ex.Wrap(ex.Wrap(b, other), t), "^"), t, (t, t))
+
+
 # MIN's float selection (SignBit telling -0.0 from +0.0, NaN operands) and MODULUS_FLOOR's shape (a Remainder moved
 # by the divisor, a zero signed as it).
 _MIN = pick(ex.Load(0, F32), ex.Load(1, F32), True)
@@ -169,7 +178,8 @@ SIGNED_ZEROS = _case(ex.Select(ex.SignBit(_R), ex.Add(_R, ex.Load(1, F32)), _MIN
 EXAMPLES = {"signed zeros": SIGNED_ZEROS, "integer arithmetic INT8": _integer_arithmetic(I8), "integer arithmetic INT64": _integer_arithmetic(I64),
             "integer arithmetic UINT64": _integer_arithmetic(U64), "FLOAT16 select": HALVES, "to FLOAT16": TO_HALF, "difference": DIFFERENCE, "widened": WIDENED,
             "UINT64": UNSIGNED_64, "quantized": QUANTIZED, "saturated to 64 bits": SATURATED_64,
-            "bit counts": BIT_COUNTS}
+            "bit counts": BIT_COUNTS, "bitwise INT8": _bitwise(I8, U64), "bitwise UINT64": _bitwise(U64, I8),
+            "bitwise UINT8": _bitwise(U8, DataType.INT16)}
 
 def interesting(case: ExpressionCase) -> bool:
     """Trees of a few nodes (derandomized drawing favours the smallest), of at most three operands (as

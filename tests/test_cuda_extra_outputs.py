@@ -63,7 +63,9 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
     without and with a fused ACTIVATION_LEAKY_RELU, added (without it: 970, f3529cd4...). Then the comparisons
     (LOGICAL_EQUALS, GREATER_THAN, GREATER_THAN_OR_EQUAL, LESS_THAN, LESS_THAN_OR_EQUAL into UINT8) and LOGICAL_AND,
     OR and XOR added (without them: 982, 35f30f17...). Then ELEMENT_WISE_IF, with a full and a column-broadcast
-    ConditionTensor, added (without it: 1193, 42422b0f...)."""
+    ConditionTensor, added (without it: 1193, 42422b0f...). Then BIT_AND, BIT_OR,
+    BIT_XOR, BIT_SHIFT_LEFT, BIT_SHIFT_RIGHT and CAST, and the Bitwise and Wrap nodes in the random expressions,
+    added (without them: 1231, d2d8a5e4...)."""
     sources = []
     for _, desc in OPERATORS:
         spec, rendered = sources_of(desc)
@@ -74,7 +76,7 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
         for layout in [collapse([37], [[1]] * (n + 1)), collapse([4, 64], [[64, 1]] * (n + 1)),
                        collapse([4, 6], [[1, 4]] * n + [[6, 1]])]:
             sources += elementwise_sources(spec, layout)
-    assert digest(sources) == (1231, "d2d8a5e49396c03ef0b21be2bfdcf3dfda4d5684fbe30cbcc3e9b8a263e950bf")
+    assert digest(sources) == (1551, "08e35403761169af2a93e7557abea2fdc6ec0f4cc491cbfc08379d520414f29e")
 
 
 def test_prologue_sources_without_extras_are_unchanged() -> None:

@@ -100,6 +100,12 @@ MALFORMED: dict[str, Callable[[], ex.Expr]] = {
     "Less of BOOL": lambda: ex.Less(less(), less()),
     "BitCount of FLOAT32": lambda: ex.BitCount(load(F32)),
     "BitCount of BOOL": lambda: ex.BitCount(less()),
+    "Bitwise of FLOAT32": lambda: ex.Bitwise(load(F32), load(F32, 1), "&"),
+    "Bitwise of mixed integer types": lambda: ex.Bitwise(load(T.UINT8), load(T.UINT16, 1), "|"),
+    "Bitwise of an unknown operation": lambda: ex.Bitwise(load(T.UINT8), load(T.UINT8, 1), ">>>"),
+    "Wrap of FLOAT32": lambda: ex.Wrap(load(F32), T.INT32),
+    "Wrap to FLOAT32": lambda: ex.Wrap(load(T.INT32), F32),
+    "Wrap of BOOL": lambda: ex.Wrap(less(), T.UINT8),
     "IsNumber of FLOAT16": lambda: ex.IsNumber(load(F16)),
     "IsNumber of an integer": lambda: ex.IsNumber(load(T.INT32)),
     "SignBit of FLOAT16": lambda: ex.SignBit(load(F16)),
@@ -166,6 +172,10 @@ WELL_TYPED: dict[str, tuple[Callable[[], ex.Expr], ex.ValueType]] = {
     "Saturate INT64 to INT8": (lambda: ex.Saturate(load(T.INT64), T.INT8), T.INT8),
     "Saturate UINT8 to INT64": (lambda: ex.Saturate(load(T.UINT8), T.INT64), T.INT64),
     "BitCount of INT64 is a UINT8": (lambda: ex.BitCount(load(T.INT64)), T.UINT8),
+    "Bitwise UINT8 << UINT8": (lambda: ex.Bitwise(load(T.UINT8), load(T.UINT8, 1), "<<"), T.UINT8),
+    "Bitwise INT64 ^ INT64": (lambda: ex.Bitwise(load(T.INT64), ex.Param(0, T.INT64), "^"), T.INT64),
+    "Wrap INT64 to UINT8": (lambda: ex.Wrap(load(T.INT64), T.UINT8), T.UINT8),
+    "Wrap INT8 to UINT64": (lambda: ex.Wrap(load(T.INT8), T.UINT64), T.UINT64),
     "Less of UINT64": (lambda: ex.Less(load(T.UINT64), ex.Param(0, T.UINT64)), ex.BOOL),
     "Less of FLOAT32": (less, ex.BOOL),
     "IsNumber of FLOAT32": (lambda: ex.IsNumber(load(F32)), ex.BOOL),
@@ -526,6 +536,10 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
     if isinstance(node, ex.BitCount):
         bits = 8 * node.value.data_type.size  # type: ignore[union-attr]
         return bin(int(of(node.value)) & ((1 << bits) - 1)).count("1")  # the two's complement bits of its width
+    if isinstance(node, ex.Bitwise):
+        return bitwise(node.op, int(of(node.a)), int(of(node.b)), node.data_type)
+    if isinstance(node, ex.Wrap):
+        return wrapped(int(of(node.value)), node.type)  # the value modulo 2**bits, into the type's range
     if isinstance(node, ex.Sqrt):
         value = float(of(node.value))
         if math.isnan(value) or value < 0:
@@ -559,6 +573,16 @@ def wrapped(value: int, t: ex.ValueType) -> int:
     """An exact integer brought into ``t``'s range modulo 2**bits (two's complement)."""
     low, high = t.integer_range  # type: ignore[union-attr]
     return (value - low) % (high - low + 1) + low
+
+
+def bitwise(op: str, a: int, b: int, t: ex.ValueType) -> int:
+    """Bitwise's meaning on Python integers (two's complement, of any width): the operation on the bits, a shift
+    by b modulo the width, ``>>`` of a signed value filling with its sign (Python's own ``>>``)."""
+    assert isinstance(t, T)
+    if op in ("<<", ">>"):
+        count = b % t.bits
+        return wrapped(a << count, t) if op == "<<" else a >> count
+    return wrapped({"&": a & b, "|": a | b, "^": a ^ b}[op], t)
 
 
 def saturated(value: int | float | bool, t: T) -> int:
@@ -623,6 +647,10 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
         cases[f"Divide {t.name}"] = (ex.Store(ex.Divide(a, b), t), (t, t))
         cases[f"Remainder {t.name}"] = (ex.Store(ex.Remainder(a, b), t), (t, t))
         cases[f"BitCount {t.name}"] = (ex.Store(ex.BitCount(a), T.UINT8), (t,))
+        for op in ex.BITWISE_OPS:
+            cases[f"Bitwise {t.name} {op}"] = (ex.Store(ex.Bitwise(a, b, op), t), (t, t))
+        for s in ex_strategies.INTEGERS:
+            cases[f"Wrap {s.name} to {t.name}"] = (ex.Store(ex.Wrap(ex.Load(0, s), t), t), (s,))
         if t.is_signed:  # the type's limits among the edges: the smallest wraps to itself
             cases[f"Negate {t.name}"] = (ex.Store(ex.Negate(a), t), (t,))
         for s in ex_strategies.INTEGERS:

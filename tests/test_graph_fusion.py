@@ -352,8 +352,8 @@ class Built:
 
 @st.composite
 def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built:
-    """A DAG of DEQUANTIZE_LINEAR, QUANTIZE_LINEAR, CLIP, CLIP1, THRESHOLD and binary-family nodes (ADD, MIN,
-    MODULUS_FLOOR...: a broadcast second operand) over one graph input, with broadcast scale and zero point inputs,
+    """A DAG of DEQUANTIZE_LINEAR, QUANTIZE_LINEAR, CLIP, CLIP1, THRESHOLD, CAST and binary-family nodes (ADD, MIN,
+    MODULUS_FLOOR, BIT_AND...: a broadcast second operand) over one graph input, with broadcast scale and zero point inputs,
     perhaps ending in an ARGMIN or ARGMAX; values no node reads are graph
     outputs, and about a third of the others too; a value may have several readers."""
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
@@ -370,8 +370,11 @@ def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built
         x = TensorDesc(t, sizes)
         kind = draw(st.sampled_from(["dequantize" if t in QUANTIZED else "clamp",
                                      "quantize" if t in QUANTIZE_INPUTS else "clamp", "clamp",
-                                     "binary" if _binary_ops(device, t) else "clamp"]))
-        if kind == "binary":  # BTensor a new graph input read through zero strides
+                                     "binary" if _binary_ops(device, t) else "clamp", "cast"]))
+        if kind == "cast":  # to any type CAST takes (CLAMPED: every one)
+            out = draw(st.sampled_from(CLAMPED))
+            desc = dml.CastDesc(x, TensorDesc(out, sizes))
+        elif kind == "binary":  # BTensor a new graph input read through zero strides
             out = t
             other, k = _broadcast_input(draw, rng, inputs, t, sizes)
             op = draw(st.sampled_from(_binary_ops(device, t)))

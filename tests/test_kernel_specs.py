@@ -189,6 +189,12 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_LOGICAL_XOR": _binary(dml.ElementWiseLogicalXorDesc),
     "ELEMENT_WISE_IF": lambda t: dml.ElementWiseIfDesc(t["ConditionTensor"], t["ATensor"], t["BTensor"],  # type: ignore[arg-type]
                                                       t["OutputTensor"]),
+    "ELEMENT_WISE_BIT_AND": _binary(dml.ElementWiseBitAndDesc),
+    "ELEMENT_WISE_BIT_OR": _binary(dml.ElementWiseBitOrDesc),
+    "ELEMENT_WISE_BIT_XOR": _binary(dml.ElementWiseBitXorDesc),
+    "ELEMENT_WISE_BIT_SHIFT_LEFT": _binary(dml.ElementWiseBitShiftLeftDesc),
+    "ELEMENT_WISE_BIT_SHIFT_RIGHT": _binary(dml.ElementWiseBitShiftRightDesc),
+    "CAST": _unary(dml.CastDesc),
     "ELEMENT_WISE_ADD1": _binary(lambda a, b, y: dml.ElementWiseAdd1Desc(a, b, y, dml.ActivationLeakyReluDesc(
         None, None, ADD1_ALPHA))),
     "REDUCE": _reduce,
@@ -365,6 +371,13 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_LOGICAL_XOR": _expect_binary(oracle.logical_xor_element),
     "ELEMENT_WISE_IF": lambda desc, tensors, inputs: _each(
         inputs, lambda c, a, b: oracle.if_element(c, a, b, _type(tensors, "ATensor"))),
+    "ELEMENT_WISE_BIT_AND": _expect_binary(oracle.bit_and_element),
+    "ELEMENT_WISE_BIT_OR": _expect_binary(oracle.bit_or_element),
+    "ELEMENT_WISE_BIT_XOR": _expect_binary(oracle.bit_xor_element),
+    "ELEMENT_WISE_BIT_SHIFT_LEFT": _expect_binary(oracle.bit_shift_left_element),
+    "ELEMENT_WISE_BIT_SHIFT_RIGHT": _expect_binary(oracle.bit_shift_right_element),
+    "CAST": lambda desc, tensors, inputs: _each(inputs, lambda x: oracle.cast_element(
+        x, _type(tensors, "InputTensor"), _type(tensors, "OutputTensor"))),
     "ELEMENT_WISE_ADD1": _expect_binary(lambda a, b, t: oracle.add1_element(a, b, t, ("LEAKY_RELU", ADD1_ALPHA))),
     "REDUCE": _expect_reduce,
 }

@@ -102,11 +102,12 @@ def test_blocked_dequantize_relu_argmin_on_a_4d_level() -> None:
         np.testing.assert_array_equal(got[name], want[name])
 
 
-MAPPED = ("Abs, Add, And, ArgMax, ArgMin, BitwiseNot, Ceil, Clip, Constant, DequantizeLinear, Div, Equal, "
-          "Floor, Greater, GreaterOrEqual, HardSigmoid, HardSwish, Identity, IsInf, IsNaN, LeakyRelu, Less, "
-          "LessOrEqual, Max, Min, Mod, Mul, Neg, Not, Or, QuantizeLinear, Reciprocal, ReduceL1, ReduceL2, "
-          "ReduceLogSum, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum, "
-          "ReduceSumSquare, Relu, Round, Shrink, Sign, Sqrt, Sub, Sum, ThresholdedRelu, Where, Xor")
+MAPPED = ("Abs, Add, And, ArgMax, ArgMin, BitShift, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor, Cast, Ceil, "
+          "Clip, Constant, DequantizeLinear, Div, Equal, Floor, Greater, GreaterOrEqual, HardSigmoid, "
+          "HardSwish, Identity, IsInf, IsNaN, LeakyRelu, Less, LessOrEqual, Max, Min, Mod, Mul, Neg, Not, Or, "
+          "QuantizeLinear, Reciprocal, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, "
+          "ReduceMean, ReduceMin, ReduceProd, ReduceSum, ReduceSumSquare, Relu, Round, Shrink, Sign, Sqrt, Sub, "
+          "Sum, ThresholdedRelu, Where, Xor")
 
 
 def test_every_problem_is_listed_at_once_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -167,6 +167,9 @@ MIN_MAX_TABLE = [(L.FL_5_0, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F |
 MODULUS_TABLE = [(L.FL_6_0, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32), (L.FL_2_1, {4}, F | I32)]
 LOGICAL_TABLE = [(L.FL_3_0, ALL_RANKS, {T.UINT32, T.UINT8}), (L.FL_2_0, FOUR, {T.UINT32, T.UINT8}),
                  (L.FL_1_0, FOUR, {T.UINT32})]
+_U32 = frozenset({T.UINT32, T.UINT16, T.UINT8})
+BIT_LOGICAL_TABLE = [(L.FL_4_1, ALL_RANKS, I32 | I64), (L.FL_3_0, ALL_RANKS, _U32)]  # DirectML's floats: not taken
+BIT_SHIFT_TABLE = [(L.FL_4_1, ALL_RANKS, _U32 | {T.UINT64}), (L.FL_3_0, ALL_RANKS, _U32), (L.FL_2_1, {4}, _U32)]
 BINARY_TABLES = {
     "ElementWiseAddDesc": ARITHMETIC_TABLE,
     "ElementWiseSubtractDesc": ARITHMETIC_TABLE,
@@ -182,6 +185,11 @@ BINARY_TABLES = {
     "ElementWiseLogicalAndDesc": LOGICAL_TABLE,
     "ElementWiseLogicalOrDesc": LOGICAL_TABLE,
     "ElementWiseLogicalXorDesc": LOGICAL_TABLE,
+    "ElementWiseBitAndDesc": BIT_LOGICAL_TABLE,
+    "ElementWiseBitOrDesc": BIT_LOGICAL_TABLE,
+    "ElementWiseBitXorDesc": BIT_LOGICAL_TABLE,
+    "ElementWiseBitShiftLeftDesc": BIT_SHIFT_TABLE,
+    "ElementWiseBitShiftRightDesc": BIT_SHIFT_TABLE,
 }
 
 

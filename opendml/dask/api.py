@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from .blocked import dequantize, quantize
 from .compiled import call as compiled
-from .elementwise import declared, dequantize_linear, quantize_linear
+from .elementwise import cast, declared, dequantize_linear, quantize_linear
 from .reductions import arg_reduction, unravel_index
 from .sums import reduce
 
-__all__ = ["arg_reduction", "compiled", "declared", "dequantize", "dequantize_linear", "quantize", "quantize_linear",
-           "reduce", "unravel_index"]
+__all__ = ["arg_reduction", "cast", "compiled", "declared", "dequantize", "dequantize_linear", "quantize",
+           "quantize_linear", "reduce", "unravel_index"]

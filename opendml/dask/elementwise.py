@@ -23,6 +23,7 @@ import numpy as np
 from dask.array.utils import meta_from_array
 
 from ..dtypes import from_numpy
+from ..functional.conversion import cast as _cast
 from ..functional.declared import FUNCTIONS, is_number
 from ..functional.operands import _broadcast
 from ..functional.quantization import _operands_shape
@@ -72,6 +73,10 @@ def _broadcast_shape(owner: str, names: Sequence[str], shapes: Sequence[tuple[in
         assert other is not None  # every tensor is a required argument (a number: shape ())
         shape = other if k == 0 else _broadcast(owner, shape, " and ".join(names[:k]), other, names[k])
     return shape
+
+
+def cast(x: Any, dtype: Any, out: Any, device: Any) -> Any:
+    return _blockwise(_cast, "opendml.cast", [x], {"dtype": dtype}, out, device)
 
 
 def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: Any) -> Any:

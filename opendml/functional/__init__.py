@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 # with the same rules.
 from ..buffer import BufferBinding as BufferBinding
 from .blocked import dequantize, quantize
+from .conversion import cast
 from .declared import FUNCTIONS as FUNCTIONS
 from .devices import _as_array as _as_array
 from .devices import _on_gpu as _on_gpu
@@ -42,7 +43,7 @@ from .reductions import ARG_REDUCTIONS as ARG_REDUCTIONS
 from .reductions import _normalize_axes as _normalize_axes
 from .reductions import argmax, argmin, unravel_index
 
-__all__ = ["argmax", "argmin", "clip", "default_device", "dequantize", "dequantize_linear", "quantize",
+__all__ = ["argmax", "argmin", "cast", "clip", "default_device", "dequantize", "dequantize_linear", "quantize",
            "quantize_linear", "reduce", "threshold", "unravel_index"]
 
 # The declared operators' functions (``declared``), each under its Python name: clip, threshold, relu, ...

@@ -15,8 +15,13 @@ __all__ = [
     "activation_identity",
     "add",
     "add1",
+    "bit_and",
     "bit_count",
     "bit_not",
+    "bit_or",
+    "bit_shift_left",
+    "bit_shift_right",
+    "bit_xor",
     "ceil",
     "clip",
     "difference_square",
@@ -503,6 +508,42 @@ def add1(
     b: ArrayInput,
     *,
     fused_activation: Any = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def bit_and(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def bit_and(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def bit_or(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def bit_or(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def bit_xor(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def bit_xor(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def bit_shift_left(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def bit_shift_left(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def bit_shift_right(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def bit_shift_right(
+    a: ArrayInput,
+    b: ArrayInput,
+    *,
     out: ArrayObject | None = ...,
     device: DeviceLike = ...,
 ) -> Any: ...

@@ -18,6 +18,7 @@ from ..errors import UnsupportedFeatureLevelError, invalid, message
 from ..ops import DECLARED
 from ..ops.argmax import ArgMaxDesc
 from ..ops.argmin import ArgMinDesc
+from ..ops.cast import CastDesc
 from ..ops.clip import ElementWiseClip1Desc
 from ..ops.definition import OperatorDefinition
 from ..ops.dequantize import DequantizeDesc
@@ -252,6 +253,11 @@ def _quantization_tensors(tensors: object) -> list[Expression]:
         raise invalid("opendml.graph", "quantization_tensors", "must be a sequence of Expressions (none; the scale; "
                       "the scale and the zero point)", type(tensors).__name__)
     return [_expression(t, f"quantization_tensors[{k}]") for k, t in enumerate(tensors)]
+def cast(x: Expression, output_type: DataType | str) -> Expression:
+    """CAST of ``x`` to ``output_type`` (docs/semantics.md 9d); the output has x's sizes, packed."""
+    x = _expression(x, "x")
+    return x.graph.node(CastDesc(x.desc, _packed(x.desc, DataType.parse(output_type, owner="CAST",
+                                                                        field="OutputTensor.DataType"))), [x])
 
 
 def argmin(x: Expression, axes: Sequence[int], axis_direction: AxisDirection | str = "INCREASING",

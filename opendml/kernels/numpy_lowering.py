@@ -105,6 +105,19 @@ def _bit_count(value: np.ndarray) -> np.ndarray:
     return counts.reshape(np.shape(value))
 
 
+_BITWISE = {"&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor, "<<": np.left_shift, ">>": np.right_shift}
+
+
+def _bitwise(node: ex.Bitwise, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a op b in the node's type; a shift counts b modulo the width (NumPy's own rule for larger counts is not
+    the node's), arithmetic ``>>`` for a signed type (NumPy's)."""
+    t = np.dtype(node.data_type.numpy)  # type: ignore[union-attr]
+    a, b = np.asarray(a, t), np.asarray(b, t)
+    if node.op in ("<<", ">>"):
+        b = np.bitwise_and(b, t.type(8 * t.itemsize - 1))
+    return _BITWISE[node.op](a, b, dtype=t)
+
+
 def _store(node: ex.Store, value: np.ndarray) -> np.ndarray:
     return value.astype(node.type.numpy)  # float32 -> float16 rounds to nearest even, overflow to inf
 
@@ -142,6 +155,8 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.SignBit: lambda n, v, inputs: np.signbit(v(n.value)),
     ex.Select: lambda n, v, inputs: np.where(v(n.condition), v(n.a), v(n.b)),
     ex.Store: lambda n, v, inputs: _store(n, v(n.value)),
+    ex.Bitwise: lambda n, v, inputs: _bitwise(n, v(n.a), v(n.b)),
+    ex.Wrap: lambda n, v, inputs: np.asarray(v(n.value)).astype(n.type.numpy),  # integer astype wraps (C's casts)
 }
 
 

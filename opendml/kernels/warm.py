@@ -128,6 +128,9 @@ def _run(op: OperatorDefinition, data_type: DataType, device: Device) -> None:
         scale = np.float16(0.5) if data_type == DataType.FLOAT16 else np.float32(0.5)
         for output_type in sorted(newest_row(op.schema).types["OutputTensor"]):
             functional.quantize_linear(x, scale, output_type=output_type, device=device)
+    elif name == "CAST":  # to every type the input's converts to
+        for output_type in sorted(newest_row(op.schema).types["OutputTensor"]):
+            functional.cast(x, output_type, device=device)
     elif name == "DEQUANTIZE":  # blocks of 8 along the rows, with and without a zero point, each output type
         for float_type in (np.float32, np.float16):
             scale = np.full((4, 2), 0.5, float_type)

@@ -8,8 +8,14 @@ from .add import ADD
 from .add1 import ADD1
 from .argmax import ARGMAX
 from .argmin import ARGMIN
+from .bit_and import BIT_AND
 from .bit_count import BIT_COUNT
 from .bit_not import BIT_NOT
+from .bit_or import BIT_OR
+from .bit_shift_left import BIT_SHIFT_LEFT
+from .bit_shift_right import BIT_SHIFT_RIGHT
+from .bit_xor import BIT_XOR
+from .cast import CAST
 from .ceil import CEIL
 from .clip import CLIP, CLIP1
 from .definition import OperatorDefinition
@@ -90,6 +96,12 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     MODULUS_FLOOR,
     MODULUS_TRUNCATE,
     ADD1,
+    BIT_AND,
+    BIT_OR,
+    BIT_XOR,
+    BIT_SHIFT_LEFT,
+    BIT_SHIFT_RIGHT,
+    CAST,
     QUANTIZE,
     DEQUANTIZE,
     REDUCE,

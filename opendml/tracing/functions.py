@@ -21,6 +21,7 @@ from ..feature_levels import FeatureLevel
 from ..functional import declared as fn_declared
 from ..graphs.builder import Expression, Graph, reinterpret
 from ..kernels.spec import ReductionKind
+from ..ops.cast import CAST_SCHEMA, CastDesc
 from ..ops.definition import OperatorDefinition
 from ..ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
 from ..ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc
@@ -97,6 +98,16 @@ def _declared_of_arrays(op: OperatorDefinition, tensors: tuple[Any, ...], values
     output = op.api.output or reads[op.api.typed].desc.data_type
     desc = describe(*(r.desc for r in reads), _packed(reads[0].desc, output))
     return Tracer(graph.node(desc, reads), shape, output.numpy)
+
+
+def cast(x: Any, dtype: Any, out: Any, device: object) -> Tracer:
+    """``opendml.cast``, traced: one CAST node to the type the call names."""
+    owner = CAST_SCHEMA.name
+    tracer, graph = _begin(owner, x, out, device)
+    _check_rank(CAST_SCHEMA, graph.device, len(tracer.expr.desc.sizes))
+    target = DataType.parse(dtype, owner=owner, field="OutputTensor.DataType")
+    desc = CastDesc(tracer.expr.desc, _packed(tracer.expr.desc, target))
+    return Tracer(graph.node(desc, [tracer.expr]), tracer.shape, target.numpy)
 
 
 def dequantize_linear(x: Any, scale: Any, zero_point: Any, out: Any, device: object) -> Tracer:

@@ -1,5 +1,5 @@
-"""The element expressions' Divide, Wrapping, Remainder, Round, Saturate and BitCount in Numba kernels, as LLVM
-instructions.
+"""The element expressions' Divide, Wrapping, Remainder, Round, Saturate, BitCount, Bitwise and Wrap in Numba
+kernels, as LLVM instructions.
 
 Numba's own spellings mean something else: its float ``/`` checks the divisor and raises on zero (the
 Python error model), ``round`` is Python's, and a cast of a float beyond an integer type's range is
@@ -93,6 +93,24 @@ def wrapping(builder: ir.IRBuilder, op: str, a: ir.Value, b: ir.Value) -> ir.Val
     """Integer a op b (scalars or vectors) in their own width: LLVM's add, sub and mul without ``nsw``/``nuw``
     wrap modulo 2**bits."""
     return {"+": builder.add, "-": builder.sub, "*": builder.mul}[op](a, b)
+
+
+def bitwise(builder: ir.IRBuilder, op: str, a: ir.Value, b: ir.Value, signed: bool) -> ir.Value:
+    """Integer a op b (scalars or vectors) on their bits: ``and``, ``or``, ``xor``; a shift by b's low bits (b
+    masked to ``bits - 1`` first: LLVM's shl, lshr and ashr by the width or more give poison), ``>>`` arithmetic
+    where ``signed``."""
+    if op in ("&", "|", "^"):
+        return {"&": builder.and_, "|": builder.or_, "^": builder.xor}[op](a, b)
+    width = a.type.element.width if isinstance(a.type, ir.VectorType) else a.type.width
+    count = builder.and_(b, _constant(b.type, width - 1))
+    if op == "<<":
+        return builder.shl(a, count)
+    return (builder.ashr if signed else builder.lshr)(a, count)
+
+
+def wrap(builder: ir.IRBuilder, value: ir.Value, bits: int, signed: bool) -> ir.Value:
+    """An integer (vector) as ``bits`` bits modulo 2**bits: truncated, or extended by ``signed`` (the source's)."""
+    return _resize(builder, value, bits, signed)
 
 
 def _like(value: ir.Value, element: ir.Type) -> ir.Type:
@@ -237,6 +255,41 @@ def _wrapping_intrinsic(op: str):  # type: ignore[no-untyped-def]
 wrapping_add = _wrapping_intrinsic("+")  # integer a + b of one type, modulo 2**bits
 wrapping_subtract = _wrapping_intrinsic("-")
 wrapping_multiply = _wrapping_intrinsic("*")
+
+
+def _bitwise_intrinsic(op: str):  # type: ignore[no-untyped-def]
+    @intrinsic
+    def bitwise_op(typingctx, a, b):  # type: ignore[no-untyped-def]
+        if not _same_integers(a, b):
+            return None
+
+        def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+            return bitwise(builder, op, args[0], args[1], a.signed)
+
+        return a(a, b), codegen
+
+    return bitwise_op
+
+
+bitwise_and = _bitwise_intrinsic("&")  # integer a op b of one type, on its bits (``bitwise``)
+bitwise_or = _bitwise_intrinsic("|")
+bitwise_xor = _bitwise_intrinsic("^")
+shift_left = _bitwise_intrinsic("<<")  # by b modulo the width
+shift_right = _bitwise_intrinsic(">>")  # arithmetic for a signed type
+
+
+@intrinsic
+def wrap_to(typingctx, value, target):  # type: ignore[no-untyped-def]
+    """An integer ``value`` as the integer type ``target`` (a NumPy type) modulo 2**bits (``wrap``)."""
+    if not isinstance(target, types.NumberClass) or not isinstance(target.instance_type, types.Integer) or \
+            not isinstance(value, types.Integer):
+        return None
+    result = target.instance_type
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return wrap(builder, args[0], result.bitwidth, value.signed)
+
+    return result(value, target), codegen
 
 
 def sign_of(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:

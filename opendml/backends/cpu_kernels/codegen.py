@@ -143,6 +143,8 @@ from opendml import expr as ex
 from opendml.backends.cpu_kernels.arithmetic import (bit_count, divide, int_quotient, remainder, round_even,
                                                     round_saturate_to, saturate_to, sign_bit, square_root, wrapping_add,
                                                     wrapping_multiply, wrapping_subtract)
+from opendml.backends.cpu_kernels.arithmetic import (bitwise_and, bitwise_or, bitwise_xor, shift_left, shift_right,
+                                                    wrap_to)
 from opendml.backends.cpu_kernels.drivers import next_share
 from opendml.backends.cpu_kernels.halves import float_to_half, half_to_float, round_to_half
 from opendml.backends.cpu_kernels.rows import base_offset, in_phase, streamed

@@ -86,6 +86,9 @@ def _negate(node: ex.Negate, v: Callable[[ex.Expr], str], root: bool) -> str:
 _WRAPPING = {"+": "wrapping_add", "-": "wrapping_subtract", "*": "wrapping_multiply"}
 
 
+_BITWISE = {"&": "bitwise_and", "|": "bitwise_or", "^": "bitwise_xor", "<<": "shift_left", ">>": "shift_right"}
+
+
 def _own(node: ex.Expr, v: Callable[[ex.Expr], str]) -> str:
     """A child's local as its own type exactly (Numba may type an expression wider)."""
     return f"{numpy_type(node.data_type)}({v(node)})"  # type: ignore[arg-type]
@@ -144,4 +147,6 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.SignBit: lambda n, v, root: f"sign_bit({v(n.value)})",
     ex.Select: lambda n, v, root: f"{v(n.a)} if {v(n.condition)} else {v(n.b)}",
     ex.Store: _store,
+    ex.Bitwise: lambda n, v, root: f"{_BITWISE[n.op]}({_own(n.a, v)}, {_own(n.b, v)})",
+    ex.Wrap: lambda n, v, root: f"wrap_to({_own(n.value, v)}, {numpy_type(n.type)})",
 }

@@ -274,4 +274,6 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Select: lambda n, v, at: at.builder.select(v(n.condition), v(n.a), v(n.b)),
     # The value's own type (FLOAT16 values, stored or not, are not streamed).
     ex.Store: lambda n, v, at: v(n.value),
+    ex.Bitwise: lambda n, v, at: arithmetic.bitwise(at.builder, n.op, v(n.a), v(n.b), _signed(n)),
+    ex.Wrap: lambda n, v, at: arithmetic.wrap(at.builder, v(n.value), n.type.bits, _signed(n.value)),
 }

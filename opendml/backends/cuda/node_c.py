@@ -266,6 +266,23 @@ def _bit_count(node: ex.BitCount, v: Callable[[ex.Expr], str]) -> str:
     return f"((unsigned int)__popc((unsigned int)(({_UNSIGNED[t.size]})({v(node.value)}))))"
 
 
+def _bitwise(node: ex.Bitwise, v: Callable[[ex.Expr], str]) -> str:
+    """``&``, ``|``, ``^`` in the held type (each commutes with the sign- or zero-extension an 8- or 16-bit value is
+    held in); a shift by b's low bits (``& (bits - 1)``: C leaves a count of the width or more undefined), ``<<``
+    through 64-bit unsigned (no signed overflow in C) truncated to the node's own type, ``>>`` in the node's own
+    type (arithmetic for a signed one, as nvcc shifts), then held as its type is."""
+    t = node.data_type
+    assert isinstance(t, DataType)
+    held, own = held_type(t), C_TYPE[t]
+    a, b = v(node.a), v(node.b)
+    if node.op in ("&", "|", "^"):
+        return f"(({held})({a} {node.op} {b}))"
+    count = f"((unsigned int)({b}) & {t.bits - 1}u)"
+    if node.op == "<<":
+        return f"(({held})(({own})((ull)({a}) << {count})))"
+    return f"(({held})(({own})({a}) >> {count}))"
+
+
 def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], str]) -> str:
     """A float through ``cvt.rzi`` (clamped to 32 bits, or NaN selected apart for 64), then clamped to the
     type's range; an integer clamped in its own held type to the limits it can pass, then cast."""
@@ -346,4 +363,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.SignBit: lambda n, v, at: f"(__float_as_int({v(n.value)}) < 0)",
     ex.Select: _select,
     ex.Store: _held_store,
+    ex.Bitwise: lambda n, v, at: _bitwise(n, v),
+    # Through the type's own C type (modular: a wider one extends by the held value's sign), then held as it is.
+    ex.Wrap: lambda n, v, at: f"(({held_type(n.type)})(({C_TYPE[n.type]})({v(n.value)})))",
 }

@@ -5,6 +5,8 @@ from __future__ import annotations
 from .arg_reduction import ARGMAX, ARGMIN
 from .base import Lowered, Mapping, Step
 from .binary import BINARY_MAPPINGS
+from .bitwise import BITWISE_MAPPINGS
+from .cast import CAST
 from .clip import CLIP
 from .comparison import COMPARISON_MAPPINGS
 from .constant import CONSTANT_MAPPING
@@ -15,7 +17,8 @@ from .relu import RELU
 from .unary import UNARY_MAPPINGS
 
 MAPPINGS: tuple[Mapping, ...] = (ARGMAX, ARGMIN, CLIP, CONSTANT_MAPPING, DEQUANTIZE_LINEAR, QUANTIZE_LINEAR, RELU,
-                                 *UNARY_MAPPINGS, *BINARY_MAPPINGS, *COMPARISON_MAPPINGS, *REDUCE_MAPPINGS)
+                                 *UNARY_MAPPINGS, *BINARY_MAPPINGS, *COMPARISON_MAPPINGS, *BITWISE_MAPPINGS, CAST,
+                                 *REDUCE_MAPPINGS)
 
 BY_OP_TYPE: dict[str, Mapping] = {m.op_type: m for m in MAPPINGS}
 
