@@ -58,6 +58,7 @@ from .ops.bit_count import ElementWiseBitCountDesc
 from .ops.bit_not import ElementWiseBitNotDesc
 from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
+from .ops.clip_grad import ElementWiseClipGrad1Desc, ElementWiseClipGradDesc
 from .ops.dequantize import DequantizeDesc
 from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from .ops.difference_square import ElementWiseDifferenceSquareDesc
@@ -79,11 +80,13 @@ from .ops.modulus_floor import ElementWiseModulusFloorDesc
 from .ops.modulus_truncate import ElementWiseModulusTruncateDesc
 from .ops.multiply import ElementWiseMultiplyDesc
 from .ops.negate import ElementWiseNegateDesc
+from .ops.parameterized_relu import ActivationParameterizedReluDesc
 from .ops.quantize import QuantizeDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.recip import ElementWiseRecipDesc
 from .ops.reduce import ReduceDesc
 from .ops.relu import ActivationReluDesc
+from .ops.relu_grad import ActivationReluGradDesc
 from .ops.round import ElementWiseRoundDesc
 from .ops.shrink import ActivationShrinkDesc
 from .ops.sign import ElementWiseSignDesc
@@ -104,7 +107,9 @@ __all__ = [
     "ActivationIdentityDesc",
     "ActivationLeakyReluDesc",
     "ActivationLinearDesc",
+    "ActivationParameterizedReluDesc",
     "ActivationReluDesc",
+    "ActivationReluGradDesc",
     "ActivationShrinkDesc",
     "ActivationThresholdedReluDesc",
     "ArgMaxDesc",
@@ -133,6 +138,8 @@ __all__ = [
     "ElementWiseCeilDesc",
     "ElementWiseClip1Desc",
     "ElementWiseClipDesc",
+    "ElementWiseClipGrad1Desc",
+    "ElementWiseClipGradDesc",
     "ElementWiseDequantizeLinearDesc",
     "ElementWiseDifferenceSquareDesc",
     "ElementWiseDivideDesc",

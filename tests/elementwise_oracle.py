@@ -610,3 +610,25 @@ def add1_element(a: float, b: float, type_name: str, activation: tuple[str, floa
         return relu_element(total, type_name)
     assert name == "LEAKY_RELU", name
     return leaky_relu_element(total, type_name, alpha)
+
+
+def parameterized_relu_element(x: int | float, slope: int | float, type_name: str) -> int | float:
+    """``x if x >= 0 else slope * x`` (ACTIVATION_PARAMETERIZED_RELU's page); the product as MULTIPLY's."""
+    return x if x >= 0 else multiply_element(slope, x, type_name)
+
+
+def relu_grad_element(x: int | float, gradient: int | float, type_name: str) -> int | float:
+    """``X > 0 ? dY : 0`` (ACTIVATION_RELU_GRAD's page): -0.0 and NaN inputs give +0.0."""
+    return gradient if x > 0 else 0.0
+
+
+def clip_grad_element(x: int | float, gradient: int | float, type_name: str, low: Bound, high: Bound) -> int | float:
+    """``0 if x <= Min; 0 if x >= Max; else gradient`` (ELEMENT_WISE_CLIP_GRAD's page); ``low`` and ``high``:
+    the bounds typed as CLIP's (``float_field_bound``) or CLIP1's (``typed_bound``), None where a NaN bound on a
+    float tensor compares false with everything."""
+    zero = 0.0 if TYPES[type_name].is_float else 0
+    if low is not None and x <= low:
+        return zero
+    if high is not None and x >= high:
+        return zero
+    return gradient

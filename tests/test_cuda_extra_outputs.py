@@ -60,7 +60,9 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
     random expressions (without the binary family's integer cases and the new kinds, before and after render
     the same: 666, 1db61249...). Then MIN, MAX, MEAN, DIFFERENCE_SQUARE, MODULUS_FLOOR and MODULUS_TRUNCATE,
     and the SignBit node in the random expressions, added (without them: 786, e584686e...). Then ELEMENT_WISE_ADD1,
-    without and with a fused ACTIVATION_LEAKY_RELU, added (without it: 970, f3529cd4...)."""
+    without and with a fused ACTIVATION_LEAKY_RELU, added (without it: 970, f3529cd4...). Then
+    ACTIVATION_PARAMETERIZED_RELU, ACTIVATION_RELU_GRAD, ELEMENT_WISE_CLIP_GRAD and CLIP_GRAD1 added (without
+    them: 982, 35f30f17...)."""
     sources = []
     for _, desc in OPERATORS:
         spec, rendered = sources_of(desc)
@@ -71,7 +73,7 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
         for layout in [collapse([37], [[1]] * (n + 1)), collapse([4, 64], [[64, 1]] * (n + 1)),
                        collapse([4, 6], [[1, 4]] * n + [[6, 1]])]:
             sources += elementwise_sources(spec, layout)
-    assert digest(sources) == (982, "35f30f170c6fda9beae774e83a2af2fcd48b4af99d53363e18aff6db2710751b")
+    assert digest(sources) == (1047, "ab55268c28dbfad9f2c1dee32cc599143f2c40148764a31d96e6028ccc97bca7")
 
 
 def test_prologue_sources_without_extras_are_unchanged() -> None:

@@ -510,6 +510,15 @@ def _rich_model() -> dict:
             "add1": {"type": "ELEMENT_WISE_ADD1", "desc": {"ATensor": f16, "BTensor": f16, "OutputTensor": f16,
                                                           "FusedActivation": {"Type": "ACTIVATION_LEAKY_RELU",
                                                                               "Alpha": 0.5}}},
+            "prelu": {"type": "ACTIVATION_PARAMETERIZED_RELU", "desc": {
+                "InputTensor": f16, "SlopeTensor": f16, "OutputTensor": f16}},
+            "relu_grad": {"type": "ACTIVATION_RELU_GRAD", "desc": {
+                "InputTensor": f16, "InputGradientTensor": f16, "OutputGradientTensor": f16}},
+            "clip_grad": {"type": "ELEMENT_WISE_CLIP_GRAD", "desc": {
+                "InputTensor": f16, "InputGradientTensor": f16, "OutputGradientTensor": f16, "Min": -1, "Max": 1}},
+            "clip_grad1": {"type": "ELEMENT_WISE_CLIP_GRAD1", "desc": {
+                "InputTensor": f16, "InputGradientTensor": f16, "OutputGradientTensor": f16,
+                "MinMaxDataType": "FLOAT16", "Min": -1, "Max": 1}},
             "shrink": {"type": "ACTIVATION_SHRINK", "desc": {
                 "InputTensor": f16, "OutputTensor": f16, "Bias": 0, "Threshold": 0}},
             "round": {"type": "DML_OPERATOR_ELEMENT_WISE_ROUND", "desc": {

@@ -124,6 +124,22 @@ def _binary(make: Callable[[dml.TensorDesc, dml.TensorDesc, dml.TensorDesc], obj
     return describe
 
 
+def _gradient(make: Callable[[dml.TensorDesc, dml.TensorDesc, dml.TensorDesc], object]
+              ) -> Callable[[Tensors], object]:
+    """The gradient operators' tensors: InputTensor, InputGradientTensor, OutputGradientTensor."""
+    def describe(t: Tensors) -> object:
+        x, g, y = t["InputTensor"], t["InputGradientTensor"], t["OutputGradientTensor"]
+        assert x is not None and g is not None and y is not None
+        return make(x, g, y)
+
+    return describe
+
+
+def _clip_grad1(x: dml.TensorDesc, g: dml.TensorDesc, y: dml.TensorDesc) -> object:
+    low, high = (-1.5, 2.5) if x.data_type.is_float else (1, 100)
+    return dml.ElementWiseClipGrad1Desc(x, g, y, x.data_type, low, high)
+
+
 ADD1_ALPHA = 0.1  # ELEMENT_WISE_ADD1's FusedActivation: an ACTIVATION_LEAKY_RELU of this Alpha
 
 # The unary family's fields here; the same values reach the oracle through EXPECTED.
@@ -181,6 +197,11 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_MODULUS_TRUNCATE": _binary(dml.ElementWiseModulusTruncateDesc),
     "ELEMENT_WISE_ADD1": _binary(lambda a, b, y: dml.ElementWiseAdd1Desc(a, b, y, dml.ActivationLeakyReluDesc(
         None, None, ADD1_ALPHA))),
+    "ACTIVATION_PARAMETERIZED_RELU": lambda t: dml.ActivationParameterizedReluDesc(
+        t["InputTensor"], t["SlopeTensor"], t["OutputTensor"]),
+    "ACTIVATION_RELU_GRAD": _gradient(dml.ActivationReluGradDesc),
+    "ELEMENT_WISE_CLIP_GRAD": _gradient(lambda x, g, y: dml.ElementWiseClipGradDesc(x, g, y, -1.5, 100.0)),
+    "ELEMENT_WISE_CLIP_GRAD1": _gradient(_clip_grad1),
     "REDUCE": _reduce,
 }
 REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN, "ARGMAX": ReductionKind.ARGMAX}  # every other operator is element-wise
@@ -223,6 +244,16 @@ def _expect_clip1(desc: dml.ElementWiseClip1Desc, tensors: Tensors, inputs: Sequ
     t, bounds = _type(tensors, "InputTensor"), _name(desc.min_max_data_type)
     low, high = oracle.typed_bound(desc.min, bounds), oracle.typed_bound(desc.max, bounds)
     return _each(inputs, lambda x: oracle.clamp_element(x, t, _pair(desc.scale_bias), low, high))
+
+
+def _expect_clip_grad(desc: dml.ElementWiseClipGradDesc | dml.ElementWiseClipGrad1Desc, tensors: Tensors,
+                      inputs: Sequence[np.ndarray | None]) -> Values:
+    """CLIP_GRAD's FLOAT bounds typed as CLIP's, CLIP_GRAD1's exact values of MinMaxDataType as CLIP1's."""
+    t = _type(tensors, "InputTensor")
+    bound = (oracle.float_field_bound if isinstance(desc, dml.ElementWiseClipGradDesc)
+             else lambda v, _: oracle.typed_bound(v, t))
+    low, high = bound(desc.min, t), bound(desc.max, t)
+    return _each(inputs, lambda x, g: oracle.clip_grad_element(x, g, t, low, high))
 
 
 def _expect_threshold(desc: dml.ElementWiseThresholdDesc, tensors: Tensors,
@@ -346,6 +377,12 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_MODULUS_FLOOR": _expect_binary(oracle.modulus_floor_element),
     "ELEMENT_WISE_MODULUS_TRUNCATE": _expect_binary(oracle.modulus_truncate_element),
     "ELEMENT_WISE_ADD1": _expect_binary(lambda a, b, t: oracle.add1_element(a, b, t, ("LEAKY_RELU", ADD1_ALPHA))),
+    "ACTIVATION_PARAMETERIZED_RELU": lambda desc, tensors, inputs: _each(
+        inputs, lambda x, s: oracle.parameterized_relu_element(x, s, _type(tensors, "InputTensor"))),
+    "ACTIVATION_RELU_GRAD": lambda desc, tensors, inputs: _each(
+        inputs, lambda x, g: oracle.relu_grad_element(x, g, _type(tensors, "InputTensor"))),
+    "ELEMENT_WISE_CLIP_GRAD": _expect_clip_grad,
+    "ELEMENT_WISE_CLIP_GRAD1": _expect_clip_grad,
     "REDUCE": _expect_reduce,
 }
 

@@ -188,11 +188,34 @@ def test_binary_family_tables(desc_name: str) -> None:
         check(functools.partial(make, t, t, t), _unary_outcome(BINARY_TABLES[desc_name], rank, data_type))
 
 
+# ACTIVATION_PARAMETERIZED_RELU and the gradient operators, from their pages (their three tensors alike); the
+# fields each description is made with (CLIP_GRAD1's MinMaxDataType is the tensors' type, given at the call).
+GRADIENT_TABLES = {
+    "ActivationParameterizedReluDesc": [(L.FL_5_1, ALL_RANKS, F | SIGNED), *ACTIVATION_TABLE],
+    "ActivationReluGradDesc": [(L.FL_4_0, ALL_RANKS, F), (L.FL_3_0, ALL_RANKS, F)],
+    "ElementWiseClipGradDesc": [(L.FL_5_0, ALL_RANKS, F | I32 | I64), (L.FL_3_1, ALL_RANKS, F | I32)],
+    "ElementWiseClipGrad1Desc": [(L.FL_5_0, ALL_RANKS, F | I32 | I64)],
+}
+GRADIENT_FIELDS = {"ElementWiseClipGradDesc": (0.0, 1.0), "ElementWiseClipGrad1Desc": (0, 1)}
+
+
+@pytest.mark.parametrize("desc_name", GRADIENT_TABLES)
+def test_gradient_and_parameterized_relu_tables(desc_name: str) -> None:
+    make = getattr(dml, desc_name)
+    for data_type, rank in itertools.product(EVERY_TYPE, ALL_RANKS):
+        t = dml.TensorDesc(data_type, sizes(rank))
+        fields = GRADIENT_FIELDS.get(desc_name, ())
+        if desc_name == "ElementWiseClipGrad1Desc":
+            fields = (data_type, *fields)
+        check(functools.partial(make, t, t, t, *fields), _unary_outcome(GRADIENT_TABLES[desc_name], rank, data_type))
+
+
 def test_every_declared_operator_has_its_table_here() -> None:
     from opendml.ops import DECLARED
 
     clamps = {"ElementWiseClipDesc", "ElementWiseThresholdDesc"}  # test_unary_tables
-    tables = set(UNARY_TABLES) | set(TYPED_OUTPUT_TABLES) | set(BINARY_TABLES) | clamps
+    tables = set(UNARY_TABLES) | set(TYPED_OUTPUT_TABLES) | set(BINARY_TABLES) | clamps | set(GRADIENT_TABLES)
+    tables -= {"ElementWiseClipGrad1Desc"}  # no front end by its own name: clip_grad runs it
     assert {op.desc_type.__name__ for op in DECLARED} == tables
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "bit_not",
     "ceil",
     "clip",
+    "clip_grad",
     "difference_square",
     "divide",
     "floor",
@@ -37,8 +38,10 @@ __all__ = [
     "modulus_truncate",
     "multiply",
     "negate",
+    "parameterized_relu",
     "recip",
     "relu",
+    "relu_grad",
     "round",
     "shrink",
     "sign",
@@ -494,6 +497,64 @@ def add1(
     b: ArrayInput,
     *,
     fused_activation: Any = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def clip_grad(
+    x: _ArrayT,
+    input_gradient: _ArrayT,
+    min: Scalar,
+    max: Scalar,
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def clip_grad(
+    x: ArrayInput,
+    input_gradient: ArrayInput,
+    min: Scalar,
+    max: Scalar,
+    *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def parameterized_relu(
+    x: _ArrayT,
+    slope: _ArrayT,
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def parameterized_relu(
+    x: ArrayInput,
+    slope: ArrayInput,
+    *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def relu_grad(
+    x: _ArrayT,
+    input_gradient: _ArrayT,
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def relu_grad(
+    x: ArrayInput,
+    input_gradient: ArrayInput,
+    *,
     out: ArrayObject | None = ...,
     device: DeviceLike = ...,
 ) -> Any: ...

@@ -12,6 +12,7 @@ from .bit_count import BIT_COUNT
 from .bit_not import BIT_NOT
 from .ceil import CEIL
 from .clip import CLIP, CLIP1
+from .clip_grad import CLIP_GRAD, CLIP_GRAD1
 from .definition import OperatorDefinition
 from .dequantize import DEQUANTIZE
 from .dequantize_linear import DEQUANTIZE_LINEAR
@@ -33,11 +34,13 @@ from .modulus_floor import MODULUS_FLOOR
 from .modulus_truncate import MODULUS_TRUNCATE
 from .multiply import MULTIPLY
 from .negate import NEGATE
+from .parameterized_relu import PARAMETERIZED_RELU
 from .quantize import QUANTIZE
 from .quantize_linear import QUANTIZE_LINEAR
 from .recip import RECIP
 from .reduce import REDUCE
 from .relu import RELU
+from .relu_grad import RELU_GRAD
 from .round import ROUND
 from .shrink import SHRINK
 from .sign import SIGN
@@ -84,6 +87,10 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     QUANTIZE,
     DEQUANTIZE,
     REDUCE,
+    CLIP_GRAD,
+    CLIP_GRAD1,
+    PARAMETERIZED_RELU,
+    RELU_GRAD,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}
