@@ -42,6 +42,7 @@ from .functional import (
     dequantize_linear,
     quantize,
     quantize_linear,
+    quantized_linear_add,
     reduce,
     unravel_index,
 )
@@ -83,6 +84,7 @@ from .ops.negate import ElementWiseNegateDesc
 from .ops.parameterized_relu import ActivationParameterizedReluDesc
 from .ops.quantize import QuantizeDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
+from .ops.quantized_linear_add import ElementWiseQuantizedLinearAddDesc
 from .ops.recip import ElementWiseRecipDesc
 from .ops.reduce import ReduceDesc
 from .ops.relu import ActivationReluDesc
@@ -156,6 +158,7 @@ __all__ = [
     "ElementWiseMultiplyDesc",
     "ElementWiseNegateDesc",
     "ElementWiseQuantizeLinearDesc",
+    "ElementWiseQuantizedLinearAddDesc",
     "ElementWiseRecipDesc",
     "ElementWiseRoundDesc",
     "ElementWiseSignDesc",
@@ -198,6 +201,7 @@ __all__ = [
     "pack4",
     "quantize",
     "quantize_linear",
+    "quantized_linear_add",
     "reduce",
     "typing",
     "unpack4",

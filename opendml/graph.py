@@ -21,13 +21,14 @@ from .graphs.builder import (
     clip1,
     dequantize_linear,
     quantize_linear,
+    quantized_linear_add,
     reduce,
     reinterpret,
     threshold,
 )
 
 __all__ = ["Expression", "Graph", "argmax", "argmin", "clip", "clip1", "dequantize_linear", "quantize_linear",
-           "reduce", "reinterpret", "threshold"]
+           "quantized_linear_add", "reduce", "reinterpret", "threshold"]
 
 # The declared operators' builder functions (graphs.builder.node_function): relu, leaky_relu, ...
 globals().update({f.__name__: f for f in NODE_FUNCTIONS.values()})

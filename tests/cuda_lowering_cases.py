@@ -104,6 +104,13 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
     for t in admitted_types("ELEMENT_WISE_CLIP_GRAD1"):
         x = TensorDesc(t, sizes)
         cases.append((f"ELEMENT_WISE_CLIP_GRAD1-{t.name}", dml.ElementWiseClipGrad1Desc(x, x, x, t, 0, 100)))
+    one = TensorDesc(T.FLOAT32, sizes, [0] * len(sizes))  # a single scale, read through zero strides
+    for a_type, out_type in ((T.INT8, T.UINT8), (T.UINT8, T.INT8)):  # zero points given, and all absent
+        a, b, out = TensorDesc(a_type, sizes), TensorDesc(out_type, sizes), TensorDesc(out_type, sizes)
+        cases.append((f"ELEMENT_WISE_QUANTIZED_LINEAR_ADD-{a_type.name}-{out_type.name}",
+                      dml.ElementWiseQuantizedLinearAddDesc(a, one, a, b, one, b, one, out, out)))
+        cases.append((f"ELEMENT_WISE_QUANTIZED_LINEAR_ADD-{a_type.name}-{out_type.name}-no-zero-points",
+                      dml.ElementWiseQuantizedLinearAddDesc(a, one, None, b, one, None, one, None, out)))
     return cases
 
 

@@ -632,3 +632,14 @@ def clip_grad_element(x: int | float, gradient: int | float, type_name: str, low
     if high is not None and x >= high:
         return zero
     return gradient
+
+
+def quantized_linear_add_element(a: int, a_scale: float, a_zero_point: int | None, b: int, b_scale: float,
+                                 b_zero_point: int | None, output_scale: float, output_zero_point: int | None,
+                                 output_type: str) -> int:
+    """ELEMENT_WISE_QUANTIZED_LINEAR_ADD's page: ``AValue = (A - AZeroPoint) * AScale``, ``BValue`` alike,
+    ``clamp(round((AValue + BValue) / OutputScale) + OutputZeroPoint, Min, Max)``; each value as
+    DEQUANTIZE_LINEAR gives it in FLOAT32, their float32 sum, quantized as QUANTIZE_LINEAR (SPEC 9)."""
+    total = add_element(dequantize_element(a, a_scale, a_zero_point, "FLOAT32"),
+                        dequantize_element(b, b_scale, b_zero_point, "FLOAT32"), "FLOAT32")
+    return quantize_element(total, output_scale, output_zero_point, output_type)

@@ -62,7 +62,7 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
     and the SignBit node in the random expressions, added (without them: 786, e584686e...). Then ELEMENT_WISE_ADD1,
     without and with a fused ACTIVATION_LEAKY_RELU, added (without it: 970, f3529cd4...). Then
     ACTIVATION_PARAMETERIZED_RELU, ACTIVATION_RELU_GRAD, ELEMENT_WISE_CLIP_GRAD and CLIP_GRAD1 added (without
-    them: 982, 35f30f17...)."""
+    them: 982, 35f30f17...). Then ELEMENT_WISE_QUANTIZED_LINEAR_ADD added (without it: 1047, ab55268c...)."""
     sources = []
     for _, desc in OPERATORS:
         spec, rendered = sources_of(desc)
@@ -73,7 +73,7 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
         for layout in [collapse([37], [[1]] * (n + 1)), collapse([4, 64], [[64, 1]] * (n + 1)),
                        collapse([4, 6], [[1, 4]] * n + [[6, 1]])]:
             sources += elementwise_sources(spec, layout)
-    assert digest(sources) == (1047, "ab55268c28dbfad9f2c1dee32cc599143f2c40148764a31d96e6028ccc97bca7")
+    assert digest(sources) == (1055, "d7f9a9376322923f5e438cb5e33df80ea8f81dc866d82d2d5de7556a7258f575")
 
 
 def test_prologue_sources_without_extras_are_unchanged() -> None:

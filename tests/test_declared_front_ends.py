@@ -36,7 +36,7 @@ WRITTEN = {"ELEMENT_WISE_CLIP1": "clip", "ELEMENT_WISE_DEQUANTIZE_LINEAR": "dequ
            "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear", "ARGMIN": "argmin", "ARGMAX": "argmax",
            "QUANTIZE": "quantize", "DEQUANTIZE": "dequantize",
            "REDUCE": "reduce",
-           "ELEMENT_WISE_CLIP_GRAD1": "clip_grad"}
+           "ELEMENT_WISE_CLIP_GRAD1": "clip_grad", "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": "quantized_linear_add"}
 SHAPE = (2, 8)
 
 

@@ -74,6 +74,11 @@ def _quantize(t: Tensors) -> object:
     return dml.ElementWiseQuantizeLinearDesc(x, scale, zero_point, y)
 
 
+def _quantized_linear_add(t: Tensors) -> object:
+    return dml.ElementWiseQuantizedLinearAddDesc(*(t[f.name] for f in BY_NAME["ELEMENT_WISE_QUANTIZED_LINEAR_ADD"]
+                                                   .schema.tensors))
+
+
 def _argmin(t: Tensors) -> object:
     x, y = t["InputTensor"], t["OutputTensor"]
     assert x is not None and y is not None
@@ -155,6 +160,7 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_THRESHOLD": _threshold,
     "ELEMENT_WISE_DEQUANTIZE_LINEAR": _dequantize,
     "ELEMENT_WISE_QUANTIZE_LINEAR": _quantize,
+    "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": _quantized_linear_add,
     "ARGMIN": _argmin,
     "ARGMAX": _argmax,
     "ELEMENT_WISE_IDENTITY": _unary(lambda x, y: dml.ElementWiseIdentityDesc(
@@ -273,6 +279,11 @@ def _expect_quantize(desc: object, tensors: Tensors, inputs: Sequence[np.ndarray
     return _each(inputs, lambda x, scale, zero_point: oracle.quantize_element(x, scale, zero_point, out))
 
 
+def _expect_quantized_linear_add(desc: object, tensors: Tensors, inputs: Sequence[np.ndarray | None]) -> Values:
+    out = _type(tensors, "OutputTensor")
+    return _each(inputs, lambda *values: oracle.quantized_linear_add_element(*values, out))
+
+
 def _expect_arg(desc: dml.ArgMinDesc | dml.ArgMaxDesc, tensors: Tensors, inputs: Sequence[np.ndarray | None],
                 largest: bool) -> Values:
     x = inputs[0]
@@ -340,6 +351,7 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_THRESHOLD": _expect_threshold,
     "ELEMENT_WISE_DEQUANTIZE_LINEAR": _expect_dequantize,
     "ELEMENT_WISE_QUANTIZE_LINEAR": _expect_quantize,
+    "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": _expect_quantized_linear_add,
     "ARGMIN": lambda desc, tensors, inputs: _expect_arg(desc, tensors, inputs, largest=False),
     "ARGMAX": lambda desc, tensors, inputs: _expect_arg(desc, tensors, inputs, largest=True),
     "ELEMENT_WISE_IDENTITY": _expect_scale_bias(oracle.identity_element),
@@ -447,7 +459,10 @@ def _covered(schema: OperatorSchema, row: SupportRow) -> bool:
 
 # The compiling grid's rows: a row whose types a later row of its operator takes too is slow (docs/testing.md),
 # its kernels being that row's; every row's kernel specs are still checked above.
-COMPILED_ROWS = [pytest.param(*p.values, id=p.id, marks=[pytest.mark.slow] if _covered(*p.values) else [])
+# ELEMENT_WISE_QUANTIZED_LINEAR_ADD's one row holds 64 kernels (three data types and three optional zero points):
+# slow too, its kernels run by default in tests/test_quantized_linear_add.py.
+COMPILED_ROWS = [pytest.param(*p.values, id=p.id, marks=[pytest.mark.slow] if _covered(*p.values)
+                              or p.values[0].name == "ELEMENT_WISE_QUANTIZED_LINEAR_ADD" else [])
                  for p in ROWS]
 
 

@@ -210,6 +210,23 @@ def test_gradient_and_parameterized_relu_tables(desc_name: str) -> None:
         check(functools.partial(make, t, t, t, *fields), _unary_outcome(GRADIENT_TABLES[desc_name], rank, data_type))
 
 
+@pytest.mark.parametrize("rank", [1, 4, 8])
+@pytest.mark.parametrize("absent", [False, True])
+@pytest.mark.parametrize("scale_type", [T.FLOAT32, T.FLOAT16], ids=lambda t: t.name)
+@pytest.mark.parametrize("output_type", [T.INT8, T.UINT8, T.INT16], ids=lambda t: t.name)
+@pytest.mark.parametrize("input_type", [T.INT8, T.UINT8, T.INT32, T.FLOAT32], ids=lambda t: t.name)
+def test_quantized_linear_add_table(input_type: T, output_type: T, scale_type: T, absent: bool, rank: int) -> None:
+    """The page's one table (4_0): ATensor, BTensor, their zero points, OutputTensor and its zero point INT8 or
+    UINT8 in 1 to 8 dimensions, the three scales FLOAT32, the zero points optional."""
+    x, y = dml.TensorDesc(input_type, sizes(rank)), dml.TensorDesc(output_type, sizes(rank))
+    one = dml.TensorDesc(scale_type, sizes(rank), [0] * rank)
+    zx, zy = (None, None) if absent else (x, y)
+    ok = (input_type in {T.INT8, T.UINT8} and output_type in {T.INT8, T.UINT8}
+          and scale_type is T.FLOAT32)
+    check(lambda: dml.ElementWiseQuantizedLinearAddDesc(x, one, zx, x, one, zx, one, zy, y),
+          expected_outcome([(L.FL_4_0, ALL_RANKS, {True})], lambda row: ok))
+
+
 def test_every_declared_operator_has_its_table_here() -> None:
     from opendml.ops import DECLARED
 

@@ -122,6 +122,10 @@ def _run(op: OperatorDefinition, data_type: DataType, device: Device) -> None:
         scale = np.float16(0.5) if data_type == DataType.FLOAT16 else np.float32(0.5)
         for output_type in sorted(newest_row(op.schema).types["OutputTensor"]):
             functional.quantize_linear(x, scale, output_type=output_type, device=device)
+    elif name == "ELEMENT_WISE_QUANTIZED_LINEAR_ADD":  # A and B of this type; each output type, zero points given
+        for output_type in sorted(newest_row(op.schema).types["OutputTensor"]):
+            functional.quantized_linear_add(x, 0.5, 1, x, 0.25, 2, 0.75, np.zeros((), output_type.numpy),
+                                            device=device)
     elif name == "DEQUANTIZE":  # blocks of 8 along the rows, with and without a zero point, each output type
         for float_type in (np.float32, np.float16):
             scale = np.full((4, 2), 0.5, float_type)

@@ -37,6 +37,7 @@ from .negate import NEGATE
 from .parameterized_relu import PARAMETERIZED_RELU
 from .quantize import QUANTIZE
 from .quantize_linear import QUANTIZE_LINEAR
+from .quantized_linear_add import QUANTIZED_LINEAR_ADD
 from .recip import RECIP
 from .reduce import REDUCE
 from .relu import RELU
@@ -91,6 +92,7 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     CLIP_GRAD1,
     PARAMETERIZED_RELU,
     RELU_GRAD,
+    QUANTIZED_LINEAR_ADD,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}
