@@ -24,7 +24,7 @@ from opendml.onnx import UnsupportedModelError, backend
 OPERATORS = ("clip", "relu", "argmin", "argmax", "dequantizelinear", "quantizelinear", "identity", "abs", "neg",
              "ceil", "floor", "round", "sign", "reciprocal", "sqrt", "isnan", "isinf", "not", "bitwise_not", "leakyrelu",
              "thresholdedrelu", "shrink", "hardsigmoid", "hardswish", "add", "sub", "mul", "div", "min", "max", "sum",
-             "mod")
+             "mod", "mean", "prelu")
 _INCLUDED = re.compile(rf"test_({'|'.join(OPERATORS)})(_\w+)?_(cpu|cuda)")
 _DEVICE_SUFFIX = re.compile(r"_(cpu|cuda)$")
 

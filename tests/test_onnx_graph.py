@@ -103,8 +103,8 @@ def test_blocked_dequantize_relu_argmin_on_a_4d_level() -> None:
 
 
 MAPPED = ("Abs, Add, ArgMax, ArgMin, BitwiseNot, Ceil, Clip, Constant, DequantizeLinear, Div, Floor, HardSigmoid, "
-          "HardSwish, Identity, IsInf, IsNaN, LeakyRelu, Max, Min, Mod, Mul, Neg, Not, QuantizeLinear, Reciprocal, Relu, "
-          "Round, Shrink, Sign, Sqrt, Sub, Sum, ThresholdedRelu")
+          "HardSwish, Identity, IsInf, IsNaN, LeakyRelu, Max, Mean, Min, Mod, Mul, Neg, Not, PRelu, QuantizeLinear, "
+          "Reciprocal, Relu, Round, Shrink, Sign, Sqrt, Sub, Sum, ThresholdedRelu")
 
 
 def test_every_problem_is_listed_at_once_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
