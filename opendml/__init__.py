@@ -43,6 +43,7 @@ from .functional import (
     dequantize_linear,
     quantize,
     quantize_linear,
+    quantized_linear_add,
     reduce,
     unravel_index,
 )
@@ -65,6 +66,7 @@ from .ops.bit_xor import ElementWiseBitXorDesc
 from .ops.cast import CastDesc
 from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
+from .ops.clip_grad import ElementWiseClipGrad1Desc, ElementWiseClipGradDesc
 from .ops.dequantize import DequantizeDesc
 from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from .ops.difference_square import ElementWiseDifferenceSquareDesc
@@ -94,11 +96,14 @@ from .ops.modulus_floor import ElementWiseModulusFloorDesc
 from .ops.modulus_truncate import ElementWiseModulusTruncateDesc
 from .ops.multiply import ElementWiseMultiplyDesc
 from .ops.negate import ElementWiseNegateDesc
+from .ops.parameterized_relu import ActivationParameterizedReluDesc
 from .ops.quantize import QuantizeDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
+from .ops.quantized_linear_add import ElementWiseQuantizedLinearAddDesc
 from .ops.recip import ElementWiseRecipDesc
 from .ops.reduce import ReduceDesc
 from .ops.relu import ActivationReluDesc
+from .ops.relu_grad import ActivationReluGradDesc
 from .ops.round import ElementWiseRoundDesc
 from .ops.shrink import ActivationShrinkDesc
 from .ops.sign import ElementWiseSignDesc
@@ -120,7 +125,9 @@ __all__ = [
     "ActivationIdentityDesc",
     "ActivationLeakyReluDesc",
     "ActivationLinearDesc",
+    "ActivationParameterizedReluDesc",
     "ActivationReluDesc",
+    "ActivationReluGradDesc",
     "ActivationShrinkDesc",
     "ActivationThresholdedReluDesc",
     "ArgMaxDesc",
@@ -155,6 +162,8 @@ __all__ = [
     "ElementWiseCeilDesc",
     "ElementWiseClip1Desc",
     "ElementWiseClipDesc",
+    "ElementWiseClipGrad1Desc",
+    "ElementWiseClipGradDesc",
     "ElementWiseDequantizeLinearDesc",
     "ElementWiseDifferenceSquareDesc",
     "ElementWiseDivideDesc",
@@ -180,6 +189,7 @@ __all__ = [
     "ElementWiseMultiplyDesc",
     "ElementWiseNegateDesc",
     "ElementWiseQuantizeLinearDesc",
+    "ElementWiseQuantizedLinearAddDesc",
     "ElementWiseRecipDesc",
     "ElementWiseRoundDesc",
     "ElementWiseSignDesc",
@@ -223,6 +233,7 @@ __all__ = [
     "pack4",
     "quantize",
     "quantize_linear",
+    "quantized_linear_add",
     "reduce",
     "typing",
     "unpack4",

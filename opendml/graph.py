@@ -24,13 +24,14 @@ from .graphs.builder import (
     dequantize_linear,
     quantize,
     quantize_linear,
+    quantized_linear_add,
     reduce,
     reinterpret,
     threshold,
 )
 
 __all__ = ["Expression", "Graph", "argmax", "argmin", "cast", "clip", "clip1", "dequantize", "dequantize_linear",
-           "quantize", "quantize_linear", "reduce", "reinterpret", "threshold"]
+           "quantize", "quantize_linear", "quantized_linear_add", "reduce", "reinterpret", "threshold"]
 
 # The declared operators' builder functions (graphs.builder.node_function): relu, leaky_relu, ...
 globals().update({f.__name__: f for f in NODE_FUNCTIONS.values()})

@@ -86,8 +86,8 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
             cases.append((f"{op.schema.name}-{t.name}", op.describe((x,), y, values)))
     for op in DECLARED:  # the binary family: a full second operand, and one broadcast along the last dimension
         assert op.api is not None
-        if len(op.api.tensors) != 2:
-            continue
+        if len(op.api.tensors) != 2 or op.schema.name == "ELEMENT_WISE_CLIP_GRAD":
+            continue  # CLIP_GRAD's bounds below
         for t in admitted_types(op.schema.name, op.api.tensors[0]):
             x = TensorDesc(t, sizes)
             row = TensorDesc(t, sizes, [0] * (len(sizes) - 1) + [1])
@@ -108,6 +108,20 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
         x = TensorDesc(t, sizes)
         cases.append((f"ELEMENT_WISE_ADD1-{t.name}-fused", dml.ElementWiseAdd1Desc(
             x, x, x, dml.ActivationLeakyReluDesc(None, None, 0.1))))
+    for t in admitted_types("ELEMENT_WISE_CLIP_GRAD"):  # the bounds: FLOAT fields, and CLIP_GRAD1's exact values
+        x = TensorDesc(t, sizes)
+        row = TensorDesc(t, sizes, [0] * (len(sizes) - 1) + [1])
+        cases.append((f"ELEMENT_WISE_CLIP_GRAD-{t.name}", dml.ElementWiseClipGradDesc(x, row, x, -1.5, 100.0)))
+    for t in admitted_types("ELEMENT_WISE_CLIP_GRAD1"):
+        x = TensorDesc(t, sizes)
+        cases.append((f"ELEMENT_WISE_CLIP_GRAD1-{t.name}", dml.ElementWiseClipGrad1Desc(x, x, x, t, 0, 100)))
+    one = TensorDesc(T.FLOAT32, sizes, [0] * len(sizes))  # a single scale, read through zero strides
+    for a_type, out_type in ((T.INT8, T.UINT8), (T.UINT8, T.INT8)):  # zero points given, and all absent
+        a, b, out = TensorDesc(a_type, sizes), TensorDesc(out_type, sizes), TensorDesc(out_type, sizes)
+        cases.append((f"ELEMENT_WISE_QUANTIZED_LINEAR_ADD-{a_type.name}-{out_type.name}",
+                      dml.ElementWiseQuantizedLinearAddDesc(a, one, a, b, one, b, one, out, out)))
+        cases.append((f"ELEMENT_WISE_QUANTIZED_LINEAR_ADD-{a_type.name}-{out_type.name}-no-zero-points",
+                      dml.ElementWiseQuantizedLinearAddDesc(a, one, None, b, one, None, one, None, out)))
     return cases
 
 

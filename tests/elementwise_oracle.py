@@ -723,3 +723,34 @@ def cast_element(x: int | float, source: str, target: str) -> int | float:
     if to.is_float:
         return _round_to_float(int(x), target)
     return _wrapped(int(x), target)
+def parameterized_relu_element(x: int | float, slope: int | float, type_name: str) -> int | float:
+    """``x if x >= 0 else slope * x`` (ACTIVATION_PARAMETERIZED_RELU's page); the product as MULTIPLY's."""
+    return x if x >= 0 else multiply_element(slope, x, type_name)
+
+
+def relu_grad_element(x: int | float, gradient: int | float, type_name: str) -> int | float:
+    """``X > 0 ? dY : 0`` (ACTIVATION_RELU_GRAD's page): -0.0 and NaN inputs give +0.0."""
+    return gradient if x > 0 else 0.0
+
+
+def clip_grad_element(x: int | float, gradient: int | float, type_name: str, low: Bound, high: Bound) -> int | float:
+    """``0 if x <= Min; 0 if x >= Max; else gradient`` (ELEMENT_WISE_CLIP_GRAD's page); ``low`` and ``high``:
+    the bounds typed as CLIP's (``float_field_bound``) or CLIP1's (``typed_bound``), None where a NaN bound on a
+    float tensor compares false with everything."""
+    zero = 0.0 if TYPES[type_name].is_float else 0
+    if low is not None and x <= low:
+        return zero
+    if high is not None and x >= high:
+        return zero
+    return gradient
+
+
+def quantized_linear_add_element(a: int, a_scale: float, a_zero_point: int | None, b: int, b_scale: float,
+                                 b_zero_point: int | None, output_scale: float, output_zero_point: int | None,
+                                 output_type: str) -> int:
+    """ELEMENT_WISE_QUANTIZED_LINEAR_ADD's page: ``AValue = (A - AZeroPoint) * AScale``, ``BValue`` alike,
+    ``clamp(round((AValue + BValue) / OutputScale) + OutputZeroPoint, Min, Max)``; each value as
+    DEQUANTIZE_LINEAR gives it in FLOAT32, their float32 sum, quantized as QUANTIZE_LINEAR (SPEC 9)."""
+    total = add_element(dequantize_element(a, a_scale, a_zero_point, "FLOAT32"),
+                        dequantize_element(b, b_scale, b_zero_point, "FLOAT32"), "FLOAT32")
+    return quantize_element(total, output_scale, output_zero_point, output_type)

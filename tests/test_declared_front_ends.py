@@ -35,7 +35,8 @@ from tests.test_kernel_specs import DESCRIPTIONS, EXPECTED, UNARY_FIELDS
 WRITTEN = {"ELEMENT_WISE_CLIP1": "clip", "ELEMENT_WISE_DEQUANTIZE_LINEAR": "dequantize_linear",
            "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear", "ARGMIN": "argmin", "ARGMAX": "argmax",
            "QUANTIZE": "quantize", "DEQUANTIZE": "dequantize",
-           "REDUCE": "reduce", "CAST": "cast"}
+           "REDUCE": "reduce", "CAST": "cast",
+           "ELEMENT_WISE_CLIP_GRAD1": "clip_grad", "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": "quantized_linear_add"}
 SHAPE = (2, 8)
 
 
@@ -56,7 +57,7 @@ def test_every_operator_is_declared_or_written_out_and_reaches_every_front_end()
 def test_dispatch_reads_every_field_of_a_declared_operator_in_directml_order(op: OperatorDefinition) -> None:
     spec = dispatch_operators.BY_NAME[op.schema.name]
     assert op.api is not None
-    tensors = [*op.api.tensors, "OutputTensor"]  # InputTensor; ATensor, BTensor
+    tensors = [*op.api.tensors, _output_name(op)]  # InputTensor; ATensor, BTensor; InputGradientTensor
     assert [f.name for f in spec.fields] == [*tensors, *(f.name for f in op.fields)]
     assert spec.desc_type is op.desc_type
 
@@ -86,11 +87,17 @@ def _output(op: OperatorDefinition) -> dml.DataType:
     return op.api.output or _input(op)
 
 
+def _output_name(op: OperatorDefinition) -> str:
+    """The output tensor's DirectML name: OutputTensor, or the gradient operators' OutputGradientTensor."""
+    (name,) = [t.name for t in op.schema.tensors if t.kind == "output"]
+    return name
+
+
 def _tensors(op: OperatorDefinition, shape: tuple[int, ...]) -> dict[str, dml.TensorDesc | None]:
     """Each input as ``_input``; out the same, or the type the front ends give the output."""
     assert op.api is not None
     inputs: dict[str, dml.TensorDesc | None] = {name: dml.TensorDesc(_input(op), shape) for name in op.api.tensors}
-    return {**inputs, "OutputTensor": dml.TensorDesc(_output(op), shape)}
+    return {**inputs, _output_name(op): dml.TensorDesc(_output(op), shape)}
 
 
 def _same(got: Any, expected: np.ndarray) -> None:
@@ -167,9 +174,10 @@ def test_every_declared_operator_runs_under_opendml_dispatch(op: OperatorDefinit
                       "Out": {"initialValuesDataType": out, "initialValues": {"valueCount": 8, "value": 0}}},
         "dispatchables": {"op": {"type": f"DML_OPERATOR_{op.schema.name}", "desc": {
             **{name: {"DataType": _input(op).name, "Sizes": list(x.shape)} for name in op.api.tensors},
-            "OutputTensor": {"DataType": out, "Sizes": list(x.shape)}, **fields}}},
+            _output_name(op): {"DataType": out, "Sizes": list(x.shape)}, **fields}}},
         "commands": [{"type": "dispatch", "dispatchable": "op",
-                      "bindings": {**{name: f"In{k}" for k, name in enumerate(op.api.tensors)}, "OutputTensor": "Out"}},
+                      "bindings": {**{name: f"In{k}" for k, name in enumerate(op.api.tensors)},
+                                   _output_name(op): "Out"}},
                      {"type": "print", "resource": "Out"}],
     }
     path = tmp_path / "model.json"

@@ -477,6 +477,7 @@ def test_schema_option_prints_a_json_schema(capsys: pytest.CaptureFixture[str]) 
 def _rich_model() -> dict:
     """A model using every field and form the reader accepts (test_the_rich_model_uses_every_field keeps it so)."""
     f16 = {"DataType": "FLOAT16", "Sizes": [2, 2]}
+    u8, f32 = {"DataType": "UINT8", "Sizes": [2, 2]}, {"DataType": "FLOAT32", "Sizes": [2, 2], "Strides": [0, 0]}
     long_form = {"Type": "DML_TENSOR_TYPE_BUFFER", "Desc": {
         "DataType": "DML_TENSOR_DATA_TYPE_FLOAT16", "Flags": "DML_TENSOR_FLAG_NONE", "DimensionCount": 2,
         "Sizes": [2, 2], "Strides": [2, 1], "TotalTensorSizeInBytes": 8, "GuaranteedBaseOffsetAlignment": 16}}
@@ -512,6 +513,18 @@ def _rich_model() -> dict:
             "add1": {"type": "ELEMENT_WISE_ADD1", "desc": {"ATensor": f16, "BTensor": f16, "OutputTensor": f16,
                                                           "FusedActivation": {"Type": "ACTIVATION_LEAKY_RELU",
                                                                               "Alpha": 0.5}}},
+            "qladd": {"type": "ELEMENT_WISE_QUANTIZED_LINEAR_ADD", "desc": {
+                "ATensor": u8, "AScaleTensor": f32, "AZeroPointTensor": u8, "BTensor": u8, "BScaleTensor": f32,
+                "BZeroPointTensor": u8, "OutputScaleTensor": f32, "OutputZeroPointTensor": u8, "OutputTensor": u8}},
+            "prelu": {"type": "ACTIVATION_PARAMETERIZED_RELU", "desc": {
+                "InputTensor": f16, "SlopeTensor": f16, "OutputTensor": f16}},
+            "relu_grad": {"type": "ACTIVATION_RELU_GRAD", "desc": {
+                "InputTensor": f16, "InputGradientTensor": f16, "OutputGradientTensor": f16}},
+            "clip_grad": {"type": "ELEMENT_WISE_CLIP_GRAD", "desc": {
+                "InputTensor": f16, "InputGradientTensor": f16, "OutputGradientTensor": f16, "Min": -1, "Max": 1}},
+            "clip_grad1": {"type": "ELEMENT_WISE_CLIP_GRAD1", "desc": {
+                "InputTensor": f16, "InputGradientTensor": f16, "OutputGradientTensor": f16,
+                "MinMaxDataType": "FLOAT16", "Min": -1, "Max": 1}},
             "shrink": {"type": "ACTIVATION_SHRINK", "desc": {
                 "InputTensor": f16, "OutputTensor": f16, "Bias": 0, "Threshold": 0}},
             "round": {"type": "DML_OPERATOR_ELEMENT_WISE_ROUND", "desc": {

@@ -28,6 +28,7 @@ from opendml.kernels import compose
 from opendml.kernels.numpy_lowering import evaluate
 from opendml.kernels.spec import KernelSpec
 from opendml.ops import DECLARED
+from opendml.ops.definition import REQUIRED
 from tests import elementwise_oracle as oracle
 from tests.conftest import CUDA_MISSING
 from tests.graph_helpers import head, output_desc, run_graph, run_node_by_node
@@ -375,10 +376,13 @@ def graphs(draw: st.DrawFn, device: dml.Device, sizes: tuple[int, ...]) -> Built
             out = draw(st.sampled_from(CLAMPED))
             desc = dml.CastDesc(x, TensorDesc(out, sizes))
         elif kind == "binary":  # BTensor a new graph input read through zero strides
-            out = t
             other, k = _broadcast_input(draw, rng, inputs, t, sizes)
             op = draw(st.sampled_from(_binary_ops(device, t)))
-            desc = op.describe((x, other), x, ())
+            out = op.api.output or t  # a comparison's UINT8
+            # A required FLOAT field (CLIP_GRAD's Min and Max) drawn; any other its default.
+            fields = tuple(draw(st.sampled_from([-1.5, 0.0, 2.5])) if f.default is REQUIRED else f.default
+                           for f in op.api.keywords)
+            desc = op.describe((x, other), TensorDesc(out, sizes), fields)
             input_edges.append(dml.InputEdge(k, node, 1))
             operand_bytes[k] = 0 if any(n > 1 and s == 0 for n, s in zip(sizes, other.strides)) else t.size
         elif kind != "clamp":
@@ -467,7 +471,7 @@ def _binary_ops(device: dml.Device, t: T) -> list[Any]:
     found = []
     for op in DECLARED:
         row = op.schema.row_at(device.feature_level)
-        if op.api is not None and len(op.api.tensors) == 2 and row is not None and t in row.types["ATensor"]:
+        if op.api is not None and len(op.api.tensors) == 2 and row is not None and t in row.types[op.api.tensors[0]]:
             found.append(op)
     return found
 

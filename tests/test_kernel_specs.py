@@ -74,6 +74,11 @@ def _quantize(t: Tensors) -> object:
     return dml.ElementWiseQuantizeLinearDesc(x, scale, zero_point, y)
 
 
+def _quantized_linear_add(t: Tensors) -> object:
+    return dml.ElementWiseQuantizedLinearAddDesc(*(t[f.name] for f in BY_NAME["ELEMENT_WISE_QUANTIZED_LINEAR_ADD"]
+                                                   .schema.tensors))
+
+
 def _argmin(t: Tensors) -> object:
     x, y = t["InputTensor"], t["OutputTensor"]
     assert x is not None and y is not None
@@ -124,6 +129,22 @@ def _binary(make: Callable[[dml.TensorDesc, dml.TensorDesc, dml.TensorDesc], obj
     return describe
 
 
+def _gradient(make: Callable[[dml.TensorDesc, dml.TensorDesc, dml.TensorDesc], object]
+              ) -> Callable[[Tensors], object]:
+    """The gradient operators' tensors: InputTensor, InputGradientTensor, OutputGradientTensor."""
+    def describe(t: Tensors) -> object:
+        x, g, y = t["InputTensor"], t["InputGradientTensor"], t["OutputGradientTensor"]
+        assert x is not None and g is not None and y is not None
+        return make(x, g, y)
+
+    return describe
+
+
+def _clip_grad1(x: dml.TensorDesc, g: dml.TensorDesc, y: dml.TensorDesc) -> object:
+    low, high = (-1.5, 2.5) if x.data_type.is_float else (1, 100)
+    return dml.ElementWiseClipGrad1Desc(x, g, y, x.data_type, low, high)
+
+
 ADD1_ALPHA = 0.1  # ELEMENT_WISE_ADD1's FusedActivation: an ACTIVATION_LEAKY_RELU of this Alpha
 
 # The unary family's fields here; the same values reach the oracle through EXPECTED.
@@ -139,6 +160,7 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_THRESHOLD": _threshold,
     "ELEMENT_WISE_DEQUANTIZE_LINEAR": _dequantize,
     "ELEMENT_WISE_QUANTIZE_LINEAR": _quantize,
+    "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": _quantized_linear_add,
     "ARGMIN": _argmin,
     "ARGMAX": _argmax,
     "ELEMENT_WISE_IDENTITY": _unary(lambda x, y: dml.ElementWiseIdentityDesc(
@@ -197,6 +219,11 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "CAST": _unary(dml.CastDesc),
     "ELEMENT_WISE_ADD1": _binary(lambda a, b, y: dml.ElementWiseAdd1Desc(a, b, y, dml.ActivationLeakyReluDesc(
         None, None, ADD1_ALPHA))),
+    "ACTIVATION_PARAMETERIZED_RELU": lambda t: dml.ActivationParameterizedReluDesc(
+        t["InputTensor"], t["SlopeTensor"], t["OutputTensor"]),
+    "ACTIVATION_RELU_GRAD": _gradient(dml.ActivationReluGradDesc),
+    "ELEMENT_WISE_CLIP_GRAD": _gradient(lambda x, g, y: dml.ElementWiseClipGradDesc(x, g, y, -1.5, 100.0)),
+    "ELEMENT_WISE_CLIP_GRAD1": _gradient(_clip_grad1),
     "REDUCE": _reduce,
 }
 REDUCTIONS = {"ARGMIN": ReductionKind.ARGMIN, "ARGMAX": ReductionKind.ARGMAX}  # every other operator is element-wise
@@ -241,6 +268,16 @@ def _expect_clip1(desc: dml.ElementWiseClip1Desc, tensors: Tensors, inputs: Sequ
     return _each(inputs, lambda x: oracle.clamp_element(x, t, _pair(desc.scale_bias), low, high))
 
 
+def _expect_clip_grad(desc: dml.ElementWiseClipGradDesc | dml.ElementWiseClipGrad1Desc, tensors: Tensors,
+                      inputs: Sequence[np.ndarray | None]) -> Values:
+    """CLIP_GRAD's FLOAT bounds typed as CLIP's, CLIP_GRAD1's exact values of MinMaxDataType as CLIP1's."""
+    t = _type(tensors, "InputTensor")
+    bound = (oracle.float_field_bound if isinstance(desc, dml.ElementWiseClipGradDesc)
+             else lambda v, _: oracle.typed_bound(v, t))
+    low, high = bound(desc.min, t), bound(desc.max, t)
+    return _each(inputs, lambda x, g: oracle.clip_grad_element(x, g, t, low, high))
+
+
 def _expect_threshold(desc: dml.ElementWiseThresholdDesc, tensors: Tensors,
                       inputs: Sequence[np.ndarray | None]) -> Values:
     t = _type(tensors, "InputTensor")
@@ -256,6 +293,11 @@ def _expect_dequantize(desc: object, tensors: Tensors, inputs: Sequence[np.ndarr
 def _expect_quantize(desc: object, tensors: Tensors, inputs: Sequence[np.ndarray | None]) -> Values:
     out = _type(tensors, "OutputTensor")
     return _each(inputs, lambda x, scale, zero_point: oracle.quantize_element(x, scale, zero_point, out))
+
+
+def _expect_quantized_linear_add(desc: object, tensors: Tensors, inputs: Sequence[np.ndarray | None]) -> Values:
+    out = _type(tensors, "OutputTensor")
+    return _each(inputs, lambda *values: oracle.quantized_linear_add_element(*values, out))
 
 
 def _expect_arg(desc: dml.ArgMinDesc | dml.ArgMaxDesc, tensors: Tensors, inputs: Sequence[np.ndarray | None],
@@ -325,6 +367,7 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_THRESHOLD": _expect_threshold,
     "ELEMENT_WISE_DEQUANTIZE_LINEAR": _expect_dequantize,
     "ELEMENT_WISE_QUANTIZE_LINEAR": _expect_quantize,
+    "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": _expect_quantized_linear_add,
     "ARGMIN": lambda desc, tensors, inputs: _expect_arg(desc, tensors, inputs, largest=False),
     "ARGMAX": lambda desc, tensors, inputs: _expect_arg(desc, tensors, inputs, largest=True),
     "ELEMENT_WISE_IDENTITY": _expect_scale_bias(oracle.identity_element),
@@ -379,6 +422,12 @@ EXPECTED: dict[str, Expect] = {
     "CAST": lambda desc, tensors, inputs: _each(inputs, lambda x: oracle.cast_element(
         x, _type(tensors, "InputTensor"), _type(tensors, "OutputTensor"))),
     "ELEMENT_WISE_ADD1": _expect_binary(lambda a, b, t: oracle.add1_element(a, b, t, ("LEAKY_RELU", ADD1_ALPHA))),
+    "ACTIVATION_PARAMETERIZED_RELU": lambda desc, tensors, inputs: _each(
+        inputs, lambda x, s: oracle.parameterized_relu_element(x, s, _type(tensors, "InputTensor"))),
+    "ACTIVATION_RELU_GRAD": lambda desc, tensors, inputs: _each(
+        inputs, lambda x, g: oracle.relu_grad_element(x, g, _type(tensors, "InputTensor"))),
+    "ELEMENT_WISE_CLIP_GRAD": _expect_clip_grad,
+    "ELEMENT_WISE_CLIP_GRAD1": _expect_clip_grad,
     "REDUCE": _expect_reduce,
 }
 
@@ -443,7 +492,10 @@ def _covered(schema: OperatorSchema, row: SupportRow) -> bool:
 
 # The compiling grid's rows: a row whose types a later row of its operator takes too is slow (docs/testing.md),
 # its kernels being that row's; every row's kernel specs are still checked above.
-COMPILED_ROWS = [pytest.param(*p.values, id=p.id, marks=[pytest.mark.slow] if _covered(*p.values) else [])
+# ELEMENT_WISE_QUANTIZED_LINEAR_ADD's one row holds 64 kernels (three data types and three optional zero points):
+# slow too, its kernels run by default in tests/test_quantized_linear_add.py.
+COMPILED_ROWS = [pytest.param(*p.values, id=p.id, marks=[pytest.mark.slow] if _covered(*p.values)
+                              or p.values[0].name == "ELEMENT_WISE_QUANTIZED_LINEAR_ADD" else [])
                  for p in ROWS]
 
 

@@ -104,8 +104,8 @@ def test_blocked_dequantize_relu_argmin_on_a_4d_level() -> None:
 
 MAPPED = ("Abs, Add, And, ArgMax, ArgMin, BitShift, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor, Cast, Ceil, "
           "Clip, Constant, DequantizeLinear, Div, Equal, Floor, Greater, GreaterOrEqual, HardSigmoid, "
-          "HardSwish, Identity, IsInf, IsNaN, LeakyRelu, Less, LessOrEqual, Max, Min, Mod, Mul, Neg, Not, Or, "
-          "QuantizeLinear, Reciprocal, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, "
+          "HardSwish, Identity, IsInf, IsNaN, LeakyRelu, Less, LessOrEqual, Max, Mean, Min, Mod, Mul, Neg, Not, "
+          "Or, PRelu, QuantizeLinear, Reciprocal, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, "
           "ReduceMean, ReduceMin, ReduceProd, ReduceSum, ReduceSumSquare, Relu, Round, Shrink, Sign, Sqrt, Sub, "
           "Sum, ThresholdedRelu, Where, Xor")
 

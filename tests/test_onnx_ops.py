@@ -854,9 +854,9 @@ def test_mod_maps_fmod_onto_floor_or_truncate(fmod: int, operator: str, dtype: t
     assert first_step(model, {"a": a, "b": b}).operator.operator.definition.schema.name == operator
 
 
-def test_variadic_min_of_three_inputs_is_refused_by_name() -> None:
-    x = np.ones(3, np.float32)
+def test_variadic_min_of_three_inputs_is_chained() -> None:
+    """Three inputs: two ELEMENT_WISE_MIN steps, left to right (tests/test_onnx_variadic.py: 1 to 4 inputs)."""
+    a, b, c = (np.array(v, np.float32) for v in ([3, 1, 2], [2, 3, 1], [1, 2, 3]))
     node = onnx.helper.make_node("Min", ["a", "b", "c"], ["y"], name="m")
-    model = onnx_models.model([node], {"a": x, "b": x, "c": x}, ["y"], 13, {})
-    assert "Min node 'm': inputs must be two (opendml maps two operands, one binary operator); got 3." in \
-        unsupported(model, {"a": x, "b": x, "c": x})
+    model = onnx_models.model([node], {"a": a, "b": b, "c": c}, ["y"], 13, {})
+    assert run(model, {"a": a, "b": b, "c": c})["y"].tolist() == [1.0, 1.0, 1.0]

@@ -37,14 +37,14 @@ from .placement import _padded_empty as _padded_empty
 from .placement import _place_input as _place_input
 from .placement import _plain as _plain
 from .placement import _view_as as _view_as
-from .quantization import dequantize_linear, quantize_linear
+from .quantization import dequantize_linear, quantize_linear, quantized_linear_add
 from .reduce import reduce
 from .reductions import ARG_REDUCTIONS as ARG_REDUCTIONS
 from .reductions import _normalize_axes as _normalize_axes
 from .reductions import argmax, argmin, unravel_index
 
 __all__ = ["argmax", "argmin", "cast", "clip", "default_device", "dequantize", "dequantize_linear", "quantize",
-           "quantize_linear", "reduce", "threshold", "unravel_index"]
+           "quantize_linear", "quantized_linear_add", "reduce", "threshold", "unravel_index"]
 
 # The declared operators' functions (``declared``), each under its Python name: clip, threshold, relu, ...
 # Made at import, so type checkers read their signatures from the stub generated from them (``declared_stub``).

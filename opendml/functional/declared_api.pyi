@@ -24,6 +24,7 @@ __all__ = [
     "bit_xor",
     "ceil",
     "clip",
+    "clip_grad",
     "difference_square",
     "divide",
     "equal",
@@ -50,8 +51,10 @@ __all__ = [
     "modulus_truncate",
     "multiply",
     "negate",
+    "parameterized_relu",
     "recip",
     "relu",
+    "relu_grad",
     "round",
     "shrink",
     "sign",
@@ -641,6 +644,64 @@ def where(
     condition: ArrayInput,
     a: ArrayInput,
     b: ArrayInput,
+    *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def clip_grad(
+    x: _ArrayT,
+    input_gradient: _ArrayT,
+    min: Scalar,
+    max: Scalar,
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def clip_grad(
+    x: ArrayInput,
+    input_gradient: ArrayInput,
+    min: Scalar,
+    max: Scalar,
+    *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def parameterized_relu(
+    x: _ArrayT,
+    slope: _ArrayT,
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def parameterized_relu(
+    x: ArrayInput,
+    slope: ArrayInput,
+    *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def relu_grad(
+    x: _ArrayT,
+    input_gradient: _ArrayT,
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def relu_grad(
+    x: ArrayInput,
+    input_gradient: ArrayInput,
     *,
     out: ArrayObject | None = ...,
     device: DeviceLike = ...,

@@ -96,26 +96,28 @@ def _check_output_type(zero_point_dtype: np.dtype, output_type: object, owner: s
                       "own type, when both are given", wanted.name)
 
 
-def _zero_point(device: Device, value: Any, dtype: np.dtype, owner: str, of: str = "the input's type") -> Any:
+def _zero_point(device: Device, value: Any, dtype: np.dtype, owner: str, of: str = "the input's type",
+                field: str = "ZeroPointTensor") -> Any:
     """The zero point as an array of ``dtype``, every value checked exactly (SPEC 6: DEQUANTIZE_LINEAR's
-    ZeroPointTensor shares the InputTensor's DataType; ``of`` says which type it is in messages)."""
+    ZeroPointTensor shares the InputTensor's DataType; ``of`` says which type it is in messages, ``field`` which
+    tensor it is: QUANTIZED_LINEAR_ADD's AZeroPointTensor)."""
     if dtype.kind not in "iu":  # no support row takes it: a number stands in, so the input's type is refused
         stand_in = np.zeros((), dtype) if isinstance(value, (int, float, np.number)) else value
-        return _operand(device, stand_in, owner, "ZeroPointTensor")
+        return _operand(device, stand_in, owner, field)
     requirement = f"must hold values of {of} {dtype}"
     if _is_bool(value):
-        raise invalid(owner, "ZeroPointTensor", requirement, repr(value))
+        raise invalid(owner, field, requirement, repr(value))
     if isinstance(value, (int, float, np.integer, np.floating)):
         exact = _integral(value)
         info = np.iinfo(dtype)
         if exact is None or not info.min <= exact <= info.max:
-            raise invalid(owner, "ZeroPointTensor", requirement, repr(value))
-        return _as_array(device, np.asarray(exact, dtype=dtype), owner, "ZeroPointTensor")
-    array = _operand(device, value, owner, "ZeroPointTensor", _CONVERTIBLE)
+            raise invalid(owner, field, requirement, repr(value))
+        return _as_array(device, np.asarray(exact, dtype=dtype), owner, field)
+    array = _operand(device, value, owner, field, _CONVERTIBLE)
     if array.dtype == dtype:
         return array
     if not _fits(array, dtype):
-        raise invalid(owner, "ZeroPointTensor", f"{requirement} (every element exactly)",
+        raise invalid(owner, field, f"{requirement} (every element exactly)",
                       f"an array of {array.dtype} that does not fit")
     return array.astype(dtype)
 

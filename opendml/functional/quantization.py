@@ -1,5 +1,5 @@
 """``dequantize_linear`` and ``quantize_linear``: four tensors of one broadcast shape, each operand read through
-zero strides where it broadcasts (nothing is materialised)."""
+zero strides where it broadcasts (nothing is materialised); ``quantized_linear_add``: nine alike."""
 
 from __future__ import annotations
 
@@ -9,13 +9,15 @@ import numpy as np
 
 from .. import front_ends
 from ..device import Device
+from ..errors import invalid_type
 from ..feature_levels import FeatureLevel
 from ..ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
 from ..ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc
+from ..ops.quantized_linear_add import QUANTIZED_LINEAR_ADD_SCHEMA, ElementWiseQuantizedLinearAddDesc
 from ..schema import OperatorSchema
 from ..typing import ArrayInput, ArrayObject, DataTypeLike, DeviceLike
 from .devices import _as_array, _resolve_device
-from .operands import _broadcast, _quantize_scale, _quantize_zero_point, _scale, _zero_point
+from .operands import _broadcast, _operand, _quantize_scale, _quantize_zero_point, _scale, _zero_point
 from .placement import _leading_ones, _run, _view_as
 from .results import _output
 
@@ -78,6 +80,52 @@ def quantize_linear(x: ArrayInput, scale: ArrayInput, zero_point: ArrayInput | N
         zero_point = _zero_point(device, 0, out_dtype, owner)  # the optional ZeroPointTensor needs 6_2
     return _broadcast_run(device, QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc,
                           (array, scale, zero_point), out_dtype, out, x)
+
+
+def quantized_linear_add(a: ArrayInput, a_scale: ArrayInput, a_zero_point: ArrayInput | None, b: ArrayInput,
+                         b_scale: ArrayInput, b_zero_point: ArrayInput | None, output_scale: ArrayInput,
+                         output_zero_point: ArrayInput | None = None, *, output_type: DataTypeLike | None = None,
+                         out: ArrayObject | None = None, device: DeviceLike = None) -> Any:
+    """ELEMENT_WISE_QUANTIZED_LINEAR_ADD, broadcasting NumPy-style (the operands of ONNX's QLinearAdd, in its
+    order): ``a`` and ``b`` dequantized as ``dequantize_linear`` does into float32, added in float32, the sum
+    quantized as ``quantize_linear`` does. A Python number as a scale becomes FLOAT32; a zero point takes its
+    tensor's type (None: absent, 0); the output type is the output zero point's, else ``output_type``, else
+    UINT8. NumPy and CuPy arrays only so far (not under ``opendml.compile`` or Dask).
+
+    >>> quantized_linear_add(np.array([10, 20], np.uint8), 0.5, 10, np.array([4, -4], np.int8), 0.25, None, 1.0)
+    array([1, 4], dtype=uint8)
+    """
+    owner = QUANTIZED_LINEAR_ADD_SCHEMA.name
+    operands = (a, a_scale, a_zero_point, b, b_scale, b_zero_point, output_scale, output_zero_point)
+    if front_ends.of(operands, out) is not None:
+        raise invalid_type(owner, "ATensor", "must be a NumPy or CuPy array (opendml.compile and Dask do not run "
+                           "ELEMENT_WISE_QUANTIZED_LINEAR_ADD yet)", type(a).__name__)
+    device = _resolve_device(device, a, owner)
+    placed: list[Any] = []
+    for data, scale, zero_point, side in ((a, a_scale, a_zero_point, "A"), (b, b_scale, b_zero_point, "B")):
+        array = _as_array(device, data, owner, f"{side}Tensor")
+        placed += [array, _float32_scale(device, scale, owner, f"{side}ScaleTensor"),
+                   None if zero_point is None else _zero_point(device, zero_point, array.dtype, owner,
+                                                               field=f"{side}ZeroPointTensor")]
+    out_zero_point, out_dtype = _quantize_zero_point(device, output_zero_point, output_type, owner)
+    placed += [_float32_scale(device, output_scale, owner, "OutputScaleTensor"), out_zero_point]
+    shape: tuple[int, ...] = ()
+    for operand, field in zip(placed, (*QUANTIZED_LINEAR_ADD_SCHEMA.inputs,)):
+        if operand is not None:
+            shape = _broadcast(owner, shape, "the operands before it", operand.shape, field.name)
+    result = _output(device, out, shape, out_dtype, owner, a)
+    full = (1,) * _leading_ones(QUANTIZED_LINEAR_ADD_SCHEMA, device, max(len(shape), 1)) + (shape or (1,))
+    xp = device.backend.xp
+    _run(device, QUANTIZED_LINEAR_ADD_SCHEMA, ElementWiseQuantizedLinearAddDesc,
+         [None if v is None else _broadcast_to(xp, v, full) for v in placed], _view_as(result.array, full))
+    return result.deliver()
+
+
+def _float32_scale(device: Device, scale: Any, owner: str, field: str) -> Any:
+    """A scale of QUANTIZED_LINEAR_ADD: a Python number as FLOAT32, an array as it is (its table takes FLOAT32)."""
+    if isinstance(scale, (int, float)) and not isinstance(scale, bool):
+        scale = np.float32(scale)
+    return _operand(device, scale, owner, field)
 
 
 def _broadcast_run(device: Device, schema: OperatorSchema, desc_type: type, operands: tuple[Any, Any, Any],

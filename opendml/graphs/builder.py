@@ -26,6 +26,7 @@ from ..ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from ..ops.elementwise import ScaleBias
 from ..ops.quantize import QuantizeDesc
 from ..ops.quantize_linear import ElementWiseQuantizeLinearDesc
+from ..ops.quantized_linear_add import ElementWiseQuantizedLinearAddDesc
 from ..ops.reduce import INDEX_FUNCTIONS, ReduceDesc
 from ..ops.signature import arguments, define
 from ..tensor import TensorDesc
@@ -258,6 +259,22 @@ def cast(x: Expression, output_type: DataType | str) -> Expression:
     x = _expression(x, "x")
     return x.graph.node(CastDesc(x.desc, _packed(x.desc, DataType.parse(output_type, owner="CAST",
                                                                         field="OutputTensor.DataType"))), [x])
+def quantized_linear_add(a: Expression, a_scale: Expression, a_zero_point: Expression | None, b: Expression,
+                         b_scale: Expression, b_zero_point: Expression | None, output_scale: Expression,
+                         output_zero_point: Expression | None = None,
+                         output_type: DataType | str | None = None) -> Expression:
+    """ELEMENT_WISE_QUANTIZED_LINEAR_ADD; the output has a's sizes, packed, and the output zero point's data type,
+    else ``output_type``, else UINT8 (as ``quantize_linear``). Every operand has a's sizes (a single scale or zero
+    point through ``reinterpret`` with zero strides)."""
+    names = ("a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "output_scale", "output_zero_point")
+    given = (a, a_scale, a_zero_point, b, b_scale, b_zero_point, output_scale, output_zero_point)
+    operands = [None if e is None else _expression(e, name) for e, name in zip(given, names)]
+    x, x_scale, x_zero, y, y_scale, y_zero, scale, zero = (None if e is None else e.desc for e in operands)
+    assert x is not None and x_scale is not None and y is not None and y_scale is not None and scale is not None
+    chosen = output_type if output_type is not None else (DataType.UINT8 if zero is None else zero.data_type)
+    desc = ElementWiseQuantizedLinearAddDesc(x, x_scale, x_zero, y, y_scale, y_zero, scale, zero, _packed(x, chosen))
+    assert operands[0] is not None
+    return operands[0].graph.node(desc, operands)
 
 
 def argmin(x: Expression, axes: Sequence[int], axis_direction: AxisDirection | str = "INCREASING",

@@ -3,10 +3,10 @@
 A kernel is compiled on its first call, which waits for Numba (a second or more each); compiled kernels are kept
 on disk, in the cache directory, for later processes. Warming runs each asked operator once per data type on a
 small array on the CPU, through the functional API (so the kernels compiled are those its calls run: CLIP on an
-integer type runs ELEMENT_WISE_CLIP1, as ``opendml.clip`` does), and so fills the cache, e.g. in a Docker image's
-build step. A kernel compiled for a layout the warm-up does not run (a reduction over other axes, another output
-type of ARGMIN or ARGMAX than INT64, strided views) is still compiled on its first call. REDUCE warms every
-function its type takes, over the last axis, the first and all.
+integer type runs ELEMENT_WISE_CLIP1, as ``opendml.clip`` does, and CLIP_GRAD runs ELEMENT_WISE_CLIP_GRAD1), and
+so fills the cache, e.g. in a Docker image's build step. A kernel compiled for a layout the warm-up does not run
+(a reduction over other axes, another output type of ARGMIN or ARGMAX than INT64, strided views) is still compiled
+on its first call. REDUCE warms every function its type takes, over the last axis, the first and all.
 
 >>> [(op.schema.name, [t.name for t in types]) for op, types in parse_targets(["clip:float16", "ARGMAX"])][:1]
 [('ELEMENT_WISE_CLIP', ['FLOAT16'])]
@@ -111,6 +111,8 @@ def _run(op: OperatorDefinition, data_type: DataType, device: Device) -> None:
         functional.FUNCTIONS[name](*arrays, **required, device=device)
     elif name == "ELEMENT_WISE_CLIP1":  # what clip runs on an integer type (and CLIP's kernel on a float type)
         functional.FUNCTIONS["ELEMENT_WISE_CLIP"](x, 0, 1, device=device)
+    elif name == "ELEMENT_WISE_CLIP_GRAD1":  # what clip_grad runs on an integer type
+        functional.FUNCTIONS["ELEMENT_WISE_CLIP_GRAD"](x, x, 0, 1, device=device)
     elif name in ("ARGMIN", "ARGMAX"):
         reduce = functional.argmin if name == "ARGMIN" else functional.argmax
         reduce(x, 1, device=device)  # the last axis, and every axis
@@ -131,6 +133,10 @@ def _run(op: OperatorDefinition, data_type: DataType, device: Device) -> None:
     elif name == "CAST":  # to every type the input's converts to
         for output_type in sorted(newest_row(op.schema).types["OutputTensor"]):
             functional.cast(x, output_type, device=device)
+    elif name == "ELEMENT_WISE_QUANTIZED_LINEAR_ADD":  # A and B of this type; each output type, zero points given
+        for output_type in sorted(newest_row(op.schema).types["OutputTensor"]):
+            functional.quantized_linear_add(x, 0.5, 1, x, 0.25, 2, 0.75, np.zeros((), output_type.numpy),
+                                            device=device)
     elif name == "DEQUANTIZE":  # blocks of 8 along the rows, with and without a zero point, each output type
         for float_type in (np.float32, np.float16):
             scale = np.full((4, 2), 0.5, float_type)

@@ -93,6 +93,7 @@ def build_plan(model: ModelProto, nodes: Sequence[NodeView], feeds: Mapping[str,
                 node_problems = [text if text.startswith(node.label) else f"{node.label}: {text}"]
             else:
                 values.update({v.name: v for v in lowered.outputs})
+                steps += lowered.before
                 if lowered.step is not None:
                     steps.append(lowered.step)
         problems += node_problems

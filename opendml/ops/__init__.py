@@ -18,6 +18,7 @@ from .bit_xor import BIT_XOR
 from .cast import CAST
 from .ceil import CEIL
 from .clip import CLIP, CLIP1
+from .clip_grad import CLIP_GRAD, CLIP_GRAD1
 from .definition import OperatorDefinition
 from .dequantize import DEQUANTIZE
 from .dequantize_linear import DEQUANTIZE_LINEAR
@@ -47,11 +48,14 @@ from .modulus_floor import MODULUS_FLOOR
 from .modulus_truncate import MODULUS_TRUNCATE
 from .multiply import MULTIPLY
 from .negate import NEGATE
+from .parameterized_relu import PARAMETERIZED_RELU
 from .quantize import QUANTIZE
 from .quantize_linear import QUANTIZE_LINEAR
+from .quantized_linear_add import QUANTIZED_LINEAR_ADD
 from .recip import RECIP
 from .reduce import REDUCE
 from .relu import RELU
+from .relu_grad import RELU_GRAD
 from .round import ROUND
 from .shrink import SHRINK
 from .sign import SIGN
@@ -114,6 +118,11 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     LOGICAL_OR,
     LOGICAL_XOR,
     IF,
+    CLIP_GRAD,
+    CLIP_GRAD1,
+    PARAMETERIZED_RELU,
+    RELU_GRAD,
+    QUANTIZED_LINEAR_ADD,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}

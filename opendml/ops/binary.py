@@ -27,12 +27,12 @@ from .. import expr as ex
 from ..dtypes import INTEGERS_32, INTEGERS_64, DataType
 from ..feature_levels import FeatureLevel
 from ..kernels.spec import KernelSpec, Scalars
-from ..schema import OperatorSchema, SupportRow, TensorField
+from ..schema import OperatorSchema, SupportRow, TensorField, snake_case
 from ..tensor import TensorDesc
 from ..validate import check_same_data_type, check_same_sizes
-from .definition import Api, OperatorDefinition
+from .definition import Adapter, Api, Field, OperatorDefinition
 from .elementwise import compute_values
-from .unary import Constants, UnaryParams, compute_type
+from .unary import Constants, Read, UnaryParams, compute_type, field_values
 
 INPUTS = ("ATensor", "BTensor")
 BINARY_TENSORS = (TensorField("ATensor", "input"), TensorField("BTensor", "input"),
@@ -53,27 +53,36 @@ class BinaryDesc:
     output_tensor: TensorDesc
 
 
-def binary_row(level: FeatureLevel, dimensions: tuple[int, int], types: frozenset[DataType]) -> SupportRow:
-    """A support-table row whose three tensors accept the same types."""
-    return SupportRow(level, dimensions, {name: types for name in (*INPUTS, "OutputTensor")})
+def binary_row(level: FeatureLevel, dimensions: tuple[int, int], types: frozenset[DataType],
+               names: tuple[str, str, str] = (*INPUTS, "OutputTensor")) -> SupportRow:
+    """A support-table row whose three tensors (``names``: the inputs', then the output's) accept the same types."""
+    return SupportRow(level, dimensions, {name: types for name in names})
 
 
 def binary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[SupportRow], element: BinaryElement,
-           reference: BinaryReference, python: str, in_place: bool = True, output: DataType | None = None
-           ) -> OperatorDefinition:
+           reference: BinaryReference, python: str | None, in_place: bool = True, output: DataType | None = None,
+           names: tuple[str, str, str] = (*INPUTS, "OutputTensor"), fields: Sequence[Field] = (),
+           read: Read | None = None, adapter: Adapter | None = None) -> OperatorDefinition:
     """A binary operator's definition: ``f(a, b)`` element by element over ATensor and BTensor. ``output``: where
     the output's type is not the inputs' (the comparisons' UINT8 or UINT32), the type the front ends give it; the
-    rows then list the OutputTensor's types apart, and ``c.out(value)`` is a constant of the output's type."""
-    schema = OperatorSchema(name, introduced, BINARY_TENSORS, tuple(rows), in_place=in_place)
+    rows then list the OutputTensor's types apart, and ``c.out(value)`` is a constant of the output's type.
+    ``names``: the tensors' DirectML names where they are not ATensor, BTensor, OutputTensor (ACTIVATION_RELU_GRAD's
+    InputTensor, InputGradientTensor, OutputGradientTensor); ``fields`` and ``read`` as the unary factory's
+    (``ops.unary``); ``python`` None: no front ends by the operator's own name (ELEMENT_WISE_CLIP_GRAD1, which
+    ``clip_grad`` runs); ``adapter``: the rule over arrays (``Adapter``: CLIP_GRAD's CLIP_GRAD1 switch)."""
+    first, second, out = names
+    tensor_fields = (TensorField(first, "input"), TensorField(second, "input"), TensorField(out, "output"))
+    schema = OperatorSchema(name, introduced, tensor_fields, tuple(rows), in_place=in_place)
 
     def prepare(desc: BinaryDesc) -> UnaryParams:
-        a, b, o = desc.a_tensor, desc.b_tensor, desc.output_tensor
-        check_same_data_type(name, "ATensor", a, "BTensor", b)
+        a, b, o = (getattr(desc, snake_case(n)) for n in names)
+        check_same_data_type(name, first, a, second, b)
         if output is None:
-            check_same_data_type(name, "ATensor", a, "OutputTensor", o)
-        check_same_sizes(name, "OutputTensor", o, "ATensor", a)  # a broadcast operand: zero strides, same sizes
-        check_same_sizes(name, "OutputTensor", o, "BTensor", b)
-        return UnaryParams(a.data_type, None, output_type=None if output is None else o.data_type)
+            check_same_data_type(name, first, a, out, o)
+        check_same_sizes(name, out, o, first, a)  # a broadcast operand: zero strides, same sizes
+        check_same_sizes(name, out, o, second, b)
+        values = field_values(fields, desc, name, a.data_type) if read is None else read(desc, a.data_type)
+        return UnaryParams(a.data_type, None, values, output_type=None if output is None else o.data_type)
 
     def kernel(params: UnaryParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
         scalars = Scalars()
@@ -91,8 +100,9 @@ def binary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[
             value = reference(compute_values(a, t), compute_values(b, t), params)
         return np.asarray(value).astype(params.output.numpy)
 
-    api = Api(python, INPUTS, (), output)
-    return OperatorDefinition(schema, desc_type, prepare, reference_of, kernel, (), api)
+    keywords = tuple(sorted(fields, key=lambda f: not f.positional))
+    api = None if python is None else Api(python, (first, second), keywords, output, adapter=adapter)
+    return OperatorDefinition(schema, desc_type, prepare, reference_of, kernel, tuple(fields), api)
 
 
 def load(operand: int, t: DataType) -> ex.Expr:

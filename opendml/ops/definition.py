@@ -88,8 +88,9 @@ class Api:
     @property
     def arrays(self) -> tuple[str, ...]:
         """The functions' parameters of the tensors: ``x`` for a unary operator's InputTensor, ``a`` and ``b`` for
-        a binary one's ATensor and BTensor (DirectMLX's names)."""
-        return tuple("x" if t == "InputTensor" else t.removesuffix("Tensor").lower() for t in self.tensors)
+        a binary one's ATensor and BTensor (DirectMLX's names); any other in snake_case (``slope``,
+        ``input_gradient``)."""
+        return tuple("x" if t == "InputTensor" else snake_case(t.removesuffix("Tensor")) for t in self.tensors)
 
     @property
     def functional_keywords(self) -> tuple[Field, ...]:

@@ -85,16 +85,24 @@ def dequantize_linear_kernel(params: DequantizeParams, tensors: Mapping[str, Ten
     float32 (rounded once), stored as the output type (FLOAT16 rounded once more)."""
     x, scale, zero_point = (tensors[name] for name in ("InputTensor", "ScaleTensor", "ZeroPointTensor"))
     assert x is not None and scale is not None
-    value: ex.Expr = ex.Load(0, x.data_type)
-    if zero_point is not None:
-        wide = ex.difference_type(x.data_type, zero_point.data_type)
-        value = ex.Subtract(ex.Widen(value, wide), ex.Widen(ex.Load(2, zero_point.data_type), wide))
-    factor: ex.Expr = ex.Load(1, scale.data_type)
-    if scale.data_type is T.FLOAT16:
-        factor = ex.ToFloat32(factor)
-    element = ex.Store(ex.Multiply(ex.ToFloat32(value), factor), params.output_type)
+    element = ex.Store(dequantized(x.data_type, scale.data_type, None if zero_point is None else zero_point.data_type,
+                                   (0, 1, 2)), params.output_type)
     inputs = (x.data_type, scale.data_type, None if zero_point is None else zero_point.data_type)
     return KernelSpec(DEQUANTIZE_LINEAR_SCHEMA.name, inputs, params.output_type, element)
+
+
+def dequantized(x: T, scale: T, zero_point: T | None, operands: tuple[int, int, int]) -> ex.Expr:
+    """The float32 ``(x - zero_point) * scale`` of the operands numbered ``operands`` (input, scale, zero point;
+    ``zero_point`` None: absent): the exact integer difference, rounded once to float32, times the scale
+    (ELEMENT_WISE_DEQUANTIZE_LINEAR, and QUANTIZED_LINEAR_ADD's two inputs)."""
+    value: ex.Expr = ex.Load(operands[0], x)
+    if zero_point is not None:
+        wide = ex.difference_type(x, zero_point)
+        value = ex.Subtract(ex.Widen(value, wide), ex.Widen(ex.Load(operands[2], zero_point), wide))
+    factor: ex.Expr = ex.Load(operands[1], scale)
+    if scale is T.FLOAT16:
+        factor = ex.ToFloat32(factor)
+    return ex.Multiply(ex.ToFloat32(value), factor)
 
 
 DEQUANTIZE_LINEAR = OperatorDefinition(DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc,

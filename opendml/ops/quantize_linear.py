@@ -110,19 +110,26 @@ def quantize_linear_kernel(params: QuantizeParams, tensors: Mapping[str, TensorD
     x, scale, zero_point = (tensors[name] for name in ("InputTensor", "ScaleTensor", "ZeroPointTensor"))
     assert x is not None and scale is not None
     value: ex.Expr = ex.Load(0, x.data_type)
-    divisor: ex.Expr = ex.Load(1, scale.data_type)
     if x.data_type is not T.FLOAT32:
         value = ex.ToFloat32(value)
-    if scale.data_type is not T.FLOAT32:
+    whole = quantized(value, ex.Load(1, scale.data_type),
+                      None if zero_point is None else ex.Load(2, zero_point.data_type), params.output_type)
+    inputs = (x.data_type, scale.data_type, None if zero_point is None else zero_point.data_type)
+    return KernelSpec(QUANTIZE_LINEAR_SCHEMA.name, inputs, params.output_type, ex.Store(whole, params.output_type))
+
+
+def quantized(value: ex.Expr, divisor: ex.Expr, zero_point: ex.Expr | None, output_type: T) -> ex.Expr:
+    """SPEC 9 of a float32 ``value``: divided by the scale ``divisor`` (as float32: FLOAT16 exactly, INT32
+    rounded to nearest even) once in float32, rounded half to even to an integer (NaN gives 0), the zero point
+    (None: absent) added exactly, saturated to ``output_type`` (ELEMENT_WISE_QUANTIZE_LINEAR, and
+    QUANTIZED_LINEAR_ADD's sum)."""
+    if divisor.data_type is not T.FLOAT32:
         divisor = ex.ToFloat32(divisor)
     rounded = ex.Round(ex.Divide(value, divisor))
     if zero_point is None:
-        whole = ex.Saturate(rounded, params.output_type)
-    else:
-        shifted = ex.Add(ex.Widen(ex.Saturate(rounded, ROUNDED), SUM), ex.Widen(ex.Load(2, zero_point.data_type), SUM))
-        whole = ex.Saturate(shifted, params.output_type)
-    inputs = (x.data_type, scale.data_type, None if zero_point is None else zero_point.data_type)
-    return KernelSpec(QUANTIZE_LINEAR_SCHEMA.name, inputs, params.output_type, ex.Store(whole, params.output_type))
+        return ex.Saturate(rounded, output_type)
+    shifted = ex.Add(ex.Widen(ex.Saturate(rounded, ROUNDED), SUM), ex.Widen(zero_point, SUM))
+    return ex.Saturate(shifted, output_type)
 
 
 QUANTIZE_LINEAR = OperatorDefinition(QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc,

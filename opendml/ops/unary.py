@@ -133,7 +133,7 @@ def unary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[S
         else:
             check_same_sizes(name, "InputTensor", i, "OutputTensor", o)
             scale_bias = None
-        values = _values(fields, desc, name, i.data_type) if read is None else read(desc, i.data_type)
+        values = field_values(fields, desc, name, i.data_type) if read is None else read(desc, i.data_type)
         return UnaryParams(i.data_type, scale_bias, values, None if output is None else o.data_type)
 
     def kernel(params: UnaryParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:
@@ -154,7 +154,8 @@ def unary(name: str, desc_type: type, introduced: FeatureLevel, rows: Sequence[S
     return OperatorDefinition(schema, desc_type, prepare, reference_of, kernel, tuple(fields), api)
 
 
-def _values(fields: Sequence[Field], desc: Any, owner: str, data_type: DataType) -> dict[str, Any]:
+def field_values(fields: Sequence[Field], desc: Any, owner: str, data_type: DataType) -> dict[str, Any]:
+    """The FLOAT and enum fields' values of a description, by DirectML name (the default ``Read``)."""
     values = {f.name: _field(f, getattr(desc, f.attribute), owner) for f in fields if f.kind in ("float", "enum")}
     if data_type.is_integer:  # a NaN FLOAT field has no meaning on integers: refused, as CLIP's (SPEC 8.3)
         for f in fields:

@@ -36,10 +36,12 @@ class Step:
 
 @dataclass(frozen=True)
 class Lowered:
-    """What a node becomes: its output values and the step computing them (none for a Constant)."""
+    """What a node becomes: its output values and the step computing them (none for a Constant); ``before``: the
+    steps computing the values it reads that no node outputs (a chain's partial results: variadic Sum's sums)."""
 
     outputs: tuple[Value, ...]
     step: Step | None = None
+    before: tuple[Step, ...] = ()
 
 
 Check = Callable[[NodeView, Sequence[Value | None]], list[str]]

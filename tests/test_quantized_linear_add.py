@@ -1,0 +1,167 @@
+"""ELEMENT_WISE_QUANTIZED_LINEAR_ADD against the independent oracle (its page's equations with DEQUANTIZE_LINEAR's
+and QUANTIZE_LINEAR's rounding): every type pairing, zero points given and absent, edge scales, broadcast
+operands, bit for bit DEQUANTIZE_LINEAR twice, ADD and QUANTIZE_LINEAR run as operators, its kernels on every
+CPU lowering, and fused with its neighbours in a graph equal to its nodes run one by one."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import opendml as dml
+from opendml import graph as g
+from opendml.backends import cpu_kernels
+from tests import elementwise_oracle as oracle
+from tests.graph_helpers import run_graph, run_node_by_node
+from tests.helpers import edge_values, run
+
+BYTES = ["INT8", "UINT8"]
+SHAPE = [3, 20]
+
+
+def _expected(a: np.ndarray, a_scale: float, a_zero: int | None, b: np.ndarray, b_scale: float,
+              b_zero: int | None, out_scale: float, out_zero: int | None, out_type: str) -> np.ndarray:
+    a2, b2 = np.broadcast_arrays(a, b)
+    values = [oracle.quantized_linear_add_element(int(x), a_scale, a_zero, int(y), b_scale, b_zero, out_scale,
+                                                  out_zero, out_type) for x, y in zip(a2.reshape(-1), b2.reshape(-1))]
+    return np.array(values, dml.DataType[out_type].numpy).reshape(a2.shape)
+
+
+@pytest.mark.parametrize(("a_type", "b_type", "out_type"), list(itertools.product(BYTES, BYTES, BYTES)))
+@pytest.mark.parametrize("zero_points", [True, False])
+def test_every_type_pairing_matches_the_oracle(a_type: str, b_type: str, out_type: str, zero_points: bool) -> None:
+    rng = np.random.default_rng(3)
+    a = edge_values(dml.DataType[a_type], 60, rng).reshape(SHAPE)
+    b = edge_values(dml.DataType[b_type], 60, rng).reshape(SHAPE)
+    zeros = (np.array(-3 if a_type == "INT8" else 3, a.dtype), np.array(7, b.dtype),
+             np.array(-1 if out_type == "INT8" else 128, dml.DataType[out_type].numpy)) if zero_points else (None,) * 3
+    got = dml.quantized_linear_add(a, 0.05, zeros[0], b, np.float32(0.75), zeros[1], 0.3, zeros[2],
+                                   output_type=out_type)
+    ints = [None if z is None else int(z) for z in zeros]
+    _check(got, _expected(a, oracle.float_field(0.05), ints[0], b, 0.75, ints[1], oracle.float_field(0.3),
+                          ints[2], out_type))
+
+
+def _check(got: object, expected: np.ndarray) -> None:
+    got = np.asarray(got)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.tolist() == expected.tolist()
+
+
+def test_rounding_saturation_and_edge_scales() -> None:
+    """Half to even on the float32 quotient; sums beyond the output's range saturate; a NaN sum (an infinite
+    scale times 0) gives the output zero point; an infinite quotient the output's limit."""
+    a = np.array([1, 3, 5, 127, -128, 0, 2], np.int8)
+    b = np.zeros(7, np.int8)
+    got = np.asarray(dml.quantized_linear_add(a, 0.5, None, b, 1.0, None, 1.0, np.int8(10)))
+    assert got.tolist() == [10, 12, 12, 74, -54, 10, 11]  # 0.5 -> 0, 1.5 -> 2, 2.5 -> 2 (ties to even)
+    big = np.asarray(dml.quantized_linear_add(a, 100.0, None, b, 1.0, None, 1.0, None, output_type="UINT8"))
+    assert big.tolist() == [100, 255, 255, 255, 0, 0, 200]
+    nan = np.asarray(dml.quantized_linear_add(np.zeros(2, np.uint8), np.inf, None, np.ones(2, np.uint8), 1.0, None,
+                                              1.0, np.uint8(9)))
+    assert nan.tolist() == [9, 9]  # (0 - 0) * inf is NaN: the sum NaN, the quotient NaN, the zero point
+    inf = np.asarray(dml.quantized_linear_add(np.ones(2, np.uint8), np.inf, None, np.ones(2, np.uint8), 1.0, None,
+                                              1.0, np.uint8(9)))
+    assert inf.tolist() == [255, 255]
+
+
+def test_is_dequantize_add_quantize_bit_for_bit() -> None:
+    rng = np.random.default_rng(5)
+    a = edge_values(dml.DataType.UINT8, 60, rng).reshape(SHAPE)
+    b = edge_values(dml.DataType.INT8, 20, rng)  # a row, broadcast
+    fused = dml.quantized_linear_add(a, 0.1, np.uint8(128), b, 0.02, np.int8(-4), 0.07, np.int8(3))
+    apart = dml.quantize_linear(dml.add(dml.dequantize_linear(a, np.float32(0.1), np.uint8(128)),
+                                        dml.dequantize_linear(b, np.float32(0.02), np.int8(-4))),
+                                np.float32(0.07), np.int8(3))
+    assert np.asarray(fused).tobytes() == np.asarray(apart).tobytes()
+
+
+def test_refusals_name_the_tensor() -> None:
+    device = dml.Device("cpu")
+    x, y = dml.TensorDesc("INT8", [2, 2]), dml.TensorDesc("UINT8", [2, 2])
+    one = dml.TensorDesc("FLOAT32", [2, 2], [0, 0])
+    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_QUANTIZED_LINEAR_ADD: AZeroPointTensor\."
+                                                      r"DataType must equal ATensor\.DataType \(INT8\); got UINT8"):
+        device.create_operator(dml.ElementWiseQuantizedLinearAddDesc(x, one, y, x, one, None, one, None, y))
+    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_QUANTIZED_LINEAR_ADD: BScaleTensor"):
+        device.create_operator(dml.ElementWiseQuantizedLinearAddDesc(
+            x, one, None, x, dml.TensorDesc("FLOAT32", [2, 1]), None, one, None, y))
+    with pytest.raises(dml.UnsupportedFeatureLevelError, match="4_0"):
+        dml.Device("cpu", "3_1").create_operator(dml.ElementWiseQuantizedLinearAddDesc(
+            x, one, None, x, one, None, one, None, y))
+    with pytest.raises(dml.InvalidArgumentError, match=r"AZeroPointTensor must hold values of the input's type"):
+        dml.quantized_linear_add(np.ones(2, np.int8), 1.0, 300, np.ones(2, np.int8), 1.0, None, 1.0)
+
+
+NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed")
+
+
+@pytest.mark.parametrize("kernels", ["numpy", pytest.param("numba", marks=NUMBA)])
+def test_its_kernels_on_every_cpu_lowering(kernels: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Zero points given and absent, single scales through zero strides, through each CPU lowering."""
+    monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load(kernels))
+    device = dml.Device("cpu")
+    rng = np.random.default_rng(9)
+    one = dml.TensorDesc("FLOAT32", SHAPE, [0, 0])
+    for a_type, b_type, present in [("INT8", "UINT8", True), ("UINT8", "INT8", False)]:
+        a, b = dml.TensorDesc(a_type, SHAPE), dml.TensorDesc(b_type, SHAPE)
+        out = dml.TensorDesc(a_type, SHAPE)
+        za, zb, zo = (dml.TensorDesc(t, SHAPE, [0, 0]) if present else None for t in (a_type, b_type, a_type))
+        desc = dml.ElementWiseQuantizedLinearAddDesc(a, one, za, b, one, zb, one, zo, out)
+        xa, xb = (edge_values(dml.DataType[t], 60, rng).reshape(SHAPE) for t in (a_type, b_type))
+        scales = [np.float32(s) for s in (0.25, 1.5, 0.5)]
+        zeros = [np.array(v, dml.DataType[t].numpy) if present else None
+                 for v, t in ((2, a_type), (5, b_type), (1, a_type))]
+        got = run(device, desc, [xa, scales[0], zeros[0], xb, scales[1], zeros[1], scales[2], zeros[2]])
+        ints = [None if z is None else int(z) for z in zeros]
+        _check(got, _expected(xa, 0.25, ints[0], xb, 1.5, ints[1], 0.5, ints[2], a_type))
+
+
+def test_fused_with_its_neighbours_equals_node_by_node() -> None:
+    """QUANTIZED_LINEAR_ADD -> DEQUANTIZE_LINEAR -> ACTIVATION_PARAMETERIZED_RELU -> QUANTIZE_LINEAR: one kernel,
+    the bits of its nodes run one by one."""
+    device = dml.Device("cpu")
+    graph = dml.Graph(device)
+    rng = np.random.default_rng(11)
+    xa, xb = (edge_values(dml.DataType.INT8, 60, rng).reshape(SHAPE) for _ in range(2))
+    a = graph.input(0, dml.TensorDesc("INT8", SHAPE))
+    b = graph.input(1, dml.TensorDesc("INT8", SHAPE))
+    s = g.reinterpret(graph.input(2, dml.TensorDesc("FLOAT32", [1])), sizes=SHAPE, strides=[0, 0])
+    slope = g.reinterpret(graph.input(3, dml.TensorDesc("FLOAT32", [SHAPE[1]])), sizes=SHAPE, strides=[0, 1])
+    total = g.quantized_linear_add(a, s, None, b, s, None, s, None, output_type="INT8")
+    result = g.quantize_linear(g.parameterized_relu(g.dequantize_linear(total, s), slope), s, output_type="INT8")
+    desc = graph.graph_desc([result])
+    assert len(device.compile_graph(desc).plan.groups) == 1
+    slopes = np.linspace(-1, 1, SHAPE[1], dtype=np.float32)
+    raw = [np.ascontiguousarray(v).reshape(-1).view(np.uint8) for v in (xa, xb, np.float32([0.25]), slopes)]
+    empty = [np.zeros(60, np.uint8)]
+    fused = run_graph(device, desc, raw, empty)
+    assert all((f == n).all() for f, n in zip(fused, run_node_by_node(device, desc, raw, empty)))
+    expected = []
+    for k, (x, y) in enumerate(zip(xa.reshape(-1), xb.reshape(-1))):
+        q = oracle.quantized_linear_add_element(int(x), 0.25, None, int(y), 0.25, None, 0.25, None, "INT8")
+        v = oracle.parameterized_relu_element(oracle.dequantize_element(q, 0.25, None, "FLOAT32"),
+                                              float(slopes[k % SHAPE[1]]), "FLOAT32")
+        expected.append(oracle.quantize_element(v, 0.25, None, "INT8"))
+    assert fused[0].view(np.int8).tolist() == expected
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.sampled_from(BYTES), st.sampled_from(BYTES), st.integers(0, 2**32 - 1),
+       st.floats(0.0625, 10, width=32), st.floats(0.0625, 10, width=32), st.floats(0.0625, 10, width=32),
+       st.booleans())
+def test_property_against_the_oracle(a_type: str, out_type: str, seed: int, a_scale: float, b_scale: float,
+                                     out_scale: float, zero_points: bool) -> None:
+    rng = np.random.default_rng(seed)
+    a = edge_values(dml.DataType[a_type], 24, rng).reshape(4, 6)
+    b = edge_values(dml.DataType[a_type], 6, rng)
+    out_dtype = dml.DataType[out_type].numpy
+    zeros = (a[0, 0], b[1], np.array(rng.integers(-5, 6) % 100, out_dtype)) if zero_points else (None,) * 3
+    got = dml.quantized_linear_add(a, np.float32(a_scale), zeros[0], b, np.float32(b_scale), zeros[1],
+                                   np.float32(out_scale), zeros[2], output_type=out_type)
+    ints = [None if z is None else int(z) for z in zeros]
+    _check(got, _expected(a, a_scale, ints[0], b, b_scale, ints[1], out_scale, ints[2], out_type))
