@@ -43,6 +43,7 @@ from .functional import (
     quantize,
     quantize_linear,
     reduce,
+    top_k,
     unravel_index,
 )
 from .graph import Graph
@@ -91,6 +92,7 @@ from .ops.sqrt import ElementWiseSqrtDesc
 from .ops.subtract import ElementWiseSubtractDesc
 from .ops.threshold import ElementWiseThresholdDesc
 from .ops.thresholded_relu import ActivationThresholdedReluDesc
+from .ops.top_k import TopK1Desc, TopKDesc
 from .packing import pack4, unpack4
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
 from .tensor import TensorDesc, calc_buffer_tensor_size
@@ -180,6 +182,8 @@ __all__ = [
     "ScaleBias",
     "TensorDesc",
     "TensorFlags",
+    "TopK1Desc",
+    "TopKDesc",
     "UnsupportedFeatureLevelError",
     "argmax",
     "argmin",
@@ -192,6 +196,7 @@ __all__ = [
     "quantize",
     "quantize_linear",
     "reduce",
+    "top_k",
     "typing",
     "unpack4",
     "unravel_index",

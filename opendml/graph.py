@@ -24,10 +24,11 @@ from .graphs.builder import (
     reduce,
     reinterpret,
     threshold,
+    top_k,
 )
 
 __all__ = ["Expression", "Graph", "argmax", "argmin", "clip", "clip1", "dequantize_linear", "quantize_linear",
-           "reduce", "reinterpret", "threshold"]
+           "reduce", "reinterpret", "threshold", "top_k"]
 
 # The declared operators' builder functions (graphs.builder.node_function): relu, leaky_relu, ...
 globals().update({f.__name__: f for f in NODE_FUNCTIONS.values()})

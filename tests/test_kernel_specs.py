@@ -352,7 +352,8 @@ EXPECTED: dict[str, Expect] = {
 
 # Operators whose kernels run over a layout of their own (4-bit operands staged a byte an element, blocked
 # quantization tensors): their every type, layout and quantization type against an oracle of their own.
-TESTED_APART = {"QUANTIZE": "tests/test_blocked_quantization.py", "DEQUANTIZE": "tests/test_blocked_quantization.py"}
+TESTED_APART = {"QUANTIZE": "tests/test_blocked_quantization.py", "DEQUANTIZE": "tests/test_blocked_quantization.py",
+                "TOP_K": "tests/test_top_k.py", "TOP_K1": "tests/test_top_k.py"}  # two outputs
 
 
 def test_every_operator_has_a_case() -> None:

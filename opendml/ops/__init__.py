@@ -45,6 +45,7 @@ from .sqrt import SQRT
 from .subtract import SUBTRACT
 from .threshold import THRESHOLD
 from .thresholded_relu import THRESHOLDED_RELU
+from .top_k import TOP_K, TOP_K1
 
 OPERATORS: tuple[OperatorDefinition, ...] = (
     CLIP, CLIP1, THRESHOLD, DEQUANTIZE_LINEAR, ARGMIN, ARGMAX, QUANTIZE_LINEAR,
@@ -84,6 +85,8 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     QUANTIZE,
     DEQUANTIZE,
     REDUCE,
+    TOP_K,
+    TOP_K1,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}
