@@ -326,3 +326,18 @@ def test_dispatch_model(tmp_path) -> None:
     lines = result.stdout.splitlines()
     assert "Resource 'v': 11, 10, 9, 8, 7, 6" in lines and "Resource 'i': 3, 2, 2, 3, 3, 2" in lines
     assert "Resource 'v': 0, 1, 2, 3, 4, 5" in lines and "Resource 'i': 0, 1, 1, 0, 0, 1" in lines
+
+
+@pytest.mark.parametrize("type_name", ["FLOAT32", "FLOAT16", "INT8", "UINT64"])
+def test_partition_path_with_ties_at_the_boundary(type_name: str) -> None:
+    """Rows long enough for the partition (K a small part of them) whose K-th key is tied many times, NaN among
+    them: the lowest indices of the tie are kept whatever the partition picked."""
+    rng = np.random.default_rng(29)
+    x = random_values(rng, type_name, (6, 200), spread=1)  # a dozen distinct values: every key tied often
+    if type_name.startswith("FLOAT"):
+        x[0] = np.nan  # a row of NaN only: the threshold is NaN
+        x[1, :190] = np.nan  # ten numbers, then the NaN threshold tied 190 times
+    for k in (1, 5, 12, 40):
+        for largest in (True, False):
+            assert_same(run_top_k(x, 1, k, largest, "UINT64" if type_name.endswith("64") else "UINT32"),
+                        oracle(x, 1, k, largest))

@@ -1,11 +1,11 @@
 """TOP_K's selection on the CPU (``KernelSpec.selection``): what both kernel modules run.
 
-Each sequence's elements become integer rank keys (``rank_keys``: smaller ranks first; NaN after every number;
--0.0 as +0.0), so that a partition finds the K-th key ``t`` of a row in linear time; the row's selection is
-every element of a key below ``t`` and, of those equal to ``t``, the lowest indices up to K (ties at the
-boundary by ascending index). The K selected are then sorted by (key, index). Where K is a large part of the
-row (``FULL_SORT_SHARE``), one stable sort of the keys costs less. Rows are shared among the device's threads
-(NumPy's partition and sorts release the GIL).
+Each sequence's elements become rank keys (``rank_keys``: smaller ranks first in NumPy's order, NaN after every
+number, -0.0 equal to +0.0), so that a partition finds K candidates and the K-th key ``t`` of a row in linear
+time; the row's selection is every element of a key below ``t`` and, of those equal to ``t``, the lowest indices
+up to K (ties at the boundary by ascending index). The K selected are then sorted by (key, index). Where K is a
+large part of the row (``FULL_SORT_SHARE``), one stable sort of the keys costs less. Rows are shared among the
+device's threads (NumPy's partition and sorts release the GIL).
 """
 
 from __future__ import annotations
@@ -22,9 +22,6 @@ from .threads import run_tasks
 FULL_SORT_SHARE = 4  # K above a quarter of the row: one stable sort rather than partition and sort
 MIN_TASK_ELEMENTS = 1 << 16  # below this many input elements a thread's share is not worth starting it
 
-_SIGNED = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
-
-
 def record(spec: KernelSpec) -> Selection:
     """The spec's selection, or a clear error (the element must be the input's own elements)."""
     selection = spec.selection
@@ -38,42 +35,60 @@ def record(spec: KernelSpec) -> Selection:
 
 
 def rank_keys(rows: np.ndarray, largest: bool) -> np.ndarray:
-    """Integer keys ordered as the ranking (smaller first), equal exactly where the values tie: floats by their
-    bits made monotone (-0.0 as +0.0), reversed for ``largest``, NaN then moved past every number."""
+    """Keys whose NumPy order is the ranking (smaller first), equal exactly where the values tie: floats as
+    FLOAT32 or FLOAT64 (every FLOAT16 exact), negated for ``largest`` (NumPy's sorts and partitions put NaN last
+    either way, and take -0.0 as equal to +0.0); integers as INT64 (UINT64 with its top bit flipped), bits
+    inverted for ``largest`` (an order reversed without overflow)."""
     if rows.dtype.kind == "f":
-        wide = rows.astype(np.float32) if rows.dtype == np.float16 else rows  # exact: every FLOAT16 is a FLOAT32
-        wide = wide + wide.dtype.type(0)  # -0.0 + 0.0 is +0.0: one key for both zeros
-        bits = wide.view(_SIGNED[wide.dtype.itemsize])
-        keys = np.where(bits < 0, bits.dtype.type(-1) - (bits & np.iinfo(bits.dtype).max), bits)
-        if largest:
-            np.invert(keys, out=keys)
-        keys[np.isnan(wide)] = np.iinfo(keys.dtype).max
-        return keys
+        keys = rows.astype(np.float32) if rows.dtype == np.float16 else rows
+        return np.negative(keys) if largest else keys
     if rows.dtype == np.uint64:
-        keys = (rows ^ np.uint64(1 << 63)).view(np.int64)  # monotone: the sign bit flipped
-    elif rows.dtype.itemsize < 8:
-        keys = rows.astype(np.int64)
+        keys = (rows ^ np.uint64(1 << 63)).view(np.int64)
     else:
-        keys = rows.copy()
+        keys = rows.astype(np.int64)
     return np.invert(keys) if largest else keys
 
 
+def _tied(keys: np.ndarray, threshold: np.ndarray) -> np.ndarray:
+    """Where a key equals its row's threshold (NaN equal to NaN)."""
+    tied = keys == threshold
+    if keys.dtype.kind == "f" and np.isnan(threshold).any():
+        tied |= np.isnan(keys) & np.isnan(threshold)
+    return tied
+
+
+def _below(keys: np.ndarray, threshold: np.ndarray) -> np.ndarray:
+    """Where a key ranks before its row's threshold (every number before a NaN threshold)."""
+    below = keys < threshold
+    if keys.dtype.kind == "f" and np.isnan(threshold).any():
+        below |= ~np.isnan(keys) & np.isnan(threshold)
+    return below
+
+
 def select_rows(rows: np.ndarray, k: int, largest: bool) -> np.ndarray:
-    """The indices of each row's K first elements in the ranking's order (2-D: rows, K; int64)."""
+    """The indices of each row's K first elements in the ranking's order (2-D: rows, K; int64).
+
+    A partition gives K candidates ranked no later than the K-th key ``t``; they are the selection unless a row
+    holds more keys equal to ``t`` than it took, and then which of them it took is the partition's choice: such
+    rows take every key below ``t`` and the lowest indices of those equal to it. The K are then sorted by (key,
+    index)."""
     keys = rank_keys(rows, largest)
     n = keys.shape[-1]
     if k * FULL_SORT_SHARE >= n:
         return np.argsort(keys, axis=-1, kind="stable")[:, :k]
-    threshold = np.partition(keys, k - 1, axis=-1)[:, k - 1:k]
-    below = keys < threshold
-    tied = keys == threshold
-    room = k - np.count_nonzero(below, axis=-1, keepdims=True)  # how many tied elements the row still takes
-    chosen = below
-    chosen |= tied & (np.cumsum(tied, axis=-1, dtype=np.int64) <= room)
-    columns = np.nonzero(chosen)[1].reshape(-1, k)  # exactly K a row, by ascending index
-    picked = np.take_along_axis(keys, columns, axis=-1)
-    order = np.argsort(picked, axis=-1, kind="stable")  # by key; equal keys keep ascending index
-    return np.take_along_axis(columns, order, axis=-1)
+    candidates = np.argpartition(keys, k - 1, axis=-1)[:, :k]
+    picked = np.take_along_axis(keys, candidates, axis=-1)
+    threshold = np.take_along_axis(keys, candidates[:, k - 1:k], axis=-1)
+    short = np.count_nonzero(_tied(keys, threshold), axis=-1) > np.count_nonzero(_tied(picked, threshold), axis=-1)
+    for r in np.flatnonzero(short):  # rows tied at the boundary beyond K: the lowest indices of the tie
+        row, t = keys[r:r + 1], threshold[r:r + 1]
+        tied = _tied(row, t)
+        chosen = _below(row, t)
+        chosen |= tied & (np.cumsum(tied, axis=-1) <= k - np.count_nonzero(chosen))
+        candidates[r] = np.flatnonzero(chosen[0])
+        picked[r] = row[0, candidates[r]]
+    order = np.lexsort((candidates, picked), axis=-1)  # by key (NaN last), then index
+    return np.take_along_axis(candidates, order, axis=-1)
 
 
 def reduction(spec: KernelSpec) -> Callable[..., None]:
