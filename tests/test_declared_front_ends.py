@@ -35,7 +35,8 @@ from tests.test_kernel_specs import DESCRIPTIONS, EXPECTED, UNARY_FIELDS
 WRITTEN = {"ELEMENT_WISE_CLIP1": "clip", "ELEMENT_WISE_DEQUANTIZE_LINEAR": "dequantize_linear",
            "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear", "ARGMIN": "argmin", "ARGMAX": "argmax",
            "QUANTIZE": "quantize", "DEQUANTIZE": "dequantize",
-           "REDUCE": "reduce"}
+           "REDUCE": "reduce",
+           "TOP_K": "top_k", "TOP_K1": "top_k"}
 SHAPE = (2, 8)
 
 
