@@ -45,6 +45,7 @@ from .functional import (
     quantize_linear,
     quantized_linear_add,
     reduce,
+    top_k,
     unravel_index,
 )
 from .graph import Graph
@@ -111,6 +112,7 @@ from .ops.sqrt import ElementWiseSqrtDesc
 from .ops.subtract import ElementWiseSubtractDesc
 from .ops.threshold import ElementWiseThresholdDesc
 from .ops.thresholded_relu import ActivationThresholdedReluDesc
+from .ops.top_k import TopK1Desc, TopKDesc
 from .ops.where import ElementWiseIfDesc
 from .packing import pack4, unpack4
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
@@ -221,6 +223,8 @@ __all__ = [
     "ScaleBias",
     "TensorDesc",
     "TensorFlags",
+    "TopK1Desc",
+    "TopKDesc",
     "UnsupportedFeatureLevelError",
     "argmax",
     "argmin",
@@ -235,6 +239,7 @@ __all__ = [
     "quantize_linear",
     "quantized_linear_add",
     "reduce",
+    "top_k",
     "typing",
     "unpack4",
     "unravel_index",

@@ -28,10 +28,11 @@ from .graphs.builder import (
     reduce,
     reinterpret,
     threshold,
+    top_k,
 )
 
 __all__ = ["Expression", "Graph", "argmax", "argmin", "cast", "clip", "clip1", "dequantize", "dequantize_linear",
-           "quantize", "quantize_linear", "quantized_linear_add", "reduce", "reinterpret", "threshold"]
+           "quantize", "quantize_linear", "quantized_linear_add", "reduce", "reinterpret", "threshold", "top_k"]
 
 # The declared operators' builder functions (graphs.builder.node_function): relu, leaky_relu, ...
 globals().update({f.__name__: f for f in NODE_FUNCTIONS.values()})

@@ -35,7 +35,7 @@ from tests.test_kernel_specs import DESCRIPTIONS, EXPECTED, UNARY_FIELDS
 WRITTEN = {"ELEMENT_WISE_CLIP1": "clip", "ELEMENT_WISE_DEQUANTIZE_LINEAR": "dequantize_linear",
            "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear", "ARGMIN": "argmin", "ARGMAX": "argmax",
            "QUANTIZE": "quantize", "DEQUANTIZE": "dequantize",
-           "REDUCE": "reduce", "CAST": "cast",
+           "REDUCE": "reduce", "CAST": "cast", "TOP_K": "top_k", "TOP_K1": "top_k",
            "ELEMENT_WISE_CLIP_GRAD1": "clip_grad", "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": "quantized_linear_add"}
 SHAPE = (2, 8)
 

@@ -548,6 +548,10 @@ def _rich_model() -> dict:
             "reduce": {"type": "DML_OPERATOR_REDUCE", "desc": {
                 "Function": "DML_REDUCE_FUNCTION_SUM", "InputTensor": f16,
                 "OutputTensor": {"DataType": "FLOAT16", "Sizes": [2, 1]}, "AxisCount": 1, "Axes": [1]}},
+            "top_k1": {"type": "DML_OPERATOR_TOP_K1", "desc": {
+                "InputTensor": f16, "OutputValueTensor": {"DataType": "FLOAT16", "Sizes": [2, 1]},
+                "OutputIndexTensor": {"DataType": "UINT64", "Sizes": [2, 1]}, "Axis": 1, "K": 1,
+                "AxisDirection": "DML_AXIS_DIRECTION_INCREASING"}},
             "quantize": {"type": "ELEMENT_WISE_QUANTIZE_LINEAR", "desc": {
                 "InputTensor": {"DataType": "FLOAT32", "Sizes": [4]},
                 "ScaleTensor": {"DataType": "FLOAT32", "Sizes": [4], "Strides": [0]},
@@ -570,6 +574,8 @@ def _rich_model() -> dict:
             {"type": "writeFile", "resource": "i", "targetPath": "i.npy", "dimensions": [2, 1]},
             {"type": "dispatch", "dispatchable": "argmax", "bindings": {"InputTensor": "h", "OutputTensor": "i"}},
             {"type": "dispatch", "dispatchable": "reduce", "bindings": {"InputTensor": "h", "OutputTensor": "c"}},
+            {"type": "dispatch", "dispatchable": "top_k1", "bindings": {
+                "InputTensor": "h", "OutputValueTensor": "c", "OutputIndexTensor": "i"}},
             {"type": "dispatch", "dispatchable": "quantize", "bindings": {
                 "InputTensor": "f", "ScaleTensor": "raw", "OutputTensor": "s"}},
             {"type": "dispatch", "dispatchable": "dequantize4", "bindings": {

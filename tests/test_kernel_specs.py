@@ -434,7 +434,8 @@ EXPECTED: dict[str, Expect] = {
 
 # Operators whose kernels run over a layout of their own (4-bit operands staged a byte an element, blocked
 # quantization tensors): their every type, layout and quantization type against an oracle of their own.
-TESTED_APART = {"QUANTIZE": "tests/test_blocked_quantization.py", "DEQUANTIZE": "tests/test_blocked_quantization.py"}
+TESTED_APART = {"QUANTIZE": "tests/test_blocked_quantization.py", "DEQUANTIZE": "tests/test_blocked_quantization.py",
+                "TOP_K": "tests/test_top_k.py", "TOP_K1": "tests/test_top_k.py"}  # two outputs
 
 
 def test_every_operator_has_a_case() -> None:
@@ -492,10 +493,12 @@ def _covered(schema: OperatorSchema, row: SupportRow) -> bool:
 
 # The compiling grid's rows: a row whose types a later row of its operator takes too is slow (docs/testing.md),
 # its kernels being that row's; every row's kernel specs are still checked above.
-# ELEMENT_WISE_QUANTIZED_LINEAR_ADD's one row holds 64 kernels (three data types and three optional zero points):
-# slow too, its kernels run by default in tests/test_quantized_linear_add.py.
+# ELEMENT_WISE_QUANTIZED_LINEAR_ADD's one row holds 64 kernels (three data types and three optional zero points),
+# CAST's newest 100 (every pair of its ten types, 5 minutes of cold compiles on 2 cores): slow too, their kernels
+# run by default in tests/test_quantized_linear_add.py and tests/test_cast.py (a pair from and to every type).
+MANY_KERNELS = {"ELEMENT_WISE_QUANTIZED_LINEAR_ADD", "CAST"}
 COMPILED_ROWS = [pytest.param(*p.values, id=p.id, marks=[pytest.mark.slow] if _covered(*p.values)
-                              or p.values[0].name == "ELEMENT_WISE_QUANTIZED_LINEAR_ADD" else [])
+                              or p.values[0].name in MANY_KERNELS else [])
                  for p in ROWS]
 
 

@@ -31,6 +31,8 @@ from .. import (
     ScaleBias,
     TensorDesc,
     TensorFlags,
+    TopK1Desc,
+    TopKDesc,
 )
 from ..ops import OPERATORS as ALL_OPERATORS
 from ..ops.definition import OperatorDefinition
@@ -51,7 +53,7 @@ from .fields import (
 from .reader import JsonObject
 
 Kind = Literal["input", "output", "float", "scalar", "data_type", "scale_bias", "axes", "axis_count", "enum",
-               "activation", "input_array", "tensor_count"]
+               "activation", "input_array", "tensor_count", "uint"]
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,11 @@ _ARG_REDUCTION = (
                       "elements; PROPAGATE makes the first NaN win, as NumPy and ONNX Runtime do"))
 
 
+# TOP_K's fields (TOP_K1 adds AxisDirection): two outputs, then two UINTs.
+_TOP_K = (_INPUT, Field("OutputValueTensor", "output", "output_value_tensor"),
+          Field("OutputIndexTensor", "output", "output_index_tensor"), Field("Axis", "uint", "axis"),
+          Field("K", "uint", "k"))
+
 
 def declared(op: OperatorDefinition) -> OperatorSpec:
     """A declared operator's fields (``OperatorDefinition.fields``): its tensors, then its other fields in
@@ -162,6 +169,9 @@ _WRITTEN: tuple[OperatorSpec, ...] = (
         _INPUT, _SCALE, _ZERO_POINT, _OUTPUT)),
     OperatorSpec("ARGMIN", ArgMinDesc, _ARG_REDUCTION),
     OperatorSpec("ARGMAX", ArgMaxDesc, _ARG_REDUCTION),
+    OperatorSpec("TOP_K", TopKDesc, _TOP_K),
+    OperatorSpec("TOP_K1", TopK1Desc, (*_TOP_K, Field("AxisDirection", "enum", "axis_direction",
+                                                      names=AXIS_DIRECTION_NAMES))),
     OperatorSpec("REDUCE", ReduceDesc, (
         Field("Function", "enum", "function", names=REDUCE_FUNCTION_NAMES), _INPUT, _OUTPUT,
         Field("AxisCount", "axis_count", None, optional=True), Field("Axes", "axes", "axes"))),
@@ -456,4 +466,5 @@ _READERS: dict[str, Callable[[object, str], Any]] = {
     "data_type": expect_string,  # opendml checks the name, and its relation to the tensors
     "scale_bias": _scale_bias,
     "axes": expect_uint_array,
+    "uint": expect_uint,
 }

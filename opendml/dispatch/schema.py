@@ -96,6 +96,7 @@ _FIELD_KINDS: dict[str, Schema] = {  # operator fields, by their kind
     "scale_bias": ref("scaleBias"),
     "axes": _UINT32_ARRAY,
     "axis_count": {**ref("uint32"), "description": "the number of Axes (may be left out)"},
+    "uint": ref("uint32"),
     "input_array": {"type": "array", "items": ref("tensorDesc"), "maxItems": 2},
     "tensor_count": {**ref("uint32"), "description": "the number of QuantizationTensors (may be left out)"},
 }

@@ -29,6 +29,7 @@ from ..ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from ..ops.quantized_linear_add import ElementWiseQuantizedLinearAddDesc
 from ..ops.reduce import INDEX_FUNCTIONS, ReduceDesc
 from ..ops.signature import arguments, define
+from ..ops.top_k import TopK1Desc
 from ..tensor import TensorDesc
 from .compiled import CompiledGraph
 from .desc import ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
@@ -312,6 +313,20 @@ def reduce(x: Expression, function: ReduceFunction | str | int, axes: Sequence[i
         output_type = DataType.INT64 if parsed in INDEX_FUNCTIONS else x.desc.data_type
     desc = ReduceDesc(parsed, x.desc, _packed(x.desc, output_type, sizes), axes)
     return x.graph.node(desc, [x])
+
+
+def top_k(x: Expression, axis: int, k: int, axis_direction: AxisDirection | str = "DECREASING",
+          output_index_type: DataType | str = "UINT32") -> tuple[Expression, Expression]:
+    """DirectMLX's TopK: TOP_K1 of ``x`` along ``axis``, its two outputs (values, indices) as expressions, both
+    packed with K along ``axis``; the values of x's type, the indices of ``output_index_type``. DECREASING: the
+    K largest; INCREASING: the K smallest (docs/semantics.md, **TOP_K**)."""
+    x = _expression(x, "x")
+    sizes = list(x.desc.sizes)
+    if isinstance(axis, (int, np.integer)) and not isinstance(axis, bool) and 0 <= axis < len(sizes):
+        sizes[axis] = k  # a bad axis or K is refused by the operator's own checks
+    indices = _packed(x.desc, output_index_type, sizes)
+    values = x.graph.node(TopK1Desc(x.desc, _packed(x.desc, None, sizes), indices, axis, k, axis_direction), [x])
+    return values, Expression(x.graph, values.node, 1, indices)
 
 
 def reinterpret(x: Expression, sizes: Sequence[int] | None = None, strides: Sequence[int] | None = None,

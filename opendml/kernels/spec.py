@@ -50,6 +50,19 @@ class Accumulation:
 
 
 @dataclass(frozen=True)
+class Selection:
+    """TOP_K's selection along ``axis``: the ``k`` first elements of each sequence in the order of (value,
+    index), values decreasing (``largest``) or increasing, NaN after every number, ties by ascending index
+    (docs/semantics.md, **TOP_K**). The spec's output holds the values; the kernel writes the indices, of
+    ``index_type``, to a second output."""
+
+    axis: int
+    k: int
+    largest: bool
+    index_type: DataType
+
+
+@dataclass(frozen=True)
 class KernelSpec:
     """One operator as a backend sees it.
 
@@ -72,6 +85,7 @@ class KernelSpec:
     reduction: Reduction | None = None
     extra: tuple[ex.Store, ...] = ()
     accumulation: Accumulation | None = None  # a value reduction (REDUCE's SUM...): never with ``reduction``
+    selection: Selection | None = None  # TOP_K's values and indices: never with another record
 
     def __post_init__(self) -> None:
         for value in self.extra:
@@ -87,20 +101,24 @@ class KernelSpec:
         for k, t in wanted.items():
             if np.dtype(type(self.scalars[k])) != t.numpy:
                 raise ex.ExpressionError(f"{self.operator}: scalar {k} is not {t.name}")
-        if self.reduction is not None and self.accumulation is not None:
-            raise ex.ExpressionError(f"{self.operator}: an index reduction or a value reduction, not both")
+        records = [r for r in (self.reduction, self.accumulation, self.selection) if r is not None]
+        if len(records) > 1:
+            raise ex.ExpressionError(f"{self.operator}: an index reduction, a value reduction or a selection, "
+                                     "one at most")
         if not self.is_reduction and not (isinstance(self.element, ex.Store) and self.element.type == self.output):
             raise ex.ExpressionError(f"{self.operator}: an element-wise kernel's expression stores {self.output.name}")
 
     @property
     def key(self) -> tuple:
         """What a compiled kernel depends on: everything but the scalars' values."""
-        return self.operator, self.inputs, self.output, self.element, self.reduction, self.extra, self.accumulation
+        return self.operator, self.inputs, self.output, self.element, self.reduction, self.extra, self.accumulation, \
+            self.selection
 
     @property
     def is_reduction(self) -> bool:
-        """An index reduction (``reduction``) or a value reduction (``accumulation``): not element-wise."""
-        return self.reduction is not None or self.accumulation is not None
+        """An index reduction (``reduction``), a value reduction (``accumulation``) or a selection
+        (``selection``): not element-wise."""
+        return self.reduction is not None or self.accumulation is not None or self.selection is not None
 
 
 class Scalars:

@@ -63,6 +63,7 @@ from .sqrt import SQRT
 from .subtract import SUBTRACT
 from .threshold import THRESHOLD
 from .thresholded_relu import THRESHOLDED_RELU
+from .top_k import TOP_K, TOP_K1
 from .where import IF
 
 OPERATORS: tuple[OperatorDefinition, ...] = (
@@ -123,6 +124,8 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     PARAMETERIZED_RELU,
     RELU_GRAD,
     QUANTIZED_LINEAR_ADD,
+    TOP_K,
+    TOP_K1,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}

@@ -20,7 +20,7 @@ from ...kernels.numpy_lowering import evaluate_all
 from ...kernels.spec import KernelSpec
 from ...ops.arg_reduction import ArgReductionParams, arg_reduction_reference
 from ...tensor import TensorDesc
-from . import accumulations
+from . import accumulations, selection
 from .argmin.spec import argmin_params
 from .threads import run_tasks
 from .views import PARALLEL_MIN
@@ -71,6 +71,8 @@ def reduction(spec: KernelSpec) -> Callable[..., None]:
     prologue rather than the input itself, each block's extra values written as they are computed."""
     if spec.accumulation is not None:
         return accumulations.numpy_reduction(spec)
+    if spec.selection is not None:
+        return selection.reduction(spec)
     params = argmin_params(spec, prologue=True)
     if spec.element == ex.Load(0, spec.inputs[0]) and not spec.extra:  # type: ignore[arg-type]
         return argmin(params)
@@ -90,6 +92,9 @@ def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[
     """Nothing to compile: the reference runs as it is (``fast.prepare_reduction`` compiles its kernels)."""
     if spec.accumulation is not None:
         accumulations.prepare(spec, numba=False)
+        return
+    if spec.selection is not None:
+        selection.prepare(spec)
         return
     argmin_params(spec, prologue=True)  # refused at compile time, as the fast kernels refuse it
 

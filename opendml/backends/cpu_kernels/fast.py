@@ -20,7 +20,7 @@ from ... import expr as ex
 from ...dtypes import DataType
 from ...kernels.spec import KernelSpec
 from ...tensor import TensorDesc
-from . import accumulations, codegen, drivers, unsupported
+from . import accumulations, codegen, drivers, selection, unsupported
 from .argmin.call import argmin as argmin  # re-exported: the kernel modules' common interface
 from .argmin.reduction import prepare_reduction as prepare_index_reduction
 from .argmin.reduction import reduction as index_reduction
@@ -30,9 +30,12 @@ from .views import flat as flat  # the generated entries take it from here (``co
 
 
 def reduction(spec: KernelSpec) -> Callable[..., None]:
-    """A reduction's run: ARGMIN's engines for an index reduction, REDUCE's exact sums for a value one."""
+    """A reduction's run: ARGMIN's engines for an index reduction, REDUCE's exact sums for a value one,
+    TOP_K's selection (``selection``) for a selection."""
     if spec.accumulation is not None:
         return accumulations.numba_reduction(spec)
+    if spec.selection is not None:
+        return selection.reduction(spec)
     return index_reduction(spec)
 
 
@@ -41,6 +44,9 @@ def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[
     """The compile step of ``reduction(spec)`` over this input layout."""
     if spec.accumulation is not None:
         accumulations.prepare(spec, numba=True)
+        return
+    if spec.selection is not None:
+        selection.prepare(spec)
         return
     prepare_index_reduction(spec, shape, strides, threads, operands, extras)
 
