@@ -31,8 +31,17 @@ def _expected(a: np.ndarray, a_scale: float, a_zero: int | None, b: np.ndarray, 
     return np.array(values, dml.DataType[out_type].numpy).reshape(a2.shape)
 
 
+@pytest.fixture
+def numpy_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The NumPy lowering of the operator's expression: the values' grids below check its math (each of the
+    operator's Numba kernels compiles in 15-40 s cold, 8 operands each); its compiled kernels run in
+    ``test_its_kernels_on_every_cpu_lowering`` and tests/test_kernel_specs.py (--slow)."""
+    monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load("numpy"))
+
+
 @pytest.mark.parametrize(("a_type", "b_type", "out_type"), list(itertools.product(BYTES, BYTES, BYTES)))
 @pytest.mark.parametrize("zero_points", [True, False])
+@pytest.mark.usefixtures("numpy_kernels")
 def test_every_type_pairing_matches_the_oracle(a_type: str, b_type: str, out_type: str, zero_points: bool) -> None:
     rng = np.random.default_rng(3)
     a = edge_values(dml.DataType[a_type], 60, rng).reshape(SHAPE)
@@ -52,6 +61,7 @@ def _check(got: object, expected: np.ndarray) -> None:
     assert got.tolist() == expected.tolist()
 
 
+@pytest.mark.usefixtures("numpy_kernels")
 def test_rounding_saturation_and_edge_scales() -> None:
     """Half to even on the float32 quotient; sums beyond the output's range saturate; a NaN sum (an infinite
     scale times 0) gives the output zero point; an infinite quotient the output's limit."""
