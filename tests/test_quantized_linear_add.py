@@ -5,7 +5,9 @@ CPU lowering, and fused with its neighbours in a graph equal to its nodes run on
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -31,12 +33,23 @@ def _expected(a: np.ndarray, a_scale: float, a_zero: int | None, b: np.ndarray, 
     return np.array(values, dml.DataType[out_type].numpy).reshape(a2.shape)
 
 
-@pytest.fixture
-def numpy_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The NumPy lowering of the operator's expression: the values' grids below check its math (each of the
-    operator's Numba kernels compiles in 15-40 s cold, 8 operands each); its compiled kernels run in
+@contextlib.contextmanager
+def numpy_lowering() -> Iterator[None]:
+    """The NumPy lowering of the operator's expression for the value checks below, which test its math: each of
+    the operator's Numba kernels (8 operands) compiles in 15-40 s cold on 2 cores; its compiled kernels run in
     ``test_its_kernels_on_every_cpu_lowering`` and tests/test_kernel_specs.py (--slow)."""
-    monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load("numpy"))
+    saved = cpu_kernels._chosen
+    cpu_kernels._chosen = cpu_kernels.load("numpy")
+    try:
+        yield
+    finally:
+        cpu_kernels._chosen = saved
+
+
+@pytest.fixture
+def numpy_kernels() -> Iterator[None]:
+    with numpy_lowering():
+        yield
 
 
 @pytest.mark.parametrize(("a_type", "b_type", "out_type"), list(itertools.product(BYTES, BYTES, BYTES)))
@@ -79,6 +92,7 @@ def test_rounding_saturation_and_edge_scales() -> None:
     assert inf.tolist() == [255, 255]
 
 
+@pytest.mark.usefixtures("numpy_kernels")
 def test_is_dequantize_add_quantize_bit_for_bit() -> None:
     rng = np.random.default_rng(5)
     a = edge_values(dml.DataType.UINT8, 60, rng).reshape(SHAPE)
@@ -166,12 +180,13 @@ def test_fused_with_its_neighbours_equals_node_by_node() -> None:
        st.booleans())
 def test_property_against_the_oracle(a_type: str, out_type: str, seed: int, a_scale: float, b_scale: float,
                                      out_scale: float, zero_points: bool) -> None:
-    rng = np.random.default_rng(seed)
-    a = edge_values(dml.DataType[a_type], 24, rng).reshape(4, 6)
-    b = edge_values(dml.DataType[a_type], 6, rng)
-    out_dtype = dml.DataType[out_type].numpy
-    zeros = (a[0, 0], b[1], np.array(rng.integers(-5, 6) % 100, out_dtype)) if zero_points else (None,) * 3
-    got = dml.quantized_linear_add(a, np.float32(a_scale), zeros[0], b, np.float32(b_scale), zeros[1],
-                                   np.float32(out_scale), zeros[2], output_type=out_type)
-    ints = [None if z is None else int(z) for z in zeros]
-    _check(got, _expected(a, a_scale, ints[0], b, b_scale, ints[1], out_scale, ints[2], out_type))
+    with numpy_lowering():
+        rng = np.random.default_rng(seed)
+        a = edge_values(dml.DataType[a_type], 24, rng).reshape(4, 6)
+        b = edge_values(dml.DataType[a_type], 6, rng)
+        out_dtype = dml.DataType[out_type].numpy
+        zeros = (a[0, 0], b[1], np.array(rng.integers(-5, 6) % 100, out_dtype)) if zero_points else (None,) * 3
+        got = dml.quantized_linear_add(a, np.float32(a_scale), zeros[0], b, np.float32(b_scale), zeros[1],
+                                       np.float32(out_scale), zeros[2], output_type=out_type)
+        ints = [None if z is None else int(z) for z in zeros]
+        _check(got, _expected(a, a_scale, ints[0], b, b_scale, ints[1], out_scale, ints[2], out_type))
