@@ -496,10 +496,11 @@ def _covered(schema: OperatorSchema, row: SupportRow) -> bool:
 # ELEMENT_WISE_QUANTIZED_LINEAR_ADD's one row holds 64 kernels (three data types and three optional zero points),
 # CAST's newest 100 (every pair of its ten types, 5 minutes of cold compiles on 2 cores): slow too, their kernels
 # run by default in tests/test_quantized_linear_add.py and tests/test_cast.py (a pair from and to every type).
-# GREATER_THAN and GREATER_THAN_OR_EQUAL are LESS_THAN and LESS_THAN_OR_EQUAL with their operands swapped (the
-# same nodes: ops/comparison.py): their 20 kernels a row are slow, the LESS ones compiled by default.
+# GREATER_THAN and GREATER_THAN_OR_EQUAL are LESS_THAN and LESS_THAN_OR_EQUAL with their operands swapped, and
+# LESS_THAN's nodes (Less, Select) are among LESS_THAN_OR_EQUAL's (ops/comparison.py): their 20 kernels a row are
+# slow, LESS_THAN_OR_EQUAL's and EQUALS' compiled by default.
 MANY_KERNELS = {"ELEMENT_WISE_QUANTIZED_LINEAR_ADD", "CAST", "ELEMENT_WISE_LOGICAL_GREATER_THAN",
-                "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL"}
+                "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL", "ELEMENT_WISE_LOGICAL_LESS_THAN"}
 COMPILED_ROWS = [pytest.param(*p.values, id=p.id, marks=[pytest.mark.slow] if _covered(*p.values)
                               or p.values[0].name in MANY_KERNELS else [])
                  for p in ROWS]
