@@ -1,5 +1,6 @@
-"""ELEMENT_WISE_CLIP_GRAD and ELEMENT_WISE_CLIP_GRAD1: ``f(x, gradient) = 0 if x <= Min or x >= Max, else
-gradient``, the page's rule exactly: the gradient is stopped at the bounds themselves (x == Min, x == Max) and
+"""ELEMENT_WISE_CLIP_GRAD and ELEMENT_WISE_CLIP_GRAD1: ``f(x, g) = 0 if x <= Min or x >= Max, else g``.
+
+The page's rule exactly: the gradient is stopped at the bounds themselves (x == Min, x == Max) and
 passed strictly between them. A NaN input compares false with both bounds, so its gradient is passed (the page's
 conditions read literally; PyTorch's hardtanh backward does the same); a NaN bound on a float tensor stops nothing.
 The bounds are typed as the tensor's compute values as CLIP's and CLIP1's are (``typed_bound``): CLIP_GRAD's FLOAT
