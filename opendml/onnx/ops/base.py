@@ -63,6 +63,16 @@ class Mapping:
     lower: Lower
 
 
+_ONNX_TYPES = {v: k for k, v in types._TO_DATA_TYPE.items()}  # each DirectML type's own ONNX type
+
+
+def newest_types(schema: OperatorSchema, tensor: str) -> frozenset[int]:
+    """The ONNX types of ``tensor`` in the operator's newest support row (a device at a lower level refuses the
+    rest when the step is created)."""
+    newest = max(schema.rows, key=lambda row: row.level)
+    return frozenset(_ONNX_TYPES[t] for t in newest.types[tensor])
+
+
 def problem(node: NodeView, field: str, requirement: str, got: object) -> str:
     return message(node.label, field, requirement, got)
 

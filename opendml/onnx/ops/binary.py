@@ -33,11 +33,10 @@ from .base import (
     expect_type,
     leading_ones,
     make_step,
+    newest_types,
     output_value,
     problem,
 )
-
-_ONNX_TYPES = {v: k for k, v in types._TO_DATA_TYPE.items()}
 
 
 def _broadcast_strides(shape: Sequence[int], out: Sequence[int]) -> list[int]:
@@ -81,8 +80,7 @@ def _types_problems(node: NodeView, values: Sequence[Value | None], operator: st
     """Every input of one type, which the operator's newest row takes (``allowed``: ONNX's narrower list);
     ``names``: ONNX's names of two inputs (A, B; X, slope), else a variadic input's data_0, data_1..."""
     op = BY_NAME[operator]
-    newest = max(op.schema.rows, key=lambda row: row.level)
-    types_taken = frozenset(_ONNX_TYPES[t] for t in newest.types[op.schema.inputs[0].name])
+    types_taken = newest_types(op.schema, op.schema.inputs[0].name)
     labels = names or tuple(f"data_{k}" for k in range(len(values)))
     found = expect_type(node, labels[0], values[0], types_taken if allowed is None else types_taken & allowed)
     for k, value in enumerate(values[1:], 1):

@@ -29,18 +29,15 @@ from .base import (
     expect_type,
     leading_ones,
     make_step,
+    newest_types,
     output_value,
     problem,
 )
 from .binary import _broadcast_strides
 
-_ONNX_TYPES = {v: k for k, v in types._TO_DATA_TYPE.items()}
-
 
 def _newest(operator: str, tensor: str) -> frozenset[int]:
-    op = BY_NAME[operator]
-    newest = max(op.schema.rows, key=lambda row: row.level)
-    return frozenset(_ONNX_TYPES[t] for t in newest.types[tensor])
+    return newest_types(BY_NAME[operator].schema, tensor)
 
 
 def elementwise_mapping(op_type: str, operator: str, fields: Sequence[str], allowed: Collection[int],

@@ -35,6 +35,7 @@ from .base import (
     fail,
     leading_ones,
     make_step,
+    newest_types,
     output_value,
     problem,
 )
@@ -48,15 +49,13 @@ FUNCTIONS: dict[str, tuple[ReduceFunction, int]] = {
 }
 _VERSIONS = {"ReduceSum": (1, 11, 13), "ReduceMax": (1, 11, 12, 13, 18, 20), "ReduceMin": (1, 11, 12, 13, 18, 20),
              "ReduceLogSum": (1, 11, 13, 18, 28), "ReduceLogSumExp": (1, 11, 13, 18, 28)}
-_ONNX_TYPES = {v: k for k, v in types._TO_DATA_TYPE.items()}
 _WHY = "(DirectML's Axes are a field of the operator description)"
 
 
 def _allowed(function: ReduceFunction) -> frozenset[int]:
     """The ONNX types of REDUCE's newest row for ``function``; BOOL (held as UINT8 0 and 1, whose MAX is ONNX's
     any and MIN its all) where that row takes UINT8 and the function is MAX or MIN (ReduceMax-20, ReduceMin-20)."""
-    newest = max(FUNCTION_SCHEMAS[function].rows, key=lambda row: row.level)
-    allowed = frozenset(_ONNX_TYPES[t] for t in newest.types["InputTensor"])
+    allowed = newest_types(FUNCTION_SCHEMAS[function], "InputTensor")
     return allowed | {types.BOOL} if function in (F.MAX, F.MIN) and types.UINT8 in allowed else allowed
 
 

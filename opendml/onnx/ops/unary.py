@@ -19,14 +19,21 @@ from ...ops import BY_NAME
 from ...ops.definition import OperatorDefinition
 from .. import types
 from ..graph import NodeView, Value
-from .base import Lowered, Mapping, describe, expect_type, leading_ones, make_step, output_value, problem
-
-_ONNX_TYPES = {v: k for k, v in types._TO_DATA_TYPE.items()}
+from .base import (
+    Lowered,
+    Mapping,
+    describe,
+    expect_type,
+    leading_ones,
+    make_step,
+    newest_types,
+    output_value,
+    problem,
+)
 
 
 def _allowed(op: OperatorDefinition) -> frozenset[int]:
-    newest = max(op.schema.rows, key=lambda row: row.level)
-    return frozenset(_ONNX_TYPES[t] for t in newest.types["InputTensor"])
+    return newest_types(op.schema, "InputTensor")
 
 
 def unary_mapping(op_type: str, operator: str, attributes: dict[str, tuple[str, Any]] | None = None,
