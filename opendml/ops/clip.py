@@ -9,6 +9,7 @@ FLOAT bounds rounded to float32, then to the tensor's type; CLIP1's exact values
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,18 +68,26 @@ def clamp_reference(v: np.ndarray, p: UnaryParams) -> np.ndarray:
     return v
 
 
-def _clip_bounds(desc: ElementWiseClipDesc, data_type: T) -> dict[str, Any]:
-    return {name: typed_bound(float_field(value, _CLIP, name), data_type, _CLIP, name)
-            for name, value in (("Min", desc.min), ("Max", desc.max))}
+def float_bounds(owner: str) -> Callable[[Any, T], dict[str, Any]]:
+    """The reader of a description's FLOAT Min and Max (CLIP's, CLIP_GRAD's): each rounded to float32, then
+    typed as the tensor's compute values (``typed_bound``)."""
+    def read(desc: Any, data_type: T) -> dict[str, Any]:
+        return {name: typed_bound(float_field(value, owner, name), data_type, owner, name)
+                for name, value in (("Min", desc.min), ("Max", desc.max))}
+    return read
 
 
-def _clip1_bounds(desc: ElementWiseClip1Desc, data_type: T) -> dict[str, Any]:
-    min_max_type = T.parse(desc.min_max_data_type, owner=_CLIP1, field="MinMaxDataType")
-    if min_max_type != data_type:
-        raise invalid(_CLIP1, "MinMaxDataType", f"must equal OutputTensor.DataType ({data_type.name})",
-                      min_max_type.name)
-    return {name: typed_bound(exact_scalar(value, data_type, _CLIP1, name), data_type, _CLIP1, name)
-            for name, value in (("Min", desc.min), ("Max", desc.max))}
+def exact_bounds(owner: str, output: str) -> Callable[[Any, T], dict[str, Any]]:
+    """The reader of a description's MinMaxDataType and its typed Min and Max (CLIP1's, CLIP_GRAD1's): the type
+    must be the ``output`` tensor's, the bounds exact values of it."""
+    def read(desc: Any, data_type: T) -> dict[str, Any]:
+        min_max_type = T.parse(desc.min_max_data_type, owner=owner, field="MinMaxDataType")
+        if min_max_type != data_type:
+            raise invalid(owner, "MinMaxDataType", f"must equal {output}.DataType ({data_type.name})",
+                          min_max_type.name)
+        return {name: typed_bound(exact_scalar(value, data_type, owner, name), data_type, owner, name)
+                for name, value in (("Min", desc.min), ("Max", desc.max))}
+    return read
 
 
 def _clip_over_arrays(level: L, dtype: Any, values: tuple[Any, ...]) -> tuple[OperatorSchema, Describe]:
@@ -111,7 +120,7 @@ CLIP = unary(
         unary_row(L.FL_2_1, (4, 4), FLOATS | INTEGERS_32),
         unary_row(L.FL_1_0, (4, 4), FLOATS)),
     element=clamp, reference=clamp_reference, python="clip",
-    fields=(SCALE_BIAS, float_parameter("Min"), float_parameter("Max")), read=_clip_bounds,
+    fields=(SCALE_BIAS, float_parameter("Min"), float_parameter("Max")), read=float_bounds(_CLIP),
     adapter=Adapter(_clip_over_arrays, optional=frozenset({"min", "max"})))
 
 # No front end by its own name but the graph builder's ``clip1``: ``clip`` runs it on integers.
@@ -119,6 +128,6 @@ CLIP1 = unary(
     _CLIP1, ElementWiseClip1Desc, L.FL_5_0, (unary_row(L.FL_5_0, (1, 8), FLOATS | INTEGERS_32 | INTEGERS_64),),
     element=clamp, reference=clamp_reference, python=None,
     fields=(SCALE_BIAS, Field("MinMaxDataType", "data_type", "min_max_data_type"), Field("Min", "scalar", "min"),
-            Field("Max", "scalar", "max")), read=_clip1_bounds)
+            Field("Max", "scalar", "max")), read=exact_bounds(_CLIP1, "OutputTensor"))
 
 CLIP_SCHEMA, CLIP1_SCHEMA = CLIP.schema, CLIP1.schema

@@ -17,14 +17,13 @@ import numpy as np
 from .. import expr as ex
 from ..dtypes import FLOATS, INTEGERS_32, INTEGERS_64
 from ..dtypes import DataType as T
-from ..errors import invalid
 from ..feature_levels import FeatureLevel as L
 from ..schema import OperatorSchema
 from ..tensor import TensorDesc
 from .binary import binary, binary_row
-from .clip import _number
+from .clip import _number, exact_bounds, float_bounds
 from .definition import Adapter, Describe, Field
-from .elementwise import exact_scalar, float_field, typed_bound
+from .elementwise import typed_bound
 from .relu_grad import GRAD_NAMES
 from .unary import Constants, UnaryParams, float_parameter
 
@@ -80,20 +79,6 @@ def clip_grad_reference(x: np.ndarray, gradient: np.ndarray, p: UnaryParams) -> 
     return gradient
 
 
-def _clip_grad_bounds(desc: ElementWiseClipGradDesc, data_type: T) -> dict[str, Any]:
-    return {name: typed_bound(float_field(value, _CLIP_GRAD, name), data_type, _CLIP_GRAD, name)
-            for name, value in (("Min", desc.min), ("Max", desc.max))}
-
-
-def _clip_grad1_bounds(desc: ElementWiseClipGrad1Desc, data_type: T) -> dict[str, Any]:
-    min_max_type = T.parse(desc.min_max_data_type, owner=_CLIP_GRAD1, field="MinMaxDataType")
-    if min_max_type != data_type:
-        raise invalid(_CLIP_GRAD1, "MinMaxDataType", f"must equal OutputGradientTensor.DataType ({data_type.name})",
-                      min_max_type.name)
-    return {name: typed_bound(exact_scalar(value, data_type, _CLIP_GRAD1, name), data_type, _CLIP_GRAD1, name)
-            for name, value in (("Min", desc.min), ("Max", desc.max))}
-
-
 def _clip_grad_over_arrays(level: L, dtype: Any, values: tuple[Any, ...]) -> tuple[OperatorSchema, Describe]:
     """Integer tensors run ELEMENT_WISE_CLIP_GRAD1, with exact typed bounds, where the device's feature level has
     it (as ``clip`` runs CLIP1). Both bounds are required: on an integer tensor a bound at the type's limit still
@@ -114,7 +99,7 @@ CLIP_GRAD = binary(
     _CLIP_GRAD, ElementWiseClipGradDesc, L.FL_3_1,
     (binary_row(L.FL_5_0, (1, 8), _EVERY, GRAD_NAMES), binary_row(L.FL_3_1, (1, 8), FLOATS | INTEGERS_32, GRAD_NAMES)),
     element=clip_grad, reference=clip_grad_reference, python="clip_grad", names=GRAD_NAMES,
-    fields=(float_parameter("Min"), float_parameter("Max")), read=_clip_grad_bounds,
+    fields=(float_parameter("Min"), float_parameter("Max")), read=float_bounds(_CLIP_GRAD),
     adapter=Adapter(_clip_grad_over_arrays))
 
 # No front end by its own name: ``clip_grad`` runs it on integers.
@@ -122,4 +107,4 @@ CLIP_GRAD1 = binary(
     _CLIP_GRAD1, ElementWiseClipGrad1Desc, L.FL_5_0, (binary_row(L.FL_5_0, (1, 8), _EVERY, GRAD_NAMES),),
     element=clip_grad, reference=clip_grad_reference, python=None, names=GRAD_NAMES,
     fields=(Field("MinMaxDataType", "data_type", "min_max_data_type"), Field("Min", "scalar", "min"),
-            Field("Max", "scalar", "max")), read=_clip_grad1_bounds)
+            Field("Max", "scalar", "max")), read=exact_bounds(_CLIP_GRAD1, "OutputGradientTensor"))
