@@ -43,8 +43,9 @@ def dequantize(x: Any, scale: Any = None, zero_point: Any = None, *, data_type: 
     array([[-8. ,  0. ,  3.5, -3.5]], dtype=float32)
     """
     owner = "DEQUANTIZE"
-    if _front_end(owner, x, scale, zero_point):
-        return front_ends.load(front_ends.DASK).dequantize(x, scale, zero_point, data_type, device)  # type: ignore[no-any-return]
+    front_end = _front_end(owner, x, scale, zero_point)
+    if front_end is not None:
+        return front_ends.load(front_end).dequantize(x, scale, zero_point, data_type, device)  # type: ignore[no-any-return]
     device = _resolve_device(device, x, owner)
     values, quantized = _quantized(x, data_type, owner, "x")
     scales = None if scale is None else _scale(scale, values.ndim, owner)
@@ -72,8 +73,9 @@ def quantize(x: Any, scale: Any = None, zero_point: Any = None, *, output_type: 
     [[-2, 0, 2, 7]]
     """
     owner = "QUANTIZE"
-    if _front_end(owner, x, scale, zero_point):
-        return front_ends.load(front_ends.DASK).quantize(x, scale, zero_point, output_type, device)  # type: ignore[no-any-return]
+    front_end = _front_end(owner, x, scale, zero_point)
+    if front_end is not None:
+        return front_ends.load(front_end).quantize(x, scale, zero_point, output_type, device)  # type: ignore[no-any-return]
     device = _resolve_device(device, x, owner)
     values = np.asarray(x)
     if values.dtype not in (np.float32, np.float16):
@@ -93,13 +95,9 @@ def quantize(x: Any, scale: Any = None, zero_point: Any = None, *, output_type: 
     return _as_four_bit(result, quantized).reshape(values.shape)
 
 
-def _front_end(owner: str, *arrays: Any) -> bool:
-    """Whether the call goes to the Dask front end; a traced array (``opendml.compile``) is refused by name."""
-    kind = front_ends.kind_of(arrays)
-    if kind == front_ends.TRACED:
-        raise invalid_type(owner, "x", "must be a NumPy or Dask array (opendml.compile does not trace DEQUANTIZE "
-                           "and QUANTIZE yet)", "a traced array")
-    return kind == front_ends.DASK
+def _front_end(owner: str, *arrays: Any) -> str | None:
+    """The front end the call goes to: Dask, traced (``opendml.compile``), or None (run here)."""
+    return front_ends.kind_of(arrays)
 
 
 def _quantization(scales: np.ndarray | None, zero: np.ndarray | None, quantized: DataType, float_type: DataType
