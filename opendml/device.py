@@ -18,7 +18,7 @@ from .feature_levels import NEWEST, FeatureLevel
 from .graphs.compiled import CompiledGraph, compile_graph
 from .graphs.desc import GraphDesc
 from .kernels import notices
-from .kernels.staged import StagedKernel
+from .kernels.staged import staged_kernel
 from .operator import CompiledOperator, Operator
 from .ops import BY_DESC_TYPE
 from .recording import BindingTable, CommandList, CommandQueue, CommandRecorder, OperatorInitializer
@@ -121,7 +121,7 @@ class Device:
         flags = ExecutionFlags.parse(flags, owner=operator.name, field="ExecutionFlags")
         with notices.compiling(lambda: notices.describe(operator.name, operator.kernel_tensors[0][0])):
             if operator.definition.layout is not None:  # QUANTIZE, DEQUANTIZE: a layout of their own
-                return CompiledOperator(operator, flags, StagedKernel(self, operator))
+                return CompiledOperator(operator, flags, staged_kernel(self, operator))
             return CompiledOperator(operator, flags, self.backend.compile(operator))
 
     def compile_graph(self, graph_desc: GraphDesc, flags: ExecutionFlags | int | str = ExecutionFlags.NONE

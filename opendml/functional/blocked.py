@@ -4,8 +4,11 @@ zero point of the input's rank with sizes dividing its own (blocks), 4-bit data 
 The array convention for 4-bit data (docs/semantics.md, section 11): ml_dtypes' ``int4`` and ``uint4`` arrays,
 one element a byte, so that the type travels with the values; an int8 or uint8 array of 4-bit values with
 ``data_type="INT4"`` or ``"UINT4"`` is taken too. Arrays are copied into packed buffers of the device and the
-result read back: these functions take and give NumPy arrays, and Dask arrays (``opendml.dask.blocked``: one
-call per block, the chunks cut at block boundaries).
+result read back: these functions take and give NumPy arrays, Dask arrays (``opendml.dask.blocked``: one call
+per block, the chunks cut at block boundaries) and traced arrays (``opendml.compile``: whole-byte data only).
+CuPy and PyTorch arrays in GPU memory run on the CUDA device and come back as their own kind (4-bit results one
+value a byte, int8 or uint8: those libraries have no 4-bit dtype); their values are copied through the host
+(``_host``, ``_handed_back``), not read in place. PyTorch tensors in host memory go through NumPy.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from ..ops.quantize import QuantizeDesc
 from ..packing import pack4, unpack4
 from ..tensor import TensorDesc
 from ..typing import DataTypeLike, DeviceLike
-from .devices import _resolve_device
+from .devices import _on_gpu, _resolve_device, _to_host
 
 
 def dequantize(x: Any, scale: Any = None, zero_point: Any = None, *, data_type: DataTypeLike | None = None,
@@ -43,9 +46,12 @@ def dequantize(x: Any, scale: Any = None, zero_point: Any = None, *, data_type: 
     array([[-8. ,  0. ,  3.5, -3.5]], dtype=float32)
     """
     owner = "DEQUANTIZE"
-    if _front_end(owner, x, scale, zero_point):
-        return front_ends.load(front_ends.DASK).dequantize(x, scale, zero_point, data_type, device)  # type: ignore[no-any-return]
+    front_end = _front_end(owner, x, scale, zero_point)
+    if front_end is not None:
+        return front_ends.load(front_end).dequantize(x, scale, zero_point, data_type, device)  # type: ignore[no-any-return]
     device = _resolve_device(device, x, owner)
+    like = x
+    x, scale, zero_point = (_host(device, a) for a in (x, scale, zero_point))
     values, quantized = _quantized(x, data_type, owner, "x")
     scales = None if scale is None else _scale(scale, values.ndim, owner)
     float_type = DataType.FLOAT32 if scales is None else from_numpy(scales.dtype)
@@ -56,7 +62,7 @@ def dequantize(x: Any, scale: Any = None, zero_point: Any = None, *, data_type: 
     desc = DequantizeDesc(TensorDesc(quantized, values.shape or (1,)), kind, tensors,
                           TensorDesc(float_type, values.shape or (1,)))
     result = _execute(device, desc, [(quantized, values), *arrays])
-    return result.view(float_type.numpy).reshape(values.shape)
+    return _handed_back(device, result.view(float_type.numpy).reshape(values.shape), like)
 
 
 def quantize(x: Any, scale: Any = None, zero_point: Any = None, *, output_type: DataTypeLike | None = None,
@@ -72,9 +78,12 @@ def quantize(x: Any, scale: Any = None, zero_point: Any = None, *, output_type: 
     [[-2, 0, 2, 7]]
     """
     owner = "QUANTIZE"
-    if _front_end(owner, x, scale, zero_point):
-        return front_ends.load(front_ends.DASK).quantize(x, scale, zero_point, output_type, device)  # type: ignore[no-any-return]
+    front_end = _front_end(owner, x, scale, zero_point)
+    if front_end is not None:
+        return front_ends.load(front_end).quantize(x, scale, zero_point, output_type, device)  # type: ignore[no-any-return]
     device = _resolve_device(device, x, owner)
+    like = x
+    x, scale, zero_point = (_host(device, a) for a in (x, scale, zero_point))
     values = np.asarray(x)
     if values.dtype not in (np.float32, np.float16):
         raise invalid_type(owner, "x", "must be a FLOAT32 or FLOAT16 array", str(values.dtype))
@@ -90,16 +99,36 @@ def quantize(x: Any, scale: Any = None, zero_point: Any = None, *, output_type: 
     raw = _execute(device, desc, [(float_type, values), *arrays])
     count = int(np.prod(shape))
     result = unpack4(raw, quantized, count) if quantized in FOUR_BIT_TYPES else raw[:count].view(quantized.numpy)
+    if _on_gpu(like):  # CuPy and PyTorch have no 4-bit dtype: one value a byte, int8 or uint8
+        return _handed_back(device, result.reshape(values.shape), like)
     return _as_four_bit(result, quantized).reshape(values.shape)
 
 
-def _front_end(owner: str, *arrays: Any) -> bool:
-    """Whether the call goes to the Dask front end; a traced array (``opendml.compile``) is refused by name."""
-    kind = front_ends.kind_of(arrays)
-    if kind == front_ends.TRACED:
-        raise invalid_type(owner, "x", "must be a NumPy or Dask array (opendml.compile does not trace DEQUANTIZE "
-                           "and QUANTIZE yet)", "a traced array")
-    return kind == front_ends.DASK
+def _host(device: Any, value: Any) -> Any:
+    """An array argument as a NumPy array: a GPU array (CuPy, PyTorch) copied to the host, on a device that
+    takes GPU arrays (the CPU device refuses them, as every functional call does); other arrays (a PyTorch
+    tensor in host memory) through NumPy's protocols; numbers, NumPy arrays and None as they are."""
+    if value is None or isinstance(value, (int, float, np.ndarray, np.generic)):
+        return value
+    if _on_gpu(value):
+        device.backend.as_array(value)
+        return _to_host(value)
+    if any(hasattr(value, a) for a in ("__array__", "__array_interface__", "__dlpack__")):
+        return np.asarray(value)
+    return value
+
+
+def _handed_back(device: Any, result: np.ndarray, like: Any) -> Any:
+    """The result in the caller's kind: NumPy for host arrays, the GPU array's own kind (CuPy, PyTorch) for a GPU
+    array's caller, copied to the device."""
+    if not _on_gpu(like):
+        return result
+    return device.backend.to_caller(device.backend.xp.asarray(result), like)
+
+
+def _front_end(owner: str, *arrays: Any) -> str | None:
+    """The front end the call goes to: Dask, traced (``opendml.compile``), or None (run here)."""
+    return front_ends.kind_of(arrays)
 
 
 def _quantization(scales: np.ndarray | None, zero: np.ndarray | None, quantized: DataType, float_type: DataType

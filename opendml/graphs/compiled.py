@@ -14,6 +14,7 @@ from ..buffer import Buffer, BufferBinding
 from ..enums import ExecutionFlags
 from ..errors import binding_error
 from ..kernels import notices
+from ..kernels.staged import ViewedKernel
 from ..operator import (
     _BINDING_CACHE_LIMIT,
     BindingProperties,
@@ -77,10 +78,16 @@ def _compile_step(device: Device, graph: CheckedGraph, step: Step, flags: Execut
     if step.fused is None:
         return device.compile_operator(graph.operators[step.node], flags).kernel
     fused = step.fused
+    inputs = [operand.desc for operand in fused.operands]
+    outputs = [graph.output_desc(step.node, 0)] + [graph.output_desc(e.node, e.index) for e in fused.extras]
     with notices.compiling(lambda: notices.describe(f"fused {fused.spec.operator}", fused.operands[0].desc)):
-        return device.backend.compile_spec(device, fused.spec, [operand.desc for operand in fused.operands],
-                                           graph.output_desc(step.node, 0),
-                                           [graph.output_desc(e.node, e.index) for e in fused.extras])
+        if fused.layout is None:
+            return device.backend.compile_spec(device, fused.spec, inputs, outputs[0], outputs[1:])
+        # QUANTIZE or DEQUANTIZE among the nodes: the kernel runs over their layout, 4-bit tensors staged.
+        views, targets = fused.layout.operands, fused.layout.outputs
+        inner = device.backend.compile_spec(device, fused.spec, [v.desc for v in views], targets[0].desc,
+                                            [v.desc for v in targets[1:]])
+        return ViewedKernel(device, inner, list(zip(inputs, views)), list(zip(outputs, targets)))
 
 
 class CompiledGraph:

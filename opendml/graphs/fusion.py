@@ -24,7 +24,12 @@ intermediate never written to a buffer of its own) when all of these hold:
   each distinct operand once, its element size, 0 for a broadcast operand, one with a zero stride on a
   dimension larger than 1), W the value's element size. The value is recomputed when that is strictly
   fewer bytes; a tie materialises (one kernel fewer to compile, and the value computed once). Recomputing
-  is bit-exact: every kernel composes the same expression.
+  is bit-exact: every kernel composes the same expression. (Counted in bits: a 4-bit operand is half a byte.)
+
+QUANTIZE and DEQUANTIZE fuse too: a kernel holding one runs over their layout (``blocked_layout``: blocked axes
+cut in two for every tensor, 4-bit tensors staged one element a byte). Where a group's nodes have no common
+layout (one axis cut into blocks of two sizes, more than 8 axes), the nodes composed into its root are barred
+from composition and the plan is made again: each then runs as a step of its own.
 
 The nodes composed into a root form its group; a recomputed node belongs to the group of each of its
 readers. The root is the one node whose output the kernel writes (besides its extras). Its kernel's
@@ -38,7 +43,7 @@ again for each, as before). ``OPENDML_FUSION=0`` turns fusion off, every node it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import expr as ex
 from .. import settings
@@ -46,6 +51,7 @@ from ..dtypes import DataType
 from ..kernels.compose import Composer, read_back
 from ..kernels.spec import KernelSpec
 from ..tensor import TensorDesc
+from .blocked_layout import FusedLayout, fused_layout, holds_layout
 from .validate import CheckedGraph, Source
 
 ENV_FUSION = settings.FUSION.name
@@ -85,6 +91,7 @@ class FusedKernel:
     operands: tuple[Operand, ...]
     spec: KernelSpec
     extras: tuple[ExtraOutput, ...] = ()
+    layout: FusedLayout | None = None  # a QUANTIZE's or DEQUANTIZE's (``blocked_layout``): ``spec`` runs over it
 
     @property
     def root(self) -> int:
@@ -94,9 +101,22 @@ class FusedKernel:
 def fuse(graph: CheckedGraph, prologues: bool = False, outputs: bool = False) -> dict[int, FusedKernel]:
     """The fused kernel of every group of two or more nodes, by its root; reductions take element-wise
     prologues where ``prologues``, and kernels write composed graph outputs where ``outputs`` (the backend
-    lowers them)."""
+    lowers them). A group holding QUANTIZE or DEQUANTIZE runs over their layout (``blocked_layout``); where
+    its nodes have none, the nodes composed into its root are composed no more, and the planning is redone."""
     rules = _Rules(graph, prologues, outputs)
-    composed = _composed(rules)
+    barred: set[int] = set()
+    while True:
+        kernels = _planned(rules, frozenset(barred))
+        refused = {n for kernel in kernels.values() if isinstance(kernel, tuple) for n in kernel}
+        if not refused:
+            return {root: kernel for root, kernel in kernels.items() if isinstance(kernel, FusedKernel)}
+        barred |= refused
+
+
+def _planned(rules: _Rules, barred: frozenset[int]) -> dict[int, FusedKernel | tuple[int, ...]]:
+    """Each group's fused kernel by its root, or the nodes composed into it where the group has no layout."""
+    graph = rules.graph
+    composed = _composed(rules, barred)
     groups: dict[int, tuple[int, ...]] = {}
     for node in graph.order:
         if node in graph.operators and node not in composed and rules.may_root(node):
@@ -104,16 +124,17 @@ def fuse(graph: CheckedGraph, prologues: bool = False, outputs: bool = False) ->
             if len(members) > 1:
                 groups[node] = members
     extras = _extras(rules, groups)
-    return {root: _FusedBuilder(graph, composed, members).build(root, extras[root])
-            for root, members in groups.items()}
+    kernels: dict[int, FusedKernel | tuple[int, ...]] = {}
+    for root, members in groups.items():
+        kernel = _FusedBuilder(graph, composed, members).build(root, extras[root])
+        kernels[root] = members[:-1] if kernel is None else kernel
+    return kernels
 
 
 def _single_output(graph: CheckedGraph, node: int) -> bool:
-    """Whether ``node`` is an operator of one output whose kernel runs over its own tensors (QUANTIZE and
-    DEQUANTIZE run over a layout of their own, ``OperatorDefinition.layout``: each is a step of its own)."""
+    """Whether ``node`` is an operator of one output."""
     operator = graph.operators.get(node)
-    return operator is not None and len(operator.definition.schema.outputs) == 1 \
-        and operator.definition.layout is None
+    return operator is not None and len(operator.definition.schema.outputs) == 1
 
 
 def _elementwise(graph: CheckedGraph, node: int) -> bool:
@@ -145,14 +166,14 @@ class _Rules:
             a == b for n, a, b in zip(written.sizes, written.effective_strides, read.effective_strides) if n > 1)
 
 
-def _composed(rules: _Rules) -> frozenset[int]:
+def _composed(rules: _Rules, barred: frozenset[int] = frozenset()) -> frozenset[int]:
     """The nodes whose value their readers compute (the module's rules), decided in graph order: a
-    producer's cost depends on which of its own producers are composed into it."""
+    producer's cost depends on which of its own producers are composed into it. ``barred`` nodes are not."""
     graph = rules.graph
     composed: set[int] = set()
     for node in graph.order:
         readers = graph.readers.get((node, 0), [])
-        if not readers or not _elementwise(graph, node) or not all(rules.edge(*r) for r in readers):
+        if node in barred or not readers or not _elementwise(graph, node) or not all(rules.edge(*r) for r in readers):
             continue
         output = bool(graph.graph_outputs.get((node, 0)))
         if output and not rules.outputs:
@@ -167,9 +188,10 @@ def broadcast(desc: TensorDesc) -> bool:
     return any(n > 1 and s == 0 for n, s in zip(desc.sizes, desc.effective_strides))
 
 
-def chain_bytes(graph: CheckedGraph, composed: set[int] | frozenset[int], node: int) -> int:
-    """P of the module's rule: bytes per element that computing ``node``'s value (its composed producers
-    included) reads, each distinct external operand once, a broadcast one as 0."""
+def chain_bits(graph: CheckedGraph, composed: set[int] | frozenset[int], node: int) -> int:
+    """P of the module's rule, in bits (a 4-bit operand is half a byte): per element, what computing
+    ``node``'s value (its composed producers included) reads, each distinct external operand once, a broadcast
+    one as 0."""
     operands: dict[tuple[Source, TensorDesc], int] = {}
     pending, seen = [node], {node}
     while pending:
@@ -184,7 +206,7 @@ def chain_bytes(graph: CheckedGraph, composed: set[int] | frozenset[int], node: 
                     pending.append(source.node)  # type: ignore[arg-type]
                 continue
             desc = graph.input_desc(member, index)
-            operands[(source, desc)] = 0 if broadcast(desc) else desc.data_type.size
+            operands[(source, desc)] = 0 if broadcast(desc) else desc.data_type.bits
     return sum(operands.values())
 
 
@@ -192,7 +214,7 @@ def recompute_cheaper(graph: CheckedGraph, composed: set[int] | frozenset[int], 
     """The module's rule for a value read by several nodes: recompute it in each when that moves strictly
     fewer bytes per element than writing it once and reading it back in each."""
     k = len({r for r, _ in graph.readers[(node, 0)]})
-    p, w = chain_bytes(graph, composed, node), graph.output_desc(node, 0).data_type.size
+    p, w = chain_bits(graph, composed, node), graph.output_desc(node, 0).data_type.bits
     output = bool(graph.graph_outputs.get((node, 0)))
     return k * p + (w if output else 0) < p + w + k * w
 
@@ -243,16 +265,27 @@ class _FusedBuilder:
         self.operands: list[Operand] = []
         self.values: dict[int, ex.Expr] = {}
 
-    def build(self, root: int, extras: tuple[ExtraOutput, ...]) -> FusedKernel:
+    def build(self, root: int, extras: tuple[ExtraOutput, ...]) -> FusedKernel | None:
+        """The group's kernel; None where it holds QUANTIZE or DEQUANTIZE and has no layout to run over."""
         element = self._value(root)
         stores = tuple(_stored(self._value(extra.node)) for extra in extras)
         name = "+".join(self.graph.operators[n].name for n in self.members)
         spec = self.graph.operators[root].kernel_spec
         operands = tuple(self.operands)
         if spec.reduction is None:
-            return FusedKernel(self.members, operands, self.composer.spec(name, element, stores), extras)
-        return FusedKernel(self.members, operands, self.composer.reduction_spec(name, element, spec, stores),
-                           extras)
+            fused = self.composer.spec(name, element, stores)
+        else:
+            fused = self.composer.reduction_spec(name, element, spec, stores)
+        if not holds_layout(self.graph, self.members):
+            return FusedKernel(self.members, operands, fused, extras)
+        outputs = [self.graph.output_desc(root, 0)] + [self.graph.output_desc(e.node, e.index) for e in extras]
+        axes = None if fused.reduction is None else fused.reduction.axes
+        layout = fused_layout(self.graph, self.members, [o.desc for o in operands], outputs, axes)
+        if layout is None:
+            return None
+        if fused.reduction is not None:
+            fused = replace(fused, reduction=replace(fused.reduction, axes=layout.axes))
+        return FusedKernel(self.members, operands, fused, extras, layout)
 
     def _value(self, node: int) -> ex.Expr:
         """``node``'s expression over the kernel's operands, its composed inputs first (in input order, so

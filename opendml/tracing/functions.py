@@ -18,8 +18,11 @@ from ..dtypes import DataType
 from ..enums import AxisDirection, NanPolicy
 from ..errors import invalid
 from ..feature_levels import FeatureLevel
+from ..functional import blocked as fn_blocked
 from ..functional import declared as fn_declared
 from ..graphs.builder import Expression, Graph, reinterpret
+from ..graphs.builder import dequantize as g_dequantize
+from ..graphs.builder import quantize as g_quantize
 from ..kernels.spec import ReductionKind
 from ..ops.cast import CAST_SCHEMA, CastDesc
 from ..ops.definition import OperatorDefinition
@@ -230,3 +233,69 @@ def arg_reduction(kind: ReductionKind, x: Any, axes: int | Sequence[int] | None,
     return Tracer(graph.node(desc, [tracer.expr]), shape, out_type.numpy)
 
 
+
+
+def dequantize(x: Any, scale: Any, zero_point: Any, data_type: Any, device: object) -> Tracer:
+    """``opendml.dequantize``, traced: one DEQUANTIZE node of whole-byte data (INT8, UINT8), its scale and zero
+    point traced arrays of x's rank or values known now (graph inputs bound to copies of them). 4-bit data is
+    refused by name: a compiled function's arrays are whole bytes."""
+    owner = "DEQUANTIZE"
+    tracer, graph = _begin(owner, x, None, device, (scale, zero_point))
+    quantized = _whole_bytes(owner, "x", tracer.dtype, data_type)
+    if zero_point is not None and scale is None:
+        raise invalid(owner, "zero_point", "must come with a scale (QuantizationType SCALE_ZERO_POINT)", "no scale")
+    rank = len(tracer.expr.desc.sizes)
+    scale_t = scale if scale is None or isinstance(scale, Tracer) else _constant(
+        graph, fn_blocked._scale(scale, rank, owner))
+    zp_t = zero_point if zero_point is None or isinstance(zero_point, Tracer) else _constant(
+        graph, fn_blocked._zero_point(zero_point, quantized, rank, owner))
+    if isinstance(zp_t, Tracer):
+        _whole_bytes(owner, "zero_point", zp_t.dtype, quantized)
+    return _blocked_node(g_dequantize, tracer, scale_t, zp_t)
+
+
+def quantize(x: Any, scale: Any, zero_point: Any, output_type: Any, device: object) -> Tracer:
+    """``opendml.quantize``, traced: one QUANTIZE node to INT8 or UINT8 (the zero point's type, else
+    ``output_type``, else UINT8), as ``dequantize``; a 4-bit output is refused by name."""
+    owner = "QUANTIZE"
+    tracer, graph = _begin(owner, x, None, device, (scale, zero_point))
+    if tracer.dtype not in (np.float32, np.float16):
+        raise invalid(owner, "x", "must be a FLOAT32 or FLOAT16 array", tracer.dtype)
+    if zero_point is not None and scale is None:
+        raise invalid(owner, "zero_point", "must come with a scale (QuantizationType SCALE_ZERO_POINT)", "no scale")
+    if isinstance(zero_point, Tracer):
+        quantized = _whole_bytes(owner, "zero_point", zero_point.dtype, output_type)
+    else:
+        quantized = _whole_bytes(owner, "output_type", None, fn_blocked._output_type(zero_point, output_type, owner))
+    rank = len(tracer.expr.desc.sizes)
+    float_type = DataType.parse(tracer.dtype, owner=owner)
+    scale_t = scale if scale is None or isinstance(scale, Tracer) else _constant(
+        graph, fn_blocked._scale(scale, rank, owner, float_type))
+    zp_t = zero_point if zero_point is None or isinstance(zero_point, Tracer) else _constant(
+        graph, fn_blocked._zero_point(zero_point, quantized, rank, owner))
+    return _blocked_node(g_quantize, tracer, scale_t, zp_t, quantized)
+
+
+def _whole_bytes(owner: str, name: str, dtype: np.dtype | None, data_type: Any = None) -> DataType:
+    """INT8 or UINT8, what the traced call quantizes to or from: ``data_type`` where given, else the type of an
+    array of ``dtype`` (which must hold it); 4-bit types refused by name."""
+    wanted = DataType.parse(data_type if data_type is not None else dtype, owner=owner, field=name)
+    if wanted in (DataType.INT4, DataType.UINT4):
+        raise invalid(owner, name, "must be INT8 or UINT8 while tracing (opendml.compile does not take or give "
+                      "4-bit arrays yet: call opendml.dequantize and opendml.quantize on arrays)", wanted.name)
+    if wanted not in (DataType.INT8, DataType.UINT8) or (dtype is not None and np.dtype(dtype) != wanted.numpy):
+        raise invalid(owner, name, "must be an INT8 or UINT8 array while tracing",
+                      wanted.name if dtype is None else np.dtype(dtype))
+    return wanted
+
+
+def _blocked_node(build: Any, x: Tracer, scale: Tracer | None, zero_point: Tracer | None,
+                  output_type: DataType | None = None) -> Tracer:
+    """The DEQUANTIZE or QUANTIZE node of the graph builder (``build``), its QuantizationType what is given."""
+    tensors = [t.expr for t in (scale, zero_point) if t is not None]
+    kind = ("NONE", "SCALE", "SCALE_ZERO_POINT")[len(tensors)]
+    if output_type is None:
+        node = build(x.expr, tensors, kind)
+    else:
+        node = build(x.expr, tensors, kind, output_type)
+    return Tracer(node, x.shape, node.desc.data_type.numpy)
