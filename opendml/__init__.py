@@ -52,11 +52,17 @@ from .graph import Graph
 from .graphs import CompiledGraph, ConstantNode, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from .operator import BindingProperties, CompiledOperator, Operator
 from .ops.abs import ElementWiseAbsDesc
+from .ops.acos import ElementWiseAcosDesc
+from .ops.acosh import ElementWiseAcoshDesc
 from .ops.activation_identity import ActivationIdentityDesc
 from .ops.add import ElementWiseAddDesc
 from .ops.add1 import ElementWiseAdd1Desc
 from .ops.argmax import ArgMaxDesc
 from .ops.argmin import ArgMinDesc
+from .ops.asin import ElementWiseAsinDesc
+from .ops.asinh import ElementWiseAsinhDesc
+from .ops.atan import ElementWiseAtanDesc
+from .ops.atanh import ElementWiseAtanhDesc
 from .ops.bit_and import ElementWiseBitAndDesc
 from .ops.bit_count import ElementWiseBitCountDesc
 from .ops.bit_not import ElementWiseBitNotDesc
@@ -68,11 +74,16 @@ from .ops.cast import CastDesc
 from .ops.ceil import ElementWiseCeilDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.clip_grad import ElementWiseClipGrad1Desc, ElementWiseClipGradDesc
+from .ops.cos import ElementWiseCosDesc
+from .ops.cosh import ElementWiseCoshDesc
 from .ops.dequantize import DequantizeDesc
 from .ops.dequantize_linear import ElementWiseDequantizeLinearDesc
 from .ops.difference_square import ElementWiseDifferenceSquareDesc
 from .ops.divide import ElementWiseDivideDesc
 from .ops.elementwise import ScaleBias
+from .ops.elementwise_tanh import ElementWiseTanhDesc
+from .ops.erf import ElementWiseErfDesc
+from .ops.exp import ElementWiseExpDesc
 from .ops.floor import ElementWiseFloorDesc
 from .ops.hard_sigmoid import ActivationHardSigmoidDesc
 from .ops.hard_swish import ActivationHardSwishDesc
@@ -81,6 +92,7 @@ from .ops.is_infinity import ElementWiseIsInfinityDesc
 from .ops.is_nan import ElementWiseIsNanDesc
 from .ops.leaky_relu import ActivationLeakyReluDesc
 from .ops.linear import ActivationLinearDesc
+from .ops.log import ElementWiseLogDesc
 from .ops.logical_and import ElementWiseLogicalAndDesc
 from .ops.logical_equals import ElementWiseLogicalEqualsDesc
 from .ops.logical_greater_than import ElementWiseLogicalGreaterThanDesc
@@ -108,8 +120,11 @@ from .ops.relu_grad import ActivationReluGradDesc
 from .ops.round import ElementWiseRoundDesc
 from .ops.shrink import ActivationShrinkDesc
 from .ops.sign import ElementWiseSignDesc
+from .ops.sin import ElementWiseSinDesc
+from .ops.sinh import ElementWiseSinhDesc
 from .ops.sqrt import ElementWiseSqrtDesc
 from .ops.subtract import ElementWiseSubtractDesc
+from .ops.tan import ElementWiseTanDesc
 from .ops.threshold import ElementWiseThresholdDesc
 from .ops.thresholded_relu import ActivationThresholdedReluDesc
 from .ops.top_k import TopK1Desc, TopKDesc
@@ -152,8 +167,14 @@ __all__ = [
     "DequantizeDesc",
     "Device",
     "ElementWiseAbsDesc",
+    "ElementWiseAcosDesc",
+    "ElementWiseAcoshDesc",
     "ElementWiseAdd1Desc",
     "ElementWiseAddDesc",
+    "ElementWiseAsinDesc",
+    "ElementWiseAsinhDesc",
+    "ElementWiseAtanDesc",
+    "ElementWiseAtanhDesc",
     "ElementWiseBitAndDesc",
     "ElementWiseBitCountDesc",
     "ElementWiseBitNotDesc",
@@ -166,14 +187,19 @@ __all__ = [
     "ElementWiseClipDesc",
     "ElementWiseClipGrad1Desc",
     "ElementWiseClipGradDesc",
+    "ElementWiseCosDesc",
+    "ElementWiseCoshDesc",
     "ElementWiseDequantizeLinearDesc",
     "ElementWiseDifferenceSquareDesc",
     "ElementWiseDivideDesc",
+    "ElementWiseErfDesc",
+    "ElementWiseExpDesc",
     "ElementWiseFloorDesc",
     "ElementWiseIdentityDesc",
     "ElementWiseIfDesc",
     "ElementWiseIsInfinityDesc",
     "ElementWiseIsNanDesc",
+    "ElementWiseLogDesc",
     "ElementWiseLogicalAndDesc",
     "ElementWiseLogicalEqualsDesc",
     "ElementWiseLogicalGreaterThanDesc",
@@ -195,8 +221,12 @@ __all__ = [
     "ElementWiseRecipDesc",
     "ElementWiseRoundDesc",
     "ElementWiseSignDesc",
+    "ElementWiseSinDesc",
+    "ElementWiseSinhDesc",
     "ElementWiseSqrtDesc",
     "ElementWiseSubtractDesc",
+    "ElementWiseTanDesc",
+    "ElementWiseTanhDesc",
     "ElementWiseThresholdDesc",
     "ExecutionFlags",
     "FeatureLevel",

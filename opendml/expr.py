@@ -82,6 +82,11 @@ Bitwise(a, b, op)   a & b, a | b, a ^ b, a << b or a >> b (``op``)  ``np.bitwise
 Wrap(v, T)          integer v as the integer type T modulo          ``astype`` / ``wrap_to`` (``trunc``,
                     2**bits (two's complement: a narrower T keeps   ``sext``/``zext``) / C casts through
                     the low bits, a wider one extends by v's sign)  T's own type / ``trunc``, ``sext``
+Function(v, f, T)   FLOAT32 f(v) (``opendml.rounded``: EXP, LOG,    ``rounded.evaluate`` / ``rounded``'s
+                    SIN...) rounded once to T (FLOAT32, or FLOAT16  compiled function / its device
+                    held as FLOAT32): the double value rounded,     function (the double one, the test,
+                    a hard case looked up where it lies near a      the table) / scalar code only: an
+                    midpoint                                        expression of one is not streamed
 ==================  ==============================================  ==================================
 
 A Store below the root is a value, not a write: the value as memory of type T would hold it (a FLOAT16 one
@@ -116,6 +121,7 @@ from .expr_nodes import Bitwise as Bitwise
 from .expr_nodes import Divide as Divide
 from .expr_nodes import Expr as Expr
 from .expr_nodes import ExpressionError as ExpressionError
+from .expr_nodes import Function as Function
 from .expr_nodes import IsNumber as IsNumber
 from .expr_nodes import Less as Less
 from .expr_nodes import Load as Load

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .dtypes import DataType
+from .rounded.catalog import FUNCTIONS
 
 BOOL: Literal["BOOL"] = "BOOL"
 ValueType = DataType | Literal["BOOL"]
@@ -331,6 +332,21 @@ class Sqrt(_OfFloat32):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class Function(_OfFloat32):
+    """A correctly rounded function of a FLOAT32 value (``opendml.rounded``: ``name`` EXP, LOG, SIN...), rounded
+    once to ``precision``: FLOAT32, or FLOAT16 (the result held exactly as a FLOAT32, which a FLOAT16 Store
+    keeps)."""
+
+    name: str
+    precision: DataType
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        _require(self.name in FUNCTIONS, f"Function {self.name!r} is not one of {sorted(FUNCTIONS)}")
+        _require(self.precision in (DataType.FLOAT32, DataType.FLOAT16), f"Function to {_name(self.precision)}")
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
 class Round(_OfFloat32):
     """FLOAT32 to its nearest integer, ties to even (still FLOAT32)."""
 
@@ -419,7 +435,7 @@ class Store(_Unary):
 # exactly this set: a node missing from a lowering fails there, not on a user's first large tensor.
 NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Wrapping, Remainder,
                                  Negate, BitNot, BitCount, Sqrt, Round, Saturate, Less, IsNumber, SignBit, Select,
-                                 Store, Bitwise, Wrap)
+                                 Store, Bitwise, Wrap, Function)
 
 
 def integer_range(expr: Expr) -> tuple[int, int]:

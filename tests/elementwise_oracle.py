@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -450,6 +450,17 @@ def sqrt_element(x: float, type_name: str, scale_bias: tuple[float, float] | Non
     if math.isnan(v) or v < 0:
         return math.nan
     return _finish(v if v == 0 or math.isinf(v) else math.sqrt(v), type_name)
+
+
+def rounded_element(name: str) -> Callable[[float, str, tuple[float, float] | None], float]:
+    """A correctly rounded function's element (EXP, LOG, ... ERF): the ScaleBias'd value's exact function value
+    rounded once to the type (tests/rounding_oracle.py, from mpmath)."""
+    from tests.rounding_oracle import correctly_rounded
+
+    def element(x: float, type_name: str, scale_bias: tuple[float, float] | None) -> float:
+        return correctly_rounded(name, scale_bias_element(x, scale_bias), type_name)
+
+    return element
 
 
 def logical_not_element(x: int, type_name: str) -> int:

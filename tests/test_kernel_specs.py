@@ -176,6 +176,21 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_BIT_NOT": _unary(dml.ElementWiseBitNotDesc),
     "ELEMENT_WISE_BIT_COUNT": _unary(dml.ElementWiseBitCountDesc),
     "ELEMENT_WISE_SQRT": _unary(lambda x, y: dml.ElementWiseSqrtDesc(x, y, dml.ScaleBias(3.0, -0.5))),
+    "ELEMENT_WISE_EXP": _unary(lambda x, y: dml.ElementWiseExpDesc(x, y, dml.ScaleBias(0.5, -0.25))),
+    "ELEMENT_WISE_LOG": _unary(lambda x, y: dml.ElementWiseLogDesc(x, y, dml.ScaleBias(2.0, 0.5))),
+    "ELEMENT_WISE_SIN": _unary(lambda x, y: dml.ElementWiseSinDesc(x, y, dml.ScaleBias(3.0, 0.25))),
+    "ELEMENT_WISE_COS": _unary(lambda x, y: dml.ElementWiseCosDesc(x, y, dml.ScaleBias(3.0, 0.25))),
+    "ELEMENT_WISE_TAN": _unary(lambda x, y: dml.ElementWiseTanDesc(x, y, dml.ScaleBias(0.75, 0.1))),
+    "ELEMENT_WISE_ASIN": _unary(lambda x, y: dml.ElementWiseAsinDesc(x, y, dml.ScaleBias(0.25, 0.125))),
+    "ELEMENT_WISE_ACOS": _unary(lambda x, y: dml.ElementWiseAcosDesc(x, y, dml.ScaleBias(0.25, -0.125))),
+    "ELEMENT_WISE_ATAN": _unary(lambda x, y: dml.ElementWiseAtanDesc(x, y, dml.ScaleBias(4.0, 0.5))),
+    "ELEMENT_WISE_SINH": _unary(lambda x, y: dml.ElementWiseSinhDesc(x, y, dml.ScaleBias(1.5, -0.5))),
+    "ELEMENT_WISE_COSH": _unary(lambda x, y: dml.ElementWiseCoshDesc(x, y, dml.ScaleBias(1.5, 0.5))),
+    "ELEMENT_WISE_TANH": _unary(lambda x, y: dml.ElementWiseTanhDesc(x, y, dml.ScaleBias(0.5, 0.25))),
+    "ELEMENT_WISE_ASINH": _unary(lambda x, y: dml.ElementWiseAsinhDesc(x, y, dml.ScaleBias(8.0, 1.0))),
+    "ELEMENT_WISE_ACOSH": _unary(lambda x, y: dml.ElementWiseAcoshDesc(x, y, dml.ScaleBias(2.0, 1.5))),
+    "ELEMENT_WISE_ATANH": _unary(lambda x, y: dml.ElementWiseAtanhDesc(x, y, dml.ScaleBias(0.25, 0.0625))),
+    "ELEMENT_WISE_ERF": _unary(lambda x, y: dml.ElementWiseErfDesc(x, y, dml.ScaleBias(0.75, -0.25))),
     "ELEMENT_WISE_ROUND": _unary(lambda x, y: dml.ElementWiseRoundDesc(x, y, "TOWARD_INFINITY")),
     "ELEMENT_WISE_IS_NAN": _unary(dml.ElementWiseIsNanDesc),
     "ELEMENT_WISE_IS_INFINITY": _unary(lambda x, y: dml.ElementWiseIsInfinityDesc(x, y, "NEGATIVE")),
@@ -381,6 +396,21 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_BIT_NOT": _expect_unary(oracle.bit_not_element),
     "ELEMENT_WISE_BIT_COUNT": _expect_unary(oracle.bit_count_element),
     "ELEMENT_WISE_SQRT": _expect_scale_bias(oracle.sqrt_element),
+    "ELEMENT_WISE_EXP": _expect_scale_bias(oracle.rounded_element("EXP")),
+    "ELEMENT_WISE_LOG": _expect_scale_bias(oracle.rounded_element("LOG")),
+    "ELEMENT_WISE_SIN": _expect_scale_bias(oracle.rounded_element("SIN")),
+    "ELEMENT_WISE_COS": _expect_scale_bias(oracle.rounded_element("COS")),
+    "ELEMENT_WISE_TAN": _expect_scale_bias(oracle.rounded_element("TAN")),
+    "ELEMENT_WISE_ASIN": _expect_scale_bias(oracle.rounded_element("ASIN")),
+    "ELEMENT_WISE_ACOS": _expect_scale_bias(oracle.rounded_element("ACOS")),
+    "ELEMENT_WISE_ATAN": _expect_scale_bias(oracle.rounded_element("ATAN")),
+    "ELEMENT_WISE_SINH": _expect_scale_bias(oracle.rounded_element("SINH")),
+    "ELEMENT_WISE_COSH": _expect_scale_bias(oracle.rounded_element("COSH")),
+    "ELEMENT_WISE_TANH": _expect_scale_bias(oracle.rounded_element("TANH")),
+    "ELEMENT_WISE_ASINH": _expect_scale_bias(oracle.rounded_element("ASINH")),
+    "ELEMENT_WISE_ACOSH": _expect_scale_bias(oracle.rounded_element("ACOSH")),
+    "ELEMENT_WISE_ATANH": _expect_scale_bias(oracle.rounded_element("ATANH")),
+    "ELEMENT_WISE_ERF": _expect_scale_bias(oracle.rounded_element("ERF")),
     "ELEMENT_WISE_ROUND": lambda desc, tensors, inputs: _each(
         inputs, lambda x: oracle.round_element(x, _type(tensors, "InputTensor"), _name(desc.rounding_mode))),
     "ELEMENT_WISE_IS_NAN": lambda desc, tensors, inputs: _each(inputs, oracle.is_nan_element),
@@ -499,8 +529,11 @@ def _covered(schema: OperatorSchema, row: SupportRow) -> bool:
 # GREATER_THAN and GREATER_THAN_OR_EQUAL are LESS_THAN and LESS_THAN_OR_EQUAL with their operands swapped, and
 # LESS_THAN's nodes (Less, Select) are among LESS_THAN_OR_EQUAL's (ops/comparison.py): their 20 kernels a row are
 # slow, LESS_THAN_OR_EQUAL's and EQUALS' compiled by default.
+# The correctly rounded functions share one node (Function) and one kernel shape: EXP's kernels are compiled by
+# default, the others' run there through test_rounded's compiled functions and the NumPy lowering.
 MANY_KERNELS = {"ELEMENT_WISE_QUANTIZED_LINEAR_ADD", "CAST", "ELEMENT_WISE_LOGICAL_GREATER_THAN",
-                "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL", "ELEMENT_WISE_LOGICAL_LESS_THAN"}
+                "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL", "ELEMENT_WISE_LOGICAL_LESS_THAN"} | {
+                    f"ELEMENT_WISE_{name}" for name in ("LOG", "SIN", "COS", "TAN", "ASIN", "ACOS", "ATAN", "SINH", "COSH", "TANH", "ASINH", "ACOSH", "ATANH", "ERF")}
 COMPILED_ROWS = [pytest.param(*p.values, id=p.id, marks=[pytest.mark.slow] if _covered(*p.values)
                               or p.values[0].name in MANY_KERNELS else [])
                  for p in ROWS]

@@ -102,13 +102,13 @@ def test_blocked_dequantize_relu_argmin_on_a_4d_level() -> None:
         np.testing.assert_array_equal(got[name], want[name])
 
 
-MAPPED = ("Abs, Add, And, ArgMax, ArgMin, BitShift, BitwiseAnd, BitwiseNot, BitwiseOr, BitwiseXor, Cast, Ceil, "
-          "Clip, Constant, DequantizeLinear, Div, Equal, Floor, Greater, GreaterOrEqual, HardSigmoid, "
-          "HardSwish, Identity, IsInf, IsNaN, LeakyRelu, Less, LessOrEqual, Max, Mean, Min, Mod, Mul, Neg, Not, "
-          "Or, PRelu, QuantizeLinear, Reciprocal, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, "
-          "ReduceMean, ReduceMin, ReduceProd, ReduceSum, ReduceSumSquare, Relu, Round, Shrink, Sign, Sqrt, Sub, "
-          "Sum, ThresholdedRelu, Where, Xor")
-
+MAPPED = ("Abs, Acos, Acosh, Add, And, ArgMax, ArgMin, Asin, Asinh, Atan, Atanh, BitShift, BitwiseAnd, BitwiseNot, "
+          "BitwiseOr, BitwiseXor, Cast, Ceil, Clip, Constant, Cos, Cosh, DequantizeLinear, Div, Equal, Erf, Exp, "
+          "Floor, Greater, GreaterOrEqual, HardSigmoid, HardSwish, Identity, IsInf, IsNaN, LeakyRelu, Less, "
+          "LessOrEqual, Log, Max, Mean, Min, Mod, Mul, Neg, Not, Or, PRelu, QuantizeLinear, Reciprocal, ReduceL1, "
+          "ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum, "
+          "ReduceSumSquare, Relu, Round, Shrink, Sign, Sin, Sinh, Sqrt, Sub, Sum, Tan, Tanh, ThresholdedRelu, "
+          "Where, Xor")
 
 def test_every_problem_is_listed_at_once_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(CompiledOperator, "execute", lambda *a: pytest.fail("an operator ran"))

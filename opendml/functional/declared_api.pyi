@@ -12,9 +12,15 @@ from opendml.typing import ArrayInput, ArrayObject, DeviceLike, Scalar
 
 __all__ = [
     "abs",
+    "acos",
+    "acosh",
     "activation_identity",
     "add",
     "add1",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
     "bit_and",
     "bit_count",
     "bit_not",
@@ -25,9 +31,13 @@ __all__ = [
     "ceil",
     "clip",
     "clip_grad",
+    "cos",
+    "cosh",
     "difference_square",
     "divide",
     "equal",
+    "erf",
+    "exp",
     "floor",
     "greater",
     "greater_equal",
@@ -40,6 +50,7 @@ __all__ = [
     "less",
     "less_equal",
     "linear",
+    "log",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -58,8 +69,12 @@ __all__ = [
     "round",
     "shrink",
     "sign",
+    "sin",
+    "sinh",
     "sqrt",
     "subtract",
+    "tan",
+    "tanh",
     "threshold",
     "thresholded_relu",
     "where",
@@ -703,6 +718,276 @@ def relu_grad(
     x: ArrayInput,
     input_gradient: ArrayInput,
     *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def exp(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def exp(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def log(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def log(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def sin(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def sin(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def cos(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def cos(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def tan(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def tan(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def asin(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def asin(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def acos(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def acos(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def atan(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def atan(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def sinh(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def sinh(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def cosh(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def cosh(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def tanh(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def tanh(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def asinh(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def asinh(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def acosh(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def acosh(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def atanh(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def atanh(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def erf(
+    x: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def erf(
+    x: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
     out: ArrayObject | None = ...,
     device: DeviceLike = ...,
 ) -> Any: ...

@@ -70,7 +70,8 @@ def user_cache_root() -> Path:
 def helper_sources() -> list[Path]:
     """Every module a compiled kernel may depend on: a change to any of them changes the fingerprint."""
     files = sorted(KERNEL_PACKAGE.rglob("*.py")) + [_PACKAGE / "expr.py", _PACKAGE / "expr_nodes.py"] + sorted(
-        (_PACKAGE / "kernels").glob("*.py"))
+        (_PACKAGE / "kernels").glob("*.py")) + sorted((_PACKAGE / "rounded").rglob("*.py")) + sorted(
+        (_PACKAGE / "rounded").rglob("*.npz"))  # the hard cases are frozen into the compiled functions
     return [f for f in files if f.is_file()]
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import expr as ex
 from ..dtypes import DataType
+from ..rounded import evaluate as rounded
 
 
 class Inputs(NamedTuple):
@@ -157,6 +158,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Store: lambda n, v, inputs: _store(n, v(n.value)),
     ex.Bitwise: lambda n, v, inputs: _bitwise(n, v(n.a), v(n.b)),
     ex.Wrap: lambda n, v, inputs: np.asarray(v(n.value)).astype(n.type.numpy),  # integer astype wraps (C's casts)
+    ex.Function: lambda n, v, inputs: rounded.evaluate(n.name, v(n.value), n.precision.name),
 }
 
 

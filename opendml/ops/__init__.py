@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from .abs import ABS
+from .acos import ACOS
+from .acosh import ACOSH
 from .activation_identity import ACTIVATION_IDENTITY
 from .add import ADD
 from .add1 import ADD1
 from .argmax import ARGMAX
 from .argmin import ARGMIN
+from .asin import ASIN
+from .asinh import ASINH
+from .atan import ATAN
+from .atanh import ATANH
 from .bit_and import BIT_AND
 from .bit_count import BIT_COUNT
 from .bit_not import BIT_NOT
@@ -19,11 +25,16 @@ from .cast import CAST
 from .ceil import CEIL
 from .clip import CLIP, CLIP1
 from .clip_grad import CLIP_GRAD, CLIP_GRAD1
+from .cos import COS
+from .cosh import COSH
 from .definition import OperatorDefinition
 from .dequantize import DEQUANTIZE
 from .dequantize_linear import DEQUANTIZE_LINEAR
 from .difference_square import DIFFERENCE_SQUARE
 from .divide import DIVIDE
+from .elementwise_tanh import TANH
+from .erf import ERF
+from .exp import EXP
 from .floor import FLOOR
 from .hard_sigmoid import HARD_SIGMOID
 from .hard_swish import HARD_SWISH
@@ -32,6 +43,7 @@ from .is_infinity import IS_INFINITY
 from .is_nan import IS_NAN
 from .leaky_relu import LEAKY_RELU
 from .linear import LINEAR
+from .log import LOG
 from .logical_and import LOGICAL_AND
 from .logical_equals import LOGICAL_EQUALS
 from .logical_greater_than import LOGICAL_GREATER_THAN
@@ -59,8 +71,11 @@ from .relu_grad import RELU_GRAD
 from .round import ROUND
 from .shrink import SHRINK
 from .sign import SIGN
+from .sin import SIN
+from .sinh import SINH
 from .sqrt import SQRT
 from .subtract import SUBTRACT
+from .tan import TAN
 from .threshold import THRESHOLD
 from .thresholded_relu import THRESHOLDED_RELU
 from .top_k import TOP_K, TOP_K1
@@ -126,6 +141,21 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     QUANTIZED_LINEAR_ADD,
     TOP_K,
     TOP_K1,
+    EXP,
+    LOG,
+    SIN,
+    COS,
+    TAN,
+    ASIN,
+    ACOS,
+    ATAN,
+    SINH,
+    COSH,
+    TANH,
+    ASINH,
+    ACOSH,
+    ATANH,
+    ERF,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}

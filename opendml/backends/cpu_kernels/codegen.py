@@ -143,6 +143,7 @@ from opendml import expr as ex
 from opendml.backends.cpu_kernels.arithmetic import (bit_count, divide, int_quotient, remainder, round_even,
                                                     round_saturate_to, saturate_to, sign_bit, square_root, wrapping_add,
                                                     wrapping_multiply, wrapping_subtract)
+from opendml.backends.cpu_kernels import rounded
 from opendml.backends.cpu_kernels.arithmetic import (bitwise_and, bitwise_or, bitwise_xor, shift_left, shift_right,
                                                     wrap_to)
 from opendml.backends.cpu_kernels.drivers import next_share

@@ -15,7 +15,8 @@ Each node is the instruction the table in ``opendml.expr`` names, from its entry
 and the saturating conversions of ``arithmetic``, ordered ``fcmp`` and signed or unsigned ``icmp``, ``select``;
 integer nodes compute in the expression's own types (an 8-bit DEQUANTIZE_LINEAR difference in INT16, as its
 expression says). FLOAT16 operands and outputs are not streamed (the conversions, not the memory, take their
-time). Other targets split or scalarise the vectors; the results do not change.
+time), nor expressions of a correctly rounded Function (its double evaluation, not the memory, takes the
+time; its table lookup is scalar code). Other targets split or scalarise the vectors; the results do not change.
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ def streamable(*roots: ex.Expr) -> bool:
     """Whether ``stream_typing`` lowers ``roots`` (an element, and the extra values its kernel writes): no
     FLOAT16 operand or output, and one element size for every output (one vector width for every store)."""
     return len({root.data_type.size for root in roots}) == 1 and all(  # type: ignore[union-attr]
-        node.data_type is not DataType.FLOAT16 for root in roots for node in ex.nodes(root))
+        node.data_type is not DataType.FLOAT16 and not isinstance(node, ex.Function)
+        for root in roots for node in ex.nodes(root))
 
 
 def _numba_type(t: DataType) -> types.Type:
@@ -247,6 +249,11 @@ def _is_number(node: ex.IsNumber, v: Callable[[ex.Expr], ir.Value], at: Vectors)
     return at.builder.fcmp_ordered("ord", value, value)
 
 
+def _function(node: ex.Function, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
+    """Never reached: ``streamable`` leaves an expression of a Function to the scalar kernels."""
+    raise ex.ExpressionError(f"{node!r} has no vector lowering: its expressions run as scalar code (streamable)")
+
+
 # A node's lowering: the node, its children's vectors (``v(child)``) and the builder's context, to its vector.
 Lowering = Callable[[Any, Callable[[ex.Expr], ir.Value], Vectors], ir.Value]
 
@@ -276,4 +283,5 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Store: lambda n, v, at: v(n.value),
     ex.Bitwise: lambda n, v, at: arithmetic.bitwise(at.builder, n.op, v(n.a), v(n.b), _signed(n)),
     ex.Wrap: lambda n, v, at: arithmetic.wrap(at.builder, v(n.value), n.type.bits, _signed(n.value)),
+    ex.Function: _function,
 }

@@ -118,5 +118,11 @@ SHRINK = unary_mapping("Shrink", "ACTIVATION_SHRINK", {"bias": ("bias", 0.0), "l
 HARD_SIGMOID = unary_mapping("HardSigmoid", "ACTIVATION_HARD_SIGMOID", {"alpha": ("alpha", 0.2), "beta": ("beta", 0.5)})
 HARD_SWISH = unary_mapping("HardSwish", "ACTIVATION_HARD_SWISH", fixed={"alpha": 1 / 6, "beta": 0.5})
 
+# The correctly rounded functions (opendml.rounded): ONNX's name, DirectML's ELEMENT_WISE_ operator.
+ROUNDED = tuple(unary_mapping(onnx_name, f"ELEMENT_WISE_{name}") for onnx_name, name in (
+    ("Exp", "EXP"), ("Log", "LOG"), ("Sin", "SIN"), ("Cos", "COS"), ("Tan", "TAN"), ("Asin", "ASIN"),
+    ("Acos", "ACOS"), ("Atan", "ATAN"), ("Sinh", "SINH"), ("Cosh", "COSH"), ("Tanh", "TANH"), ("Asinh", "ASINH"),
+    ("Acosh", "ACOSH"), ("Atanh", "ATANH"), ("Erf", "ERF")))
+
 UNARY_MAPPINGS = (IDENTITY, ABS, NEG, CEIL, FLOOR, ROUND, SIGN, RECIPROCAL, SQRT, IS_NAN, IS_INF, NOT, BITWISE_NOT,
-                  LEAKY_RELU, THRESHOLDED_RELU, SHRINK, HARD_SIGMOID, HARD_SWISH)
+                  LEAKY_RELU, THRESHOLDED_RELU, SHRINK, HARD_SIGMOID, HARD_SWISH, *ROUNDED)

@@ -1,0 +1,261 @@
+"""Correct rounding, proven on every input: the hard-case tables of ``opendml.rounded`` built, and each function
+checked against an independent reference on all 2**32 FLOAT32 inputs (and so all 2**16 FLOAT16 ones).
+
+``--build`` sweeps every FLOAT32 input of each function: its double-precision value (CUDA's functions through
+CuPy where a GPU is present, else NumPy's) and that value's distance to the nearest midpoint of FLOAT32 and of
+FLOAT16 (``opendml.rounded.method``); every input within ``BUILD`` ulps of one is evaluated again by mpmath at
+320 and 400 bits, rounded exactly (both must agree), and stored with its correctly rounded results in
+``opendml/rounded/tables/NAME.npz`` (``f32_in``/``f32_out``, ``f16_in``/``f16_out``: input bits sorted, result
+bits; a FLOAT16 result is stored as the FLOAT32 that holds it).
+
+``--verify`` runs opendml's operator (the functional API on CuPy arrays where a GPU is present, else NumPy ones)
+on every input and compares it with a reference computed apart: the double value, rounded, where it is farther
+than ``REFERENCE_NEAR`` (2048) ulps from a midpoint, else mpmath's (at 320 bits, rounded exactly). It prints,
+per function and precision, the inputs compared, the wrong roundings (the target is 0) and the largest error in
+ulps, and writes ``rounding-<device>.csv``.
+
+    python benchmarks/rounding.py --build [--functions EXP,LOG]
+    python benchmarks/rounding.py --verify [--functions EXP] [--limit 2**24]
+
+mpmath is needed (``pip install mpmath``); CuPy for the GPU. Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from opendml.rounded import BUILD, FUNCTIONS, PRECISIONS, Precision  # noqa: E402
+from opendml.rounded.method import midpoint_distances  # noqa: E402
+
+TABLES = ROOT / "opendml" / "rounded" / "tables"
+RESULTS = ROOT / "benchmarks" / "results"
+CHUNK = 1 << 26
+REFERENCE_NEAR = 2048
+PRECISION_BITS = {"FLOAT32": (24, -149), "FLOAT16": (11, -24)}  # significant bits, exponent of the least ulp
+
+
+def gpu() -> Any:
+    try:
+        import cupy
+        cupy.cuda.runtime.getDeviceCount()
+        return cupy
+    except Exception:  # no CuPy, no driver or no device: the CPU sweeps
+        return None
+
+
+def double_function(name: str, xp: Any) -> Callable[[Any], Any]:
+    """The function in double precision on ``xp``'s arrays (CUDA's functions through CuPy, or NumPy's)."""
+    entry = FUNCTIONS[name]
+    if xp is np:
+        return entry.numpy
+    if name == "ERF":
+        from cupyx.scipy.special import erf
+        return erf  # type: ignore[no-any-return]
+    return getattr(xp, {"ASIN": "arcsin", "ACOS": "arccos", "ATAN": "arctan", "ASINH": "arcsinh",
+                        "ACOSH": "arccosh", "ATANH": "arctanh"}.get(name, name.lower()))  # type: ignore[no-any-return]
+
+
+def chunks(limit: int) -> Iterator[tuple[int, int]]:
+    for start in range(0, limit, CHUNK):
+        yield start, min(start + CHUNK, limit)
+
+
+def inputs(xp: Any, start: int, stop: int) -> Any:
+    return xp.arange(start, stop, dtype=xp.uint64).astype(xp.uint32).view(xp.float32)
+
+
+def numba_sweep(name: str) -> Callable[[int, int, int], np.ndarray]:
+    """Without a GPU: a Numba kernel over a range of input bits giving, per input, bit 0 set where its double
+    value (the C library's) is finite and within ``within`` ulps of a FLOAT32 midpoint, bit 1 of a FLOAT16 one."""
+    import math
+
+    from numba import njit, prange
+
+    from opendml.backends.cpu_kernels.rounded import _distance, _double_bits
+
+    f = FUNCTIONS[name].scalar
+    base32, lowest32 = PRECISIONS["FLOAT32"].base, PRECISIONS["FLOAT32"].lowest
+    base16, lowest16 = PRECISIONS["FLOAT16"].base, PRECISIONS["FLOAT16"].lowest
+
+    @njit(parallel=True)
+    def sweep(start, stop, within):  # type: ignore[no-untyped-def]
+        flags = np.zeros(stop - start, np.uint8)
+        bits = np.arange(start, stop).astype(np.uint32).view(np.float32)
+        for i in prange(stop - start):
+            y = f(np.float64(bits[i]))
+            if math.isfinite(y):
+                b = _double_bits(y)
+                flags[i] = (_distance(b, base32, lowest32) <= within) | (
+                    (_distance(b, base16, lowest16) <= within) << 1)
+        return flags
+
+    return sweep  # type: ignore[no-any-return]
+
+
+def candidates(name: str, xp: Any, limit: int, within: int) -> dict[str, np.ndarray]:
+    """For each precision, the input bits (uint32) whose double value is finite and within ``within`` ulps of
+    one of its midpoints (one evaluation of the function for both)."""
+    found: dict[str, list[Any]] = {p: [] for p in PRECISIONS}
+    if xp is np:
+        sweep = numba_sweep(name)
+        for start, stop in chunks(limit):
+            flags = sweep(start, stop, within)
+            for bit, p in enumerate(PRECISIONS):
+                found[p].append(np.flatnonzero(flags & (1 << bit)).astype(np.uint64) + start)
+            progress(name, "sweep", stop, limit)
+        return {p: np.concatenate(parts).astype(np.uint32) for p, parts in found.items()}
+    f = double_function(name, xp)
+    for start, stop in chunks(limit):
+        x = inputs(xp, start, stop)
+        with np.errstate(all="ignore"):
+            y = f(x.astype(xp.float64))
+            finite = xp.isfinite(y)
+            y = xp.where(finite, y, 0.0)
+            for p, grid in PRECISIONS.items():
+                near = finite & (midpoint_distances(y, grid) <= within)
+                found[p].append(xp.nonzero(near)[0].astype(xp.uint64) + start)
+        progress(name, "sweep", stop, limit)
+    return {p: np.concatenate([a.get() if xp is not np else a for a in parts]).astype(np.uint32)
+            for p, parts in found.items()}
+
+
+def progress(name: str, precision: str, done: int, limit: int) -> None:
+    print(f"\r  {name} {precision}: {done / limit:6.1%}", end="" if done < limit else "\n", file=sys.stderr,
+          flush=True)
+
+
+def exact(name: str, x: float, precision: str, bits: int) -> float:
+    """``f(x)`` rounded once to the format, from mpmath's value at ``bits`` bits (a float; the format's largest
+    value exceeded: infinity)."""
+    import mpmath
+
+    significant, least = PRECISION_BITS[precision]
+    with mpmath.workprec(bits):
+        value = getattr(mpmath, FUNCTIONS[name].mp)(mpmath.mpf(float(x)))
+        if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value) or value == 0:
+            return float(value) if isinstance(value, mpmath.mpf) else float("nan")
+        sign, man, exp, _ = value._mpf_
+        top = exp + man.bit_length() - 1  # value in [2**top, 2**(top + 1))
+        ulp = max(top - significant + 1, least)
+        shift = ulp - exp
+        if shift <= 0:
+            kept = man << -shift
+        else:
+            kept, low = man >> shift, man & ((1 << shift) - 1)
+            half = 1 << (shift - 1)
+            if low > half or (low == half and kept & 1):
+                kept += 1
+        try:
+            magnitude = float(mpmath.ldexp(kept, ulp))
+        except OverflowError:
+            magnitude = float("inf")
+    return -magnitude if sign else magnitude
+
+
+def resolve(name: str, bits: np.ndarray, precision: str) -> np.ndarray:
+    """The correctly rounded results' FLOAT32 bits of these inputs (two precisions of mpmath must agree)."""
+    out = np.empty(len(bits), np.float32)
+    for i, x in enumerate(bits.view(np.float32)):
+        a, b = exact(name, float(x), precision, 320), exact(name, float(x), precision, 400)
+        if not (a == b or (a != a and b != b)):
+            raise SystemExit(f"{name}({x!r}): mpmath at 320 and 400 bits round apart ({a!r}, {b!r})")
+        with np.errstate(over="ignore"):
+            out[i] = np.float32(a)  # exact: a holds the format's value (or infinity)
+    return out.view(np.uint32)
+
+
+def build(names: list[str], limit: int) -> None:
+    xp = gpu() or np
+    TABLES.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        began = time.perf_counter()
+        arrays = {}
+        for precision, bits in candidates(name, xp, limit, BUILD).items():
+            key = {"FLOAT32": "f32", "FLOAT16": "f16"}[precision]
+            bits = np.sort(bits)
+            arrays[f"{key}_in"], arrays[f"{key}_out"] = bits, resolve(name, bits, precision)
+        np.savez_compressed(TABLES / f"{name}.npz", **arrays)
+        print(f"{name}: {len(arrays['f32_in'])} FLOAT32 and {len(arrays['f16_in'])} FLOAT16 hard cases "
+              f"({time.perf_counter() - began:.0f} s)", flush=True)
+
+
+def reference(name: str, x: Any, precision: Precision, xp: Any) -> np.ndarray:
+    """Correctly rounded values of ``x`` (a chunk of inputs), computed apart from opendml's kernels."""
+    with np.errstate(all="ignore"):
+        y = double_function(name, xp)(x.astype(xp.float64))
+        finite = xp.isfinite(y)
+        from opendml.rounded.method import rounds_to
+        rounded = xp.where(finite, rounds_to(xp.where(finite, y, 0.0), precision), y).astype(xp.float32)
+        near = finite & (midpoint_distances(xp.where(finite, y, 0.0), precision) <= REFERENCE_NEAR)
+    host = rounded.get() if xp is not np else rounded
+    hard = (xp.nonzero(near)[0].get() if xp is not np else np.nonzero(near)[0])
+    x_host = x[hard].get() if xp is not np else x[hard]
+    host[hard] = resolve(name, x_host.view(np.uint32), precision.name).view(np.float32)
+    return host
+
+
+def ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance in FLOAT32 ulps by the ordered bit patterns (NaN against NaN: 0)."""
+    def ordered(v: np.ndarray) -> np.ndarray:
+        i = v.view(np.int32).astype(np.int64)
+        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+    both_nan = np.isnan(a) & np.isnan(b)
+    return np.where(both_nan, 0, np.abs(ordered(a) - ordered(b)))
+
+
+def verify(names: list[str], limit: int) -> list[dict[str, object]]:
+    import opendml as dml
+
+    xp = gpu() or np
+    rows = []
+    for name in names:
+        fn = getattr(dml, name.lower())
+        for precision in PRECISIONS.values():
+            wrong, worst, began = 0, 0, time.perf_counter()
+            count = limit if precision.name == "FLOAT32" else 1 << 16
+            for start, stop in chunks(count):
+                if precision.name == "FLOAT32":
+                    x = inputs(xp, start, stop)
+                    got = fn(x)
+                else:  # every FLOAT16 input
+                    x = xp.arange(start, stop, dtype=xp.uint32).astype(xp.uint16).view(xp.float16)
+                    got, x = fn(x).astype(xp.float32), x.astype(xp.float32)
+                got = got.get() if xp is not np else got
+                want = reference(name, x, precision, xp)
+                differ = (got.view(np.uint32) != want.view(np.uint32)) & ~(np.isnan(got) & np.isnan(want))
+                wrong += int(differ.sum())
+                worst = max(worst, int(ulps(got, want).max(initial=0)))
+                progress(name, precision.name, stop, count)
+            rows.append({"function": name, "precision": precision.name, "inputs": count, "wrong": wrong,
+                         "max_ulp": worst, "seconds": round(time.perf_counter() - began, 1)})
+            print(f"{name:6} {precision.name:8} wrong {wrong:>6}  max error {worst} ulp", flush=True)
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", action="store_true", help="build the hard-case tables")
+    parser.add_argument("--verify", action="store_true", help="check opendml against the reference")
+    parser.add_argument("--functions", default=",".join(FUNCTIONS), help="comma-separated names (EXP,LOG,...)")
+    parser.add_argument("--limit", type=lambda s: int(eval(s, {})), default=1 << 32,
+                        help="inputs swept, from bit pattern 0 (default every one: 2**32)")
+    args = parser.parse_args()
+    names = [n.strip().upper() for n in args.functions.split(",") if n.strip()]
+    if args.build:
+        build(names, args.limit)
+    if args.verify:
+        verify(names, args.limit)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""An independent model of the correctly rounded functions (EXP, LOG, SIN, ... ERF): mpmath's value at 200
+bits, and the format's value nearest to it found by comparing exact distances to the neighbours of a first
+guess (never a second rounding). It shares no code with opendml.
+
+>>> correctly_rounded("EXP", 1.0, "FLOAT32"), correctly_rounded("LOG", 0.0, "FLOAT16")
+(2.7182817459106445, -inf)
+>>> correctly_rounded("SIN", -0.0, "FLOAT32"), math.isnan(correctly_rounded("ACOSH", 0.5, "FLOAT32"))
+(-0.0, True)
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+
+# Each function: mpmath's name, and its value at the special inputs (C99 Annex F), where mpmath's is complex,
+# absent, or a limit: the input's value to the result, None for NaN.
+MPMATH = {"EXP": "exp", "LOG": "ln", "SIN": "sin", "COS": "cos", "TAN": "tan", "ASIN": "asin", "ACOS": "acos",
+          "ATAN": "atan", "SINH": "sinh", "COSH": "cosh", "TANH": "tanh", "ASINH": "asinh", "ACOSH": "acosh",
+          "ATANH": "atanh", "ERF": "erf"}
+_FORMAT = {"FLOAT32": np.float32, "FLOAT16": np.float16}
+
+
+def _special(name: str, v: float) -> float | None:
+    """The result where ``v`` is NaN, infinite, zero, or outside the function's real domain; else None."""
+    if math.isnan(v):
+        return math.nan
+    inf = math.inf
+    if math.isinf(v):
+        positive = v > 0
+        return {"EXP": inf if positive else 0.0, "LOG": inf if positive else math.nan,
+                "SINH": v, "COSH": inf, "TANH": 1.0 if positive else -1.0, "ASINH": v,
+                "ACOSH": inf if positive else math.nan, "ATAN": None,  # +-pi/2, rounded below
+                "ERF": 1.0 if positive else -1.0}.get(name, math.nan)
+    if v == 0:  # odd functions keep the zero's sign
+        return {"EXP": 1.0, "LOG": -inf, "COS": 1.0, "COSH": 1.0, "ACOS": None, "ACOSH": math.nan}.get(name, v)
+    if (name == "LOG" and v < 0) or (name in ("ASIN", "ACOS") and abs(v) > 1) or (name == "ACOSH" and v < 1) or (
+            name == "ATANH" and abs(v) > 1):
+        return math.nan
+    if name == "ATANH" and abs(v) == 1:
+        return math.copysign(inf, v)
+    return None
+
+
+def correctly_rounded(name: str, v: float, precision: str) -> float:
+    """``name``'s function of the float ``v``, rounded once to nearest (ties to even) in ``precision``."""
+    special = _special(name, v)
+    fmt = _FORMAT[precision]
+    if special is not None:
+        return float(fmt(special))
+    with mpmath.workprec(200):
+        exact = getattr(mpmath, MPMATH[name])(mpmath.mpf(v))  # atan(+-inf) and acos(0): +-pi/2 itself
+        return _nearest(exact, fmt)
+
+
+def _nearest(exact: mpmath.mpf, fmt: type) -> float:
+    """The value of ``fmt`` nearest ``exact`` (mpmath, at the working precision), ties to an even significand."""
+    with mpmath.workprec(200):
+        with np.errstate(over="ignore"):
+            guess = fmt(float(exact))
+        largest = float(np.finfo(fmt).max)
+        if math.isinf(guess):
+            # beyond the largest finite value: infinity unless nearer to it than half its ulp
+            half_ulp = (mpmath.mpf(largest) - mpmath.mpf(float(np.nextafter(fmt(largest), fmt(0))))) / 2
+            return float(guess) if abs(exact) >= largest + half_ulp else math.copysign(largest, float(exact))
+        with np.errstate(over="ignore"):  # the largest value's neighbour: infinity, never the nearest
+            candidates = {guess, np.nextafter(guess, fmt(math.inf)), np.nextafter(guess, fmt(-math.inf))}
+        best = min((c for c in candidates if not math.isinf(c)), key=lambda c: (abs(mpmath.mpf(float(c)) - exact),
+                                              int(np.array(c, fmt).view(f"u{np.dtype(fmt).itemsize}")) & 1))
+    return float(best) if best != 0 else math.copysign(0.0, float(exact))
