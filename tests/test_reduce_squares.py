@@ -127,3 +127,17 @@ def test_a_long_row_split_between_threads_gives_one_rows_bits() -> None:
         results = {int(dml.reduce(x, function, keepdims=False, device=dml.Device(threads=t)).view(np.uint32))
                    for t in (1, 2, 3)}
         assert results == {int(ORACLES[function](x, np.float32).view(np.uint32))}, function
+
+
+def test_a_first_axis_reduction_across_tiles(kernels: str) -> None:
+    """Columns summed side by side in tiles (512 columns by 256 rows): a tile holding a tiny element or an infinity
+    is summed by bins, the others on the fast path; every column against the oracle."""
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((600, 530)).astype(np.float32)
+    x[17, 5] = np.float32(3e-38)
+    x[300, 520] = np.float32(-np.inf)
+    x[590, 7] = np.float32(np.nan)
+    for function, oracle in ORACLES.items():
+        got = dml.reduce(x, function, 0).ravel()
+        want = np.array([oracle(x[:, c], np.float32) for c in range(x.shape[1])], np.float32)
+        assert same(got, want), function

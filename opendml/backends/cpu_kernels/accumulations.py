@@ -169,7 +169,11 @@ def _squares_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
         if n == 0:
             fallback(x, out, threads)
             return
-        accs = squares.row_accumulators(_rows(x, accumulation.axes, n), threads)
+        columns = _columns(x, accumulation.axes, n)
+        if columns is not None:
+            accs = squares.column_accumulators(columns, threads)
+        else:
+            accs = squares.row_accumulators(_rows(x, accumulation.axes, n), threads)
         if accumulation.function == "L2":
             result = squares.roots(accs, out.dtype)
         else:

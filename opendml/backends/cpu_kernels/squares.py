@@ -176,6 +176,80 @@ def row_accumulators(x: np.ndarray, threads: int) -> np.ndarray:
     return split_rows(_rows_task, x, (), WORDS, BLOCK, threads)
 
 
+TILE = 512  # columns side by side when the reduced axis is the first (``_columns_task``)
+COLUMN_BLOCK = 1 << 8  # rows of a tile: b = 8, so the tile's span may be 21 binades (2 D <= 59 - 2 b)
+COLUMN_SPAN = 21
+COLUMN_SIGMAS = np.array([2.0 ** (2 * max(e, 1) - 252 + 8 - 1) for e in range(256)], np.float64)
+
+
+@jit
+def _columns_block(x, xb, j0, j1, c0, c1, acc, sq, sr, bins):  # type: ignore[no-untyped-def]
+    """The squares of rows ``j0:j1`` of columns ``c0:c1`` into ``acc[c - c0]``. Each column's two sums are kept
+    side by side (``sq``, ``sr``) and added row by row: the loop runs along the columns, so it is vectorised with
+    each column's additions in order (no fastmath needed). A tile whose span is too wide: each column by bins."""
+    hi = np.uint32(0)
+    lo = np.uint32(0xFFFFFFFF)
+    for i in range(j0, j1):
+        for c in range(c0, c1):
+            a = np.uint32(xb[i, c] << np.uint32(1))
+            hi = max(hi, a)
+            lo = min(lo, np.uint32(a - np.uint32(1)))
+    if hi == 0:
+        return
+    emax = hi >> 24
+    if emax == 255 or emax - max((lo + 1) >> 24, 1) > COLUMN_SPAN:
+        for c in range(c0, c1):
+            _slow_block(x[:, c], xb[:, c], j0, j1, acc[c - c0], bins)
+        return
+    sigma = COLUMN_SIGMAS[emax]
+    sq[:] = 0.0
+    sr[:] = 0.0
+    for i in range(j0, j1):
+        row = x[i, c0:c1]
+        for c in range(c1 - c0):
+            v = np.float64(row[c]) * np.float64(row[c])
+            t = (sigma + v) - sigma
+            sq[c] += t
+            sr[c] += v - t
+    for c in range(c1 - c0):
+        if sq[c] != 0.0:
+            add_double(acc[c], sq[c], UNIT)
+        if sr[c] != 0.0:
+            add_double(acc[c], sr[c], UNIT)
+
+
+@jit
+def _columns_task(x, r0, r1, c0, c1, accs):  # type: ignore[no-untyped-def]
+    """Rows ``r0:r1`` of columns ``c0:c1`` of ``x`` (2-D FLOAT32, rows contiguous: the reduced axis first) into
+    ``accs[c - c0]``, tiles of ``TILE`` columns by ``COLUMN_BLOCK`` rows."""
+    xb = x.view(np.uint32)
+    sq = np.zeros(TILE, np.float64)
+    sr = np.zeros(TILE, np.float64)
+    bins = np.zeros(2 * BIN_SIGMAS.shape[0], np.float64)
+    if r1 > r0:
+        for c in range(c0, c1):
+            accs[c - c0, SEEN] = 1
+    for t0 in range(c0, c1, TILE):
+        t1 = min(t0 + TILE, c1)
+        for j0 in range(r0, r1, COLUMN_BLOCK):
+            _columns_block(x, xb, j0, min(j0 + COLUMN_BLOCK, r1), t0, t1, accs[t0 - c0:t1 - c0], sq[:t1 - t0],
+                           sr[:t1 - t0], bins)
+
+
+def column_accumulators(x: np.ndarray, threads: int) -> np.ndarray:
+    """Each column's exact sum of squares (2-D FLOAT32, rows contiguous) as accumulator words (columns,
+    ``WORDS``): columns shared among up to ``threads`` threads (whole tiles where there are enough)."""
+    from .threads import run_tasks
+
+    n, cols = x.shape
+    accs = np.zeros((cols, WORDS), np.int64)
+    step = -(-cols // max(1, threads))
+    step = -(-step // 16) * 16  # whole 64-byte lines of a row per thread
+    run_tasks(_columns_task, [(x, 0, n, c0, min(cols, c0 + step), accs[c0:c0 + step])
+                              for c0 in range(0, cols, step)], threads)
+    return accs
+
+
 def sum_squares(x: np.ndarray, out_dtype: np.dtype, threads: int) -> np.ndarray:
     """SUM_SQUARE of each row: the exact sum of squares rounded once to ``out_dtype``."""
     from .sums import _finished
