@@ -43,3 +43,61 @@ def oracle_sum(values: np.ndarray, dtype: type, divide: bool = False, absolute: 
     if divide:
         exact /= len(items)
     return rounded(exact, dtype)
+
+
+def _finite_items(values: np.ndarray) -> list[float] | None:
+    """The elements as floats, or None where a NaN or an infinity decides the result."""
+    items = [float(v) for v in values.ravel()]
+    return None if any(not math.isfinite(v) for v in items) else items
+
+
+def oracle_sum_square(values: np.ndarray, dtype: type) -> np.generic:
+    """SUM_SQUARE: the exact sum of the exact squares rounded once (NaN where one is NaN, else +inf where an element
+    is infinite; a zero sum +0.0)."""
+    items = _finite_items(values)
+    if items is None:
+        return dtype(np.nan if np.isnan(values).any() else np.inf)
+    exact = sum((Fraction(v) ** 2 for v in items), Fraction(0))
+    return dtype(0.0) if exact == 0 else rounded(exact, dtype)
+
+
+def oracle_l2(values: np.ndarray, dtype: type) -> np.generic:
+    """L2: the square root of the exact sum of squares, correctly rounded: the candidate whose neighbours' midpoints
+    bracket the root (compared by their squares, as fractions), ties to even."""
+    items = _finite_items(values)
+    if items is None:
+        return dtype(np.nan if np.isnan(values).any() else np.inf)
+    exact = sum((Fraction(v) ** 2 for v in items), Fraction(0))
+    if exact == 0:
+        return dtype(0.0)
+    biggest = Fraction(float(np.finfo(dtype).max))
+    past = Fraction(2) ** int(np.finfo(dtype).maxexp)
+    if exact >= ((biggest + past) / 2) ** 2:  # the midpoint past the largest finite value rounds up (to even)
+        return dtype(np.inf)
+    with np.errstate(over="ignore"):
+        guess = dtype(min(math.sqrt(float(exact)), float(np.finfo(dtype).max)))
+    grid = [dtype(0.0)] if guess == 0 else []
+    grid += [np.nextafter(guess, dtype(0)), guess, np.nextafter(guess, dtype(np.inf))]
+    grid = sorted({float(c) for c in grid if np.isfinite(c)})
+    points = [Fraction(c) for c in grid]
+    for k, c in enumerate(points):
+        low = (points[k - 1] + c) / 2 if k else None
+        high = (c + points[k + 1]) / 2 if k + 1 < len(points) else None
+        even = bits(dtype(grid[k])) & 1 == 0
+        if (low is None or exact > low ** 2 or (exact == low ** 2 and even)) and \
+                (high is None or exact < high ** 2 or (exact == high ** 2 and even)):
+            return dtype(grid[k])
+    raise AssertionError("no candidate brackets the root")
+
+
+def oracle_log_sum(values: np.ndarray, dtype: type) -> np.generic:
+    """LOG_SUM as documented: ``log`` of the exact sum rounded to float64 (``float(Fraction)`` rounds correctly), then
+    rounded to the type; log(0) is -inf, a negative sum NaN."""
+    items = [float(v) for v in values.ravel()]
+    if any(math.isnan(v) for v in items) or (math.inf in items and -math.inf in items):
+        return dtype(np.nan)
+    if math.inf in items or -math.inf in items:
+        return dtype(np.inf if math.inf in items else np.nan)
+    total = float(sum((Fraction(v) for v in items), Fraction(0)))
+    with np.errstate(over="ignore"):
+        return dtype(math.log(total) if total > 0 else (-math.inf if total == 0 else math.nan))

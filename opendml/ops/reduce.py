@@ -201,6 +201,52 @@ def _round_fraction(value: object, out: np.dtype) -> np.generic:
     return best[1]  # type: ignore[return-value]
 
 
+def log_of_sum(total: float) -> float:
+    """LOG_SUM's finish: ``log`` of the exact sum rounded to float64 (the platform's ``log``; ``log(0)`` is -inf, of a
+    negative sum NaN), which the output type rounds once more. The CPU kernels call it too: the same bits."""
+    return math.log(total) if total > 0 else (-math.inf if total == 0 else math.nan)
+
+
+def _root_of_squares(squares: np.ndarray, out: np.dtype) -> float:
+    """L2: the square root of the exact sum of ``squares`` (float64, each exact) correctly rounded to ``out``, as a
+    float64 that converts to it exactly. A guess from the float64 root is within one step of the answer; a
+    neighbour's midpoint ``m`` (at most 25 significant bits: ``m * m`` is exact) lies below the root exactly where
+    ``m * m`` is below the exact sum, which ``math.fsum`` (correctly rounded) tells by its sign."""
+    items = squares.tolist()
+    total = math.fsum(items)
+    if math.isnan(total) or total == math.inf:
+        return total
+    if total == 0:
+        return 0.0  # every square is +0.0
+    biggest = float(np.finfo(out).max)
+    past = 2.0 ** np.finfo(out).maxexp  # the upper neighbour of the largest finite value, for rounding
+
+    def step(c: float, up: bool) -> float:
+        if up:
+            return past if c == biggest else float(np.nextafter(out.type(c), out.type(np.inf)))
+        return biggest if c == math.inf else float(np.nextafter(out.type(c), out.type(0)))
+
+    def odd(c: float) -> bool:
+        return c != math.inf and int(np.asarray(c).astype(out).view(f"u{out.itemsize}")) & 1 == 1
+
+    with np.errstate(over="ignore"):
+        c = float(np.asarray(math.sqrt(total)).astype(out))
+    for _ in range(2):
+        value = past if c == math.inf else c
+        low = (step(c, False) + value) / 2 if c > 0 else 0.0
+        high = (c + step(c, True)) / 2 if c != math.inf else math.inf
+        below = -1.0 if low == 0 else math.fsum([*items, -low * low])  # the exact sum minus low**2: its sign
+        above = 1.0 if high == math.inf else math.fsum([*items, -high * high])
+        if below < 0 or (below == 0 and odd(c)):
+            c = step(c, False)
+        elif above > 0 or (above == 0 and odd(c)):
+            c = step(c, True)
+            c = math.inf if c == past else c
+        else:
+            break
+    return c
+
+
 def _ordered(values: np.ndarray, largest: bool) -> np.ndarray:
     """MAX or MIN of each row: NaN where a NaN occurs, else the largest (smallest) with -0.0 < +0.0. NumPy's
     ``max`` and ``min`` give NaN where one occurs; only a zero result can have the wrong sign, and such rows are
@@ -265,11 +311,10 @@ def _float_row(f: ReduceFunction, row: np.ndarray, out: np.dtype) -> float:
     squares = wide * wide  # exact: 48 significant bits
     if f is F.SUM_SQUARE:
         return _sum_row(squares, out)
-    if f is F.L2:  # sqrt of the exact sum of squares (nearest float64), rounded once more to the output
-        return math.sqrt(_sum_row(squares, np.dtype(np.float64)))
+    if f is F.L2:
+        return _root_of_squares(squares, out)
     if f is F.LOG_SUM:
-        total = _sum_row(wide, np.dtype(np.float64))
-        return math.log(total) if total > 0 else (-math.inf if total == 0 else math.nan)
+        return log_of_sum(_sum_row(wide, np.dtype(np.float64)))
     # LOG_SUM_EXP: the largest element m, then m + log(sum of exp(x - m)), in float64
     if np.isnan(wide).any():
         return math.nan

@@ -1,9 +1,10 @@
 """REDUCE's value functions on the CPU (``KernelSpec.accumulation``): what both kernel modules run.
 
-The exact sums (SUM, AVERAGE and L1 of FLOAT32 and FLOAT16) run the Numba accumulator of ``sums`` where
-Numba is the kernel module in force; every other function, and the NumPy path (``OPENDML_CPU_KERNELS=numpy``
-and the stand-in while a kernel compiles), runs the NumPy reference of ``ops/reduce.py``. Both give the
-exact sum rounded once, so the two paths give the same bits.
+The exact sums (SUM, AVERAGE, L1 and LOG_SUM's sum of FLOAT32 and FLOAT16) run the Numba accumulator of ``sums``,
+the exact sums of squares (SUM_SQUARE, L2) that of ``squares``, where Numba is the kernel module in force; every
+other function, and the NumPy path (``OPENDML_CPU_KERNELS=numpy`` and the stand-in while a kernel compiles), runs
+the NumPy reference of ``ops/reduce.py``. Both give the exact sum rounded once (L2: its correctly rounded root;
+LOG_SUM: the same float64 ``log`` of the same float64), so the two paths give the same bits.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ...ops.reduce import ReduceParams, reduce_reference
 
 # The functions and input types the exact-sum kernels take.
 FAST_FUNCTIONS = frozenset({"SUM", "AVERAGE", "L1"})
+SQUARE_FUNCTIONS = frozenset({"SUM_SQUARE", "L2"})  # the exact sums of squares (``squares``)
 FAST_TYPES = (np.dtype(np.float32), np.dtype(np.float16))
 
 
@@ -126,7 +128,13 @@ def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
     accumulation = record(spec)
     params = _params(spec, accumulation)
     fallback = numpy_reduction(spec)
-    if accumulation.function not in FAST_FUNCTIONS or params.input_type.numpy not in FAST_TYPES:
+    if params.input_type.numpy not in FAST_TYPES:
+        return fallback
+    if accumulation.function in SQUARE_FUNCTIONS:
+        return _squares_run(accumulation, fallback)
+    if accumulation.function == "LOG_SUM":
+        return _log_sum_run(accumulation, fallback)
+    if accumulation.function not in FAST_FUNCTIONS:
         return fallback
     from . import sums
 
@@ -147,6 +155,55 @@ def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
         else:
             result = sums.sum_rows(_rows(x, accumulation.axes, n), function, average, out.dtype, threads)
         out[...] = result.reshape(out.shape)
+
+    return run
+
+
+def _squares_run(accumulation: Accumulation, fallback: Callable[..., None]) -> Callable[..., None]:
+    """SUM_SQUARE and L2 of FLOAT32 and FLOAT16 (its exact FLOAT32 copy): the exact sums of squares of ``squares``,
+    rounded once (SUM_SQUARE) or their correctly rounded square roots (L2)."""
+    from . import squares, sums
+
+    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
+        n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
+        if n == 0:
+            fallback(x, out, threads)
+            return
+        columns = _columns(x, accumulation.axes, n)
+        if columns is not None:
+            accs = squares.column_accumulators(columns, threads)
+        else:
+            accs = squares.row_accumulators(_rows(x, accumulation.axes, n), threads)
+        if accumulation.function == "L2":
+            result = squares.roots(accs, out.dtype)
+        else:
+            result = sums._finished(accs, n, False, out.dtype, squares.UNIT)
+        out[...] = result.reshape(out.shape)
+
+    return run
+
+
+def _log_sum_run(accumulation: Accumulation, fallback: Callable[..., None]) -> Callable[..., None]:
+    """LOG_SUM of FLOAT32 and FLOAT16: the exact sums (SUM's accumulators), each rounded once to float64, then the
+    reference's ``log_of_sum``: the reference's bits."""
+    from ...ops.reduce import log_of_sum
+    from . import sums
+
+    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
+        n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
+        if n == 0:
+            fallback(x, out, threads)
+            return
+        columns = _columns(x, accumulation.axes, n)
+        halves = _half_rows(x, accumulation.axes, n)
+        if halves is not None:
+            accs = sums.half_row_accumulators(halves, sums.SUM, threads)
+        elif columns is not None:
+            accs = sums.column_accumulators(columns, sums.SUM, threads)
+        else:
+            accs = sums.row_accumulators(_rows(x, accumulation.axes, n), sums.SUM, threads)
+        totals = sums.nearest_doubles(accs).tolist()
+        out[...] = np.array([log_of_sum(t) for t in totals], np.float64).astype(out.dtype).reshape(out.shape)
 
     return run
 
@@ -188,10 +245,18 @@ def _rows(x: np.ndarray, axes: Sequence[int], n: int) -> np.ndarray:
 def prepare(spec: KernelSpec, numba: bool) -> None:
     """The compile step: the spec checked, and the exact-sum kernels compiled once (Numba's disk cache)."""
     accumulation = record(spec)
-    if numba and accumulation.function in FAST_FUNCTIONS and spec.output.numpy in FAST_TYPES:
-        from . import sums
+    if not numba or spec.output.numpy not in FAST_TYPES:
+        return
+    from . import squares, sums
 
+    if accumulation.function in FAST_FUNCTIONS or accumulation.function == "LOG_SUM":
         sums.sum_rows(np.zeros((1, 1), np.float32), sums.SUM, False, spec.output.numpy, 1)
+    if accumulation.function == "LOG_SUM":
+        sums.nearest_doubles(sums.row_accumulators(np.ones((1, 1), np.float32), sums.SUM, 1))
+    if accumulation.function in SQUARE_FUNCTIONS:
+        accs = squares.row_accumulators(np.ones((1, 1), np.float32), 1)
+        sums._finished(accs, 1, False, spec.output.numpy, squares.UNIT)
+        squares.roots(accs, spec.output.numpy)
 
 
 # --- exact partial sums, merged elsewhere (Dask's chunks) -------------------------------------------------------
@@ -210,7 +275,8 @@ def exact_partials(rows: np.ndarray, absolute: bool) -> np.ndarray:
         accs = np.zeros((rows.shape[0], sums.WORDS), np.int64)
         function = sums.ABS if absolute else sums.SUM
         if rows.dtype == np.float16:
-            sums._half_rows_task(np.ascontiguousarray(rows).view(np.uint16), 0, rows.shape[0], function, accs)
+            sums._half_rows_task(np.ascontiguousarray(rows).view(np.uint16), 0, rows.shape[0], 0, rows.shape[1],
+                                 function, accs)
         else:
             sums._rows_task(np.ascontiguousarray(rows, np.float32), 0, rows.shape[0], 0, rows.shape[1], function,
                             accs)

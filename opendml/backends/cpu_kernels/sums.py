@@ -47,6 +47,9 @@ format rounds to a zero of its sign.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
@@ -61,6 +64,7 @@ DIGITS = 11  # 352 bits: 2**-149 .. 2**139 and headroom for carries
 BINS = 16  # the slow path's bins of 16 binades each
 WORDS = DIGITS + 4  # digits, then NaN seen, +inf seen, -inf seen, an element other than -0.0 seen
 NAN, PINF, NINF, NONNEG = DIGITS, DIGITS + 1, DIGITS + 2, DIGITS + 3
+FLAGS = 4  # the flags' words after the digits (``merge`` and ``finish`` take any count of digits before them)
 MASK = (1 << 32) - 1
 
 # The kernels' function codes (which value of an element is summed).
@@ -75,14 +79,18 @@ def double_bits(typingctx, value):  # type: ignore[no-untyped-def]
     return types.int64(types.float64), codegen
 
 
+UNIT = 149  # the accumulator's unit: 2**-UNIT
+
+
 @jit
-def add_double(acc, s):  # type: ignore[no-untyped-def]
-    """acc += s, exactly: ``s`` is a nonzero float64 multiple of 2**-149 below 2**139."""
+def add_double(acc, s, unit):  # type: ignore[no-untyped-def]
+    """acc += s, exactly: ``s`` is a nonzero float64 multiple of ``2**-unit`` (a normal float64), below
+    ``2**(32 * (digits - 3) - unit)`` for the accumulator's digits."""
     b = double_bits(s)
     e = (b >> 52) & 0x7FF
     m = (b & ((1 << 52) - 1)) | (1 << 52)
-    sh = e - 1075 + 149  # s = m * 2**(e - 1075) = m << sh units of 2**-149
-    if sh < 0:  # m's low bits are zero: s is a multiple of 2**-149
+    sh = e - 1075 + unit  # s = m * 2**(e - 1075) = m << sh units of 2**-unit
+    if sh < 0:  # m's low bits are zero: s is a multiple of 2**-unit
         m >>= -sh
         sh = 0
     k = sh >> 5
@@ -145,7 +153,7 @@ def _slow_block(x, xb, i0, i1, function, acc, bins):  # type: ignore[no-untyped-
         bins[e >> 4] += abs(v) if function == ABS else v
     for j in range(BINS):
         if bins[j] != 0.0:
-            add_double(acc, bins[j])
+            add_double(acc, bins[j], UNIT)
 
 
 @jit
@@ -169,18 +177,20 @@ def accumulate(x, xb, i0, i1, function, acc, bins):  # type: ignore[no-untyped-d
         else:
             acc[NONNEG] = 1  # a nonzero element
             if s != 0.0:
-                add_double(acc, s)
+                add_double(acc, s, UNIT)
 
 
 @jit
 def merge(acc, other):  # type: ignore[no-untyped-def]
-    """acc += other (digits, and the specials' flags). Both are carried first, so that each digit of the sum
-    stays far from int64's range however many additions either holds."""
-    _carry(acc[:DIGITS])
-    _carry(other[:DIGITS])
-    for k in range(DIGITS):
+    """acc += other (digits, and the specials' flags: the last ``FLAGS`` words, whatever the digits' count). Both
+    are carried first, so that each digit of the sum stays far from int64's range however many additions either
+    holds."""
+    n = acc.shape[0] - FLAGS
+    _carry(acc[:n])
+    _carry(other[:n])
+    for k in range(n):
         acc[k] += other[k]
-    for k in range(DIGITS, WORDS):
+    for k in range(n, acc.shape[0]):
         acc[k] |= other[k]
 
 
@@ -188,8 +198,9 @@ def merge(acc, other):  # type: ignore[no-untyped-def]
 def _magnitude(acc, digits):  # type: ignore[no-untyped-def]
     """``|V|`` carried into ``digits`` (each in [0, 2**32)); returns V's sign (1: negative)."""
     n = digits.shape[0]
+    m = acc.shape[0] - FLAGS
     for k in range(n):
-        digits[k] = acc[k] if k < DIGITS else 0
+        digits[k] = acc[k] if k < m else 0
     _carry(digits)
     negative = 0
     if digits[n - 1] < 0:
@@ -263,23 +274,25 @@ def _round(digits, sticky, precision, base):  # type: ignore[no-untyped-def]
 @jit
 def finish(acc, count, average, precision, base, inf_bits, nan_bits, sign_bit, digits):  # type: ignore[no-untyped-def]
     """The format's bits of the accumulated sum (``average``: divided by ``count``), rounded once
-    (``digits``: scratch of ``DIGITS + 3`` int64)."""
-    if acc[NAN] or (acc[PINF] and acc[NINF]):
+    (``digits``: scratch of the accumulator's digits and 3 more int64; ``base`` counted in its unit)."""
+    f = acc.shape[0] - FLAGS  # the flags' words follow the digits
+    if acc[f + 0] or (acc[f + 1] and acc[f + 2]):
         return nan_bits
-    if acc[PINF]:
+    if acc[f + 1]:
         return inf_bits
-    if acc[NINF]:
+    if acc[f + 2]:
         return inf_bits | sign_bit
     negative = _magnitude(acc, digits)
     sticky = False
     b = base
-    if average:  # |V| * 2**64 // count, the remainder sticky: units 2**-(149 + 64)
-        for k in range(DIGITS + 2, 1, -1):
+    top = digits.shape[0] - 1
+    if average:  # |V| * 2**64 // count, the remainder sticky: units 2**-(unit + 64)
+        for k in range(top, 1, -1):
             digits[k] = digits[k - 2]
         digits[0] = 0
         digits[1] = 0
         r = 0
-        for k in range(DIGITS + 2, -1, -1):
+        for k in range(top, -1, -1):
             cur = (r << 32) | digits[k]
             digits[k] = cur // count
             r = cur - digits[k] * count
@@ -288,7 +301,7 @@ def finish(acc, count, average, precision, base, inf_bits, nan_bits, sign_bit, d
     bits, nonzero = _round(digits, sticky, precision, b)
     if bits >= inf_bits:
         bits = inf_bits
-    if negative or (not nonzero and not acc[NONNEG]):  # a negative sum, or every element -0.0
+    if negative or (not nonzero and not acc[f + 3]):  # a negative sum, or every element -0.0
         bits |= sign_bit
     return bits
 
@@ -330,7 +343,7 @@ def _short_rows_task(x, r0, r1, function, accs, sums64, direct):  # type: ignore
 
 @jit
 def _finish_rows(accs, out, count, average, precision, base, inf_bits, nan_bits, sign_bit):  # type: ignore[no-untyped-def]
-    digits = np.zeros(DIGITS + 3, np.int64)
+    digits = np.zeros(accs.shape[1] - FLAGS + 3, np.int64)
     for r in range(accs.shape[0]):
         out[r] = finish(accs[r], count, average, precision, base, inf_bits, nan_bits, sign_bit, digits)
 
@@ -425,7 +438,7 @@ def _columns_task(x, r0, r1, c0, c1, function, accs):  # type: ignore[no-untyped
                 continue
             if s[c - c0] != 0.0:
                 acc[NONNEG] = 1
-                add_double(acc, s[c - c0])
+                add_double(acc, s[c - c0], UNIT)
             elif not acc[NONNEG]:  # an exact zero: -0.0 only if every element of the column is
                 for r in range(j0, j1):
                     if xb[r, c] != 0x80000000 or absolute:
@@ -435,7 +448,12 @@ def _columns_task(x, r0, r1, c0, c1, function, accs):  # type: ignore[no-untyped
 
 def sum_columns(x: np.ndarray, function: int, average: bool, out_dtype: np.dtype, threads: int) -> np.ndarray:
     """Each column of ``x`` (2-D FLOAT32, rows contiguous: the reduced axis is the first) summed exactly and
-    rounded once, as ``sum_rows`` does each row: tiles of ``TILE`` columns side by side, shared among the
+    rounded once, as ``sum_rows`` does each row."""
+    return _finished(column_accumulators(x, function, threads), x.shape[0], average, out_dtype)
+
+
+def column_accumulators(x: np.ndarray, function: int, threads: int) -> np.ndarray:
+    """``sum_columns``' accumulators (columns, ``WORDS``): tiles of ``TILE`` columns side by side, shared among the
     threads; with fewer tiles than threads, the rows are split too and the partial sums merged (exactly)."""
     from .threads import run_tasks
 
@@ -452,7 +470,7 @@ def sum_columns(x: np.ndarray, function: int, average: bool, out_dtype: np.dtype
     for p in range(1, parts):
         for c in range(cols):
             merge(accs[c], partial[p, c])
-    return _finished(accs, n, average, out_dtype)
+    return accs
 
 
 def _short_rows(x: np.ndarray, function: int, out_dtype: np.dtype, threads: int, accs: np.ndarray) -> np.ndarray:
@@ -474,10 +492,11 @@ def _short_rows(x: np.ndarray, function: int, out_dtype: np.dtype, threads: int,
     return result
 
 
-def _finished(accs: np.ndarray, count: int, average: bool, out_dtype: np.dtype) -> np.ndarray:
+def _finished(accs: np.ndarray, count: int, average: bool, out_dtype: np.dtype, unit: int = UNIT) -> np.ndarray:
+    """The accumulators ``accs`` (units ``2**-unit``) rounded once to ``out_dtype``."""
     precision, base, inf_bits, nan_bits, sign_bit = FORMATS[np.dtype(out_dtype)]
     bits = np.zeros(accs.shape[0], np.int64)
-    _finish_rows(accs, bits, count, average, precision, base, inf_bits, nan_bits, sign_bit)
+    _finish_rows(accs, bits, count, average, precision, base + unit - UNIT, inf_bits, nan_bits, sign_bit)
     unsigned = np.uint32 if np.dtype(out_dtype).itemsize == 4 else np.uint16
     return bits.astype(unsigned).view(out_dtype)
 
@@ -505,14 +524,14 @@ def _half_block(h, absolute):  # type: ignore[no-untyped-def]
 
 
 @jit
-def _half_rows_task(h, r0, r1, function, accs):  # type: ignore[no-untyped-def]
-    """Rows ``r0:r1`` of FLOAT16 bits ``h`` (2-D, rows contiguous) into ``accs[r - r0]``."""
+def _half_rows_task(h, r0, r1, i0, i1, function, accs):  # type: ignore[no-untyped-def]
+    """Rows ``r0:r1`` of FLOAT16 bits ``h`` (2-D, rows contiguous), elements ``i0:i1`` of each, into
+    ``accs[r - r0]``."""
     absolute = function == ABS
-    n = h.shape[1]
     for r in range(r0, r1):
         acc = accs[r - r0]
-        for j0 in range(0, n, HALF_BLOCK):
-            block = h[r, j0:min(n, j0 + HALF_BLOCK)]
+        for j0 in range(i0, i1, HALF_BLOCK):
+            block = h[r, j0:min(i1, j0 + HALF_BLOCK)]
             s, hi = _half_block(block, absolute)
             if hi >= 0x7C00:  # the specials noted, the finite elements summed (still exactly)
                 s = -0.0
@@ -528,31 +547,20 @@ def _half_rows_task(h, r0, r1, function, accs):  # type: ignore[no-untyped-def]
                     if b != 0x8000:
                         acc[NONNEG] = 1
             if s != 0.0:
-                add_double(acc, s)
+                add_double(acc, s, UNIT)
             if not (s == 0.0 and np.signbit(s)):  # -0.0 only where every element is -0.0
                 acc[NONNEG] = 1
 
 
 def sum_half_rows(h: np.ndarray, function: int, average: bool, out_dtype: np.dtype, threads: int) -> np.ndarray:
     """``sum_rows`` of FLOAT16 rows given as their bits (2-D uint16, rows contiguous), read in place."""
-    from .threads import run_tasks
+    return _finished(half_row_accumulators(h, function, threads), h.shape[1], average, out_dtype)
 
-    rows, n = h.shape
-    accs = np.zeros((rows, WORDS), np.int64)
-    step = -(-rows // max(1, min(threads, rows)))
-    if rows >= threads or n < SPLIT_MIN or threads <= 1:
-        run_tasks(_half_rows_task, [(h, r0, min(rows, r0 + step), function, accs[r0:r0 + step])
-                                    for r0 in range(0, rows, step)], threads)
-    else:  # a few long rows: each split between the threads
-        share = -(-n // threads)  # each thread's elements, rounded up to whole blocks
-        seg = -(-share // HALF_BLOCK) * HALF_BLOCK
-        partial = np.zeros((threads, rows, WORDS), np.int64)
-        run_tasks(_half_rows_task, [(h[:, p * seg:(p + 1) * seg], 0, rows, function, partial[p])
-                                    for p in range(threads) if p * seg < n], threads)
-        for p in range(threads):
-            for r in range(rows):
-                merge(accs[r], partial[p, r])
-    return _finished(accs, n, average, out_dtype)
+
+def half_row_accumulators(h: np.ndarray, function: int, threads: int) -> np.ndarray:
+    """``sum_half_rows``' accumulators (rows, ``WORDS``): rows shared among the threads, or a few long rows each
+    split between them."""
+    return split_rows(_half_rows_task, h, (function,), WORDS, HALF_BLOCK, threads)
 
 
 SPLIT_MIN = 1 << 16  # elements of a row below which a row is never split between threads
@@ -563,24 +571,79 @@ def sum_rows(x: np.ndarray, function: int, average: bool, out_dtype: np.dtype, t
     (AVERAGE: the exact quotient by the row's length), on up to ``threads`` threads. Rows are shared among
     the threads; where there are fewer rows than threads, each row is split into segments summed apart and
     merged (exactly: the split never shows)."""
+    rows, n = x.shape
+    if n <= BLOCK and not average:
+        return _short_rows(x, function, out_dtype, threads, np.zeros((rows, WORDS), np.int64))
+    return _finished(row_accumulators(x, function, threads), n, average, out_dtype)
+
+
+def row_accumulators(x: np.ndarray, function: int, threads: int) -> np.ndarray:
+    """``sum_rows``' accumulators (rows, ``WORDS``), not yet rounded."""
+    return split_rows(_rows_task, x, (function,), WORDS, BLOCK, threads)
+
+
+def split_rows(task: Callable[..., None], x: np.ndarray, args: tuple[object, ...], words: int, block: int,
+               threads: int) -> np.ndarray:
+    """The accumulators (rows, ``words``) of ``task(x, r0, r1, i0, i1, *args, accs)`` over the rows of ``x`` on up
+    to ``threads`` threads: rows shared among the threads, or, with fewer long rows than threads, each row split
+    into segments of whole ``block``s whose accumulators merge exactly."""
     from .threads import run_tasks
 
     rows, n = x.shape
-    accs = np.zeros((rows, WORDS), np.int64)
-    if n <= BLOCK and not average:
-        return _short_rows(x, function, out_dtype, threads, accs)
+    accs = np.zeros((rows, words), np.int64)
     if rows >= threads or n < SPLIT_MIN or threads <= 1:
         step = -(-rows // max(1, min(threads, rows)))
-        tasks = [(x, r0, min(rows, r0 + step), 0, n, function, accs[r0:r0 + step]) for r0 in range(0, rows, step)]
-        run_tasks(_rows_task, tasks, threads)
-    else:
-        parts = threads
-        seg = -(-n // parts)
-        seg = -(-seg // BLOCK) * BLOCK
-        partial = np.zeros((parts, rows, WORDS), np.int64)
-        tasks = [(x, 0, rows, p * seg, min(n, (p + 1) * seg), function, partial[p]) for p in range(parts)]
-        run_tasks(_rows_task, tasks, threads)
-        for p in range(parts):
-            for r in range(rows):
-                merge(accs[r], partial[p, r])
-    return _finished(accs, n, average, out_dtype)
+        tasks = [(x, r0, min(rows, r0 + step), 0, n, *args, accs[r0:r0 + step]) for r0 in range(0, rows, step)]
+        run_tasks(task, tasks, threads)
+        return accs
+    seg = -(-n // threads)
+    seg = -(-seg // block) * block
+    partial = np.zeros((threads, rows, words), np.int64)
+    tasks = [(x, 0, rows, p * seg, min(n, (p + 1) * seg), *args, partial[p]) for p in range(threads)]
+    run_tasks(task, tasks, threads)
+    for p in range(threads):
+        for r in range(rows):
+            merge(accs[r], partial[p, r])
+    return accs
+
+
+@jit
+def nearest_double(acc, digits):  # type: ignore[no-untyped-def]
+    """The float64 nearest the accumulated sum (units 2**-149; ties to even): NaN, an infinity, the sign of a zero
+    as ``finish`` gives them (``digits``: scratch of ``DIGITS + 3`` int64). Every such sum is below 2**(139 + 35)
+    and a multiple of 2**-149, so the float64 is normal or zero and no rounding overflows."""
+    f = acc.shape[0] - FLAGS
+    if acc[f + 0] or (acc[f + 1] and acc[f + 2]):
+        return np.nan
+    if acc[f + 1]:
+        return np.inf
+    if acc[f + 2]:
+        return -np.inf
+    negative = _magnitude(acc, digits)
+    top = -1
+    for k in range(digits.shape[0] - 1, -1, -1):
+        if digits[k] != 0:
+            top = 32 * k + _bit_length(digits[k]) - 1
+            break
+    if top < 0:
+        return -0.0 if not acc[f + 3] else 0.0
+    s = max(top - 52, 0)  # the lowest bit kept: 53 significant bits
+    q = _bits(digits, s, 32) | (_bits(digits, s + 32, 21) << 32)
+    if s >= 1 and _bits(digits, s - 1, 1) and ((q & 1) or _any_below(digits, s - 1)):
+        q += 1  # to nearest, ties to even (a carry to 2**53 is still exact)
+    value = math.ldexp(np.float64(q), s - UNIT)
+    return -value if negative else value
+
+
+@jit
+def _nearest_rows(accs, out):  # type: ignore[no-untyped-def]
+    digits = np.zeros(accs.shape[1] - FLAGS + 3, np.int64)
+    for r in range(accs.shape[0]):
+        out[r] = nearest_double(accs[r], digits)
+
+
+def nearest_doubles(accs: np.ndarray) -> np.ndarray:
+    """Each accumulator's exact sum rounded once to float64 (LOG_SUM's argument)."""
+    out = np.zeros(accs.shape[0], np.float64)
+    _nearest_rows(accs, out)
+    return out
