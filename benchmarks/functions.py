@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness  # noqa: E402
+import harness
 
 sys.path.pop(0)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import opendml as dml  # noqa: E402
-from opendml.rounded import FUNCTIONS  # noqa: E402
+import opendml as dml
+from opendml.rounded import FUNCTIONS
 
 NUMPY_NAMES = {"ASIN": "arcsin", "ACOS": "arccos", "ATAN": "arctan", "ASINH": "arcsinh", "ACOSH": "arccosh",
                "ATANH": "arctanh"}

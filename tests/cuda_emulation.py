@@ -48,6 +48,11 @@ static bool lt(int a, int b) { return a < b; }
 static bool lt(ull a, ull b) { return a < b; }
 static bool lt(ll a, ll b) { return a < b; }
 static int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+static unsigned int __float_as_uint(float f) { unsigned int i; memcpy(&i, &f, 4); return i; }
+static float __uint_as_float(unsigned int i) { float f; memcpy(&f, &i, 4); return f; }
+static ll __double_as_longlong(double d) { ll i; memcpy(&i, &d, 8); return i; }
+static double __longlong_as_double(ll i) { double d; memcpy(&d, &i, 8); return d; }
+static float __double2float_rn(double d) { return (float)d; }
 static int __popc(unsigned int a) { return __builtin_popcount(a); }
 static int __popcll(ull a) { return __builtin_popcountll(a); }
 static unsigned int lanes(unsigned int lo, unsigned int hi) { return (lo & 0xFFFFu) | (hi << 16); }

@@ -27,6 +27,7 @@ from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind, Scalars
 from tests import expr_strategies as ex_strategies
 from tests.elementwise_oracle import float32_quotient, round_f16, round_f32, same_value, truncated_quotient
 from tests.expr_strategies import ExpressionCase, expressions, operands
+from tests.rounding_oracle import correctly_rounded
 
 F32, F16 = T.FLOAT32, T.FLOAT16
 NO_NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
@@ -545,6 +546,8 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
         if math.isnan(value) or value < 0:
             return math.nan
         return value if value == 0 or math.isinf(value) else round_f32(math.sqrt(value))  # -0.0 stays
+    if isinstance(node, ex.Function):  # the exact value rounded once (the mpmath model)
+        return correctly_rounded(node.name, float(of(node.value)), node.precision.name)
     if isinstance(node, ex.Round):
         value = float(of(node.value))
         if not math.isfinite(value):
@@ -630,6 +633,8 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
         "Round": (ex.Store(ex.Round(ex.Divide(l0, l1)), F32), (F32, F32)),
         "Negate FLOAT32": (ex.Store(ex.Negate(ex.Add(l0, l1)), F32), (F32, F32)),
         "Sqrt": (ex.Store(ex.Sqrt(ex.Multiply(l0, l1)), F32), (F32, F32)),
+        "Function EXP": (ex.Store(ex.Function(ex.Multiply(l0, l1), "EXP", F32), F32), (F32, F32)),
+        "Function LOG to FLOAT16": (ex.Store(ex.Function(ex.ToFloat32(ex.Load(0, F16)), "LOG", F16), F16), (F16,)),
         "ToFloat32 of FLOAT16": (ex.Store(ex.Multiply(ex.ToFloat32(ex.Load(0, F16)), l1), F32), (F16, F32)),
         "Select of FLOAT16": (ex.Store(ex.Select(ex.Less(l1, ex.ToFloat32(ex.Load(0, F16))), ex.Load(0, F16),
                                                  ex.Load(2, F16)), F16), (F16, F32, F16)),

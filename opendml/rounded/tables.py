@@ -22,7 +22,7 @@ _KEYS = {"FLOAT32": "f32", "FLOAT16": "f16"}
 @cache
 def hard_cases(name: str, precision: str) -> HardCases:
     """The table of function ``name`` (``EXP``) at ``precision`` (``FLOAT32`` or ``FLOAT16``), read-only."""
-    with resources.files(__package__).joinpath("tables", f"{name}.npz").open("rb") as handle:
+    with resources.files(__package__).joinpath("tables").joinpath(f"{name}.npz").open("rb") as handle:
         stored = np.load(handle)
         key = _KEYS[precision]
         inputs, results = (np.ascontiguousarray(stored[f"{key}_{part}"], np.uint32) for part in ("in", "out"))

@@ -22,7 +22,8 @@ __device__ __forceinline__ void rounded_parts(long long bits, int base, int lowe
     field = (int)(magnitude >> 52);
     significand = magnitude & 0xFFFFFFFFFFFFFLL;
     if (field == 0) field = 1; else significand |= 1LL << 52;
-    k = min(base + max(0, lowest - field), 60);
+    k = base + (lowest > field ? lowest - field : 0);
+    if (k > 60) k = 60;
 }
 __device__ __forceinline__ long long rounded_distance(long long bits, int base, int lowest) {
     long long significand; int field, k;
@@ -80,8 +81,8 @@ def function(node: ex.Function) -> str:
 #define {guard}
 {tables}__device__ __forceinline__ float {name}(float v) {{
     const double y = {FUNCTIONS[node.name].c}((double)v);
-    if (!isfinite(y)) return __double2float_rn(y);
     const long long bits = __double_as_longlong(y);
+    if ((bits & 0x7FF0000000000000LL) == 0x7FF0000000000000LL) return __double2float_rn(y);  // NaN, +-inf
     const int base = {grid.base}, lowest = {grid.lowest};
     {_search(name, len(cases.inputs))}return {rounding};
 }}
