@@ -120,7 +120,7 @@ class Device:
                           f"an operator created on {other_device(operator.device, self)}")
         flags = ExecutionFlags.parse(flags, owner=operator.name, field="ExecutionFlags")
         with notices.compiling(lambda: notices.describe(operator.name, operator.kernel_tensors[0][0])):
-            if operator.definition.layout is not None:  # QUANTIZE, DEQUANTIZE: a layout of their own
+            if operator.definition.layout is not None:  # QUANTIZE, DEQUANTIZE, QUANTIZED_LINEAR_ADD: their own
                 return CompiledOperator(operator, flags, staged_kernel(self, operator))
             return CompiledOperator(operator, flags, self.backend.compile(operator))
 

@@ -399,6 +399,90 @@ def test_functional_refusals(call: object, message: str) -> None:
         call()  # type: ignore[operator]
 
 
+@pytest.fixture
+def numpy_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The NumPy lowering: the functional calls below test how their arguments are described, not new kernels."""
+    from opendml.backends import cpu_kernels
+
+    monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load("numpy"))
+
+
+@pytest.mark.usefixtures("numpy_kernels")
+def test_functional_number_beside_blocks_serves_every_block() -> None:
+    """A number zero point beside a blocked scale (and a number scale beside blocked zero points) is one value
+    for every block: read through zero strides at the other's sizes."""
+    import ml_dtypes
+
+    q = np.array([[0, 200, 17, 255, 128, 3], [9, 90, 100, 110, 1, 250]], np.uint8)
+    scale = np.float32([[0.5, 2, 0.25], [1, 0.125, 4]])
+    zero = np.array([[128, 0, 17], [9, 100, 255]], np.uint8)
+    full = np.full((2, 3), 128, np.uint8)
+    oracle = dequantize_oracle(q, scale, full, "SCALE_ZERO_POINT", T.UINT8, T.FLOAT32)
+    for number in (128, np.uint8(128), np.array([[128]], np.uint8)):
+        assert _same(dml.dequantize(q, scale, number), oracle)
+    halves = np.full((2, 3), 0.5, np.float32)
+    oracle = dequantize_oracle(q, halves, zero, "SCALE_ZERO_POINT", T.UINT8, T.FLOAT32)
+    for number in (0.5, np.float32(0.5), np.float32([[0.5]])):
+        assert _same(dml.dequantize(q, number, zero), oracle)
+    w = np.float32([[-3.0, 0.2, 2.5, 9.0, -0.75, 1000.0], [1, 2, 3, 4, 5, -6]])
+    assert dml.quantize(w, scale, np.int8(3)).tolist() == quantize_oracle(
+        w, scale, np.full((2, 3), 3, np.int8), "SCALE_ZERO_POINT", T.INT8).tolist()
+    four = np.array([[1, -1, 7]], ml_dtypes.int4)
+    got = dml.quantize(w, 0.5, four)
+    assert got.dtype == ml_dtypes.int4 and got.astype(np.int8).tolist() == quantize_oracle(
+        w, np.full((1, 3), 0.5, np.float32), four.astype(np.int8), "SCALE_ZERO_POINT", T.INT4).tolist()
+
+
+@pytest.mark.usefixtures("numpy_kernels")
+def test_functional_zero_point_of_other_blocks_is_refused() -> None:
+    """Two arrays of different blocks are not widened: the zero point is refused naming its sizes."""
+    with pytest.raises(dml.InvalidArgumentError, match=r"^DEQUANTIZE: QuantizationTensors\[1\]\.Sizes must equal "
+                                                      r"QuantizationTensors\[0\]\.Sizes \(\[1, 3\]\)"):
+        dml.dequantize(np.zeros((2, 6), np.uint8), np.ones((1, 3), np.float32), np.zeros((2, 1), np.uint8))
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 4), st.sampled_from(["scale", "zero_point"]), st.sampled_from(QUANTIZED),
+       st.booleans(), st.integers(0, 2**16))
+def test_property_a_single_value_beside_blocks(blocks: int, count: int, single: str, quantized: T, dequantize: bool,
+                                               seed: int) -> None:
+    """Against the oracle: one of the scale and the zero point a number, the other blocks along the last axis;
+    DEQUANTIZE and QUANTIZE, every quantized type (4-bit as ml_dtypes' arrays)."""
+    import ml_dtypes
+
+    from opendml.backends import cpu_kernels
+
+    rng = np.random.default_rng(seed)
+    shape, q_shape = (2, blocks * count), (2, count)
+    scale = rng.choice([0.5, 1.0, 0.25, 3.0, 0.1, -1.5], q_shape).astype(np.float32)
+    zero = rng.integers(*RANGES[quantized], q_shape, endpoint=True).astype(NUMPY[quantized])
+    if single == "scale":
+        scale = np.full(q_shape, scale[0, 0], np.float32)
+    else:
+        zero = np.full(q_shape, zero[0, 0], NUMPY[quantized])
+    arguments = (float(scale[0, 0]), zero) if single == "scale" else (scale, int(zero[0, 0]))
+    kind = {T.INT4: ml_dtypes.int4, T.UINT4: ml_dtypes.uint4}.get(quantized)
+    saved = cpu_kernels._chosen
+    cpu_kernels._chosen = cpu_kernels.load("numpy")
+    try:
+        if dequantize:
+            x = rng.integers(*RANGES[quantized], shape, endpoint=True).astype(NUMPY[quantized])
+            s, z = arguments
+            z = z.astype(kind) if kind is not None and isinstance(z, np.ndarray) else z
+            given_x = x.astype(kind) if kind is not None else x
+            expected = dequantize_oracle(x, scale, zero, "SCALE_ZERO_POINT", quantized, T.FLOAT32)
+            assert _same(dml.dequantize(given_x, s, z, data_type=quantized.name), expected)
+        else:
+            x = (rng.standard_normal(shape) * 8).astype(np.float32)
+            s, z = arguments
+            z = z.astype(kind) if kind is not None and isinstance(z, np.ndarray) else z
+            got = dml.quantize(x, s, z, output_type=quantized.name)
+            expected = quantize_oracle(x, scale, zero, "SCALE_ZERO_POINT", quantized)
+            assert np.asarray(got).astype(np.int16).tolist() == expected.astype(np.int16).tolist()
+    finally:
+        cpu_kernels._chosen = saved
+
+
 # --- graphs ----------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fuse", ["1", "0"])

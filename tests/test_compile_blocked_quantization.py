@@ -66,3 +66,20 @@ def test_4_bit_data_is_refused_while_tracing(call: object, message: str) -> None
     arg = Q if "DEQUANTIZE" in message else Q.astype(np.float32)
     with pytest.raises(dml.OpenDMLError, match=message):
         dml.compile(call)(arg)  # type: ignore[arg-type]
+
+
+def test_a_number_beside_traced_blocks_serves_every_block() -> None:
+    """A number zero point beside a traced blocked scale, and a number scale beside traced zero points: one
+    value for every block, as the eager calls take them."""
+    compiled = dml.compile(lambda q, s: dml.dequantize(q, s, 128))
+    blocks = np.repeat(SCALE, 2, axis=1)
+    expected = ((Q.astype(np.int64) - 128).astype(np.float32) * blocks).astype(np.float32)
+    assert compiled(Q, SCALE).tobytes() == expected.tobytes() == dml.dequantize(Q, SCALE, 128).tobytes()
+    compiled = dml.compile(lambda q, z: dml.dequantize(q, 0.5, z))
+    expected = ((Q.astype(np.int64) - np.repeat(ZERO, 2, axis=1)).astype(np.float32) * np.float32(0.5))
+    assert compiled(Q, ZERO).tobytes() == expected.astype(np.float32).tobytes()
+    x = np.float32([[-3.0, 0.2, 2.5, 9.0, -0.75, 1000.0], [1, 2, 3, 4, 5, -6]])
+    compiled = dml.compile(lambda v, s: dml.quantize(v, s, np.int8(-2)))
+    # / the block's scale, rounded half to even, + -2, saturated
+    assert compiled(x, SCALE).tolist() == [[-8, -2, -1, 2, -5, 127], [-1, 0, 22, 30, -1, -4]]
+    assert compiled(x, SCALE).tobytes() == dml.quantize(x, SCALE, np.int8(-2)).tobytes()

@@ -86,3 +86,17 @@ def test_chunks_are_cut_at_block_boundaries_and_a_per_tensor_axis_is_left_alone(
     lazy = dml.dequantize(x, np.ones((1, 4), np.float32))  # blocks of 4 along the last axis, one row value
     assert lazy.chunks == ((5, 1), (4, 8, 4))
     assert lazy.compute(scheduler="sync").tolist() == np.zeros((6, 16), np.float32).tolist()
+
+
+def test_a_number_beside_blocks_of_dask_arrays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A number zero point beside a blocked scale (a Dask scale too): one value for every block, whatever the
+    chunking, the bits of one array's call."""
+    from opendml.backends import cpu_kernels
+
+    monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load("numpy"))
+    x = np.array([[0, 200, 17, 255, 128, 3], [9, 90, 100, 110, 1, 250]], np.uint8)
+    scale = np.float32([[0.5, 2, 0.25], [1, 0.125, 4]])
+    want = ((x.astype(np.int64) - 128).astype(np.float32) * _expanded(scale, x.shape)).astype(np.float32)
+    for s in (scale, da.from_array(scale, chunks=1)):
+        got = dml.dequantize(da.from_array(x, chunks=(1, 4)), s, 128).compute(scheduler="sync")
+        assert got.tobytes() == want.tobytes() == dml.dequantize(x, scale, 128).tobytes()

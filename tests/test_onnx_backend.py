@@ -51,6 +51,12 @@ def _exclusion(test_name: str) -> str | None:
     return reasons[0] if reasons else None
 
 
+# Node tests whose compiled kernels are the same paths at another width than default ones': slow (each signed
+# BitShift compiles a fused kernel of casts, shifts and XORs of its own; INT8 and INT32 run by default, edge cases
+# included).
+SLOW = re.compile(r"test_bitshift_(left|right)_int(16|64)")
+
+
 def _must_stay_unsupported(test: Callable[..., Any], reason: str) -> Callable[..., Any]:
     """An excluded test: expected to fail with UnsupportedModelError, strictly (a pass fails the suite)."""
     return pytest.mark.xfail(raises=UnsupportedModelError, strict=True, reason=f"onnx_exclusions.txt: {reason}")(test)
@@ -78,6 +84,8 @@ def _selected_cases() -> dict[str, type[unittest.TestCase]]:
             test = getattr(case, name)
             reason = _exclusion(name)
             tests[name] = test if reason is None else _must_stay_unsupported(test, reason)
+            if SLOW.fullmatch(_DEVICE_SUFFIX.sub("", name)):
+                tests[name] = pytest.mark.slow(tests[name])
         if tests:
             selected[class_name] = type(class_name, (unittest.TestCase,), {**tests, "__module__": __name__})
     return selected

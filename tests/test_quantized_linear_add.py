@@ -126,7 +126,8 @@ NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is n
 
 @pytest.mark.parametrize("kernels", ["numpy", pytest.param("numba", marks=NUMBA)])
 def test_its_kernels_on_every_cpu_lowering(kernels: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Zero points given, single scales through zero strides, through each CPU lowering."""
+    """Zero points given (of one element, every size 1: the page's form), single scales through zero strides,
+    through each CPU lowering (both forms are one kernel: the zero points read through zero strides too)."""
     monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load(kernels))
     device = dml.Device("cpu")
     rng = np.random.default_rng(9)
@@ -136,7 +137,7 @@ def test_its_kernels_on_every_cpu_lowering(kernels: str, monkeypatch: pytest.Mon
     for a_type, b_type, present in [("INT8", "UINT8", True)]:
         a, b = dml.TensorDesc(a_type, SHAPE), dml.TensorDesc(b_type, SHAPE)
         out = dml.TensorDesc(a_type, SHAPE)
-        za, zb, zo = (dml.TensorDesc(t, SHAPE, [0, 0]) if present else None for t in (a_type, b_type, a_type))
+        za, zb, zo = (dml.TensorDesc(t, [1, 1]) if present else None for t in (a_type, b_type, a_type))
         desc = dml.ElementWiseQuantizedLinearAddDesc(a, one, za, b, one, zb, one, zo, out)
         xa, xb = (edge_values(dml.DataType[t], 60, rng).reshape(SHAPE) for t in (a_type, b_type))
         scales = [np.float32(s) for s in (0.25, 1.5, 0.5)]
@@ -192,3 +193,81 @@ def test_property_against_the_oracle(a_type: str, out_type: str, seed: int, a_sc
                                        np.float32(out_scale), zeros[2], output_type=out_type)
         ints = [None if z is None else int(z) for z in zeros]
         _check(got, _expected(a, a_scale, ints[0], b, b_scale, ints[1], out_scale, ints[2], out_type))
+
+
+# The page's form of a scale or zero point: one element, every size 1 (the output's DimensionCount).
+ONE = [1, 1]
+
+
+@pytest.mark.usefixtures("numpy_kernels")
+@pytest.mark.parametrize("mixed", [False, True])
+def test_single_element_scales_and_zero_points(mixed: bool) -> None:
+    """Each scale and zero point described with all sizes 1, as the page expects them, broadcast over the output
+    (``mixed``: the A side's in the output's Sizes with zero strides, the rest of one element)."""
+    device = dml.Device("cpu")
+    rng = np.random.default_rng(21)
+    a, b, out = dml.TensorDesc("UINT8", SHAPE), dml.TensorDesc("INT8", SHAPE), dml.TensorDesc("INT8", SHAPE)
+    broadcast = [dml.TensorDesc(t, SHAPE, [0, 0]) for t in ("FLOAT32", "UINT8")]
+    a_scale, a_zero = broadcast if mixed else [dml.TensorDesc(t, ONE) for t in ("FLOAT32", "UINT8")]
+    desc = dml.ElementWiseQuantizedLinearAddDesc(a, a_scale, a_zero, b, dml.TensorDesc("FLOAT32", ONE),
+                                                 dml.TensorDesc("INT8", ONE), dml.TensorDesc("FLOAT32", ONE),
+                                                 dml.TensorDesc("INT8", ONE), out)
+    xa, xb = (edge_values(dml.DataType[t], 60, rng).reshape(SHAPE) for t in ("UINT8", "INT8"))
+    values = [xa, np.float32([[0.125]]), np.uint8([[130]]), xb, np.float32([[0.75]]), np.int8([[-6]]),
+              np.float32([[0.4]]), np.int8([[3]])]
+    _check(run(device, desc, values), _expected(xa, 0.125, 130, xb, 0.75, -6, oracle.float_field(0.4), 3, "INT8"))
+
+
+def test_single_element_refusals_name_the_tensor() -> None:
+    """A scale or zero point of another DimensionCount, or of sizes neither all 1 nor the output's, is refused."""
+    device = dml.Device("cpu")
+    x, one = dml.TensorDesc("INT8", SHAPE), dml.TensorDesc("FLOAT32", ONE)
+    with pytest.raises(dml.InvalidArgumentError, match=r"ELEMENT_WISE_QUANTIZED_LINEAR_ADD: OutputScaleTensor\."
+                                                      r"DimensionCount must equal OutputTensor\.DimensionCount \(2\)"
+                                                      r"; got 1"):
+        device.create_operator(dml.ElementWiseQuantizedLinearAddDesc(
+            x, one, None, x, one, None, dml.TensorDesc("FLOAT32", [1]), None, x))
+    with pytest.raises(dml.InvalidArgumentError, match=r"AZeroPointTensor\.Sizes must be all 1 \(one element, for "
+                                                      r"every output element\) or equal OutputTensor\.Sizes "
+                                                      r"\(\[3, 20\]\); got \[1, 20\]"):
+        device.create_operator(dml.ElementWiseQuantizedLinearAddDesc(
+            x, one, dml.TensorDesc("INT8", [1, 20]), x, one, None, one, None, x))
+    with pytest.raises(dml.InvalidArgumentError, match=r"BTensor\.Sizes\[1\] must equal OutputTensor\.Sizes\[1\]"):
+        device.create_operator(dml.ElementWiseQuantizedLinearAddDesc(
+            x, one, None, dml.TensorDesc("INT8", [3, 1]), one, None, one, None, x))
+
+
+@pytest.mark.usefixtures("numpy_kernels")
+def test_single_element_tensors_fused_with_blocked_quantize() -> None:
+    """QUANTIZE (blocks of 5 along the rows) -> QUANTIZED_LINEAR_ADD -> QUANTIZED_LINEAR_ADD, every scale and
+    zero point of the additions one element (graph inputs of sizes [1, 1]): one kernel, the bits of its nodes
+    run one by one, and the oracle's values."""
+    device = dml.Device("cpu", "6_3")
+    graph = dml.Graph(device)
+    rng = np.random.default_rng(23)
+    x = rng.normal(0, 4, SHAPE).astype(np.float32)
+    xb = edge_values(dml.DataType.INT8, 60, rng).reshape(SHAPE)
+    blocks = np.float32([[0.5, 0.25, 1.0, 2.0], [0.125, 0.75, 1.5, 3.0], [1.0, 1.0, 0.5, 0.0625]])
+    gx = graph.input(0, dml.TensorDesc("FLOAT32", SHAPE))
+    gb = graph.input(1, dml.TensorDesc("INT8", SHAPE))
+    gblocks = graph.input(2, dml.TensorDesc("FLOAT32", [3, 4]))
+    scale = graph.input(3, dml.TensorDesc("FLOAT32", ONE))
+    zero = graph.input(4, dml.TensorDesc("INT8", ONE))
+    q = g.quantize(gx, [gblocks], "SCALE", output_type="INT8")
+    first = g.quantized_linear_add(q, scale, zero, gb, scale, None, scale, zero)
+    result = g.quantized_linear_add(first, scale, None, gb, scale, zero, scale, None, output_type="INT8")
+    desc = graph.graph_desc([result])
+    assert len(device.compile_graph(desc).plan.groups) == 1
+    raw = [np.ascontiguousarray(v).reshape(-1).view(np.uint8)
+           for v in (x, xb, blocks, np.float32([[0.3]]), np.int8([-2, 0, 0, 0]))]  # 4 bytes: its TotalTensorSizeInBytes
+    empty = [np.zeros(60, np.uint8)]
+    fused = run_graph(device, desc, raw, empty)
+    assert all((f == n).all() for f, n in zip(fused, run_node_by_node(device, desc, raw, empty)))
+    s = oracle.float_field(0.3)
+    expected = []
+    for (i, j), value in np.ndenumerate(x):
+        y = int(xb[i, j])
+        quantized = oracle.quantize_element(float(value), float(blocks[i, j // 5]), None, "INT8")
+        total = oracle.quantized_linear_add_element(quantized, s, -2, y, s, None, s, -2, "INT8")
+        expected.append(oracle.quantized_linear_add_element(total, s, None, y, s, -2, s, None, "INT8"))
+    assert fused[0].view(np.int8).tolist() == expected

@@ -36,7 +36,8 @@ def dequantize(x: Any, scale: Any = None, zero_point: Any = None, *, data_type: 
     """DEQUANTIZE: ``(x - zero_point) * scale``, each scale and zero point covering a block of ``x``.
 
     ``scale`` and ``zero_point`` have ``x``'s rank (a number: one for the whole tensor) and along each axis a
-    size dividing ``x``'s: a value per block of ``x.shape[k] // scale.shape[k]`` elements. The
+    size dividing ``x``'s: a value per block of ``x.shape[k] // scale.shape[k]`` elements. Either may be a
+    number (or of every size 1) beside an array of the other: its one value then serves every block. The
     QuantizationType follows from what is given: no scale NONE (a conversion to FLOAT32), no zero point SCALE
     (the zero point is then the type's midpoint: 8 for UINT4, 128 for UINT8, 0 for INT4 and INT8),
     both SCALE_ZERO_POINT. The result has the scale's type (FLOAT32 for a Python number).
@@ -131,16 +132,33 @@ def _front_end(owner: str, *arrays: Any) -> str | None:
     return front_ends.kind_of(arrays)
 
 
+def quantization_shape(scale: tuple[int, ...], zero_point: tuple[int, ...]) -> tuple[int, ...]:
+    """The sizes a scale and a zero point of these shapes are both described with: where one holds a single value
+    (a number, or every size 1), the other's, that value read through zero strides for every block (DEQUANTIZE
+    and QUANTIZE take a scale and a zero point of one shape); else the scale's (a zero point of other sizes is
+    then refused by the operator's rule, naming it)."""
+    if all(n == 1 for n in scale):
+        return zero_point
+    return scale
+
+
+def _described(data_type: DataType, shape: tuple[int, ...], sizes: tuple[int, ...]) -> TensorDesc:
+    """A quantization tensor of ``shape``: a single value described with ``sizes`` through zero strides (nothing
+    copied); any other as it is (sizes unlike the other tensor's are the operator's to refuse)."""
+    if shape != sizes and all(n == 1 for n in shape):
+        return TensorDesc(data_type, sizes, [0] * len(sizes))
+    return TensorDesc(data_type, shape)
+
+
 def _quantization(scales: np.ndarray | None, zero: np.ndarray | None, quantized: DataType, float_type: DataType
                   ) -> tuple[QuantizationType, list[TensorDesc], list[tuple[DataType, np.ndarray]]]:
     if scales is None:
         return QuantizationType.NONE, [], []
-    tensors = [TensorDesc(float_type, scales.shape or (1,))]
-    arrays = [(float_type, scales)]
     if zero is None:
-        return QuantizationType.SCALE, tensors, arrays
-    return QuantizationType.SCALE_ZERO_POINT, [*tensors, TensorDesc(quantized, zero.shape or (1,))], \
-        [*arrays, (quantized, zero)]
+        return QuantizationType.SCALE, [TensorDesc(float_type, scales.shape)], [(float_type, scales)]
+    sizes = quantization_shape(scales.shape, zero.shape)
+    tensors = [_described(float_type, scales.shape, sizes), _described(quantized, zero.shape, sizes)]
+    return QuantizationType.SCALE_ZERO_POINT, tensors, [(float_type, scales), (quantized, zero)]
 
 
 def _execute(device: Any, desc: object, operands: list[tuple[DataType, np.ndarray]]) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""The layout a fused kernel runs over when it holds QUANTIZE or DEQUANTIZE (their own: ``ops/blocked.py``).
+"""The layout a fused kernel runs over when it holds QUANTIZE or DEQUANTIZE (their own: ``ops/blocked.py``), or
+ELEMENT_WISE_QUANTIZED_LINEAR_ADD (a one-element scale or zero point read through zero strides).
 
 Those operators' kernels see an axis cut into blocks as two axes, (blocks, block size), the quantization
 tensors' stride 0 along the second, and 4-bit data staged one element a byte (``opendml.kernels.staged``). A
@@ -21,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..dtypes import FOUR_BIT_TYPES
-from ..ops.blocked import Operand, unpacked
+from ..ops.blocked import Operand, Quantization, unpacked
 from ..tensor import MAX_DIMENSIONS, TensorDesc
 from .validate import CheckedGraph
 
@@ -37,7 +38,7 @@ class FusedLayout:
 
 
 def holds_layout(graph: CheckedGraph, nodes: Iterable[int]) -> bool:
-    """Whether any of ``nodes`` runs over a layout of its own (QUANTIZE, DEQUANTIZE)."""
+    """Whether any of ``nodes`` runs over a layout of its own (QUANTIZE, DEQUANTIZE, QUANTIZED_LINEAR_ADD)."""
     return any(graph.operators[n].definition.layout is not None for n in nodes)
 
 
@@ -47,7 +48,7 @@ def cuts(graph: CheckedGraph, nodes: Iterable[int]) -> dict[int, int] | None:
     found: dict[int, int] = {}
     for node in nodes:
         operator = graph.operators[node]
-        if operator.definition.layout is None:
+        if not isinstance(operator.params, Quantization):  # cuts no axis (QUANTIZED_LINEAR_ADD's layout neither)
             continue
         x = operator.tensors["InputTensor"]
         assert x is not None

@@ -265,8 +265,8 @@ def quantized_linear_add(a: Expression, a_scale: Expression, a_zero_point: Expre
                          output_zero_point: Expression | None = None,
                          output_type: DataType | str | None = None) -> Expression:
     """ELEMENT_WISE_QUANTIZED_LINEAR_ADD; the output has a's sizes, packed, and the output zero point's data type,
-    else ``output_type``, else UINT8 (as ``quantize_linear``). Every operand has a's sizes (a single scale or zero
-    point through ``reinterpret`` with zero strides)."""
+    else ``output_type``, else UINT8 (as ``quantize_linear``). b has a's sizes; each scale and zero point has them
+    too (a single value through ``reinterpret`` with zero strides) or every size 1 (one element, its page's form)."""
     names = ("a", "a_scale", "a_zero_point", "b", "b_scale", "b_zero_point", "output_scale", "output_zero_point")
     given = (a, a_scale, a_zero_point, b, b_scale, b_zero_point, output_scale, output_zero_point)
     operands = [None if e is None else _expression(e, name) for e, name in zip(given, names)]

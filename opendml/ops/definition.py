@@ -128,7 +128,8 @@ class OperatorDefinition:
     fields: tuple[Field, ...] = ()  # the fields beside the tensors, where the front ends derive from them
     api: Api | None = None  # None: the operator's front ends are written out (CLIP, ARGMIN, ...)
     # The layout its kernel runs over where it is not the description's (QUANTIZE, DEQUANTIZE: 4-bit operands
-    # staged one element a byte, blocked axes cut in two): ``layout(name, params, tensors)`` gives each tensor's
+    # staged one element a byte, blocked axes cut in two; QUANTIZED_LINEAR_ADD: a one-element scale or zero point
+    # over the output's sizes through zero strides): ``layout(name, params, tensors)`` gives each tensor's
     # ``blocked.Operand``, and ``opendml.kernels.staged`` runs the kernel over it.
     layout: Callable[[str, Any, Mapping[str, TensorDesc | None]], Mapping[str, Any]] | None = None
     # The support table a description is checked against, where it depends on a field (REDUCE's Function):

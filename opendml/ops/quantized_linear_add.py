@@ -7,9 +7,13 @@ ELEMENT_WISE_QUANTIZE_LINEAR computes it (one float32 division, half to even, th
 saturated; a NaN quotient gives the zero point: ``quantized``). The result is bit for bit DEQUANTIZE_LINEAR twice,
 ADD and QUANTIZE_LINEAR run as operators of their own (FLOAT32 between them). An absent zero point is 0.
 
-The page expects one element in each scale and zero point, and asks only the DimensionCount of every tensor
-to be the same; opendml takes each with the output's Sizes, as every element-wise operator's tensors (a single
-value described with zero strides, as the functional API and ``opendml.graph.reinterpret`` do)."""
+The page expects one element in each scale and zero point ("The expected number of elements ... is 1") and asks
+the DimensionCount of every tensor to be the same. opendml takes each scale and zero point in either form: every
+size 1 (the page's: one element, broadcast over the output as DirectML does), or the output's Sizes, as every
+element-wise operator's tensors (a single value described with zero strides, as the functional API and
+``opendml.graph.reinterpret`` do; other strides give a value per element). ATensor and BTensor have the
+output's Sizes. The kernel reads a one-element tensor through zero strides over the output's Sizes (its
+``layout``), so the bound bytes are never copied."""
 
 from __future__ import annotations
 
@@ -20,11 +24,13 @@ import numpy as np
 
 from .. import expr as ex
 from ..dtypes import DataType as T
+from ..errors import invalid
 from ..feature_levels import FeatureLevel as L
 from ..kernels.spec import KernelSpec
 from ..schema import OperatorSchema, SupportRow, TensorField, snake_case
 from ..tensor import TensorDesc
 from ..validate import check_same_data_type, check_same_sizes
+from .blocked import Operand
 from .definition import OperatorDefinition
 from .dequantize_linear import DequantizeParams, dequantize_linear_reference, dequantized
 from .quantize_linear import QuantizeParams, quantize_linear_reference, quantized
@@ -33,6 +39,7 @@ NAME = "ELEMENT_WISE_QUANTIZED_LINEAR_ADD"
 _INPUTS = ("ATensor", "AScaleTensor", "AZeroPointTensor", "BTensor", "BScaleTensor", "BZeroPointTensor",
            "OutputScaleTensor", "OutputZeroPointTensor")
 _OPTIONAL = frozenset({"AZeroPointTensor", "BZeroPointTensor", "OutputZeroPointTensor"})
+_QUANTIZATION = tuple(n for n in _INPUTS if n not in ("ATensor", "BTensor"))  # the scales and zero points
 _BYTES = frozenset({T.INT8, T.UINT8})
 _F32 = frozenset({T.FLOAT32})
 
@@ -73,11 +80,45 @@ def prepare_quantized_linear_add(desc: ElementWiseQuantizedLinearAddDesc) -> Qua
         if zero_point is not None:
             data_name = "OutputTensor" if side == "Output" else f"{side}Tensor"
             check_same_data_type(NAME, data_name, data, f"{side}ZeroPointTensor", zero_point)
-    for field in _INPUTS:
+    check_same_sizes(NAME, "OutputTensor", out, "ATensor", desc.a_tensor)
+    check_same_sizes(NAME, "OutputTensor", out, "BTensor", desc.b_tensor)
+    for field in _QUANTIZATION:
         tensor = getattr(desc, snake_case(field))
-        if tensor is not None:  # a single value: the output's Sizes, zero strides
-            check_same_sizes(NAME, "OutputTensor", out, field, tensor)
+        if tensor is not None:
+            _check_quantization_sizes(field, tensor, out)
     return QuantizedLinearAddParams(out.data_type)
+
+
+def _check_quantization_sizes(field: str, tensor: TensorDesc, out: TensorDesc) -> None:
+    """A scale or zero point: the output's DimensionCount (the page's constraint), every size 1 (the page's one
+    element) or the output's Sizes."""
+    if tensor.dimension_count != out.dimension_count:
+        raise invalid(NAME, f"{field}.DimensionCount", f"must equal OutputTensor.DimensionCount "
+                      f"({out.dimension_count})", tensor.dimension_count)
+    if _single(tensor) or tensor.sizes == out.sizes:
+        return
+    raise invalid(NAME, f"{field}.Sizes", f"must be all 1 (one element, for every output element) or equal "
+                  f"OutputTensor.Sizes ({list(out.sizes)})", list(tensor.sizes))
+
+
+def _single(tensor: TensorDesc) -> bool:
+    return all(n == 1 for n in tensor.sizes)
+
+
+def quantized_linear_add_layout(name: str, params: QuantizedLinearAddParams,
+                                tensors: Mapping[str, TensorDesc | None]) -> dict[str, Operand | None]:
+    """Each tensor as the kernel reads it: a one-element scale or zero point over the output's Sizes through
+    zero strides (one value for every element, as DirectML broadcasts it); every other tensor as described."""
+    out = tensors["OutputTensor"]
+    assert out is not None
+    layout: dict[str, Operand | None] = {}
+    for field, tensor in tensors.items():
+        if tensor is None or tensor.sizes == out.sizes:
+            layout[field] = None if tensor is None else Operand(tensor)
+            continue
+        layout[field] = Operand(TensorDesc(tensor.data_type, out.sizes, [0] * out.dimension_count,
+                                           total_tensor_size_in_bytes=tensor.total_tensor_size_in_bytes))
+    return layout
 
 
 def quantized_linear_add_reference(inputs: Sequence[np.ndarray | None],
@@ -106,4 +147,4 @@ def quantized_linear_add_kernel(params: QuantizedLinearAddParams,
 
 QUANTIZED_LINEAR_ADD = OperatorDefinition(QUANTIZED_LINEAR_ADD_SCHEMA, ElementWiseQuantizedLinearAddDesc,
                                           prepare_quantized_linear_add, quantized_linear_add_reference,
-                                          quantized_linear_add_kernel)
+                                          quantized_linear_add_kernel, layout=quantized_linear_add_layout)

@@ -251,7 +251,7 @@ def dequantize(x: Any, scale: Any, zero_point: Any, data_type: Any, device: obje
         graph, fn_blocked._zero_point(zero_point, quantized, rank, owner))
     if isinstance(zp_t, Tracer):
         _whole_bytes(owner, "zero_point", zp_t.dtype, quantized)
-    return _blocked_node(g_dequantize, tracer, scale_t, zp_t)
+    return _blocked_node(owner, g_dequantize, tracer, scale_t, zp_t)
 
 
 def quantize(x: Any, scale: Any, zero_point: Any, output_type: Any, device: object) -> Tracer:
@@ -273,7 +273,7 @@ def quantize(x: Any, scale: Any, zero_point: Any, output_type: Any, device: obje
         graph, fn_blocked._scale(scale, rank, owner, float_type))
     zp_t = zero_point if zero_point is None or isinstance(zero_point, Tracer) else _constant(
         graph, fn_blocked._zero_point(zero_point, quantized, rank, owner))
-    return _blocked_node(g_quantize, tracer, scale_t, zp_t, quantized)
+    return _blocked_node(owner, g_quantize, tracer, scale_t, zp_t, quantized)
 
 
 def _whole_bytes(owner: str, name: str, dtype: np.dtype | None, data_type: Any = None) -> DataType:
@@ -289,10 +289,23 @@ def _whole_bytes(owner: str, name: str, dtype: np.dtype | None, data_type: Any =
     return wanted
 
 
-def _blocked_node(build: Any, x: Tracer, scale: Tracer | None, zero_point: Tracer | None,
+def _widened(t: Tracer, sizes: tuple[int, ...], owner: str, name: str) -> Expression:
+    """A quantization tensor of a single value read as ``sizes`` through zero strides; any other as it is (sizes
+    unlike the other tensor's are the operator's to refuse)."""
+    if all(n == 1 for n in t.expr.desc.sizes):
+        return _broadcast_to(t, sizes, owner, name)
+    return t.expr
+
+
+def _blocked_node(owner: str, build: Any, x: Tracer, scale: Tracer | None, zero_point: Tracer | None,
                   output_type: DataType | None = None) -> Tracer:
-    """The DEQUANTIZE or QUANTIZE node of the graph builder (``build``), its QuantizationType what is given."""
+    """The DEQUANTIZE or QUANTIZE node of the graph builder (``build``), its QuantizationType what is given; a
+    scale or zero point of a single value beside the other's blocks read as their shape through zero strides
+    (the eager rule: ``quantization_shape``)."""
     tensors = [t.expr for t in (scale, zero_point) if t is not None]
+    if scale is not None and zero_point is not None:
+        sizes = fn_blocked.quantization_shape(tuple(scale.expr.desc.sizes), tuple(zero_point.expr.desc.sizes))
+        tensors = [_widened(t, sizes, owner, name) for t, name in ((scale, "scale"), (zero_point, "zero_point"))]
     kind = ("NONE", "SCALE", "SCALE_ZERO_POINT")[len(tensors)]
     if output_type is None:
         node = build(x.expr, tensors, kind)
