@@ -52,9 +52,9 @@ def _exclusion(test_name: str) -> str | None:
 
 
 # Node tests whose compiled kernels are the same paths at another width than default ones': slow (each signed
-# BitShift compiles a fused kernel of casts, shifts and XORs of its own; INT8 and INT32 run by default, edge cases
+# BitShift compiles a fused kernel of casts, shifts and XORs of its own; INT32's run by default, edge cases
 # included).
-SLOW = re.compile(r"test_bitshift_(left|right)_int(16|64)")
+SLOW = re.compile(r"test_bitshift_(left|right)_int(8|16|64)")
 
 
 def _must_stay_unsupported(test: Callable[..., Any], reason: str) -> Callable[..., Any]:
