@@ -107,7 +107,7 @@ MAPPED = ("Abs, Add, And, ArgMax, ArgMin, BitShift, BitwiseAnd, BitwiseNot, Bitw
           "HardSwish, Identity, IsInf, IsNaN, LeakyRelu, Less, LessOrEqual, Max, Mean, Min, Mod, Mul, Neg, Not, "
           "Or, PRelu, QuantizeLinear, Reciprocal, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, "
           "ReduceMean, ReduceMin, ReduceProd, ReduceSum, ReduceSumSquare, Relu, Round, Shrink, Sign, Sqrt, Sub, "
-          "Sum, ThresholdedRelu, Where, Xor")
+          "Sum, ThresholdedRelu, TopK, Where, Xor")
 
 
 def test_every_problem_is_listed_at_once_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
