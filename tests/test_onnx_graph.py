@@ -108,7 +108,8 @@ MAPPED = ("Abs, Acos, Acosh, Add, And, ArgMax, ArgMin, Asin, Asinh, Atan, Atanh,
           "LessOrEqual, Log, Max, Mean, Min, Mod, Mul, Neg, Not, Or, PRelu, QuantizeLinear, Reciprocal, ReduceL1, "
           "ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum, "
           "ReduceSumSquare, Relu, Round, Shrink, Sign, Sin, Sinh, Sqrt, Sub, Sum, Tan, Tanh, ThresholdedRelu, "
-          "Where, Xor")
+          "TopK, Where, Xor")
+
 
 def test_every_problem_is_listed_at_once_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(CompiledOperator, "execute", lambda *a: pytest.fail("an operator ran"))

@@ -1,8 +1,6 @@
-"""TOP_K and TOP_K1 against an oracle of this file: Python's ``sorted`` over (NaN last, value, index) keys."""
+"""TOP_K and TOP_K1 against the oracle of tests/top_k_oracle.py: Python's ``sorted`` over (NaN last, value, index) keys."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pytest
@@ -13,30 +11,7 @@ import opendml as dml
 from opendml.backends.cpu_kernels import selection
 from opendml.ops.top_k import TOP_K, TOP_K1
 from tests.helpers import packed_bytes
-
-TYPES = ["FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8", "INT64", "UINT64"]
-
-
-def oracle(x: np.ndarray, axis: int, k: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Each sequence's elements as Python numbers sorted by (is NaN, value reversed where largest, index); the
-    first k. -0.0 and +0.0 compare equal in Python, so they tie."""
-    moved = np.moveaxis(x, axis, -1)
-    flat = moved.reshape(-1, moved.shape[-1])
-    values = np.empty((flat.shape[0], k), x.dtype)
-    indices = np.empty((flat.shape[0], k), np.int64)
-    for r, row in enumerate(flat):
-        items = [(float(v) if x.dtype.kind == "f" else int(v)) for v in row.tolist()]
-
-        def key(i: int, items: list = items) -> tuple:
-            v = items[i]
-            nan = isinstance(v, float) and math.isnan(v)
-            return (nan, 0 if nan else (-v if largest else v), i)
-
-        chosen = sorted(range(len(items)), key=key)[:k]
-        indices[r] = chosen
-        values[r] = row[chosen]
-    shape = moved.shape[:-1] + (k,)
-    return (np.moveaxis(values.reshape(shape), -1, axis), np.moveaxis(indices.reshape(shape), -1, axis))
+from tests.top_k_oracle import TYPES, assert_same, oracle, random_values
 
 
 def run_top_k(x: np.ndarray, axis: int, k: int, largest: bool | None, index_type: str = "UINT32",
@@ -64,29 +39,6 @@ def run_top_k(x: np.ndarray, axis: int, k: int, largest: bool | None, index_type
     count = values_desc.element_count
     return (values.to_numpy()[:count * x.dtype.itemsize].view(x.dtype).reshape(out_sizes),
             indices.to_numpy()[:count * index_dtype.itemsize].view(index_dtype).reshape(out_sizes))
-
-
-def assert_same(got: tuple[np.ndarray, np.ndarray], want: tuple[np.ndarray, np.ndarray]) -> None:
-    """Values bit for bit (a NaN's payload and a zero's sign included), indices equal."""
-    g_values, g_indices = got
-    w_values, w_indices = want
-    unsigned = f"u{w_values.dtype.itemsize}"
-    np.testing.assert_array_equal(g_values.view(unsigned), np.ascontiguousarray(w_values).view(unsigned))
-    np.testing.assert_array_equal(g_indices.astype(np.int64), w_indices)
-
-
-def random_values(rng: np.random.Generator, type_name: str, shape: tuple[int, ...], spread: int) -> np.ndarray:
-    """Values drawn from ``spread`` distinct ones (many ties where it is small), with the type's edges."""
-    dtype = dml.DataType.parse(type_name).numpy
-    if dtype.kind == "f":
-        pool = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.5, 1e-3, -7.0], dtype)
-        extra = rng.standard_normal(spread).astype(dtype)
-    else:
-        info = np.iinfo(dtype)
-        pool = np.array([info.min, info.max, 0, 1, info.max - 1], dtype)
-        extra = rng.integers(info.min, info.max, spread, dtype=dtype, endpoint=True)
-    choices = np.concatenate([pool, extra])
-    return rng.choice(choices, size=shape)
 
 
 @pytest.mark.parametrize("type_name", TYPES)
@@ -339,5 +291,69 @@ def test_partition_path_with_ties_at_the_boundary(type_name: str) -> None:
         x[1, :190] = np.nan  # ten numbers, then the NaN threshold tied 190 times
     for k in (1, 5, 12, 40):
         for largest in (True, False):
+            chosen = selection.select_rows(x, k, largest)  # the partition itself, whichever kernels are in force
+            assert_same((np.take_along_axis(x, chosen, axis=-1), chosen), oracle(x, 1, k, largest))
             assert_same(run_top_k(x, 1, k, largest, "UINT64" if type_name.endswith("64") else "UINT32"),
                         oracle(x, 1, k, largest))
+
+
+# The Numba kernel (backends/cpu_kernels/top_k.py): one compile per input type, so the default run takes four.
+_HEAP_TYPES = [t if t in ("FLOAT32", "FLOAT16", "INT8", "INT64") else pytest.param(t, marks=pytest.mark.slow)
+               for t in TYPES if t != "UINT64"]
+
+
+def _heap(x: np.ndarray, axis: int, k: int, largest: bool, threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """The Numba kernel's answer in the input's layout (K along ``axis``)."""
+    values, indices = selection.heap_select(x, axis, k, largest, threads)
+    shape = np.moveaxis(x, axis, -1).shape[:-1] + (k,)
+    return (np.moveaxis(values.reshape(shape), -1, axis), np.moveaxis(indices.reshape(shape), -1, axis))
+
+
+@pytest.mark.parametrize("type_name", _HEAP_TYPES)
+def test_numba_kernel_over_layouts(type_name: str) -> None:
+    """Rows along the innermost axis, a strided axis and a middle one, and a view with an offset and steps; ties
+    everywhere (few distinct values), NaN, -0.0; K from 1 to the kernel's largest."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(41)
+    base = random_values(rng, type_name, (5, 1200, 3), spread=6)
+    views = [(base[:, :, 0], 1), (base[:, :, 1].T, 1), (base[:, :, 2].T.copy(), 0), (base, 1),
+             (base[1:, 3::2, :], 1)]
+    for x, axis in views:
+        for k in (1, 8, 64, selection.HEAP_MAX_K):
+            if k * selection.FULL_SORT_SHARE >= x.shape[axis]:
+                continue
+            for largest in (True, False):
+                assert_same(_heap(x, axis, k, largest), oracle(x, axis, k, largest))
+
+
+@pytest.mark.parametrize("type_name", ["FLOAT32", "FLOAT16"])
+def test_numba_kernel_cuts_long_rows_among_threads(type_name: str) -> None:
+    """Fewer rows than threads: each row cut into segments whose K first are merged; the boundary ties and NaN
+    fall across segments."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(43)
+    n = 2 * selection.SEGMENT_MIN + 5
+    x = random_values(rng, type_name, (2, n), spread=3)
+    x[1, : n // 2] = np.nan  # the first segments hold only NaN
+    for k in (1, 8, 64):
+        for largest in (True, False):
+            assert_same(_heap(x, 1, k, largest, threads=4), oracle(x, 1, k, largest))
+
+
+def test_the_operator_runs_the_numba_kernel_where_it_applies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the Numba kernels, a row long beside K goes through the kernel; K a large part of it, the partition."""
+    from opendml.backends import cpu_kernels
+
+    if cpu_kernels.choice() != "numba":
+        pytest.skip("the Numba kernels are not in force")
+    from opendml.backends.cpu_kernels import top_k
+
+    calls = []
+    kernel = top_k.select_rows
+    monkeypatch.setattr(top_k, "select_rows", lambda *a: (calls.append(a[5]), kernel(*a))[1])
+    x = random_values(np.random.default_rng(47), "FLOAT16", (3, 500), spread=40)
+    assert_same(run_top_k(x, 1, 8, True), oracle(x, 1, 8, True))
+    assert calls and calls[-1] == 500
+    calls.clear()
+    assert_same(run_top_k(x, 1, 200, False), oracle(x, 1, 200, False))
+    assert not calls

@@ -8,6 +8,7 @@ from .compiled import call as compiled
 from .elementwise import cast, declared, dequantize_linear, quantize_linear
 from .reductions import arg_reduction, unravel_index
 from .sums import reduce
+from .top_k import top_k
 
 __all__ = ["arg_reduction", "cast", "compiled", "declared", "dequantize", "dequantize_linear", "quantize",
-           "quantize_linear", "reduce", "unravel_index"]
+           "quantize_linear", "reduce", "top_k", "unravel_index"]

@@ -4,7 +4,8 @@
 DirectML's names: ``axis_direction`` as ``argmin``'s (DECREASING: the K largest, in decreasing order;
 INCREASING: the K smallest, increasing); ``largest=`` is accepted as torch's and ONNX's spelling of it. The
 indices are UINT32 where every index of the axis fits (DirectML's table before 5_0), else UINT64
-(``index_type=`` chooses).
+(``index_type=`` chooses). A Dask array gives Dask arrays (``opendml/dask/top_k.py``: the same answer whatever
+its chunking).
 """
 
 from __future__ import annotations
@@ -43,20 +44,14 @@ def top_k(x: ArrayInput, k: int, axis: int = -1, *, axis_direction: AxisDirectio
     name = TOP_K1_SCHEMA.name
     direction = _direction(axis_direction, largest)
     kind = front_ends.kind_of((x,), None)
+    if kind == front_ends.DASK:
+        return front_ends.load(kind).top_k(x, k, axis, direction, index_type, device)
     if kind is not None:
-        raise invalid(OWNER, "x", "must be a NumPy or CuPy array (TOP_K over Dask arrays, PyTorch tensors and "
-                      "traced values is not lowered yet)", type(x).__name__)
+        raise invalid(OWNER, "x", "must be a NumPy, CuPy or Dask array (TOP_K over PyTorch tensors and traced "
+                      "values is not lowered yet)", type(x).__name__)
     device = _resolve_device(device, x, name)
     array = _as_array(device, x, name, "InputTensor")
-    if array.ndim == 0:
-        raise invalid(OWNER, "x", "must have at least one dimension (TOP_K selects along an axis)", "a 0-d array")
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -array.ndim <= axis < array.ndim:
-        raise invalid(OWNER, "axis", f"must be an integer in [{-array.ndim}, {array.ndim - 1}]", repr(axis))
-    axis = int(axis) % array.ndim
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise invalid_type(OWNER, "k", "must be an integer", type(k).__name__)
-    if not 1 <= k <= array.shape[axis]:
-        raise invalid(OWNER, "k", f"must be in [1, {array.shape[axis]}] (K: at most the size along the axis)", k)
+    axis, k = checked_axis_and_k(tuple(array.shape), axis, k)
     indices_type = _index_type(index_type, array.shape[axis], name)
     shape = tuple(int(k) if d == axis else n for d, n in enumerate(array.shape))
     placed = _place_input(device, array)
@@ -68,6 +63,21 @@ def top_k(x: ArrayInput, k: int, axis: int = -1, *, axis_direction: AxisDirectio
     compiled = device.compiled(desc)
     compiled.execute([placed.binding], [backend.wrap(device, values_raw), backend.wrap(device, indices_raw)])
     return backend.to_caller(values, x), backend.to_caller(indices, x)
+
+
+def checked_axis_and_k(shape: tuple[int, ...], axis: object, k: object) -> tuple[int, int]:
+    """The axis in [0, rank) and K of a call on an array of ``shape``, or the error naming what is wrong."""
+    if not shape:
+        raise invalid(OWNER, "x", "must have at least one dimension (TOP_K selects along an axis)", "a 0-d array")
+    rank = len(shape)
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -rank <= axis < rank:
+        raise invalid(OWNER, "axis", f"must be an integer in [{-rank}, {rank - 1}]", repr(axis))
+    axis = int(axis) % rank
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise invalid_type(OWNER, "k", "must be an integer", type(k).__name__)
+    if not 1 <= k <= shape[axis]:
+        raise invalid(OWNER, "k", f"must be in [1, {shape[axis]}] (K: at most the size along the axis)", k)
+    return axis, int(k)
 
 
 def _direction(axis_direction: object, largest: object) -> AxisDirection:

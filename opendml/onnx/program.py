@@ -34,7 +34,8 @@ Source = str | tuple[int, int]
 
 @dataclass(frozen=True)
 class Segment:
-    """One compiled graph: graph input k binds ``inputs[k]``, graph output k is step ``outputs[k]``'s output.
+    """One compiled graph: graph input k binds ``inputs[k]``; graph output g is output j of step k, where
+    ``outputs[g]`` is (k, j).
 
     Node k computes step ``nodes[k]``; a step computed again in a reader's sizes has several nodes.
     """
@@ -43,7 +44,7 @@ class Segment:
     steps: tuple[int, ...]  # the plan's steps it computes, in plan order
     nodes: tuple[int, ...]
     inputs: tuple[Source, ...]
-    outputs: tuple[int, ...]
+    outputs: tuple[tuple[int, int], ...]
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class Program:
 def program_key(plan: Plan) -> tuple:
     """What a program depends on: each step's operator description (by repr, as ``Device.compiled``
     looks them up), its wiring, and the graph's outputs; feeds' values matter only through them."""
-    steps = tuple((type(s.operator.operator.desc), repr(s.operator.operator.desc), s.output, s.runs,
+    steps = tuple((type(s.operator.operator.desc), repr(s.operator.operator.desc), s.outputs, s.runs,
                    tuple(source if source is None or isinstance(source, str) else "array" for source in s.inputs))
                   for s in plan.steps)
     return steps, plan.outputs
@@ -66,7 +67,7 @@ def program_key(plan: Plan) -> tuple:
 
 def compile_program(plan: Plan, device: Device) -> Program:
     """Compile the steps the graph's outputs need into one graph."""
-    producers = {step.output: k for k, step in enumerate(plan.steps) if step.runs}
+    producers = {name: (k, j) for k, step in enumerate(plan.steps) if step.runs for j, name in enumerate(step.outputs)}
     live = _live_steps(plan, producers)
     skipped = tuple(k for k in range(len(plan.steps)) if k not in live)
     if not live:
@@ -78,16 +79,20 @@ def compile_program(plan: Plan, device: Device) -> Program:
     return Program((builder.segment(outputs, live),), skipped)
 
 
-def _read_steps(step: Step, producers: dict[str, int]) -> list[tuple[int, int]]:
+# A computed value's producer: (step, which of its outputs).
+Producers = dict[str, tuple[int, int]]
+
+
+def _read_steps(step: Step, producers: Producers) -> list[tuple[int, int]]:
     """(input index, producing step) for each input computed by a running step."""
-    return [(j, producers[source]) for j, source in enumerate(step.inputs)
+    return [(j, producers[source][0]) for j, source in enumerate(step.inputs)
             if isinstance(source, str) and source in producers]
 
 
-def _live_steps(plan: Plan, producers: dict[str, int]) -> list[int]:
+def _live_steps(plan: Plan, producers: Producers) -> list[int]:
     """The running steps a graph output depends on, in plan order."""
     live: set[int] = set()
-    pending = [producers[name] for name in plan.outputs if name in producers]
+    pending = [producers[name][0] for name in plan.outputs if name in producers]
     while pending:
         k = pending.pop()
         if k not in live:
@@ -100,6 +105,7 @@ def _live_steps(plan: Plan, producers: dict[str, int]) -> list[int]:
 @dataclass(frozen=True)
 class _FromNode:
     node: int
+    output: int = 0  # which of the node's outputs (TOP_K's indices: 1)
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,7 @@ class _Builder:
 
     plan: Plan
     device: Device
-    producers: dict[str, int]
+    producers: Producers
     own: dict[int, int] = field(default_factory=dict)  # step -> its node in its own (possibly refined) sizes
     # step -> its own description before its reads were resolved: every computed input read through a
     # view of its producer's own output, what a recomputation composes with
@@ -167,11 +173,17 @@ class _Builder:
             elif isinstance(source, np.ndarray) or source not in self.producers:
                 sources.append(_Bound(source if isinstance(source, str) else (k, j)))
             else:
-                producer = self.producers[source]
-                written = redescribe.output_of(self.nodes[self.own[producer]].desc)
+                producer, output = self.producers[source]
+                written = redescribe.output_of(self.nodes[self.own[producer]].desc, output)
                 if tensor.sizes == written.sizes:
-                    sources.append(_FromNode(self.own[producer]))
+                    sources.append(_FromNode(self.own[producer], output))
                     continue
+                if not redescribe.recomputable(self.space[producer]):
+                    raise UnsupportedModelError([message(
+                        step.label, tensor_field.name,
+                        f"must read {self.plan.steps[producer].label}'s output in the sizes it is computed in "
+                        f"(an operator that is not element-wise is not computed again in a reader's sizes)",
+                        f"Sizes {list(tensor.sizes)} over Sizes {list(written.sizes)}")])
                 sources.append(_FromNode(self._view(k, tensor_field.name, producer, tensor, written, top)))
                 replaced[tensor_field.name] = TensorDesc(tensor.data_type, tensor.sizes, flags=tensor.flags)
         return (redescribe.with_tensors(desc, replaced) if replaced else desc), sources
@@ -202,10 +214,11 @@ class _Builder:
         self.nodes.append(_Node(k, desc, sources, name))
         return len(self.nodes) - 1
 
-    def segment(self, outputs: list[int], live: list[int]) -> Segment:
-        """The nodes the outputs need (in creation order, which is topological), compiled as one graph."""
+    def segment(self, outputs: list[tuple[int, int]], live: list[int]) -> Segment:
+        """The nodes the outputs ((step, output) pairs) need (in creation order, which is topological), compiled as
+        one graph."""
         needed: set[int] = set()
-        pending = [self.own[k] for k in outputs]
+        pending = [self.own[k] for k, _ in outputs]
         while pending:
             n = pending.pop()
             if n not in needed:
@@ -219,10 +232,10 @@ class _Builder:
         for n in order:
             for j, source in enumerate(self.nodes[n].sources):
                 if isinstance(source, _FromNode):
-                    intermediate_edges.append(IntermediateEdge(index[source.node], 0, index[n], j))
+                    intermediate_edges.append(IntermediateEdge(index[source.node], source.output, index[n], j))
                 elif isinstance(source, _Bound):
                     input_edges.append(InputEdge(bound.setdefault(source.source, len(bound)), index[n], j))
-        output_edges = [OutputEdge(index[self.own[k]], 0, g) for g, k in enumerate(outputs)]
+        output_edges = [OutputEdge(index[self.own[k]], j, g) for g, (k, j) in enumerate(outputs)]
         graph_nodes = [OperatorNode(self._operator(self.nodes[n]), self.nodes[n].name) for n in order]
         desc = GraphDesc(len(bound), len(outputs), graph_nodes, input_edges, output_edges, intermediate_edges)
         steps = tuple(k for k in live if any(self.nodes[n].step == k for n in order))

@@ -44,6 +44,7 @@ from ..ops import BY_DESC_TYPE
 from ..ops.argmax import ArgMaxDesc
 from ..ops.argmin import ArgMinDesc
 from ..ops.definition import OperatorDefinition
+from ..ops.reduce import ReduceDesc
 from ..tensor import TensorDesc
 
 Parts = tuple[tuple[int, ...], ...]  # per axis, the sizes it is split into, outermost first
@@ -68,10 +69,24 @@ def tensors(desc: object) -> dict[str, TensorDesc | None]:
     return definition(desc).tensors(desc)
 
 
-def output_of(desc: object) -> TensorDesc:
-    out = tensors(desc)[definition(desc).schema.outputs[0].name]
+def output_of(desc: object, output: int = 0) -> TensorDesc:
+    """The description of the operator's output tensor ``output`` (in the schema's order)."""
+    out = tensors(desc)[definition(desc).schema.outputs[output].name]
     assert out is not None
     return out
+
+
+def recomputable(desc: object) -> bool:
+    """Whether ``recompute`` can describe the operator in a reader's sizes: ARGMIN and ARGMAX, and element-wise
+    operators (one output, every tensor of its sizes). Others (TOP_K, REDUCE, even where an axis of size 1 or
+    K = the axis's size gives the input the output's sizes) are read only in their own sizes."""
+    if isinstance(desc, ArgReduction):
+        return True
+    if isinstance(desc, ReduceDesc):
+        return False
+    sizes = output_of(desc).sizes
+    return len(definition(desc).schema.outputs) == 1 and all(t is None or t.sizes == sizes
+                                                             for t in tensors(desc).values())
 
 
 def with_tensors(desc: object, new: dict[str, TensorDesc | None]) -> object:

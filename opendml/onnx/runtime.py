@@ -156,7 +156,8 @@ def _last_readers(plan: Plan) -> dict[int, list[str]]:
         for source in step.inputs:
             if isinstance(source, str):
                 last[source] = k
-        last.setdefault(step.output, k)  # an output nothing reads goes at once
+        for name in step.outputs:
+            last.setdefault(name, k)  # an output nothing reads goes at once
     released: dict[int, list[str]] = {}
     for name, k in last.items():
         if name not in plan.outputs:
@@ -198,11 +199,11 @@ def execute(plan: Plan, device: Device, cache: dict[str, Buffer] | None = None,
     values = _Buffers(plan, device, cache)
     released = _last_readers(plan)
     for k, step in enumerate(plan.steps):
-        output = device.create_buffer(step.output_bytes)
+        outputs = [device.create_buffer(size) for size in step.output_bytes]
         if step.runs:
             bindings = [None if s is None else BufferBinding(values.of(s)) for s in step.inputs]
-            step.operator.execute(bindings, [BufferBinding(output)])
-        values.buffers[step.output] = output
+            step.operator.execute(bindings, [BufferBinding(output) for output in outputs])
+        values.buffers.update(zip(step.outputs, outputs))
         for name in released.get(k, []):
             values.buffers.pop(name, None)
         if progress is not None:
@@ -225,13 +226,14 @@ def execute_program(plan: Plan, program: Program, device: Device, cache: dict[st
                 progress(done, len(plan.steps), plan.steps[k].label)
 
     for k in program.skipped:  # an empty output reads as zeros, as one that ran on nothing
-        values.buffers[plan.steps[k].output] = device.create_buffer(plan.steps[k].output_bytes)
+        step = plan.steps[k]
+        values.buffers.update({name: device.create_buffer(size) for name, size in zip(step.outputs, step.output_bytes)})
     report(program.skipped)
     for segment in program.segments:
         inputs = [BufferBinding(values.of(_bound(plan, source))) for source in segment.inputs]
-        outputs = [device.create_buffer(plan.steps[k].output_bytes) for k in segment.outputs]
+        outputs = [device.create_buffer(plan.steps[k].output_bytes[j]) for k, j in segment.outputs]
         segment.compiled.execute(inputs, [BufferBinding(buffer) for buffer in outputs])
-        values.buffers.update({plan.steps[k].output: buffer for k, buffer in zip(segment.outputs, outputs)})
+        values.buffers.update({plan.steps[k].outputs[j]: buffer for (k, j), buffer in zip(segment.outputs, outputs)})
         report(segment.steps)
     return values.outputs()
 

@@ -35,7 +35,7 @@ def reduction(spec: KernelSpec) -> Callable[..., None]:
     if spec.accumulation is not None:
         return accumulations.numba_reduction(spec)
     if spec.selection is not None:
-        return selection.reduction(spec)
+        return selection.numba_reduction(spec)
     return index_reduction(spec)
 
 
@@ -46,7 +46,7 @@ def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[
         accumulations.prepare(spec, numba=True)
         return
     if spec.selection is not None:
-        selection.prepare(spec)
+        selection.prepare(spec, numba=True, shape=shape)
         return
     prepare_index_reduction(spec, shape, strides, threads, operands, extras)
 

@@ -20,18 +20,25 @@ from ..graph import NodeView, Value
 
 @dataclass(frozen=True)
 class Step:
-    """One compiled opendml operator of the plan, and where its tensors come from.
+    """One compiled opendml operator of the plan, and where its tensors come from and go.
 
     ``inputs`` holds, per DirectML input tensor, a graph value's name, a host array the mapping made
-    (uploaded when the plan runs), or None for an absent optional tensor.
+    (uploaded when the plan runs), or None for an absent optional tensor. ``outputs`` names the value each
+    DirectML output tensor holds, in the schema's order (TOP_K: the values, then the indices), and
+    ``output_bytes`` each one's buffer size.
     """
 
     label: str
     operator: CompiledOperator
     inputs: tuple[str | np.ndarray | None, ...]
-    output: str
-    output_bytes: int
-    runs: bool = True  # False when the output has no elements: nothing to compute
+    outputs: tuple[str, ...]
+    output_bytes: tuple[int, ...]
+    runs: bool = True  # False when an output has no elements: nothing to compute
+
+    @property
+    def output(self) -> str:
+        """The first output's value (the only one of most operators)."""
+        return self.outputs[0]
 
 
 @dataclass(frozen=True)
@@ -142,13 +149,19 @@ def describe(data_type: DataType, sizes: Sequence[int], strides: Sequence[int] |
 
 
 def make_step(node: NodeView, device: Device, desc: object, inputs: Sequence[str | np.ndarray | None],
-              output: Value) -> Step:
-    """Create (validating against the device's feature level) and compile one operator."""
+              *outputs: Value) -> Step:
+    """Create (validating against the device's feature level) and compile one operator; ``outputs`` are the
+    values its output tensors hold, in the schema's order."""
     compiled = device.compiled(desc)
-    out_desc = compiled.operator.tensors["OutputTensor"]
-    assert out_desc is not None
-    runs = output.shape is not None and all(n != 0 for n in output.concrete_shape)
-    return Step(node.label, compiled, tuple(inputs), output.name, out_desc.total_tensor_size_in_bytes, runs)
+    fields = compiled.operator.definition.schema.outputs
+    assert len(fields) == len(outputs), (compiled.operator.definition.schema.name, len(outputs))
+    sizes = []
+    for tensor_field in fields:
+        out_desc = compiled.operator.tensors[tensor_field.name]
+        assert out_desc is not None
+        sizes.append(out_desc.total_tensor_size_in_bytes)
+    runs = all(out.shape is not None and all(n != 0 for n in out.concrete_shape) for out in outputs)
+    return Step(node.label, compiled, tuple(inputs), tuple(out.name for out in outputs), tuple(sizes), runs)
 
 
 def output_value(node: NodeView, onnx_type: int, shape: tuple[int, ...]) -> Value:
