@@ -58,6 +58,10 @@ def double_function(name: str, xp: Any) -> Callable[[Any], Any]:
     entry = FUNCTIONS[name]
     if xp is np:
         return entry.numpy
+    if entry.c_source:  # a formula of the catalog's own: its CUDA device function, as the kernels run it
+        kernel = xp.ElementwiseKernel("float64 x", "float64 y", f"y = {entry.c}(x)", f"opendml_{name.lower()}",
+                                      preamble=entry.c_source)
+        return kernel  # type: ignore[no-any-return]
     if name == "ERF":
         from cupyx.scipy.special import erf
         return erf  # type: ignore[no-any-return]
@@ -145,7 +149,8 @@ def exact(name: str, x: float, precision: str, bits: int) -> float:
 
     significant, least = PRECISION_BITS[precision]
     with mpmath.workprec(bits):
-        value = getattr(mpmath, FUNCTIONS[name].mp)(mpmath.mpf(float(x)))
+        mp = FUNCTIONS[name].mp
+        value = (mp if callable(mp) else getattr(mpmath, mp))(mpmath.mpf(float(x)))
         if not isinstance(value, mpmath.mpf) or not mpmath.isfinite(value) or value == 0:
             return float(value) if isinstance(value, mpmath.mpf) else float("nan")
         sign, man, exp, _ = value._mpf_
@@ -162,6 +167,8 @@ def exact(name: str, x: float, precision: str, bits: int) -> float:
         try:
             magnitude = float(mpmath.ldexp(kept, ulp))
         except OverflowError:
+            magnitude = float("inf")
+        if magnitude >= PRECISIONS[precision].top:  # rounded to the format's 2**emax or beyond: infinity
             magnitude = float("inf")
     return -magnitude if sign else magnitude
 

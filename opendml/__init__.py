@@ -55,6 +55,7 @@ from .ops.abs import ElementWiseAbsDesc
 from .ops.acos import ElementWiseAcosDesc
 from .ops.acosh import ElementWiseAcoshDesc
 from .ops.activation_identity import ActivationIdentityDesc
+from .ops.activation_tanh import ActivationTanhDesc
 from .ops.add import ElementWiseAddDesc
 from .ops.add1 import ElementWiseAdd1Desc
 from .ops.argmax import ArgMaxDesc
@@ -72,6 +73,7 @@ from .ops.bit_shift_right import ElementWiseBitShiftRightDesc
 from .ops.bit_xor import ElementWiseBitXorDesc
 from .ops.cast import CastDesc
 from .ops.ceil import ElementWiseCeilDesc
+from .ops.celu import ActivationCeluDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.clip_grad import ElementWiseClipGrad1Desc, ElementWiseClipGradDesc
 from .ops.cos import ElementWiseCosDesc
@@ -82,9 +84,11 @@ from .ops.difference_square import ElementWiseDifferenceSquareDesc
 from .ops.divide import ElementWiseDivideDesc
 from .ops.elementwise import ScaleBias
 from .ops.elementwise_tanh import ElementWiseTanhDesc
+from .ops.elu import ActivationEluDesc
 from .ops.erf import ElementWiseErfDesc
 from .ops.exp import ElementWiseExpDesc
 from .ops.floor import ElementWiseFloorDesc
+from .ops.gelu import ActivationGeluDesc
 from .ops.hard_sigmoid import ActivationHardSigmoidDesc
 from .ops.hard_swish import ActivationHardSwishDesc
 from .ops.identity import ElementWiseIdentityDesc
@@ -110,6 +114,7 @@ from .ops.modulus_truncate import ElementWiseModulusTruncateDesc
 from .ops.multiply import ElementWiseMultiplyDesc
 from .ops.negate import ElementWiseNegateDesc
 from .ops.parameterized_relu import ActivationParameterizedReluDesc
+from .ops.parametric_softplus import ActivationParametricSoftplusDesc
 from .ops.quantize import QuantizeDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.quantized_linear_add import ElementWiseQuantizedLinearAddDesc
@@ -118,12 +123,18 @@ from .ops.reduce import ReduceDesc
 from .ops.relu import ActivationReluDesc
 from .ops.relu_grad import ActivationReluGradDesc
 from .ops.round import ElementWiseRoundDesc
+from .ops.scaled_elu import ActivationScaledEluDesc
+from .ops.scaled_tanh import ActivationScaledTanhDesc
 from .ops.shrink import ActivationShrinkDesc
+from .ops.sigmoid import ActivationSigmoidDesc
 from .ops.sign import ElementWiseSignDesc
 from .ops.sin import ElementWiseSinDesc
 from .ops.sinh import ElementWiseSinhDesc
+from .ops.softplus import ActivationSoftplusDesc
+from .ops.softsign import ActivationSoftsignDesc
 from .ops.sqrt import ElementWiseSqrtDesc
 from .ops.subtract import ElementWiseSubtractDesc
+from .ops.swish import ActivationSwishDesc
 from .ops.tan import ElementWiseTanDesc
 from .ops.threshold import ElementWiseThresholdDesc
 from .ops.thresholded_relu import ActivationThresholdedReluDesc
@@ -137,15 +148,26 @@ from .tracing import compile
 __version__ = "0.1.0"
 
 __all__ = [
+    "ActivationCeluDesc",
+    "ActivationEluDesc",
+    "ActivationGeluDesc",
     "ActivationHardSigmoidDesc",
     "ActivationHardSwishDesc",
     "ActivationIdentityDesc",
     "ActivationLeakyReluDesc",
     "ActivationLinearDesc",
     "ActivationParameterizedReluDesc",
+    "ActivationParametricSoftplusDesc",
     "ActivationReluDesc",
     "ActivationReluGradDesc",
+    "ActivationScaledEluDesc",
+    "ActivationScaledTanhDesc",
     "ActivationShrinkDesc",
+    "ActivationSigmoidDesc",
+    "ActivationSoftplusDesc",
+    "ActivationSoftsignDesc",
+    "ActivationSwishDesc",
+    "ActivationTanhDesc",
     "ActivationThresholdedReluDesc",
     "ArgMaxDesc",
     "ArgMinDesc",

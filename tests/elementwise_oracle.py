@@ -463,6 +463,71 @@ def rounded_element(name: str) -> Callable[[float, str, tuple[float, float] | No
     return element
 
 
+def rounded_activation(name: str) -> Callable[[float, str], float]:
+    """An activation correctly rounded as a whole (SIGMOID, TANH, SOFTSIGN, GELU): the exact value rounded once."""
+    from tests.rounding_oracle import correctly_rounded
+
+    def element(x: float, type_name: str) -> float:
+        return correctly_rounded(name, x, type_name)
+
+    return element
+
+
+def _cr32(name: str, x: float) -> float:
+    """A composition's step: ``name``'s exact value at a float32, rounded once to FLOAT32."""
+    from tests.rounding_oracle import correctly_rounded
+
+    return correctly_rounded(name, x, "FLOAT32")
+
+
+def _f32_quotient(a: float, b: float) -> float:
+    if a == 0 or b == 0 or math.isinf(a) or math.isinf(b) or math.isnan(a) or math.isnan(b):
+        with np.errstate(all="ignore"):
+            return float(np.float32(a) / np.float32(b))  # IEEE's special cases (and a zero's sign)
+    return round_f32(float(Fraction(a) / Fraction(b)))  # the exact quotient, rounded once
+
+
+def _f32_sum(a: float, b: float) -> float:
+    return round_f32(a + b)  # two float32 values: exact in double, then rounded once
+
+
+def softplus_element(x: float, type_name: str, steepness: float = 1.0) -> float:
+    """ACTIVATION_SOFTPLUS: correctly rounded at Steepness 1, else SOFTPLUS(Steepness * x) / Steepness."""
+    s = float_field(steepness)
+    if s == 1:
+        return rounded_activation("SOFTPLUS")(x, type_name)
+    return _finish(_f32_quotient(_cr32("SOFTPLUS", _f32_product(x, s)), s), type_name)
+
+
+def parametric_softplus_element(x: float, type_name: str, alpha: float, beta: float) -> float:
+    return _finish(_f32_product(float_field(alpha), _cr32("SOFTPLUS", _f32_product(float_field(beta), x))),
+                   type_name)
+
+
+def elu_element(x: float, type_name: str, alpha: float) -> float:
+    return _finish(_f32_product(float_field(alpha), _cr32("EXPM1", x)) if x < 0 else x, type_name)
+
+
+def celu_element(x: float, type_name: str, alpha: float) -> float:
+    """max(0, x) + min(0, Alpha * EXPM1(x / Alpha)); NaN stays NaN."""
+    a = float_field(alpha)
+    t = _f32_product(a, _cr32("EXPM1", _f32_quotient(x, a)))
+    return _finish(_f32_sum(0.0 if x < 0 else x, 0.0 if t > 0 else t), type_name)
+
+
+def scaled_elu_element(x: float, type_name: str, alpha: float, gamma: float) -> float:
+    inner = x if x > 0 else _f32_product(float_field(alpha), _cr32("EXPM1", x))
+    return _finish(_f32_product(float_field(gamma), inner), type_name)
+
+
+def scaled_tanh_element(x: float, type_name: str, alpha: float, beta: float) -> float:
+    return _finish(_f32_product(float_field(alpha), _cr32("TANH", _f32_product(float_field(beta), x))), type_name)
+
+
+def swish_element(x: float, type_name: str, scale: float) -> float:
+    return _finish(_f32_product(x, _cr32("SIGMOID", _f32_product(float_field(scale), x))), type_name)
+
+
 def logical_not_element(x: int, type_name: str) -> int:
     return 1 if x == 0 else 0
 

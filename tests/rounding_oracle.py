@@ -1,5 +1,5 @@
-"""An independent model of the correctly rounded functions (EXP, LOG, SIN, ... ERF): mpmath's value at 200
-bits, and the format's value nearest to it found by comparing exact distances to the neighbours of a first
+"""An independent model of the correctly rounded functions (EXP, LOG, SIN, ... ERF, EXPM1, and the activations
+SIGMOID, SOFTPLUS, SOFTSIGN, GELU from their formulas): mpmath's value at 200 bits, and the format's value nearest to it found by comparing exact distances to the neighbours of a first
 guess (never a second rounding). It shares no code with opendml.
 
 >>> correctly_rounded("EXP", 1.0, "FLOAT32"), correctly_rounded("LOG", 0.0, "FLOAT16")
@@ -20,6 +20,23 @@ import numpy as np
 MPMATH = {"EXP": "exp", "LOG": "ln", "SIN": "sin", "COS": "cos", "TAN": "tan", "ASIN": "asin", "ACOS": "acos",
           "ATAN": "atan", "SINH": "sinh", "COSH": "cosh", "TANH": "tanh", "ASINH": "asinh", "ACOSH": "acosh",
           "ATANH": "atanh", "ERF": "erf"}
+# The functions of activations (SIGMOID, SOFTPLUS, SOFTSIGN, GELU) and EXPM1: their formulas in mpmath.
+
+
+def _plus_tail(x: mpmath.mpf, tail: mpmath.mpf) -> mpmath.mpf:
+    """x + tail exactly, a tail too small for the working precision kept at 2**-180 |x| (still far below any
+    rounding step beside x, but off x where x is itself a midpoint, and seen by the 200-bit comparisons of
+    ``_nearest``: softplus(217.0625) is just above a FLOAT16 midpoint)."""
+    if abs(tail) < abs(x) * mpmath.mpf(2) ** -180:
+        tail = mpmath.sign(tail) * abs(x) * mpmath.mpf(2) ** -180
+    return mpmath.fadd(x, tail, exact=True)
+
+
+MPMATH.update({"EXPM1": "expm1", "SIGMOID": lambda x: 1 / (1 + mpmath.exp(-x)),
+               "SOFTPLUS": lambda x: _plus_tail(x, mpmath.log1p(mpmath.exp(-x))) if x > 0 else
+               mpmath.log1p(mpmath.exp(x)), "SOFTSIGN": lambda x: x / (1 + abs(x)),
+               "GELU": lambda x: _plus_tail(x, -x / 2 * mpmath.erfc(x / mpmath.sqrt(2))) if x > 0 else
+               x / 2 * mpmath.erfc(-x / mpmath.sqrt(2))})  # erfc, not 1 + erf(...): no cancellation
 _FORMAT = {"FLOAT32": np.float32, "FLOAT16": np.float16}
 
 
@@ -33,9 +50,13 @@ def _special(name: str, v: float) -> float | None:
         return {"EXP": inf if positive else 0.0, "LOG": inf if positive else math.nan,
                 "SINH": v, "COSH": inf, "TANH": 1.0 if positive else -1.0, "ASINH": v,
                 "ACOSH": inf if positive else math.nan, "ATAN": None,  # +-pi/2, rounded below
-                "ERF": 1.0 if positive else -1.0}.get(name, math.nan)
+                "ERF": 1.0 if positive else -1.0,
+                "EXPM1": inf if positive else -1.0, "SIGMOID": 1.0 if positive else 0.0,
+                "SOFTPLUS": inf if positive else 0.0, "SOFTSIGN": 1.0 if positive else -1.0,
+                "GELU": inf if positive else -0.0}.get(name, math.nan)
     if v == 0:  # odd functions keep the zero's sign
-        return {"EXP": 1.0, "LOG": -inf, "COS": 1.0, "COSH": 1.0, "ACOS": None, "ACOSH": math.nan}.get(name, v)
+        return {"EXP": 1.0, "LOG": -inf, "COS": 1.0, "COSH": 1.0, "ACOS": None, "ACOSH": math.nan,
+                "SIGMOID": 0.5, "SOFTPLUS": None}.get(name, v)
     if (name == "LOG" and v < 0) or (name in ("ASIN", "ACOS") and abs(v) > 1) or (name == "ACOSH" and v < 1) or (
             name == "ATANH" and abs(v) > 1):
         return math.nan
@@ -51,7 +72,9 @@ def correctly_rounded(name: str, v: float, precision: str) -> float:
     if special is not None:
         return float(fmt(special))
     with mpmath.workprec(200):
-        exact = getattr(mpmath, MPMATH[name])(mpmath.mpf(v))  # atan(+-inf) and acos(0): +-pi/2 itself
+        function = MPMATH[name]
+        function = getattr(mpmath, function) if isinstance(function, str) else function
+        exact = function(mpmath.mpf(v))  # atan(+-inf) and acos(0): +-pi/2 itself
         return _nearest(exact, fmt)
 
 

@@ -152,6 +152,9 @@ UNARY_FIELDS: dict[str, tuple[float, ...]] = {
     "ACTIVATION_LINEAR": (1.5, -0.25), "ACTIVATION_LEAKY_RELU": (0.1,), "ACTIVATION_THRESHOLDED_RELU": (0.5,),
     "ACTIVATION_HARD_SIGMOID": (0.2, 0.5), "ACTIVATION_HARD_SWISH": (1 / 6, 0.5),
     "ACTIVATION_SHRINK": (100.5, -50.5),  # Bias, Threshold: UINT8's differences and INT8's above -50 wrap
+    "ACTIVATION_SOFTPLUS": (2.5,), "ACTIVATION_PARAMETRIC_SOFTPLUS": (0.75, 1.5), "ACTIVATION_ELU": (0.5,),
+    "ACTIVATION_CELU": (1.5,), "ACTIVATION_SCALED_ELU": (1.6732632, 1.050701), "ACTIVATION_SCALED_TANH": (1.5, 0.75),
+    "ACTIVATION_SWISH": (1.25,),
 }
 
 DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
@@ -206,6 +209,20 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ACTIVATION_HARD_SWISH": _unary(lambda x, y: dml.ActivationHardSwishDesc(
         x, y, *UNARY_FIELDS["ACTIVATION_HARD_SWISH"])),
     "ACTIVATION_SHRINK": _unary(lambda x, y: dml.ActivationShrinkDesc(x, y, *UNARY_FIELDS["ACTIVATION_SHRINK"])),
+    "ACTIVATION_SIGMOID": _unary(dml.ActivationSigmoidDesc),
+    "ACTIVATION_TANH": _unary(dml.ActivationTanhDesc),
+    "ACTIVATION_SOFTSIGN": _unary(dml.ActivationSoftsignDesc),
+    "ACTIVATION_GELU": _unary(dml.ActivationGeluDesc),
+    "ACTIVATION_SOFTPLUS": _unary(lambda x, y: dml.ActivationSoftplusDesc(x, y, *UNARY_FIELDS["ACTIVATION_SOFTPLUS"])),
+    "ACTIVATION_PARAMETRIC_SOFTPLUS": _unary(lambda x, y: dml.ActivationParametricSoftplusDesc(
+        x, y, *UNARY_FIELDS["ACTIVATION_PARAMETRIC_SOFTPLUS"])),
+    "ACTIVATION_ELU": _unary(lambda x, y: dml.ActivationEluDesc(x, y, *UNARY_FIELDS["ACTIVATION_ELU"])),
+    "ACTIVATION_CELU": _unary(lambda x, y: dml.ActivationCeluDesc(x, y, *UNARY_FIELDS["ACTIVATION_CELU"])),
+    "ACTIVATION_SCALED_ELU": _unary(lambda x, y: dml.ActivationScaledEluDesc(
+        x, y, *UNARY_FIELDS["ACTIVATION_SCALED_ELU"])),
+    "ACTIVATION_SCALED_TANH": _unary(lambda x, y: dml.ActivationScaledTanhDesc(
+        x, y, *UNARY_FIELDS["ACTIVATION_SCALED_TANH"])),
+    "ACTIVATION_SWISH": _unary(lambda x, y: dml.ActivationSwishDesc(x, y, *UNARY_FIELDS["ACTIVATION_SWISH"])),
     "ELEMENT_WISE_ADD": _binary(dml.ElementWiseAddDesc),
     "ELEMENT_WISE_SUBTRACT": _binary(dml.ElementWiseSubtractDesc),
     "ELEMENT_WISE_MULTIPLY": _binary(dml.ElementWiseMultiplyDesc),
@@ -423,6 +440,17 @@ EXPECTED: dict[str, Expect] = {
     "ACTIVATION_THRESHOLDED_RELU": _expect_unary(oracle.thresholded_relu_element),
     "ACTIVATION_HARD_SIGMOID": _expect_unary(oracle.hard_sigmoid_element),
     "ACTIVATION_HARD_SWISH": _expect_unary(oracle.hard_swish_element),
+    "ACTIVATION_SIGMOID": _expect_unary(oracle.rounded_activation("SIGMOID")),
+    "ACTIVATION_TANH": _expect_unary(oracle.rounded_activation("TANH")),
+    "ACTIVATION_SOFTSIGN": _expect_unary(oracle.rounded_activation("SOFTSIGN")),
+    "ACTIVATION_GELU": _expect_unary(oracle.rounded_activation("GELU")),
+    "ACTIVATION_SOFTPLUS": _expect_unary(oracle.softplus_element),
+    "ACTIVATION_PARAMETRIC_SOFTPLUS": _expect_unary(oracle.parametric_softplus_element),
+    "ACTIVATION_ELU": _expect_unary(oracle.elu_element),
+    "ACTIVATION_CELU": _expect_unary(oracle.celu_element),
+    "ACTIVATION_SCALED_ELU": _expect_unary(oracle.scaled_elu_element),
+    "ACTIVATION_SCALED_TANH": _expect_unary(oracle.scaled_tanh_element),
+    "ACTIVATION_SWISH": _expect_unary(oracle.swish_element),
     "ACTIVATION_SHRINK": _expect_unary(oracle.shrink_element),
     "ELEMENT_WISE_ADD": _expect_binary(oracle.add_element),
     "ELEMENT_WISE_SUBTRACT": _expect_binary(oracle.subtract_element),
@@ -530,10 +558,13 @@ def _covered(schema: OperatorSchema, row: SupportRow) -> bool:
 # LESS_THAN's nodes (Less, Select) are among LESS_THAN_OR_EQUAL's (ops/comparison.py): their 20 kernels a row are
 # slow, LESS_THAN_OR_EQUAL's and EQUALS' compiled by default.
 # The correctly rounded functions share one node (Function) and one kernel shape: EXP's kernels are compiled by
-# default, the others' run there through test_rounded's compiled functions and the NumPy lowering.
+# default, the others' run there through test_rounded's compiled functions and the NumPy lowering. Of the
+# activations on them, SIGMOID's (whole) and SOFTPLUS's (a composition at Steepness 2.5) are compiled by default.
 MANY_KERNELS = {"ELEMENT_WISE_QUANTIZED_LINEAR_ADD", "CAST", "ELEMENT_WISE_LOGICAL_GREATER_THAN",
                 "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL", "ELEMENT_WISE_LOGICAL_LESS_THAN"} | {
-                    f"ELEMENT_WISE_{name}" for name in ("LOG", "SIN", "COS", "TAN", "ASIN", "ACOS", "ATAN", "SINH", "COSH", "TANH", "ASINH", "ACOSH", "ATANH", "ERF")}
+                    f"ELEMENT_WISE_{name}" for name in ("LOG", "SIN", "COS", "TAN", "ASIN", "ACOS", "ATAN", "SINH", "COSH", "TANH", "ASINH", "ACOSH", "ATANH", "ERF")} | {
+                    f"ACTIVATION_{name}" for name in ("TANH", "SOFTSIGN", "GELU", "PARAMETRIC_SOFTPLUS", "ELU", "CELU",
+                                                      "SCALED_ELU", "SCALED_TANH", "SWISH")}
 COMPILED_ROWS = [pytest.param(*p.values, id=p.id, marks=[pytest.mark.slow] if _covered(*p.values)
                               or p.values[0].name in MANY_KERNELS else [])
                  for p in ROWS]

@@ -103,13 +103,12 @@ def test_blocked_dequantize_relu_argmin_on_a_4d_level() -> None:
 
 
 MAPPED = ("Abs, Acos, Acosh, Add, And, ArgMax, ArgMin, Asin, Asinh, Atan, Atanh, BitShift, BitwiseAnd, BitwiseNot, "
-          "BitwiseOr, BitwiseXor, Cast, Ceil, Clip, Constant, Cos, Cosh, DequantizeLinear, Div, Equal, Erf, Exp, "
-          "Floor, Greater, GreaterOrEqual, HardSigmoid, HardSwish, Identity, IsInf, IsNaN, LeakyRelu, Less, "
-          "LessOrEqual, Log, Max, Mean, Min, Mod, Mul, Neg, Not, Or, PRelu, QuantizeLinear, Reciprocal, ReduceL1, "
-          "ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, ReduceProd, ReduceSum, "
-          "ReduceSumSquare, Relu, Round, Shrink, Sign, Sin, Sinh, Sqrt, Sub, Sum, Tan, Tanh, ThresholdedRelu, "
-          "TopK, Where, Xor")
-
+          "BitwiseOr, BitwiseXor, Cast, Ceil, Celu, Clip, Constant, Cos, Cosh, DequantizeLinear, Div, Elu, Equal, "
+          "Erf, Exp, Floor, Gelu, Greater, GreaterOrEqual, HardSigmoid, HardSwish, Identity, IsInf, IsNaN, "
+          "LeakyRelu, Less, LessOrEqual, Log, Max, Mean, Min, Mod, Mul, Neg, Not, Or, PRelu, QuantizeLinear, "
+          "Reciprocal, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, ReduceMean, ReduceMin, "
+          "ReduceProd, ReduceSum, ReduceSumSquare, Relu, Round, Selu, Shrink, Sigmoid, Sign, Sin, Sinh, Softplus, "
+          "Softsign, Sqrt, Sub, Sum, Tan, Tanh, ThresholdedRelu, TopK, Where, Xor")
 
 def test_every_problem_is_listed_at_once_before_anything_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(CompiledOperator, "execute", lambda *a: pytest.fail("an operator ran"))

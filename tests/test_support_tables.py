@@ -86,10 +86,24 @@ UNARY_TABLES = {
     "ActivationHardSigmoidDesc": ACTIVATION_TABLE,
     "ActivationHardSwishDesc": [(L.FL_6_2, ALL_RANKS, F)],
     "ActivationShrinkDesc": [(L.FL_5_1, ALL_RANKS, F | I32), (L.FL_3_0, ALL_RANKS, F), (L.FL_2_0, TWO_TO_FIVE, F)],
+    "ActivationSigmoidDesc": ACTIVATION_TABLE,
+    "ActivationTanhDesc": ACTIVATION_TABLE,
+    "ActivationSoftplusDesc": ACTIVATION_TABLE,
+    "ActivationParametricSoftplusDesc": ACTIVATION_TABLE,
+    "ActivationSoftsignDesc": ACTIVATION_TABLE,
+    "ActivationEluDesc": ACTIVATION_TABLE,
+    "ActivationCeluDesc": [(L.FL_3_0, ALL_RANKS, F)],
+    "ActivationScaledEluDesc": ACTIVATION_TABLE,
+    "ActivationScaledTanhDesc": ACTIVATION_TABLE,
+    "ActivationGeluDesc": [(L.FL_5_1, ALL_RANKS, F)],
+    "ActivationSwishDesc": [(L.FL_6_2, ALL_RANKS, F)],
 }
 UNARY_FIELDS = {"ElementWiseRoundDesc": ("TOWARD_ZERO",), "ActivationLinearDesc": (2.0, 1.0), "ActivationLeakyReluDesc": (0.1,),
                 "ActivationThresholdedReluDesc": (1.0,), "ActivationHardSigmoidDesc": (0.2, 0.5),
-                "ActivationHardSwishDesc": (0.2, 0.5), "ActivationShrinkDesc": (0.0, 0.5)}
+                "ActivationHardSwishDesc": (0.2, 0.5), "ActivationShrinkDesc": (0.0, 0.5),
+                "ActivationSoftplusDesc": (1.0,), "ActivationParametricSoftplusDesc": (1.0, 1.0),
+                "ActivationEluDesc": (1.0,), "ActivationCeluDesc": (1.0,), "ActivationScaledEluDesc": (1.5, 1.0),
+                "ActivationScaledTanhDesc": (1.0, 0.5), "ActivationSwishDesc": (1.0,)}
 
 
 def in_force(table: list, level: L) -> tuple | None:

@@ -15,6 +15,7 @@ __all__ = [
     "acos",
     "acosh",
     "activation_identity",
+    "activation_tanh",
     "add",
     "add1",
     "asin",
@@ -29,16 +30,19 @@ __all__ = [
     "bit_shift_right",
     "bit_xor",
     "ceil",
+    "celu",
     "clip",
     "clip_grad",
     "cos",
     "cosh",
     "difference_square",
     "divide",
+    "elu",
     "equal",
     "erf",
     "exp",
     "floor",
+    "gelu",
     "greater",
     "greater_equal",
     "hard_sigmoid",
@@ -63,16 +67,23 @@ __all__ = [
     "multiply",
     "negate",
     "parameterized_relu",
+    "parametric_softplus",
     "recip",
     "relu",
     "relu_grad",
     "round",
+    "scaled_elu",
+    "scaled_tanh",
     "shrink",
+    "sigmoid",
     "sign",
     "sin",
     "sinh",
+    "softplus",
+    "softsign",
     "sqrt",
     "subtract",
+    "swish",
     "tan",
     "tanh",
     "threshold",
@@ -988,6 +999,138 @@ def erf(
     x: ArrayInput,
     *,
     scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def sigmoid(x: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def sigmoid(x: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def activation_tanh(x: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def activation_tanh(x: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def softplus(
+    x: _ArrayT,
+    steepness: Scalar = ...,
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def softplus(
+    x: ArrayInput,
+    steepness: Scalar = ...,
+    *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def parametric_softplus(
+    x: _ArrayT,
+    alpha: Scalar,
+    beta: Scalar,
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def parametric_softplus(
+    x: ArrayInput,
+    alpha: Scalar,
+    beta: Scalar,
+    *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def softsign(x: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def softsign(x: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def elu(x: _ArrayT, alpha: Scalar = ..., *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def elu(x: ArrayInput, alpha: Scalar = ..., *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def celu(x: _ArrayT, alpha: Scalar = ..., *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def celu(x: ArrayInput, alpha: Scalar = ..., *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def scaled_elu(
+    x: _ArrayT,
+    alpha: Scalar = ...,
+    gamma: Scalar = ...,
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def scaled_elu(
+    x: ArrayInput,
+    alpha: Scalar = ...,
+    gamma: Scalar = ...,
+    *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def scaled_tanh(
+    x: _ArrayT,
+    alpha: Scalar = ...,
+    beta: Scalar = ...,
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def scaled_tanh(
+    x: ArrayInput,
+    alpha: Scalar = ...,
+    beta: Scalar = ...,
+    *,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def gelu(x: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def gelu(x: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...
+
+@overload
+def swish(
+    x: _ArrayT,
+    sigmoid_input_scale: Scalar = ...,
+    *,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def swish(
+    x: ArrayInput,
+    sigmoid_input_scale: Scalar = ...,
+    *,
     out: ArrayObject | None = ...,
     device: DeviceLike = ...,
 ) -> Any: ...

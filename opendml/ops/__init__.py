@@ -6,6 +6,7 @@ from .abs import ABS
 from .acos import ACOS
 from .acosh import ACOSH
 from .activation_identity import ACTIVATION_IDENTITY
+from .activation_tanh import ACTIVATION_TANH
 from .add import ADD
 from .add1 import ADD1
 from .argmax import ARGMAX
@@ -23,6 +24,7 @@ from .bit_shift_right import BIT_SHIFT_RIGHT
 from .bit_xor import BIT_XOR
 from .cast import CAST
 from .ceil import CEIL
+from .celu import CELU
 from .clip import CLIP, CLIP1
 from .clip_grad import CLIP_GRAD, CLIP_GRAD1
 from .cos import COS
@@ -33,9 +35,11 @@ from .dequantize_linear import DEQUANTIZE_LINEAR
 from .difference_square import DIFFERENCE_SQUARE
 from .divide import DIVIDE
 from .elementwise_tanh import TANH
+from .elu import ELU
 from .erf import ERF
 from .exp import EXP
 from .floor import FLOOR
+from .gelu import GELU
 from .hard_sigmoid import HARD_SIGMOID
 from .hard_swish import HARD_SWISH
 from .identity import IDENTITY
@@ -61,6 +65,7 @@ from .modulus_truncate import MODULUS_TRUNCATE
 from .multiply import MULTIPLY
 from .negate import NEGATE
 from .parameterized_relu import PARAMETERIZED_RELU
+from .parametric_softplus import PARAMETRIC_SOFTPLUS
 from .quantize import QUANTIZE
 from .quantize_linear import QUANTIZE_LINEAR
 from .quantized_linear_add import QUANTIZED_LINEAR_ADD
@@ -69,12 +74,18 @@ from .reduce import REDUCE
 from .relu import RELU
 from .relu_grad import RELU_GRAD
 from .round import ROUND
+from .scaled_elu import SCALED_ELU
+from .scaled_tanh import SCALED_TANH
 from .shrink import SHRINK
+from .sigmoid import SIGMOID
 from .sign import SIGN
 from .sin import SIN
 from .sinh import SINH
+from .softplus import SOFTPLUS
+from .softsign import SOFTSIGN
 from .sqrt import SQRT
 from .subtract import SUBTRACT
+from .swish import SWISH
 from .tan import TAN
 from .threshold import THRESHOLD
 from .thresholded_relu import THRESHOLDED_RELU
@@ -156,6 +167,17 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     ACOSH,
     ATANH,
     ERF,
+    SIGMOID,
+    ACTIVATION_TANH,
+    SOFTPLUS,
+    PARAMETRIC_SOFTPLUS,
+    SOFTSIGN,
+    ELU,
+    CELU,
+    SCALED_ELU,
+    SCALED_TANH,
+    GELU,
+    SWISH,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}

@@ -42,8 +42,9 @@ def unary_row(level: FeatureLevel, dimensions: tuple[int, int], types: frozenset
 
 def float_parameter(name: str, default: Any = REQUIRED) -> Field:
     """A DirectML FLOAT field (``Alpha``), rounded to float32 as a C cast would; the functional keyword is
-    its snake_case name, ``default`` what it takes when left out (the page's typical value; none: required)."""
-    return Field(name, "float", name.lower(), default=default)
+    its snake_case name (``sigmoid_input_scale``), ``default`` what it takes when left out (the page's typical
+    value; none: required)."""
+    return Field(name, "float", snake_case(name), default=default)
 
 
 @dataclass(frozen=True)

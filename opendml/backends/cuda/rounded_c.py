@@ -1,5 +1,6 @@
 """The CUDA C of the correctly rounded functions (``opendml.rounded``): for each function and precision an
-expression uses, a device function ``rounded_exp_float32(v)`` — CUDA's double function, the rounding test and
+expression uses, a device function ``rounded_exp_float32(v)`` — CUDA's double function (or the catalog's own
+device function of a formula, ``RoundedFunction.c_source``, emitted before it), the rounding test and
 rounding of ``opendml.rounded.method`` spelled in C, and a binary search of the function's hard cases, which
 the source holds as constant arrays. Each is guarded by a macro, so a source may carry it more than once."""
 
@@ -77,7 +78,7 @@ def function(node: ex.Function) -> str:
     narrow = f"__double2float_rn(rounded_round(bits, base, lowest, {grid.top!r}))"
     rounding = "__double2float_rn(y)" if grid.name == "FLOAT32" else narrow
     guard = name.upper()
-    return f"""#ifndef {guard}
+    return f"""{FUNCTIONS[node.name].c_source}#ifndef {guard}
 #define {guard}
 {tables}__device__ __forceinline__ float {name}(float v) {{
     const double y = {FUNCTIONS[node.name].c}((double)v);

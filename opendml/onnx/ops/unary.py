@@ -1,6 +1,8 @@
 """ONNX's unary operators that are one declared opendml operator each (``opendml.ops.DECLARED``), as DirectML's
 execution provider maps them: Identity, Abs, Neg, Ceil, Floor, Round (ties to even), Sign, Reciprocal, Sqrt, IsNaN,
-IsInf, Not, BitwiseNot, LeakyRelu, ThresholdedRelu, Shrink, HardSigmoid and HardSwish.
+IsInf, Not, BitwiseNot, LeakyRelu, ThresholdedRelu, Shrink, HardSigmoid and HardSwish; the correctly rounded
+functions (Exp ... Erf) and activations: Sigmoid, Softplus, Softsign, Elu, Celu, Selu and Gelu (its erf form: a
+Gelu of ``approximate="tanh"`` is refused by name, DirectML's ACTIVATION_GELU has no tanh form).
 
 One generic mapping per ONNX operator: the element types are those of the DirectML operator's newest support
 row (a device at a lower level refuses the rest when the step is created), the ONNX attributes become the
@@ -124,5 +126,27 @@ ROUNDED = tuple(unary_mapping(onnx_name, f"ELEMENT_WISE_{name}") for onnx_name, 
     ("Acos", "ACOS"), ("Atan", "ATAN"), ("Sinh", "SINH"), ("Cosh", "COSH"), ("Tanh", "TANH"), ("Asinh", "ASINH"),
     ("Acosh", "ACOSH"), ("Atanh", "ATANH"), ("Erf", "ERF")))
 
+
+
+def _erf_form(node: NodeView, x: Value | None) -> list[str]:
+    approximate = node.attribute("approximate", "none")
+    approximate = approximate.decode() if isinstance(approximate, bytes) else approximate
+    if approximate == "none":
+        return []
+    return [problem(node, "approximate", 'must be "none" (DirectML\'s ACTIVATION_GELU is the erf form only)',
+                    approximate)]
+
+
+# The activations on the correctly rounded functions (docs/semantics.md 9f), with ONNX's defaults.
+SIGMOID = unary_mapping("Sigmoid", "ACTIVATION_SIGMOID")
+SOFTPLUS = unary_mapping("Softplus", "ACTIVATION_SOFTPLUS", fixed={"steepness": 1.0})
+SOFTSIGN = unary_mapping("Softsign", "ACTIVATION_SOFTSIGN")
+ELU = unary_mapping("Elu", "ACTIVATION_ELU", {"alpha": ("alpha", 1.0)})
+CELU = unary_mapping("Celu", "ACTIVATION_CELU", {"alpha": ("alpha", 1.0)})
+SELU = unary_mapping("Selu", "ACTIVATION_SCALED_ELU", {"alpha": ("alpha", 1.67326319217681884765625),
+                                                       "gamma": ("gamma", 1.05070102214813232421875)})
+GELU = unary_mapping("Gelu", "ACTIVATION_GELU", refuse=_erf_form)
+ACTIVATIONS = (SIGMOID, SOFTPLUS, SOFTSIGN, ELU, CELU, SELU, GELU)
+
 UNARY_MAPPINGS = (IDENTITY, ABS, NEG, CEIL, FLOOR, ROUND, SIGN, RECIPROCAL, SQRT, IS_NAN, IS_INF, NOT, BITWISE_NOT,
-                  LEAKY_RELU, THRESHOLDED_RELU, SHRINK, HARD_SIGMOID, HARD_SWISH, *ROUNDED)
+                  LEAKY_RELU, THRESHOLDED_RELU, SHRINK, HARD_SIGMOID, HARD_SWISH, *ROUNDED, *ACTIVATIONS)
