@@ -92,8 +92,8 @@ def numba_sweep(name: str) -> Callable[[int, int, int], np.ndarray]:
     from opendml.backends.cpu_kernels.rounded import _distance, _double_bits
 
     f = FUNCTIONS[name].scalar
-    base32, lowest32 = PRECISIONS["FLOAT32"].base, PRECISIONS["FLOAT32"].lowest
-    base16, lowest16 = PRECISIONS["FLOAT16"].base, PRECISIONS["FLOAT16"].lowest
+    base32, lowest32, top32 = PRECISIONS["FLOAT32"].base, PRECISIONS["FLOAT32"].lowest, PRECISIONS["FLOAT32"].top
+    base16, lowest16, top16 = PRECISIONS["FLOAT16"].base, PRECISIONS["FLOAT16"].lowest, PRECISIONS["FLOAT16"].top
 
     @njit(parallel=True)
     def sweep(start, stop, within):  # type: ignore[no-untyped-def]
@@ -103,8 +103,8 @@ def numba_sweep(name: str) -> Callable[[int, int, int], np.ndarray]:
             y = f(np.float64(bits[i]))
             if math.isfinite(y):
                 b = _double_bits(y)
-                flags[i] = (_distance(b, base32, lowest32) <= within) | (
-                    (_distance(b, base16, lowest16) <= within) << 1)
+                flags[i] = (_distance(b, base32, lowest32, top32) <= within) | (
+                    (_distance(b, base16, lowest16, top16) <= within) << 1)
         return flags
 
     return sweep  # type: ignore[no-any-return]

@@ -60,7 +60,7 @@ def test_the_scalar_steps_are_the_array_steps() -> None:
     y = _doubles(2000, 3)
     for grid in PRECISIONS.values():
         bits = y.view(np.int64)
-        assert [midpoint_distance(int(b), grid.base, grid.lowest) for b in bits] == list(midpoint_distances(y, grid))
+        assert [midpoint_distance(int(b), grid.base, grid.lowest, grid.top) for b in bits] == list(midpoint_distances(y, grid))
         assert [round_to(float(v), int(b), grid.base, grid.lowest, grid.top) for v, b in zip(y, bits)] == list(
             rounds_to(y, grid))
 

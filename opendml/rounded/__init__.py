@@ -13,6 +13,8 @@ measures ``d``, the distance from ``y`` to the nearest midpoint in ulps of ``y``
 arithmetic on ``y``'s bits):
 
 - ``d > NEAR`` (``NEAR = 32 >= E``): ``v`` is on ``y``'s side: ``y`` rounded is the correctly rounded result.
+  (A double at or beyond the format's ``top``, 2**128 or 2**16, rounds to infinity whatever its low bits: it is
+  never near; the last midpoint, between the largest value and ``top``, lies below it.)
 - ``d <= NEAR``: the input is looked up in the function's table of hard cases (``tables``): the inputs whose
   double evaluation, by the one that built the table, fell within ``BUILD = 256`` ulps of a midpoint, each
   rounded from a 256-bit evaluation (mpmath) and stored. A flagged input is always in the table: its exact

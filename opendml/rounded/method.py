@@ -64,11 +64,17 @@ def _parts(bits: int, base: int, lowest: int) -> tuple[int, int, int]:
     return significand, field, min(base + max(0, lowest - field), _CAP)
 
 
+FAR = 1 << 62  # the distance of a value no midpoint decides
+
+
 @_jitable
-def midpoint_distance(bits: int, base: int, lowest: int) -> int:
+def midpoint_distance(bits: int, base: int, lowest: int, top: float) -> int:
     """How many ulps of the finite double with these bits (an int64) lie between it and the nearest midpoint of
-    the format (``Precision.base``, ``Precision.lowest``)."""
-    significand, _, k = _parts(bits, base, lowest)
+    the format (``Precision.base``, ``lowest``, ``top``); FAR at ``top`` and beyond, which round to infinity
+    whatever their low bits (the last midpoint, between the largest value and ``top``, lies below it)."""
+    significand, field, k = _parts(bits, base, lowest)
+    if math.ldexp(float(significand), field - 1075) >= top:
+        return FAR
     return abs((significand & ((1 << k) - 1)) - (1 << (k - 1)))
 
 
@@ -101,7 +107,8 @@ def _parts_of(bits: np.ndarray, precision: Precision) -> tuple[np.ndarray, np.nd
 def midpoint_distances(y: np.ndarray, precision: Precision) -> np.ndarray:
     """``midpoint_distance`` of each finite double of ``y`` (int64 ulps)."""
     significand, _, k = _parts_of(y.view(np.int64), precision)
-    return np.abs((significand & ((np.int64(1) << k) - 1)) - (np.int64(1) << (k - 1)))
+    distance = np.abs((significand & ((np.int64(1) << k) - 1)) - (np.int64(1) << (k - 1)))
+    return np.where(np.abs(y) >= precision.top, np.int64(FAR), distance)
 
 
 def rounds_to(y: np.ndarray, precision: Precision) -> np.ndarray:

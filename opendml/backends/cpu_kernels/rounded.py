@@ -61,7 +61,7 @@ def compiled(name: str, precision: str) -> Any:
             return np.float32(y)
         bits = _double_bits(y)
         r = np.float32(_round(y, bits, base, lowest, top)) if narrow else np.float32(y)
-        if last >= 0 and _distance(bits, base, lowest) <= NEAR:
+        if last >= 0 and _distance(bits, base, lowest, top) <= NEAR:
             key = _float_bits(v)
             at = min(np.searchsorted(inputs, key), last)
             if inputs[at] == key:

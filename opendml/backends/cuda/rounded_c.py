@@ -26,9 +26,10 @@ __device__ __forceinline__ void rounded_parts(long long bits, int base, int lowe
     k = base + (lowest > field ? lowest - field : 0);
     if (k > 60) k = 60;
 }
-__device__ __forceinline__ long long rounded_distance(long long bits, int base, int lowest) {
+__device__ __forceinline__ long long rounded_distance(long long bits, int base, int lowest, double top) {
     long long significand; int field, k;
     rounded_parts(bits, base, lowest, significand, field, k);
+    if (ldexp((double)significand, field - 1075) >= top) return 1LL << 62;  // rounds to infinity (FAR)
     const long long low = significand & ((1LL << k) - 1);
     const long long half = 1LL << (k - 1);
     return low > half ? low - half : half - low;
@@ -61,7 +62,7 @@ def _search(name: str, count: int) -> str:
     """The lookup of ``v``'s bits among ``count`` sorted hard cases (none: no lookup)."""
     if count == 0:
         return ""
-    return f"""if (rounded_distance(bits, base, lowest) <= {NEAR}) {{
+    return f"""if (rounded_distance(bits, base, lowest, top) <= {NEAR}) {{
         const unsigned int key = __float_as_uint(v);
         int lo = 0, hi = {count - 1};
         while (lo < hi) {{ const int mid = (lo + hi) >> 1; if ({name}_in[mid] < key) lo = mid + 1; else hi = mid; }}
@@ -75,7 +76,7 @@ def function(node: ex.Function) -> str:
     name, grid = function_name(node), PRECISIONS[node.precision.name]
     cases = hard_cases(node.name, node.precision.name)
     tables = _array(f"{name}_in", cases.inputs) + _array(f"{name}_out", cases.results) if len(cases.inputs) else ""
-    narrow = f"__double2float_rn(rounded_round(bits, base, lowest, {grid.top!r}))"
+    narrow = "__double2float_rn(rounded_round(bits, base, lowest, top))"
     rounding = "__double2float_rn(y)" if grid.name == "FLOAT32" else narrow
     guard = name.upper()
     return f"""{FUNCTIONS[node.name].c_source}#ifndef {guard}
@@ -85,6 +86,7 @@ def function(node: ex.Function) -> str:
     const long long bits = __double_as_longlong(y);
     if ((bits & 0x7FF0000000000000LL) == 0x7FF0000000000000LL) return __double2float_rn(y);  // NaN, +-inf
     const int base = {grid.base}, lowest = {grid.lowest};
+    const double top = {grid.top!r};
     {_search(name, len(cases.inputs))}return {rounding};
 }}
 #endif
