@@ -10,7 +10,7 @@ bits; a FLOAT16 result is stored as the FLOAT32 that holds it).
 
 ``--verify`` runs opendml's operator (the functional API on CuPy arrays where a GPU is present, else NumPy ones)
 on every input and compares it with a reference computed apart: the double value, rounded, where it is farther
-than ``REFERENCE_NEAR`` (512) ulps from a midpoint, else mpmath's (at 320 bits, rounded exactly). It prints,
+than ``REFERENCE_NEAR`` (1024) ulps from a midpoint, else mpmath's (at 320 bits, rounded exactly). It prints,
 per function and precision, the inputs compared, the wrong roundings (the target is 0) and the largest error in
 ulps, and writes ``rounding-<device>.csv``.
 
@@ -40,7 +40,7 @@ from opendml.rounded.method import midpoint_distances  # noqa: E402
 TABLES = ROOT / "opendml" / "rounded" / "tables"
 RESULTS = ROOT / "benchmarks" / "results"
 CHUNK = 1 << 26
-REFERENCE_NEAR = 512
+REFERENCE_NEAR = 1024
 PRECISION_BITS = {"FLOAT32": (24, -149), "FLOAT16": (11, -24)}  # significant bits, exponent of the least ulp
 
 
@@ -200,28 +200,50 @@ def build(names: list[str], limit: int) -> None:
               f"({time.perf_counter() - began:.0f} s)", flush=True)
 
 
-def reference(name: str, x: Any, precision: Precision, xp: Any) -> np.ndarray:
-    """Correctly rounded values of ``x`` (a chunk of inputs), computed apart from opendml's kernels."""
+# The reference's double functions for the catalog's own formulas, built apart from the catalog's (CuPy's or NumPy's
+# functions; their error stays far inside REFERENCE_NEAR's ulps, the mpmath model decides the rest).
+FORMULAS: dict[str, Callable[[Any, Any], Any]] = {
+    "SIGMOID": lambda xp, x: 1.0 / (1.0 + xp.exp(-x)),
+    "SOFTSIGN": lambda xp, x: x / (1.0 + xp.abs(x)),
+    "EXPM1": lambda xp, x: xp.expm1(x),
+    "SOFTPLUS": lambda xp, x: xp.logaddexp(0.0, x),
+    "GELU": lambda xp, x: x * 0.5 * _erfc(xp)(-x / np.sqrt(2.0)),
+}
+
+
+def _erfc(xp: Any) -> Callable[[Any], Any]:
+    if xp is np:
+        import math
+        return np.frompyfunc(math.erfc, 1, 1)  # type: ignore[no-any-return]
+    from cupyx.scipy.special import erfc
+    return erfc  # type: ignore[no-any-return]
+
+
+def reference(name: str, x: Any, precision: Precision, xp: Any) -> Any:
+    """Correctly rounded values of ``x`` (a chunk of inputs, on ``xp``), computed apart from opendml's kernels."""
+    from opendml.rounded.method import rounds_to
+
     with np.errstate(all="ignore"):
-        y = double_function(name, xp)(x.astype(xp.float64))
+        f = FORMULAS.get(name)
+        y = (f(xp, x.astype(xp.float64)) if f else double_function(name, xp)(x.astype(xp.float64))).astype(xp.float64)
         finite = xp.isfinite(y)
-        from opendml.rounded.method import rounds_to
-        rounded = xp.where(finite, rounds_to(xp.where(finite, y, 0.0), precision), y).astype(xp.float32)
-        near = finite & (midpoint_distances(xp.where(finite, y, 0.0), precision) <= REFERENCE_NEAR)
-    host = rounded.get() if xp is not np else rounded
-    hard = (xp.nonzero(near)[0].get() if xp is not np else np.nonzero(near)[0])
-    x_host = x[hard].get() if xp is not np else x[hard]
-    host[hard] = resolve(name, x_host.view(np.uint32), precision.name).view(np.float32)
-    return host
+        safe = xp.where(finite, y, 0.0)
+        rounded = xp.where(finite, rounds_to(safe, precision), y).astype(xp.float32)
+        near = finite & (midpoint_distances(safe, precision) <= REFERENCE_NEAR)
+    hard = xp.nonzero(near)[0]
+    if len(hard):
+        x_host = x[hard].get() if xp is not np else x[hard]
+        rounded[hard] = xp.asarray(resolve(name, x_host.view(np.uint32), precision.name).view(np.float32))
+    return rounded
 
 
-def ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def ulps(xp: Any, a: Any, b: Any) -> Any:
     """Distance in FLOAT32 ulps by the ordered bit patterns (NaN against NaN: 0)."""
-    def ordered(v: np.ndarray) -> np.ndarray:
-        i = v.view(np.int32).astype(np.int64)
-        return np.where(i < 0, -(i & 0x7FFFFFFF), i)
-    both_nan = np.isnan(a) & np.isnan(b)
-    return np.where(both_nan, 0, np.abs(ordered(a) - ordered(b)))
+    def ordered(v: Any) -> Any:
+        i = v.view(xp.int32).astype(xp.int64)
+        return xp.where(i < 0, -(i & 0x7FFFFFFF), i)
+    both_nan = xp.isnan(a) & xp.isnan(b)
+    return xp.where(both_nan, 0, xp.abs(ordered(a) - ordered(b)))
 
 
 def verify(names: list[str], limit: int) -> list[dict[str, object]]:
@@ -230,7 +252,10 @@ def verify(names: list[str], limit: int) -> list[dict[str, object]]:
     xp = gpu() or np
     rows = []
     for name in names:
-        fn = getattr(dml, name.lower())
+        fn = getattr(dml, name.lower(), None)
+        if fn is None:  # a function no operator computes alone (EXPM1): its operators' tests check it
+            print(f"{name}: no operator of its own, not verified here", flush=True)
+            continue
         for precision in PRECISIONS.values():
             wrong, worst, began = 0, 0, time.perf_counter()
             count = limit if precision.name == "FLOAT32" else 1 << 16
@@ -241,11 +266,10 @@ def verify(names: list[str], limit: int) -> list[dict[str, object]]:
                 else:  # every FLOAT16 input
                     x = xp.arange(start, stop, dtype=xp.uint32).astype(xp.uint16).view(xp.float16)
                     got, x = fn(x).astype(xp.float32), x.astype(xp.float32)
-                got = got.get() if xp is not np else got
                 want = reference(name, x, precision, xp)
-                differ = (got.view(np.uint32) != want.view(np.uint32)) & ~(np.isnan(got) & np.isnan(want))
+                differ = (got.view(xp.uint32) != want.view(xp.uint32)) & ~(xp.isnan(got) & xp.isnan(want))
                 wrong += int(differ.sum())
-                worst = max(worst, int(ulps(got, want).max(initial=0)))
+                worst = max(worst, int(ulps(xp, got, want).max()))
                 progress(name, precision.name, stop - FIRST, count)
             rows.append({"function": name, "precision": precision.name, "inputs": count, "wrong": wrong,
                          "max_ulp": worst, "seconds": round(time.perf_counter() - began, 1)})
