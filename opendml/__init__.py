@@ -41,10 +41,13 @@ from .functional import (
     cast,
     dequantize,
     dequantize_linear,
+    hardmax,
+    log_softmax,
     quantize,
     quantize_linear,
     quantized_linear_add,
     reduce,
+    softmax,
     top_k,
     unravel_index,
 )
@@ -122,6 +125,14 @@ from .ops.shrink import ActivationShrinkDesc
 from .ops.sign import ElementWiseSignDesc
 from .ops.sin import ElementWiseSinDesc
 from .ops.sinh import ElementWiseSinhDesc
+from .ops.softmax import (
+    ActivationHardmax1Desc,
+    ActivationHardmaxDesc,
+    ActivationLogSoftmax1Desc,
+    ActivationLogSoftmaxDesc,
+    ActivationSoftmax1Desc,
+    ActivationSoftmaxDesc,
+)
 from .ops.sqrt import ElementWiseSqrtDesc
 from .ops.subtract import ElementWiseSubtractDesc
 from .ops.tan import ElementWiseTanDesc
@@ -139,13 +150,19 @@ __version__ = "0.1.0"
 __all__ = [
     "ActivationHardSigmoidDesc",
     "ActivationHardSwishDesc",
+    "ActivationHardmax1Desc",
+    "ActivationHardmaxDesc",
     "ActivationIdentityDesc",
     "ActivationLeakyReluDesc",
     "ActivationLinearDesc",
+    "ActivationLogSoftmax1Desc",
+    "ActivationLogSoftmaxDesc",
     "ActivationParameterizedReluDesc",
     "ActivationReluDesc",
     "ActivationReluGradDesc",
     "ActivationShrinkDesc",
+    "ActivationSoftmax1Desc",
+    "ActivationSoftmaxDesc",
     "ActivationThresholdedReluDesc",
     "ArgMaxDesc",
     "ArgMinDesc",
@@ -264,11 +281,14 @@ __all__ = [
     "dequantize",
     "dequantize_linear",
     "graph",
+    "hardmax",
+    "log_softmax",
     "pack4",
     "quantize",
     "quantize_linear",
     "quantized_linear_add",
     "reduce",
+    "softmax",
     "top_k",
     "typing",
     "unpack4",

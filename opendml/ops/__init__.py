@@ -73,6 +73,7 @@ from .shrink import SHRINK
 from .sign import SIGN
 from .sin import SIN
 from .sinh import SINH
+from .softmax import HARDMAX, HARDMAX1, LOG_SOFTMAX, LOG_SOFTMAX1, SOFTMAX, SOFTMAX1
 from .sqrt import SQRT
 from .subtract import SUBTRACT
 from .tan import TAN
@@ -156,6 +157,12 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     ACOSH,
     ATANH,
     ERF,
+    SOFTMAX,
+    SOFTMAX1,
+    LOG_SOFTMAX,
+    LOG_SOFTMAX1,
+    HARDMAX,
+    HARDMAX1,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}
