@@ -209,3 +209,64 @@ def test_dispatch_model(tmp_path) -> None:
         got = np.array([float(v) for v in line.split(": ")[1].split(", ")])
         np.testing.assert_allclose(got, want, rtol=5e-6)
     assert assert_printed is not None
+
+
+def _onnx_model(nodes: list, inputs: list, outputs: list, opset: int) -> object:
+    from onnx import helper
+
+    graph = helper.make_graph(nodes, "g", inputs, outputs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize(("opset", "axis", "axes"), [
+    (12, None, (1, 2)), (12, 0, (0, 1, 2)), (11, -1, (2,)), (13, None, (2,)), (13, 1, (1,)), (13, -3, (0,))])
+@pytest.mark.parametrize(("op_type", "function"), [("Softmax", "SOFTMAX"), ("LogSoftmax", "LOG_SOFTMAX"),
+                                                    ("Hardmax", "HARDMAX")])
+def test_onnx_axis_before_and_from_version_13(op_type: str, function: str, opset: int, axis: int | None,
+                                              axes: tuple[int, ...]) -> None:
+    """Up to version 12 the input is coerced to 2-D at ``axis`` (default 1): SOFTMAX1 over ``axis`` and every later
+    axis; from 13 over ``axis`` alone (default -1)."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    from opendml.onnx import backend
+
+    attributes = {} if axis is None else {"axis": axis}
+    node = helper.make_node(op_type, ["x"], ["y"], **attributes)
+    info = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3, 4]) for n in ("x", "y")]
+    x = (np.random.default_rng(opset).standard_normal((2, 3, 4)) * 3).astype(np.float32)
+    (got,) = backend.run_model(_onnx_model([node], info[:1], info[1:], opset), [x])
+    bits_equal(np.asarray(got), oracle(x, function, axes))
+
+
+def test_onnx_reduce_read_through_a_broadcast() -> None:
+    """ONNX's expanded Softmax: ReduceMax and ReduceSum (keepdims) read by Sub and Div through a broadcast. REDUCE is
+    computed again in the reader's sizes as ARGMAX is (it failed with an AssertionError before)."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    from opendml.onnx import backend
+
+    nodes = [helper.make_node("ReduceMax", ["x"], ["m"], axes=[1]), helper.make_node("Sub", ["x", "m"], ["d"]),
+             helper.make_node("ReduceSum", ["d"], ["s"], axes=[1]), helper.make_node("Div", ["d", "s"], ["y"])]
+    info = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [3, 4]) for n in ("x", "y")]
+    x = np.array([[1, 2, 3, 4], [0, 0, 0, 1], [-1, 5, 2, 2]], np.float32)
+    (got,) = backend.run_model(_onnx_model(nodes, info[:1], info[1:], 12), [x])
+    d = x - x.max(axis=1, keepdims=True)
+    np.testing.assert_array_equal(np.asarray(got), d / d.sum(axis=1, keepdims=True))
+
+
+def test_onnx_softmax_read_through_a_broadcast_is_refused() -> None:
+    """SOFTMAX's rows would change if it were described anew in a reader's sizes: refused before anything runs."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    from opendml.onnx import UnsupportedModelError, backend
+
+    nodes = [helper.make_node("Softmax", ["x"], ["s"]), helper.make_node("Add", ["s", "b"], ["y"])]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4]),
+              helper.make_tensor_value_info("b", TensorProto.FLOAT, [3, 4])]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])]
+    with pytest.raises(UnsupportedModelError, match="ACTIVATION_SOFTMAX1: OutputTensor must be read in its own"):
+        backend.run_model(_onnx_model(nodes, inputs, outputs, 13), [np.zeros((1, 4), np.float32),
+                                                                    np.ones((3, 4), np.float32)])
