@@ -270,3 +270,69 @@ def test_onnx_softmax_read_through_a_broadcast_is_refused() -> None:
     with pytest.raises(UnsupportedModelError, match="ACTIVATION_SOFTMAX1: OutputTensor must be read in its own"):
         backend.run_model(_onnx_model(nodes, inputs, outputs, 13), [np.zeros((1, 4), np.float32),
                                                                     np.ones((3, 4), np.float32)])
+
+
+def _float32_inputs(rng: np.random.Generator, count: int) -> np.ndarray:
+    """FLOAT32 values in [-104, 0]: random bits of every binade, both ends, and the hard cases of EXP's table."""
+    from opendml.rounded.tables import hard_cases
+
+    bits = rng.integers(0x80000000, 0xC2D00000, count, dtype=np.uint64).astype(np.uint32)
+    table = np.array(hard_cases("EXP", "FLOAT32").inputs, np.uint32)
+    hard = table[(table >= 0x80000000) & (table <= 0xC2D00000)]
+    ends = np.array([0.0, -0.0, -1e-45, -103.97, -103.972, -104.0], np.float32).view(np.uint32)
+    return np.concatenate([bits, hard, ends]).view(np.float32)
+
+
+def test_vector_exp_is_within_four_ulps_and_rounds_as_exp() -> None:
+    """The kernel's own double ``exp`` (``softmax_rows``) against NumPy's float64 ``exp`` on [-104, 0] (within 4
+    double ulps, well inside the rounding test's 8), and its FLOAT32 results, marked ones redone, equal to
+    ``EXP``'s correctly rounded ones on every input, EXP's hard cases among them (``benchmarks/softmax_cpu.py
+    --verify`` checks every FLOAT32 input there)."""
+    from opendml.backends.cpu_kernels import rounded
+    from opendml.backends.cpu_kernels.softmax_rows import exp_double, exp_float32
+
+    d = _float32_inputs(np.random.default_rng(3), 1 << 20)
+    fast = exp_double()
+    wide = d.astype(np.float64)
+    got = np.array([fast(v) for v in wide[:20000]])
+    want = np.exp(wide[:20000])
+    ulps = np.abs(got.view(np.int64) - want.view(np.int64))
+    assert ulps.max() <= 4, ulps.max()
+    out = np.empty_like(d)
+    exp_float32()(d, np.float32(0), out)
+    exact = np.array([rounded.EXP_FLOAT32(v) for v in d[-5000:]], np.float32)
+    bits_equal(out[-5000:], exact)
+    from opendml.rounded.evaluate import evaluate
+
+    bits_equal(out, evaluate("EXP", d, "FLOAT32"))
+
+
+@pytest.mark.parametrize("n", [1, 5, 4095, 4097, 70000])
+def test_exact_sum_by_levels(n: int) -> None:
+    """The levels' sum of FLOAT32 values in [0, 1] is the exact sum rounded once: rows on a midpoint of FLOAT32
+    (ties to even) and just past it by a subnormal, many tiny values, blocks of 4096 crossed."""
+    from fractions import Fraction
+
+    from opendml.backends.cpu_kernels import sums
+    from opendml.backends.cpu_kernels.softmax_rows import BLOCK, exact_sum_levels
+    from tests.reduce_oracle import rounded
+
+    rng = np.random.default_rng(n)
+    cases = [np.exp(-rng.uniform(0, 100, n)).astype(np.float32),
+             np.full(n, np.float32(2.0**-149))]
+    tie = np.zeros(n, np.float32)
+    tie[0] = 1.0
+    tie[-1] = np.float32(2.0**-24) if n > 1 else 1.0  # 1 + 2**-24: a midpoint, rounded to even (1.0)
+    past = tie.copy()
+    if n > 2:
+        past[n // 2] = np.float32(2.0**-149)  # just past it: rounded up
+    cases += [tie, past]
+    acc = np.zeros(sums.WORDS, np.int64)
+    digits = np.zeros(sums.DIGITS + 3, np.int64)
+    for e in cases:
+        acc[:] = 0
+        acc[sums.NONNEG] = 1
+        exact_sum_levels(e, acc, np.empty(BLOCK), np.empty(BLOCK))
+        got = np.uint32(sums.finish(acc, n, False, *sums.FORMATS[np.dtype(np.float32)], digits)).view(np.float32)
+        want = rounded(sum((Fraction(float(v)) for v in e), Fraction(0)), np.float32)
+        assert got == want and np.signbit(got) == np.signbit(want), (got, want)

@@ -49,11 +49,12 @@ def _numpy_rows(rows: np.ndarray, function: str) -> np.ndarray:
     return normalize_rows(rows, function, _numpy_sums)
 
 
-def _numba_rows(rows: np.ndarray, function: str) -> np.ndarray:
+def _numba_rows(rows: np.ndarray, function: str, into: np.ndarray | None = None) -> np.ndarray:
+    """The rows normalized by Numba's kernel, written to ``into`` where given (FLOAT32 rows, contiguous)."""
     from .softmax_rows import LOG_SOFTMAX, row_kernel
 
     x = np.ascontiguousarray(rows, np.float32)
-    out = np.empty(x.shape, np.float32)
+    out = np.empty(x.shape, np.float32) if into is None else into
     row_kernel()(x, out, LOG_SOFTMAX if function == "LOG_SOFTMAX" else 0)
     if rows.dtype == np.float32:
         return out
@@ -72,17 +73,30 @@ def reduction(spec: KernelSpec, numba: bool) -> Callable[..., None]:
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
         rows = rows_of(x, axes)
-        result = np.empty(rows.shape, out.dtype)
+        direct = numba and function != "HARDMAX" and _rows_in_place(x, out, axes)
+        result = rows_of(out, axes) if direct else np.empty(rows.shape, out.dtype)
 
         def task(start: int, stop: int) -> None:
-            result[start:stop] = compute(rows[start:stop], function)
+            if direct:  # FLOAT32 rows contiguous in the output too: written where they belong
+                _numba_rows(rows[start:stop], function, result[start:stop])
+            else:
+                result[start:stop] = compute(rows[start:stop], function)
 
         shares = max(1, min(2 * threads, rows.shape[0], rows.size // MIN_TASK_ELEMENTS))
         bounds = [rows.shape[0] * s // shares for s in range(shares + 1)]
         run_tasks(task, list(pairwise(bounds)), threads)
-        out[...] = from_rows(result, x.shape, axes)
+        if not direct:
+            out[...] = from_rows(result, x.shape, axes)
 
     return run
+
+
+def _rows_in_place(x: np.ndarray, out: np.ndarray, axes: tuple[int, ...]) -> bool:
+    """Whether the output's rows are views, each contiguous, that Numba's kernel may write (FLOAT32 rows over the
+    innermost axes of a C-contiguous output sharing no memory with the input: the kernel reads its row again)."""
+    last = tuple(range(x.ndim - len(axes), x.ndim))
+    return (out.dtype == np.float32 and x.dtype == np.float32 and axes == last and out.flags.c_contiguous
+            and not np.may_share_memory(x, out))
 
 
 def prepare(spec: KernelSpec, numba: bool) -> None:
