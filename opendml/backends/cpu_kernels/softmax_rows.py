@@ -25,13 +25,13 @@ The exact sum, vectorized
 -------------------------
 The ``e_i`` are FLOAT32 values in [0, 1], multiples of ``2**-149``. ``S`` is summed by levels (Rump, Ogita and
 Oishi's ExtractScalar): with ``2**g > n`` and ``sigma = 1.5 * 2**k``, ``q = (sigma + p) - sigma`` is ``p`` rounded to a
-multiple of ``2**(k - 52)`` and ``p - q`` is exact, below ``2**(k - 53)``; the ``q`` of a level (each at most
-``2**(k - 1)``), ``n`` of them, sum exactly in float64 in any order while ``n * 2**(k-1) < 2**(k + 1)``... that is
-``k >= g`` at the first level (every ``p <= 1``) and ``k - 53 + g`` at each next one. Once ``2**(k - 52)`` reaches
-``2**-149`` every remainder is on the grid and the level takes it whole. Each level's float64 sum (exact; summed
-with reassociation allowed, so in vector lanes) enters REDUCE's accumulator (``sums.add_double``), which rounds the
-total once (``sums.finish``). The functions are made on first use: compiling the rounded functions takes a few
-seconds, which importing the kernel modules should not cost.
+multiple of ``2**(k - 52)`` and ``p - q`` is exact, below ``2**(k - 53)``. A level's ``q``, ``n`` of them, are multiples
+of ``2**(k - 52)`` whose every partial sum stays below ``2**(k + 1)``, so they sum exactly in float64 in any order:
+``k = g`` at the first level (every ``p <= 1``), ``k - 53 + g`` at each next one (its ``p`` below ``2**(k - 53)``).
+Once ``2**(k - 52)`` reaches ``2**-149`` every remainder is on the grid and the level takes it whole. Each level's
+float64 sum (exact; summed with reassociation allowed, so in vector lanes) enters REDUCE's accumulator
+(``sums.add_double``), which rounds the total once (``sums.finish``). The functions are made on first use: compiling
+the rounded functions takes a few seconds, which importing the kernel modules should not cost.
 """
 
 from __future__ import annotations
