@@ -41,10 +41,13 @@ from .functional import (
     cast,
     dequantize,
     dequantize_linear,
+    hardmax,
+    log_softmax,
     quantize,
     quantize_linear,
     quantized_linear_add,
     reduce,
+    softmax,
     top_k,
     unravel_index,
 )
@@ -130,6 +133,14 @@ from .ops.sigmoid import ActivationSigmoidDesc
 from .ops.sign import ElementWiseSignDesc
 from .ops.sin import ElementWiseSinDesc
 from .ops.sinh import ElementWiseSinhDesc
+from .ops.softmax import (
+    ActivationHardmax1Desc,
+    ActivationHardmaxDesc,
+    ActivationLogSoftmax1Desc,
+    ActivationLogSoftmaxDesc,
+    ActivationSoftmax1Desc,
+    ActivationSoftmaxDesc,
+)
 from .ops.softplus import ActivationSoftplusDesc
 from .ops.softsign import ActivationSoftsignDesc
 from .ops.sqrt import ElementWiseSqrtDesc
@@ -153,9 +164,13 @@ __all__ = [
     "ActivationGeluDesc",
     "ActivationHardSigmoidDesc",
     "ActivationHardSwishDesc",
+    "ActivationHardmax1Desc",
+    "ActivationHardmaxDesc",
     "ActivationIdentityDesc",
     "ActivationLeakyReluDesc",
     "ActivationLinearDesc",
+    "ActivationLogSoftmax1Desc",
+    "ActivationLogSoftmaxDesc",
     "ActivationParameterizedReluDesc",
     "ActivationParametricSoftplusDesc",
     "ActivationReluDesc",
@@ -164,6 +179,8 @@ __all__ = [
     "ActivationScaledTanhDesc",
     "ActivationShrinkDesc",
     "ActivationSigmoidDesc",
+    "ActivationSoftmax1Desc",
+    "ActivationSoftmaxDesc",
     "ActivationSoftplusDesc",
     "ActivationSoftsignDesc",
     "ActivationSwishDesc",
@@ -286,11 +303,14 @@ __all__ = [
     "dequantize",
     "dequantize_linear",
     "graph",
+    "hardmax",
+    "log_softmax",
     "pack4",
     "quantize",
     "quantize_linear",
     "quantized_linear_add",
     "reduce",
+    "softmax",
     "top_k",
     "typing",
     "unpack4",

@@ -22,17 +22,21 @@ from .graphs.builder import (
     clip1,
     dequantize,
     dequantize_linear,
+    hardmax,
+    log_softmax,
     quantize,
     quantize_linear,
     quantized_linear_add,
     reduce,
     reinterpret,
+    softmax,
     threshold,
     top_k,
 )
 
 __all__ = ["Expression", "Graph", "argmax", "argmin", "cast", "clip", "clip1", "dequantize", "dequantize_linear",
            "quantize", "quantize_linear", "quantized_linear_add", "reduce", "reinterpret", "threshold", "top_k"]
+__all__ += ["hardmax", "log_softmax", "softmax"]
 
 # The declared operators' builder functions (graphs.builder.node_function): relu, leaky_relu, ...
 globals().update({f.__name__: f for f in NODE_FUNCTIONS.values()})

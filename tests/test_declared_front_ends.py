@@ -36,7 +36,9 @@ WRITTEN = {"ELEMENT_WISE_CLIP1": "clip", "ELEMENT_WISE_DEQUANTIZE_LINEAR": "dequ
            "ELEMENT_WISE_QUANTIZE_LINEAR": "quantize_linear", "ARGMIN": "argmin", "ARGMAX": "argmax",
            "QUANTIZE": "quantize", "DEQUANTIZE": "dequantize",
            "REDUCE": "reduce", "CAST": "cast", "TOP_K": "top_k", "TOP_K1": "top_k",
-           "ELEMENT_WISE_CLIP_GRAD1": "clip_grad", "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": "quantized_linear_add"}
+           "ELEMENT_WISE_CLIP_GRAD1": "clip_grad", "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": "quantized_linear_add",
+           "ACTIVATION_SOFTMAX": "softmax", "ACTIVATION_SOFTMAX1": "softmax", "ACTIVATION_LOG_SOFTMAX": "log_softmax",
+           "ACTIVATION_LOG_SOFTMAX1": "log_softmax", "ACTIVATION_HARDMAX": "hardmax", "ACTIVATION_HARDMAX1": "hardmax"}
 SHAPE = (2, 8)
 
 

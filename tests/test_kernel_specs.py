@@ -494,6 +494,10 @@ EXPECTED: dict[str, Expect] = {
 # quantization tensors): their every type, layout and quantization type against an oracle of their own.
 TESTED_APART = {"QUANTIZE": "tests/test_blocked_quantization.py", "DEQUANTIZE": "tests/test_blocked_quantization.py",
                 "TOP_K": "tests/test_top_k.py", "TOP_K1": "tests/test_top_k.py"}  # two outputs
+# Each output element from its whole row: against the fraction and mpmath oracle of tests/softmax_oracle.py.
+TESTED_APART.update({name: "tests/test_softmax.py" for name in (
+    "ACTIVATION_SOFTMAX", "ACTIVATION_SOFTMAX1", "ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1",
+    "ACTIVATION_HARDMAX", "ACTIVATION_HARDMAX1")})
 
 
 def test_every_operator_has_a_case() -> None:

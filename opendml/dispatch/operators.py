@@ -14,6 +14,9 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from .. import (
+    ActivationHardmax1Desc,
+    ActivationLogSoftmax1Desc,
+    ActivationSoftmax1Desc,
     ArgMaxDesc,
     ArgMinDesc,
     AxisDirection,
@@ -137,6 +140,9 @@ _TOP_K = (_INPUT, Field("OutputValueTensor", "output", "output_value_tensor"),
           Field("OutputIndexTensor", "output", "output_index_tensor"), Field("Axis", "uint", "axis"),
           Field("K", "uint", "k"))
 
+# SOFTMAX1's, LOG_SOFTMAX1's and HARDMAX1's fields (DirectMLSchema.h): the tensors, then AxisCount and Axes.
+_NORMALIZATION = (_INPUT, _OUTPUT, Field("AxisCount", "axis_count", None, optional=True), Field("Axes", "axes", "axes"))
+
 
 def declared(op: OperatorDefinition) -> OperatorSpec:
     """A declared operator's fields (``OperatorDefinition.fields``): its tensors, then its other fields in
@@ -172,6 +178,9 @@ _WRITTEN: tuple[OperatorSpec, ...] = (
     OperatorSpec("TOP_K", TopKDesc, _TOP_K),
     OperatorSpec("TOP_K1", TopK1Desc, (*_TOP_K, Field("AxisDirection", "enum", "axis_direction",
                                                       names=AXIS_DIRECTION_NAMES))),
+    OperatorSpec("ACTIVATION_SOFTMAX1", ActivationSoftmax1Desc, _NORMALIZATION),
+    OperatorSpec("ACTIVATION_LOG_SOFTMAX1", ActivationLogSoftmax1Desc, _NORMALIZATION),
+    OperatorSpec("ACTIVATION_HARDMAX1", ActivationHardmax1Desc, _NORMALIZATION),
     OperatorSpec("REDUCE", ReduceDesc, (
         Field("Function", "enum", "function", names=REDUCE_FUNCTION_NAMES), _INPUT, _OUTPUT,
         Field("AxisCount", "axis_count", None, optional=True), Field("Axes", "axes", "axes"))),

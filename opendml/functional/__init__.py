@@ -42,10 +42,12 @@ from .reduce import reduce
 from .reductions import ARG_REDUCTIONS as ARG_REDUCTIONS
 from .reductions import _normalize_axes as _normalize_axes
 from .reductions import argmax, argmin, unravel_index
+from .softmax import hardmax, log_softmax, softmax
 from .top_k import top_k
 
 __all__ = ["argmax", "argmin", "cast", "clip", "default_device", "dequantize", "dequantize_linear", "quantize",
            "quantize_linear", "quantized_linear_add", "reduce", "threshold", "top_k", "unravel_index"]
+__all__ += ["hardmax", "log_softmax", "softmax"]
 
 # The declared operators' functions (``declared``), each under its Python name: clip, threshold, relu, ...
 # Made at import, so type checkers read their signatures from the stub generated from them (``declared_stub``).

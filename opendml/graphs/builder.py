@@ -29,6 +29,14 @@ from ..ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from ..ops.quantized_linear_add import ElementWiseQuantizedLinearAddDesc
 from ..ops.reduce import INDEX_FUNCTIONS, ReduceDesc
 from ..ops.signature import arguments, define
+from ..ops.softmax import (
+    ActivationHardmax1Desc,
+    ActivationHardmaxDesc,
+    ActivationLogSoftmax1Desc,
+    ActivationLogSoftmaxDesc,
+    ActivationSoftmax1Desc,
+    ActivationSoftmaxDesc,
+)
 from ..ops.top_k import TopK1Desc
 from ..tensor import TensorDesc
 from .compiled import CompiledGraph
@@ -327,6 +335,28 @@ def top_k(x: Expression, axis: int, k: int, axis_direction: AxisDirection | str 
     indices = _packed(x.desc, output_index_type, sizes)
     values = x.graph.node(TopK1Desc(x.desc, _packed(x.desc, None, sizes), indices, axis, k, axis_direction), [x])
     return values, Expression(x.graph, values.node, 1, indices)
+
+
+def softmax(x: Expression, axes: Sequence[int] | None = None) -> Expression:
+    """DirectMLX's ActivationSoftmax: SOFTMAX over the last dimension (axes None), or SOFTMAX1 over ``axes``
+    (feature level 5_1); the output has x's type and sizes, packed (docs/semantics.md 9g)."""
+    return _normalization(ActivationSoftmaxDesc, ActivationSoftmax1Desc, x, axes)
+
+
+def log_softmax(x: Expression, axes: Sequence[int] | None = None) -> Expression:
+    """DirectMLX's ActivationLogSoftmax: LOG_SOFTMAX over the last dimension (axes None), or LOG_SOFTMAX1."""
+    return _normalization(ActivationLogSoftmaxDesc, ActivationLogSoftmax1Desc, x, axes)
+
+
+def hardmax(x: Expression, axes: Sequence[int] | None = None) -> Expression:
+    """DirectMLX's ActivationHardmax: HARDMAX over the last dimension (axes None), or HARDMAX1 over ``axes``."""
+    return _normalization(ActivationHardmaxDesc, ActivationHardmax1Desc, x, axes)
+
+
+def _normalization(old: type, new: type, x: Expression, axes: Sequence[int] | None) -> Expression:
+    x = _expression(x, "x")
+    desc = old(x.desc, _packed(x.desc)) if axes is None else new(x.desc, _packed(x.desc), axes)
+    return x.graph.node(desc, [x])
 
 
 def reinterpret(x: Expression, sizes: Sequence[int] | None = None, strides: Sequence[int] | None = None,

@@ -63,6 +63,16 @@ class Selection:
 
 
 @dataclass(frozen=True)
+class Normalization:
+    """SOFTMAX's, LOG_SOFTMAX's or HARDMAX's (``function``) normalization over ``axes``: each output element from
+    its whole row (the elements sharing its coordinates off the axes), by the composition of correctly rounded
+    steps of docs/semantics.md 9g. The spec's output has the input's sizes."""
+
+    function: str
+    axes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class KernelSpec:
     """One operator as a backend sees it.
 
@@ -86,6 +96,7 @@ class KernelSpec:
     extra: tuple[ex.Store, ...] = ()
     accumulation: Accumulation | None = None  # a value reduction (REDUCE's SUM...): never with ``reduction``
     selection: Selection | None = None  # TOP_K's values and indices: never with another record
+    normalization: Normalization | None = None  # SOFTMAX's and its kin's rows: never with another record
 
     def __post_init__(self) -> None:
         for value in self.extra:
@@ -101,10 +112,11 @@ class KernelSpec:
         for k, t in wanted.items():
             if np.dtype(type(self.scalars[k])) != t.numpy:
                 raise ex.ExpressionError(f"{self.operator}: scalar {k} is not {t.name}")
-        records = [r for r in (self.reduction, self.accumulation, self.selection) if r is not None]
+        records = [r for r in (self.reduction, self.accumulation, self.selection, self.normalization)
+                   if r is not None]
         if len(records) > 1:
-            raise ex.ExpressionError(f"{self.operator}: an index reduction, a value reduction or a selection, "
-                                     "one at most")
+            raise ex.ExpressionError(f"{self.operator}: an index reduction, a value reduction, a selection or a "
+                                     "normalization, one at most")
         if not self.is_reduction and not (isinstance(self.element, ex.Store) and self.element.type == self.output):
             raise ex.ExpressionError(f"{self.operator}: an element-wise kernel's expression stores {self.output.name}")
 
@@ -112,13 +124,14 @@ class KernelSpec:
     def key(self) -> tuple:
         """What a compiled kernel depends on: everything but the scalars' values."""
         return self.operator, self.inputs, self.output, self.element, self.reduction, self.extra, self.accumulation, \
-            self.selection
+            self.selection, self.normalization
 
     @property
     def is_reduction(self) -> bool:
-        """An index reduction (``reduction``), a value reduction (``accumulation``) or a selection
-        (``selection``): not element-wise."""
-        return self.reduction is not None or self.accumulation is not None or self.selection is not None
+        """An index reduction (``reduction``), a value reduction (``accumulation``), a selection
+        (``selection``) or a normalization (``normalization``): not element-wise."""
+        return (self.reduction is not None or self.accumulation is not None or self.selection is not None
+                or self.normalization is not None)
 
 
 class Scalars:

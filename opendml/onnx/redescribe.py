@@ -40,16 +40,21 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
+from ..errors import message
 from ..ops import BY_DESC_TYPE
 from ..ops.argmax import ArgMaxDesc
 from ..ops.argmin import ArgMinDesc
 from ..ops.definition import OperatorDefinition
 from ..ops.reduce import ReduceDesc
+from ..ops.softmax import ActivationSoftmax1Desc, ActivationSoftmaxDesc
 from ..tensor import TensorDesc
+from .errors import UnsupportedModelError
 
 Parts = tuple[tuple[int, ...], ...]  # per axis, the sizes it is split into, outermost first
 Steps = list[tuple[int, ...]]  # per reader axis, its step of the producer's multi-index
-ArgReduction = ArgMinDesc | ArgMaxDesc  # described alike: one input reduced over axes, one output
+# Described alike: one input reduced over axes, one output of its rank (size 1 on the axes); REDUCE's value
+# functions too, whose each output element is its own axes' reduction wherever the rows are moved.
+ArgReduction = ArgMinDesc | ArgMaxDesc | ReduceDesc
 
 
 class NeedsOnes(Exception):
@@ -234,7 +239,14 @@ def _recompute_argmin(desc: ArgReduction, sizes: Sequence[int], steps: Steps, pa
 
 
 def _check_element_wise(desc: object) -> None:
-    """Every tensor has the output's sizes: what recomputing and refining element by element needs."""
+    """Every tensor has the output's sizes: what recomputing and refining element by element needs. SOFTMAX and
+    its kin have such tensors but compute each element from its whole row: described anew in other sizes, their
+    rows would change, so a model needing it is refused before anything runs."""
+    if isinstance(desc, ActivationSoftmaxDesc | ActivationSoftmax1Desc):
+        name = definition(desc).schema.name
+        raise UnsupportedModelError([message(name, "OutputTensor", "must be read in its own sizes (SOFTMAX, "
+                                             "LOG_SOFTMAX and HARDMAX are not described anew for another view yet)",
+                                             f"Sizes {list(output_of(desc).sizes)}")])
     sizes = output_of(desc).sizes
     assert all(t is None or t.sizes == sizes for t in tensors(desc).values()), type(desc).__name__
 

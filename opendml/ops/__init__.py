@@ -81,6 +81,7 @@ from .sigmoid import SIGMOID
 from .sign import SIGN
 from .sin import SIN
 from .sinh import SINH
+from .softmax import HARDMAX, HARDMAX1, LOG_SOFTMAX, LOG_SOFTMAX1, SOFTMAX, SOFTMAX1
 from .softplus import SOFTPLUS
 from .softsign import SOFTSIGN
 from .sqrt import SQRT
@@ -178,6 +179,12 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     SCALED_TANH,
     GELU,
     SWISH,
+    SOFTMAX,
+    SOFTMAX1,
+    LOG_SOFTMAX,
+    LOG_SOFTMAX1,
+    HARDMAX,
+    HARDMAX1,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}

@@ -59,6 +59,6 @@ def kernels() -> ModuleType:
 
 def unsupported(spec: KernelSpec) -> KernelUnsupportedError:
     """What a KernelSpec that no CPU kernel lowers raises (never another operator's kernel)."""
-    what = spec.accumulation or spec.selection or spec.reduction or spec.element
+    what = spec.accumulation or spec.selection or spec.normalization or spec.reduction or spec.element
     return KernelUnsupportedError(message(spec.operator, "kernel", "must be an element-wise expression or a "
                                            "reduction the CPU backend lowers", repr(what)))

@@ -20,7 +20,7 @@ from ...kernels.numpy_lowering import evaluate_all
 from ...kernels.spec import KernelSpec
 from ...ops.arg_reduction import ArgReductionParams, arg_reduction_reference
 from ...tensor import TensorDesc
-from . import accumulations, selection
+from . import accumulations, selection, softmax
 from .argmin.spec import argmin_params
 from .threads import run_tasks
 from .views import PARALLEL_MIN
@@ -73,6 +73,8 @@ def reduction(spec: KernelSpec) -> Callable[..., None]:
         return accumulations.numpy_reduction(spec)
     if spec.selection is not None:
         return selection.reduction(spec)
+    if spec.normalization is not None:
+        return softmax.reduction(spec, numba=False)
     params = argmin_params(spec, prologue=True)
     if spec.element == ex.Load(0, spec.inputs[0]) and not spec.extra:  # type: ignore[arg-type]
         return argmin(params)
@@ -95,6 +97,9 @@ def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[
         return
     if spec.selection is not None:
         selection.prepare(spec)
+        return
+    if spec.normalization is not None:
+        softmax.prepare(spec, numba=False)
         return
     argmin_params(spec, prologue=True)  # refused at compile time, as the fast kernels refuse it
 

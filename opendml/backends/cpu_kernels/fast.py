@@ -20,7 +20,7 @@ from ... import expr as ex
 from ...dtypes import DataType
 from ...kernels.spec import KernelSpec
 from ...tensor import TensorDesc
-from . import accumulations, codegen, drivers, selection, unsupported
+from . import accumulations, codegen, drivers, selection, softmax, unsupported
 from .argmin.call import argmin as argmin  # re-exported: the kernel modules' common interface
 from .argmin.reduction import prepare_reduction as prepare_index_reduction
 from .argmin.reduction import reduction as index_reduction
@@ -31,11 +31,13 @@ from .views import flat as flat  # the generated entries take it from here (``co
 
 def reduction(spec: KernelSpec) -> Callable[..., None]:
     """A reduction's run: ARGMIN's engines for an index reduction, REDUCE's exact sums for a value one,
-    TOP_K's selection (``selection``) for a selection."""
+    TOP_K's selection (``selection``) for a selection, SOFTMAX's rows (``softmax``) for a normalization."""
     if spec.accumulation is not None:
         return accumulations.numba_reduction(spec)
     if spec.selection is not None:
         return selection.numba_reduction(spec)
+    if spec.normalization is not None:
+        return softmax.reduction(spec, numba=True)
     return index_reduction(spec)
 
 
@@ -47,6 +49,9 @@ def prepare_reduction(spec: KernelSpec, shape: Sequence[int], strides: Sequence[
         return
     if spec.selection is not None:
         selection.prepare(spec, numba=True, shape=shape)
+        return
+    if spec.normalization is not None:
+        softmax.prepare(spec, numba=True)
         return
     prepare_index_reduction(spec, shape, strides, threads, operands, extras)
 

@@ -150,6 +150,9 @@ class CudaBackend:
         if spec.selection is not None:
             raise expr_c.unsupported(spec.operator, "kernel", "must be element-wise or an ARGMIN or ARGMAX "
                                      "reduction on backend 'cuda'", "a TOP_K selection")
+        if spec.normalization is not None:
+            raise expr_c.unsupported(spec.operator, "kernel", "must be element-wise or an ARGMIN or ARGMAX "
+                                     "reduction on backend 'cuda'", f"a {spec.normalization.function} normalization")
         if spec.reduction is None:
             check_extra_outputs(spec, output.sizes, extra_outputs)
             return ElementwiseKernel(self, spec, inputs, output, extra_outputs)

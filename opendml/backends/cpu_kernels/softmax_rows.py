@@ -1,0 +1,244 @@
+"""SOFTMAX and LOG_SOFTMAX of FLOAT32 rows in Numba: docs/semantics.md 9g's steps, one row at a time, in loops the
+compiler turns into vector code.
+
+Per row: the largest element ``m`` (+0.0 above -0.0) and whether a NaN occurs; ``e_i = EXP(x_i - m)``; the exact
+sum of the ``e_i`` rounded once to FLOAT32; then ``e_i / S`` (SOFTMAX) or ``(x_i - m) - LOG(S)`` (LOG_SOFTMAX),
+each in FLOAT32. The same steps as the NumPy path (``softmax``), so the two give the same bits.
+
+EXP, vectorized
+---------------
+``opendml.rounded``'s method needs a double evaluation within ``E = 8`` ulps of the exact value; the C library's
+``exp`` is scalar code. Every ``d = x_i - m`` is at most 0, so ``exp_double`` below evaluates it for
+``-104 <= d <= 0`` alone (below, the exact value is under ``2**-150`` and rounds to +0.0): ``k`` = the integer
+nearest ``d * 64 / ln 2``, ``r = (d - k * L1) - k * L2`` with ``L1 + L2 = ln 2 / 64`` (``L1`` of 38 significant
+bits: ``k * L1`` is exact for ``|k| < 2**14``, and ``d - k * L1`` is exact by Sterbenz's lemma, the two within a
+factor 2), ``|r| <= ln 2 / 128``; ``exp(r) - 1`` by its Taylor polynomial to ``r**6 / 720`` (the first term left out
+is below ``2**-60``), times ``2**(j / 64)`` from a table (each entry the double nearest, from a 60-digit decimal),
+times ``2**(k >> 6)`` (exact). Its error is a few ulps (tests/test_softmax.py measures it against NumPy's on
+every input class, and ``benchmarks/softmax_cpu.py --verify`` checks every FLOAT32 ``d`` in ``[-104, 0]`` against
+``rounded.EXP_FLOAT32``). The rounding test of ``opendml.rounded.method`` runs on each result as integer
+arithmetic; the few results within ``NEAR`` ulps of a midpoint are marked and evaluated again by
+``rounded.EXP_FLOAT32`` (the C library's ``exp`` and the table of hard cases), so every ``e_i`` is EXP's correctly
+rounded value.
+
+The exact sum, vectorized
+-------------------------
+The ``e_i`` are FLOAT32 values in [0, 1], multiples of ``2**-149``. ``S`` is summed by levels (Rump, Ogita and
+Oishi's ExtractScalar): with ``2**g > n`` and ``sigma = 1.5 * 2**k``, ``q = (sigma + p) - sigma`` is ``p`` rounded to a
+multiple of ``2**(k - 52)`` and ``p - q`` is exact, below ``2**(k - 53)``. A level's ``q``, ``n`` of them, are multiples
+of ``2**(k - 52)`` whose every partial sum stays below ``2**(k + 1)``, so they sum exactly in float64 in any order:
+``k = g`` at the first level (every ``p <= 1``), ``k - 53 + g`` at each next one (its ``p`` below ``2**(k - 53)``).
+Once ``2**(k - 52)`` reaches ``2**-149`` every remainder is on the grid and the level takes it whole. Each level's
+float64 sum (exact; summed with reassociation allowed, so in vector lanes) enters REDUCE's accumulator
+(``sums.add_double``), which rounds the total once (``sums.finish``). The functions are made on first use: compiling
+the rounded functions takes a few seconds, which importing the kernel modules should not cost.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, localcontext
+from functools import cache
+from typing import Any
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+from ...rounded import NEAR, PRECISIONS
+from . import rounded, sums
+from .rounded import _bits_float, _double_bits, _float_bits
+
+_FLOAT32 = sums.FORMATS[np.dtype(np.float32)]
+LOG_SOFTMAX = 1  # the kernels' ``log`` flag
+BLOCK = 1 << 12  # elements of a row summed level by level at a time (the scratch stays in the L1 and L2 caches)
+LOWEST = -104.0  # below, exp(d) < 2**-150: +0.0 in FLOAT32
+
+
+def _constants() -> tuple[np.ndarray, float, float, float]:
+    """The table of ``2**(j / 64)``, ``64 / ln 2``, and ``L1``, ``L2`` (the module's docstring), each the double nearest
+    a 60-digit decimal value (``float`` of a Decimal rounds once, to nearest)."""
+    with localcontext() as context:
+        context.prec = 60
+        ln2 = Decimal(2).ln()
+        table = np.array([float(Decimal(2) ** (Decimal(j) / 64)) for j in range(64)], np.float64)
+        step = ln2 / 64
+        l1 = float(Decimal(round(step * 2**44)) / Decimal(2**44))  # 38 significant bits
+        l2 = float(step - Decimal(l1))
+        return table, float(64 / ln2), l1, l2
+
+
+def _exp_kernels() -> tuple[Any, Any]:
+    """``exp_double(d)`` (the module's docstring) and ``exp_rows(d_source, m, out)``."""
+    table, inverse, l1, l2 = _constants()
+    magic = 1.5 * 2.0**52  # adding it rounds to an integer kept in the low bits
+    magic_bits = int(np.float64(magic).view(np.int64))
+    c2, c3, c4, c5, c6 = 1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720
+    grid = PRECISIONS["FLOAT32"]
+    base, lowest = grid.base, grid.lowest
+    fraction = (1 << 52) - 1
+    exp32 = rounded.EXP_FLOAT32
+
+    @njit(nogil=True)
+    def exp_double(d):  # type: ignore[no-untyped-def]
+        """exp(d) as a double within a few ulps, for -104 <= d <= 0."""
+        t = d * inverse + magic
+        k = _double_bits(t) - magic_bits  # the integer nearest d * 64 / ln 2
+        kd = t - magic
+        r = (d - kd * l1) - kd * l2
+        p = r + r * r * (c2 + r * (c3 + r * (c4 + r * (c5 + r * c6))))
+        v = table[k & 63]
+        scale = _bits_double(((k >> 6) + 1023) << 52)
+        return (v + v * p) * scale
+
+    @njit(nogil=True)
+    def exp_rows(x, m, out):  # type: ignore[no-untyped-def]
+        """out[i] = EXP(x[i] - m) correctly rounded (FLOAT32); returns how many were marked and done again."""
+        n = x.shape[0]
+        for i in range(n):
+            d = np.float64(x[i] - m)  # the FLOAT32 difference, then exactly widened
+            y = exp_double(max(d, LOWEST))
+            bits = _double_bits(y)
+            field = bits >> 52
+            significand = (bits & fraction) | (1 << 52)
+            shift = min(base + max(0, lowest - field), 60)
+            distance = abs((significand & ((1 << shift) - 1)) - (1 << (shift - 1)))
+            e = np.float32(y)
+            e = np.float32(np.nan) if distance <= NEAR else e
+            out[i] = np.float32(0.0) if d < LOWEST else e
+        marked = 0
+        for i in range(n):
+            if out[i] != out[i]:
+                out[i] = exp32(x[i] - m)
+                marked += 1
+        return marked
+
+    return exp_double, exp_rows
+
+
+@intrinsic
+def _bits_double(typingctx, value):  # type: ignore[no-untyped-def]
+    """An int64's bits as a float64 (a register move)."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+@njit(nogil=True, fastmath={"reassoc"})
+def _sum(values, n):  # type: ignore[no-untyped-def]
+    """The float64 sum of ``values[:n]`` in any order (exact for every level's values: the module's docstring)."""
+    s = 0.0
+    for i in range(n):
+        s += values[i]
+    return s
+
+
+@njit(nogil=True)
+def _extract(p, q, n, sigma):  # type: ignore[no-untyped-def]
+    """q = p rounded to sigma's grid (``(sigma + p) - sigma``: no reassociation here), p = the exact remainder;
+    returns whether any remainder is nonzero."""
+    rest = 0
+    for i in range(n):
+        t = (sigma + p[i]) - sigma
+        q[i] = t
+        p[i] = p[i] - t
+        rest |= _double_bits(p[i]) << 1  # an integer reduction (it vectorizes); the sign shifted out
+    return rest != 0
+
+
+@njit(nogil=True)
+def exact_sum_levels(e, acc, p, q):  # type: ignore[no-untyped-def]
+    """acc += the exact sum of the FLOAT32 values ``e`` (each in [0, 1]), by levels of ExtractScalar."""
+    n = e.shape[0]
+    g = 1
+    while (1 << g) <= n:
+        g += 1
+    for j0 in range(0, n, p.shape[0]):
+        j1 = min(j0 + p.shape[0], n)
+        count = j1 - j0
+        for i in range(count):
+            p[i] = np.float64(e[j0 + i])
+        k = g
+        while True:
+            if k - 52 <= -sums.UNIT:  # the grid is finer than the elements': the level takes them whole
+                s = _sum(p, count)
+                if s != 0.0:
+                    sums.add_double(acc, s, sums.UNIT)
+                break
+            more = _extract(p, q, count, 1.5 * 2.0**k)
+            s = _sum(q, count)
+            if s != 0.0:
+                sums.add_double(acc, s, sums.UNIT)
+            if not more:
+                break
+            k = k - 53 + g
+
+
+@cache
+def row_kernel() -> Any:
+    """``rows(x, out, log)``: each row of the 2-D FLOAT32 ``x`` (rows contiguous) normalized into ``out``."""
+    _, exp_rows = _exp_kernels()
+    log_ = rounded.LOG_FLOAT32
+    finish = sums.finish
+    words, digit_count = sums.WORDS, sums.DIGITS + 3
+    precision, base, inf_bits, nan_bits, sign_bit = _FLOAT32
+
+    @njit(nogil=True)
+    def largest(row):  # type: ignore[no-untyped-def]
+        """The row's largest element (+0.0 above -0.0) and whether it holds a NaN: the largest of integer keys
+        ordered as the numbers (a float's bits, the magnitude's reversed where the sign is set: -0.0 just below
+        +0.0), which vectorizes where a float maximum cannot without fast-math. The key of a NaN does not matter:
+        its row is NaN throughout."""
+        top = np.int32(-(1 << 31))
+        nan = 0
+        for i in range(row.shape[0]):
+            v = row[i]
+            bits = np.int32(_float_bits(v))
+            key = bits ^ ((bits >> np.int32(31)) & np.int32(0x7FFFFFFF))
+            top = max(top, key)
+            nan |= v != v
+        bits = top ^ ((top >> np.int32(31)) & np.int32(0x7FFFFFFF))
+        return _bits_float(np.uint32(bits)), nan != 0
+
+    @njit(nogil=True)
+    def rows(x, out, log):  # type: ignore[no-untyped-def]
+        acc = np.zeros(words, np.int64)
+        digits = np.zeros(digit_count, np.int64)
+        p = np.empty(BLOCK, np.float64)
+        q = np.empty(BLOCK, np.float64)
+        n = x.shape[1]
+        for r in range(x.shape[0]):
+            row = x[r]
+            o = out[r]
+            m, nan = largest(row)
+            if nan or math.isinf(m) or n == 0:
+                for i in range(n):
+                    o[i] = np.float32(np.nan)
+                continue
+            exp_rows(row, m, o)
+            acc[:] = 0
+            acc[sums.NONNEG] = 1  # the largest element's e is 1: the sum is positive
+            exact_sum_levels(o, acc, p, q)
+            s = _bits_float(np.uint32(finish(acc, n, False, precision, base, inf_bits, nan_bits, sign_bit, digits)))
+            if log == LOG_SOFTMAX:
+                ls = log_(s)
+                for i in range(n):
+                    o[i] = (row[i] - m) - ls
+            else:
+                for i in range(n):
+                    o[i] = o[i] / s
+
+    return rows
+
+
+@cache
+def exp_double() -> Any:
+    """The vectorizable double ``exp`` (for tests and the verification tool)."""
+    return _exp_kernels()[0]
+
+
+@cache
+def exp_float32() -> Any:
+    """``out[i] = EXP(x[i] - m)`` correctly rounded, the rows' way (for tests and the verification tool)."""
+    return _exp_kernels()[1]
