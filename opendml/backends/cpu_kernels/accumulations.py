@@ -1,10 +1,12 @@
 """REDUCE's value functions on the CPU (``KernelSpec.accumulation``): what both kernel modules run.
 
 The exact sums (SUM, AVERAGE, L1 and LOG_SUM's sum of FLOAT32 and FLOAT16) run the Numba accumulator of ``sums``,
-the exact sums of squares (SUM_SQUARE, L2) that of ``squares``, where Numba is the kernel module in force; every
+the exact sums of squares (SUM_SQUARE, L2) that of ``squares``, LOG_SUM_EXP the compiled definition of
+``logsumexp``, where Numba is the kernel module in force; every
 other function, and the NumPy path (``OPENDML_CPU_KERNELS=numpy`` and the stand-in while a kernel compiles), runs
 the NumPy reference of ``ops/reduce.py``. Both give the exact sum rounded once (L2: its correctly rounded root;
-LOG_SUM: the same float64 ``log`` of the same float64), so the two paths give the same bits.
+LOG_SUM: the same float64 ``log`` of the same float64; LOG_SUM_EXP: the same float64 ``exp``, exact sum and ``log``),
+so the two paths give the same bits.
 """
 
 from __future__ import annotations
@@ -134,6 +136,8 @@ def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
         return _squares_run(accumulation, fallback)
     if accumulation.function == "LOG_SUM":
         return _log_sum_run(accumulation, fallback)
+    if accumulation.function == "LOG_SUM_EXP":
+        return _log_sum_exp_run(accumulation, fallback)
     if accumulation.function not in FAST_FUNCTIONS:
         return fallback
     from . import sums
@@ -208,6 +212,23 @@ def _log_sum_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
     return run
 
 
+def _log_sum_exp_run(accumulation: Accumulation, fallback: Callable[..., None]) -> Callable[..., None]:
+    """LOG_SUM_EXP of FLOAT32 and FLOAT16 (its exact FLOAT32 copy): the reference's definition compiled
+    (``logsumexp``: the same float64 operations, its sum exact), rounded once to the output type."""
+    from . import logsumexp
+
+    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
+        n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
+        if n == 0 or n >= 1 << 35:
+            fallback(x, out, threads)
+            return
+        result = logsumexp.log_sum_exp_rows(_rows(x, accumulation.axes, n), threads)
+        with np.errstate(over="ignore"):
+            out[...] = result.astype(out.dtype).reshape(out.shape)
+
+    return run
+
+
 def _columns(x: np.ndarray, axes: Sequence[int], n: int) -> np.ndarray | None:
     """``x`` as (reduced, kept) FLOAT32 with contiguous rows, where that is a view (the reduced axes lead a
     C-contiguous array, the kept ones follow: a first-axis reduction); else None."""
@@ -253,6 +274,10 @@ def prepare(spec: KernelSpec, numba: bool) -> None:
         sums.sum_rows(np.zeros((1, 1), np.float32), sums.SUM, False, spec.output.numpy, 1)
     if accumulation.function == "LOG_SUM":
         sums.nearest_doubles(sums.row_accumulators(np.ones((1, 1), np.float32), sums.SUM, 1))
+    if accumulation.function == "LOG_SUM_EXP":
+        from . import logsumexp
+
+        logsumexp.log_sum_exp_rows(np.zeros((1, 1), np.float32), 1)
     if accumulation.function in SQUARE_FUNCTIONS:
         accs = squares.row_accumulators(np.ones((1, 1), np.float32), 1)
         sums._finished(accs, 1, False, spec.output.numpy, squares.UNIT)
