@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import opendml as dml
 from opendml.backends import cpu_kernels
 from opendml.backends.cpu_kernels import accumulations
-from tests.reduce_oracle import oracle_sum
+from tests.reduce_oracle import oracle_l2, oracle_sum, oracle_sum_square
 
 da = pytest.importorskip("dask.array")
 
@@ -52,6 +52,57 @@ def test_any_chunking_gives_one_arrays_bits(case: tuple[np.ndarray, tuple[tuple[
     if function in ("SUM", "AVERAGE", "L1") and axes == 1:
         want = [oracle_sum(row, x.dtype.type, function == "AVERAGE", function == "L1") for row in x]
         assert same(got.ravel(), np.array(want, x.dtype))
+
+
+@settings(max_examples=20, deadline=None)
+@given(chunked(), st.sampled_from(["SUM_SQUARE", "L2"]), st.sampled_from([0, 1, None]))
+def test_sums_of_squares_of_any_chunking_give_one_arrays_bits(
+        case: tuple[np.ndarray, tuple[tuple[int, ...], ...]], function: str, axes: int | None) -> None:
+    x, chunks = case
+    got = dml.reduce(da.from_array(x, chunks=chunks), function, axes).compute()
+    assert same(got, dml.reduce(x, function, axes))
+    if axes == 1:
+        oracle = oracle_l2 if function == "L2" else oracle_sum_square
+        assert same(got.ravel(), np.array([oracle(row, x.dtype.type) for row in x], x.dtype))
+
+
+@pytest.mark.parametrize("function", ["SUM_SQUARE", "L2"])
+def test_sums_of_squares_across_chunks_at_the_edges(function: str) -> None:
+    # a tie that chunks split ([1, 2**-12] | [2**-12, 2**-24]: L2 on a FLOAT32 midpoint, to even), a tiny element
+    # past a huge one, an infinity and a NaN in chunks of their own, a chunk of zeros
+    rows = np.array([[1.0, 2.0 ** -12, 2.0 ** -12, 2.0 ** -24, 0.0, 0.0],
+                     [1.0, 2.0 ** -12, 2.0 ** -12, 2.0 ** -24, 2.0 ** -60, 0.0],
+                     [1e19, 0.0, 0.0, 0.0, 0.0, 1e-45],
+                     [1.0, 2.0, 0.0, np.inf, 0.0, 3.0],
+                     [np.nan, 1.0, 0.0, np.inf, 0.0, 0.0],
+                     [0.0, -0.0, 0.0, 0.0, -0.0, 0.0]], np.float32)
+    oracle = oracle_l2 if function == "L2" else oracle_sum_square
+    want = np.array([oracle(row, np.float32) for row in rows], np.float32)
+    for chunks in ((6, (2, 2, 2)), (6, (1, 4, 1)), (3, (3, 3)), (6, 6)):
+        got = dml.reduce(da.from_array(rows, chunks=chunks), function, 1, keepdims=False).compute()
+        assert same(got, want), chunks
+
+
+def test_the_python_square_words_are_numbas(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not cpu_kernels.numba_available():
+        pytest.skip("Numba is not installed: only the Python words exist")
+    rng = np.random.default_rng(6)
+    rows = (rng.standard_normal((6, 300)) * np.exp2(rng.integers(-70, 60, (6, 300)))).astype(np.float32)
+    rows[1] = -0.0
+    rows[2, 7] = np.inf
+    rows[4, 9] = np.nan
+    fast = accumulations.square_partials(rows)
+    monkeypatch.setattr(cpu_kernels, "numba_available", lambda: False)
+    slow = accumulations.square_partials(rows)
+    digits = accumulations.SQUARE_DIGITS
+    assert (fast[:, :digits] == slow[:, :digits]).all()
+    assert ((fast[:, digits:] != 0) == (slow[:, digits:] != 0)).all()
+    for root in (False, True):
+        for dtype in (np.dtype(np.float32), np.dtype(np.float16)):
+            python = accumulations.finish_square_partials(slow, root, dtype)
+            monkeypatch.undo()
+            assert same(python, accumulations.finish_square_partials(fast, root, dtype)), (root, dtype)
+            monkeypatch.setattr(cpu_kernels, "numba_available", lambda: False)
 
 
 def test_the_python_words_are_numbas(monkeypatch: pytest.MonkeyPatch) -> None:

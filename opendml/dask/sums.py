@@ -4,10 +4,12 @@ SUM, AVERAGE and L1 of FLOAT32 and FLOAT16: each block's exact sums as accumulat
 (``cpu_kernels.accumulations.exact_partials``), added word by word across the blocks (integers: exactly, in any
 order) and rounded once (``finish_partials``): the exact sum rounded once, as on one array. MAX and MIN (any
 type) and SUM of integers (modulo 2**32): one REDUCE per block, then the same REDUCE over the blocks' results
-(these are exact and associative, so the grouping never shows). ARGMIN and ARGMAX: ``argmin``'s and
-``argmax``'s Dask graphs with REDUCE's rules (INCREASING, NaN ignored). MULTIPLY, SUM_SQUARE, L2, LOG_SUM and
-LOG_SUM_EXP: refused for now (their CPU results depend on one array's order or on a float64 finish that is
-not merged yet).
+(these are exact and associative, so the grouping never shows). SUM_SQUARE and L2 of FLOAT32 and FLOAT16: each
+block's exact sums of squares as accumulator words (``square_partials``, units of 2**-298), added word by word
+and rounded once, or their square root correctly rounded (``finish_square_partials``): one array's bits. ARGMIN
+and ARGMAX: ``argmin``'s and ``argmax``'s Dask graphs with REDUCE's rules (INCREASING, NaN ignored). MULTIPLY,
+LOG_SUM and LOG_SUM_EXP: refused for now (their CPU results depend on one array's order or on a float64 finish
+that is not merged yet).
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.cpu_kernels.accumulations import WORDS, exact_partials, finish_partials
+from ..backends.cpu_kernels.accumulations import (
+    SQUARE_WORDS,
+    WORDS,
+    exact_partials,
+    finish_partials,
+    finish_square_partials,
+    square_partials,
+)
 from ..device import Device
 from ..enums import ReduceFunction
 from ..errors import invalid
@@ -32,6 +41,7 @@ from .checks import known_shape, refuse_out, validation_device
 F = ReduceFunction
 OWNER = "opendml.reduce"
 EXACT = frozenset({F.SUM, F.AVERAGE, F.L1})
+SQUARES = frozenset({F.SUM_SQUARE, F.L2})
 BY_BLOCK = frozenset({F.MAX, F.MIN})
 
 
@@ -50,7 +60,7 @@ def reduce(function: ReduceFunction, x: Any, axes: object, keepdims: bool, outpu
     if x.ndim == 0:
         x = x[None]
     integer = np.dtype(x.dtype).kind in "iu"
-    if function in EXACT and not integer:
+    if function in EXACT | SQUARES and not integer:
         result = _exact(function, x, reduced)
     elif function in BY_BLOCK or (function is F.SUM and integer):
         per_block = x.map_blocks(functools.partial(reduce_array, function=function, axes=reduced, device=device),
@@ -61,7 +71,8 @@ def reduce(function: ReduceFunction, x: Any, axes: object, keepdims: bool, outpu
                                   chunks=tuple((1,) if k in reduced else c for k, c in enumerate(whole.chunks)),
                                   dtype=x.dtype)
     else:
-        raise invalid(OWNER, "Function", "must be SUM, AVERAGE, L1, MAX, MIN, ARGMIN or ARGMAX over a Dask array "
+        raise invalid(OWNER, "Function", "must be SUM, AVERAGE, L1, SUM_SQUARE, L2, MAX, MIN, ARGMIN or ARGMAX over a "
+                      "Dask array "
                       "(the other functions are not merged across chunks yet)", function.name)
     if not keepdims:
         result = result.squeeze(axis=reduced)
@@ -83,29 +94,36 @@ def _check_whole(device: Any, function: ReduceFunction, shape: tuple[int, ...], 
 
 def _exact(function: ReduceFunction, x: Any, reduced: tuple[int, ...]) -> Any:
     count = math.prod(x.shape[a] for a in reduced)
-    chunks = tuple((1,) * len(c) if k in reduced else c for k, c in enumerate(x.chunks)) + ((WORDS,),)
-    partials = x.map_blocks(functools.partial(_block_words, reduced, function is F.L1), chunks=chunks,
+    words = SQUARE_WORDS if function in SQUARES else WORDS
+    chunks = tuple((1,) * len(c) if k in reduced else c for k, c in enumerate(x.chunks)) + ((words,),)
+    partials = x.map_blocks(functools.partial(_block_words, reduced, function), chunks=chunks,
                             new_axis=x.ndim, dtype=np.int64)
     merged = partials.rechunk({a: -1 for a in reduced})
-    return merged.map_blocks(functools.partial(_finish_block, reduced, count, function is F.AVERAGE, x.dtype),
+    return merged.map_blocks(functools.partial(_finish_block, reduced, count, function, x.dtype),
                              chunks=tuple((1,) if k in reduced else c for k, c in enumerate(x.chunks)),
                              drop_axis=x.ndim, dtype=x.dtype)
 
 
-def _block_words(reduced: tuple[int, ...], absolute: bool, block: np.ndarray) -> np.ndarray:
-    """A block's exact partial sums: the accumulator words of each kept element, the reduced axes kept as 1."""
+def _block_words(reduced: tuple[int, ...], function: ReduceFunction, block: np.ndarray) -> np.ndarray:
+    """A block's exact partial sums (of squares for SUM_SQUARE and L2): the accumulator words of each kept element,
+    the reduced axes kept as 1."""
     kept = [k for k in range(block.ndim) if k not in reduced]
     n = math.prod(block.shape[a] for a in reduced)
     out_shape = tuple(1 if k in reduced else s for k, s in enumerate(block.shape))
+    words = SQUARE_WORDS if function in SQUARES else WORDS
     if n == 0:
-        return np.zeros((*out_shape, WORDS), np.int64)
-    rows = np.transpose(block, kept + list(reduced)).reshape(-1, n)
-    words = exact_partials(np.ascontiguousarray(rows), absolute)
-    return words.reshape(*out_shape, WORDS)
+        return np.zeros((*out_shape, words), np.int64)
+    rows = np.ascontiguousarray(np.transpose(block, kept + list(reduced)).reshape(-1, n))
+    partial = square_partials(rows) if function in SQUARES else exact_partials(rows, function is F.L1)
+    return partial.reshape(*out_shape, words)
 
 
-def _finish_block(reduced: tuple[int, ...], count: int, average: bool, dtype: Any, words: np.ndarray) -> np.ndarray:
-    """The blocks' words along the reduced axes added (exactly), then rounded once."""
+def _finish_block(reduced: tuple[int, ...], count: int, function: ReduceFunction, dtype: Any,
+                  words: np.ndarray) -> np.ndarray:
+    """The blocks' words along the reduced axes added (exactly), then rounded once (L2: the root of the sum)."""
     total = words.sum(axis=reduced, keepdims=True, dtype=np.int64)
-    values = finish_partials(total.reshape(-1, WORDS), count, average, np.dtype(dtype))
+    if function in SQUARES:
+        values = finish_square_partials(total.reshape(-1, SQUARE_WORDS), function is F.L2, np.dtype(dtype))
+    else:
+        values = finish_partials(total.reshape(-1, WORDS), count, function is F.AVERAGE, np.dtype(dtype))
     return values.reshape(total.shape[:-1])

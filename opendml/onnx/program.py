@@ -1,6 +1,7 @@
-"""A plan compiled into one DirectML graph, as ONNX Runtime's DirectML provider compiles a model.
+"""A plan compiled into DirectML graphs, as ONNX Runtime's DirectML provider compiles a model: one, unless a
+REDUCE or TOP_K output is read through other sizes.
 
-Every step that computes something a graph output needs becomes an operator node of one GraphDesc,
+Every step that computes something a graph output needs becomes an operator node of a GraphDesc,
 compiled by ``Device.compile_graph``. Values known before running (graph inputs, initializers, Constant
 outputs, arrays the mappings make) stay bound graph inputs: they work at every level from 2_1
 (ConstantNode needs 6_2), the compiled graph does not depend on their values, and a session uploads each
@@ -8,12 +9,16 @@ initializer once.
 
 An intermediate edge joins tensors of one DataType and one set of Sizes. Where a node reads another's
 output through other sizes, the producer is computed again in the reader's sizes, or the reader is
-described in finer sizes (``redescribe.py`` gives the rules and their cost), so every read is an edge
-and the model is one compiled graph.
+described in finer sizes (``redescribe.py`` gives the rules and their cost), so every read is an edge.
+REDUCE and TOP_K are not computed again (a broadcast would redo the whole reduction for each of its
+elements): a reader of their output through other sizes (softmax's broadcast max, a ``keepdims = 0``
+output) reads their own output, through its own description, as an input of a later graph
+(``_Builder.segments``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,8 +54,9 @@ class Segment:
 
 @dataclass(frozen=True)
 class Program:
-    """The compiled graph of a plan (none when no step runs); ``skipped`` lists the steps left out
-    (an empty output, or an output that no graph output needs)."""
+    """The compiled graphs of a plan, in the order they run (none when no step runs; several where a REDUCE or
+    TOP_K output is read through other sizes); ``skipped`` lists the steps left out (an empty output, or an
+    output that no graph output needs)."""
 
     segments: tuple[Segment, ...]
     skipped: tuple[int, ...]
@@ -66,7 +72,8 @@ def program_key(plan: Plan) -> tuple:
 
 
 def compile_program(plan: Plan, device: Device) -> Program:
-    """Compile the steps the graph's outputs need into one graph."""
+    """Compile the steps the graph's outputs need into graphs: one, unless a REDUCE or TOP_K output is read
+    through other sizes."""
     producers = {name: (k, j) for k, step in enumerate(plan.steps) if step.runs for j, name in enumerate(step.outputs)}
     live = _live_steps(plan, producers)
     skipped = tuple(k for k in range(len(plan.steps)) if k not in live)
@@ -76,7 +83,7 @@ def compile_program(plan: Plan, device: Device) -> Program:
     for k in live:  # the plan's order is topological: producers come first
         builder.describe(k)
     outputs = list(dict.fromkeys(producers[name] for name in plan.outputs if name in producers))
-    return Program((builder.segment(outputs, live),), skipped)
+    return Program(builder.segments(outputs, live), skipped)
 
 
 # A computed value's producer: (step, which of its outputs).
@@ -113,11 +120,23 @@ class _Bound:
     source: Source
 
 
+@dataclass(frozen=True)
+class _Cut:
+    """Output ``output`` of ``step``'s own node, read through other sizes where the step is not computed again in
+    them: a graph output of an earlier graph, bound as an input of the reader's."""
+
+    step: int
+    output: int = 0
+
+
+_Source = _FromNode | _Bound | _Cut | None
+
+
 @dataclass
 class _Node:
     step: int
     desc: object
-    sources: list[_FromNode | _Bound | None]
+    sources: list[_Source]
     name: str
     operator: Operator | None = None
 
@@ -158,13 +177,13 @@ class _Builder:
         extra = len(redescribe.output_of(desc).sizes) - (row.dimensions[1] if row is not None else MAX_DIMENSIONS)
         return redescribe.without_ones(desc, extra) if extra > 0 else desc
 
-    def _resolve(self, k: int, desc: object, top: bool) -> tuple[object, list[_FromNode | _Bound | None]]:
+    def _resolve(self, k: int, desc: object, top: bool) -> tuple[object, list[_Source]]:
         """Where each input of step k's (re-described) operator reads from; a computed value read through
         other sizes than its producer's output is read from the producer computed in those sizes."""
         step = self.plan.steps[k]
         schema = redescribe.definition(desc).schema
         tensors = redescribe.tensors(desc)
-        sources: list[_FromNode | _Bound | None] = []
+        sources: list[_Source] = []
         replaced: dict[str, TensorDesc | None] = {}
         for j, (tensor_field, source) in enumerate(zip(schema.inputs, step.inputs)):
             tensor = tensors[tensor_field.name]
@@ -179,11 +198,10 @@ class _Builder:
                     sources.append(_FromNode(self.own[producer], output))
                     continue
                 if not redescribe.recomputable(self.space[producer]):
-                    raise UnsupportedModelError([message(
-                        step.label, tensor_field.name,
-                        f"must read {self.plan.steps[producer].label}'s output in the sizes it is computed in "
-                        f"(an operator that is not element-wise is not computed again in a reader's sizes)",
-                        f"Sizes {list(tensor.sizes)} over Sizes {list(written.sizes)}")])
+                    # REDUCE, TOP_K: the reader reads the producer's own output through its view (a broadcast's
+                    # zero strides, a dropped axis), bound as an input of a later graph
+                    sources.append(_Cut(producer, output))
+                    continue
                 sources.append(_FromNode(self._view(k, tensor_field.name, producer, tensor, written, top)))
                 replaced[tensor_field.name] = TensorDesc(tensor.data_type, tensor.sizes, flags=tensor.flags)
         return (redescribe.with_tensors(desc, replaced) if replaced else desc), sources
@@ -210,35 +228,91 @@ class _Builder:
             self.views[key] = self._add(producer, desc, sources, f"{self.plan.steps[producer].label} as {list(sizes)}")
         return self.views[key]
 
-    def _add(self, k: int, desc: object, sources: list[_FromNode | _Bound | None], name: str) -> int:
+    def _add(self, k: int, desc: object, sources: list[_Source], name: str) -> int:
         self.nodes.append(_Node(k, desc, sources, name))
         return len(self.nodes) - 1
 
-    def segment(self, outputs: list[tuple[int, int]], live: list[int]) -> Segment:
-        """The nodes the outputs ((step, output) pairs) need (in creation order, which is topological), compiled as
-        one graph."""
+    def segments(self, outputs: list[tuple[int, int]], live: list[int]) -> tuple[Segment, ...]:
+        """The compiled graphs computing the outputs ((step, output) pairs), in the order they run.
+
+        A node's level is the number of cut reads (``_Cut``) on its longest path from the graph inputs; the
+        nodes of one level are one graph. A graph's inputs are bound values, the cut reads and the own nodes of
+        earlier levels it reads by an edge (a step's own output is a named value: the same bytes, bound); a
+        recomputed node of an earlier level is computed again in the graph that reads it. Levels are planned
+        from the last down, since each read of an earlier level makes that value an output of its graph."""
+        level = self._levels()
+        wanted: dict[int, list[tuple[int, int]]] = {}  # level -> the (step, output) pairs its graph outputs
+        for k, j in outputs:
+            wanted.setdefault(level[self.own[k]], []).append((k, j))
+        planned: list[tuple[list[tuple[int, int]], list[int]]] = []
+        for at in range(max(wanted), -1, -1):
+            roots = list(dict.fromkeys(wanted.get(at, [])))
+            if roots:
+                nodes, reads = self._closure([self.own[k] for k, _ in roots], at, level)
+                for k, j in reads:
+                    wanted.setdefault(level[self.own[k]], []).append((k, j))
+                planned.append((roots, nodes))
+        reported: set[int] = set()
+        built = []
+        for roots, nodes in reversed(planned):
+            steps = tuple(k for k in live if k not in reported and any(self.nodes[n].step == k for n in nodes))
+            reported.update(steps)
+            built.append(self._segment(roots, nodes, steps))
+        return tuple(built)
+
+    def _levels(self) -> list[int]:
+        level: list[int] = []
+        for node in self.nodes:  # creation order is topological
+            level.append(max([level[s.node] for s in node.sources if isinstance(s, _FromNode)]
+                             + [level[self.own[s.step]] + 1 for s in node.sources if isinstance(s, _Cut)],
+                             default=0))
+        return level
+
+    def _own(self, n: int) -> bool:
+        return self.own[self.nodes[n].step] == n
+
+    def _crosses(self, source: _Source, nodes: Collection[int]) -> tuple[int, int] | None:
+        """The (step, output) a node's source binds from an earlier graph, where it does."""
+        if isinstance(source, _Cut):
+            return source.step, source.output
+        if isinstance(source, _FromNode) and source.node not in nodes:
+            return self.nodes[source.node].step, source.output
+        return None
+
+    def _closure(self, roots: list[int], at: int, level: list[int]) -> tuple[list[int], list[tuple[int, int]]]:
+        """The nodes of level ``at``'s graph (in creation order, which is topological) and the (step, output)
+        pairs it reads from earlier graphs."""
         needed: set[int] = set()
-        pending = [self.own[k] for k, _ in outputs]
+        pending = list(roots)
         while pending:
             n = pending.pop()
             if n not in needed:
                 needed.add(n)
-                pending += [s.node for s in self.nodes[n].sources if isinstance(s, _FromNode)]
-        order = sorted(needed)
+                pending += [s.node for s in self.nodes[n].sources if isinstance(s, _FromNode)
+                            and (level[s.node] == at or not self._own(s.node))]
+        reads = [pair for n in needed for s in self.nodes[n].sources
+                 if (pair := self._crosses(s, needed)) is not None]
+        return sorted(needed), list(dict.fromkeys(reads))
+
+    def _segment(self, outputs: list[tuple[int, int]], order: list[int], steps: tuple[int, ...]) -> Segment:
+        """``order``'s nodes compiled as one graph whose outputs are ``outputs`` ((step, output) pairs)."""
         index = {n: i for i, n in enumerate(order)}
         bound: dict[Source, int] = {}  # what each graph input binds -> its index
         input_edges: list[InputEdge] = []
         intermediate_edges: list[IntermediateEdge] = []
         for n in order:
             for j, source in enumerate(self.nodes[n].sources):
-                if isinstance(source, _FromNode):
+                crossing = self._crosses(source, index.keys())
+                if crossing is not None:  # a value an earlier graph computed, bound by its name
+                    name = self.plan.steps[crossing[0]].outputs[crossing[1]]
+                    input_edges.append(InputEdge(bound.setdefault(name, len(bound)), index[n], j))
+                elif isinstance(source, _FromNode):
                     intermediate_edges.append(IntermediateEdge(index[source.node], source.output, index[n], j))
                 elif isinstance(source, _Bound):
                     input_edges.append(InputEdge(bound.setdefault(source.source, len(bound)), index[n], j))
         output_edges = [OutputEdge(index[self.own[k]], j, g) for g, (k, j) in enumerate(outputs)]
         graph_nodes = [OperatorNode(self._operator(self.nodes[n]), self.nodes[n].name) for n in order]
         desc = GraphDesc(len(bound), len(outputs), graph_nodes, input_edges, output_edges, intermediate_edges)
-        steps = tuple(k for k in live if any(self.nodes[n].step == k for n in order))
         return Segment(self.device.compile_graph(desc), steps, tuple(self.nodes[n].step for n in order),
                        tuple(bound), tuple(outputs))
 

@@ -84,7 +84,8 @@ def output_of(desc: object, output: int = 0) -> TensorDesc:
 def recomputable(desc: object) -> bool:
     """Whether ``recompute`` can describe the operator in a reader's sizes: ARGMIN and ARGMAX, and element-wise
     operators (one output, every tensor of its sizes). Others (TOP_K, REDUCE, even where an axis of size 1 or
-    K = the axis's size gives the input the output's sizes) are read only in their own sizes."""
+    K = the axis's size gives the input the output's sizes) are not: a reader of their output through other sizes
+    reads it in a later graph (``program.py``)."""
     if isinstance(desc, ArgReduction):
         return True
     if isinstance(desc, ReduceDesc):

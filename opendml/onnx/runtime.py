@@ -81,8 +81,9 @@ class Session:
         return build_plan(self.model, self._nodes, check_feeds(self.model, inputs), self._constants, self.device)
 
     def program(self, inputs: Mapping[str, Any]) -> Program:
-        """The plan for these inputs compiled into one graph (feature level 2_1 or later); compiled once per
-        set of operators, so runs on inputs of the same shapes and types reuse it."""
+        """The plan for these inputs compiled into graphs (feature level 2_1 or later; one, unless a REDUCE or TOP_K
+        output is read through other sizes); compiled once per set of operators, so runs on inputs of the same
+        shapes and types reuse it."""
         return self._program(self.plan(inputs))
 
     def _program(self, plan: Plan) -> Program:

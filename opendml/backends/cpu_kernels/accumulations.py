@@ -1,14 +1,17 @@
 """REDUCE's value functions on the CPU (``KernelSpec.accumulation``): what both kernel modules run.
 
 The exact sums (SUM, AVERAGE, L1 and LOG_SUM's sum of FLOAT32 and FLOAT16) run the Numba accumulator of ``sums``,
-the exact sums of squares (SUM_SQUARE, L2) that of ``squares``, where Numba is the kernel module in force; every
+the exact sums of squares (SUM_SQUARE, L2) that of ``squares``, LOG_SUM_EXP the compiled definition of
+``logsumexp``, where Numba is the kernel module in force; every
 other function, and the NumPy path (``OPENDML_CPU_KERNELS=numpy`` and the stand-in while a kernel compiles), runs
 the NumPy reference of ``ops/reduce.py``. Both give the exact sum rounded once (L2: its correctly rounded root;
-LOG_SUM: the same float64 ``log`` of the same float64), so the two paths give the same bits.
+LOG_SUM: the same float64 ``log`` of the same float64; LOG_SUM_EXP: the same float64 ``exp``, exact sum and ``log``),
+so the two paths give the same bits.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -134,6 +137,8 @@ def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
         return _squares_run(accumulation, fallback)
     if accumulation.function == "LOG_SUM":
         return _log_sum_run(accumulation, fallback)
+    if accumulation.function == "LOG_SUM_EXP":
+        return _log_sum_exp_run(accumulation, fallback)
     if accumulation.function not in FAST_FUNCTIONS:
         return fallback
     from . import sums
@@ -208,6 +213,23 @@ def _log_sum_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
     return run
 
 
+def _log_sum_exp_run(accumulation: Accumulation, fallback: Callable[..., None]) -> Callable[..., None]:
+    """LOG_SUM_EXP of FLOAT32 and FLOAT16 (its exact FLOAT32 copy): the reference's definition compiled
+    (``logsumexp``: the same float64 operations, its sum exact), rounded once to the output type."""
+    from . import logsumexp
+
+    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
+        n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
+        if n == 0 or n >= 1 << 35:
+            fallback(x, out, threads)
+            return
+        result = logsumexp.log_sum_exp_rows(_rows(x, accumulation.axes, n), threads)
+        with np.errstate(over="ignore"):
+            out[...] = result.astype(out.dtype).reshape(out.shape)
+
+    return run
+
+
 def _columns(x: np.ndarray, axes: Sequence[int], n: int) -> np.ndarray | None:
     """``x`` as (reduced, kept) FLOAT32 with contiguous rows, where that is a view (the reduced axes lead a
     C-contiguous array, the kept ones follow: a first-axis reduction); else None."""
@@ -253,6 +275,10 @@ def prepare(spec: KernelSpec, numba: bool) -> None:
         sums.sum_rows(np.zeros((1, 1), np.float32), sums.SUM, False, spec.output.numpy, 1)
     if accumulation.function == "LOG_SUM":
         sums.nearest_doubles(sums.row_accumulators(np.ones((1, 1), np.float32), sums.SUM, 1))
+    if accumulation.function == "LOG_SUM_EXP":
+        from . import logsumexp
+
+        logsumexp.log_sum_exp_rows(np.zeros((1, 1), np.float32), 1)
     if accumulation.function in SQUARE_FUNCTIONS:
         accs = squares.row_accumulators(np.ones((1, 1), np.float32), 1)
         sums._finished(accs, 1, False, spec.output.numpy, squares.UNIT)
@@ -333,3 +359,79 @@ def finish_partials(words: np.ndarray, count: int, average: bool, out_dtype: np.
             exact /= count if average else 1
             result[r] = (-0.0 if not other else 0.0) if exact == 0 else _round_fraction(exact, out_dtype)
     return result
+
+
+SQUARE_DIGITS, SQUARE_WORDS = 20, 24  # as ``squares``: digits of base 2**32 in units of 2**-298, then four flags
+SQUARE_UNIT = 298
+
+
+def square_partials(rows: np.ndarray) -> np.ndarray:
+    """Each row's exact sum of squares (2-D FLOAT32 or FLOAT16) as the accumulator words of ``squares``
+    (``SQUARE_WORDS`` int64 a row: digits in units of 2**-298 carried, then the NaN, +inf, (unused) and "an element
+    seen" flags). Partials of any split of a row add word by word to the whole row's, as ``exact_partials``' do:
+    ``finish_square_partials`` rounds them once (SUM_SQUARE) or takes their correctly rounded root (L2). Numba's
+    accumulator where it is installed, else Python's integers: the same words."""
+    from . import numba_available
+
+    if numba_available():
+        from . import squares, sums
+
+        accs = np.zeros((rows.shape[0], squares.WORDS), np.int64)
+        squares._rows_task(np.ascontiguousarray(rows, np.float32), 0, rows.shape[0], 0, rows.shape[1], accs)
+        for acc in accs:
+            sums._carry(acc[:squares.DIGITS])
+        return accs
+    return np.array([_python_square_words(row) for row in rows], np.int64).reshape(-1, SQUARE_WORDS)
+
+
+def _python_square_words(row: np.ndarray) -> list[int]:
+    """``square_partials``' words of one row by Python's integers (a float32's square is an integer multiple of
+    2**-298)."""
+    from fractions import Fraction
+
+    values = row.astype(np.float64)
+    finite = values[np.isfinite(values)]
+    total = sum((Fraction(v) ** 2 for v in finite.tolist()), Fraction(0)) * (1 << SQUARE_UNIT)
+    assert total.denominator == 1
+    integer = int(total)
+    digits = [(integer >> (32 * k)) & 0xFFFFFFFF for k in range(SQUARE_DIGITS - 1)]
+    digits.append(integer >> (32 * (SQUARE_DIGITS - 1)))
+    return digits + [int(np.isnan(values).any()), int(np.isinf(values).any()), 0, int(row.size > 0)]
+
+
+def finish_square_partials(words: np.ndarray, root: bool, out_dtype: np.dtype) -> np.ndarray:
+    """The merged words of each row (2-D: rows, ``SQUARE_WORDS``): the exact sum of squares rounded once, or with
+    ``root`` its square root correctly rounded (L2)."""
+    words = np.array(words, np.int64).reshape(-1, SQUARE_WORDS)
+    words[:, SQUARE_DIGITS:] = words[:, SQUARE_DIGITS:] != 0
+    from . import numba_available
+
+    if numba_available():
+        from . import squares, sums
+
+        return squares.roots(words, out_dtype) if root else sums._finished(words, 1, False, out_dtype, squares.UNIT)
+    result = np.empty(words.shape[0], out_dtype)
+    with np.errstate(over="ignore"):  # a sum past the type's largest finite value rounds to inf
+        for r, w in enumerate(words.tolist()):
+            result[r] = _python_square_finish(w, root, out_dtype)
+    return result
+
+
+def _python_square_finish(w: list[int], root: bool, out_dtype: np.dtype) -> np.generic:
+    """``finish_square_partials`` of one row's words by Python's integers."""
+    from fractions import Fraction
+
+    from ...ops.reduce import _round_fraction
+
+    nan, inf = w[SQUARE_DIGITS:SQUARE_DIGITS + 2]
+    total = sum(d << (32 * k) for k, d in enumerate(w[:SQUARE_DIGITS]))
+    if nan or inf:
+        return out_dtype.type(np.nan if nan else np.inf)
+    if total == 0:
+        return out_dtype.type(0.0)
+    if root:  # sqrt(total) * 2**-149: the integer root of total * 4**j (>= 2**60) and a sticky half
+        j = max(0, 61 - total.bit_length() // 2)
+        s = math.isqrt(total << (2 * j))
+        inexact = s * s != total << (2 * j)
+        return _round_fraction(Fraction(2 * s + inexact, 1 << (j + 1 + 149)), out_dtype)
+    return _round_fraction(Fraction(total, 1 << SQUARE_UNIT), out_dtype)

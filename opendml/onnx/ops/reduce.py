@@ -6,7 +6,9 @@ needs before the graph runs: DirectML's Axes are a field); negative axes count f
 No axes reduce every axis, unless ``noop_with_empty_axes`` (the input versions) makes it a reduction over no
 axis, which still applies a composite reduction's element function (ReduceLogSum-18 is then the log of each
 element): REDUCE over an axis of size 1 computes exactly that. ``keepdims = 0`` drops the reduced axes, which
-costs nothing (the packed output's bytes are the same either way).
+costs nothing (the packed output's bytes are the same either way). A later node reading the output through other
+sizes (a ``keepdims = 0`` output, or a broadcast of a kept one, as softmax written by hand does) reads REDUCE's
+own output through its own description, in a later compiled graph (docs/graphs.md, ONNX models).
 
 The element types are those REDUCE takes for the function (its page's table for that group of functions at the
 device's level; a 4-D-only level pads leading 1s). Sums are REDUCE's: the exact sum rounded once (AVERAGE the

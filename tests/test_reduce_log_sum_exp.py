@@ -1,0 +1,142 @@
+"""REDUCE LOG_SUM_EXP on both CPU kernel modules against its documented definition computed here (the largest
+element m, then m + log of the float64 nearest the exact sum of exp(x - m), by fractions), on edge rows: huge,
+tiny, -inf, +inf, NaN, all equal, terms below float64's normal range; and the compiled kernel's exact sum of
+float64 terms against math.fsum."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import opendml as dml
+from opendml.backends import cpu_kernels
+
+KERNELS = [
+    pytest.param("numba", id="numba", marks=pytest.mark.skipif(
+        not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")),
+    pytest.param("numpy", id="numpy"),
+]
+
+
+@pytest.fixture(params=KERNELS)
+def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load(request.param))
+    return str(request.param)
+
+
+def oracle(values: np.ndarray, dtype: type) -> np.generic:
+    """LOG_SUM_EXP as docs/semantics.md defines it: NaN if an element is NaN; the largest element m where it is
+    infinite; else m + log(S), S the float64 nearest the exact sum of the float64 exp(x - m) (float(Fraction)
+    rounds correctly), rounded once more to the type."""
+    items = [float(v) for v in np.asarray(values, np.float64).ravel()]
+    if any(math.isnan(v) for v in items):
+        return dtype(np.nan)
+    m = max(items)
+    if math.isinf(m):
+        return dtype(m)
+    total = float(sum((Fraction(math.exp(v - m)) for v in items), Fraction(0)))
+    with np.errstate(over="ignore"):
+        return dtype(m + math.log(total))
+
+
+def same(got: np.ndarray, want: np.ndarray) -> bool:
+    got, want = np.asarray(got), np.asarray(want)
+    return bool(np.all((got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}"))
+                       | (np.isnan(got) & np.isnan(want))))
+
+
+EDGES = [
+    [3e38, 3e38, 3e38],  # huge, all equal: m + log(3), rounded back to m
+    [3.4e38, -3.4e38],
+    [-3e38, -3e38],
+    [1e-45, 1e-45, 3e-45],  # tiny: log(3)
+    [0.0, -0.0],
+    [7.0] * 9,  # all equal: 7 + log(9)
+    [-np.inf, 1.0, 2.0],
+    [-np.inf, -np.inf],  # every element -inf: -inf
+    [np.inf, 1.0],
+    [np.inf, -np.inf, 5.0],
+    [np.nan, np.inf],
+    [1.0, np.nan],
+    [0.0, -700.0, -720.0, -745.0, -746.0],  # exp(x - m) subnormal (720, 745) and zero (746)
+    [-50.0] * 1023 + [0.0],  # many small terms beside 1
+    [88.0, 88.7, -88.0],
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_edge_rows_give_the_definition(kernels: str, dtype: type) -> None:
+    width = max(len(row) for row in EDGES)
+    for row in EDGES:
+        with np.errstate(over="ignore"):
+            x = np.array(row, dtype)
+        want = oracle(x, dtype)
+        got = dml.reduce(x, "LOG_SUM_EXP", keepdims=False)
+        assert same(got, want), (row, got, want)
+        # the same rows side by side, the reduction along the first axis (a copy of each column's row)
+        padded = np.full((width, 3), x[0], dtype)
+        padded[:len(row), 1] = x
+        padded[len(row):, 1] = x[0]
+        column = dml.reduce(padded, "LOG_SUM_EXP", 0, keepdims=False)
+        assert same(column[1], oracle(padded[:, 1], dtype)), row
+
+
+def test_random_rows_on_every_thread_count_against_the_definition(kernels: str) -> None:
+    rng = np.random.default_rng(3601)
+    x = (rng.standard_normal((40, 300)) * rng.uniform(0.1, 60, (40, 1))).astype(np.float32)
+    want = np.array([oracle(row, np.float32) for row in x], np.float32)
+    for threads in (1, 2, 3):
+        got = dml.reduce(x, "LOG_SUM_EXP", 1, keepdims=False, device=dml.Device(threads=threads))
+        assert same(got, want), threads
+    t = dml.reduce(np.ascontiguousarray(x.T), "LOG_SUM_EXP", 0, keepdims=False)
+    assert same(t, want)
+
+
+def _exact_sum(terms: list[float]) -> float:
+    from opendml.backends.cpu_kernels import logsumexp
+
+    acc = np.zeros(logsumexp.WORDS, np.int64)
+    for t in terms:
+        logsumexp._add(acc, t)
+    return float(logsumexp._nearest(acc, np.zeros(logsumexp.DIGITS + 3, np.int64)))
+
+
+@pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
+@pytest.mark.parametrize("terms", [
+    [1.0, 2.0 ** -53],  # a tie: to even, 1
+    [1.0, 2.0 ** -53, 5e-324],  # just above it: 1 + 2**-52
+    [1.0 + 2.0 ** -52, 2.0 ** -53],  # a tie: to even, 1 + 2**-51
+    [1.0] + [2.0 ** -54] * 2 + [5e-324],
+    [1.0, 0.5, 0.25, 2.0 ** -1022, 2.0 ** -1060],
+    [1.0] * 1000 + [2.0 ** -40] * 1000,
+])
+def test_the_kernels_exact_sum_is_fsums(terms: list[float]) -> None:
+    assert _exact_sum(terms) == math.fsum(terms)
+
+
+@pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(min_value=0.0, max_value=1.0, exclude_min=True, allow_subnormal=True), max_size=60))
+def test_the_kernels_exact_sum_of_any_terms_is_fsums(terms: list[float]) -> None:
+    terms = [1.0, *terms]  # a row's largest element's term
+    assert _exact_sum(terms) == math.fsum(terms)
+
+
+@pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
+def test_numba_runs_the_compiled_definition_not_the_per_row_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    from opendml.backends.cpu_kernels import accumulations
+
+    monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load("numba"))
+
+    def refused(*args: object) -> None:
+        raise AssertionError("the per-row reference ran")
+
+    monkeypatch.setattr(accumulations, "reduce_reference", refused)
+    x = np.array([[1.0, 2.0, 3.0], [-np.inf, 0.0, 0.0]], np.float16)
+    got = dml.reduce(x, "LOG_SUM_EXP", 1, keepdims=False, device=dml.Device(threads=1))
+    assert same(got, np.array([oracle(row, np.float16) for row in x], np.float16))
