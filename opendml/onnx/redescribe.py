@@ -86,10 +86,10 @@ def recomputable(desc: object) -> bool:
     operators (one output, every tensor of its sizes). Others (TOP_K, REDUCE, even where an axis of size 1 or
     K = the axis's size gives the input the output's sizes) are not: a reader of their output through other sizes
     reads it in a later graph (``program.py``)."""
+    if isinstance(desc, ReduceDesc):  # recomputed per element of a broadcast, it would be redone that many times
+        return False
     if isinstance(desc, ArgReduction):
         return True
-    if isinstance(desc, ReduceDesc):
-        return False
     sizes = output_of(desc).sizes
     return len(definition(desc).schema.outputs) == 1 and all(t is None or t.sizes == sizes
                                                              for t in tensors(desc).values())
