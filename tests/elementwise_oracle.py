@@ -43,6 +43,7 @@ class ElementType:
 
 
 TYPES: dict[str, ElementType] = {t.name: t for t in (
+    ElementType("FLOAT64", "<f8", 8, None),  # CAST, ELEMENT_WISE_IDENTITY and ELEMENT_WISE_IF only
     ElementType("FLOAT32", "<f4", 4, None),
     ElementType("FLOAT16", "<f2", 2, None),
     ElementType("UINT32", "<u4", 4, (0, 2**32 - 1)),
