@@ -253,8 +253,11 @@ CAST_TABLE = [(L.FL_4_1, ALL_RANKS, F | {T.FLOAT64} | I32 | I64), (L.FL_3_1, ALL
 def test_cast_table() -> None:
     for input_type, output_type, rank in itertools.product(EVERY_TYPE, EVERY_TYPE, [1, 4, 5]):
         x, y = dml.TensorDesc(input_type, sizes(rank)), dml.TensorDesc(output_type, sizes(rank))
-        check(functools.partial(dml.CastDesc, x, y), expected_outcome(
-            CAST_TABLE, lambda row: rank in row[1] and input_type in row[2] and output_type in row[2]))
+        check(functools.partial(dml.CastDesc, x, y), _cast_outcome(rank, input_type, output_type))
+
+
+def _cast_outcome(rank: int, input_type: T, output_type: T) -> dict[L, bool]:
+    return expected_outcome(CAST_TABLE, lambda row: rank in row[1] and input_type in row[2] and output_type in row[2])
 
 
 def test_if_table() -> None:
