@@ -11,6 +11,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import opendml as dml
 from opendml.kernels import numpy_lowering
@@ -226,3 +228,30 @@ def test_a_float64_chain_fuses_bit_for_bit() -> None:
                 for r, k, v in zip(trip, condition.reshape(-1), x.reshape(-1))]
     assert fused[0].view(np.int16).tolist() == expected
     assert all(oracle.same_value(got, want) for got, want in zip(fused[1].view(np.float64).tolist(), trip))
+
+
+def _near_half_ties() -> st.SearchStrategy[float]:
+    """Doubles at or near a FLOAT16 rounding boundary (a tie between neighbours, normal or subnormal, or the
+    overflow threshold), moved by a few ulps of the double or by less than float32 can see."""
+    k = st.integers(1 << 10, (1 << 11) - 1)
+    exponent = st.integers(-24, 15)
+    nudge = st.sampled_from([0.0, 2.0**-30, -(2.0**-30), 2.0**-52, -(2.0**-52), 2.0**-40])
+    sign = st.sampled_from([1.0, -1.0])
+    return st.builds(lambda m, e, d, s: s * math.ldexp((2 * m + 1) * (1 + d), e - 11), k, exponent, nudge, sign)
+
+
+@settings(max_examples=30, deadline=None)
+@given(values=st.lists(st.floats(width=64) | _near_half_ties(), min_size=1, max_size=24),
+       target=st.sampled_from(["FLOAT16", "FLOAT32", "INT64", "UINT8", "INT32"]))
+def test_property_float64_casts_match_the_oracle(values: list[float], target: str) -> None:
+    """Random doubles (any, NaN and subnormals included, and doubles at or near FLOAT16's ties) to FLOAT16 and
+    FLOAT32 through the device (kernels the tests above compile), to integers through the NumPy lowering."""
+    x = np.array(values, np.float64)
+    expected = [oracle.cast_element(v, "FLOAT64", target) for v in values]
+    if target.startswith("FLOAT"):
+        got = np.asarray(dml.cast(x, dml.DataType[target])).tolist()
+    else:
+        desc = dml.CastDesc(dml.TensorDesc("FLOAT64", [x.size]), dml.TensorDesc(target, [x.size]))
+        spec = dml.Device("cpu").create_operator(desc).kernel_spec
+        got = numpy_lowering.evaluate(spec.element, [x], spec.scalars).tolist()
+    assert all(oracle.same_value(g, e) for g, e in zip(got, expected)), (values, got, expected)
