@@ -12,8 +12,9 @@ backend.
 node                meaning                                         lowerings (NumPy / Numba / CUDA C / LLVM vector)
 ==================  ==============================================  ==================================
 Load(k, T)          element of operand ``k``, stored as T           view[k] / ``a{k}`` (FLOAT16 bits:
-                    (FLOAT16 is held as its value)                  ``half_to_float``) / ``a{k}``
-                                                                    (``h2f``) / vector load or splat
+                    (FLOAT16 is held as its value; FLOAT64 is a     ``half_to_float``) / ``a{k}``
+                    value of its own, a double)                     (``h2f``; FLOAT64 a ``double``) /
+                                                                    vector load or splat
 Param(k, T)         scalar argument ``k`` of the kernel, of type T  array scalar / ``q{k}`` / kernel
                                                                     argument ``q{k}`` / splat
 Widen(v, T)         integer v as the wider integer type T, exactly  ``astype`` / ``np.intN`` / C cast /
@@ -57,10 +58,10 @@ Sqrt(v)             FLOAT32 square root, rounded once to nearest    ``np.sqrt`` 
 Round(v)            FLOAT32 v to the nearest integer, ties to even  ``np.rint`` / ``round_even``
                     (a FLOAT32; -0.5 gives -0.0; NaN, +-inf kept)   (``llvm.rint``) / ``cvt.rni.f32`` /
                                                                     ``llvm.rint``
-Saturate(v, T)      FLOAT32 or integer v as the integer type T:     clip, then ``astype`` / ``saturate_to``
-                    FLOAT32 truncated toward zero, NaN gives 0;     / ``cvt.rzi`` + clamp / ``fcmp``
-                    beyond T's range (+-inf too) T's nearest limit  ``select`` ``fptosi`` (of a Round:
-                                                                    ``lrint``), ``icmp`` ``select`` ``trunc``
+Saturate(v, T)      FLOAT32, FLOAT64 or integer v as the integer    clip, then ``astype`` / ``saturate_to``
+                    type T: a float truncated toward zero, NaN      / ``cvt.rzi`` + clamp / ``fcmp``
+                    gives 0; beyond T's range (+-inf too) T's       ``select`` ``fptosi`` (of a Round:
+                    nearest limit                                   ``lrint``), ``icmp`` ``select`` ``trunc``
 Less(a, b)          BOOL: a < b, false when either is NaN           ``np.less`` / ``<`` / ``setp.lt``
                     (so -0.0 < +0.0 is false)                       / ``fcmp olt``, ``icmp slt``/``ult``
 IsNumber(v)         BOOL: FLOAT32 v is not NaN                      ``==`` itself / ``v == v`` /
@@ -70,9 +71,12 @@ SignBit(v)          BOOL: FLOAT32 v's sign bit is set (-0.0 and     ``np.signbit
                                                                     / bitcast, ``icmp slt 0``
 Select(c, a, b)     a where c holds, else b (a, b of one type)      ``np.where`` / ``a if c else b`` /
                                                                     ``?:`` / ``select``
-Store(v, T)         the value as the output type T: FLOAT32 to      ``astype`` / ``float_to_half`` /
-                    FLOAT16 rounds once to nearest even (overflow   ``cvt.rn.f16.f32`` / not vectorised
-                    to infinity, NaN stays NaN); else v's own type  (FLOAT16 outputs are not streamed)
+Store(v, T)         the value as the output type T: FLOAT32 to      ``astype`` / ``float_to_half``
+                    FLOAT16 rounds once to nearest even (overflow   (FLOAT64: ``double_to_half``, ``np.
+                    to infinity, NaN stays NaN); FLOAT64 to         float32``) / ``cvt.rn.f16.f32``
+                    FLOAT32 or FLOAT16 rounds once too (FLOAT16     (``cvt.rn.f16.f64``, ``cvt.rn.f32.f64``)
+                    straight from the double, never through a       / ``fptrunc`` (FLOAT16 outputs are
+                    FLOAT32); else v's own type                     not streamed)
 Bitwise(a, b, op)   a & b, a | b, a ^ b, a << b or a >> b (``op``)  ``np.bitwise_and`` ... (shifts of
                     of two integers of one type, in its width. A    ``b & (bits - 1)``) / ``bitwise_*``,
                     shift counts b modulo the width (b's low bits:  ``shift_*`` (``and``, ``shl``,
@@ -87,11 +91,18 @@ Function(v, f, T)   FLOAT32 f(v) (``opendml.rounded``: EXP, LOG,    ``rounded.ev
                     held as FLOAT32): the double value rounded,     function (the double one, the test,
                     a hard case looked up where it lies near a      the table) / scalar code only: an
                     midpoint                                        expression of one is not streamed
+ToFloat64(v)        integer v rounded to nearest-even FLOAT64       ``astype(float64)`` / ``np.float64``
+                    (64-bit integers beyond 2**53 round); FLOAT32   / ``cvt.rn.f64`` (``cvt.f64.f32``) /
+                    v exactly (FLOAT16: through ToFloat32)          ``sitofp``, ``uitofp``, ``fpext``
 ==================  ==============================================  ==================================
 
 A Store below the root is a value, not a write: the value as memory of type T would hold it (a FLOAT16 one
 rounded once and read back exactly, ``ToFloat32`` of it giving the float32 value). A fused kernel reads an
 intermediate this way (``opendml.kernels.compose``), so each intermediate keeps its own rounding.
+
+FLOAT64 values (CAST's, ELEMENT_WISE_IDENTITY's and ELEMENT_WISE_IF's, docs/semantics.md 9d) come from a Load or
+a ToFloat64 and go only into a Select, a Saturate or a Store: no arithmetic node takes them, so no lowering
+computes in doubles but its conversions, each one IEEE rounding.
 
 Integer values may be held in any wider type by a lowering (CUDA computes 8- and 16-bit integers in 32
 bits): every integer node is exact, so the width never shows in a result.
@@ -111,6 +122,7 @@ from .expr_nodes import BITWISE_OPS as BITWISE_OPS
 from .expr_nodes import BOOL as BOOL
 from .expr_nodes import INTEGERS as INTEGERS
 from .expr_nodes import NODES as NODES
+from .expr_nodes import SATURATED_FLOATS as SATURATED_FLOATS
 from .expr_nodes import SIGNED_INTEGERS as SIGNED_INTEGERS
 from .expr_nodes import STORED as STORED
 from .expr_nodes import WRAPPING_OPS as WRAPPING_OPS
@@ -137,6 +149,7 @@ from .expr_nodes import Sqrt as Sqrt
 from .expr_nodes import Store as Store
 from .expr_nodes import Subtract as Subtract
 from .expr_nodes import ToFloat32 as ToFloat32
+from .expr_nodes import ToFloat64 as ToFloat64
 from .expr_nodes import ValueType as ValueType
 from .expr_nodes import Widen as Widen
 from .expr_nodes import Wrap as Wrap

@@ -14,7 +14,9 @@ ValueType = DataType | Literal["BOOL"]
 
 INTEGERS = frozenset(t for t in DataType if t.is_integer and not t.is_sub_byte)  # UINT4, INT4: never a value's type
 SIGNED_INTEGERS = frozenset(t for t in INTEGERS if t.is_signed)
-STORED = frozenset({DataType.FLOAT32, DataType.FLOAT16}) | INTEGERS
+STORED = frozenset({DataType.FLOAT64, DataType.FLOAT32, DataType.FLOAT16}) | INTEGERS
+# The float types a Saturate converts from: FLOAT32 (FLOAT16 values are made FLOAT32 first) and FLOAT64.
+SATURATED_FLOATS = frozenset({DataType.FLOAT32, DataType.FLOAT64})
 
 
 class ExpressionError(TypeError):
@@ -154,6 +156,20 @@ class ToFloat32(_Unary):
     @property
     def data_type(self) -> ValueType:
         return DataType.FLOAT32
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class ToFloat64(_Unary):
+    """An integer rounded once to nearest-even FLOAT64 (exact below 2**53 in magnitude), or a FLOAT32 value
+    exactly (FLOAT16 values are made FLOAT32 first, exactly)."""
+
+    def __post_init__(self) -> None:
+        source = self.value.data_type
+        _require(source in INTEGERS or source is DataType.FLOAT32, f"ToFloat64 of {_name(source)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return DataType.FLOAT64
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
@@ -357,7 +373,7 @@ class Saturate(_Unary):
 
     def __post_init__(self) -> None:
         source = self.value.data_type
-        _require((source is DataType.FLOAT32 or source in INTEGERS) and self.type in INTEGERS,
+        _require((source in SATURATED_FLOATS or source in INTEGERS) and self.type in INTEGERS,
                  f"Saturate of {_name(source)} to {_name(self.type)}")
 
     @property
@@ -421,7 +437,8 @@ class Store(_Unary):
 
     def __post_init__(self) -> None:
         source = self.value.data_type
-        ok = source == self.type or (source is DataType.FLOAT32 and self.type is DataType.FLOAT16)
+        ok = source == self.type or (source is DataType.FLOAT32 and self.type is DataType.FLOAT16) or (
+            source is DataType.FLOAT64 and self.type in (DataType.FLOAT32, DataType.FLOAT16))  # rounded once
         _require(ok and self.type in STORED, f"Store of {_name(source)} as {_name(self.type)}")
 
     @property
@@ -435,7 +452,7 @@ class Store(_Unary):
 # exactly this set: a node missing from a lowering fails there, not on a user's first large tensor.
 NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Wrapping, Remainder,
                                  Negate, BitNot, BitCount, Sqrt, Round, Saturate, Less, IsNumber, SignBit, Select,
-                                 Store, Bitwise, Wrap, Function)
+                                 Store, Bitwise, Wrap, Function, ToFloat64)
 
 
 def integer_range(expr: Expr) -> tuple[int, int]:
@@ -461,7 +478,7 @@ def integer_range(expr: Expr) -> tuple[int, int]:
 def saturated_range(node: Saturate) -> tuple[int, int]:
     """The values a Saturate gives: its type's range, narrowed to its integer source's."""
     low, high = node.type.integer_range
-    if node.value.data_type is DataType.FLOAT32:
+    if node.value.data_type in SATURATED_FLOATS:
         return low, high
     source_low, source_high = integer_range(node.value)
     return max(low, min(source_low, high)), min(high, max(source_high, low))

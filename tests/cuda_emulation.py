@@ -93,6 +93,33 @@ static ull f2ull_rz(float a) {
 }
 """
 
+# expr_c.DOUBLES as host C++: C's conversions (IEEE, rounded to nearest even where inexact; a double straight to
+# _Float16, one rounding), cvt.rzi of a double as ARITHMETIC's of a float.
+HOST_DOUBLES = r"""static double f2d(float a) { return (double)a; }
+static double i2d_rn(int a) { return (double)a; }
+static double u2d_rn(unsigned int a) { return (double)a; }
+static double ll2d_rn(ll a) { return (double)a; }
+static double ull2d_rn(ull a) { return (double)a; }
+static float d2f_rn(double a) { volatile float r = (float)a; return r; }
+static unsigned short d2h_rn(double a) { _Float16 x = (_Float16)a; unsigned short h; memcpy(&h, &x, 2); return h; }
+static bool is_number(double a) { return a == a; }
+static int d2i_rz(double a, int lo, int hi) {
+    int r = a != a ? 0 : a >= 2147483648.0 ? 2147483647 : a < -2147483648.0 ? (-2147483647 - 1) : (int)a;
+    return r < lo ? lo : (r > hi ? hi : r);
+}
+static unsigned int d2u_rz(double a, unsigned int hi) {
+    unsigned int r = a != a ? 0u : a >= 4294967296.0 ? 4294967295u : a <= -1.0 ? 0u : (unsigned int)a;
+    return r > hi ? hi : r;
+}
+static ll d2ll_rz(double a) {
+    return a != a ? (ll)(1ull << 63) : a >= 9223372036854775808.0 ? (ll)(~0ull >> 1)
+        : a < -9223372036854775808.0 ? (ll)(1ull << 63) : (ll)a;
+}
+static ull d2ull_rz(double a) {
+    return a != a ? 1ull << 63 : a >= 18446744073709551616.0 ? ~0ull : a <= -1.0 ? 0ull : (ull)a;
+}
+"""
+
 HARNESS = r"""
 // Host emulation of the CUDA features the ARGMIN templates use: each CUDA thread a fiber (ucontext) of one OS
 // thread, switched at barriers, so that a barrier costs two context switches a thread, not a wake-up of
@@ -287,6 +314,7 @@ def _body(source: str, name: str) -> str:
         for key, text in device.items():
             body = body.replace(text, host[key])
     body = body.replace(expr_c.ARITHMETIC, HOST_ARITHMETIC).replace(expr_c.BYTES, HOST_BYTES)
+    body = body.replace(expr_c.DOUBLES, HOST_DOUBLES)
     body = body.replace(expr_c.CLAMPS, HOST_CLAMPS).replace(argmin_c.CLUSTER_HELPERS, HOST_CLUSTER_HELPERS)
     return re.sub(r'extern "C" __global__ void (__\w+__\([^)]*\) )*opendml_kernel', f"void {name}", body)
 

@@ -80,7 +80,8 @@ def operator_descs(sizes: list[int]) -> list[tuple[str, object]]:
             continue  # their bounds' classes above; the binary family below
         for t in admitted_types(op.schema.name):
             x = TensorDesc(t, sizes)
-            values = [(dml.ScaleBias(1.5, -0.5) if t.is_float else None) if f.kind == "scale_bias"
+            scaled = t.is_float and t is not T.FLOAT64  # FLOAT64 takes no ScaleBias (no FLOAT64 arithmetic)
+            values = [(dml.ScaleBias(1.5, -0.5) if scaled else None) if f.kind == "scale_bias"
                       else (1.5 if f.default is REQUIRED else f.default) for f in op.api.keywords]
             y = x if op.api.output is None else TensorDesc(op.api.output, sizes)
             cases.append((f"{op.schema.name}-{t.name}", op.describe((x,), y, values)))
@@ -284,3 +285,22 @@ def seeded_specs(count: int, seed: int = 13, max_depth: int = 5) -> list[KernelS
         specs.append(build_spec(choices, inputs, int(rng.integers(0, max_depth + 1))))
     return specs
 
+
+
+def double_specs() -> list[KernelSpec]:
+    """Every FLOAT64 node in a kernel of its own: Load and Store of FLOAT64, ToFloat64 of each integer type and of
+    FLOAT32 and FLOAT16, Saturate of FLOAT64 to each integer type, FLOAT64 stored as FLOAT32 and as FLOAT16 (at the
+    root and inside, a fused kernel's intermediate), and a Select of FLOAT64 values."""
+    f64, f32, f16 = T.FLOAT64, T.FLOAT32, T.FLOAT16
+    d = ex.Load(0, f64)
+    specs = [KernelSpec("TEST", (f64,), f64, ex.Store(d, f64)), KernelSpec("TEST", (f64,), f32, ex.Store(d, f32)),
+             KernelSpec("TEST", (f64,), f16, ex.Store(d, f16)),
+             KernelSpec("TEST", (f64,), f64, ex.Store(ex.ToFloat64(ex.ToFloat32(ex.Store(d, f16))), f64)),
+             KernelSpec("TEST", (f32,), f64, ex.Store(ex.ToFloat64(ex.Load(0, f32)), f64)),
+             KernelSpec("TEST", (f16,), f64, ex.Store(ex.ToFloat64(ex.ToFloat32(ex.Load(0, f16))), f64)),
+             KernelSpec("TEST", (f64, f64), f64, ex.Store(ex.Select(ex.SignBit(ex.Store(d, f32)), d, ex.Load(1, f64)),
+                                                          f64))]
+    for t in INTEGERS:
+        specs += [KernelSpec("TEST", (t,), f64, ex.Store(ex.ToFloat64(ex.Load(0, t)), f64)),
+                  KernelSpec("TEST", (f64,), t, ex.Store(ex.Saturate(d, t), t))]
+    return specs

@@ -43,6 +43,7 @@ class ElementType:
 
 
 TYPES: dict[str, ElementType] = {t.name: t for t in (
+    ElementType("FLOAT64", "<f8", 8, None),  # CAST, ELEMENT_WISE_IDENTITY and ELEMENT_WISE_IF only
     ElementType("FLOAT32", "<f4", 4, None),
     ElementType("FLOAT16", "<f2", 2, None),
     ElementType("UINT32", "<u4", 4, (0, 2**32 - 1)),
@@ -83,7 +84,38 @@ def round_f16(x: float) -> float:
 
 
 def round_to(x: float, type_name: str) -> float:
+    if type_name == "FLOAT64":
+        return x  # a Python float is a double
     return round_f16(x) if type_name == "FLOAT16" else round_f32(x)
+
+
+# (significand bits, exponent of the smallest normal, largest finite value) of each float type below FLOAT64
+_FORMATS = {"FLOAT32": (24, -126, (2 - 2.0**-23) * 2.0**127), "FLOAT16": (11, -14, 65504.0)}
+
+
+def round_double(x: float, type_name: str) -> float:
+    """A double rounded once to FLOAT32 or FLOAT16, nearest even, in exact integer arithmetic (never through
+    another float type: a double rounded to float32 first and then to FLOAT16 can land on a tie the double was
+    not on); past the largest finite value by half an ulp or more, an infinity; NaN and infinities kept."""
+    if not math.isfinite(x) or x == 0:
+        return x
+    bits, smallest_normal, largest = _FORMATS[type_name]
+    fraction, exponent = math.frexp(abs(x))  # |x| = fraction * 2**exponent, 0.5 <= fraction < 1
+    whole, scale = int(fraction * 2**53), exponent - 53  # |x| = whole * 2**scale exactly
+    ulp = max(exponent - bits, smallest_normal - bits + 1)  # the spacing of the type around |x| (subnormals too)
+    shift = ulp - scale
+    if shift > 0:
+        kept, dropped = divmod(whole, 1 << shift)
+        half = 1 << (shift - 1)
+        if dropped > half or (dropped == half and kept % 2 == 1):
+            kept += 1
+        whole, scale = kept, ulp
+    if whole.bit_length() + scale > 1024:
+        return math.copysign(math.inf, x)  # far beyond either type's range (and a double's once rounded up)
+    magnitude = math.ldexp(whole, scale)  # exact: at most bits + 1 significant bits
+    if magnitude > largest:
+        magnitude = math.inf
+    return math.copysign(magnitude, x)
 
 
 # --- bytes ----------------------------------------------------------------------------------------------
@@ -769,7 +801,7 @@ def bit_shift_right_element(a: int, b: int, type_name: str) -> int:
 def _round_to_float(n: int, type_name: str) -> float:
     """The integer ``n`` rounded once, to nearest even, to the float type (beyond its largest finite value by half
     an ulp or more: an infinity), in exact integer arithmetic (no double in between)."""
-    mantissa, top = (24, 127) if type_name == "FLOAT32" else (11, 15)
+    mantissa, top = {"FLOAT64": (53, 1023), "FLOAT32": (24, 127), "FLOAT16": (11, 15)}[type_name]
     magnitude = abs(n)
     shift = max(magnitude.bit_length() - mantissa, 0)
     kept, dropped = divmod(magnitude, 1 << shift)
@@ -785,10 +817,13 @@ def _round_to_float(n: int, type_name: str) -> float:
 def cast_element(x: int | float, source: str, target: str) -> int | float:
     """CAST of one element from ``source`` to ``target``: float to float rounded to nearest even; float to integer
     truncated toward zero, saturated at the limits, NaN 0; integer to integer wrapped (two's complement); integer to
-    float rounded to nearest even, once."""
+    float rounded to nearest even, once (FLOAT64: a float to FLOAT64 exact, FLOAT64 to a narrower float rounded once,
+    straight from the double; integers beyond 2**53 rounded)."""
     to = TYPES[target]
     if TYPES[source].is_float:
         if to.is_float:
+            if source == "FLOAT64" and target != "FLOAT64":
+                return round_double(float(x), target)
             return round_to(float(x), target)  # FLOAT16 -> FLOAT32 is exact; FLOAT32 -> FLOAT16 rounds once
         low, high = to.integer_range  # type: ignore[misc]
         if math.isnan(x):

@@ -34,7 +34,20 @@ class ExpressionCase(NamedTuple):
 
 # --- values ------------------------------------------------------------------------------------------------
 
+# FLOAT64 values whose rounding to FLOAT16 through a float32 would differ from the one rounding of the double (just
+# past a FLOAT16 tie, by less than float32 keeps), or that sit on a tie exactly; float32 ties; 64-bit integer limits
+# and the integers beyond 2**53.
+DOUBLE_EDGES = [1 + 2.0**-11 + 2.0**-40, 1 + 2.0**-11, 1 + 3 * 2.0**-11 - 2.0**-40, 2.0**-25 + 2.0**-60,
+                65520.0 - 2.0**-30, 65519.99, 1 + 2.0**-24, 1 + 2.0**-24 + 2.0**-50, 2.0**-149 / 2 + 2.0**-200,
+                float(np.finfo(np.float32).max) * (1 + 2.0**-25), 2.0**53 + 2, 2.0**63 - 1024, 2.0**64 - 2048,
+                2.0**31 - 0.5, 2.0**32 - 0.5, 127.99999999, 255.5, 1e300, 5e-324, 2.0**-1022]
+
+
 def float_edges(t: DataType) -> list[float]:
+    if t is DataType.FLOAT64:
+        largest = float(np.finfo(np.float64).max)
+        magnitudes = [*float_edges(F32)[:len(float_edges(F32)) // 2], largest, *DOUBLE_EDGES]
+        return [*magnitudes, *(-v for v in magnitudes), math.nan]
     if t is F16:
         largest, normal, smallest = 65504.0, 2.0**-14, 2.0**-24
     else:

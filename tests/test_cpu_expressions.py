@@ -181,6 +181,35 @@ EXAMPLES = {"signed zeros": SIGNED_ZEROS, "integer arithmetic INT8": _integer_ar
             "bit counts": BIT_COUNTS, "bitwise INT8": _bitwise(I8, U64), "bitwise UINT64": _bitwise(U64, I8),
             "bitwise UINT8": _bitwise(U8, DataType.INT16)}
 
+F64 = DataType.FLOAT64
+_D = ex.Load(0, F64)
+# FLOAT64 values (CAST's, IF's): a Select of a loaded double and an INT8 widened exactly, in place (streamed: eight
+# doubles a vector); doubles saturated to three integer types (NaN, infinities, 2**63 and past among the values);
+# a double rounded once to FLOAT16 (scalar code) and to FLOAT32 beside a FLOAT32 and a UINT64 widened.
+DOUBLES = {
+    "FLOAT64 select": _case(ex.Select(ex.Less(ex.Load(1, I8), ex.Param(0, I8)), _D, ex.ToFloat64(ex.Load(1, I8))),
+                            F64, (F64, I8), np.int8(3)),
+    "FLOAT64 saturated": _case(ex.Select(ex.Less(ex.Saturate(_D, I64), ex.Param(0, I64)),
+                                         ex.Widen(ex.Saturate(_D, DataType.UINT32), I64),
+                                         ex.Widen(ex.Saturate(_D, I8), I64)), I64, (F64,), np.int64(-7)),
+    "FLOAT64 to FLOAT16": _case(ex.Select(ex.SignBit(ex.Store(_D, F32)), _D, ex.Load(1, F64)), F16, (F64, F64)),
+    "FLOAT64 to FLOAT32": _case(ex.Select(ex.SignBit(ex.Load(1, F32)), ex.ToFloat64(ex.Load(0, U64)),
+                                          ex.ToFloat64(ex.Load(1, F32))), F32, (U64, F32)),
+}
+
+
+@pytest.mark.parametrize("case", [pytest.param(case, id=name, marks=() if name == "FLOAT64 select" else pytest.mark.slow)
+                                  for name, case in DOUBLES.items()])  # a module each: one by default
+def test_float64_expressions_match_the_numpy_lowering(case: ExpressionCase) -> None:
+    """Each FLOAT64 node in the generated kernels over every layout, scalar and (where streamable) streamed."""
+    from opendml.backends.cpu_kernels import fast, vectors
+
+    check(case, (7, 300), 5, 0b10, streaming=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fast, "STREAM_MIN_BYTES", 1)
+        check(case, (300, 1003), 6, 0b10, vectors.streamable(case.expr))
+
+
 def interesting(case: ExpressionCase) -> bool:
     """Trees of a few nodes (derandomized drawing favours the smallest), of at most three operands (as
     DEQUANTIZE_LINEAR: each subset of hoisted operands is a loop of its own, so four operands compile eight)."""

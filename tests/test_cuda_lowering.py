@@ -25,8 +25,9 @@ from opendml.enums import NanPolicy
 from opendml.kernels import debug
 from opendml.kernels.numpy_lowering import evaluate
 from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind
-from tests.cuda_emulation import HOST_ARITHMETIC, PTX_HELPERS, run_host_program
-from tests.cuda_lowering_cases import expression_specs, operator_descs, seeded_specs
+from tests.cuda_emulation import HOST_ARITHMETIC, HOST_DOUBLES, PTX_HELPERS, run_host_program
+from tests.cuda_lowering_cases import double_specs, expression_specs, operator_descs, seeded_specs
+from tests.expr_strategies import DOUBLE_EDGES
 from tests.helpers import edge_values, same_values
 
 CPU = dml.Device("cpu")
@@ -280,7 +281,7 @@ def test_argmin_on_a_computed_value_with_scalars_compiles(tmp_path) -> None:
 
 @needs_nvcc
 def test_random_expression_kernels_compile(tmp_path) -> None:
-    specs = seeded_specs(150)
+    specs = seeded_specs(150) + double_specs()
     sources = [s for spec in specs for s in elementwise_sources(spec, collapse([64], [[1]] * (len(spec.inputs) + 1)))]
     ptx = compile_with_nvcc(sources, tmp_path)
     assert ptx.count(".entry opendml_kernel_") == len(sources)
@@ -314,7 +315,8 @@ def host_program(specs: Sequence[KernelSpec], operands: Sequence[Sequence[np.nda
     for n, (spec, arrays) in enumerate(zip(specs, operands)):
         scalars = expr_c.launch_scalars(spec.element, spec.scalars)
         function = expr_c.apply_function(spec.operator, spec.inputs, spec.element)
-        lines = [f"namespace k{n} {{", function.replace(expr_c.ARITHMETIC, HOST_ARITHMETIC)]
+        lines = [f"namespace k{n} {{", function.replace(expr_c.ARITHMETIC, HOST_ARITHMETIC).replace(
+            expr_c.DOUBLES, HOST_DOUBLES)]
         lines += [f"static const ull r{k}[] = {{{', '.join(f'{b}ull' for b in _bits(a))}}};"
                   for k, a in enumerate(arrays) if a is not None]
         arguments = [f"from_bits<{C_TYPE[t]}>(r{k}[i])" for k, t in enumerate(spec.inputs) if t is not None]
@@ -327,12 +329,21 @@ def host_program(specs: Sequence[KernelSpec], operands: Sequence[Sequence[np.nda
     return "".join(parts)
 
 
+def _host_values(t: T, rng: np.random.Generator) -> np.ndarray:
+    """Edge values of ``t``; FLOAT64's lead with the doubles a rounding through float32 would get wrong."""
+    values = edge_values(t, HOST_ELEMENTS, rng)
+    if t is T.FLOAT64:
+        doubles = DOUBLE_EDGES + [-v for v in DOUBLE_EDGES]
+        values[:len(doubles)] = doubles
+    return values
+
+
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 def test_lowered_c_run_on_the_host_matches_the_numpy_lowering(tmp_path) -> None:
     operators = [spec_of(desc)[0] for _, desc in OPERATORS]
-    specs = [s for s in operators if s.reduction is None] + seeded_specs(200, seed=5)
+    specs = [s for s in operators if s.reduction is None] + seeded_specs(200, seed=5) + double_specs()
     rng = np.random.default_rng(13)
-    operands = [[None if t is None else edge_values(t, HOST_ELEMENTS, rng) for t in spec.inputs] for spec in specs]
+    operands = [[None if t is None else _host_values(t, rng) for t in spec.inputs] for spec in specs]
     printed = run_host_program(host_program(specs, operands), tmp_path)
     assert len(printed) == HOST_ELEMENTS * len(specs)
     for n, (spec, arrays) in enumerate(zip(specs, operands)):

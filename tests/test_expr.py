@@ -25,11 +25,18 @@ from opendml.enums import AxisDirection, NanPolicy
 from opendml.kernels import numpy_lowering
 from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind, Scalars
 from tests import expr_strategies as ex_strategies
-from tests.elementwise_oracle import float32_quotient, round_f16, round_f32, same_value, truncated_quotient
+from tests.elementwise_oracle import (
+    float32_quotient,
+    round_double,
+    round_f16,
+    round_f32,
+    same_value,
+    truncated_quotient,
+)
 from tests.expr_strategies import ExpressionCase, expressions, operands
 from tests.rounding_oracle import correctly_rounded
 
-F32, F16 = T.FLOAT32, T.FLOAT16
+F32, F16, F64 = T.FLOAT32, T.FLOAT16, T.FLOAT64
 NO_NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
 
 
@@ -45,7 +52,6 @@ def less() -> ex.Expr:
 
 MALFORMED: dict[str, Callable[[], ex.Expr]] = {
     "Load of a negative operand": lambda: ex.Load(-1, F32),
-    "Load of FLOAT64": lambda: ex.Load(0, T.FLOAT64),
     "Param of a negative index": lambda: ex.Param(-1, F32),
     "Param of FLOAT16": lambda: ex.Param(0, F16),
     "Param of FLOAT64": lambda: ex.Param(0, T.FLOAT64),
@@ -121,6 +127,23 @@ MALFORMED: dict[str, Callable[[], ex.Expr]] = {
     "Store FLOAT16 as FLOAT32": lambda: ex.Store(load(F16), F32),
     "Store FLOAT32 as FLOAT64": lambda: ex.Store(load(F32), T.FLOAT64),
     "Store of BOOL": lambda: ex.Store(less(), T.UINT8),
+    "Store FLOAT16 as FLOAT64": lambda: ex.Store(load(F16), F64),
+    "Store INT64 as FLOAT64": lambda: ex.Store(load(T.INT64), F64),
+    "Store FLOAT64 as INT32": lambda: ex.Store(load(F64), T.INT32),
+    "ToFloat64 of FLOAT16": lambda: ex.ToFloat64(load(F16)),
+    "ToFloat64 of FLOAT64": lambda: ex.ToFloat64(load(F64)),
+    "ToFloat64 of BOOL": lambda: ex.ToFloat64(less()),
+    "ToFloat32 of FLOAT64": lambda: ex.ToFloat32(load(F64)),
+    "Multiply of FLOAT64": lambda: ex.Multiply(load(F64), load(F64, 1)),
+    "Add of FLOAT64": lambda: ex.Add(load(F64), load(F64, 1)),
+    "Divide of FLOAT64": lambda: ex.Divide(load(F64), load(F64, 1)),
+    "Less of FLOAT64": lambda: ex.Less(load(F64), load(F64, 1)),
+    "Negate of FLOAT64": lambda: ex.Negate(load(F64)),
+    "Round of FLOAT64": lambda: ex.Round(load(F64)),
+    "IsNumber of FLOAT64": lambda: ex.IsNumber(load(F64)),
+    "Select of FLOAT64 and FLOAT32": lambda: ex.Select(less(), load(F64), load(F32, 1)),
+    "Saturate FLOAT64 to FLOAT32": lambda: ex.Saturate(load(F64), F32),
+    "Wrap of FLOAT64": lambda: ex.Wrap(load(F64), T.INT64),
 }
 
 
@@ -185,6 +208,14 @@ WELL_TYPED: dict[str, tuple[Callable[[], ex.Expr], ex.ValueType]] = {
     "Store FLOAT32 as FLOAT16": (lambda: ex.Store(load(F32), F16), F16),
     "Store FLOAT16 as FLOAT16": (lambda: ex.Store(load(F16), F16), F16),
     "Store UINT16 as UINT16": (lambda: ex.Store(load(T.UINT16), T.UINT16), T.UINT16),
+    "Load FLOAT64 holds FLOAT64": (lambda: load(F64), F64),
+    "ToFloat64 of UINT64": (lambda: ex.ToFloat64(load(T.UINT64)), F64),
+    "ToFloat64 of FLOAT32": (lambda: ex.ToFloat64(load(F32)), F64),
+    "Saturate FLOAT64 to INT64": (lambda: ex.Saturate(load(F64), T.INT64), T.INT64),
+    "Select of FLOAT64": (lambda: ex.Select(less(), load(F64, 1), load(F64, 2)), F64),
+    "Store FLOAT64 as FLOAT64": (lambda: ex.Store(load(F64), F64), F64),
+    "Store FLOAT64 as FLOAT32": (lambda: ex.Store(load(F64), F32), F32),
+    "Store FLOAT64 as FLOAT16": (lambda: ex.Store(load(F64), F16), F16),
 }
 
 
@@ -500,6 +531,9 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
         return in_range(int(of(node.value)), node.type)
     if isinstance(node, ex.Subtract):
         return in_range(int(of(node.a)) - int(of(node.b)), node.data_type)
+    if isinstance(node, ex.ToFloat64):
+        value = of(node.value)
+        return value if isinstance(value, float) else float(int(value))  # Python's int to float: nearest even
     if isinstance(node, ex.ToFloat32):
         value = of(node.value)
         return value if isinstance(value, float) else float32_of_int(int(value))  # FLOAT16: exact already
@@ -568,6 +602,8 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
         value = of(node.value)
         if node.type is F16 and node.value.data_type is F32:
             return round_f16(float(value))
+        if node.value.data_type is F64 and node.type is not F64:
+            return round_double(float(value), node.type.name)  # once, straight from the double
         return value
     raise AssertionError(f"no meaning for {node!r}")
 
@@ -638,10 +674,13 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
         "ToFloat32 of FLOAT16": (ex.Store(ex.Multiply(ex.ToFloat32(ex.Load(0, F16)), l1), F32), (F16, F32)),
         "Select of FLOAT16": (ex.Store(ex.Select(ex.Less(l1, ex.ToFloat32(ex.Load(0, F16))), ex.Load(0, F16),
                                                  ex.Load(2, F16)), F16), (F16, F32, F16)),
+        **_double_cases(),
     }
     for t in ex_strategies.INTEGERS:
         a, b = ex.Load(0, t), ex.Load(1, t)
         cases[f"ToFloat32 of {t.name}"] = (ex.Store(ex.ToFloat32(a), F32), (t,))
+        cases[f"ToFloat64 of {t.name}"] = (ex.Store(ex.ToFloat64(a), F64), (t,))
+        cases[f"Saturate FLOAT64 to {t.name}"] = (ex.Store(ex.Saturate(ex.Load(0, F64), t), t), (F64,))
         cases[f"Saturate FLOAT32 to {t.name}"] = (ex.Store(ex.Saturate(ex.Multiply(l0, l1), t), t), (F32, F32))
         for s in ex_strategies.INTEGERS:
             cases[f"Saturate {s.name} to {t.name}"] = (ex.Store(ex.Saturate(ex.Load(0, s), t), t), (s,))
@@ -667,6 +706,22 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
                     total = ex.Add(ex.Widen(a, T.INT32), ex.Widen(ex.Load(1, s), T.INT32))
                     cases[f"Add {t.name} + {s.name}"] = (ex.Store(total, T.INT32), (t, s))
     return cases
+
+
+def _double_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
+    """FLOAT64 loaded and stored as itself, as FLOAT32 and FLOAT16 (rounded once, inside an expression too), widened
+    from FLOAT32 and FLOAT16, and selected."""
+    d0, d1 = ex.Load(0, F64), ex.Load(1, F64)
+    half = ex.Store(d0, F16)  # a fused kernel's FLOAT16 intermediate: the double rounded once, read back
+    return {
+        "Load and Store FLOAT64": (ex.Store(d0, F64), (F64,)),
+        "Store FLOAT64 as FLOAT32": (ex.Store(d0, F32), (F64,)),
+        "Store FLOAT64 as FLOAT16": (ex.Store(d0, F16), (F64,)),
+        "Store FLOAT64 as FLOAT16 inside": (ex.Store(ex.ToFloat64(ex.ToFloat32(half)), F64), (F64,)),
+        "ToFloat64 of FLOAT32": (ex.Store(ex.ToFloat64(ex.Load(0, F32)), F64), (F32,)),
+        "ToFloat64 of FLOAT16": (ex.Store(ex.ToFloat64(ex.ToFloat32(ex.Load(0, F16))), F64), (F16,)),
+        "Select of FLOAT64": (ex.Store(ex.Select(ex.SignBit(ex.Store(d0, F32)), d0, d1), F64), (F64, F64)),
+    }
 
 
 NODE_CASES = _node_cases()

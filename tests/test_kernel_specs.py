@@ -166,8 +166,8 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": _quantized_linear_add,
     "ARGMIN": _argmin,
     "ARGMAX": _argmax,
-    "ELEMENT_WISE_IDENTITY": _unary(lambda x, y: dml.ElementWiseIdentityDesc(
-        x, y, dml.ScaleBias(2.0, -1.0) if x.data_type.is_float else None)),
+    "ELEMENT_WISE_IDENTITY": _unary(lambda x, y: dml.ElementWiseIdentityDesc(  # FLOAT64: a copy, no ScaleBias
+        x, y, dml.ScaleBias(2.0, -1.0) if x.data_type in (T.FLOAT32, T.FLOAT16) else None)),
     "ELEMENT_WISE_ABS": _unary(lambda x, y: dml.ElementWiseAbsDesc(
         x, y, dml.ScaleBias(-1.5, 0.25) if x.data_type.is_float else None)),
     "ELEMENT_WISE_NEGATE": _unary(dml.ElementWiseNegateDesc),
@@ -556,8 +556,9 @@ def _covered(schema: OperatorSchema, row: SupportRow) -> bool:
 # The compiling grid's rows: a row whose types a later row of its operator takes too is slow (docs/testing.md),
 # its kernels being that row's; every row's kernel specs are still checked above.
 # ELEMENT_WISE_QUANTIZED_LINEAR_ADD's one row holds 64 kernels (three data types and three optional zero points),
-# CAST's newest 100 (every pair of its ten types, 5 minutes of cold compiles on 2 cores): slow too, their kernels
-# run by default in tests/test_quantized_linear_add.py and tests/test_cast.py (a pair from and to every type).
+# CAST's newest 121 (every pair of its eleven types, FLOAT64 among them from 4_1; 5 minutes of cold compiles on 2
+# cores): slow too, their kernels run by default in tests/test_quantized_linear_add.py and tests/test_cast.py (a pair
+# from and to every type, FLOAT64's too).
 # GREATER_THAN and GREATER_THAN_OR_EQUAL are LESS_THAN and LESS_THAN_OR_EQUAL with their operands swapped, and
 # LESS_THAN's nodes (Less, Select) are among LESS_THAN_OR_EQUAL's (ops/comparison.py): their 20 kernels a row are
 # slow, LESS_THAN_OR_EQUAL's and EQUALS' compiled by default.

@@ -42,14 +42,14 @@ QUANTIZE_TABLE = [(L.FL_6_2, ALL_RANKS, {T.FLOAT32, T.FLOAT16, T.INT32}, F, {T.I
 # SPEC 7: (from level, ranks, input types, output types).
 ARGMIN_TABLE = [(L.FL_4_1, ALL_RANKS, F | I32 | I64, IDX), (L.FL_3_0, ALL_RANKS, F | I32, IDX)]
 
-# The unary family, from each operator's DirectML page (FLOAT64, in ELEMENT_WISE_IDENTITY's 4_1 row, is not taken:
-# docs/semantics.md, section 9). Descriptions are made with the functional keyword fields' defaults.
+# The unary family, from each operator's DirectML page (ELEMENT_WISE_IDENTITY's 4_1 row with FLOAT64: a copy,
+# docs/semantics.md, sections 9 and 9d). Descriptions are made with the functional keyword fields' defaults.
 TWO_TO_FIVE = range(4, 6)
 ACTIVATION_TABLE = [(L.FL_3_0, ALL_RANKS, F), (L.FL_2_0, TWO_TO_FIVE, F), (L.FL_1_0, FOUR, F)]
 SIGNED = {T.INT32, T.INT16, T.INT8}
 
 UNARY_TABLES = {
-    "ElementWiseIdentityDesc": [(L.FL_4_1, ALL_RANKS, F | I32 | I64), *CLIP_TABLE[1:]],
+    "ElementWiseIdentityDesc": [(L.FL_4_1, ALL_RANKS, F | {T.FLOAT64} | I32 | I64), *CLIP_TABLE[1:]],
     "ElementWiseAbsDesc": [(L.FL_4_1, ALL_RANKS, F | SIGNED | {T.INT64}), (L.FL_3_0, ALL_RANKS, F | SIGNED),
                            (L.FL_2_1, FOUR, F | SIGNED), (L.FL_1_0, FOUR, F)],
     "ElementWiseNegateDesc": [(L.FL_5_0, ALL_RANKS, F | SIGNED | {T.INT64})],
@@ -255,7 +255,23 @@ def test_comparison_tables(desc_name: str) -> None:
 
 # ELEMENT_WISE_IF: (from level, ranks, ATensor's, BTensor's and OutputTensor's types); ConditionTensor UINT8. The
 # 2_0 row is FLOAT16 alone (the page's last table).
-IF_TABLE = [(L.FL_5_0, ALL_RANKS, F | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32), (L.FL_2_0, FOUR, {T.FLOAT16})]
+IF_TABLE = [(L.FL_5_0, ALL_RANKS, F | {T.FLOAT64} | I32 | I64), (L.FL_3_0, ALL_RANKS, F | I32),
+            (L.FL_2_0, FOUR, {T.FLOAT16})]
+
+
+# CAST: (from level, ranks, types), its InputTensor and OutputTensor any two of them (the page's tables).
+CAST_TABLE = [(L.FL_4_1, ALL_RANKS, F | {T.FLOAT64} | I32 | I64), (L.FL_3_1, ALL_RANKS, F | I32 | I64),
+              (L.FL_3_0, FOUR, F | I32 | I64), (L.FL_1_0, FOUR, F | {T.INT16, T.INT8, T.UINT16, T.UINT8})]
+
+
+def test_cast_table() -> None:
+    for input_type, output_type, rank in itertools.product(EVERY_TYPE, EVERY_TYPE, [1, 4, 5]):
+        x, y = dml.TensorDesc(input_type, sizes(rank)), dml.TensorDesc(output_type, sizes(rank))
+        check(functools.partial(dml.CastDesc, x, y), _cast_outcome(rank, input_type, output_type))
+
+
+def _cast_outcome(rank: int, input_type: T, output_type: T) -> dict[L, bool]:
+    return expected_outcome(CAST_TABLE, lambda row: rank in row[1] and input_type in row[2] and output_type in row[2])
 
 
 def test_if_table() -> None:

@@ -70,9 +70,10 @@ def _to_host(value: Any) -> np.ndarray:
 
 def _as_array(device: Device, x: Any, owner: str, name: str, accepts: frozenset[DataType] | None = None) -> Any:
     """``x`` as an array of the device's kind (same memory where the protocols allow), type checked: the one
-    place every functional call takes its arrays, so a type no operator takes (FLOAT64, bool, complex) is refused
-    here, naming the types the operator's ``name`` tensor takes at the device's level (``accepts``, where the
-    caller is no operator: unravel_index's indices)."""
+    place every functional call takes its arrays, so a type no operator takes (bool, complex; FLOAT64 where
+    the operator's table does not list it) is refused here, naming the types the operator's ``name`` tensor takes
+    at the device's level (``accepts``, where the caller is no operator: unravel_index's indices, opendml.compile's
+    arguments, which every whole-byte type passes for the traced operators to check)."""
     try:
         array = device.backend.as_array(x)
     except OpenDMLError:
@@ -83,9 +84,13 @@ def _as_array(device: Device, x: Any, owner: str, name: str, accepts: frozenset[
         data_type = from_numpy(array.dtype)
     except KeyError:
         raise _refused(device, x, owner, name, str(array.dtype), accepts) from None
-    if data_type is DataType.FLOAT64 and (accepts is None or data_type not in accepts):
-        # No operator takes it (a list or a float of Python's is FLOAT64 too); a zero point is converted exactly.
-        raise _refused(device, x, owner, name, data_type.name, accepts)
+    if data_type is DataType.FLOAT64:
+        # Taken where the operator's table at the device's level lists it for this tensor (CAST,
+        # ELEMENT_WISE_IDENTITY, ELEMENT_WISE_IF), else refused (a list or a float of Python's is FLOAT64 too; a zero
+        # point is converted exactly by its caller).
+        taken = _accepted(owner, name, device.feature_level) if accepts is None else accepts
+        if taken is None or data_type not in taken:
+            raise _refused(device, x, owner, name, data_type.name, accepts)
     if array.dtype.byteorder == ">":
         array = array.astype(array.dtype.newbyteorder("<"))
     return array

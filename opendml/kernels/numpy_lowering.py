@@ -42,11 +42,11 @@ def _saturate(node: ex.Saturate, value: np.ndarray) -> np.ndarray:
     """The value as ``node.type``, truncated toward zero, NaN as 0, beyond the type's range its limits."""
     target = node.type.numpy
     low, high = node.type.integer_range
-    if value.dtype != np.float32:  # an integer: clipped in its own type to the limits it can reach, exactly
+    if value.dtype.kind != "f":  # an integer: clipped in its own type to the limits it can reach, exactly
         source_low, source_high = np.iinfo(value.dtype).min, np.iinfo(value.dtype).max
         bounds = (value.dtype.type(max(low, min(source_low, high))), value.dtype.type(min(high, max(source_high, low))))
         return np.clip(value, *bounds).astype(target)
-    whole = np.trunc(np.asarray(value, np.float64))  # float32 values are exact as doubles
+    whole = np.trunc(np.asarray(value, np.float64))  # float32 values are exact as doubles (FLOAT64 ones are doubles)
     whole = np.where(np.isnan(whole), 0.0, whole)
     # low and high + 1 are 0 or powers of two, so exact as doubles: compared exactly, where a clip to high
     # itself would round it (2**63 - 1 is no double) and the conversion would overflow.
@@ -120,7 +120,9 @@ def _bitwise(node: ex.Bitwise, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _store(node: ex.Store, value: np.ndarray) -> np.ndarray:
-    return value.astype(node.type.numpy)  # float32 -> float16 rounds to nearest even, overflow to inf
+    # float32 -> float16 and float64 -> float32 round to nearest even, overflow to inf; NumPy's float64 -> float16
+    # rounds the double once, directly (npy_double_to_half), never through a float32.
+    return value.astype(node.type.numpy)
 
 
 def _is_number(node: ex.IsNumber, v: Callable[[ex.Expr], np.ndarray], inputs: Inputs) -> np.ndarray:
@@ -159,6 +161,8 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Bitwise: lambda n, v, inputs: _bitwise(n, v(n.a), v(n.b)),
     ex.Wrap: lambda n, v, inputs: np.asarray(v(n.value)).astype(n.type.numpy),  # integer astype wraps (C's casts)
     ex.Function: lambda n, v, inputs: rounded.evaluate(n.name, v(n.value), n.precision.name),
+    # integers: nearest even (C conversion; 64-bit ones beyond 2**53 round); FLOAT32: exact
+    ex.ToFloat64: lambda n, v, inputs: np.asarray(v(n.value)).astype(np.float64),
 }
 
 

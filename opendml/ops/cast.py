@@ -1,11 +1,12 @@
 """DML_OPERATOR_CAST: each element converted to the OutputTensor's data type (docs/semantics.md 9d).
 
 The page gives no rounding or saturation rule; opendml's, built from nodes every backend lowers alike: a float to
-a float rounds to nearest even (FLOAT32 to FLOAT16; FLOAT16 to FLOAT32 is exact); a float to an integer is
+a float rounds to nearest even, once (FLOAT32 to FLOAT16, FLOAT64 to FLOAT32, FLOAT64 to FLOAT16 straight from the
+double; FLOAT16 to FLOAT32 and either to FLOAT64 are exact); a float to an integer is
 truncated toward zero and saturated at the type's limits, NaN giving 0 (``Saturate``); an integer to an integer
 wraps, keeping the low bits (``Wrap``: two's complement truncation, or extension by the source's sign); an integer
 to a float rounds to nearest even, once (an integer beyond 2**24, the first FLOAT32 cannot hold, is beyond FLOAT16's
-range too, so FLOAT16 results round once as well).
+range too, so FLOAT16 results round once as well; to FLOAT64, 64-bit integers beyond 2**53 round).
 
 >>> from opendml.ops import BY_NAME
 >>> [t.name for t in BY_NAME["CAST"].schema.tensors]
@@ -38,11 +39,11 @@ def _row(level: L, dimensions: tuple[int, int], types: frozenset[DataType]) -> S
 _EVERY = frozenset({T.FLOAT32, T.FLOAT16}) | INTEGERS_32 | INTEGERS_64
 _FIRST = frozenset({T.FLOAT32, T.FLOAT16, T.INT16, T.INT8, T.UINT16, T.UINT8})
 
-# The page's table: FLOAT64 with the rest in 1-8 dimensions from 4_1 (FLOAT64 is not taken here yet: opendml's
-# element math has no FLOAT64 values, so that row adds nothing); every other type in 1-8 from 3_1, in 4 from 3_0;
-# FLOAT32, FLOAT16, INT16, INT8, UINT16, UINT8 in 4 from 1_0 (the page lists no 32-bit integer there).
+# The page's table: FLOAT64 with every other type in 1-8 dimensions from 4_1; the others in 1-8 from 3_1, in 4 from
+# 3_0; FLOAT32, FLOAT16, INT16, INT8, UINT16, UINT8 in 4 from 1_0 (the page lists no 32-bit integer there).
 CAST_SCHEMA = OperatorSchema("CAST", L.FL_1_0, UNARY_TENSORS, (
-    _row(L.FL_3_1, (1, 8), _EVERY), _row(L.FL_3_0, (4, 4), _EVERY), _row(L.FL_1_0, (4, 4), _FIRST)), in_place=False)
+    _row(L.FL_4_1, (1, 8), _EVERY | {T.FLOAT64}), _row(L.FL_3_1, (1, 8), _EVERY), _row(L.FL_3_0, (4, 4), _EVERY),
+    _row(L.FL_1_0, (4, 4), _FIRST)), in_place=False)
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,10 @@ def _prepare(desc: CastDesc) -> CastParams:
 
 
 def cast_value(value: ex.Expr, source: DataType, target: DataType) -> ex.Expr:
-    """A value of ``source`` (loaded: FLOAT16 already read as float32) as ``target``'s compute value (FLOAT16's
-    rounded by the Store that follows)."""
+    """A value of ``source`` (loaded: FLOAT16 already read as float32) as ``target``'s compute value (FLOAT16's,
+    and a FLOAT64 one's as FLOAT32, rounded once by the Store that follows)."""
+    if target is T.FLOAT64:
+        return ex.ToFloat64(value)  # exact of a float, nearest even of an integer
     if target.is_float:
         return value if source.is_float else ex.ToFloat32(value)
     return ex.Saturate(value, target) if source.is_float else ex.Wrap(value, target)
@@ -83,8 +86,9 @@ def _kernel(params: CastParams, tensors: Mapping[str, TensorDesc | None]) -> Ker
 
 
 def cast_reference(x: np.ndarray, source: DataType, target: DataType) -> np.ndarray:
-    """The rules in NumPy, with no warning: floats through float32 (FLOAT16 exactly), truncated and clipped in
-    float64 (exact for float32 values) before an integer conversion of values in range."""
+    """The rules in NumPy, with no warning: floats converted as NumPy does (each conversion rounded once, float64 to
+    float16 too), truncated and clipped in float64 (exact for float32 values) before an integer conversion of
+    values in range."""
     if not (source.is_float and target.is_integer):
         return np.asarray(x).astype(target.numpy)  # float rounding, integer wrapping, integer to float: C's casts
     low, high = target.integer_range

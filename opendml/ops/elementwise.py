@@ -113,13 +113,16 @@ def prepare_unary(owner: str, input_tensor: TensorDesc, output_tensor: TensorDes
     if not input_tensor.data_type.is_float:
         raise invalid(owner, "ScaleBias", "must be absent on integer tensors",
                       f"ScaleBias on {input_tensor.data_type.name}")
+    if input_tensor.data_type is DataType.FLOAT64:  # a copy only: opendml has no FLOAT64 arithmetic
+        raise invalid(owner, "ScaleBias", "must be absent on FLOAT64 tensors (opendml has no FLOAT64 arithmetic)",
+                      "ScaleBias on FLOAT64")
     return (float_field(parsed.scale, owner, "ScaleBias.Scale"),
             float_field(parsed.bias, owner, "ScaleBias.Bias"))
 
 
 def compute_values(x: np.ndarray, data_type: DataType) -> np.ndarray:
-    """Elements in the compute type: float32 for FLOAT16/FLOAT32 (exact), the type itself otherwise."""
-    return x.astype(np.float32) if data_type.is_float else np.asarray(x)
+    """Elements in the compute type: float32 for FLOAT16/FLOAT32 (exact), the type itself otherwise (FLOAT64 too)."""
+    return x.astype(np.float32) if data_type in (DataType.FLOAT32, DataType.FLOAT16) else np.asarray(x)
 
 
 def apply_scale_bias(v: np.ndarray, scale_bias: tuple[np.float32, np.float32] | None) -> np.ndarray:

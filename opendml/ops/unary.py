@@ -81,8 +81,9 @@ class UnaryParams:
 
 
 def compute_type(t: DataType) -> DataType:
-    """The type element math computes in: float32 for FLOAT32 and FLOAT16 tensors, an integer type itself."""
-    return DataType.FLOAT32 if t.is_float else t
+    """The type element math computes in: float32 for FLOAT32 and FLOAT16 tensors, FLOAT64 and an integer type
+    themselves."""
+    return DataType.FLOAT32 if t.is_float and t is not DataType.FLOAT64 else t
 
 
 class Constants:

@@ -27,7 +27,7 @@ TENSORS = ("ConditionTensor", "ATensor", "BTensor")
 
 @dataclass(frozen=True)
 class ElementWiseIfDesc:
-    """DML_ELEMENT_WISE_IF_OPERATOR_DESC (FLOAT64, which its 5_0 row lists, is not taken here)."""
+    """DML_ELEMENT_WISE_IF_OPERATOR_DESC."""
 
     condition_tensor: TensorDesc
     a_tensor: TensorDesc
@@ -41,11 +41,11 @@ def _row(level: L, dimensions: tuple[int, int], types: frozenset[DataType]) -> S
 
 
 def if_rows() -> tuple[SupportRow, ...]:
-    """IF's table: ConditionTensor UINT8; the floats and every 8- to 64-bit integer in 1-8 dimensions from 5_0; the
-    floats and the 8- to 32-bit integers in 1-8 from 3_0; FLOAT16 alone in 4 from 2_0 (the level it was introduced
-    at: its page's 2_0 row lists FLOAT16 only for ATensor, BTensor and OutputTensor)."""
+    """IF's table: ConditionTensor UINT8; FLOAT64, the floats and every 8- to 64-bit integer in 1-8 dimensions from
+    5_0; the floats and the 8- to 32-bit integers in 1-8 from 3_0; FLOAT16 alone in 4 from 2_0 (the level it was
+    introduced at: its page's 2_0 row lists FLOAT16 only for ATensor, BTensor and OutputTensor)."""
     narrow = FLOATS | INTEGERS_32
-    return (_row(L.FL_5_0, (1, 8), narrow | INTEGERS_64), _row(L.FL_3_0, (1, 8), narrow),
+    return (_row(L.FL_5_0, (1, 8), narrow | INTEGERS_64 | {DataType.FLOAT64}), _row(L.FL_3_0, (1, 8), narrow),
             _row(L.FL_2_0, (4, 4), frozenset({DataType.FLOAT16})))
 
 

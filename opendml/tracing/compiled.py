@@ -18,6 +18,7 @@ from .. import functional as fn_api
 from ..buffer import BufferBinding
 from ..dask.detect import any_dask
 from ..device import Device
+from ..dtypes import ALL_TYPES
 from ..errors import invalid
 from ..graphs.compiled import CompiledGraph
 from ..shared import Registry, new_token
@@ -86,7 +87,8 @@ class CompiledFunction:
         named = [(f"argument {k}", a) for k, a in enumerate(args)] + [(f"argument {n!r}", a) for n, a in kwargs.items()]
         first = next((a for _, a in named if _is_array(a)), None)
         device = fn_api._resolve_device(self.device, first, OWNER)
-        arrays = [fn_api._as_array(device, a, OWNER, name) if _is_array(a) else None for name, a in named]
+        # Every whole-byte type, FLOAT64 too: each traced operator's own table takes or refuses it, by name.
+        arrays = [fn_api._as_array(device, a, OWNER, name, ALL_TYPES) if _is_array(a) else None for name, a in named]
         key = (device, len(args), tuple(kwargs), tuple(
             _array_key(a, arr) if arr is not None else _value_key(name, a) for (name, a), arr in zip(named, arrays)))
         traced = self._cache.get(key)

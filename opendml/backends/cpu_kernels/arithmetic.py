@@ -26,6 +26,8 @@ def _name(t: ir.Type) -> str:
     """LLVM's overload suffix of a scalar or vector type (``f32``, ``v16i8``)."""
     if isinstance(t, ir.VectorType):
         return f"v{t.count}{_name(t.element)}"
+    if isinstance(t, ir.DoubleType):
+        return "f64"
     return "f32" if isinstance(t, ir.FloatType) else f"i{t.width}"  # type: ignore[attr-defined]
 
 
@@ -127,7 +129,7 @@ def _constant(t: ir.Type, number: int | float) -> ir.Constant:
 
 def saturate(builder: ir.IRBuilder, value: ir.Value, source: tuple[bool, int, int] | None,
              target: tuple[bool, int, int, int], rounded: ir.Value | None = None) -> ir.Value:
-    """``value`` (a float32, or an integer described by ``source`` as (signed, lowest, highest)) as the
+    """``value`` (a float32 or float64, or an integer described by ``source`` as (signed, lowest, highest)) as the
     integer type ``target`` (signed, bits, lowest, highest): truncated toward zero, NaN as 0, clamped to the
     target's range. ``rounded``: the float32 that ``value`` is ``rint`` of, where the conversion may round
     it itself (``_saturate_float``)."""
@@ -147,30 +149,31 @@ def saturate(builder: ir.IRBuilder, value: ir.Value, source: tuple[bool, int, in
 
 def _saturate_float(builder: ir.IRBuilder, value: ir.Value, target: tuple[bool, int, int, int],
                     rounded: ir.Value | None = None) -> ir.Value:
-    """A float32 as an integer type, by compares and selects around a conversion of in-range values only.
+    """A float32 or float64 (or a vector of them) as an integer type, by compares and selects around a
+    conversion of in-range values only.
 
     ``llvm.fptosi.sat`` means the same, but x86 lowers its vectors of 8- and 16-bit results one element at
     a time; this form is ``vcmpps``, ``vblendvps`` and ``vcvttps2dq`` a vector. The type's lowest value and
-    its highest + 1 are 0 or powers of two, so exact as float32: a value at or past them is its limit
-    (compared as the float it is), NaN is neither and gives 0, and every other value converts exactly.
+    its highest + 1 are 0 or powers of two, so exact as float32 and float64: a value at or past them is its
+    limit (compared as the float it is), NaN is neither and gives 0, and every other value converts exactly.
     """
     signed, bits, low, high = target
-    f32 = _like(value, ir.FloatType())
+    kind = value.type  # float32 or float64, scalar or vector: the constants are of the value's own type
     if high < 1 << 24:  # the limits are float32 values: clamped as floats (``vmaxps``, ``vminps``), NaN to 0
         # Of a rounded value, the unrounded one is clamped and converted rounding (``vcvtps2dq``, in place of
         # ``vroundps`` and ``vcvttps2dq``): the limits are integers, so clamping commutes with rounding.
         source = value if rounded is None else rounded
-        floor, top = _constant(f32, float(low)), _constant(f32, float(high))
+        floor, top = _constant(kind, float(low)), _constant(kind, float(high))
         clamped = builder.select(builder.fcmp_ordered("<", source, floor), floor, source)
         clamped = builder.select(builder.fcmp_ordered(">", clamped, top), top, clamped)
-        clamped = builder.select(builder.fcmp_unordered("uno", source, source), _constant(f32, 0.0), clamped)
+        clamped = builder.select(builder.fcmp_unordered("uno", source, source), _constant(kind, 0.0), clamped)
         i32 = _like(value, ir.IntType(32))
         whole = builder.fptosi(clamped, i32) if rounded is None else _call_to(builder, "llvm.lrint", i32, clamped)
         return _resize(builder, whole, bits, True)
-    floor, ceiling = _constant(f32, float(low)), _constant(f32, float(high + 1))
+    floor, ceiling = _constant(kind, float(low)), _constant(kind, float(high + 1))
     under, over = builder.fcmp_ordered("<", value, floor), builder.fcmp_ordered(">=", value, ceiling)
-    inside = builder.select(builder.fcmp_unordered("uno", value, value), _constant(f32, 0.0), value)
-    inside = builder.select(builder.or_(under, over), _constant(f32, 0.0), inside)
+    inside = builder.select(builder.fcmp_unordered("uno", value, value), _constant(kind, 0.0), value)
+    inside = builder.select(builder.or_(under, over), _constant(kind, 0.0), inside)
     # Converted at 32 bits at least: 8- and 16-bit values are exact there, and x86 has those conversions.
     wide = max(bits, 32)
     convert = builder.fptosi if signed or bits < 32 else builder.fptoui
@@ -348,11 +351,11 @@ def round_even(typingctx, value):  # type: ignore[no-untyped-def]
 
 @intrinsic
 def saturate_to(typingctx, value, target):  # type: ignore[no-untyped-def]
-    """``value`` (float32 or an integer) as the integer type ``target`` (a NumPy type: ``np.uint8``),
+    """``value`` (float32, float64 or an integer) as the integer type ``target`` (a NumPy type: ``np.uint8``),
     truncated toward zero, NaN as 0, clamped to the type's range."""
     if not isinstance(target, types.NumberClass) or not isinstance(target.instance_type, types.Integer):
         return None
-    if value != types.float32 and not isinstance(value, types.Integer):
+    if value not in (types.float32, types.float64) and not isinstance(value, types.Integer):
         return None
     result = target.instance_type
 

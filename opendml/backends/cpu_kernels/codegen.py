@@ -147,7 +147,8 @@ from opendml.backends.cpu_kernels import rounded
 from opendml.backends.cpu_kernels.arithmetic import (bitwise_and, bitwise_or, bitwise_xor, shift_left, shift_right,
                                                     wrap_to)
 from opendml.backends.cpu_kernels.drivers import next_share
-from opendml.backends.cpu_kernels.halves import float_to_half, half_to_float, round_to_half
+from opendml.backends.cpu_kernels.halves import (double_to_half, float_to_half, half_to_float, round_double_to_half,
+                                                 round_to_half)
 from opendml.backends.cpu_kernels.rows import base_offset, in_phase, streamed
 from opendml.backends.cpu_kernels.vectors import stream_typing
 from opendml.backends.cpu_kernels.views import PARALLEL_MIN

@@ -115,7 +115,9 @@ def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], str], root: bool) -> str
 def _store(node: ex.Store, v: Callable[[ex.Expr], str], root: bool) -> str:
     value = v(node.value)
     if node.type is not DataType.FLOAT16:
-        return f"{numpy_type(node.type)}({value})"
+        return f"{numpy_type(node.type)}({value})"  # FLOAT64 to FLOAT32: fptrunc, rounded once
+    if node.value.data_type is DataType.FLOAT64:  # rounded once from the double (``halves``)
+        return f"double_to_half({value})" if root else f"round_double_to_half({value})"
     return f"float_to_half({value})" if root else f"round_to_half({value})"
 
 
@@ -150,4 +152,6 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Bitwise: lambda n, v, root: f"{_BITWISE[n.op]}({_own(n.a, v)}, {_own(n.b, v)})",
     ex.Wrap: lambda n, v, root: f"wrap_to({_own(n.value, v)}, {numpy_type(n.type)})",
     ex.Function: lambda n, v, root: f"rounded.{n.name}_{n.precision.name}({v(n.value)})",
+    # sitofp or uitofp (nearest even), fpext of a float32 (exact)
+    ex.ToFloat64: lambda n, v, root: f"np.float64({v(n.value)})",
 }

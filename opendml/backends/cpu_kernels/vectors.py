@@ -10,13 +10,14 @@ aligned to VECTOR_BYTES (``rows.streamed``), loading per-element operands unalig
 ones (stride 0) and the scalar parameters.
 
 Each node is the instruction the table in ``opendml.expr`` names, from its entry of ``LOWERINGS``:
-``sext``/``zext``, ``sub``, ``sitofp`` or ``uitofp``, ``fmul``, ``fadd`` and ``fdiv`` without fast-math flags
-(never contracted into a fused multiply-add, never a reciprocal), ``add`` of integers, ``llvm.ctpop``, ``llvm.rint``
-and the saturating conversions of ``arithmetic``, ordered ``fcmp`` and signed or unsigned ``icmp``, ``select``;
-integer nodes compute in the expression's own types (an 8-bit DEQUANTIZE_LINEAR difference in INT16, as its
-expression says). FLOAT16 operands and outputs are not streamed (the conversions, not the memory, take their
-time), nor expressions of a correctly rounded Function (its double evaluation, not the memory, takes the
-time; its table lookup is scalar code). Other targets split or scalarise the vectors; the results do not change.
+``sext``/``zext``, ``sub``, ``sitofp`` or ``uitofp`` (to float32 or float64), ``fpext`` and ``fptrunc``, ``fmul``,
+``fadd`` and ``fdiv`` without fast-math flags (never contracted into a fused multiply-add, never a reciprocal),
+``add`` of integers, ``llvm.ctpop``, ``llvm.rint`` and the saturating conversions of ``arithmetic``, ordered
+``fcmp`` and signed or unsigned ``icmp``, ``select``; integer nodes compute in the expression's own types (an 8-bit
+DEQUANTIZE_LINEAR difference in INT16, as its expression says). FLOAT16 operands and outputs are not streamed (the
+conversions, not the memory, take their time), nor expressions of a correctly rounded Function (its double
+evaluation, not the memory, takes the time; its table lookup is scalar code). Other targets split or scalarise the
+vectors; the results do not change.
 """
 
 from __future__ import annotations
@@ -146,8 +147,11 @@ def _reader(loop: Loop, kind: types.Type, dtype: types.Type, value: ir.Value,
     return lambda j: whole
 
 
+_FLOATS = {DataType.FLOAT32: ir.FloatType(), DataType.FLOAT64: ir.DoubleType()}
+
+
 def _vector(t: DataType, count: int) -> ir.VectorType:
-    return ir.VectorType(ir.FloatType() if t is DataType.FLOAT32 else ir.IntType(8 * t.size), count)
+    return ir.VectorType(_FLOATS.get(t) or ir.IntType(8 * t.size), count)
 
 
 def _lower(builder: ir.IRBuilder, element: ex.Expr, load: Callable[[int], ir.Value], scalars: Sequence[ir.Value],
@@ -172,10 +176,10 @@ def _lower_all(builder: ir.IRBuilder, roots: Sequence[ex.Expr], load: Callable[[
 
 
 def _source(node: ex.Expr) -> tuple[bool, int, int] | None:
-    """A Saturate's source as ``arithmetic.saturate`` takes it: None for FLOAT32, else (signed, range) of
-    the integer type it is held in (its own)."""
+    """A Saturate's source as ``arithmetic.saturate`` takes it: None for FLOAT32 and FLOAT64, else (signed, range)
+    of the integer type it is held in (its own)."""
     t = node.data_type
-    if t is DataType.FLOAT32:
+    if t in ex.SATURATED_FLOATS:
         return None
     low, high = t.integer_range  # type: ignore[union-attr]
     return t.is_signed, low, high  # type: ignore[union-attr]
@@ -207,6 +211,22 @@ def _widen(node: ex.Widen, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.
 def _to_float32(node: ex.ToFloat32, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
     convert = at.builder.sitofp if _signed(node.value) else at.builder.uitofp
     return convert(v(node.value), _vector(DataType.FLOAT32, at.width))
+
+
+def _to_float64(node: ex.ToFloat64, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
+    """``fpext`` of FLOAT32 (exact), ``sitofp``/``uitofp`` of an integer (nearest even)."""
+    wide = _vector(DataType.FLOAT64, at.width)
+    if node.value.data_type is DataType.FLOAT32:
+        return at.builder.fpext(v(node.value), wide)
+    return (at.builder.sitofp if _signed(node.value) else at.builder.uitofp)(v(node.value), wide)
+
+
+def _store(node: ex.Store, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
+    """The value's own type, or a FLOAT64 one rounded once to FLOAT32 (``fptrunc``); FLOAT16 values, stored or not,
+    are not streamed."""
+    if node.value.data_type is DataType.FLOAT64 and node.type is DataType.FLOAT32:
+        return at.builder.fptrunc(v(node.value), _vector(DataType.FLOAT32, at.width))
+    return v(node.value)
 
 
 def _add(node: ex.Add, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
@@ -279,9 +299,9 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.IsNumber: _is_number,
     ex.SignBit: lambda n, v, at: arithmetic.sign_of(at.builder, v(n.value)),
     ex.Select: lambda n, v, at: at.builder.select(v(n.condition), v(n.a), v(n.b)),
-    # The value's own type (FLOAT16 values, stored or not, are not streamed).
-    ex.Store: lambda n, v, at: v(n.value),
+    ex.Store: _store,
     ex.Bitwise: lambda n, v, at: arithmetic.bitwise(at.builder, n.op, v(n.a), v(n.b), _signed(n)),
     ex.Wrap: lambda n, v, at: arithmetic.wrap(at.builder, v(n.value), n.type.bits, _signed(n.value)),
     ex.Function: _function,
+    ex.ToFloat64: _to_float64,
 }

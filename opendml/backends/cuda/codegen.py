@@ -67,7 +67,7 @@ __device__ __forceinline__ bool lt(ll a, ll b) { return a < b; }
 
 # Storage types; FLOAT16 is stored as its 16 bits.
 C_TYPE = {
-    DataType.FLOAT32: "float", DataType.FLOAT16: "unsigned short",
+    DataType.FLOAT64: "double", DataType.FLOAT32: "float", DataType.FLOAT16: "unsigned short",
     DataType.UINT8: "unsigned char", DataType.INT8: "signed char",
     DataType.UINT16: "unsigned short", DataType.INT16: "short",
     DataType.UINT32: "unsigned int", DataType.INT32: "int",
@@ -76,13 +76,14 @@ C_TYPE = {
 
 # Types that values are compared and computed in: exact widenings that warp shuffles accept.
 COMPUTE_TYPE = {
-    DataType.FLOAT32: "float", DataType.FLOAT16: "float",
+    DataType.FLOAT64: "double", DataType.FLOAT32: "float", DataType.FLOAT16: "float",
     DataType.UINT8: "unsigned int", DataType.UINT16: "unsigned int", DataType.UINT32: "unsigned int",
     DataType.INT8: "int", DataType.INT16: "int", DataType.INT32: "int",
     DataType.UINT64: "ull", DataType.INT64: "ll",
 }
 
-COMPUTE_NUMPY = {"float": np.float32, "unsigned int": np.uint32, "int": np.int32, "ull": np.uint64, "ll": np.int64}
+COMPUTE_NUMPY = {"double": np.float64, "float": np.float32, "unsigned int": np.uint32, "int": np.int32,
+                 "ull": np.uint64, "ll": np.int64}
 
 
 def load(data_type: DataType, expr: str) -> str:

@@ -20,18 +20,21 @@ from ... import expr as ex
 from ...dtypes import DataType
 from ...kernels.monotone import MonotoneTail
 from . import rounded_c
-from .codegen import C_TYPE, COMPUTE_NUMPY, store
+from .codegen import C_TYPE, COMPUTE_NUMPY
 from .node_c import (
     ARITHMETIC,
     ARITHMETIC_NODES,
     BYTES,
     CLAMPS,
+    DOUBLES,
     LOWERINGS,
     SMALL_TO_FLOAT,
     Lowering,
     Options,
     clamp_bounds,
     held_type,
+    holds_double,
+    storage_form,
     unsupported,
 )
 
@@ -40,6 +43,7 @@ __all__ = [
     "BYTES",
     "CLAMPS",
     "C_TYPE",
+    "DOUBLES",
     "LOWERINGS",
     "SMALL_TO_FLOAT",
     "Lowering",
@@ -90,7 +94,8 @@ def bodies(roots: Sequence[tuple[ex.Expr, bool]], small: bool = False, packed: f
                 names[node] = f"t{len(lines) - 1}"
         if storage:
             assert isinstance(root, ex.Store)
-            lines.append(f"const {_temporary_type(root, True)} t{len(lines)} = {store(root.type, names[root.value])};")
+            value = storage_form(root.type, root.value, names[root.value])
+            lines.append(f"const {_temporary_type(root, True)} t{len(lines)} = {value};")
             results.append(f"t{len(lines) - 1}")
         else:
             results.append(names[root])
@@ -153,8 +158,9 @@ def device_function(name: str, result_type: str, operands: Sequence[tuple[int, D
     statements = "\n    ".join([*lines, f"return {result};"])
     uses = helpers and any(isinstance(node, ARITHMETIC_NODES) for root in (expr, *extra) for node in ex.nodes(root))
     clamps = helpers and any("clamp_above(" in line or "clamp_below(" in line for line in lines)
+    doubles = helpers and holds_double((expr, *extra))
     return ((BYTES if packed and helpers else "") + (ARITHMETIC if uses else "") + (CLAMPS if clamps else "")
-            + rounded_c.helpers((expr, *extra))
+            + (DOUBLES if doubles else "") + rounded_c.helpers((expr, *extra))
             + f"__device__ __forceinline__ {result_type} {name}({', '.join(parameters)}) {{\n    {statements}\n}}\n")
 
 

@@ -131,6 +131,67 @@ __device__ __forceinline__ ull f2ull_rz(float a) {
 """
 ARITHMETIC_NODES = (ex.Divide, ex.Round, ex.Saturate)
 
+# FLOAT64 values' conversions, as PTX (no compiler setting changes them): a float32 widened exactly, an integer
+# rounded to nearest even, a double rounded once to float32 or straight to FLOAT16 (``cvt.rn.f16.f64``: one
+# rounding, never through a float32), a double truncated to an integer as ARITHMETIC's float32 ones are. Prepended
+# to the device functions whose expressions hold a FLOAT64 value (``holds_double``) only, so every other kernel
+# renders as it did without them.
+DOUBLES = r"""__device__ __forceinline__ double f2d(float a) {
+    double r; asm("cvt.f64.f32 %0, %1;" : "=d"(r) : "f"(a)); return r;
+}
+__device__ __forceinline__ double i2d_rn(int a) {
+    double r; asm("cvt.rn.f64.s32 %0, %1;" : "=d"(r) : "r"(a)); return r;
+}
+__device__ __forceinline__ double u2d_rn(unsigned int a) {
+    double r; asm("cvt.rn.f64.u32 %0, %1;" : "=d"(r) : "r"(a)); return r;
+}
+__device__ __forceinline__ double ll2d_rn(ll a) {
+    double r; asm("cvt.rn.f64.s64 %0, %1;" : "=d"(r) : "l"(a)); return r;
+}
+__device__ __forceinline__ double ull2d_rn(ull a) {
+    double r; asm("cvt.rn.f64.u64 %0, %1;" : "=d"(r) : "l"(a)); return r;
+}
+__device__ __forceinline__ float d2f_rn(double a) {
+    float r; asm("cvt.rn.f32.f64 %0, %1;" : "=f"(r) : "d"(a)); return r;
+}
+__device__ __forceinline__ unsigned short d2h_rn(double a) {
+    unsigned short h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(a)); return h;
+}
+__device__ __forceinline__ bool is_number(double a) {
+    unsigned int r; asm("{ .reg .pred p; setp.num.f64 p, %1, %1; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "d"(a));
+    return r != 0;
+}
+__device__ __forceinline__ int d2i_rz(double a, int lo, int hi) {
+    int r; asm("cvt.rzi.s32.f64 %0, %1;" : "=r"(r) : "d"(a)); return r < lo ? lo : (r > hi ? hi : r);
+}
+__device__ __forceinline__ unsigned int d2u_rz(double a, unsigned int hi) {
+    unsigned int r; asm("cvt.rzi.u32.f64 %0, %1;" : "=r"(r) : "d"(a)); return r > hi ? hi : r;
+}
+__device__ __forceinline__ ll d2ll_rz(double a) {
+    ll r; asm("cvt.rzi.s64.f64 %0, %1;" : "=l"(r) : "d"(a)); return r;
+}
+__device__ __forceinline__ ull d2ull_rz(double a) {
+    ull r; asm("cvt.rzi.u64.f64 %0, %1;" : "=l"(r) : "d"(a)); return r;
+}
+"""
+
+
+def holds_double(exprs: Sequence[ex.Expr]) -> bool:
+    """Whether an expression holds a FLOAT64 value (then its device function needs DOUBLES)."""
+    return any(node.data_type is DataType.FLOAT64 for root in exprs for node in ex.nodes(root))
+
+
+# Integer -> float64, rounded to nearest even (exact below 2**53) by PTX ``cvt.rn``, by the type it is held in.
+_TO_DOUBLE = {"int": "i2d_rn", "unsigned int": "u2d_rn", "ll": "ll2d_rn", "ull": "ull2d_rn", "float": "f2d"}
+
+
+def storage_form(data_type: DataType, value: ex.Expr, held: str) -> str:
+    """A value (C expression ``held``, of its compute type) in the storage form of ``data_type``: a FLOAT64 one
+    rounded once to FLOAT32 or FLOAT16 (``d2f_rn``, ``d2h_rn``), any other as ``codegen.store`` writes it."""
+    if value.data_type is DataType.FLOAT64 and data_type is not DataType.FLOAT64:
+        return f"d2h_rn({held})" if data_type is DataType.FLOAT16 else f"d2f_rn({held})"
+    return store(data_type, held)
+
 # A packed byte operand (``packed`` below) arrives as the 32-bit word holding it and the byte's place s in
 # it, and becomes a value by one PTX ``prmt`` picking byte 4 + s of {word, constant}: zero-extended (UINT8,
 # the constant's zero bytes above it), sign-replicated (INT8, the selector's high bit), or, for the offset
@@ -285,17 +346,19 @@ def _bitwise(node: ex.Bitwise, v: Callable[[ex.Expr], str]) -> str:
 
 
 def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], str]) -> str:
-    """A float through ``cvt.rzi`` (clamped to 32 bits, or NaN selected apart for 64), then clamped to the
-    type's range; an integer clamped in its own held type to the limits it can pass, then cast."""
+    """A float (FLOAT32, or FLOAT64 through DOUBLES' ``d2`` helpers) through ``cvt.rzi`` (clamped to 32 bits, or NaN
+    selected apart for 64), then clamped to the type's range; an integer clamped in its own held type to the
+    limits it can pass, then cast."""
     low, high = node.type.integer_range
     held = held_type(node.type)
     value = v(node.value)
-    if node.value.data_type is DataType.FLOAT32:
+    if node.value.data_type in ex.SATURATED_FLOATS:
+        f = "d" if node.value.data_type is DataType.FLOAT64 else "f"
         if held == "int":
-            return f"f2i_rz({value}, {_integer_literal(low, held)}, {_integer_literal(high, held)})"
+            return f"{f}2i_rz({value}, {_integer_literal(low, held)}, {_integer_literal(high, held)})"
         if held == "unsigned int":
-            return f"f2u_rz({value}, {_integer_literal(high, held)})"
-        convert = "f2ll_rz" if held == "ll" else "f2ull_rz"
+            return f"{f}2u_rz({value}, {_integer_literal(high, held)})"
+        convert = f"{f}2ll_rz" if held == "ll" else f"{f}2ull_rz"
         return f"(is_number({value}) ? {convert}({value}) : {_integer_literal(0, held)})"
     source_low, source_high = node.value.data_type.integer_range  # type: ignore[union-attr]
     source = held_type(node.value.data_type)
@@ -332,7 +395,7 @@ def _held_store(node: ex.Store, v: Callable[[ex.Expr], str], at: Options) -> str
     """A Store inside an expression (a fused kernel's intermediate): the value as memory would hold it,
     read back into its compute type (FLOAT16 rounded once, then converted back exactly). A root Store's
     storage form is written by ``bodies`` itself."""
-    return load(node.type, store(node.type, v(node.value)))
+    return load(node.type, storage_form(node.type, node.value, v(node.value)))
 
 
 # A node's lowering: the node, its children's temporaries (``v(child)``) and the options, to its C expression.
@@ -369,4 +432,6 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Wrap: lambda n, v, at: f"(({held_type(n.type)})(({C_TYPE[n.type]})({v(n.value)})))",
     # The device function rounded_c makes for the function and precision (expr_c puts it before its caller).
     ex.Function: lambda n, v, at: f"{rounded_c.function_name(n)}({v(n.value)})",
+    # DOUBLES' conversions: cvt.rn.f64 of an integer (by the type it is held in), cvt.f64.f32 of a float (exact)
+    ex.ToFloat64: lambda n, v, at: f"{_TO_DOUBLE[held_type(n.value.data_type)]}({v(n.value)})",
 }
