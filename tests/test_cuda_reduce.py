@@ -290,6 +290,16 @@ def test_the_plan_families_follow_the_layout() -> None:
     assert reduce_c.plan_reduce(one, (0,), kept, reduced, 132).splits > 1
 
 
+def test_a_plan_whose_digits_could_overflow_is_refused_by_name() -> None:
+    """Digits are never carried before the finish pass: an output's chunks must stay within
+    reduce_c.MOST_CHUNKS, and the 32-bit element counters must not wrap."""
+    reduce_c.check_plan("REDUCE", reduce_c.ReducePlan("rows", 2112, 1 << 21, 1, (1 << 32) - 512))
+    with pytest.raises(KernelUnsupportedError, match=r"^REDUCE: InputTensor.Sizes must give at most 33554432 "):
+        reduce_c.check_plan("REDUCE", reduce_c.ReducePlan("columns", 1 << 26, 1, 1, 1 << 26))
+    with pytest.raises(KernelUnsupportedError, match=r"fewer than 2\*\*32 - 256 reduced elements"):
+        reduce_c.check_plan("REDUCE", reduce_c.ReducePlan("rows", 1, (1 << 32) - 1, 1, (1 << 32) - 1))
+
+
 @pytest.mark.parametrize(("function", "t"), [("MULTIPLY", T.FLOAT32), ("LOG_SUM", T.FLOAT32),
                                              ("LOG_SUM_EXP", T.FLOAT16), ("SUM_SQUARE", T.FLOAT32),
                                              ("L2", T.FLOAT16), ("MULTIPLY", T.INT32)])

@@ -16,8 +16,10 @@ atomic additions of at most 2**34 each. A chunk that spans more, or holds a NaN 
 and summed by exponent bins of 16 binades (each bin's float64 sum of 256 elements below 2**40 of its unit is
 exact), each bin entering the digits. FLOAT16 chunks are always exact (any 8192 FLOAT16 values sum exactly in
 float64); one holding a NaN or an infinity is read again, its finite elements summed apart. No digit is carried
-before the finish pass: a chunk adds at most 16 * 2**34 to a digit, so 2**25 chunks (2**33 elements) fit in an
-int64. The finish pass is ``sums.finish`` in C: carry, sign and magnitude, AVERAGE's exact quotient, one rounding
+before the finish pass: a chunk adds at most 16 * 2**34 to a digit, so 2**25 chunks of an output fit in an
+int64; an output's chunks are its elements / THREAD_CHUNK and one more a thread's piece, which the plans
+keep far below that for any tensor of at most 2**32 elements (``check_plan`` refuses the rest). The finish pass
+is ``sums.finish`` in C: carry, sign and magnitude, AVERAGE's exact quotient, one rounding
 to nearest even in the output format.
 
 Integer SUM (INT32, UINT32) is one word, the wrapped sum: additions modulo 2**64 keep every low bit. MAX and
@@ -130,6 +132,19 @@ def plan_reduce(x: TensorDesc, axes: Sequence[int], kept: Layout, reduced: Layou
     chunk = max(1, math.ceil(length / splits))
     return ReducePlan("rows" if rows else "columns", math.ceil(length / chunk) if length else 1, chunk, outputs,
                       length)
+
+
+MOST_CHUNKS = 1 << 25  # chunks an output's digits take without a carry (the module's docstring)
+
+
+def check_plan(operator: str, plan: ReducePlan) -> None:
+    """Refuse, by name, a reduction whose digits could overflow before the finish pass (an output's chunks: its
+    elements / THREAD_CHUNK, and one more a thread's piece) or whose indices would wrap (32-bit counters)."""
+    chunks = plan.length // THREAD_CHUNK + plan.splits * (BLOCK if plan.family == "rows" else 1)
+    if chunks > MOST_CHUNKS or plan.length + BLOCK >= 1 << 32:
+        raise kernel_unsupported(operator, "InputTensor.Sizes", f"must give at most {MOST_CHUNKS} chunks of "
+                                 f"{THREAD_CHUNK} elements an output and fewer than 2**32 - {BLOCK} reduced elements "
+                                 "on backend 'cuda'", f"{plan.length} elements in {plan.splits} pieces")
 
 
 def grid(plan: ReducePlan, sm_count: int) -> int:

@@ -36,6 +36,7 @@ class ReduceKernel:
         self.backend, self.spec = backend, spec
         self.kept, self.reduced = reduce_c.layouts(spec, x, output)
         self.plan = reduce_c.plan_reduce(x, spec.accumulation.axes, self.kept, self.reduced, backend.sm_count)
+        reduce_c.check_plan(spec.operator, self.plan)
         function = spec.accumulation.function
         self._scan = kernel(reduce_c.scan_kernel(spec, self.plan, self.kept, self.reduced),
                             title(spec, f"REDUCE {function}, {self.plan.family} scan"))
