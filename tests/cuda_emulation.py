@@ -199,6 +199,20 @@ static unsigned int __ballot_sync(unsigned, bool p) {
 }
 static int __ffs(int x) { return __builtin_ffs(x); }
 static int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned int)x); }
+// REDUCE's value functions (reduce_c): 64-bit atomics on words of scratch, CUDA's integer min and max.
+#define __noinline__
+static ull atomicAdd(ull* p, ull v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static ull atomicMax(ull* p, ull v) {
+    ull old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+    while (old < v && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+    return old;
+}
+static int __clzll(ll x) { return x == 0 ? 64 : __builtin_clzll((ull)x); }
+static unsigned int max(unsigned int a, unsigned int b) { return a < b ? b : a; }
+static unsigned int min(unsigned int a, unsigned int b) { return a < b ? a : b; }
+static ull max(ull a, ull b) { return a < b ? b : a; }
+static int max(int a, int b) { return a < b ? b : a; }
+static int min(int a, int b) { return a < b ? a : b; }
 """ + PTX_HELPERS + r"""// The blocks run one after another on one set of threads (starting threads costs more than the kernels):
 // each thread runs its part of a block, then waits for the others before the next block reuses __shared__.
 // A thread-block cluster's blocks (argmin_c.CLUSTER_HELPERS) run in reverse order here, so that block 0, which
@@ -568,3 +582,59 @@ def run_host_program(text: str, folder: Path) -> list[str]:
         pytest.skip("this g++ has no _Float16")
     assert compiled.returncode == 0, compiled.stderr[-3000:]
     return subprocess.run([str(program)], capture_output=True, text=True, check=True).stdout.split()
+
+
+@dataclass(frozen=True)
+class ReduceRun:
+    """One REDUCE value reduction run on the host: ``spec``'s scan and finish kernels over the InputTensor's
+    bytes ``data``, with the plan of a GPU of ``sm_count`` multiprocessors, or ``plan`` where given (another
+    split of the same reduction: the words, and so the result, must not change)."""
+
+    spec: KernelSpec
+    x: TensorDesc
+    out: TensorDesc
+    data: np.ndarray
+    sm_count: int = 1
+    plan: Any = None
+
+
+def run_reduce_batch_on_host(runs: Sequence[ReduceRun], folder: Path) -> list[np.ndarray]:
+    """The OutputTensor bytes of each run, all from one host program (each distinct kernel compiled once); the
+    program fails where a run leaves a word of scratch nonzero (the next launch must find them zero)."""
+    from opendml.backends.cuda import reduce_c
+
+    parts: list[str] = []
+    lines: list[str] = []
+    namespaces: dict[str, str] = {}
+
+    def namespace(source: str, name: str) -> str:
+        if source not in namespaces:
+            namespaces[source] = name
+            parts.extend([f"namespace {name} {{", _body(source, "run"), "}"])
+        return namespaces[source]
+
+    for n, run in enumerate(runs):
+        kept, reduced = reduce_c.layouts(run.spec, run.x, run.out)
+        assert run.spec.accumulation is not None
+        plan = run.plan or reduce_c.plan_reduce(run.x, run.spec.accumulation.axes, kept, reduced, run.sm_count)
+        scan = namespace(reduce_c.scan_kernel(run.spec, plan, kept, reduced), f"r{n}s")
+        finish = namespace(reduce_c.finish_kernel(run.spec, plan, kept, run.out.data_type), f"r{n}f")
+        words = plan.outputs * reduce_c.WORDS[reduce_c.mode(run.spec)]
+        (folder / f"r{n}in.bin").write_bytes(run.data.tobytes())
+        (folder / f"r{n}out.bin").write_bytes(bytes(run.out.total_tensor_size_in_bytes))
+        lines += [
+            "  {",
+            f'  char* px = (char*)read_file("{folder}/r{n}in.bin", 0);',
+            f'  char* pout = (char*)read_file("{folder}/r{n}out.bin", 0);',
+            f"  ull* words = (ull*)calloc({words}, 8);",
+            f"  launch({reduce_c.grid(plan, run.sm_count)}, {BLOCK}, [=] {{ {scan}::run((ull)px, (ull)words); }});",
+            f"  launch({reduce_c.finish_grid(plan, run.sm_count)}, {BLOCK}, "
+            f"[=] {{ {finish}::run((ull)words, (ull)pout); }});",
+            f"  for (int k = 0; k < {words}; ++k) if (words[k]) {{ fprintf(stderr, \"word %d left at %llu\\n\", k, "
+            "words[k]); return 3; }",
+            f'  FILE* f = fopen("{folder}/r{n}out.bin", "wb"); fwrite(pout, 1, {run.out.total_tensor_size_in_bytes}, f);'
+            " fclose(f);",
+            "  }",
+        ]
+    _build_and_run("\n".join([HARNESS, *parts, "int main() {", *lines, "  return 0; }"]) + "\n", folder)
+    return [np.frombuffer((folder / f"r{n}out.bin").read_bytes(), np.uint8) for n in range(len(runs))]

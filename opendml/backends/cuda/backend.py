@@ -20,6 +20,7 @@ from .argmin_kernel import ArgMinKernel
 from .compiler import kernel, title
 from .launch import PackedLaunch, PointerLaunch, bound_address, current_stream
 from .plan import BLOCK
+from .reduce_kernel import ReduceKernel
 
 _BLOCK = (BLOCK,)  # a launch's block shape
 
@@ -145,8 +146,7 @@ class CudaBackend:
         """The kernel of ``spec`` (an operator's, or a fused graph kernel's) over these descriptions; each of
         ``spec.extra`` written to its description in ``extra_outputs``, through its own strides."""
         if spec.accumulation is not None:
-            raise expr_c.unsupported(spec.operator, "kernel", "must be element-wise or an ARGMIN or ARGMAX "
-                                     "reduction on backend 'cuda'", f"a {spec.accumulation.function} reduction")
+            return ReduceKernel(self, spec, inputs, output)  # refuses a function it does not lower, by name
         if spec.selection is not None:
             raise expr_c.unsupported(spec.operator, "kernel", "must be element-wise or an ARGMIN or ARGMAX "
                                      "reduction on backend 'cuda'", "a TOP_K selection")
