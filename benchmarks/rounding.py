@@ -177,6 +177,8 @@ def resolve(name: str, bits: np.ndarray, precision: str) -> np.ndarray:
     """The correctly rounded results' FLOAT32 bits of these inputs (two precisions of mpmath must agree)."""
     out = np.empty(len(bits), np.float32)
     for i, x in enumerate(bits.view(np.float32)):
+        if i % 4096 == 0 and len(bits) > 4096:
+            progress(name, f"{precision} hard cases", i, len(bits))
         a, b = exact(name, float(x), precision, 320), exact(name, float(x), precision, 400)
         if not (a == b or (a != a and b != b)):
             raise SystemExit(f"{name}({x!r}): mpmath at 320 and 400 bits round apart ({a!r}, {b!r})")

@@ -78,6 +78,10 @@ def function(node: ex.Function) -> str:
     tables = _array(f"{name}_in", cases.inputs) + _array(f"{name}_out", cases.results) if len(cases.inputs) else ""
     narrow = "__double2float_rn(rounded_round(bits, base, lowest, top))"
     rounding = "__double2float_rn(y)" if grid.name == "FLOAT32" else narrow
+    search = _search(name, len(cases.inputs))
+    # The grid's constants where the search or the rounding reads them (an unused one is a warning, an error here).
+    grid_constants = "" if not search and grid.name == "FLOAT32" else (
+        f"const int base = {grid.base}, lowest = {grid.lowest};\n    const double top = {grid.top!r};\n    ")
     guard = name.upper()
     return f"""{FUNCTIONS[node.name].c_source}#ifndef {guard}
 #define {guard}
@@ -85,9 +89,7 @@ def function(node: ex.Function) -> str:
     const double y = {FUNCTIONS[node.name].c}((double)v);
     const long long bits = __double_as_longlong(y);
     if ((bits & 0x7FF0000000000000LL) == 0x7FF0000000000000LL) return __double2float_rn(y);  // NaN, +-inf
-    const int base = {grid.base}, lowest = {grid.lowest};
-    const double top = {grid.top!r};
-    {_search(name, len(cases.inputs))}return {rounding};
+    {grid_constants}{search}return {rounding};
 }}
 #endif
 """
