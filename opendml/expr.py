@@ -87,6 +87,10 @@ Function(v, f, T)   FLOAT32 f(v) (``opendml.rounded``: EXP, LOG,    ``rounded.ev
                     held as FLOAT32): the double value rounded,     function (the double one, the test,
                     a hard case looked up where it lies near a      the table) / scalar code only: an
                     midpoint                                        expression of one is not streamed
+BinaryFunction(a,   FLOAT32 f(a, b) (``opendml.rounded.binary``:    ``rounded.evaluate_binary`` /
+b, f, T)            POW a ** b, ATAN_YX atan2(a, b)) rounded once   ``rounded``'s compiled function /
+                    to T: the double value rounded, a pair near a   its device function / scalar code
+                    midpoint decided by a double-double evaluation  only (not streamed)
 ==================  ==============================================  ==================================
 
 A Store below the root is a value, not a write: the value as memory of type T would hold it (a FLOAT16 one
@@ -115,6 +119,7 @@ from .expr_nodes import SIGNED_INTEGERS as SIGNED_INTEGERS
 from .expr_nodes import STORED as STORED
 from .expr_nodes import WRAPPING_OPS as WRAPPING_OPS
 from .expr_nodes import Add as Add
+from .expr_nodes import BinaryFunction as BinaryFunction
 from .expr_nodes import BitCount as BitCount
 from .expr_nodes import BitNot as BitNot
 from .expr_nodes import Bitwise as Bitwise

@@ -27,7 +27,7 @@ from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind, Scalars
 from tests import expr_strategies as ex_strategies
 from tests.elementwise_oracle import float32_quotient, round_f16, round_f32, same_value, truncated_quotient
 from tests.expr_strategies import ExpressionCase, expressions, operands
-from tests.rounding_oracle import correctly_rounded
+from tests.rounding_oracle import correctly_rounded, correctly_rounded_pair
 
 F32, F16 = T.FLOAT32, T.FLOAT16
 NO_NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
@@ -121,6 +121,9 @@ MALFORMED: dict[str, Callable[[], ex.Expr]] = {
     "Store FLOAT16 as FLOAT32": lambda: ex.Store(load(F16), F32),
     "Store FLOAT32 as FLOAT64": lambda: ex.Store(load(F32), T.FLOAT64),
     "Store of BOOL": lambda: ex.Store(less(), T.UINT8),
+    "BinaryFunction of FLOAT16": lambda: ex.BinaryFunction(load(F16), load(F32, 1), "POW", F32),
+    "BinaryFunction of an unknown function": lambda: ex.BinaryFunction(load(F32), load(F32, 1), "HYPOT", F32),
+    "BinaryFunction to INT32": lambda: ex.BinaryFunction(load(F32), load(F32, 1), "ATAN_YX", T.INT32),
 }
 
 
@@ -185,6 +188,8 @@ WELL_TYPED: dict[str, tuple[Callable[[], ex.Expr], ex.ValueType]] = {
     "Store FLOAT32 as FLOAT16": (lambda: ex.Store(load(F32), F16), F16),
     "Store FLOAT16 as FLOAT16": (lambda: ex.Store(load(F16), F16), F16),
     "Store UINT16 as UINT16": (lambda: ex.Store(load(T.UINT16), T.UINT16), T.UINT16),
+    "BinaryFunction POW to FLOAT16 is a FLOAT32": (lambda: ex.BinaryFunction(load(F32), load(F32, 1), "POW", F16),
+                                                   F32),
 }
 
 
@@ -548,6 +553,8 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
         return value if value == 0 or math.isinf(value) else round_f32(math.sqrt(value))  # -0.0 stays
     if isinstance(node, ex.Function):  # the exact value rounded once (the mpmath model)
         return correctly_rounded(node.name, float(of(node.value)), node.precision.name)
+    if isinstance(node, ex.BinaryFunction):  # the exact value rounded once (the mpmath model)
+        return correctly_rounded_pair(node.name, float(of(node.a)), float(of(node.b)), node.precision.name)
     if isinstance(node, ex.Round):
         value = float(of(node.value))
         if not math.isfinite(value):
@@ -635,6 +642,8 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
         "Sqrt": (ex.Store(ex.Sqrt(ex.Multiply(l0, l1)), F32), (F32, F32)),
         "Function EXP": (ex.Store(ex.Function(ex.Multiply(l0, l1), "EXP", F32), F32), (F32, F32)),
         "Function LOG to FLOAT16": (ex.Store(ex.Function(ex.ToFloat32(ex.Load(0, F16)), "LOG", F16), F16), (F16,)),
+        "BinaryFunction POW": (ex.Store(ex.BinaryFunction(l0, l1, "POW", F32), F32), (F32, F32)),
+        "BinaryFunction ATAN_YX to FLOAT16": (ex.Store(ex.BinaryFunction(l0, l1, "ATAN_YX", F16), F16), (F32, F32)),
         "ToFloat32 of FLOAT16": (ex.Store(ex.Multiply(ex.ToFloat32(ex.Load(0, F16)), l1), F32), (F16, F32)),
         "Select of FLOAT16": (ex.Store(ex.Select(ex.Less(l1, ex.ToFloat32(ex.Load(0, F16))), ex.Load(0, F16),
                                                  ex.Load(2, F16)), F16), (F16, F32, F16)),

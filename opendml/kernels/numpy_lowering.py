@@ -159,6 +159,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Bitwise: lambda n, v, inputs: _bitwise(n, v(n.a), v(n.b)),
     ex.Wrap: lambda n, v, inputs: np.asarray(v(n.value)).astype(n.type.numpy),  # integer astype wraps (C's casts)
     ex.Function: lambda n, v, inputs: rounded.evaluate(n.name, v(n.value), n.precision.name),
+    ex.BinaryFunction: lambda n, v, inputs: rounded.evaluate_binary(n.name, v(n.a), v(n.b), n.precision.name),
 }
 
 

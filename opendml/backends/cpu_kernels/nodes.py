@@ -150,4 +150,5 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Bitwise: lambda n, v, root: f"{_BITWISE[n.op]}({_own(n.a, v)}, {_own(n.b, v)})",
     ex.Wrap: lambda n, v, root: f"wrap_to({_own(n.value, v)}, {numpy_type(n.type)})",
     ex.Function: lambda n, v, root: f"rounded.{n.name}_{n.precision.name}({v(n.value)})",
+    ex.BinaryFunction: lambda n, v, root: f"rounded.{n.name}_{n.precision.name}({v(n.a)}, {v(n.b)})",
 }

@@ -19,7 +19,7 @@ import numpy as np
 from ... import expr as ex
 from ...dtypes import DataType
 from ...kernels.monotone import MonotoneTail
-from . import rounded_c
+from . import rounded_binary_c, rounded_c
 from .codegen import C_TYPE, COMPUTE_NUMPY, store
 from .node_c import (
     ARITHMETIC,
@@ -154,7 +154,7 @@ def device_function(name: str, result_type: str, operands: Sequence[tuple[int, D
     uses = helpers and any(isinstance(node, ARITHMETIC_NODES) for root in (expr, *extra) for node in ex.nodes(root))
     clamps = helpers and any("clamp_above(" in line or "clamp_below(" in line for line in lines)
     return ((BYTES if packed and helpers else "") + (ARITHMETIC if uses else "") + (CLAMPS if clamps else "")
-            + rounded_c.helpers((expr, *extra))
+            + rounded_c.helpers((expr, *extra)) + rounded_binary_c.helpers((expr, *extra))
             + f"__device__ __forceinline__ {result_type} {name}({', '.join(parameters)}) {{\n    {statements}\n}}\n")
 
 

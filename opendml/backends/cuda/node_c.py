@@ -18,7 +18,7 @@ from ... import expr as ex
 from ...dtypes import DataType
 from ...errors import KernelUnsupportedError, kernel_unsupported
 from ...kernels.monotone import clamped
-from . import rounded_c
+from . import rounded_binary_c, rounded_c
 from .codegen import C_TYPE, COMPUTE_TYPE, load, store
 
 
@@ -369,4 +369,5 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Wrap: lambda n, v, at: f"(({held_type(n.type)})(({C_TYPE[n.type]})({v(n.value)})))",
     # The device function rounded_c makes for the function and precision (expr_c puts it before its caller).
     ex.Function: lambda n, v, at: f"{rounded_c.function_name(n)}({v(n.value)})",
+    ex.BinaryFunction: lambda n, v, at: f"{rounded_binary_c.function_name(n)}({v(n.a)}, {v(n.b)})",
 }
