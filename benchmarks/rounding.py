@@ -16,6 +16,11 @@ ulps, and writes ``rounding-<device>.csv``.
 
     python benchmarks/rounding.py --build [--functions EXP,LOG]
     python benchmarks/rounding.py --verify [--functions EXP] [--limit 2**24]
+    python benchmarks/rounding.py --pairs 10**9
+
+``--pairs N`` checks the binary functions (POW, ATAN_YX: ``opendml.rounded.binary``, no table) on N random
+FLOAT32 pairs each, at both precisions, and the known exact midpoints: opendml's operator against the double
+function rounded, or, within REFERENCE_NEAR ulps of a midpoint, the mpmath model of tests/rounding_oracle.py.
 
 mpmath is needed (``pip install mpmath``); CuPy for the GPU. Progress goes to stderr.
 """
@@ -279,6 +284,79 @@ def verify(names: list[str], limit: int) -> list[dict[str, object]]:
     return rows
 
 
+def random_pairs(name: str, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` random FLOAT32 pairs: ATAN_YX's of random bit patterns (every finite value alike); POW's bases of
+    random positive bit patterns (a third negative, with an integral exponent) and exponents that put the power
+    anywhere in FLOAT32's range and a little beyond (a random pair of bit patterns overflows or underflows)."""
+    bits = rng.integers(0, 0x7F800000, (2, count), dtype=np.uint32)
+    a, b = bits.view(np.float32)
+    if name == "ATAN_YX":
+        signs = rng.integers(0, 4, count, dtype=np.uint32)
+        return (a.view(np.uint32) | ((signs & 1) << 31)).view(np.float32), \
+            (b.view(np.uint32) | ((signs >> 1) << 31)).view(np.float32)
+    with np.errstate(all="ignore"):
+        target = rng.uniform(-152.0, 130.0, count)
+        e = (target / np.log2(a.astype(np.float64))).astype(np.float32)
+    integral = rng.integers(0, 3, count) == 0
+    e = np.where(integral, np.round(e), e).astype(np.float32)
+    a = np.where(integral, -a, a).astype(np.float32)
+    return a, e
+
+
+def pairs(count: int) -> list[dict[str, Any]]:
+    """POW and ATAN_YX (``opendml.rounded.binary``) on ``count`` random pairs each and the known exact cases:
+    opendml's operator against the double function rounded where it lies farther than REFERENCE_NEAR ulps from
+    a midpoint, else the mpmath model of tests/rounding_oracle.py (300 bits, exact midpoints found)."""
+    import opendml as dml
+    from opendml.rounded.binary import BINARY_FUNCTIONS
+    from tests.rounding_oracle import correctly_rounded_pair
+
+    xp = gpu() or np
+    rng = np.random.default_rng(2024)
+    exact = [(1 + 2**-12, 2.0), (1 + 2**-8, 3.0), (1 + 2**-10 + 2**-22, 0.5), (9.0, 0.5), (2.0, -150.0),
+             (-(1 + 2**-8), 3.0), (1 - 2**-12, 2.0), (2.0, -149.0)]
+    rows = []
+    for name in BINARY_FUNCTIONS:
+        function = {"POW": dml.pow, "ATAN_YX": dml.atan_yx}[name]
+        double = {"POW": np.power, "ATAN_YX": np.arctan2}[name]
+        for precision in PRECISIONS.values():
+            fmt = np.float32 if precision.name == "FLOAT32" else np.float16
+            compared = wrong = near = 0
+            started = time.perf_counter()
+            for first in range(0, count + len(exact), CHUNK):
+                size = min(CHUNK, count - first)
+                a, b = random_pairs(name, max(size, 0), rng)
+                if first == 0 and name == "POW":
+                    a = np.concatenate([a, np.float32([x for x, _ in exact])])
+                    b = np.concatenate([b, np.float32([y for _, y in exact])])
+                if len(a) == 0:
+                    break
+                with np.errstate(over="ignore"):  # FLOAT16 inputs: the casts overflow to infinity, as meant
+                    got = function(xp.asarray(a.astype(fmt)), xp.asarray(b.astype(fmt)))
+                got = np.asarray(got.get() if hasattr(got, "get") else got).astype(np.float32)
+                if fmt is np.float16:
+                    with np.errstate(over="ignore"):
+                        a, b = a.astype(np.float16).astype(np.float32), b.astype(np.float16).astype(np.float32)
+                with np.errstate(all="ignore"):
+                    y = double(a.astype(np.float64), b.astype(np.float64))
+                    want = y.astype(fmt).astype(np.float32)
+                    finite = np.isfinite(y)
+                    close = finite & (midpoint_distances(np.where(finite, y, 0.0), precision) <= REFERENCE_NEAR)
+                for k in np.flatnonzero(close):
+                    want[k] = correctly_rounded_pair(name, float(a[k]), float(b[k]), precision.name)
+                same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
+                compared, wrong, near = compared + len(a), wrong + int((~same).sum()), near + int(close.sum())
+                for k in np.flatnonzero(~same)[:5]:
+                    print(f"  {name} {precision.name} ({a[k]!r}, {b[k]!r}): {got[k]!r}, expected {want[k]!r}",
+                          file=sys.stderr)
+            seconds = time.perf_counter() - started
+            rows.append({"function": name, "precision": precision.name, "pairs": compared, "near": near,
+                         "wrong": wrong, "seconds": round(seconds, 1)})
+            print(f"{name:7} {precision.name:8} pairs {compared:>12} near a midpoint {near:>8} wrong {wrong:>4}"
+                  f"  {seconds:.1f} s", flush=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", action="store_true", help="build the hard-case tables")
@@ -287,6 +365,8 @@ def main() -> None:
     parser.add_argument("--limit", type=lambda s: int(eval(s, {})), default=1 << 32,
                         help="inputs swept (default every one: 2**32)")
     parser.add_argument("--first", type=lambda s: int(eval(s, {})), default=0, help="the first bit pattern swept")
+    parser.add_argument("--pairs", type=lambda s: int(eval(s, {})), default=0,
+                        help="check POW and ATAN_YX on this many random pairs each (and the known exact cases)")
     args = parser.parse_args()
     names = [n.strip().upper() for n in args.functions.split(",") if n.strip()]
     global FIRST
@@ -295,6 +375,8 @@ def main() -> None:
         build(names, args.limit)
     if args.verify:
         verify(names, args.limit)
+    if args.pairs:
+        pairs(args.pairs)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,7 @@ from .ops.argmin import ArgMinDesc
 from .ops.asin import ElementWiseAsinDesc
 from .ops.asinh import ElementWiseAsinhDesc
 from .ops.atan import ElementWiseAtanDesc
+from .ops.atan_yx import ElementWiseAtanYxDesc
 from .ops.atanh import ElementWiseAtanhDesc
 from .ops.bit_and import ElementWiseBitAndDesc
 from .ops.bit_count import ElementWiseBitCountDesc
@@ -79,6 +80,7 @@ from .ops.ceil import ElementWiseCeilDesc
 from .ops.celu import ActivationCeluDesc
 from .ops.clip import ElementWiseClip1Desc, ElementWiseClipDesc
 from .ops.clip_grad import ElementWiseClipGrad1Desc, ElementWiseClipGradDesc
+from .ops.constant_pow import ElementWiseConstantPowDesc
 from .ops.cos import ElementWiseCosDesc
 from .ops.cosh import ElementWiseCoshDesc
 from .ops.dequantize import DequantizeDesc
@@ -118,6 +120,7 @@ from .ops.multiply import ElementWiseMultiplyDesc
 from .ops.negate import ElementWiseNegateDesc
 from .ops.parameterized_relu import ActivationParameterizedReluDesc
 from .ops.parametric_softplus import ActivationParametricSoftplusDesc
+from .ops.pow import ElementWisePowDesc
 from .ops.quantize import QuantizeDesc
 from .ops.quantize_linear import ElementWiseQuantizeLinearDesc
 from .ops.quantized_linear_add import ElementWiseQuantizedLinearAddDesc
@@ -213,6 +216,7 @@ __all__ = [
     "ElementWiseAsinDesc",
     "ElementWiseAsinhDesc",
     "ElementWiseAtanDesc",
+    "ElementWiseAtanYxDesc",
     "ElementWiseAtanhDesc",
     "ElementWiseBitAndDesc",
     "ElementWiseBitCountDesc",
@@ -226,6 +230,7 @@ __all__ = [
     "ElementWiseClipDesc",
     "ElementWiseClipGrad1Desc",
     "ElementWiseClipGradDesc",
+    "ElementWiseConstantPowDesc",
     "ElementWiseCosDesc",
     "ElementWiseCoshDesc",
     "ElementWiseDequantizeLinearDesc",
@@ -255,6 +260,7 @@ __all__ = [
     "ElementWiseModulusTruncateDesc",
     "ElementWiseMultiplyDesc",
     "ElementWiseNegateDesc",
+    "ElementWisePowDesc",
     "ElementWiseQuantizeLinearDesc",
     "ElementWiseQuantizedLinearAddDesc",
     "ElementWiseRecipDesc",

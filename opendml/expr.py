@@ -94,6 +94,10 @@ Function(v, f, T)   FLOAT32 f(v) (``opendml.rounded``: EXP, LOG,    ``rounded.ev
 ToFloat64(v)        integer v rounded to nearest-even FLOAT64       ``astype(float64)`` / ``np.float64``
                     (64-bit integers beyond 2**53 round); FLOAT32   / ``cvt.rn.f64`` (``cvt.f64.f32``) /
                     v exactly (FLOAT16: through ToFloat32)          ``sitofp``, ``uitofp``, ``fpext``
+BinaryFunction(a,   FLOAT32 f(a, b) (``opendml.rounded.binary``:    ``rounded.evaluate_binary`` /
+b, f, T)            POW a ** b, ATAN_YX atan2(a, b)) rounded once   ``rounded``'s compiled function /
+                    to T: the double value rounded, a pair near a   its device function / scalar code
+                    midpoint decided by a double-double evaluation  only (not streamed)
 ==================  ==============================================  ==================================
 
 A Store below the root is a value, not a write: the value as memory of type T would hold it (a FLOAT16 one
@@ -127,6 +131,7 @@ from .expr_nodes import SIGNED_INTEGERS as SIGNED_INTEGERS
 from .expr_nodes import STORED as STORED
 from .expr_nodes import WRAPPING_OPS as WRAPPING_OPS
 from .expr_nodes import Add as Add
+from .expr_nodes import BinaryFunction as BinaryFunction
 from .expr_nodes import BitCount as BitCount
 from .expr_nodes import BitNot as BitNot
 from .expr_nodes import Bitwise as Bitwise

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .dtypes import DataType
+from .rounded.binary import BINARY_FUNCTIONS
 from .rounded.catalog import FUNCTIONS
 
 BOOL: Literal["BOOL"] = "BOOL"
@@ -363,6 +364,28 @@ class Function(_OfFloat32):
 
 
 @dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
+class BinaryFunction(_Binary):
+    """A correctly rounded function of two FLOAT32 values (``opendml.rounded.binary``: ``name`` POW, ``a ** b``,
+    or ATAN_YX, ``atan2(a, b)``), rounded once to ``precision``: FLOAT32, or FLOAT16 held exactly as a FLOAT32."""
+
+    name: str
+    precision: DataType
+
+    def __post_init__(self) -> None:
+        types = (self.a.data_type, self.b.data_type)
+        _require(types == (DataType.FLOAT32, DataType.FLOAT32),
+                 f"BinaryFunction of {_name(types[0])} and {_name(types[1])}")
+        _require(self.name in BINARY_FUNCTIONS,
+                 f"BinaryFunction {self.name!r} is not one of {sorted(BINARY_FUNCTIONS)}")
+        _require(self.precision in (DataType.FLOAT32, DataType.FLOAT16),
+                 f"BinaryFunction to {_name(self.precision)}")
+
+    @property
+    def data_type(self) -> ValueType:
+        return DataType.FLOAT32
+
+
+@dataclass(frozen=True, eq=False, repr=False)  # Expr compares, hashes and prints
 class Round(_OfFloat32):
     """FLOAT32 to its nearest integer, ties to even (still FLOAT32)."""
 
@@ -452,7 +475,7 @@ class Store(_Unary):
 # exactly this set: a node missing from a lowering fails there, not on a user's first large tensor.
 NODES: tuple[type[Expr], ...] = (Load, Param, Widen, Subtract, ToFloat32, Multiply, Add, Divide, Wrapping, Remainder,
                                  Negate, BitNot, BitCount, Sqrt, Round, Saturate, Less, IsNumber, SignBit, Select,
-                                 Store, Bitwise, Wrap, Function, ToFloat64)
+                                 Store, Bitwise, Wrap, Function, ToFloat64, BinaryFunction)
 
 
 def integer_range(expr: Expr) -> tuple[int, int]:

@@ -495,6 +495,16 @@ def rounded_element(name: str) -> Callable[[float, str, tuple[float, float] | No
     return element
 
 
+def rounded_pair_element(name: str) -> Callable[[float, float, str], float]:
+    """POW or ATAN_YX of two float32 values: the exact value rounded once to the type (tests/rounding_oracle.py)."""
+    from tests.rounding_oracle import correctly_rounded_pair
+
+    def element(a: float, b: float, type_name: str) -> float:
+        return correctly_rounded_pair(name, a, b, type_name)
+
+    return element
+
+
 def rounded_activation(name: str) -> Callable[[float, str], float]:
     """An activation correctly rounded as a whole (SIGMOID, TANH, SOFTSIGN, GELU): the exact value rounded once."""
     from tests.rounding_oracle import correctly_rounded

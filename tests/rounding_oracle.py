@@ -93,3 +93,83 @@ def _nearest(exact: mpmath.mpf, fmt: type) -> float:
         best = min((c for c in candidates if not math.isinf(c)), key=lambda c: (abs(mpmath.mpf(float(c)) - exact),
                                               int(np.array(c, fmt).view(f"u{np.dtype(fmt).itemsize}")) & 1))
     return float(best) if best != 0 else math.copysign(0.0, float(exact))
+
+
+# --- POW and ATAN_YX: C99's special values (Annex F.10.4.4, F.10.1.4), mpmath's value elsewhere ----------------
+
+def _odd_integer(y: float) -> bool:
+    return math.isfinite(y) and y == math.floor(y) and math.fmod(y, 2.0) != 0.0
+
+
+def _pow_special(x: float, y: float) -> float | None:
+    """pow's C99 value where an input is NaN, zero or infinite, or a negative base meets a non-integral
+    exponent; else None."""
+    if y == 0 or x == 1:
+        return 1.0
+    if math.isnan(x) or math.isnan(y):
+        return math.nan
+    if math.isinf(y):
+        if x == -1:
+            return 1.0
+        return (0.0 if abs(x) < 1 else math.inf) if y > 0 else (math.inf if abs(x) < 1 else 0.0)
+    if x == 0:
+        magnitude = 0.0 if y > 0 else math.inf
+        return math.copysign(magnitude, x) if _odd_integer(y) else magnitude
+    if math.isinf(x):
+        magnitude = math.inf if y > 0 else 0.0
+        return -magnitude if x < 0 and _odd_integer(y) else magnitude
+    if x < 0 and y != math.floor(y):
+        return math.nan
+    return None
+
+
+def _atan2_special(a: float, b: float) -> mpmath.mpf | float | None:
+    """atan2's C99 value where an input is NaN, zero or infinite; else None (``a`` the y, ``b`` the x)."""
+    if math.isnan(a) or math.isnan(b):
+        return math.nan
+    negative = math.copysign(1.0, a) < 0
+    sign = -1 if negative else 1
+    if a == 0:
+        return sign * mpmath.pi if math.copysign(1.0, b) < 0 else math.copysign(0.0, a)
+    if math.isinf(a):
+        if math.isinf(b):
+            return sign * mpmath.pi * (mpmath.mpf(3) / 4 if b < 0 else mpmath.mpf(1) / 4)
+        return sign * mpmath.pi / 2
+    if b == 0:
+        return sign * mpmath.pi / 2
+    if math.isinf(b):
+        return sign * mpmath.pi if b < 0 else math.copysign(0.0, a)
+    return None
+
+
+def _snapped(exact: mpmath.mpf, fmt: type) -> mpmath.mpf:
+    """``exact`` (mpmath's pow at 300 bits) replaced by the format's midpoint it lies within 2**-250 of (an exact
+    midpoint such as (1 + 2**-12)**2, which mpmath's evaluation may miss by an ulp of its own)."""
+    if exact == 0 or mpmath.isinf(exact):
+        return exact
+    bits = {np.float32: 24, np.float16: 11}[fmt]
+    lowest = {np.float32: -126, np.float16: -14}[fmt]
+    exponent = max(int(mpmath.floor(mpmath.log(abs(exact), 2))), lowest)
+    step = mpmath.mpf(2) ** (exponent - bits + 1)
+    midpoint = (mpmath.floor(abs(exact) / step) + mpmath.mpf(1) / 2) * step
+    if abs(abs(exact) - midpoint) <= abs(exact) * mpmath.mpf(2) ** -250:
+        return mpmath.sign(exact) * midpoint
+    return exact
+
+
+def correctly_rounded_pair(name: str, a: float, b: float, precision: str) -> float:
+    """POW (``a ** b``) or ATAN_YX (``atan2(a, b)``) of two floats, rounded once to nearest (ties to even) in
+    ``precision``."""
+    fmt = _FORMAT[precision]
+    special: mpmath.mpf | float | None = _pow_special(a, b) if name == "POW" else _atan2_special(a, b)
+    with mpmath.workprec(300):
+        if special is None:
+            if name == "POW":
+                magnitude = mpmath.power(mpmath.mpf(abs(a)), mpmath.mpf(b))
+                exact = -magnitude if a < 0 and _odd_integer(b) else magnitude
+            else:
+                exact = mpmath.atan2(mpmath.mpf(a), mpmath.mpf(b))
+            return _nearest(_snapped(exact, fmt), fmt)
+        if isinstance(special, float):
+            return float(fmt(special))
+        return _nearest(special, fmt)

@@ -34,7 +34,7 @@ from tests.elementwise_oracle import (
     truncated_quotient,
 )
 from tests.expr_strategies import ExpressionCase, expressions, operands
-from tests.rounding_oracle import correctly_rounded
+from tests.rounding_oracle import correctly_rounded, correctly_rounded_pair
 
 F32, F16, F64 = T.FLOAT32, T.FLOAT16, T.FLOAT64
 NO_NUMBA = pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
@@ -144,6 +144,9 @@ MALFORMED: dict[str, Callable[[], ex.Expr]] = {
     "Select of FLOAT64 and FLOAT32": lambda: ex.Select(less(), load(F64), load(F32, 1)),
     "Saturate FLOAT64 to FLOAT32": lambda: ex.Saturate(load(F64), F32),
     "Wrap of FLOAT64": lambda: ex.Wrap(load(F64), T.INT64),
+    "BinaryFunction of FLOAT16": lambda: ex.BinaryFunction(load(F16), load(F32, 1), "POW", F32),
+    "BinaryFunction of an unknown function": lambda: ex.BinaryFunction(load(F32), load(F32, 1), "HYPOT", F32),
+    "BinaryFunction to INT32": lambda: ex.BinaryFunction(load(F32), load(F32, 1), "ATAN_YX", T.INT32),
 }
 
 
@@ -216,6 +219,8 @@ WELL_TYPED: dict[str, tuple[Callable[[], ex.Expr], ex.ValueType]] = {
     "Store FLOAT64 as FLOAT64": (lambda: ex.Store(load(F64), F64), F64),
     "Store FLOAT64 as FLOAT32": (lambda: ex.Store(load(F64), F32), F32),
     "Store FLOAT64 as FLOAT16": (lambda: ex.Store(load(F64), F16), F16),
+    "BinaryFunction POW to FLOAT16 is a FLOAT32": (lambda: ex.BinaryFunction(load(F32), load(F32, 1), "POW", F16),
+                                                   F32),
 }
 
 
@@ -582,6 +587,8 @@ def element(node: ex.Expr, row: Sequence[int | float], scalars: Sequence[int | f
         return value if value == 0 or math.isinf(value) else round_f32(math.sqrt(value))  # -0.0 stays
     if isinstance(node, ex.Function):  # the exact value rounded once (the mpmath model)
         return correctly_rounded(node.name, float(of(node.value)), node.precision.name)
+    if isinstance(node, ex.BinaryFunction):  # the exact value rounded once (the mpmath model)
+        return correctly_rounded_pair(node.name, float(of(node.a)), float(of(node.b)), node.precision.name)
     if isinstance(node, ex.Round):
         value = float(of(node.value))
         if not math.isfinite(value):
@@ -671,6 +678,8 @@ def _node_cases() -> dict[str, tuple[ex.Store, tuple[T, ...]]]:
         "Sqrt": (ex.Store(ex.Sqrt(ex.Multiply(l0, l1)), F32), (F32, F32)),
         "Function EXP": (ex.Store(ex.Function(ex.Multiply(l0, l1), "EXP", F32), F32), (F32, F32)),
         "Function LOG to FLOAT16": (ex.Store(ex.Function(ex.ToFloat32(ex.Load(0, F16)), "LOG", F16), F16), (F16,)),
+        "BinaryFunction POW": (ex.Store(ex.BinaryFunction(l0, l1, "POW", F32), F32), (F32, F32)),
+        "BinaryFunction ATAN_YX to FLOAT16": (ex.Store(ex.BinaryFunction(l0, l1, "ATAN_YX", F16), F16), (F32, F32)),
         "ToFloat32 of FLOAT16": (ex.Store(ex.Multiply(ex.ToFloat32(ex.Load(0, F16)), l1), F32), (F16, F32)),
         "Select of FLOAT16": (ex.Store(ex.Select(ex.Less(l1, ex.ToFloat32(ex.Load(0, F16))), ex.Load(0, F16),
                                                  ex.Load(2, F16)), F16), (F16, F32, F16)),

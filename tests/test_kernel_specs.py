@@ -227,6 +227,10 @@ DESCRIPTIONS: dict[str, Callable[[Tensors], object]] = {
     "ELEMENT_WISE_SUBTRACT": _binary(dml.ElementWiseSubtractDesc),
     "ELEMENT_WISE_MULTIPLY": _binary(dml.ElementWiseMultiplyDesc),
     "ELEMENT_WISE_DIVIDE": _binary(dml.ElementWiseDivideDesc),
+    "ELEMENT_WISE_ATAN_YX": _binary(dml.ElementWiseAtanYxDesc),
+    "ELEMENT_WISE_POW": lambda t: dml.ElementWisePowDesc(t["InputTensor"], t["ExponentTensor"], t["OutputTensor"],
+                                                         dml.ScaleBias(0.5, 1.25)),
+    "ELEMENT_WISE_CONSTANT_POW": _unary(lambda x, y: dml.ElementWiseConstantPowDesc(x, y, 2.5, dml.ScaleBias(1.5, 0.25))),
     "ELEMENT_WISE_MIN": _binary(dml.ElementWiseMinDesc),
     "ELEMENT_WISE_MAX": _binary(dml.ElementWiseMaxDesc),
     "ELEMENT_WISE_MEAN": _binary(dml.ElementWiseMeanDesc),
@@ -468,6 +472,11 @@ EXPECTED: dict[str, Expect] = {
     "ELEMENT_WISE_SUBTRACT": _expect_binary(oracle.subtract_element),
     "ELEMENT_WISE_MULTIPLY": _expect_binary(oracle.multiply_element),
     "ELEMENT_WISE_DIVIDE": _expect_binary(oracle.divide_element),
+    "ELEMENT_WISE_ATAN_YX": _expect_binary(oracle.rounded_pair_element("ATAN_YX")),
+    "ELEMENT_WISE_POW": lambda desc, tensors, inputs: _each(inputs, lambda x, e: oracle.rounded_pair_element("POW")(
+        oracle.scale_bias_element(x, _pair(desc.scale_bias)), e, _type(tensors, "InputTensor"))),
+    "ELEMENT_WISE_CONSTANT_POW": lambda desc, tensors, inputs: _each(inputs, lambda x: oracle.rounded_pair_element(
+        "POW")(oracle.scale_bias_element(x, _pair(desc.scale_bias)), 2.5, _type(tensors, "InputTensor"))),
     "ELEMENT_WISE_MIN": _expect_binary(oracle.min_element),
     "ELEMENT_WISE_MAX": _expect_binary(oracle.max_element),
     "ELEMENT_WISE_MEAN": _expect_binary(oracle.mean_element),
@@ -582,6 +591,8 @@ MANY_KERNELS = {"ELEMENT_WISE_QUANTIZED_LINEAR_ADD", "CAST", "ELEMENT_WISE_LOGIC
                     f"ELEMENT_WISE_{name}" for name in ("LOG", "SIN", "COS", "TAN", "ASIN", "ACOS", "ATAN", "SINH", "COSH", "TANH", "ASINH", "ACOSH", "ATANH", "ERF")} | {
                     f"ACTIVATION_{name}" for name in ("TANH", "SOFTSIGN", "GELU", "PARAMETRIC_SOFTPLUS", "ELU", "CELU",
                                                       "SCALED_ELU", "SCALED_TANH", "SWISH")}
+# POW's kernels are compiled by default; ATAN_YX's and CONSTANT_POW's share its node (BinaryFunction).
+MANY_KERNELS |= {"ELEMENT_WISE_ATAN_YX", "ELEMENT_WISE_CONSTANT_POW"}
 COMPILED_ROWS = [pytest.param(*p.values, id=p.id, marks=[pytest.mark.slow] if _covered(*p.values)
                               or p.values[0].name in MANY_KERNELS else [])
                  for p in ROWS]

@@ -58,6 +58,7 @@ UNARY_TABLES = {
     "ElementWiseRecipDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
     "ElementWiseSqrtDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
     "ElementWiseExpDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
+    "ElementWiseConstantPowDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
     "ElementWiseLogDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
     "ElementWiseSinDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
     "ElementWiseCosDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
@@ -98,7 +99,8 @@ UNARY_TABLES = {
     "ActivationGeluDesc": [(L.FL_5_1, ALL_RANKS, F)],
     "ActivationSwishDesc": [(L.FL_6_2, ALL_RANKS, F)],
 }
-UNARY_FIELDS = {"ElementWiseRoundDesc": ("TOWARD_ZERO",), "ActivationLinearDesc": (2.0, 1.0), "ActivationLeakyReluDesc": (0.1,),
+UNARY_FIELDS = {"ElementWiseConstantPowDesc": (2.0,),
+                "ElementWiseRoundDesc": ("TOWARD_ZERO",), "ActivationLinearDesc": (2.0, 1.0), "ActivationLeakyReluDesc": (0.1,),
                 "ActivationThresholdedReluDesc": (1.0,), "ActivationHardSigmoidDesc": (0.2, 0.5),
                 "ActivationHardSwishDesc": (0.2, 0.5), "ActivationShrinkDesc": (0.0, 0.5),
                 "ActivationSoftplusDesc": (1.0,), "ActivationParametricSoftplusDesc": (1.0, 1.0),
@@ -219,6 +221,9 @@ BINARY_TABLES = {
     "ElementWiseBitXorDesc": BIT_LOGICAL_TABLE,
     "ElementWiseBitShiftLeftDesc": BIT_SHIFT_TABLE,
     "ElementWiseBitShiftRightDesc": BIT_SHIFT_TABLE,
+    "ElementWiseAtanYxDesc": [(L.FL_3_1, ALL_RANKS, F)],
+    # The page's floats (its integer rows, exact integer powers, are not declared: refused by the table)
+    "ElementWisePowDesc": [(L.FL_3_0, ALL_RANKS, F), (L.FL_1_0, FOUR, F)],
 }
 
 

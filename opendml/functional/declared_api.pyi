@@ -21,6 +21,7 @@ __all__ = [
     "asin",
     "asinh",
     "atan",
+    "atan_yx",
     "atanh",
     "bit_and",
     "bit_count",
@@ -33,6 +34,7 @@ __all__ = [
     "celu",
     "clip",
     "clip_grad",
+    "constant_pow",
     "cos",
     "cosh",
     "difference_square",
@@ -68,6 +70,7 @@ __all__ = [
     "negate",
     "parameterized_relu",
     "parametric_softplus",
+    "pow",
     "recip",
     "relu",
     "relu_grad",
@@ -1134,3 +1137,49 @@ def swish(
     out: ArrayObject | None = ...,
     device: DeviceLike = ...,
 ) -> Any: ...
+
+@overload
+def pow(
+    x: _ArrayT,
+    exponent: _ArrayT,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def pow(
+    x: ArrayInput,
+    exponent: ArrayInput,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def constant_pow(
+    x: _ArrayT,
+    exponent: Scalar,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: npt.NDArray[Any] | None = ...,
+    device: None = ...,
+) -> _ArrayT: ...
+
+@overload
+def constant_pow(
+    x: ArrayInput,
+    exponent: Scalar,
+    *,
+    scale_bias: ScaleBias | tuple[float, float] | None = ...,
+    out: ArrayObject | None = ...,
+    device: DeviceLike = ...,
+) -> Any: ...
+
+@overload
+def atan_yx(a: _ArrayT, b: _ArrayT, *, out: npt.NDArray[Any] | None = ..., device: None = ...) -> _ArrayT: ...
+
+@overload
+def atan_yx(a: ArrayInput, b: ArrayInput, *, out: ArrayObject | None = ..., device: DeviceLike = ...) -> Any: ...

@@ -163,6 +163,7 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Function: lambda n, v, inputs: rounded.evaluate(n.name, v(n.value), n.precision.name),
     # integers: nearest even (C conversion; 64-bit ones beyond 2**53 round); FLOAT32: exact
     ex.ToFloat64: lambda n, v, inputs: np.asarray(v(n.value)).astype(np.float64),
+    ex.BinaryFunction: lambda n, v, inputs: rounded.evaluate_binary(n.name, v(n.a), v(n.b), n.precision.name),
 }
 
 

@@ -14,6 +14,7 @@ from .argmin import ARGMIN
 from .asin import ASIN
 from .asinh import ASINH
 from .atan import ATAN
+from .atan_yx import ATAN_YX
 from .atanh import ATANH
 from .bit_and import BIT_AND
 from .bit_count import BIT_COUNT
@@ -27,6 +28,7 @@ from .ceil import CEIL
 from .celu import CELU
 from .clip import CLIP, CLIP1
 from .clip_grad import CLIP_GRAD, CLIP_GRAD1
+from .constant_pow import CONSTANT_POW
 from .cos import COS
 from .cosh import COSH
 from .definition import OperatorDefinition
@@ -66,6 +68,7 @@ from .multiply import MULTIPLY
 from .negate import NEGATE
 from .parameterized_relu import PARAMETERIZED_RELU
 from .parametric_softplus import PARAMETRIC_SOFTPLUS
+from .pow import POW
 from .quantize import QUANTIZE
 from .quantize_linear import QUANTIZE_LINEAR
 from .quantized_linear_add import QUANTIZED_LINEAR_ADD
@@ -185,6 +188,9 @@ OPERATORS: tuple[OperatorDefinition, ...] = (
     LOG_SOFTMAX1,
     HARDMAX,
     HARDMAX1,
+    POW,
+    CONSTANT_POW,
+    ATAN_YX,
 )
 
 BY_DESC_TYPE: dict[type, OperatorDefinition] = {op.desc_type: op for op in OPERATORS}

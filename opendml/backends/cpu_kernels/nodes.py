@@ -154,4 +154,5 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Function: lambda n, v, root: f"rounded.{n.name}_{n.precision.name}({v(n.value)})",
     # sitofp or uitofp (nearest even), fpext of a float32 (exact)
     ex.ToFloat64: lambda n, v, root: f"np.float64({v(n.value)})",
+    ex.BinaryFunction: lambda n, v, root: f"rounded.{n.name}_{n.precision.name}({v(n.a)}, {v(n.b)})",
 }

@@ -14,6 +14,7 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from ...rounded import FUNCTIONS, NEAR, PRECISIONS
+from ...rounded.binary import BINARY_FUNCTIONS
 from ...rounded.method import midpoint_distance, round_to
 from ...rounded.tables import hard_cases
 
@@ -71,11 +72,34 @@ def compiled(name: str, precision: str) -> Any:
     return rounded
 
 
+def compiled_binary(name: str, precision: str) -> Any:
+    """The Numba function of the binary ``name`` (POW, ATAN_YX: ``opendml.rounded.binary``) of two FLOAT32
+    values rounded to ``precision``: the C library's double function, the rounding test, and the flagged pairs
+    decided by the double-double evaluation compiled as it is written."""
+    function = BINARY_FUNCTIONS[name]
+    f, decided = function.scalar, njit(nogil=True)(function.decided)
+    grid = PRECISIONS[precision]
+    base, lowest, top, narrow = grid.base, grid.lowest, grid.top, precision == "FLOAT16"
+
+    @njit(nogil=True)
+    def rounded(a, b):  # type: ignore[no-untyped-def]
+        x, e = np.float64(a), np.float64(b)
+        y = f(x, e)
+        if not math.isfinite(y):
+            return np.float32(y)
+        bits = _double_bits(y)
+        if _distance(bits, base, lowest, top) <= NEAR:
+            return np.float32(decided(x, e, base, lowest, top))
+        return np.float32(_round(y, bits, base, lowest, top)) if narrow else np.float32(y)
+
+    return rounded
+
+
 def __getattr__(attribute: str) -> Any:
-    """``EXP_FLOAT32``...: compiled on first use and kept as this module's attribute."""
+    """``EXP_FLOAT32``, ``POW_FLOAT16``...: compiled on first use and kept as this module's attribute."""
     name, _, precision = attribute.rpartition("_")
-    if name not in FUNCTIONS or precision not in PRECISIONS:
+    if (name not in FUNCTIONS and name not in BINARY_FUNCTIONS) or precision not in PRECISIONS:
         raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
-    function = compiled(name, precision)
+    function = compiled(name, precision) if name in FUNCTIONS else compiled_binary(name, precision)
     globals()[attribute] = function
     return function

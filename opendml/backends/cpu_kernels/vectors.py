@@ -90,7 +90,7 @@ def streamable(*roots: ex.Expr) -> bool:
     """Whether ``stream_typing`` lowers ``roots`` (an element, and the extra values its kernel writes): no
     FLOAT16 operand or output, and one element size for every output (one vector width for every store)."""
     return len({root.data_type.size for root in roots}) == 1 and all(  # type: ignore[union-attr]
-        node.data_type is not DataType.FLOAT16 and not isinstance(node, ex.Function)
+        node.data_type is not DataType.FLOAT16 and not isinstance(node, (ex.Function, ex.BinaryFunction))
         for root in roots for node in ex.nodes(root))
 
 
@@ -269,8 +269,9 @@ def _is_number(node: ex.IsNumber, v: Callable[[ex.Expr], ir.Value], at: Vectors)
     return at.builder.fcmp_ordered("ord", value, value)
 
 
-def _function(node: ex.Function, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
-    """Never reached: ``streamable`` leaves an expression of a Function to the scalar kernels."""
+def _function(node: ex.Function | ex.BinaryFunction, v: Callable[[ex.Expr], ir.Value], at: Vectors) -> ir.Value:
+    """Never reached: ``streamable`` leaves an expression of a Function or BinaryFunction to the scalar
+    kernels."""
     raise ex.ExpressionError(f"{node!r} has no vector lowering: its expressions run as scalar code (streamable)")
 
 
@@ -304,4 +305,5 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Wrap: lambda n, v, at: arithmetic.wrap(at.builder, v(n.value), n.type.bits, _signed(n.value)),
     ex.Function: _function,
     ex.ToFloat64: _to_float64,
+    ex.BinaryFunction: _function,
 }

@@ -19,7 +19,7 @@ import numpy as np
 from ... import expr as ex
 from ...dtypes import DataType
 from ...kernels.monotone import MonotoneTail
-from . import rounded_c
+from . import rounded_binary_c, rounded_c
 from .codegen import C_TYPE, COMPUTE_NUMPY
 from .node_c import (
     ARITHMETIC,
@@ -161,6 +161,7 @@ def device_function(name: str, result_type: str, operands: Sequence[tuple[int, D
     doubles = helpers and holds_double((expr, *extra))
     return ((BYTES if packed and helpers else "") + (ARITHMETIC if uses else "") + (CLAMPS if clamps else "")
             + (DOUBLES if doubles else "") + rounded_c.helpers((expr, *extra))
+            + rounded_binary_c.helpers((expr, *extra))
             + f"__device__ __forceinline__ {result_type} {name}({', '.join(parameters)}) {{\n    {statements}\n}}\n")
 
 

@@ -18,7 +18,7 @@ from ... import expr as ex
 from ...dtypes import DataType
 from ...errors import KernelUnsupportedError, kernel_unsupported
 from ...kernels.monotone import clamped
-from . import rounded_c
+from . import rounded_binary_c, rounded_c
 from .codegen import C_TYPE, COMPUTE_TYPE, load, store
 
 
@@ -434,4 +434,5 @@ LOWERINGS: dict[type[ex.Expr], Lowering] = {
     ex.Function: lambda n, v, at: f"{rounded_c.function_name(n)}({v(n.value)})",
     # DOUBLES' conversions: cvt.rn.f64 of an integer (by the type it is held in), cvt.f64.f32 of a float (exact)
     ex.ToFloat64: lambda n, v, at: f"{_TO_DOUBLE[held_type(n.value.data_type)]}({v(n.value)})",
+    ex.BinaryFunction: lambda n, v, at: f"{rounded_binary_c.function_name(n)}({v(n.a)}, {v(n.b)})",
 }
