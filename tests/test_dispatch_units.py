@@ -35,8 +35,8 @@ def test_every_operator_is_a_directml_operator_type() -> None:
 
 
 @pytest.mark.parametrize(("name", "message"), [
-    ("element_wise_atan", r"^type: must be a DirectML operator opendml implements \(DML_OPERATOR_ELEMENT_WISE_ATAN "
-                          r"is DirectML's but not opendml's; .*got 'element_wise_atan'\.$"),
+    ("gemm", r"^type: must be a DirectML operator opendml implements \(DML_OPERATOR_GEMM "
+             r"is DirectML's but not opendml's; .*got 'gemm'\.$"),
     ("ELEMENT_WISE_ADD2", r"^type: must be one of DML_OPERATOR_ELEMENT_WISE_CLIP, .*got 'ELEMENT_WISE_ADD2'\.$"),
 ])
 def test_an_unknown_operator_type_says_whether_directml_has_it(name: str, message: str) -> None:

@@ -30,6 +30,17 @@ result. Each bound stays below ``NEAR`` (32 ulps), which is all ``opendml.rounde
   ``4E + 5`` ulps (25 with ``erfc``'s 5). The infinities give ``+inf`` and ``-0.0`` (the limits; the
   double-double of an infinity would be NaN). Every backend spells each product and sum as its own rounded
   operation (CUDA's ``__dmul_rn``/``__dadd_rn``: never contracted into a fused multiply-add).
+
+Tails below a double's precision. Where a function is its leading term plus a tail of known sign smaller than
+``2**-54`` of it, the double formula gives the leading term exactly, and that can be a midpoint itself (every
+FLOAT32 ``x`` that is a FLOAT16 midpoint, for ``softplus(x) = x + log1p(exp(-x))`` with ``x >= 40`` and ``gelu(x)
+= x - x / 2 * erfc(x / sqrt(2))`` with ``x >= 10``; every odd FLOAT32 subnormal ``x`` for ``gelu(x) = x / 2 +
+x**2 / sqrt(2 pi) + ...`` with ``0 < |x| <= 2**-60``): millions of ties no table should hold. There each backend
+returns the leading term moved ``NUDGE`` = 64 ulps (``_nudged``: exact, the same everywhere) toward the tail's
+side. The exact value lies strictly between the leading term and the moved value, and no other midpoint of
+FLOAT32 or FLOAT16 lies within 64 ulps of a double (the nearest is ``2**28`` ulps away), so both round alike; and
+the moved value is at least ``NUDGE - NEAR`` ulps off any midpoint the leading term was on, so it is never
+looked up. Elsewhere the nudged value is what the table builder saw as well.
 """
 
 from __future__ import annotations
@@ -96,6 +107,27 @@ _TWO_OVER_ROOT_PI = float.fromhex("0x1.20dd750429b6dp+0")  # 2 / sqrt(pi), the s
 _C_GUARD = "#ifndef OPENDML_{0}\n#define OPENDML_{0}\n{1}#endif\n"
 
 
+NUDGE = 64  # ulps a leading term is moved toward its tail's side (the module's docstring): more than NEAR
+_SOFTPLUS_LARGE = 40.0  # softplus(x) = x + tail, 0 < tail < 2**-54 x
+_GELU_LARGE = 10.0  # gelu(x) = x - tail, 0 < tail < 2**-54 x
+_GELU_TINY = 2.0**-60  # gelu(x) = x / 2 + tail, 0 < tail < 2**-54 |x / 2|
+
+
+@_jitable
+def _nudged(y: float, up: bool) -> float:
+    """The nonzero finite double ``y`` moved NUDGE of its ulps up (``up``) or down: exact (a multiple of its own
+    ulp, within a binade or crossing into the next)."""
+    _, exponent = math.frexp(y)
+    step = math.ldexp(float(NUDGE), exponent - 53)
+    return y + step if up else y - step
+
+
+def _nudged_array(y: np.ndarray, up: bool) -> np.ndarray:
+    _, exponent = np.frexp(y)
+    step = np.ldexp(float(NUDGE), exponent - 53)
+    return y + step if up else y - step
+
+
 @_jitable
 def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
@@ -112,12 +144,16 @@ def _sigmoid_mp(x: Any) -> Any:
 
 @_jitable
 def _softplus(x: float) -> float:
+    if _SOFTPLUS_LARGE <= x < math.inf:
+        return _nudged(x, True)
     positive = x if x > 0.0 else 0.0  # NaN: 0, and the logarithm's NaN follows
     return positive + math.log1p(math.exp(-abs(x)))
 
 
 def _softplus_array(x: np.ndarray) -> np.ndarray:
-    return np.where(x > 0.0, x, 0.0) + np.log1p(np.exp(-np.abs(x)))
+    y = np.where(x > 0.0, x, 0.0) + np.log1p(np.exp(-np.abs(x)))
+    large = (x >= _SOFTPLUS_LARGE) & (x < np.inf)
+    return np.where(large, _nudged_array(np.where(large, x, 1.0), True), y)
 
 
 def _beside(x: Any, tail: Any) -> Any:
@@ -159,6 +195,10 @@ def _softsign_mp(x: Any) -> Any:
 def _gelu(x: float) -> float:
     if math.isinf(x):
         return x if x > 0.0 else -0.0
+    if x >= _GELU_LARGE:
+        return _nudged(x, False)
+    if 0.0 < abs(x) <= _GELU_TINY:
+        return _nudged(x * 0.5, True)
     a = x * _C1  # exact
     b = x * _C2
     s = a + b
@@ -173,6 +213,10 @@ def _gelu_array(x: np.ndarray) -> np.ndarray:
     ds = b - (s - a)
     erfc = np.asarray(np.frompyfunc(math.erfc, 1, 1)(-s), np.float64)  # NumPy has no erfc: the C library's
     y = (x * 0.5) * (erfc + _TWO_OVER_ROOT_PI * np.exp(-(s * s)) * ds)
+    large = (x >= _GELU_LARGE) & (x < np.inf)
+    tiny = (np.abs(x) <= _GELU_TINY) & (x != 0)
+    y = np.where(large, _nudged_array(np.where(large, x, 1.0), False), y)
+    y = np.where(tiny, _nudged_array(np.where(tiny, x * 0.5, 1.0), True), y)
     return np.where(np.isinf(x), np.where(x > 0, x, -0.0), y)
 
 
@@ -187,18 +231,29 @@ _SIGMOID_C = _C_GUARD.format("SIGMOID", """__device__ __forceinline__ double ope
     return __ddiv_rn(1.0, __dadd_rn(1.0, exp(-x)));
 }
 """)
-_SOFTPLUS_C = _C_GUARD.format("SOFTPLUS", """__device__ __forceinline__ double opendml_softplus(double x) {
+_NUDGED_C = _C_GUARD.format("NUDGED", f"""__device__ __forceinline__ double opendml_nudged(double y, bool up) {{
+    int exponent;
+    frexp(y, &exponent);
+    const double step = ldexp({float(NUDGE)!r}, exponent - 53);
+    return up ? __dadd_rn(y, step) : __dsub_rn(y, step);
+}}
+""")
+_SOFTPLUS_C = _NUDGED_C + _C_GUARD.format("SOFTPLUS", f"""__device__ __forceinline__ double opendml_softplus(
+        double x) {{
+    if (x >= {_SOFTPLUS_LARGE!r} && !isinf(x)) return opendml_nudged(x, true);
     const double positive = x > 0.0 ? x : 0.0;
     return __dadd_rn(positive, log1p(exp(-fabs(x))));
-}
+}}
 """)
 _SOFTSIGN_C = _C_GUARD.format("SOFTSIGN", """__device__ __forceinline__ double opendml_softsign(double x) {
     if (isinf(x)) return copysign(1.0, x);
     return __ddiv_rn(x, __dadd_rn(1.0, fabs(x)));
 }
 """)
-_GELU_C = _C_GUARD.format("GELU", f"""__device__ __forceinline__ double opendml_gelu(double x) {{
+_GELU_C = _NUDGED_C + _C_GUARD.format("GELU", f"""__device__ __forceinline__ double opendml_gelu(double x) {{
     if (isinf(x)) return x > 0.0 ? x : -0.0;
+    if (x >= {_GELU_LARGE!r}) return opendml_nudged(x, false);
+    if (x != 0.0 && fabs(x) <= {_GELU_TINY.hex()}) return opendml_nudged(__dmul_rn(x, 0.5), true);
     const double a = __dmul_rn(x, {_C1.hex()});
     const double b = __dmul_rn(x, {_C2.hex()});
     const double s = __dadd_rn(a, b);
