@@ -136,3 +136,16 @@ def test_dask_refuses_what_it_does_not_merge_yet() -> None:
     with pytest.raises(dml.OpenDMLError, match=r"REDUCE.*InputTensor.DataType"):
         dml.reduce(da.ones((4,), chunks=2, dtype=np.int32), "AVERAGE")
     assert dml.reduce(x, "ARGMAX", 1, keepdims=False).compute().tolist() == [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("function", ["MAX", "MIN", "SUM"])
+def test_chunks_of_size_zero_along_the_reduced_axis_are_passed_over(dtype: type, function: str) -> None:
+    """A block with no element along the reduced axis gives the function's identity (it was a zero-sized REDUCE
+    description, refused)."""
+    x = np.array([[3, -1, 2, 0], [-5, 7, 7, -2]], dtype)
+    if dtype is np.float32:
+        x[0, 3] = -0.0
+    got = dml.reduce(da.from_array(x, chunks=((2,), (0, 2, 0, 2, 0))), function, 1, keepdims=False).compute()
+    want = {"MAX": np.max, "MIN": np.min, "SUM": np.sum}[function](x, axis=1)
+    assert got.dtype == x.dtype and got.tolist() == want.tolist()

@@ -63,7 +63,7 @@ def reduce(function: ReduceFunction, x: Any, axes: object, keepdims: bool, outpu
     if function in EXACT | SQUARES and not integer:
         result = _exact(function, x, reduced)
     elif function in BY_BLOCK or (function is F.SUM and integer):
-        per_block = x.map_blocks(functools.partial(reduce_array, function=function, axes=reduced, device=device),
+        per_block = x.map_blocks(functools.partial(_per_block, function, reduced, device),
                                  chunks=tuple((1,) * len(c) if k in reduced else c for k, c in enumerate(x.chunks)),
                                  dtype=x.dtype)
         whole = per_block.rechunk({a: -1 for a in reduced})
@@ -77,6 +77,19 @@ def reduce(function: ReduceFunction, x: Any, axes: object, keepdims: bool, outpu
     if not keepdims:
         result = result.squeeze(axis=reduced)
     return result
+
+
+def _per_block(function: ReduceFunction, reduced: tuple[int, ...], device: Any, block: Any) -> Any:
+    """One REDUCE of a block, the reduced axes kept as 1; a block of no elements along them (a chunk of size 0,
+    which Dask allows) gives the function's identity, which the REDUCE over the blocks' results passes over: the
+    smallest value of the type for MAX (-inf), the largest for MIN, 0 for an integer SUM."""
+    if all(block.shape[a] for a in reduced):
+        return reduce_array(block, function, reduced, device=device)
+    shape = tuple(1 if k in reduced else n for k, n in enumerate(block.shape))
+    dtype = np.dtype(block.dtype)
+    low, high = (-np.inf, np.inf) if dtype.kind == "f" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    identity = {F.MAX: low, F.MIN: high}.get(function, 0)
+    return np.full(shape, identity, dtype, like=block)
 
 
 def _check_whole(device: Any, function: ReduceFunction, shape: tuple[int, ...], reduced: tuple[int, ...],
