@@ -7,8 +7,9 @@ from .blocked import dequantize, quantize
 from .compiled import call as compiled
 from .elementwise import cast, declared, dequantize_linear, quantize_linear
 from .reductions import arg_reduction, unravel_index
+from .softmax import normalized
 from .sums import reduce
 from .top_k import top_k
 
-__all__ = ["arg_reduction", "cast", "compiled", "declared", "dequantize", "dequantize_linear", "quantize",
-           "quantize_linear", "reduce", "top_k", "unravel_index"]
+__all__ = ["arg_reduction", "cast", "compiled", "declared", "dequantize", "dequantize_linear", "normalized",
+           "quantize", "quantize_linear", "reduce", "top_k", "unravel_index"]

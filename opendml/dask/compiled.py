@@ -35,6 +35,9 @@ from ..functional.reductions import ARG_REDUCTIONS, reduced_inputs
 from ..graphs.desc import OperatorNode
 from ..kernels.spec import ReductionKind
 from ..ops.arg_reduction import ArgReductionParams, check_index_capacity
+from ..ops.reduce import ReduceParams
+from ..ops.softmax import NormalizationParams
+from ..ops.top_k import TopKParams
 from . import align, blocks
 from .checks import known_shape, validation_device
 from .detect import is_dask_array
@@ -99,6 +102,8 @@ def call(function: CompiledFunction, args: tuple[Any, ...], kwargs: dict[str, An
     firsts = {k: align.first_block(tuple(a.shape), chunks) if math.prod(full) else tuple(a.shape)
               for k, a in arrays.items()}
     results, single = _probe(function, values, arrays, firsts, len(args), tuple(kwargs))
+    for result in results:
+        _check_rows_whole(result, chunks)
     reductions = tuple(_reduction(result, rank) for result in results)
     for reduction in reductions:
         if reduction is not None:
@@ -173,6 +178,33 @@ def _reduction(result: Tracer, rank: int) -> Reduction | None:
     value_type = reducing[0].operator.tensors["InputTensor"].data_type.numpy  # type: ignore[union-attr]
     return Reduction(params.kind, params.axes, params.axis_direction, params.nan_policy,
                      np.dtype(params.output_type.numpy), np.dtype(value_type))
+
+
+def _check_rows_whole(result: Tracer, chunks: tuple[tuple[int, ...], ...]) -> None:
+    """Refuse what a block cannot compute alone: REDUCE and TOP_K (their results are not the blocks' shapes:
+    ``opendml.reduce`` and ``opendml.top_k`` of the Dask results merge across chunks), and SOFTMAX, LOG_SOFTMAX
+    or HARDMAX over an axis of several chunks, or in an argmin's chain (whose values are found again on the
+    winning elements alone). A normalization over axes of one chunk each sees whole rows in every block."""
+    nodes = [n for n in result.expr.graph.needed(result.expr) if isinstance(n, OperatorNode)]
+    reducing = any(isinstance(n.operator.params, ArgReductionParams) for n in nodes)
+    for node in nodes:
+        params, name = node.operator.params, node.operator.definition.schema.name
+        if isinstance(params, (ReduceParams, TopKParams)):
+            python = "opendml.reduce" if isinstance(params, ReduceParams) else "opendml.top_k"
+            raise invalid(OWNER, "result", f"must not be computed from {name} on Dask arrays in a compiled "
+                          f"function (call {python} on the Dask arrays outside it: it merges across chunks)", name)
+        if not isinstance(params, NormalizationParams):
+            continue
+        shift = len(chunks) - node.operator.tensors["InputTensor"].dimension_count  # type: ignore[union-attr]
+        split = [a + shift for a in params.axes if len(chunks[a + shift]) > 1]
+        python = f"opendml.{params.function.lower()}"
+        if reducing:
+            raise invalid(OWNER, "result", f"must not use {name} in an argmin's or argmax's chain on Dask arrays "
+                          f"in a compiled function (call {python} on the Dask arrays outside it)", name)
+        if split:
+            raise invalid(OWNER, "result", f"must not use {name} over axes of several chunks on Dask arrays in a "
+                          f"compiled function (rechunk them to one chunk, or call {python} on the Dask arrays "
+                          "outside it: it merges across chunks)", f"axes {split}")
 
 
 def _output(tuples: Any, k: int, result: Tracer, reduction: Reduction | None, like: Any) -> Any:

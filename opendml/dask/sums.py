@@ -7,9 +7,12 @@ type) and SUM of integers (modulo 2**32): one REDUCE per block, then the same RE
 (these are exact and associative, so the grouping never shows). SUM_SQUARE and L2 of FLOAT32 and FLOAT16: each
 block's exact sums of squares as accumulator words (``square_partials``, units of 2**-298), added word by word
 and rounded once, or their square root correctly rounded (``finish_square_partials``): one array's bits. ARGMIN
-and ARGMAX: ``argmin``'s and ``argmax``'s Dask graphs with REDUCE's rules (INCREASING, NaN ignored). MULTIPLY,
-LOG_SUM and LOG_SUM_EXP: refused for now (their CPU results depend on one array's order or on a float64 finish
-that is not merged yet).
+and ARGMAX: ``argmin``'s and ``argmax``'s Dask graphs with REDUCE's rules (INCREASING, NaN ignored). LOG_SUM:
+SUM's words merged, rounded once to float64 and finished by REDUCE's ``log_of_sum``. MULTIPLY of integers (modulo
+2**width, associative): per block, then over the blocks' results. MULTIPLY of floats and LOG_SUM_EXP depend on the
+whole row at once (the pairwise tree over the row's index; float64 terms of the row's largest element, summed
+exactly in units of 2**-1074): the reduced axes are rechunked to one chunk, and each block's call gives one
+array's bits.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..backends.cpu_kernels.accumulations import (
+    DIGITS,
     SQUARE_WORDS,
     WORDS,
     exact_partials,
@@ -34,7 +38,7 @@ from ..errors import invalid
 from ..functional.devices import _resolve_device
 from ..functional.reduce import reduce as reduce_array
 from ..functional.reductions import _normalize_axes, argmax, argmin
-from ..ops.reduce import INDEX_FUNCTIONS, REDUCE_SCHEMA, ReduceDesc
+from ..ops.reduce import INDEX_FUNCTIONS, REDUCE_SCHEMA, ReduceDesc, log_of_sum
 from ..tensor import TensorDesc
 from .checks import known_shape, refuse_out, validation_device
 
@@ -43,6 +47,7 @@ OWNER = "opendml.reduce"
 EXACT = frozenset({F.SUM, F.AVERAGE, F.L1})
 SQUARES = frozenset({F.SUM_SQUARE, F.L2})
 BY_BLOCK = frozenset({F.MAX, F.MIN})
+WHOLE_ROWS = frozenset({F.MULTIPLY, F.LOG_SUM_EXP})
 
 
 def reduce(function: ReduceFunction, x: Any, axes: object, keepdims: bool, output_type: object, out: Any,
@@ -60,23 +65,42 @@ def reduce(function: ReduceFunction, x: Any, axes: object, keepdims: bool, outpu
     if x.ndim == 0:
         x = x[None]
     integer = np.dtype(x.dtype).kind in "iu"
-    if function in EXACT | SQUARES and not integer:
+    if function in EXACT | SQUARES | {F.LOG_SUM} and not integer:
         result = _exact(function, x, reduced)
-    elif function in BY_BLOCK or (function is F.SUM and integer):
-        per_block = x.map_blocks(functools.partial(reduce_array, function=function, axes=reduced, device=device),
+    elif function in WHOLE_ROWS and not integer:
+        # The result depends on the whole row at once (MULTIPLY's pairwise tree over the row's index, LOG_SUM_EXP's
+        # float64 terms): each row is brought into one block, whose call gives one array's bits.
+        whole = x.rechunk({a: -1 for a in reduced})
+        result = whole.map_blocks(functools.partial(_per_block, function, reduced, device),
+                                  chunks=tuple((1,) if k in reduced else c for k, c in enumerate(whole.chunks)),
+                                  dtype=x.dtype)
+    elif function in BY_BLOCK or (function in (F.SUM, F.MULTIPLY) and integer):
+        per_block = x.map_blocks(functools.partial(_per_block, function, reduced, device),
                                  chunks=tuple((1,) * len(c) if k in reduced else c for k, c in enumerate(x.chunks)),
                                  dtype=x.dtype)
         whole = per_block.rechunk({a: -1 for a in reduced})
         result = whole.map_blocks(functools.partial(reduce_array, function=function, axes=reduced, device=device),
                                   chunks=tuple((1,) if k in reduced else c for k, c in enumerate(whole.chunks)),
                                   dtype=x.dtype)
-    else:
-        raise invalid(OWNER, "Function", "must be SUM, AVERAGE, L1, SUM_SQUARE, L2, MAX, MIN, ARGMIN or ARGMAX over a "
-                      "Dask array "
-                      "(the other functions are not merged across chunks yet)", function.name)
+    else:  # every function has a route above: REDUCE's own rules refused the rest on the client
+        raise invalid(OWNER, "Function", "must be a DML_REDUCE_FUNCTION REDUCE takes for this type", function.name)
     if not keepdims:
         result = result.squeeze(axis=reduced)
     return result
+
+
+def _per_block(function: ReduceFunction, reduced: tuple[int, ...], device: Any, block: Any) -> Any:
+    """One REDUCE of a block, the reduced axes kept as 1; a block of no elements along them (a chunk of size 0,
+    which Dask allows) gives the function's identity, which the REDUCE over the blocks' results passes over: the
+    smallest value of the type for MAX (-inf), the largest for MIN, 0 for an integer SUM, 1 for an integer
+    MULTIPLY."""
+    if all(block.shape[a] for a in reduced):
+        return reduce_array(block, function, reduced, device=device)
+    shape = tuple(1 if k in reduced else n for k, n in enumerate(block.shape))
+    dtype = np.dtype(block.dtype)
+    low, high = (-np.inf, np.inf) if dtype.kind == "f" else (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    identity = {F.MAX: low, F.MIN: high, F.MULTIPLY: 1}.get(function, 0)
+    return np.full(shape, identity, dtype, like=block)
 
 
 def _check_whole(device: Any, function: ReduceFunction, shape: tuple[int, ...], reduced: tuple[int, ...],
@@ -124,6 +148,24 @@ def _finish_block(reduced: tuple[int, ...], count: int, function: ReduceFunction
     total = words.sum(axis=reduced, keepdims=True, dtype=np.int64)
     if function in SQUARES:
         values = finish_square_partials(total.reshape(-1, SQUARE_WORDS), function is F.L2, np.dtype(dtype))
+    elif function is F.LOG_SUM:
+        values = _log_sums(total.reshape(-1, WORDS), np.dtype(dtype))
     else:
         values = finish_partials(total.reshape(-1, WORDS), count, function is F.AVERAGE, np.dtype(dtype))
     return values.reshape(total.shape[:-1])
+
+
+def _log_sums(words: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """LOG_SUM of merged words: the exact sum rounded once to float64 (Python's integer division is correctly
+    rounded), ``log_of_sum`` of it, rounded once more to ``dtype``: one array's steps (docs/semantics.md 9c)."""
+    totals = np.empty(words.shape[0], np.float64)
+    for r, w in enumerate(words.tolist()):
+        nan, pinf, ninf = (flag != 0 for flag in w[DIGITS:DIGITS + 3])
+        if nan or (pinf and ninf):
+            total = math.nan
+        elif pinf or ninf:
+            total = math.inf if pinf else -math.inf
+        else:
+            total = sum(d << (32 * k) for k, d in enumerate(w[:DIGITS])) / (1 << 149)
+        totals[r] = log_of_sum(total)
+    return totals.astype(dtype)

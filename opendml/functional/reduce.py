@@ -48,23 +48,13 @@ def reduce(x: ArrayInput, function: ReduceFunction | str | int, axes: Axes = Non
     if axis is not None:
         axes = axis_alias(name, axes, axis)
     check_keepdims(name, keepdims)
-    kind = front_ends.kind_of((x,), out)
-    if kind == front_ends.DASK:
-        return front_ends.load(kind).reduce(parsed, x, axes, bool(keepdims), output_type, out, device)
-    if kind is not None:
-        raise invalid(OWNER, "x", "must be a NumPy, CuPy or Dask array (REDUCE over PyTorch tensors and traced "
-                      "values is not lowered yet)", type(x).__name__)
+    front_end = front_ends.of((x,), out)
+    if front_end is not None:  # traced (opendml.compile) or Dask
+        return front_end.reduce(parsed, x, axes, bool(keepdims), output_type, out, device)
     device = _resolve_device(device, x, name)
     array = _as_array(device, x, name, "InputTensor")
     reduced = _normalize_axes(axes, max(array.ndim, 1), name)
-    if parsed in INDEX_FUNCTIONS:
-        out_type = DataType.parse("INT64" if output_type is None else output_type, owner=name,
-                                  field="OutputTensor.DataType")
-    else:
-        out_type = DataType.parse(array.dtype, owner=name, field="InputTensor.DataType")
-        if output_type is not None and DataType.parse(output_type, owner=name) != out_type:
-            raise invalid(name, "OutputTensor.DataType", f"must be InputTensor.DataType ({out_type.name}) with "
-                          f"Function {parsed.name}", DataType.parse(output_type, owner=name).name)
+    out_type = reduced_type(parsed, array.dtype, output_type)
     layout = reduced_layout(device, REDUCE_SCHEMA, x, array, reduced, bool(keepdims), out, out_type, name)
 
     def make(i: TensorDesc, o: TensorDesc) -> object:
@@ -72,3 +62,17 @@ def reduce(x: ArrayInput, function: ReduceFunction | str | int, axes: Axes = Non
 
     _run(device, REDUCE_SCHEMA, make, [layout.in_view], layout.out_view)
     return layout.delivered(out)
+
+
+def reduced_type(function: ReduceFunction, dtype: Any, output_type: object) -> DataType:
+    """REDUCE's output type for an input of ``dtype``: the input's own, or ``output_type`` (INT64 unless given)
+    for ARGMIN and ARGMAX; another type given for a value function is refused (every front end's rule)."""
+    name = REDUCE_SCHEMA.name
+    if function in INDEX_FUNCTIONS:
+        return DataType.parse("INT64" if output_type is None else output_type, owner=name,
+                              field="OutputTensor.DataType")
+    out_type = DataType.parse(dtype, owner=name, field="InputTensor.DataType")
+    if output_type is not None and DataType.parse(output_type, owner=name) != out_type:
+        raise invalid(name, "OutputTensor.DataType", f"must be InputTensor.DataType ({out_type.name}) with "
+                      f"Function {function.name}", DataType.parse(output_type, owner=name).name)
+    return out_type

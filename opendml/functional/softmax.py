@@ -32,7 +32,7 @@ from .placement import _leading_ones, _run, _view_as
 from .reductions import _normalize_axes
 from .results import _output
 
-_OPERATORS = {"softmax": (SOFTMAX1, SOFTMAX), "log_softmax": (LOG_SOFTMAX1, LOG_SOFTMAX),
+NORMALIZATIONS = {"softmax": (SOFTMAX1, SOFTMAX), "log_softmax": (LOG_SOFTMAX1, LOG_SOFTMAX),
               "hardmax": (HARDMAX1, HARDMAX)}
 
 
@@ -70,12 +70,11 @@ def hardmax(x: ArrayInput, axis: Axes = -1, *, out: ArrayObject | None = None, d
 
 
 def _normalized(python: str, x: ArrayInput, axis: Axes, out: Any, device: DeviceLike) -> Any:
-    newer, older = _OPERATORS[python]
+    newer, older = NORMALIZATIONS[python]
     owner = f"opendml.{python}"
-    kind = front_ends.kind_of((x,), out)
-    if kind is not None:
-        raise invalid(owner, "x", "must be a NumPy or CuPy array (SOFTMAX over Dask arrays, PyTorch tensors and "
-                      "traced values is not lowered yet)", type(x).__name__)
+    front_end = front_ends.of((x,), out)
+    if front_end is not None:  # traced (opendml.compile) or Dask
+        return front_end.normalized(python, x, axis, out, device)
     device = _resolve_device(device, x, newer.schema.name)
     array = _as_array(device, x, newer.schema.name, "InputTensor")
     if array.ndim == 0:

@@ -43,12 +43,9 @@ def top_k(x: ArrayInput, k: int, axis: int = -1, *, axis_direction: AxisDirectio
     """
     name = TOP_K1_SCHEMA.name
     direction = _direction(axis_direction, largest)
-    kind = front_ends.kind_of((x,), None)
-    if kind == front_ends.DASK:
-        return front_ends.load(kind).top_k(x, k, axis, direction, index_type, device)
-    if kind is not None:
-        raise invalid(OWNER, "x", "must be a NumPy, CuPy or Dask array (TOP_K over PyTorch tensors and traced "
-                      "values is not lowered yet)", type(x).__name__)
+    front_end = front_ends.of((x,), None)
+    if front_end is not None:  # traced (opendml.compile) or Dask
+        return front_end.top_k(x, k, axis, direction, index_type, device)  # type: ignore[no-any-return]
     device = _resolve_device(device, x, name)
     array = _as_array(device, x, name, "InputTensor")
     axis, k = checked_axis_and_k(tuple(array.shape), axis, k)

@@ -15,11 +15,14 @@ from .. import functional as fn_api
 from ..buffer import host_array
 from ..device import Device
 from ..dtypes import DataType
-from ..enums import AxisDirection, NanPolicy
+from ..enums import AxisDirection, NanPolicy, ReduceFunction
 from ..errors import invalid
 from ..feature_levels import FeatureLevel
 from ..functional import blocked as fn_blocked
 from ..functional import declared as fn_declared
+from ..functional.reduce import reduced_type
+from ..functional.softmax import NORMALIZATIONS, _chosen
+from ..functional.top_k import _index_type, checked_axis_and_k
 from ..graphs.builder import Expression, Graph, reinterpret
 from ..graphs.builder import dequantize as g_dequantize
 from ..graphs.builder import quantize as g_quantize
@@ -28,6 +31,8 @@ from ..ops.cast import CAST_SCHEMA, CastDesc
 from ..ops.definition import OperatorDefinition
 from ..ops.dequantize_linear import DEQUANTIZE_LINEAR_SCHEMA, ElementWiseDequantizeLinearDesc
 from ..ops.quantize_linear import QUANTIZE_LINEAR_SCHEMA, ElementWiseQuantizeLinearDesc
+from ..ops.reduce import REDUCE_SCHEMA, ReduceDesc
+from ..ops.top_k import TOP_K1_SCHEMA, TopK1Desc
 from ..schema import OperatorSchema
 from ..tensor import TensorDesc
 from .tracer import OWNER, Tracer
@@ -233,6 +238,53 @@ def arg_reduction(kind: ReductionKind, x: Any, axes: int | Sequence[int] | None,
     return Tracer(graph.node(desc, [tracer.expr]), shape, out_type.numpy)
 
 
+
+def reduce(function: ReduceFunction, x: Any, axes: object, keepdims: bool, output_type: object, out: Any,
+           device: object) -> Tracer:
+    """``opendml.reduce``, traced: one REDUCE node of ``function`` (the output type by the eager rule:
+    ``reduced_type``); ``keepdims=False`` drops the reduced axes from the traced shape, as argmin's."""
+    tracer, graph = _begin(REDUCE_SCHEMA.name, x, out, device)
+    name = REDUCE_SCHEMA.name
+    rank = len(tracer.expr.desc.sizes)
+    reduced = fn_api._normalize_axes(axes, rank, name)
+    out_type = reduced_type(function, tracer.dtype, output_type)
+    _check_rank(REDUCE_SCHEMA, graph.device, rank)
+    out_sizes = tuple(1 if k in reduced else n for k, n in enumerate(tracer.expr.desc.sizes))
+    desc = ReduceDesc(function, tracer.expr.desc, _packed(tracer.expr.desc, out_type, out_sizes), reduced)
+    dropped = tuple(n for k, n in enumerate(tracer.shape) if k not in reduced)
+    shape = tracer.shape and (out_sizes if keepdims else dropped)
+    return Tracer(graph.node(desc, [tracer.expr]), shape, out_type.numpy)
+
+
+def top_k(x: Any, k: object, axis: object, direction: AxisDirection, index_type: object, device: object
+          ) -> tuple[Tracer, Tracer]:
+    """``opendml.top_k``, traced: one TOP_K1 node, its two outputs (values, then indices) two traced arrays of
+    K along the axis; the index type by the eager rule (UINT32 where every index of the axis fits)."""
+    name = TOP_K1_SCHEMA.name
+    tracer, graph = _begin(name, x, None, device)
+    axis, k = checked_axis_and_k(tracer.shape, axis, k)
+    indices_type = _index_type(index_type, tracer.shape[axis], name)
+    shape = tuple(k if d == axis else n for d, n in enumerate(tracer.shape))
+    values_desc, indices_desc = _packed(tracer.expr.desc, None, shape), _packed(tracer.expr.desc, indices_type, shape)
+    values = graph.node(TopK1Desc(tracer.expr.desc, values_desc, indices_desc, axis, k, direction), [tracer.expr])
+    indices = Expression(graph, values.node, 1, indices_desc)
+    return Tracer(values, shape, tracer.dtype), Tracer(indices, shape, indices_type.numpy)
+
+
+def normalized(python: str, x: Any, axis: object, out: Any, device: object) -> Tracer:
+    """``opendml.softmax``, ``log_softmax`` and ``hardmax`` (``python``), traced: one node of the operator the
+    eager call runs (the 1 variant from 5_1; below it the old operator where it is the same operation)."""
+    newer, older = NORMALIZATIONS[python]
+    tracer, graph = _begin(newer.schema.name, x, out, device)
+    if not tracer.shape:
+        raise invalid(f"opendml.{python}", "x", "must have at least one dimension (the normalization runs along "
+                      "an axis)", "a 0-d array")
+    axes = fn_api._normalize_axes(axis, len(tracer.shape), newer.schema.name)
+    op = _chosen(newer, older, graph.device.feature_level, tracer.shape, axes)
+    _check_rank(op.schema, graph.device, len(tracer.shape))
+    packed = _packed(tracer.expr.desc)
+    desc = op.desc_type(tracer.expr.desc, packed) if op is older else op.desc_type(tracer.expr.desc, packed, axes)
+    return Tracer(graph.node(desc, [tracer.expr]), tracer.shape, tracer.dtype)
 
 
 def dequantize(x: Any, scale: Any, zero_point: Any, data_type: Any, device: object) -> Tracer:

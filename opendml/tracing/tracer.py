@@ -58,8 +58,8 @@ _PROTOCOLS = {
 
 def _untraceable(what: str) -> NoReturn:
     raise invalid(OWNER, "traced array", "supports only the functional API (opendml.clip, threshold, "
-                  "dequantize_linear, quantize_linear, argmin, argmax, the declared operators' functions such as "
-                  "relu) and the static attributes " + ", ".join(
+                  "dequantize_linear, quantize_linear, argmin, argmax, reduce, top_k, softmax, log_softmax, hardmax, "
+                  "the declared operators' functions such as relu) and the static attributes " + ", ".join(
                       f".{a}" for a in STATIC_ATTRIBUTES) + ": its values are not known while tracing, so "
                   "do this outside the compiled function (on the arrays it is given or returns)", what)
 
