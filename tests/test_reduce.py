@@ -126,6 +126,13 @@ def test_the_sum_is_the_same_bits_on_any_thread_count(values: list[float], threa
     assert same(got, oracle_sum(x, np.float32))
 
 
+def test_multiply_of_an_infinity_and_zero_is_nan_and_past_the_range_infinite() -> None:
+    """IEEE's products, without a warning (the suite makes warnings errors)."""
+    x = np.array([[np.inf, 0.0, 2.0], [1e30, 1e30, 1e30], [-1e30, 1e30, 1.0]], np.float32)
+    got = dml.reduce(x, "MULTIPLY", axes=1, keepdims=False)
+    assert np.isnan(got[0]) and got[1] == np.inf and got[2] == -np.inf
+
+
 def test_sum_square_min_max_and_multiply() -> None:
     x = np.array([[3e-30, -2.0, 0.5, -0.0], [0.0, -0.0, -0.0, 0.0]], np.float32)
     got = dml.reduce(x, "SUM_SQUARE", 1).ravel()

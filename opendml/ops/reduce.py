@@ -270,11 +270,12 @@ def _product(values: np.ndarray) -> np.ndarray:
         wide = values.astype(np.uint64)
         return np.multiply.reduce(wide, axis=-1).astype(values.dtype)
     wide = values.astype(np.float64)
-    while wide.shape[-1] > 1:
-        n = wide.shape[-1]
-        half, rest = n // 2, n - n // 2
-        merged = wide[:, :half] * wide[:, rest:]
-        wide = merged if half == rest else np.concatenate([merged, wide[:, half:rest]], axis=-1)
+    with np.errstate(all="ignore"):  # inf * 0 is NaN, overflow infinity: the defined results
+        while wide.shape[-1] > 1:
+            n = wide.shape[-1]
+            half, rest = n // 2, n - n // 2
+            merged = wide[:, :half] * wide[:, rest:]
+            wide = merged if half == rest else np.concatenate([merged, wide[:, half:rest]], axis=-1)
     return wide[:, 0]
 
 
@@ -293,7 +294,8 @@ def reduce_reference(inputs: Sequence[np.ndarray | None], params: ReduceParams) 
     if f in (F.MAX, F.MIN):
         return _ordered(rows, f is F.MAX).astype(out_type).reshape(out_shape)
     if f is F.MULTIPLY:
-        return _product(rows).astype(out_type).reshape(out_shape)
+        with np.errstate(over="ignore"):  # a product past the output's range rounds to infinity
+            return _product(rows).astype(out_type).reshape(out_shape)
     if rows.dtype.kind in "iu":  # SUM of integers: modulo 2**width (wrap)
         return rows.astype(np.uint64).sum(axis=-1, dtype=np.uint64).astype(out_type).reshape(out_shape)
     values = [_float_row(f, row, out_type) for row in rows]
