@@ -19,6 +19,7 @@ import opendml as dml
 from opendml.kernels import numpy_lowering
 from opendml.rounded import FUNCTIONS
 from tests import elementwise_oracle as oracle
+from tests.rounding_oracle import correctly_rounded
 
 mpmath = pytest.importorskip("mpmath")
 
@@ -124,11 +125,40 @@ def test_the_double_evaluations_stay_within_their_bounds(name: str) -> None:
     rng = np.random.default_rng(11)
     x = np.concatenate([np.ldexp(rng.uniform(-2, 2, 300), rng.integers(-20, 6, 300)),
                         -rng.uniform(8, 15, 200)]).astype(np.float32).astype(np.float64)
+    x = x[~_nudged_where(name, x)]  # there the value is moved NUDGE ulps on purpose (the next test)
     scalar = numba.njit(lambda v, f=FUNCTIONS[name].scalar: f(v))
     with np.errstate(all="ignore"):
         for label, y in (("NumPy", FUNCTIONS[name].numpy(x)), ("scalar", np.array([scalar(v) for v in x]))):
             worst = max(_ulps_from_exact(name, x, y))
             assert worst <= BOUNDS[name], f"{name} {label}: {worst} ulps"
+
+
+def _nudged_where(name: str, x: np.ndarray) -> np.ndarray:
+    """Where catalog.py moves the leading term toward the tail (its docstring): GELU's large and tiny inputs,
+    SOFTPLUS's large ones."""
+    if name == "GELU":
+        return (x >= 10.0) | ((np.abs(x) <= 2.0**-60) & (x != 0))
+    if name == "SOFTPLUS":
+        return x >= 40.0
+    return np.zeros(x.shape, bool)
+
+
+@pytest.mark.parametrize(("name", "x", "above"), [
+    ("GELU", [10.0, 217.0625, 65504.0, 3e38], False), ("GELU", [1e-45, -1e-45, 2.0**-61, -3e-40], True),
+    ("SOFTPLUS", [40.0, 217.0625, 3e38], True)])
+def test_a_leading_term_is_moved_toward_its_tail(name: str, x: list[float], above: bool) -> None:
+    """The double lies strictly on the tail's side of the leading term (x, or x / 2), within 2**-40 of it,
+    and rounds as mpmath's exact value does at both precisions (217.0625 is a FLOAT16 midpoint, 1e-45 / 2 a
+    FLOAT32 one)."""
+    values = np.array(x, np.float32).astype(np.float64)
+    lead = values * 0.5 if np.all(np.abs(values) < 1) else values
+    for y in (FUNCTIONS[name].numpy(values), np.array([FUNCTIONS[name].scalar(v) for v in values])):
+        assert ((y > lead) if above else (y < lead)).all()
+        assert (np.abs(y - lead) <= 2.0**-40 * np.abs(lead)).all()
+        for precision, fmt in (("FLOAT32", np.float32), ("FLOAT16", np.float16)):
+            with np.errstate(over="ignore"):
+                got = [float(fmt(v)) for v in y]
+            assert got == [correctly_rounded(name, float(v), precision) for v in values]
 
 
 def test_softplus_refuses_a_steepness_below_one() -> None:

@@ -36,11 +36,11 @@ Tails below a double's precision. Where a function is its leading term plus a ta
 FLOAT32 ``x`` that is a FLOAT16 midpoint, for ``softplus(x) = x + log1p(exp(-x))`` with ``x >= 40`` and ``gelu(x)
 = x - x / 2 * erfc(x / sqrt(2))`` with ``x >= 10``; every odd FLOAT32 subnormal ``x`` for ``gelu(x) = x / 2 +
 x**2 / sqrt(2 pi) + ...`` with ``0 < |x| <= 2**-60``): millions of ties no table should hold. There each backend
-returns the leading term moved ``NUDGE`` = 64 ulps (``_nudged``: exact, the same everywhere) toward the tail's
-side. The exact value lies strictly between the leading term and the moved value, and no other midpoint of
-FLOAT32 or FLOAT16 lies within 64 ulps of a double (the nearest is ``2**28`` ulps away), so both round alike; and
-the moved value is at least ``NUDGE - NEAR`` ulps off any midpoint the leading term was on, so it is never
-looked up. Elsewhere the nudged value is what the table builder saw as well.
+returns the leading term moved ``NUDGE`` = 1024 ulps (``_nudged``: exact, the same everywhere) toward the
+tail's side. The exact value lies strictly between the leading term and the moved value, and no other midpoint of
+FLOAT32 or FLOAT16 lies within 1024 ulps of a double (the nearest is ``2**28`` ulps away), so both round alike;
+and the moved value is 1024 ulps off a midpoint the leading term was on, more than the table builder's BUILD, so
+it is neither looked up nor tabulated. Elsewhere every backend's nudged value is the builder's, exactly.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ _TWO_OVER_ROOT_PI = float.fromhex("0x1.20dd750429b6dp+0")  # 2 / sqrt(pi), the s
 _C_GUARD = "#ifndef OPENDML_{0}\n#define OPENDML_{0}\n{1}#endif\n"
 
 
-NUDGE = 64  # ulps a leading term is moved toward its tail's side (the module's docstring): more than NEAR
+NUDGE = 1024  # ulps a leading term is moved toward its tail's side (the module's docstring): more than BUILD
 _SOFTPLUS_LARGE = 40.0  # softplus(x) = x + tail, 0 < tail < 2**-54 x
 _GELU_LARGE = 10.0  # gelu(x) = x - tail, 0 < tail < 2**-54 x
 _GELU_TINY = 2.0**-60  # gelu(x) = x / 2 + tail, 0 < tail < 2**-54 |x / 2|
