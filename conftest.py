@@ -25,6 +25,7 @@ collect_ignore = [] if importlib.util.find_spec("cupy") else [
     "opendml/backends/cuda/compiler.py",
     "opendml/backends/cuda/graphs.py",
     "opendml/backends/cuda/launch.py",
+    "opendml/backends/cuda/reduce_kernel.py",
 ]
 
 _NEED_ONNX = ["opendml/onnx/*.py", "opendml/onnx/ops/*.py", "tests/onnx_models.py"]

@@ -53,6 +53,12 @@ static float __uint_as_float(unsigned int i) { float f; memcpy(&f, &i, 4); retur
 static ll __double_as_longlong(double d) { ll i; memcpy(&i, &d, 8); return i; }
 static double __longlong_as_double(ll i) { double d; memcpy(&d, &i, 8); return d; }
 static float __double2float_rn(double d) { return (float)d; }
+// Double arithmetic rounded once each (volatile: never contracted into a fused multiply-add), as CUDA's intrinsics.
+static double __dadd_rn(double a, double b) { volatile double r = a + b; return r; }
+static double __dsub_rn(double a, double b) { volatile double r = a - b; return r; }
+static double __dmul_rn(double a, double b) { volatile double r = a * b; return r; }
+static double __ddiv_rn(double a, double b) { volatile double r = a / b; return r; }
+static double __dsqrt_rn(double a) { volatile double r = __builtin_sqrt(a); return r; }
 static int __popc(unsigned int a) { return __builtin_popcount(a); }
 static int __popcll(ull a) { return __builtin_popcountll(a); }
 static unsigned int lanes(unsigned int lo, unsigned int hi) { return (lo & 0xFFFFu) | (hi << 16); }

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import opendml as dml
 from opendml.kernels import numpy_lowering
 from opendml.rounded import FUNCTIONS
+from opendml.rounded.method import register_for_numba
 from tests import elementwise_oracle as oracle
 from tests.rounding_oracle import correctly_rounded
 
@@ -126,6 +127,7 @@ def test_the_double_evaluations_stay_within_their_bounds(name: str) -> None:
     x = np.concatenate([np.ldexp(rng.uniform(-2, 2, 300), rng.integers(-20, 6, 300)),
                         -rng.uniform(8, 15, 200)]).astype(np.float32).astype(np.float64)
     x = x[~_nudged_where(name, x)]  # there the value is moved NUDGE ulps on purpose (the next test)
+    register_for_numba()
     scalar = numba.njit(lambda v, f=FUNCTIONS[name].scalar: f(v))
     with np.errstate(all="ignore"):
         for label, y in (("NumPy", FUNCTIONS[name].numpy(x)), ("scalar", np.array([scalar(v) for v in x]))):

@@ -308,10 +308,10 @@ def test_add1_refuses_what_is_no_fused_activation() -> None:
         dml.add1(x.astype(np.int32), x.astype(np.int32))
 
 
-def test_directmls_add1_model_names_the_activation_opendml_lacks(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    """DxDispatch's dml_element_wise_add1.json fuses ACTIVATION_ELU, which DirectML allows and opendml does not
-    implement yet: refused naming it; the same model with ACTIVATION_LEAKY_RELU prints DirectML's answer."""
+def test_a_fused_activation_outside_directmls_list_is_refused_naming_the_list(tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """ADD1's FusedActivation takes DirectML's fused activations (every one implemented now): another name is
+    refused with DirectML's list; ACTIVATION_LEAKY_RELU prints DirectML's answer."""
     from opendml.cli import main
 
     model = {
@@ -321,15 +321,17 @@ def test_directmls_add1_model_names_the_activation_opendml_lacks(tmp_path: Path,
         "dispatchables": {"add": {"type": "DML_OPERATOR_ELEMENT_WISE_ADD1", "desc": {
             "ATensor": {"DataType": "FLOAT32", "Sizes": [3]}, "BTensor": {"DataType": "FLOAT32", "Sizes": [3]},
             "OutputTensor": {"DataType": "FLOAT32", "Sizes": [3]},
-            "FusedActivation": {"Type": "ACTIVATION_ELU", "Alpha": 0.5}}}},
+            "FusedActivation": {"Type": "ACTIVATION_GEMM", "Alpha": 0.5}}}},
         "commands": [{"type": "dispatch", "dispatchable": "add",
                       "bindings": {"ATensor": "A", "BTensor": "B", "OutputTensor": "Out"}},
                      {"type": "print", "resource": "Out"}]}
     path = tmp_path / "add1.json"
     path.write_text(json.dumps(model))
     assert main(["dispatch", str(path)]) != 0
-    assert "FusedActivation.Type: must be a fused activation opendml implements" in capsys.readouterr().err
+    assert "FusedActivation.Type: must be one of DirectML's fused activations" in capsys.readouterr().err
     model["dispatchables"]["add"]["desc"]["FusedActivation"] = {"Type": "ACTIVATION_LEAKY_RELU", "Alpha": 0.5}
     path.write_text(json.dumps(model))
     assert main(["dispatch", str(path)]) == 0
     assert "Resource 'Out': 6, 10, -1" in capsys.readouterr().out
+
+

@@ -227,13 +227,21 @@ def test_print_source_prints_each_source_once_under_a_header(monkeypatch, capsys
 
 # --- compiled by nvcc, where it is installed ------------------------------------------------------------
 
+def own_unit(body: str) -> str:
+    """A kernel's text made its own unit inside a larger file: the include guards it defines (the helpers a source
+    may carry twice: opendml.backends.cuda.rounded_c) are undefined after it, as a file of its own would leave
+    them for the next."""
+    guards = re.findall(r"^#define (\w+)$", body, flags=re.MULTILINE)
+    return body + "".join(f"\n#undef {guard}" for guard in guards) + "\n"
+
+
 def translation_unit(sources: Sequence[str]) -> str:
     """Many kernels in one file: the prelude once, each kernel in a namespace under a name of its own."""
     parts = [PRELUDE]
     for n, source in enumerate(sources):
         assert source.startswith(PRELUDE)
         body = source[len(PRELUDE):].replace("opendml_kernel", f"opendml_kernel_{n}")
-        parts.append(f"namespace k{n} {{\n{body}\n}}\n")
+        parts.append(f"namespace k{n} {{\n{own_unit(body)}}}\n")
     return "".join(parts)
 
 
@@ -296,6 +304,7 @@ HOST_PRELUDE = r"""
 typedef unsigned long long ull; typedef long long ll;
 #define __device__
 #define __forceinline__ inline
+using std::isinf;  // CUDA's device code has C's isinf of a double in the global namespace
 static inline float __fsqrt_rn(float a) { return std::sqrt(a); }  // IEEE on the host: rounded once
 """ + PTX_HELPERS + r"""
 template <typename T> static T from_bits(ull b) { T v; memcpy(&v, &b, sizeof(T)); return v; }
@@ -315,8 +324,8 @@ def host_program(specs: Sequence[KernelSpec], operands: Sequence[Sequence[np.nda
     for n, (spec, arrays) in enumerate(zip(specs, operands)):
         scalars = expr_c.launch_scalars(spec.element, spec.scalars)
         function = expr_c.apply_function(spec.operator, spec.inputs, spec.element)
-        lines = [f"namespace k{n} {{", function.replace(expr_c.ARITHMETIC, HOST_ARITHMETIC).replace(
-            expr_c.DOUBLES, HOST_DOUBLES)]
+        lines = [f"namespace k{n} {{", own_unit(function.replace(expr_c.ARITHMETIC, HOST_ARITHMETIC).replace(
+            expr_c.DOUBLES, HOST_DOUBLES))]
         lines += [f"static const ull r{k}[] = {{{', '.join(f'{b}ull' for b in _bits(a))}}};"
                   for k, a in enumerate(arrays) if a is not None]
         arguments = [f"from_bits<{C_TYPE[t]}>(r{k}[i])" for k, t in enumerate(spec.inputs) if t is not None]

@@ -138,19 +138,18 @@ def test_dxdispatch_models_run_unchanged(model: str, dispatchable: str, line: st
     assert result.stdout.splitlines()[1].startswith(f"Dispatch '{dispatchable}': 1 iterations, ")
 
 
+def test_dxdispatch_add1_model_runs_unchanged(backend: str) -> None:
+    """DirectML's dml_element_wise_add1.json (ELEMENT_WISE_ADD1 with an ACTIVATION_ELU FusedActivation of Alpha
+    0.5): 1 + 5, 2 + 8, 3 - 5, the last through ELU: 0.5 * (exp(-2) - 1) = -0.43233235..."""
+    result = run_dispatch(DATA / "dxdispatch" / "dml_element_wise_add1.json", "--backend", backend)
+    assert result.returncode == 0, result.stderr
+    assert "Resource 'Out': 6, 10, -0.432332" in result.stdout.splitlines()
+
+
 def test_dxdispatch_model_of_a_missing_operator_is_refused_in_one_line(backend: str, tmp_path) -> None:
-    """DirectML's ADD1 model (ELEMENT_WISE_ADD1 with a FusedActivation of ACTIVATION_ELU, not in opendml yet) is
-    refused before anything runs, in one line naming the activation; a model of a DirectML operator opendml lacks
-    (GEMM) in one line naming the operator, not with the list of every other one. Models opendml cannot run yet
-    wait in dxdispatch/not_yet, outside the schema's and the fuzzers' seeds."""
-    result = run_dispatch(DATA / "dxdispatch" / "not_yet" / "dml_element_wise_add1.json", "--backend", backend)
-    assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr.strip().splitlines() == [
-        "opendml dispatch: error: dispatchables.add.desc.FusedActivation.Type: must be a fused activation opendml "
-        "implements (ACTIVATION_LINEAR, ACTIVATION_HARD_SIGMOID, ACTIVATION_RELU, ACTIVATION_LEAKY_RELU, "
-        "ACTIVATION_THRESHOLDED_RELU, ACTIVATION_IDENTITY, ACTIVATION_SHRINK); ACTIVATION_ELU is one DirectML allows "
-        "that opendml does not implement yet; got 'ACTIVATION_ELU'."]
-    model = json.loads((DATA / "dxdispatch" / "not_yet" / "dml_element_wise_add1.json").read_text())
+    """A model of a DirectML operator opendml lacks (GEMM) is refused before anything runs, in one line naming
+    the operator, not with the list of every other one."""
+    model = json.loads((DATA / "dxdispatch" / "dml_element_wise_add1.json").read_text())
     model["dispatchables"]["add"]["type"] = "DML_OPERATOR_GEMM"
     (tmp_path / "gemm.json").write_text(json.dumps(model))
     result = run_dispatch(tmp_path / "gemm.json", "--backend", backend)

@@ -87,12 +87,14 @@ def test_the_fingerprint_changes_when_a_helper_module_changes(tmp_path: Path) ->
         shutil.copyfile(source, copy)
         copies.append(copy)
     assert cache.fingerprint(copies) == cache.current_fingerprint()  # the copies stand for the real modules
-    for copy in (copies[0], copies[-1]):
-        original = copy.read_text()
-        copy.write_text(original + "\n# an edit\n")
+    tables = [copy for copy in copies if copy.suffix == ".npz"]  # the hard cases frozen into compiled functions
+    assert tables
+    for copy in (copies[0], copies[-1], tables[0]):
+        original = copy.read_bytes()
+        copy.write_bytes(original + b"\n# an edit\n")
         changed = cache.fingerprint(copies)
         assert changed != cache.current_fingerprint() and len(changed) == 16
-        copy.write_text(original)
+        copy.write_bytes(original)
     assert cache.fingerprint(copies) == cache.current_fingerprint()
 
 

@@ -104,7 +104,7 @@ FUNCTIONS: dict[str, RoundedFunction] = {f.name: f for f in (
 _C1 = float.fromhex("0x1.6a09e66p-1")  # 1 / sqrt(2) to 28 bits: x * _C1 is exact for every FLOAT32 x
 _C2 = float.fromhex("0x1.fcef32422cbecp-31")  # the next 53 bits of 1 / sqrt(2)
 _TWO_OVER_ROOT_PI = float.fromhex("0x1.20dd750429b6dp+0")  # 2 / sqrt(pi), the slope of erfc at 0
-_C_GUARD = "#ifndef OPENDML_{0}\n#define OPENDML_{0}\n{1}#endif\n"
+_C_GUARD = "#ifndef ROUNDED_{0}_FORMULA\n#define ROUNDED_{0}_FORMULA\n{1}#endif\n"
 
 
 NUDGE = 1024  # ulps a leading term is moved toward its tail's side (the module's docstring): more than BUILD

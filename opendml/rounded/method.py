@@ -17,14 +17,31 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-try:  # Numba compiles the scalar functions as they are written, callees included
-    from numba.extending import register_jitable as _jitable
-except ImportError:  # Numba is optional (the fast extra): they stay plain Python
-    def _jitable(function):  # type: ignore[no-untyped-def]
-        return function
+# The scalar functions Numba compiles as they are written (these steps, the catalog's formulas, the binary
+# functions' double-double steps): registered with Numba by ``register_for_numba`` when a Numba kernel first needs
+# them, so that ``import opendml`` imports only NumPy (Numba is the fast extra).
+JITABLE: list[Any] = []
+_registered: set[int] = set()
+
+
+def _jitable(function: Any) -> Any:
+    JITABLE.append(function)
+    return function
+
+
+def register_for_numba() -> None:
+    """Make every function of JITABLE callable from Numba-compiled code (idempotent)."""
+    from numba.extending import register_jitable
+
+    for function in JITABLE:
+        if id(function) not in _registered:
+            register_jitable(function)
+            _registered.add(id(function))
+
 
 NEAR = 32  # a double within this many ulps of a midpoint is looked up in the hard cases
 BUILD = 256  # the tables hold every input whose evaluation by the builder fell within this many ulps

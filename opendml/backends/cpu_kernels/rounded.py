@@ -15,9 +15,10 @@ from numba.extending import intrinsic
 
 from ...rounded import FUNCTIONS, NEAR, PRECISIONS
 from ...rounded.binary import BINARY_FUNCTIONS
-from ...rounded.method import midpoint_distance, round_to
+from ...rounded.method import midpoint_distance, register_for_numba, round_to
 from ...rounded.tables import hard_cases
 
+register_for_numba()  # the method's and the catalog's scalar functions, compiled where they are called
 _distance = njit(nogil=True)(midpoint_distance)
 _round = njit(nogil=True)(round_to)
 

@@ -21,8 +21,8 @@ def _h(value: float) -> str:
 
 
 # The double-double steps and the two evaluations (opendml.rounded.binary's functions, in its order).
-DOUBLE_DOUBLE = rf"""#ifndef OPENDML_DOUBLE_DOUBLE
-#define OPENDML_DOUBLE_DOUBLE
+DOUBLE_DOUBLE = rf"""#ifndef ROUNDED_DOUBLE_DOUBLE
+#define ROUNDED_DOUBLE_DOUBLE
 struct opendml_dd {{ double h, l; }};
 __device__ __forceinline__ opendml_dd dd_two_sum(double a, double b) {{
     const double s = __dadd_rn(a, b);

@@ -15,8 +15,8 @@ from ...rounded import FUNCTIONS, NEAR, PRECISIONS
 from ...rounded.tables import hard_cases
 
 # The steps of opendml.rounded.method on a double's bits (``rounded_parts``), and the rounding itself.
-METHOD = r"""#ifndef OPENDML_ROUNDED_METHOD
-#define OPENDML_ROUNDED_METHOD
+METHOD = r"""#ifndef ROUNDED_METHOD
+#define ROUNDED_METHOD
 __device__ __forceinline__ void rounded_parts(long long bits, int base, int lowest, long long& significand,
                                               int& field, int& k) {
     const long long magnitude = bits & 0x7FFFFFFFFFFFFFFFLL;
