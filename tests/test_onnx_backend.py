@@ -27,7 +27,8 @@ OPERATORS = ("clip", "relu", "argmin", "argmax", "dequantizelinear", "quantizeli
              "mod", "equal", "greater", "greater_equal", "less", "less_equal", "and", "or", "xor", "where", "reduce",
              "bitwise_and", "bitwise_or", "bitwise_xor", "bitshift", "cast", "mean", "prelu", "exp", "log", "sin",
              "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "top_k",
-             "sigmoid", "softplus", "softsign", "elu", "celu", "selu", "gelu", "softmax", "logsoftmax", "hardmax")
+             "sigmoid", "softplus", "softsign", "elu", "celu", "selu", "gelu", "softmax", "logsoftmax", "hardmax",
+             "pow")
 # ONNX names And's, Or's and Xor's node tests by rank (test_and2d, test_or_bcast3v1d): a digit may follow the name.
 _INCLUDED = re.compile(rf"test_({'|'.join(OPERATORS)})(_\w+|\d\w*)?_(cpu|cuda)")
 _DEVICE_SUFFIX = re.compile(r"_(cpu|cuda)$")

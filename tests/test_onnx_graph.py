@@ -105,7 +105,7 @@ def test_blocked_dequantize_relu_argmin_on_a_4d_level() -> None:
 MAPPED = ("Abs, Acos, Acosh, Add, And, ArgMax, ArgMin, Asin, Asinh, Atan, Atanh, BitShift, BitwiseAnd, BitwiseNot, "
           "BitwiseOr, BitwiseXor, Cast, Ceil, Celu, Clip, Constant, Cos, Cosh, DequantizeLinear, Div, Elu, Equal, "
           "Erf, Exp, Floor, Gelu, Greater, GreaterOrEqual, HardSigmoid, HardSwish, Hardmax, Identity, IsInf, IsNaN, "
-          "LeakyRelu, Less, LessOrEqual, Log, LogSoftmax, Max, Mean, Min, Mod, Mul, Neg, Not, Or, PRelu, "
+          "LeakyRelu, Less, LessOrEqual, Log, LogSoftmax, Max, Mean, Min, Mod, Mul, Neg, Not, Or, PRelu, Pow, "
           "QuantizeLinear, Reciprocal, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceMax, ReduceMean, "
           "ReduceMin, ReduceProd, ReduceSum, ReduceSumSquare, Relu, Round, Selu, Shrink, Sigmoid, Sign, Sin, Sinh, "
           "Softmax, Softplus, Softsign, Sqrt, Sub, Sum, Tan, Tanh, ThresholdedRelu, TopK, Where, Xor")

@@ -172,7 +172,19 @@ MIN = binary_mapping("Min", "ELEMENT_WISE_MIN", variadic=True)
 MAX = binary_mapping("Max", "ELEMENT_WISE_MAX", variadic=True)
 SUM = binary_mapping("Sum", "ELEMENT_WISE_ADD", variadic=True)
 MOD = binary_mapping("Mod", {0: "ELEMENT_WISE_MODULUS_FLOOR", 1: "ELEMENT_WISE_MODULUS_TRUNCATE"})
+def _pow_check(node: NodeView, values: Sequence[Value | None]) -> list[str]:
+    if len(values) != 2:
+        return [problem(node, "inputs", "must be two", len(values))]
+    return _types_problems(node, values, "ELEMENT_WISE_POW", names=("X", "Y"))
+
+
+def _pow_lower(node: NodeView, values: Sequence[Value | None], device: Device) -> Lowered:
+    """ELEMENT_WISE_POW (correctly rounded) of X and Y broadcast: one type for both (ONNX allows two)."""
+    return _chain(node, [BY_NAME["ELEMENT_WISE_POW"]], list(values), device)
+
+
 MEAN = Mapping("Mean", None, _mean_check, _mean_lower)
+POW = Mapping("Pow", None, _pow_check, _pow_lower)
 PRELU = Mapping("PRelu", None, _prelu_check, _prelu_lower)
 
-BINARY_MAPPINGS = (ADD, SUB, MUL, DIV, MIN, MAX, SUM, MOD, MEAN, PRELU)
+BINARY_MAPPINGS = (ADD, SUB, MUL, DIV, MIN, MAX, SUM, MOD, MEAN, PRELU, POW)
