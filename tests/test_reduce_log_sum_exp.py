@@ -15,18 +15,10 @@ from hypothesis import strategies as st
 
 import opendml as dml
 from opendml.backends import cpu_kernels
+from tests import test_reduce
+from tests.test_reduce import same
 
-KERNELS = [
-    pytest.param("numba", id="numba", marks=pytest.mark.skipif(
-        not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")),
-    pytest.param("numpy", id="numpy"),
-]
-
-
-@pytest.fixture(params=KERNELS)
-def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load(request.param))
-    return str(request.param)
+kernels = test_reduce.kernels  # the fixture choosing the CPU kernel module (Numba or NumPy)
 
 
 def oracle(values: np.ndarray, dtype: type) -> np.generic:
@@ -42,12 +34,6 @@ def oracle(values: np.ndarray, dtype: type) -> np.generic:
     total = float(sum((Fraction(math.exp(v - m)) for v in items), Fraction(0)))
     with np.errstate(over="ignore"):
         return dtype(m + math.log(total))
-
-
-def same(got: np.ndarray, want: np.ndarray) -> bool:
-    got, want = np.asarray(got), np.asarray(want)
-    return bool(np.all((got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}"))
-                       | (np.isnan(got) & np.isnan(want))))
 
 
 EDGES = [

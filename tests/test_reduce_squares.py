@@ -11,27 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import opendml as dml
-from opendml.backends import cpu_kernels
+from tests import test_reduce
 from tests.reduce_oracle import oracle_l2, oracle_log_sum, oracle_sum_square
+from tests.test_reduce import same
 
-KERNELS = [
-    pytest.param("numba", id="numba", marks=pytest.mark.skipif(
-        not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")),
-    pytest.param("numpy", id="numpy"),
-]
+kernels = test_reduce.kernels  # the fixture choosing the CPU kernel module (Numba or NumPy)
+
 ORACLES = {"SUM_SQUARE": oracle_sum_square, "L2": oracle_l2}
-
-
-@pytest.fixture(params=KERNELS)
-def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load(request.param))
-    return str(request.param)
-
-
-def same(got: np.ndarray, want: np.ndarray) -> bool:
-    got, want = np.asarray(got), np.asarray(want)
-    return bool(np.all((got.view(f"u{got.itemsize}") == want.view(f"u{want.itemsize}"))
-                       | (np.isnan(got) & np.isnan(want))))
 
 
 EDGES = [

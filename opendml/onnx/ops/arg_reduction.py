@@ -13,7 +13,7 @@ row's first element and is otherwise passed over (docs/semantics.md). ONNX's con
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ...device import Device
 from ...dtypes import DataType
@@ -39,18 +39,22 @@ def _axis(node: NodeView, rank: int) -> int:
     return axis % rank
 
 
+def axis_problems(node: NodeView, label: str, x: Value | None, axis: Callable[[NodeView, int], int]) -> list[str]:
+    """The problems of a reduction's input ``label`` and its ``axis`` attribute (read by ``axis``), where its
+    rank is known: a scalar, or an axis out of range."""
+    if x is None or x.shape is None:
+        return []
+    if not x.shape:
+        return [problem(node, f"Input {label}", "must have rank 1 or more", "a scalar")]
+    try:
+        axis(node, len(x.shape))
+    except InvalidArgumentError as error:
+        return [str(error)]
+    return []
+
+
 def check_arg_reduction(node: NodeView, inputs: Sequence[Value | None]) -> list[str]:
-    problems = expect_type(node, "data", inputs[0], _ALLOWED)
-    x = inputs[0]
-    if x is not None and x.shape is not None:
-        if not x.shape:
-            problems.append(problem(node, "Input data", "must have rank 1 or more", "a scalar"))
-        else:
-            try:
-                _axis(node, len(x.shape))
-            except InvalidArgumentError as error:
-                problems.append(str(error))
-    return problems
+    return expect_type(node, "data", inputs[0], _ALLOWED) + axis_problems(node, "data", inputs[0], _axis)
 
 
 def _lowering(schema: OperatorSchema, make_desc: type[ArgMinDesc] | type[ArgMaxDesc]) -> Lower:

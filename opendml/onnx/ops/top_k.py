@@ -22,11 +22,11 @@ import numpy as np
 from ...device import Device
 from ...dtypes import DataType
 from ...enums import AxisDirection
-from ...errors import InvalidArgumentError
 from ...ops.cast import CAST_SCHEMA, CastDesc
 from ...ops.top_k import TOP_K1_SCHEMA, TOP_K_SCHEMA, TopK1Desc, TopKDesc
 from .. import types
 from ..graph import NodeView, Value, optional
+from .arg_reduction import axis_problems
 from .base import (
     Lowered,
     Mapping,
@@ -80,16 +80,7 @@ def check_top_k(node: NodeView, inputs: Sequence[Value | None]) -> list[str]:
         problems += expect_single_element(node, "K", k)
     elif node.attribute("k") is None:
         problems.append(problem(node, "k", "must be given (TopK-1's attribute)", None))
-    x = inputs[0]
-    if x is not None and x.shape is not None:
-        if not x.shape:
-            problems.append(problem(node, "Input X", "must have rank 1 or more", "a scalar"))
-        else:
-            try:
-                _axis(node, len(x.shape))
-            except InvalidArgumentError as error:
-                problems.append(str(error))
-    return problems
+    return problems + axis_problems(node, "X", inputs[0], _axis)
 
 
 def _index_type(device: Device) -> DataType:
