@@ -184,6 +184,30 @@ def test_processes_saving_two_specialisations_of_one_kernel_at_once_never_swap_t
     assert set(found.values()) != {None}
 
 
+
+_CALLS = ("import math, sys, numpy as np, opendml as dml\n"
+          "x = np.array([-1.0, -0.25, 0.5, 2.0], np.float32)\n"
+          "functions = {'elu': lambda v: v if v > 0 else math.expm1(v), 'exp': math.exp, 'cos': math.cos}\n"
+          "for name in sys.argv[1:]:\n"
+          "    got = np.asarray(getattr(dml, name)(x)).tolist()\n"
+          "    expected = [float(np.float32(functions[name](float(v)))) for v in x]\n"
+          "    assert got == expected, (name, got, expected)\n")
+
+
+@NUMBA
+@pytest.mark.parametrize("first, then", [(["elu"], ["exp", "elu"]), (["exp"], ["cos", "exp"])])
+def test_a_kernel_cached_by_one_process_calls_its_own_function_in_another(cache_root: Path, first: list[str],
+                                                                          then: list[str]) -> None:
+    """A cached kernel carries the machine code of the correctly rounded function it calls, under the name
+    Numba gave that function in the process that compiled it. The second process compiles another function
+    first, which Numba numbers as the first process numbered the cached kernel's: the names must differ
+    (once ELU loaded from the cache ran EXP, and EXP ran COS)."""
+    env = {cache.ENV_CACHE_DIR: str(cache_root), "OPENDML_CPU_KERNELS": "numba", "OPENDML_TIERED": "0"}
+    for names in (first, then):
+        done = subprocess.run([sys.executable, "-c", _CALLS, *names], env={**os.environ, **env, "PYTHONPATH": str(ROOT)},
+                              capture_output=True, text=True, timeout=HANG_SECONDS)
+        assert done.returncode == 0, done.stderr
+
 @NUMBA
 def test_numba_caches_the_kernels_in_the_fingerprint_directory_only(cache_root: Path, tmp_path: Path) -> None:
     """The hand-written kernels (an ARGMIN, a FLOAT16 conversion) and the generated ones are cached under

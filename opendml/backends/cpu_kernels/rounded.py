@@ -47,6 +47,18 @@ def _bits_float(typingctx, value):  # type: ignore[no-untyped-def]
     return types.float32(types.uint32), codegen
 
 
+def _named(function: Any, name: str) -> Any:
+    """``function`` compiled by Numba under the qualified name ``name`` (EXP_FLOAT32).
+
+    Numba names a function's machine code after its qualified name and a number counted per process, and a
+    cached kernel that calls it carries that code under that name. Every closure of ``compiled`` has the
+    qualified name ``compiled.<locals>.rounded``: a kernel cached by one process (calling EXPM1 as
+    ``rounded$7``) loaded by another where ``rounded$7`` is EXP's would run EXP. Named after the function and
+    precision, a name always stands for the same code (the kernel cache is per version of the tables)."""
+    function.__name__ = function.__qualname__ = name
+    return njit(nogil=True)(function)
+
+
 def compiled(name: str, precision: str) -> Any:
     """The Numba function of ``name`` (EXP) rounded to ``precision`` (FLOAT32 or FLOAT16)."""
     f = FUNCTIONS[name].scalar
@@ -56,7 +68,6 @@ def compiled(name: str, precision: str) -> Any:
     inputs, results = np.array(cases.inputs), np.array(cases.results)
     last = len(inputs) - 1
 
-    @njit(nogil=True)
     def rounded(v):  # type: ignore[no-untyped-def]
         y = f(np.float64(v))
         if not math.isfinite(y):
@@ -70,7 +81,7 @@ def compiled(name: str, precision: str) -> Any:
                 return _bits_float(results[at])
         return r
 
-    return rounded
+    return _named(rounded, f"{name}_{precision}")
 
 
 def compiled_binary(name: str, precision: str) -> Any:
@@ -82,7 +93,6 @@ def compiled_binary(name: str, precision: str) -> Any:
     grid = PRECISIONS[precision]
     base, lowest, top, narrow = grid.base, grid.lowest, grid.top, precision == "FLOAT16"
 
-    @njit(nogil=True)
     def rounded(a, b):  # type: ignore[no-untyped-def]
         x, e = np.float64(a), np.float64(b)
         y = f(x, e)
@@ -93,7 +103,7 @@ def compiled_binary(name: str, precision: str) -> Any:
             return np.float32(decided(x, e, base, lowest, top))
         return np.float32(_round(y, bits, base, lowest, top)) if narrow else np.float32(y)
 
-    return rounded
+    return _named(rounded, f"{name}_{precision}")
 
 
 def __getattr__(attribute: str) -> Any:
