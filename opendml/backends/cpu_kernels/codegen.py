@@ -50,7 +50,7 @@ from types import ModuleType
 from ... import expr as ex
 from ...dtypes import DataType
 from ...kernels import cache
-from . import vectors
+from . import fast_functions, vectors
 from .nodes import expression, operands, scalar
 
 _modules: dict[tuple[ex.Expr, tuple[ex.Store, ...]], ModuleType] = {}
@@ -72,7 +72,7 @@ def source(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
     roots = _roots(element, extra)
     names = _Names(operands(element, extra), _parameters(roots), len(roots))
     streams = vectors.streamable(*roots)
-    parts = [_HEADER, expression(roots), _value(roots, names), _run(element, names)]
+    parts = [_HEADER, expression(roots), _value(roots, names), *_runs(element, roots, names)]
     if streams:
         parts.append(_stream(names))
     parts += [_kernel(names, streamed=False), _driver(names, "")]
@@ -80,6 +80,13 @@ def source(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
         parts += [_kernel(names, streamed=True), _driver(names, "_streamed")]
     parts.append(_entry(roots, names))
     return "\n\n\n".join(parts) + "\n"
+
+
+def _runs(element: ex.Expr, roots: tuple[ex.Store, ...], names: _Names) -> list[str]:
+    """``run``, checked where a root computes a function of ``fast_functions`` (with ``value_fast`` before it)."""
+    if checked(roots):
+        return [f"CHUNK = {CHUNK}", _value_fast(roots, names), _run_checked(names)]
+    return [_run(element, names)]
 
 
 def _roots(element: ex.Expr, extra: tuple[ex.Store, ...]) -> tuple[ex.Store, ...]:
@@ -96,7 +103,8 @@ def walker(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
     too: the tile (output ``o``) written with ordinary stores, the extras with streaming ones."""
     roots = _roots(element, extra)
     names = _Names(operands(element, extra), _parameters(roots), len(roots))
-    parts = [_HEADER, expression(roots), _value(roots, names), _run(element, names), _kernel(names, streamed=False)]
+    parts = [_HEADER, expression(roots), _value(roots, names), *_runs(element, roots, names),
+             _kernel(names, streamed=False)]
     if streams_extras(element, extra):
         parts += [_stream(names, cached=1), _kernel(names, streamed=True, cached=1)]
     return "\n\n\n".join(parts)
@@ -143,7 +151,7 @@ from opendml import expr as ex
 from opendml.backends.cpu_kernels.arithmetic import (bit_count, divide, int_quotient, remainder, round_even,
                                                     round_saturate_to, saturate_to, sign_bit, square_root, wrapping_add,
                                                     wrapping_multiply, wrapping_subtract)
-from opendml.backends.cpu_kernels import rounded
+from opendml.backends.cpu_kernels import fast_functions, rounded
 from opendml.backends.cpu_kernels.arithmetic import (bitwise_and, bitwise_or, bitwise_xor, shift_left, shift_right,
                                                     wrap_to)
 from opendml.backends.cpu_kernels.drivers import next_share
@@ -180,6 +188,86 @@ def _value(roots: tuple[ex.Store, ...], names: _Names) -> str:
             lines.append(f"    {stored[root]} = {scalar(root, of, True)}")
     results = [stored.get(root, of[root]) for root in roots]
     lines.append(f"    return {', '.join(results)}")
+    return "\n".join(lines)
+
+
+def checked(roots: tuple[ex.Store, ...]) -> bool:
+    """Whether a root computes a function that ``fast_functions`` evaluates in vector code (``run`` is then
+    checked: ``_run_checked``)."""
+    return any(_fast(node) for root in roots for node in ex.nodes(root))
+
+
+def _fast(node: ex.Expr) -> bool:
+    return (isinstance(node, ex.Function) and node.precision is DataType.FLOAT32
+            and node.name in fast_functions.FAST)
+
+
+def _value_fast(roots: tuple[ex.Store, ...], names: _Names) -> str:
+    """``value_fast``: ``value`` with each function of ``fast_functions`` evaluated in vector code, returning
+    what ``value`` returns and then whether an element must be computed again by ``value`` (an input outside an
+    evaluation's range, or a double near a rounding midpoint)."""
+    inner = {child for root in roots for node in ex.nodes(root) for child in node.children}
+    of: dict[ex.Expr, str] = {}
+    stored: dict[ex.Expr, str] = {}
+    flags: list[str] = []
+    lines = ["@jit", f"def value_fast({names.call(names.each('a{k}'), names.q)}):"]
+    for root in roots:
+        for node in ex.nodes(root):
+            if node in of:
+                continue
+            of[node] = f"t{len(of)}"
+            if _fast(node):
+                assert isinstance(node, ex.Function)
+                flags.append(f"f{len(of) - 1}")
+                lines.append(f"    {of[node]}, {flags[-1]} = fast_functions.{node.name}_FLOAT32({of[node.value]})")
+            else:
+                lines.append(f"    {of[node]} = {scalar(node, of, node in roots and node not in inner)}")
+    for root in roots:
+        if root in inner and root.type is DataType.FLOAT16 and root not in stored:
+            stored[root] = f"t{len(of) + len(stored)}"
+            lines.append(f"    {stored[root]} = {scalar(root, of, True)}")
+    results = [stored.get(root, of[root]) for root in roots]
+    lines.append(f"    return {', '.join(results)}, {' | '.join(flags)}")
+    return "\n".join(lines)
+
+
+CHUNK = 512  # elements a checked run computes in vector code before it redoes the marked ones
+
+
+def _run_checked(names: _Names) -> str:
+    """``run`` of an expression with functions of ``fast_functions``: each block of ``CHUNK`` elements computed
+    by ``value_fast`` into buffers, the marked ones (rare: a double within NEAR ulps of a midpoint has odds of
+    about 2**-23) computed again by ``value``, then copied out. Through buffers, an output that is an operand
+    (in place) still holds the operands when an element is redone."""
+    outs = names.out("ro{j}")
+    signature = names.call(names.each("r{k}"), outs, [f"d{k}" for k in names.others], names.q)
+    lines = ["@jit", f"def run({signature}):",
+             '    """A contiguous run: the first operand per element, the others per element (d == 1) or one '
+             'value (d == 0); checked in blocks."""',
+             "    n = ro.size"]
+    lines += [f"    buf{j} = np.empty(CHUNK, ro{j}.dtype)" for j in names.outs]
+    combos = _combinations(names)
+    for c, hoisted in enumerate(combos):
+        indent = "    "
+        if len(combos) > 1:
+            lines.append(f"    {_branch(c, len(combos), hoisted)}")
+            indent = "        "
+        lines += [f"{indent}v{k} = r{k}[0]" for k in hoisted]
+        args = names.call([f"r{names.lead}[c + k]"] + [f"v{k}" if k in hoisted else f"r{k}[c + k]"
+                                                         for k in names.others], names.q)
+        buffers = names.out("buf{j}[k]")
+        pad = indent + "        "
+        lines += [f"{indent}for c in range(0, n, CHUNK):",
+                  f"{indent}    m = min(CHUNK, n - c)",
+                  f"{indent}    redo = False",
+                  f"{indent}    for k in range(m):",
+                  f"{pad}{', '.join(buffers)}, f = value_fast({args})",
+                  f"{pad}redo |= f",
+                  f"{indent}    if redo:",
+                  f"{indent}        for k in range(m):",
+                  f"{pad}    if value_fast({args})[-1]:"]
+        lines += _stores(names, buffers, f"value({args})", pad + "        ")
+        lines += [f"{indent}    ro{j}[c:c + m] = buf{j}[:m]" for j in names.outs]
     return "\n".join(lines)
 
 

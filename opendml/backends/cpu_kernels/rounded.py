@@ -32,6 +32,14 @@ def _double_bits(typingctx, value):  # type: ignore[no-untyped-def]
 
 
 @intrinsic
+def _bits_double(typingctx, value):  # type: ignore[no-untyped-def]
+    """An int64's bits as a float64 (a register move)."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(args[0], ir.DoubleType())
+    return types.float64(types.int64), codegen
+
+
+@intrinsic
 def _float_bits(typingctx, value):  # type: ignore[no-untyped-def]
     """A float32's bits as a uint32."""
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]

@@ -7,19 +7,13 @@ each in FLOAT32. The same steps as the NumPy path (``softmax``), so the two give
 
 EXP, vectorized
 ---------------
-``opendml.rounded``'s method needs a double evaluation within ``E = 8`` ulps of the exact value; the C library's
-``exp`` is scalar code. Every ``d = x_i - m`` is at most 0, so ``exp_double`` below evaluates it for
-``-104 <= d <= 0`` alone (below, the exact value is under ``2**-150`` and rounds to +0.0): ``k`` = the integer
-nearest ``d * 64 / ln 2``, ``r = (d - k * L1) - k * L2`` with ``L1 + L2 = ln 2 / 64`` (``L1`` of 38 significant
-bits: ``k * L1`` is exact for ``|k| < 2**14``, and ``d - k * L1`` is exact by Sterbenz's lemma, the two within a
-factor 2), ``|r| <= ln 2 / 128``; ``exp(r) - 1`` by its Taylor polynomial to ``r**6 / 720`` (the first term left out
-is below ``2**-60``), times ``2**(j / 64)`` from a table (each entry the double nearest, from a 60-digit decimal),
-times ``2**(k >> 6)`` (exact). Its error is a few ulps (tests/test_softmax.py measures it against NumPy's on
-every input class, and ``benchmarks/softmax_cpu.py --verify`` checks every FLOAT32 ``d`` in ``[-104, 0]`` against
-``rounded.EXP_FLOAT32``). The rounding test of ``opendml.rounded.method`` runs on each result as integer
-arithmetic; the few results within ``NEAR`` ulps of a midpoint are marked and evaluated again by
-``rounded.EXP_FLOAT32`` (the C library's ``exp`` and the table of hard cases), so every ``e_i`` is EXP's correctly
-rounded value.
+Every ``d = x_i - m`` is at most 0; ``fast_functions.exp_double`` evaluates it in vector code for
+``-104 <= d <= 0`` (below, the exact value is under ``2**-150`` and rounds to +0.0), within 4 ulps
+(tests/test_softmax.py measures it against NumPy's, and ``benchmarks/softmax_cpu.py --verify`` checks every FLOAT32
+``d`` in ``[-104, 0]`` against ``rounded.EXP_FLOAT32``). The rounding test of ``opendml.rounded.method`` runs on
+each result as integer arithmetic; the few results within ``NEAR`` ulps of a midpoint are marked and evaluated
+again by ``rounded.EXP_FLOAT32`` (the C library's ``exp`` and the table of hard cases), so every ``e_i`` is EXP's
+correctly rounded value.
 
 The exact sum, vectorized
 -------------------------
@@ -37,17 +31,13 @@ the rounded functions takes a few seconds, which importing the kernel modules sh
 from __future__ import annotations
 
 import math
-from decimal import Decimal, localcontext
 from functools import cache
 from typing import Any
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
-from ...rounded import NEAR, PRECISIONS
-from . import rounded, sums
+from . import fast_functions, rounded, sums
 from .rounded import _bits_float, _double_bits, _float_bits
 
 _FLOAT32 = sums.FORMATS[np.dtype(np.float32)]
@@ -56,41 +46,10 @@ BLOCK = 1 << 12  # elements of a row summed level by level at a time (the scratc
 LOWEST = -104.0  # below, exp(d) < 2**-150: +0.0 in FLOAT32
 
 
-def _constants() -> tuple[np.ndarray, float, float, float]:
-    """The table of ``2**(j / 64)``, ``64 / ln 2``, and ``L1``, ``L2`` (the module's docstring), each the double nearest
-    a 60-digit decimal value (``float`` of a Decimal rounds once, to nearest)."""
-    with localcontext() as context:
-        context.prec = 60
-        ln2 = Decimal(2).ln()
-        table = np.array([float(Decimal(2) ** (Decimal(j) / 64)) for j in range(64)], np.float64)
-        step = ln2 / 64
-        l1 = float(Decimal(round(step * 2**44)) / Decimal(2**44))  # 38 significant bits
-        l2 = float(step - Decimal(l1))
-        return table, float(64 / ln2), l1, l2
-
-
 def _exp_kernels() -> tuple[Any, Any]:
-    """``exp_double(d)`` (the module's docstring) and ``exp_rows(d_source, m, out)``."""
-    table, inverse, l1, l2 = _constants()
-    magic = 1.5 * 2.0**52  # adding it rounds to an integer kept in the low bits
-    magic_bits = int(np.float64(magic).view(np.int64))
-    c2, c3, c4, c5, c6 = 1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720
-    grid = PRECISIONS["FLOAT32"]
-    base, lowest = grid.base, grid.lowest
-    fraction = (1 << 52) - 1
+    """``exp_double(d)`` (``fast_functions``: the module's docstring) and ``exp_rows(d_source, m, out)``."""
     exp32 = rounded.EXP_FLOAT32
-
-    @njit(nogil=True)
-    def exp_double(d):  # type: ignore[no-untyped-def]
-        """exp(d) as a double within a few ulps, for -104 <= d <= 0."""
-        t = d * inverse + magic
-        k = _double_bits(t) - magic_bits  # the integer nearest d * 64 / ln 2
-        kd = t - magic
-        r = (d - kd * l1) - kd * l2
-        p = r + r * r * (c2 + r * (c3 + r * (c4 + r * (c5 + r * c6))))
-        v = table[k & 63]
-        scale = _bits_double(((k >> 6) + 1023) << 52)
-        return (v + v * p) * scale
+    exp_double, near = fast_functions.exp_double, fast_functions.near_float32
 
     @njit(nogil=True)
     def exp_rows(x, m, out):  # type: ignore[no-untyped-def]
@@ -99,13 +58,7 @@ def _exp_kernels() -> tuple[Any, Any]:
         for i in range(n):
             d = np.float64(x[i] - m)  # the FLOAT32 difference, then exactly widened
             y = exp_double(max(d, LOWEST))
-            bits = _double_bits(y)
-            field = bits >> 52
-            significand = (bits & fraction) | (1 << 52)
-            shift = min(base + max(0, lowest - field), 60)
-            distance = abs((significand & ((1 << shift) - 1)) - (1 << (shift - 1)))
-            e = np.float32(y)
-            e = np.float32(np.nan) if distance <= NEAR else e
+            e = np.float32(np.nan) if near(y) else np.float32(y)
             out[i] = np.float32(0.0) if d < LOWEST else e
         marked = 0
         for i in range(n):
@@ -115,14 +68,6 @@ def _exp_kernels() -> tuple[Any, Any]:
         return marked
 
     return exp_double, exp_rows
-
-
-@intrinsic
-def _bits_double(typingctx, value):  # type: ignore[no-untyped-def]
-    """An int64's bits as a float64 (a register move)."""
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.bitcast(args[0], ir.DoubleType())
-    return types.float64(types.int64), codegen
 
 
 @njit(nogil=True, fastmath={"reassoc"})

@@ -1,0 +1,189 @@
+"""The vector-code evaluations of the correctly rounded functions (``cpu_kernels.fast_functions``) and the
+generated kernels that run them in checked blocks: within their error bound, marking what they cannot trust,
+and giving the exact path's bits (the independent model of tests/rounding_oracle.py decides)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import opendml as dml
+from opendml.rounded.evaluate import evaluate
+from opendml.rounded.tables import hard_cases
+from tests.rounding_oracle import correctly_rounded
+
+numba = pytest.importorskip("numba", reason="the vector-code evaluations are Numba's")
+
+CHUNK = 512  # codegen.CHUNK, restated: the block boundaries the kernels below straddle
+
+
+@pytest.fixture(autouse=True)
+def _numba_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled kernels, compiled before the call returns (not the NumPy path while they compile)."""
+    monkeypatch.setenv("OPENDML_CPU_KERNELS", "numba")
+    monkeypatch.setenv("OPENDML_TIERED", "0")
+
+
+# Each function: its range's ends as FLOAT32 bits (every 997th input between is checked), NumPy's double function,
+# inputs outside the range (marked), and the operator's functional name.
+RANGES = {"EXP": ((-104.0, 88.0), np.exp, [88.0, 88.5, 100.0, -103.0, -104.0, -1e30, 3e38], "exp"),
+          "LOG": ((1e-45, 3.4028235e38), np.log, [0.0, -0.0, -1e-45, -1.0, -3e38], "log")}
+FUNCTIONS = sorted(RANGES)
+
+
+def _model(x: np.ndarray, name: str = "EXP") -> np.ndarray:
+    return np.array([correctly_rounded(name, float(v), "FLOAT32") for v in x], np.float32)
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    """The FLOAT32 bits, every NaN as one (NaN payloads are the library's: docs/semantics.md, section 5)."""
+    a = np.ascontiguousarray(a, np.float32)
+    return np.where(np.isnan(a), np.uint32(0x7FC00000), a.view(np.uint32))
+
+
+@numba.njit
+def _doubles(f, x):  # type: ignore[no-untyped-def]
+    out = np.empty(x.size, np.float64)
+    for i in range(x.size):
+        out[i] = f(np.float64(x[i]))
+    return out
+
+
+@numba.njit
+def _checked(f, x):  # type: ignore[no-untyped-def]
+    out = np.empty(x.size, np.float32)
+    redo = np.empty(x.size, np.bool_)
+    for i in range(x.size):
+        out[i], redo[i] = f(x[i])
+    return out, redo
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_the_double_evaluation_is_within_four_ulps_over_its_range(name: str) -> None:
+    """Against NumPy's double function (within half an ulp of the exact value), on every 997th FLOAT32 input of
+    the range (both signs where it has them) and the range's ends: at most 4 ulps, far inside the rounding test's
+    32."""
+    from opendml.backends.cpu_kernels import fast_functions
+
+    (low, high), reference, _, _ = RANGES[name]
+    ends = np.array([low, high], np.float32).view(np.uint32)
+    if low < 0:
+        x = np.concatenate([np.arange(np.uint32(0x80000000), ends[0], 997, dtype=np.uint32),
+                            np.arange(0, ends[1], 997, dtype=np.uint32), ends])
+    else:
+        x = np.concatenate([np.arange(ends[0], ends[1], 997, dtype=np.uint32), ends])
+    x = x.view(np.float32)
+    got = _doubles(getattr(fast_functions, f"{name.lower()}_double"), x)
+    ulps = np.abs(got.view(np.int64) - reference(x.astype(np.float64)).view(np.int64))
+    assert ulps.max() <= 4, (x[ulps.argmax()], ulps.max())
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_the_checked_evaluation_marks_what_it_cannot_trust(name: str) -> None:
+    """Outside its range (NaN, the infinities, overflow, underflow, a logarithm's zero and negatives) the
+    evaluation is marked; inside, an unmarked result is the model's, the function's hard cases included."""
+    from opendml.backends.cpu_kernels import fast_functions
+
+    checked = getattr(fast_functions, f"{name}_FLOAT32")
+    (low, high), reference, outside, _ = RANGES[name]
+    assert _checked(checked, np.array([np.nan, np.inf, -np.inf, *outside], np.float32))[1].all()
+    rng = np.random.default_rng(8)
+    hard = hard_cases(name, "FLOAT32").inputs.view(np.float32)
+    x = np.concatenate([hard[rng.permutation(len(hard))[:300]], _spread(rng, 300, name),
+                        np.array([1.0, 1e-30, 87.99999, 1.0000001, 0.99999994], np.float32)])
+    x = x[(x > low) & (x < high)]
+    got, redo = _checked(checked, x)
+    assert redo.sum() < len(x) // 2  # most hard cases are far enough from a midpoint for a 4-ulp evaluation
+    np.testing.assert_array_equal(_bits(got[~redo]), _bits(_model(x[~redo], name)))
+    # Those whose double (NumPy's, within an ulp) lies within 24 ulps of a FLOAT32 midpoint: the evaluation's,
+    # within 4 ulps of it, lies within NEAR, so every one is marked (whichever way it would have rounded).
+    y = reference(hard.astype(np.float64))
+    normal = (np.abs(y) > 2.0**-126) & (np.abs(y) < 2.0**127)
+    distance = np.abs((y.view(np.int64) & ((1 << 29) - 1)) - (1 << 28))
+    near = hard[normal & (distance <= 24)]
+    assert len(near) >= 5
+    assert _checked(checked, near)[1].all()
+
+
+def _spread(rng: np.random.Generator, n: int, name: str) -> np.ndarray:
+    if name == "EXP":
+        return rng.uniform(-110, 95, n).astype(np.float32)
+    magnitude = np.ldexp(rng.uniform(0.5, 1.0, n), rng.integers(-149, 129, n)).astype(np.float32)
+    return np.where(rng.random(n) < 0.05, -magnitude, magnitude)  # a few negatives: NaN, by the exact path
+
+
+def _inputs(name: str, n: int, seed: int) -> np.ndarray:
+    """Every magnitude, the function's hard cases at and around every block boundary, and the values its
+    evaluation leaves to the exact path."""
+    rng = np.random.default_rng(seed)
+    x = _spread(rng, n, name)
+    hard = hard_cases(name, "FLOAT32").inputs.view(np.float32)
+    for start in range(0, n, CHUNK):
+        at = slice(max(0, start - 2), min(n, start + 2))
+        x[at] = hard[rng.integers(0, len(hard), at.stop - at.start)]
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.0, 88.72283, 88.72284, -103.97208, -103.972084, 1e-45],
+                       np.float32)
+    x[rng.integers(0, n, len(special))] = special
+    return x
+
+
+def _function(name: str) -> object:
+    return getattr(dml, RANGES[name][3])
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("n", [1, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 7])
+def test_the_checked_kernel_gives_the_models_bits(name: str, n: int) -> None:
+    x = _inputs(name, n, n)
+    np.testing.assert_array_equal(_bits(_function(name)(x)), _bits(_model(x, name)))  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_the_checked_kernel_in_place_strided_and_with_scale_and_bias(name: str) -> None:
+    """In place (a redone element reads its operand after its block was computed), through a strided view
+    (element by element), and with ScaleBias (the affine step before the function, one FLOAT32 rounding each)."""
+    f = _function(name)
+    x = _inputs(name, 2 * CHUNK + 3, 11)
+    want = _model(x, name)
+    y = x.copy()
+    f(y, out=y)  # type: ignore[operator]
+    np.testing.assert_array_equal(_bits(y), _bits(want))
+    wide = np.zeros((x.size, 2), np.float32)
+    wide[:, 0] = x
+    np.testing.assert_array_equal(_bits(f(wide[:, 0])), _bits(want))  # type: ignore[operator]
+    affine = (x * np.float32(0.5)).astype(np.float32) + np.float32(1.25)
+    np.testing.assert_array_equal(_bits(f(x, scale_bias=(0.5, 1.25))),  # type: ignore[operator]
+                                  _bits(_model(affine.astype(np.float32), name)))
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_a_large_array_on_threads_against_the_model_and_the_numpy_path(name: str) -> None:
+    """2**20 elements shared out to threads: every element equal to the NumPy path's (the C library's double
+    function and the table), and a sample of 2000 of them, with every value left to the exact path, to the
+    model."""
+    x = _inputs(name, 1 << 20, 5)
+    got = _function(name)(x)  # type: ignore[operator]
+    np.testing.assert_array_equal(_bits(got), _bits(evaluate(name, x, "FLOAT32")))
+    (low, high) = RANGES[name][0]
+    rng = np.random.default_rng(6)
+    sample = np.concatenate([rng.integers(0, x.size, 2000), np.flatnonzero(~((x > low) & (x < high)))])
+    np.testing.assert_array_equal(_bits(got[sample]), _bits(_model(x[sample], name)))
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_a_fused_chain_with_an_extra_output_gives_the_operators_bits(name: str) -> None:
+    """CLIP -> the function -> ADD compiled into one kernel that also writes the CLIP's result (a kernel of two
+    roots, checked in blocks): both outputs equal to the operators called one by one (the model's bits for the
+    function's step), over blocks holding the values left to the exact path."""
+    f = _function(name)
+    x = _inputs(name, 3 * CHUNK + 5, 21)
+
+    @dml.compile
+    def chain(v: np.ndarray) -> tuple[object, object]:
+        c = dml.clip(v, -1e30, 1e30)
+        return c, dml.add(f(c), c)  # type: ignore[operator]
+
+    clipped, total = chain(x)
+    c = np.clip(x, np.float32(-1e30), np.float32(1e30))
+    np.testing.assert_array_equal(_bits(clipped), _bits(c))
+    np.testing.assert_array_equal(_bits(total), _bits((_model(c, name) + c).astype(np.float32)))
