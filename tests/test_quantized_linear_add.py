@@ -35,9 +35,9 @@ def _expected(a: np.ndarray, a_scale: float, a_zero: int | None, b: np.ndarray, 
 
 @contextlib.contextmanager
 def numpy_lowering() -> Iterator[None]:
-    """The NumPy lowering of the operator's expression for the value checks below, which test its math: each of
-    the operator's Numba kernels (8 operands) compiles in 15-40 s cold on 2 cores; its compiled kernels run in
-    ``test_its_kernels_on_every_cpu_lowering`` and tests/test_kernel_specs.py (--slow)."""
+    """The NumPy lowering of the operator's expression for the value checks below, which test its math; its
+    compiled kernels (8 operands: one generic loop each) run in ``test_its_kernels_on_every_cpu_lowering`` and
+    tests/test_kernel_specs.py (--slow)."""
     saved = cpu_kernels._chosen
     cpu_kernels._chosen = cpu_kernels.load("numpy")
     try:
@@ -146,6 +146,19 @@ def test_its_kernels_on_every_cpu_lowering(kernels: str, monkeypatch: pytest.Mon
         got = run(device, desc, [xa, scales[0], zeros[0], xb, scales[1], zeros[1], scales[2], zeros[2]])
         ints = [None if z is None else int(z) for z in zeros]
         _check(got, _expected(xa, 0.25, ints[0], xb, 1.5, ints[1], 0.5, ints[2], a_type))
+    # The A scale per element (stride 1) beside the single B and output scales and zero points (stride 0): the
+    # compiled kernel's one loop reads each operand through its own stride.
+    a, b = dml.TensorDesc("INT8", SHAPE), dml.TensorDesc("UINT8", SHAPE)
+    zeros = [np.array(2, np.int8), np.array(5, np.uint8), np.array(1, np.int8)]
+    za, zb, zo = (dml.TensorDesc(t, [1, 1]) for t in ("INT8", "UINT8", "INT8"))
+    desc = dml.ElementWiseQuantizedLinearAddDesc(a, dml.TensorDesc("FLOAT32", SHAPE), za, b, one, zb, one, zo,
+                                                 dml.TensorDesc("INT8", SHAPE))
+    xa, xb = edge_values(dml.DataType.INT8, 60, rng).reshape(SHAPE), edge_values(dml.DataType.UINT8, 60, rng).reshape(SHAPE)
+    a_scales = rng.choice(np.array([0.25, 0.5, 3.0, 0.0078125], np.float32), SHAPE)
+    got = run(device, desc, [xa, a_scales, zeros[0], xb, np.float32(1.5), zeros[1], np.float32(0.5), zeros[2]])
+    want = [oracle.quantized_linear_add_element(int(x), float(s), 2, int(y), 1.5, 5, 0.5, 1, "INT8")
+            for x, s, y in zip(xa.reshape(-1), a_scales.reshape(-1), xb.reshape(-1))]
+    _check(got, np.array(want, np.int8).reshape(SHAPE))
 
 
 def test_fused_with_its_neighbours_equals_node_by_node() -> None:

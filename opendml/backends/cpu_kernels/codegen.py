@@ -12,7 +12,9 @@
 - ``run``: a contiguous run. The first operand is per element; each other operand (a scale, a zero point)
   is per element or one value (stride 0), each combination a loop of its own with the value hoisted, so
   every loop vectorises. Where the first operand is stored as the output is, an exact in-place alias gets
-  a loop over the one array (two arrays that may alias do not vectorise).
+  a loop over the one array (two arrays that may alias do not vectorise). Past ``HOISTED_MAX`` other operands
+  (QUANTIZED_LINEAR_ADD's 7), one loop reads each through its stride instead, and nothing streams: 2**7 loops
+  and streams took 40 s to compile.
 - ``stream``: the streaming-store vector code of the expression (``vectors.stream_typing``), for outputs of
   at least ``fast.STREAM_MIN_BYTES``; not in modules of FLOAT16 data, which are never streamed.
 - ``kernel``: the row walk over ``sizes`` and per-operand strides from element ``start`` to ``stop``:
@@ -71,7 +73,7 @@ def source(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
     docstring)."""
     roots = _roots(element, extra)
     names = _Names(operands(element, extra), _parameters(roots), len(roots))
-    streams = vectors.streamable(*roots)
+    streams = vectors.streamable(*roots) and not names.generic
     parts = [_HEADER, expression(roots), _value(roots, names), *_runs(element, roots, names)]
     if streams:
         parts.append(_stream(names))
@@ -112,7 +114,8 @@ def walker(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
 
 def streams_extras(element: ex.Expr, extra: tuple[ex.Store, ...]) -> bool:
     """Whether ``walker`` writes ``extra`` with streaming stores (``vectors.streamable``)."""
-    return bool(extra) and vectors.streamable(element, *extra)
+    generic = len(operands(element, extra)) - 1 > HOISTED_MAX  # no stream: it would need a loop per pattern
+    return bool(extra) and not generic and vectors.streamable(element, *extra)
 
 
 class _Names:
@@ -123,6 +126,12 @@ class _Names:
         self.lead, self.others = ops[0], ops[1:]
         self.q = [f"q{k}" for k in range(params)]
         self.outs = [""] + [str(j) for j in range(1, outputs)]  # suffixes: o, o1, o2...
+        # Too many other operands for a loop per hoisting pattern: one loop reading each at ``k * d`` (d is 0 or 1).
+        self.generic = len(self.others) > HOISTED_MAX
+
+    def other(self, k: int, at: str) -> str:
+        """Other operand ``k``'s element at index ``at`` of a contiguous run (not hoisted)."""
+        return f"r{k}[({at}) * d{k}]" if self.generic else f"r{k}[{at}]"
 
     def out(self, pattern: str) -> list[str]:
         """``pattern`` for each output (``{j}``: its suffix)."""
@@ -253,7 +262,7 @@ def _run_checked(names: _Names) -> str:
             lines.append(f"    {_branch(c, len(combos), hoisted)}")
             indent = "        "
         lines += [f"{indent}v{k} = r{k}[0]" for k in hoisted]
-        args = names.call([f"r{names.lead}[c + k]"] + [f"v{k}" if k in hoisted else f"r{k}[c + k]"
+        args = names.call([f"r{names.lead}[c + k]"] + [f"v{k}" if k in hoisted else names.other(k, "c + k")
                                                          for k in names.others], names.q)
         buffers = names.out("buf{j}[k]")
         pad = indent + "        "
@@ -271,8 +280,14 @@ def _run_checked(names: _Names) -> str:
     return "\n".join(lines)
 
 
+HOISTED_MAX = 3  # other operands beyond which the runs are one generic loop (2**n loops would take minutes to compile)
+
+
 def _combinations(names: _Names) -> list[tuple[int, ...]]:
-    """The other operands hoisted in each specialised loop, most hoisted first (the last: none)."""
+    """The other operands hoisted in each specialised loop, most hoisted first (the last: none). Past
+    ``HOISTED_MAX`` other operands, one loop, none hoisted (``names.generic``: each read through its stride)."""
+    if names.generic:
+        return [()]
     found = []
     for hoisted in itertools.product((True, False), repeat=len(names.others)):
         found.append(tuple(k for k, h in zip(names.others, hoisted) if h))
@@ -309,7 +324,7 @@ def _run(element: ex.Expr, names: _Names) -> str:
         lines += [f"{indent}v{k} = r{k}[0]" for k in hoisted]
 
         def loop(first: str, pad: str, hoisted: tuple[int, ...] = hoisted) -> list[str]:
-            args = [first] + [f"v{k}" if k in hoisted else f"r{k}[k]" for k in names.others]
+            args = [first] + [f"v{k}" if k in hoisted else names.other(k, "k") for k in names.others]
             return [f"{pad}for k in range(ro.size):"] + _stores(names, [f"{o}[k]" for o in outs],
                                                                  f"value({names.call(args, names.q)})", pad + "    ")
 
