@@ -174,7 +174,8 @@ from opendml.kernels.cache import use_for_numba
 
 use_for_numba()
 
-jit = njit(nogil=True, cache=True)'''
+jit = njit(nogil=True, cache=True)
+inline = njit(nogil=True, cache=True, inline="always")  # value_fast: into run, where its loop vectorizes'''
 
 
 def _value(roots: tuple[ex.Store, ...], names: _Names) -> str:
@@ -219,7 +220,7 @@ def _value_fast(roots: tuple[ex.Store, ...], names: _Names) -> str:
     of: dict[ex.Expr, str] = {}
     stored: dict[ex.Expr, str] = {}
     flags: list[str] = []
-    lines = ["@jit", f"def value_fast({names.call(names.each('a{k}'), names.q)}):"]
+    lines = ["@inline", f"def value_fast({names.call(names.each('a{k}'), names.q)}):"]
     for root in roots:
         for node in ex.nodes(root):
             if node in of:
@@ -245,8 +246,9 @@ CHUNK = 512  # elements a checked run computes in vector code before it redoes t
 
 def _run_checked(names: _Names) -> str:
     """``run`` of an expression with functions of ``fast_functions``: each block of ``CHUNK`` elements computed
-    by ``value_fast`` into buffers, the marked ones (rare: a double within NEAR ulps of a midpoint has odds of
-    about 2**-23) computed again by ``value``, then copied out. Through buffers, an output that is an operand
+    by ``value_fast`` into buffers (and whether each is marked), the marked ones (rare: a double within NEAR ulps
+    of a midpoint has odds of about 2**-23; or an input outside an evaluation's range) computed again by
+    ``value``, then copied out. Through buffers, an output that is an operand
     (in place) still holds the operands when an element is redone."""
     outs = names.out("ro{j}")
     signature = names.call(names.each("r{k}"), outs, [f"d{k}" for k in names.others], names.q)
@@ -255,6 +257,7 @@ def _run_checked(names: _Names) -> str:
              'value (d == 0); checked in blocks."""',
              "    n = ro.size"]
     lines += [f"    buf{j} = np.empty(CHUNK, ro{j}.dtype)" for j in names.outs]
+    lines.append("    marks = np.empty(CHUNK, np.bool_)")
     combos = _combinations(names)
     for c, hoisted in enumerate(combos):
         indent = "    "
@@ -271,10 +274,11 @@ def _run_checked(names: _Names) -> str:
                   f"{indent}    redo = False",
                   f"{indent}    for k in range(m):",
                   f"{pad}{', '.join(buffers)}, f = value_fast({args})",
+                  f"{pad}marks[k] = f",
                   f"{pad}redo |= f",
                   f"{indent}    if redo:",
                   f"{indent}        for k in range(m):",
-                  f"{pad}    if value_fast({args})[-1]:"]
+                  f"{pad}    if marks[k]:"]
         lines += _stores(names, buffers, f"value({args})", pad + "        ")
         lines += [f"{indent}    ro{j}[c:c + m] = buf{j}[:m]" for j in names.outs]
     return "\n".join(lines)

@@ -33,23 +33,60 @@ interval rounded to 29 significant bits, 1 exactly for the two intervals beside 
 + U_j))`` with ``LN2_HI`` of 44 significant bits (``e * LN2_HI`` exact), ``T_j + U_j = -log(c_j)`` to 106 bits. Where
 ``e`` and ``j`` are not both 0's, ``|log(d)| >= 0.0039`` and each term is below 3 times it. Within 4 ulps (tests:
 against NumPy's double ``log``).
+
+TANH
+----
+For ``|d| < 44`` (else redo: the result is +-1 or NaN, which the exact path gives), on ``a = |d|`` (the sign put
+back, so the function stays odd; a zero is redone, for its sign): below 0.55, the Taylor series to ``a**39``
+(coefficients from the Bernoulli numbers; each term a factor ``(2a / pi)**2 < 0.123`` of the last, the first left
+out below ``2**-60`` of the sum); from 0.55, ``1 - q`` with ``q = 2 / (exp(2a) + 1)``: ``exp`` within 4 ulps
+(``8u`` relative, ``u = 2**-53``), ``q`` within ``10u``, and ``q <= 1 - q`` there, so ``1 - q`` within ``11u``: 11
+ulps.
+
+SIGMOID
+-------
+For ``-88 < d < 103`` (else redo), ``1 / (1 + exp(-d))``: ``exp`` within ``8u``, ``1 + t`` carries at most
+``t / (1 + t) <= 1`` of it and one rounding, the division one more: within ``10u``, 10 ulps.
 """
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal, localcontext
+from fractions import Fraction
 
 import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic
 
+from ...kernels.cache import use_for_numba
 from ...rounded import NEAR, PRECISIONS
-from .jit import jit
 from .rounded import _bits_double, _double_bits
+
+use_for_numba()  # before the decorators: Numba picks each function's cache directory then
+# The evaluations are inlined by Numba, not left to LLVM, whose inliner finds the larger ones too costly and
+# leaves a call in the kernel's loop, which then cannot vectorize. Inlined, they take the caller's error model,
+# whose float division checks the divisor (a branch raising ZeroDivisionError, which also keeps a loop from
+# vectorizing): they divide with ``_divide``, IEEE's division alone (their divisors are never zero).
+inline = njit(nogil=True, cache=True, inline="always")
+
+
+@intrinsic
+def _divide(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """float64 a / b, rounded once: no zero check."""
+    if a != types.float64 or b != types.float64:
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.fdiv(args[0], args[1])
+
+    return types.float64(types.float64, types.float64), codegen
 
 _FLOAT32 = PRECISIONS["FLOAT32"]
 _BASE, _LOWEST = _FLOAT32.base, _FLOAT32.lowest
 _FRACTION = (1 << 52) - 1
 
-FAST = ("EXP", "LOG")  # the functions with an evaluation here (at FLOAT32)
+FAST = ("EXP", "LOG", "TANH", "SIGMOID")  # the functions with an evaluation here (at FLOAT32)
 
 
 def _exp_constants() -> tuple[np.ndarray, float, float, float]:
@@ -72,7 +109,7 @@ _C2, _C3, _C4, _C5, _C6 = 1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720
 EXP_LOW, EXP_HIGH = -103.0, 88.0  # the range of ``EXP_FLOAT32``'s evaluation (open)
 
 
-@jit
+@inline
 def exp_double(d):  # type: ignore[no-untyped-def]
     """exp(d) within 4 ulps, for ``-104 <= d <= 88`` (the module's docstring)."""
     t = d * _INVERSE + _MAGIC
@@ -85,7 +122,7 @@ def exp_double(d):  # type: ignore[no-untyped-def]
     return (v + v * p) * scale
 
 
-@jit
+@inline
 def near_float32(y):  # type: ignore[no-untyped-def]
     """Whether the double ``y`` (finite, nonzero, below 2**128) lies within NEAR ulps of a FLOAT32 midpoint:
     ``opendml.rounded.method``'s test, without branches."""
@@ -96,7 +133,7 @@ def near_float32(y):  # type: ignore[no-untyped-def]
     return abs((significand & ((1 << shift) - 1)) - (1 << (shift - 1))) <= NEAR
 
 
-@jit
+@inline
 def EXP_FLOAT32(v):  # type: ignore[no-untyped-def]
     """EXP of a FLOAT32 value, and whether the exact path must give it instead."""
     d = np.float64(v)
@@ -128,7 +165,7 @@ _HALF_BITS = 1022 << 52
 _D2, _D3, _D4, _D5, _D6, _D7, _D8, _D9 = -1 / 2, 1 / 3, -1 / 4, 1 / 5, -1 / 6, 1 / 7, -1 / 8, 1 / 9
 
 
-@jit
+@inline
 def log_double(d):  # type: ignore[no-untyped-def]
     """log(d) within 4 ulps, for a positive finite ``d`` that a FLOAT32 holds (the module's docstring)."""
     bits = _double_bits(d)
@@ -142,10 +179,86 @@ def log_double(d):  # type: ignore[no-untyped-def]
     return (ed * _LN2_HI + _LOG_T[j]) + (p + (ed * _LN2_LO + _LOG_U[j]))
 
 
-@jit
+@inline
 def LOG_FLOAT32(v):  # type: ignore[no-untyped-def]
     """LOG of a FLOAT32 value, and whether the exact path must give it instead."""
     d = np.float64(v)
     inside = (d > 0.0) & (d < np.inf)  # False for NaN
     y = log_double(d if inside else 1.0)
+    return np.float32(y), near_float32(y) | (not inside)
+
+
+def _tanh_coefficients(count: int) -> tuple[float, ...]:
+    """The Taylor coefficients of ``tanh`` (``x``, ``x**3``, ...), from the Bernoulli numbers, each the double
+    nearest the exact fraction: ``2**(2n) (2**(2n) - 1) B_2n / (2n)!``."""
+    bernoulli = [Fraction(0)] * (2 * count + 1)
+    numbers = []
+    for m in range(2 * count + 1):  # Akiyama and Tanigawa's algorithm (B_1 = +1/2; only the even ones are used)
+        bernoulli[m] = Fraction(1, m + 1)
+        for j in range(m, 0, -1):
+            bernoulli[j - 1] = j * (bernoulli[j - 1] - bernoulli[j])
+        numbers.append(bernoulli[0])
+    return tuple(float(Fraction(4**n * (4**n - 1)) * numbers[2 * n] / math.factorial(2 * n))
+                 for n in range(1, count + 1))
+
+
+(_T0, _T1, _T2, _T3, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11, _T12, _T13, _T14, _T15, _T16, _T17, _T18,
+ _T19) = _tanh_coefficients(20)
+TANH_SERIES = 0.55  # below, the series; from it, the exponential (no cancellation: 1 - q >= q)
+TANH_HIGH = 44.0  # from it exp(2|x|) is past the evaluation's range (the exact path: +-1)
+SIGMOID_LOW, SIGMOID_HIGH = -88.0, 103.0
+
+
+@inline
+def tanh_double(x):  # type: ignore[no-untyped-def]
+    """tanh(x) within 11 ulps for ``|x| < TANH_HIGH`` (the module's docstring)."""
+    a = abs(x)
+    s = a * a
+    p = _T19  # written out: a loop would keep the kernel's loop from vectorizing
+    p = _T18 + s * p
+    p = _T17 + s * p
+    p = _T16 + s * p
+    p = _T15 + s * p
+    p = _T14 + s * p
+    p = _T13 + s * p
+    p = _T12 + s * p
+    p = _T11 + s * p
+    p = _T10 + s * p
+    p = _T9 + s * p
+    p = _T8 + s * p
+    p = _T7 + s * p
+    p = _T6 + s * p
+    p = _T5 + s * p
+    p = _T4 + s * p
+    p = _T3 + s * p
+    p = _T2 + s * p
+    p = _T1 + s * p
+    p = _T0 + s * p
+    series = a * p
+    q = _divide(2.0, exp_double(2.0 * a) + 1.0)
+    y = series if a < TANH_SERIES else 1.0 - q
+    return -y if x < 0.0 else y
+
+
+@inline
+def TANH_FLOAT32(v):  # type: ignore[no-untyped-def]
+    """TANH of a FLOAT32 value, and whether the exact path must give it instead."""
+    d = np.float64(v)
+    inside = abs(d) < TANH_HIGH  # False for NaN and the infinities
+    y = tanh_double(d if inside else 0.5)
+    return np.float32(y), near_float32(y) | (not inside) | (y == 0.0)
+
+
+@inline
+def sigmoid_double(x):  # type: ignore[no-untyped-def]
+    """1 / (1 + exp(-x)) within 11 ulps for ``SIGMOID_LOW < x < SIGMOID_HIGH``."""
+    return _divide(1.0, 1.0 + exp_double(-x))
+
+
+@inline
+def SIGMOID_FLOAT32(v):  # type: ignore[no-untyped-def]
+    """SIGMOID of a FLOAT32 value, and whether the exact path must give it instead."""
+    d = np.float64(v)
+    inside = (d > SIGMOID_LOW) & (d < SIGMOID_HIGH)
+    y = sigmoid_double(d if inside else 0.0)
     return np.float32(y), near_float32(y) | (not inside)
