@@ -215,3 +215,19 @@ def test_a_fused_chain_with_an_extra_output_gives_the_operators_bits(name: str) 
     c = np.clip(x, np.float32(-1e30), np.float32(1e30))
     np.testing.assert_array_equal(_bits(clipped), _bits(c))
     np.testing.assert_array_equal(_bits(total), _bits((_model(c, name) + c).astype(np.float32)))
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_float16_data_every_input_against_the_numpy_path_and_a_sample_against_the_model(name: str) -> None:
+    """FLOAT16 tensors: the function rounded once to FLOAT16 from the evaluation (through float32 rounded to odd),
+    marked near a FLOAT16 midpoint. Every one of the 65,536 inputs equal to the NumPy path's bits (the C library's
+    double function and the table), and 1500 of them to the model (``benchmarks/rounding.py --verify --precision
+    FLOAT16`` checks every one against its reference)."""
+    x = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    got = np.asarray(_function(name)(x))  # type: ignore[operator]
+    assert got.dtype == np.float16
+    wide = x.astype(np.float32)
+    np.testing.assert_array_equal(_bits(got.astype(np.float32)), _bits(evaluate(name, wide, "FLOAT16")))
+    picked = np.random.default_rng(12).integers(0, x.size, 1500)
+    want = np.array([correctly_rounded(name, float(v), "FLOAT16") for v in wide[picked]], np.float32)
+    np.testing.assert_array_equal(_bits(got[picked].astype(np.float32)), _bits(want))

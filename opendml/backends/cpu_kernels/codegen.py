@@ -208,8 +208,7 @@ def checked(roots: tuple[ex.Store, ...]) -> bool:
 
 
 def _fast(node: ex.Expr) -> bool:
-    return (isinstance(node, ex.Function) and node.precision is DataType.FLOAT32
-            and node.name in fast_functions.FAST)
+    return isinstance(node, ex.Function) and node.name in fast_functions.FAST
 
 
 def _value_fast(roots: tuple[ex.Store, ...], names: _Names) -> str:
@@ -229,7 +228,8 @@ def _value_fast(roots: tuple[ex.Store, ...], names: _Names) -> str:
             if _fast(node):
                 assert isinstance(node, ex.Function)
                 flags.append(f"f{len(of) - 1}")
-                lines.append(f"    {of[node]}, {flags[-1]} = fast_functions.{node.name}_FLOAT32({of[node.value]})")
+                call = f"fast_functions.{node.name}_{node.precision.name}({of[node.value]})"
+                lines.append(f"    {of[node]}, {flags[-1]} = {call}")
             else:
                 lines.append(f"    {of[node]} = {scalar(node, of, node in roots and node not in inner)}")
     for root in roots:

@@ -61,6 +61,7 @@ from numba.extending import intrinsic
 
 from ...kernels.cache import use_for_numba
 from ...rounded import NEAR, PRECISIONS
+from .halves import round_double_to_half
 from .rounded import _bits_double, _double_bits
 
 use_for_numba()  # before the decorators: Numba picks each function's cache directory then
@@ -84,9 +85,10 @@ def _divide(typingctx, a, b):  # type: ignore[no-untyped-def]
 
 _FLOAT32 = PRECISIONS["FLOAT32"]
 _BASE, _LOWEST = _FLOAT32.base, _FLOAT32.lowest
+_BASE16, _LOWEST16 = PRECISIONS["FLOAT16"].base, PRECISIONS["FLOAT16"].lowest
 _FRACTION = (1 << 52) - 1
 
-FAST = ("EXP", "LOG", "TANH", "SIGMOID")  # the functions with an evaluation here (at FLOAT32)
+FAST = ("EXP", "LOG", "TANH", "SIGMOID")  # the functions with an evaluation here (FLOAT32 and FLOAT16)
 
 
 def _exp_constants() -> tuple[np.ndarray, float, float, float]:
@@ -123,23 +125,56 @@ def exp_double(d):  # type: ignore[no-untyped-def]
 
 
 @inline
-def near_float32(y):  # type: ignore[no-untyped-def]
-    """Whether the double ``y`` (finite, nonzero, below 2**128) lies within NEAR ulps of a FLOAT32 midpoint:
-    ``opendml.rounded.method``'s test, without branches."""
+def _near(y, base, lowest):  # type: ignore[no-untyped-def]
+    """Whether the double ``y`` (finite, nonzero) lies within NEAR ulps of a midpoint of the grid ``base``,
+    ``lowest`` (``opendml.rounded.method.Precision``): ``opendml.rounded.method``'s test, without branches."""
     bits = _double_bits(y)
     field = (bits >> 52) & 2047
     significand = (bits & _FRACTION) | (1 << 52)
-    shift = min(_BASE + max(0, _LOWEST - field), 60)
+    shift = min(base + max(0, lowest - field), 60)
     return abs((significand & ((1 << shift) - 1)) - (1 << (shift - 1))) <= NEAR
 
 
 @inline
-def EXP_FLOAT32(v):  # type: ignore[no-untyped-def]
-    """EXP of a FLOAT32 value, and whether the exact path must give it instead."""
+def near_float32(y):  # type: ignore[no-untyped-def]
+    """Whether the double ``y`` (finite, nonzero, below 2**128) lies within NEAR ulps of a FLOAT32 midpoint."""
+    return _near(y, _BASE, _LOWEST)
+
+
+@inline
+def _to_float32(y, inside):  # type: ignore[no-untyped-def]
+    """The evaluation ``y`` rounded to FLOAT32, and whether to redo it (outside the range, or near a midpoint)."""
+    return np.float32(y), near_float32(y) | (not inside)
+
+
+@inline
+def _to_float16(y, inside):  # type: ignore[no-untyped-def]
+    """The evaluation ``y`` rounded once to FLOAT16 and held as a float32 (at or past FLOAT16's top, an infinity:
+    such a double is past the last midpoint or near it), and whether to redo it."""
+    return round_double_to_half(y), _near(y, _BASE16, _LOWEST16) | (not inside)
+
+
+@inline
+def _exp(v):  # type: ignore[no-untyped-def]
+    """EXP's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
     inside = (d > EXP_LOW) & (d < EXP_HIGH)  # False for NaN
     y = exp_double(d if inside else 0.0)
-    return np.float32(y), near_float32(y) | (not inside)
+    return y, inside
+
+
+@inline
+def EXP_FLOAT32(v):  # type: ignore[no-untyped-def]
+    """EXP of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
+    y, inside = _exp(v)
+    return _to_float32(y, inside)
+
+
+@inline
+def EXP_FLOAT16(v):  # type: ignore[no-untyped-def]
+    """EXP of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
+    y, inside = _exp(v)
+    return _to_float16(y, inside)
 
 
 def _log_constants() -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
@@ -180,12 +215,26 @@ def log_double(d):  # type: ignore[no-untyped-def]
 
 
 @inline
-def LOG_FLOAT32(v):  # type: ignore[no-untyped-def]
-    """LOG of a FLOAT32 value, and whether the exact path must give it instead."""
+def _log(v):  # type: ignore[no-untyped-def]
+    """LOG's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
     inside = (d > 0.0) & (d < np.inf)  # False for NaN
     y = log_double(d if inside else 1.0)
-    return np.float32(y), near_float32(y) | (not inside)
+    return y, inside
+
+
+@inline
+def LOG_FLOAT32(v):  # type: ignore[no-untyped-def]
+    """LOG of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
+    y, inside = _log(v)
+    return _to_float32(y, inside)
+
+
+@inline
+def LOG_FLOAT16(v):  # type: ignore[no-untyped-def]
+    """LOG of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
+    y, inside = _log(v)
+    return _to_float16(y, inside)
 
 
 def _tanh_coefficients(count: int) -> tuple[float, ...]:
@@ -241,12 +290,27 @@ def tanh_double(x):  # type: ignore[no-untyped-def]
 
 
 @inline
-def TANH_FLOAT32(v):  # type: ignore[no-untyped-def]
-    """TANH of a FLOAT32 value, and whether the exact path must give it instead."""
+def _tanh(v):  # type: ignore[no-untyped-def]
+    """TANH's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
     inside = abs(d) < TANH_HIGH  # False for NaN and the infinities
     y = tanh_double(d if inside else 0.5)
-    return np.float32(y), near_float32(y) | (not inside) | (y == 0.0)
+    inside = inside & (y != 0.0)  # a zero (its sign): the exact path
+    return y, inside
+
+
+@inline
+def TANH_FLOAT32(v):  # type: ignore[no-untyped-def]
+    """TANH of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
+    y, inside = _tanh(v)
+    return _to_float32(y, inside)
+
+
+@inline
+def TANH_FLOAT16(v):  # type: ignore[no-untyped-def]
+    """TANH of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
+    y, inside = _tanh(v)
+    return _to_float16(y, inside)
 
 
 @inline
@@ -256,9 +320,23 @@ def sigmoid_double(x):  # type: ignore[no-untyped-def]
 
 
 @inline
-def SIGMOID_FLOAT32(v):  # type: ignore[no-untyped-def]
-    """SIGMOID of a FLOAT32 value, and whether the exact path must give it instead."""
+def _sigmoid(v):  # type: ignore[no-untyped-def]
+    """SIGMOID's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
     inside = (d > SIGMOID_LOW) & (d < SIGMOID_HIGH)
     y = sigmoid_double(d if inside else 0.0)
-    return np.float32(y), near_float32(y) | (not inside)
+    return y, inside
+
+
+@inline
+def SIGMOID_FLOAT32(v):  # type: ignore[no-untyped-def]
+    """SIGMOID of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
+    y, inside = _sigmoid(v)
+    return _to_float32(y, inside)
+
+
+@inline
+def SIGMOID_FLOAT16(v):  # type: ignore[no-untyped-def]
+    """SIGMOID of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
+    y, inside = _sigmoid(v)
+    return _to_float16(y, inside)
