@@ -47,6 +47,16 @@ SIGMOID
 -------
 For ``-88 < d < 103`` (else redo), ``1 / (1 + exp(-d))``: ``exp`` within ``8u``, ``1 + t`` carries at most
 ``t / (1 + t) <= 1`` of it and one rounding, the division one more: within ``10u``, 10 ulps.
+
+SINH, COSH, EXPM1
+-----------------
+For ``|d| < 88`` (EXPM1: ``-103 < d < 88``; else redo), with ``e = exp(|d|)`` (``exp(d)`` for EXPM1) within
+``8u``: COSH ``(e + 1 / e) / 2`` within ``10u``. SINH below 1 its odd Taylor series to ``d**19 / 19!`` (the
+first term left out below ``2**-65`` of the sum), from 1 ``(e - 1 / e) / 2`` with the sign of ``d``: the terms
+cancel by at most ``coth(1) = 1.31``, within ``12u``. EXPM1 below 1 in magnitude its Taylor series to ``d**18 /
+18!`` (alternating for negative ``d``: the sum of the terms' magnitudes at most ``2.8`` times the result, within
+``4u``), from 1 ``e - 1`` (at ``d >= 1``, ``e / (e - 1) <= 1.6``: within ``14u``; at ``d <= -1`` no cancellation).
+Odd series keep a zero's sign.
 """
 
 from __future__ import annotations
@@ -88,7 +98,8 @@ _BASE, _LOWEST = _FLOAT32.base, _FLOAT32.lowest
 _BASE16, _LOWEST16 = PRECISIONS["FLOAT16"].base, PRECISIONS["FLOAT16"].lowest
 _FRACTION = (1 << 52) - 1
 
-FAST = ("EXP", "LOG", "TANH", "SIGMOID")  # the functions with an evaluation here (FLOAT32 and FLOAT16)
+# The functions with an evaluation here (to FLOAT32 and to FLOAT16).
+FAST = ("EXP", "LOG", "TANH", "SIGMOID", "SINH", "COSH", "EXPM1")
 
 
 def _exp_constants() -> tuple[np.ndarray, float, float, float]:
@@ -339,4 +350,112 @@ def SIGMOID_FLOAT32(v):  # type: ignore[no-untyped-def]
 def SIGMOID_FLOAT16(v):  # type: ignore[no-untyped-def]
     """SIGMOID of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
     y, inside = _sigmoid(v)
+    return _to_float16(y, inside)
+
+
+SERIES_END = 1.0  # SINH's and EXPM1's series below it in magnitude, their exponentials from it
+HYPERBOLIC_HIGH = 88.0
+(_F2, _F3, _F4, _F5, _F6, _F7, _F8, _F9, _F10, _F11, _F12, _F13, _F14, _F15, _F16, _F17, _F18, _F19) = (
+    1 / math.factorial(n) for n in range(2, 20))
+
+
+@inline
+def _cosh(v):  # type: ignore[no-untyped-def]
+    """COSH's evaluation of a FLOAT32 value, and whether the value is inside its range."""
+    d = np.float64(v)
+    inside = abs(d) < HYPERBOLIC_HIGH  # False for NaN and the infinities
+    e = exp_double(abs(d) if inside else 0.0)
+    y = 0.5 * (e + _divide(1.0, e))
+    return y, inside
+
+
+@inline
+def _sinh(v):  # type: ignore[no-untyped-def]
+    """SINH's evaluation of a FLOAT32 value, and whether the value is inside its range."""
+    d = np.float64(v)
+    inside = abs(d) < HYPERBOLIC_HIGH
+    x = d if inside else 0.5
+    s = x * x
+    p = _F19  # written out: a loop would keep the kernel's loop from vectorizing
+    p = _F17 + s * p
+    p = _F15 + s * p
+    p = _F13 + s * p
+    p = _F11 + s * p
+    p = _F9 + s * p
+    p = _F7 + s * p
+    p = _F5 + s * p
+    p = _F3 + s * p
+    series = x + x * (s * p)  # odd: a zero keeps its sign
+    e = exp_double(abs(x))
+    large = math.copysign(0.5 * (e - _divide(1.0, e)), x)
+    return series if abs(x) < SERIES_END else large, inside
+
+
+@inline
+def _expm1(v):  # type: ignore[no-untyped-def]
+    """EXPM1's evaluation of a FLOAT32 value, and whether the value is inside its range."""
+    d = np.float64(v)
+    inside = (d > EXP_LOW) & (d < EXP_HIGH)
+    x = d if inside else 0.5
+    p = _F18  # written out: a loop would keep the kernel's loop from vectorizing
+    p = _F17 + x * p
+    p = _F16 + x * p
+    p = _F15 + x * p
+    p = _F14 + x * p
+    p = _F13 + x * p
+    p = _F12 + x * p
+    p = _F11 + x * p
+    p = _F10 + x * p
+    p = _F9 + x * p
+    p = _F8 + x * p
+    p = _F7 + x * p
+    p = _F6 + x * p
+    p = _F5 + x * p
+    p = _F4 + x * p
+    p = _F3 + x * p
+    p = _F2 + x * p
+    series = x * (1.0 + x * p)  # a zero keeps its sign (x + x * (x * p) would make -0.0 +0.0)
+    large = exp_double(x) - 1.0
+    return series if abs(x) < SERIES_END else large, inside
+
+
+@inline
+def COSH_FLOAT32(v):  # type: ignore[no-untyped-def]
+    """COSH of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
+    y, inside = _cosh(v)
+    return _to_float32(y, inside)
+
+
+@inline
+def COSH_FLOAT16(v):  # type: ignore[no-untyped-def]
+    """COSH of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
+    y, inside = _cosh(v)
+    return _to_float16(y, inside)
+
+
+@inline
+def SINH_FLOAT32(v):  # type: ignore[no-untyped-def]
+    """SINH of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
+    y, inside = _sinh(v)
+    return _to_float32(y, inside)
+
+
+@inline
+def SINH_FLOAT16(v):  # type: ignore[no-untyped-def]
+    """SINH of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
+    y, inside = _sinh(v)
+    return _to_float16(y, inside)
+
+
+@inline
+def EXPM1_FLOAT32(v):  # type: ignore[no-untyped-def]
+    """EXPM1 of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
+    y, inside = _expm1(v)
+    return _to_float32(y, inside)
+
+
+@inline
+def EXPM1_FLOAT16(v):  # type: ignore[no-untyped-def]
+    """EXPM1 of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
+    y, inside = _expm1(v)
     return _to_float16(y, inside)
