@@ -69,7 +69,7 @@ def _bits(a: np.ndarray) -> np.ndarray:
 
 @numba.njit
 def _doubles(f, x):  # type: ignore[no-untyped-def]
-    """The double evaluation (``fast_functions._name``: the double and whether the input is in range)."""
+    """The double evaluation (``fast_functions.NAME``: the double and whether the input is in range)."""
     out = np.empty(x.size, np.float64)
     for i in range(x.size):
         out[i] = f(x[i])[0]
@@ -77,11 +77,13 @@ def _doubles(f, x):  # type: ignore[no-untyped-def]
 
 
 @numba.njit
-def _checked(f, x):  # type: ignore[no-untyped-def]
+def _checked(f, rounding, x):  # type: ignore[no-untyped-def]
+    """Each value's evaluation rounded (``fast_functions.to_float32``) and whether it is redone."""
     out = np.empty(x.size, np.float32)
     redo = np.empty(x.size, np.bool_)
     for i in range(x.size):
-        out[i], redo[i] = f(x[i])
+        y, inside = f(x[i])
+        out[i], redo[i] = rounding(y, inside)
     return out, redo
 
 
@@ -101,7 +103,7 @@ def test_the_double_evaluation_is_within_its_bound_over_its_range(name: str) -> 
     else:
         x = np.concatenate([np.arange(ends[0], ends[1], 997, dtype=np.uint32), ends])
     x = x.view(np.float32)
-    got = _doubles(getattr(fast_functions, f"_{name.lower()}"), x)
+    got = _doubles(getattr(fast_functions, name), x)
     ulps = np.abs(got.view(np.int64) - fast.reference(x.astype(np.float64)).view(np.int64))
     assert ulps.max() <= fast.bound + fast.reference_ulps, (x[ulps.argmax()], ulps.max())
 
@@ -112,16 +114,16 @@ def test_the_checked_evaluation_marks_what_it_cannot_trust(name: str) -> None:
     evaluation is marked; inside, an unmarked result is the model's, the function's hard cases included."""
     from opendml.backends.cpu_kernels import fast_functions
 
-    checked = getattr(fast_functions, f"{name}_FLOAT32")
+    evaluation = getattr(fast_functions, name)
     fast = RANGES[name]
     low, high = fast.low, fast.high
-    assert _checked(checked, np.array([np.nan, np.inf, -np.inf, *fast.outside], np.float32))[1].all()
+    assert _checked(evaluation, fast_functions.to_float32, np.array([np.nan, np.inf, -np.inf, *fast.outside], np.float32))[1].all()
     rng = np.random.default_rng(8)
     hard = hard_cases(name, "FLOAT32").inputs.view(np.float32)
     x = np.concatenate([hard[rng.permutation(len(hard))[:300]], _spread(rng, 300, name),
                         np.array([1.0, 1e-30, 87.99999, 1.0000001, 0.99999994], np.float32)])
     x = x[(x > low) & (x < high)]
-    got, redo = _checked(checked, x)
+    got, redo = _checked(evaluation, fast_functions.to_float32, x)
     assert redo.sum() < len(x) // 2  # most hard cases are far enough from a midpoint for a 4-ulp evaluation
     np.testing.assert_array_equal(_bits(got[~redo]), _bits(_model(x[~redo], name)))
     # Those whose reference double lies within 32 - (bound + reference's) ulps of a FLOAT32 midpoint: the
@@ -131,7 +133,7 @@ def test_the_checked_evaluation_marks_what_it_cannot_trust(name: str) -> None:
     distance = np.abs((y.view(np.int64) & ((1 << 29) - 1)) - (1 << 28))
     near = hard[normal & (distance <= 32 - fast.bound - fast.reference_ulps)]
     assert len(near) >= 5
-    assert _checked(checked, near)[1].all()
+    assert _checked(evaluation, fast_functions.to_float32, near)[1].all()
 
 
 def _spread(rng: np.random.Generator, n: int, name: str) -> np.ndarray:

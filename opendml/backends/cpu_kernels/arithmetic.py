@@ -201,14 +201,14 @@ def _integer(t: types.Integer) -> tuple[bool, int, int, int]:
 
 @intrinsic
 def divide(typingctx, a, b):  # type: ignore[no-untyped-def]
-    """float32 a / b, rounded once (IEEE): no zero check, no reciprocal."""
-    if a != types.float32 or b != types.float32:
+    """float32 (or float64) a / b, rounded once (IEEE): no zero check, no reciprocal."""
+    if a != b or a not in (types.float32, types.float64):
         return None
 
     def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
         return builder.fdiv(args[0], args[1])
 
-    return types.float32(types.float32, types.float32), codegen
+    return a(a, a), codegen
 
 
 def _same_integers(a: types.Type, b: types.Type) -> bool:

@@ -228,8 +228,10 @@ def _value_fast(roots: tuple[ex.Store, ...], names: _Names) -> str:
             if _fast(node):
                 assert isinstance(node, ex.Function)
                 flags.append(f"f{len(of) - 1}")
-                call = f"fast_functions.{node.name}_{node.precision.name}({of[node.value]})"
-                lines.append(f"    {of[node]}, {flags[-1]} = {call}")
+                y, inside = f"y{len(of) - 1}", f"inside{len(of) - 1}"
+                lines.append(f"    {y}, {inside} = fast_functions.{node.name}({of[node.value]})")
+                rounding = f"fast_functions.to_{node.precision.name.lower()}({y}, {inside})"
+                lines.append(f"    {of[node]}, {flags[-1]} = {rounding}")
             else:
                 lines.append(f"    {of[node]} = {scalar(node, of, node in roots and node not in inner)}")
     for root in roots:

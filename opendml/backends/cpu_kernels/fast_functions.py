@@ -7,11 +7,13 @@ bound but are scalar calls, which keep a loop from becoming vector code; the eva
 straight-line double arithmetic, integer operations on bits and a table lookup, which LLVM turns into vector
 code, each within a few ulps (the bound of each is below, and tests/test_fast_functions.py measures it).
 
-``NAME_FLOAT32(v)`` gives ``(result, redo)``: the FLOAT32 rounding of the evaluation, and whether it cannot be
-trusted: an input outside the evaluation's range (infinities, NaN, overflow and underflow are left to the exact
-path) or a double within ``NEAR`` ulps of a midpoint. A generated kernel (``codegen``) runs a block of elements
-with these, and evaluates the elements marked ``redo`` again with the exact scalar path (``rounded.NAME_FLOAT32``:
-the C library's function and the table of hard cases), so its results are the exact path's bits on every input.
+``NAME(v)`` (``EXP``...) gives a FLOAT32 value's double evaluation and whether the value is inside the
+evaluation's range (infinities, NaN, overflow and underflow are left to the exact path); ``to_float32(y, inside)``
+and ``to_float16(y, inside)`` give its rounding (FLOAT16's held as a float32) and whether it cannot be trusted:
+outside the range, or a double within ``NEAR`` ulps of a midpoint. A generated kernel (``codegen``) runs a block
+of elements with these, and evaluates the elements marked ``redo`` again with the exact scalar path
+(``rounded.NAME_FLOAT32``: the C library's function and the table of hard cases), so its results are the exact
+path's bits on every input.
 
 EXP
 ---
@@ -66,11 +68,11 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 
 import numpy as np
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
 from ...kernels.cache import use_for_numba
 from ...rounded import NEAR, PRECISIONS
+from .arithmetic import divide
 from .halves import round_double_to_half
 from .rounded import _bits_double, _double_bits
 
@@ -78,20 +80,8 @@ use_for_numba()  # before the decorators: Numba picks each function's cache dire
 # The evaluations are inlined by Numba, not left to LLVM, whose inliner finds the larger ones too costly and
 # leaves a call in the kernel's loop, which then cannot vectorize. Inlined, they take the caller's error model,
 # whose float division checks the divisor (a branch raising ZeroDivisionError, which also keeps a loop from
-# vectorizing): they divide with ``_divide``, IEEE's division alone (their divisors are never zero).
+# vectorizing): they divide with ``arithmetic.divide``, IEEE's division alone (their divisors are never zero).
 inline = njit(nogil=True, cache=True, inline="always")
-
-
-@intrinsic
-def _divide(typingctx, a, b):  # type: ignore[no-untyped-def]
-    """float64 a / b, rounded once: no zero check."""
-    if a != types.float64 or b != types.float64:
-        return None
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        return builder.fdiv(args[0], args[1])
-
-    return types.float64(types.float64, types.float64), codegen
 
 _FLOAT32 = PRECISIONS["FLOAT32"]
 _BASE, _LOWEST = _FLOAT32.base, _FLOAT32.lowest
@@ -119,7 +109,7 @@ _EXP_TABLE, _INVERSE, _L1, _L2 = _exp_constants()
 _MAGIC = 1.5 * 2.0**52  # adding it rounds to an integer kept in the low bits
 _MAGIC_BITS = int(np.float64(_MAGIC).view(np.int64))
 _C2, _C3, _C4, _C5, _C6 = 1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720
-EXP_LOW, EXP_HIGH = -103.0, 88.0  # the range of ``EXP_FLOAT32``'s evaluation (open)
+EXP_LOW, EXP_HIGH = -103.0, 88.0  # the range of ``EXP``'s evaluation (open)
 
 
 @inline
@@ -153,39 +143,25 @@ def near_float32(y):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _to_float32(y, inside):  # type: ignore[no-untyped-def]
+def to_float32(y, inside):  # type: ignore[no-untyped-def]
     """The evaluation ``y`` rounded to FLOAT32, and whether to redo it (outside the range, or near a midpoint)."""
     return np.float32(y), near_float32(y) | (not inside)
 
 
 @inline
-def _to_float16(y, inside):  # type: ignore[no-untyped-def]
+def to_float16(y, inside):  # type: ignore[no-untyped-def]
     """The evaluation ``y`` rounded once to FLOAT16 and held as a float32 (at or past FLOAT16's top, an infinity:
     such a double is past the last midpoint or near it), and whether to redo it."""
     return round_double_to_half(y), _near(y, _BASE16, _LOWEST16) | (not inside)
 
 
 @inline
-def _exp(v):  # type: ignore[no-untyped-def]
+def EXP(v):  # type: ignore[no-untyped-def]
     """EXP's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
     inside = (d > EXP_LOW) & (d < EXP_HIGH)  # False for NaN
     y = exp_double(d if inside else 0.0)
     return y, inside
-
-
-@inline
-def EXP_FLOAT32(v):  # type: ignore[no-untyped-def]
-    """EXP of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
-    y, inside = _exp(v)
-    return _to_float32(y, inside)
-
-
-@inline
-def EXP_FLOAT16(v):  # type: ignore[no-untyped-def]
-    """EXP of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
-    y, inside = _exp(v)
-    return _to_float16(y, inside)
 
 
 def _log_constants() -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
@@ -226,26 +202,12 @@ def log_double(d):  # type: ignore[no-untyped-def]
 
 
 @inline
-def _log(v):  # type: ignore[no-untyped-def]
+def LOG(v):  # type: ignore[no-untyped-def]
     """LOG's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
     inside = (d > 0.0) & (d < np.inf)  # False for NaN
     y = log_double(d if inside else 1.0)
     return y, inside
-
-
-@inline
-def LOG_FLOAT32(v):  # type: ignore[no-untyped-def]
-    """LOG of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
-    y, inside = _log(v)
-    return _to_float32(y, inside)
-
-
-@inline
-def LOG_FLOAT16(v):  # type: ignore[no-untyped-def]
-    """LOG of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
-    y, inside = _log(v)
-    return _to_float16(y, inside)
 
 
 def _tanh_coefficients(count: int) -> tuple[float, ...]:
@@ -295,13 +257,13 @@ def tanh_double(x):  # type: ignore[no-untyped-def]
     p = _T1 + s * p
     p = _T0 + s * p
     series = a * p
-    q = _divide(2.0, exp_double(2.0 * a) + 1.0)
+    q = divide(2.0, exp_double(2.0 * a) + 1.0)
     y = series if a < TANH_SERIES else 1.0 - q
     return -y if x < 0.0 else y
 
 
 @inline
-def _tanh(v):  # type: ignore[no-untyped-def]
+def TANH(v):  # type: ignore[no-untyped-def]
     """TANH's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
     inside = abs(d) < TANH_HIGH  # False for NaN and the infinities
@@ -311,46 +273,18 @@ def _tanh(v):  # type: ignore[no-untyped-def]
 
 
 @inline
-def TANH_FLOAT32(v):  # type: ignore[no-untyped-def]
-    """TANH of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
-    y, inside = _tanh(v)
-    return _to_float32(y, inside)
-
-
-@inline
-def TANH_FLOAT16(v):  # type: ignore[no-untyped-def]
-    """TANH of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
-    y, inside = _tanh(v)
-    return _to_float16(y, inside)
-
-
-@inline
 def sigmoid_double(x):  # type: ignore[no-untyped-def]
     """1 / (1 + exp(-x)) within 11 ulps for ``SIGMOID_LOW < x < SIGMOID_HIGH``."""
-    return _divide(1.0, 1.0 + exp_double(-x))
+    return divide(1.0, 1.0 + exp_double(-x))
 
 
 @inline
-def _sigmoid(v):  # type: ignore[no-untyped-def]
+def SIGMOID(v):  # type: ignore[no-untyped-def]
     """SIGMOID's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
     inside = (d > SIGMOID_LOW) & (d < SIGMOID_HIGH)
     y = sigmoid_double(d if inside else 0.0)
     return y, inside
-
-
-@inline
-def SIGMOID_FLOAT32(v):  # type: ignore[no-untyped-def]
-    """SIGMOID of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
-    y, inside = _sigmoid(v)
-    return _to_float32(y, inside)
-
-
-@inline
-def SIGMOID_FLOAT16(v):  # type: ignore[no-untyped-def]
-    """SIGMOID of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
-    y, inside = _sigmoid(v)
-    return _to_float16(y, inside)
 
 
 SERIES_END = 1.0  # SINH's and EXPM1's series below it in magnitude, their exponentials from it
@@ -360,17 +294,17 @@ HYPERBOLIC_HIGH = 88.0
 
 
 @inline
-def _cosh(v):  # type: ignore[no-untyped-def]
+def COSH(v):  # type: ignore[no-untyped-def]
     """COSH's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
     inside = abs(d) < HYPERBOLIC_HIGH  # False for NaN and the infinities
     e = exp_double(abs(d) if inside else 0.0)
-    y = 0.5 * (e + _divide(1.0, e))
+    y = 0.5 * (e + divide(1.0, e))
     return y, inside
 
 
 @inline
-def _sinh(v):  # type: ignore[no-untyped-def]
+def SINH(v):  # type: ignore[no-untyped-def]
     """SINH's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
     inside = abs(d) < HYPERBOLIC_HIGH
@@ -387,12 +321,12 @@ def _sinh(v):  # type: ignore[no-untyped-def]
     p = _F3 + s * p
     series = x + x * (s * p)  # odd: a zero keeps its sign
     e = exp_double(abs(x))
-    large = math.copysign(0.5 * (e - _divide(1.0, e)), x)
+    large = math.copysign(0.5 * (e - divide(1.0, e)), x)
     return series if abs(x) < SERIES_END else large, inside
 
 
 @inline
-def _expm1(v):  # type: ignore[no-untyped-def]
+def EXPM1(v):  # type: ignore[no-untyped-def]
     """EXPM1's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
     inside = (d > EXP_LOW) & (d < EXP_HIGH)
@@ -417,45 +351,3 @@ def _expm1(v):  # type: ignore[no-untyped-def]
     series = x * (1.0 + x * p)  # a zero keeps its sign (x + x * (x * p) would make -0.0 +0.0)
     large = exp_double(x) - 1.0
     return series if abs(x) < SERIES_END else large, inside
-
-
-@inline
-def COSH_FLOAT32(v):  # type: ignore[no-untyped-def]
-    """COSH of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
-    y, inside = _cosh(v)
-    return _to_float32(y, inside)
-
-
-@inline
-def COSH_FLOAT16(v):  # type: ignore[no-untyped-def]
-    """COSH of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
-    y, inside = _cosh(v)
-    return _to_float16(y, inside)
-
-
-@inline
-def SINH_FLOAT32(v):  # type: ignore[no-untyped-def]
-    """SINH of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
-    y, inside = _sinh(v)
-    return _to_float32(y, inside)
-
-
-@inline
-def SINH_FLOAT16(v):  # type: ignore[no-untyped-def]
-    """SINH of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
-    y, inside = _sinh(v)
-    return _to_float16(y, inside)
-
-
-@inline
-def EXPM1_FLOAT32(v):  # type: ignore[no-untyped-def]
-    """EXPM1 of a FLOAT32 value rounded to FLOAT32, and whether the exact path must give it instead."""
-    y, inside = _expm1(v)
-    return _to_float32(y, inside)
-
-
-@inline
-def EXPM1_FLOAT16(v):  # type: ignore[no-untyped-def]
-    """EXPM1 of a FLOAT32 value rounded once to FLOAT16 (held as a float32), and whether to redo it."""
-    y, inside = _expm1(v)
-    return _to_float16(y, inside)
