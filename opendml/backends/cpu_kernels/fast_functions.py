@@ -1,4 +1,4 @@
-"""Vectorizable double evaluations of the correctly rounded functions, and their checked FLOAT32 forms.
+"""Vectorizable double evaluations of correctly rounded functions, and their checked roundings (FLOAT32, FLOAT16).
 
 ``opendml.rounded``'s method rounds a double evaluation once and trusts it wherever the double lies farther than
 ``NEAR`` (32) ulps from a rounding midpoint; any evaluation within ``E < NEAR`` ulps of the exact value rounds
@@ -28,7 +28,7 @@ LOG
 ---
 For ``0 < d < inf`` (else redo): ``d = 2**e * m`` (a FLOAT32's value is a normal double), ``m`` in [1, 2) with 24
 significant bits; ``m >= 1.5`` is halved (``e + 1``), so ``m`` is in [0.75, 1.5) and no result near 0 comes from
-cancelling terms. ``j`` = the 7 fraction bits after the first; ``c_j`` = the reciprocal of the middle of ``m``'s
+cancelling terms. ``j`` = the top 7 bits of ``d``'s fraction; ``c_j`` = the reciprocal of the middle of ``m``'s
 interval rounded to 29 significant bits, 1 exactly for the two intervals beside 1; ``r = m * c_j - 1`` is exact
 (24 + 29 significant bits, and Sterbenz's lemma), ``|r| < 2**-7``; ``log1p(r)`` by its Taylor polynomial to
 ``r**9 / 9`` (the first term left out below ``2**-66 |r|``); ``log(d) = (e * LN2_HI + T_j) + (log1p(r) + (e * LN2_LO
