@@ -18,6 +18,13 @@ ulps, and writes ``rounding-<device>.csv``.
     python benchmarks/rounding.py --verify [--functions EXP] [--limit 2**24]
     python benchmarks/rounding.py --pairs 10**9
 
+``--against-exact`` compares, on every input, opendml's operator on the CPU (the compiled kernels: the vector-code
+evaluations of ``cpu_kernels.fast_functions`` where a function has one) with its exact path
+(``opendml.rounded.evaluate``: NumPy's double function, the rounding test and the table), bit for bit: minutes
+per function on a CPU, where ``--verify``'s independent reference takes twenty.
+
+    python benchmarks/rounding.py --against-exact --functions SINH,COSH
+
 ``--pairs N`` checks the binary functions (POW, ATAN_YX: ``opendml.rounded.binary``, no table) on N random
 FLOAT32 pairs each, at both precisions, and the known exact midpoints: opendml's operator against the double
 function rounded, or, within REFERENCE_NEAR ulps of a midpoint, the mpmath model of tests/rounding_oracle.py.
@@ -305,6 +312,35 @@ def verify(names: list[str], limit: int) -> list[dict[str, object]]:
     return rows
 
 
+def against_exact(names: list[str], limit: int) -> None:
+    """Every input (``--first``, ``--limit``) of each function at each precision through opendml's operator on
+    NumPy arrays against ``opendml.rounded.evaluate``, bits (NaN as NaN: payloads are the library's)."""
+    import opendml as dml
+    from opendml.rounded.evaluate import evaluate
+
+    for name in names:
+        fn = getattr(dml, name.lower(), None)
+        if fn is None:
+            print(f"{name}: no operator of its own, not compared here", flush=True)
+            continue
+        for precision in (p for p in PRECISIONS.values() if p.name in ONLY):
+            wrong, began = 0, time.perf_counter()
+            count = limit if precision.name == "FLOAT32" else 1 << 16
+            for start, stop in chunks(count):
+                if precision.name == "FLOAT32":
+                    x = inputs(np, start, stop)
+                    got = np.asarray(fn(x))
+                else:
+                    x = np.arange(start, stop, dtype=np.uint32).astype(np.uint16).view(np.float16)
+                    got, x = np.asarray(fn(x)).astype(np.float32), x.astype(np.float32)
+                want = evaluate(name, x, precision.name)
+                differ = (got.view(np.uint32) != want.view(np.uint32)) & ~(np.isnan(got) & np.isnan(want))
+                wrong += int(differ.sum())
+                progress(name, precision.name, stop - FIRST, count)
+            print(f"{name:6} {precision.name:8} differ from the exact path {wrong:>6}  "
+                  f"({time.perf_counter() - began:.0f} s)", flush=True)
+
+
 def random_pairs(name: str, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """``count`` random FLOAT32 pairs: ATAN_YX's of random bit patterns (every finite value alike); POW's bases of
     random positive bit patterns (a third negative, with an integral exponent) and exponents that put the power
@@ -388,6 +424,8 @@ def main() -> None:
     parser.add_argument("--first", type=lambda s: int(eval(s, {})), default=0, help="the first bit pattern swept")
     parser.add_argument("--precision", choices=sorted(PRECISIONS), default=None,
                         help="verify one precision only (FLOAT16: every one of the 2**16 inputs, seconds on a CPU)")
+    parser.add_argument("--against-exact", action="store_true",
+                        help="compare the CPU's compiled kernels with the exact path on every input")
     parser.add_argument("--pairs", type=lambda s: int(eval(s, {})), default=0,
                         help="check POW and ATAN_YX on this many random pairs each (and the known exact cases)")
     args = parser.parse_args()
@@ -399,6 +437,8 @@ def main() -> None:
         build(names, args.limit)
     if args.verify:
         verify(names, args.limit)
+    if args.against_exact:
+        against_exact(names, args.limit)
     if args.pairs:
         pairs(args.pairs)
 
