@@ -47,6 +47,7 @@ from there, and Numba caches its compiled code beside it.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from types import ModuleType
 
 from ... import expr as ex
@@ -87,7 +88,7 @@ def source(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
 def _runs(element: ex.Expr, roots: tuple[ex.Store, ...], names: _Names) -> list[str]:
     """``run``, checked where a root computes a function of ``fast_functions`` (with ``value_fast`` before it)."""
     if checked(roots):
-        return [f"CHUNK = {CHUNK}", _value_fast(roots, names), _run_checked(names)]
+        return [f"CHUNK = {CHUNK}", _value(roots, names, fast=True), _run_checked(names)]
     return [_run(element, names)]
 
 
@@ -178,25 +179,39 @@ jit = njit(nogil=True, cache=True)
 inline = njit(nogil=True, cache=True, inline="always")  # value_fast: into run, where its loop vectorizes'''
 
 
-def _value(roots: tuple[ex.Store, ...], names: _Names) -> str:
+def _value(roots: tuple[ex.Store, ...], names: _Names, fast: bool = False) -> str:
     """``value``: each node once (shared by the roots), then each root's stored form; a root that is also
     read inside another root's expression (a FLOAT16 intermediate both stored and computed on) gets its
-    stored form from the same value. One root: its stored value; several: a tuple of them."""
+    stored form from the same value. One root: its stored value; several: a tuple of them.
+
+    ``fast``: ``value_fast``, the same with each function of ``fast_functions`` evaluated in vector code,
+    returning what ``value`` returns and then whether an element must be computed again by ``value`` (an input
+    outside an evaluation's range, or a double near a rounding midpoint)."""
     inner = {child for root in roots for node in ex.nodes(root) for child in node.children}
     of: dict[ex.Expr, str] = {}
     stored: dict[ex.Expr, str] = {}
-    lines = ["@jit", f"def value({names.call(names.each('a{k}'), names.q)}):"]
+    flags: list[str] = []
+    name = "value_fast" if fast else "value"
+    lines = ["@inline" if fast else "@jit", f"def {name}({names.call(names.each('a{k}'), names.q)}):"]
     for root in roots:
         for node in ex.nodes(root):
             if node in of:
                 continue
             of[node] = f"t{len(of)}"
-            lines.append(f"    {of[node]} = {scalar(node, of, node in roots and node not in inner)}")
+            if fast and _fast(node):
+                assert isinstance(node, ex.Function)
+                flags.append(f"f{len(of) - 1}")
+                y, inside = f"y{len(of) - 1}", f"inside{len(of) - 1}"
+                lines.append(f"    {y}, {inside} = fast_functions.{node.name}({of[node.value]})")
+                rounding = f"fast_functions.to_{node.precision.name.lower()}({y}, {inside})"
+                lines.append(f"    {of[node]}, {flags[-1]} = {rounding}")
+            else:
+                lines.append(f"    {of[node]} = {scalar(node, of, node in roots and node not in inner)}")
     for root in roots:
         if root in inner and root.type is DataType.FLOAT16 and root not in stored:  # its bits, not its value
             stored[root] = f"t{len(of) + len(stored)}"
             lines.append(f"    {stored[root]} = {scalar(root, of, True)}")
-    results = [stored.get(root, of[root]) for root in roots]
+    results = [stored.get(root, of[root]) for root in roots] + ([" | ".join(flags)] if fast else [])
     lines.append(f"    return {', '.join(results)}")
     return "\n".join(lines)
 
@@ -211,38 +226,6 @@ def _fast(node: ex.Expr) -> bool:
     return isinstance(node, ex.Function) and node.name in fast_functions.FAST
 
 
-def _value_fast(roots: tuple[ex.Store, ...], names: _Names) -> str:
-    """``value_fast``: ``value`` with each function of ``fast_functions`` evaluated in vector code, returning
-    what ``value`` returns and then whether an element must be computed again by ``value`` (an input outside an
-    evaluation's range, or a double near a rounding midpoint)."""
-    inner = {child for root in roots for node in ex.nodes(root) for child in node.children}
-    of: dict[ex.Expr, str] = {}
-    stored: dict[ex.Expr, str] = {}
-    flags: list[str] = []
-    lines = ["@inline", f"def value_fast({names.call(names.each('a{k}'), names.q)}):"]
-    for root in roots:
-        for node in ex.nodes(root):
-            if node in of:
-                continue
-            of[node] = f"t{len(of)}"
-            if _fast(node):
-                assert isinstance(node, ex.Function)
-                flags.append(f"f{len(of) - 1}")
-                y, inside = f"y{len(of) - 1}", f"inside{len(of) - 1}"
-                lines.append(f"    {y}, {inside} = fast_functions.{node.name}({of[node.value]})")
-                rounding = f"fast_functions.to_{node.precision.name.lower()}({y}, {inside})"
-                lines.append(f"    {of[node]}, {flags[-1]} = {rounding}")
-            else:
-                lines.append(f"    {of[node]} = {scalar(node, of, node in roots and node not in inner)}")
-    for root in roots:
-        if root in inner and root.type is DataType.FLOAT16 and root not in stored:
-            stored[root] = f"t{len(of) + len(stored)}"
-            lines.append(f"    {stored[root]} = {scalar(root, of, True)}")
-    results = [stored.get(root, of[root]) for root in roots]
-    lines.append(f"    return {', '.join(results)}, {' | '.join(flags)}")
-    return "\n".join(lines)
-
-
 CHUNK = 512  # elements a checked run computes in vector code before it redoes the marked ones
 
 
@@ -252,21 +235,14 @@ def _run_checked(names: _Names) -> str:
     of a midpoint has odds of about 2**-23; or an input outside an evaluation's range) computed again by
     ``value``, then copied out. Through buffers, an output that is an operand
     (in place) still holds the operands when an element is redone."""
-    outs = names.out("ro{j}")
-    signature = names.call(names.each("r{k}"), outs, [f"d{k}" for k in names.others], names.q)
-    lines = ["@jit", f"def run({signature}):",
+    lines = ["@jit", f"def run({_run_signature(names)}):",
              '    """A contiguous run: the first operand per element, the others per element (d == 1) or one '
              'value (d == 0); checked in blocks."""',
              "    n = ro.size"]
     lines += [f"    buf{j} = np.empty(CHUNK, ro{j}.dtype)" for j in names.outs]
     lines.append("    marks = np.empty(CHUNK, np.bool_)")
-    combos = _combinations(names)
-    for c, hoisted in enumerate(combos):
-        indent = "    "
-        if len(combos) > 1:
-            lines.append(f"    {_branch(c, len(combos), hoisted)}")
-            indent = "        "
-        lines += [f"{indent}v{k} = r{k}[0]" for k in hoisted]
+    for indent, hoisted, opening in _patterns(names):
+        lines += opening
         args = names.call([f"r{names.lead}[c + k]"] + [f"v{k}" if k in hoisted else names.other(k, "c + k")
                                                          for k in names.others], names.q)
         buffers = names.out("buf{j}[k]")
@@ -300,6 +276,21 @@ def _combinations(names: _Names) -> list[tuple[int, ...]]:
     return found
 
 
+def _run_signature(names: _Names) -> str:
+    """``run``'s arguments: the operands' runs, the outputs' runs, the other operands' steps (0 or 1), scalars."""
+    return names.call(names.each("r{k}"), names.out("ro{j}"), [f"d{k}" for k in names.others], names.q)
+
+
+def _patterns(names: _Names) -> Iterator[tuple[str, tuple[int, ...], list[str]]]:
+    """``run``'s branch for each hoisting pattern: its body's indent, the operands it hoists, and the lines that
+    open it (the test where there are several, then the hoisted values read once)."""
+    combos = _combinations(names)
+    for c, hoisted in enumerate(combos):
+        test = [f"    {_branch(c, len(combos), hoisted)}"] if len(combos) > 1 else []
+        indent = "        " if test else "    "
+        yield indent, hoisted, test + [f"{indent}v{k} = r{k}[0]" for k in hoisted]
+
+
 def _branch(c: int, count: int, hoisted: tuple[int, ...]) -> str:
     """The test of combination ``c`` of ``count`` (``_combinations``' order: earlier ones already failed)."""
     if c == count - 1:
@@ -318,16 +309,11 @@ def _run(element: ex.Expr, names: _Names) -> str:
     lead = names.lead
     alias = ex.loads(element).get(lead) is element.data_type  # the lead operand may be the output itself
     outs = names.out("ro{j}")
-    lines = ["@jit", f"def run({names.call(names.each('r{k}'), outs, [f'd{k}' for k in names.others], names.q)}):",
+    lines = ["@jit", f"def run({_run_signature(names)}):",
              '    """A contiguous run: the first operand per element, the others per element (d == 1) or one '
              'value (d == 0)."""']
-    combos = _combinations(names)
-    for c, hoisted in enumerate(combos):
-        indent = "    "
-        if len(combos) > 1:
-            lines.append(f"    {_branch(c, len(combos), hoisted)}")
-            indent = "        "
-        lines += [f"{indent}v{k} = r{k}[0]" for k in hoisted]
+    for indent, hoisted, opening in _patterns(names):
+        lines += opening
 
         def loop(first: str, pad: str, hoisted: tuple[int, ...] = hoisted) -> list[str]:
             args = [first] + [f"v{k}" if k in hoisted else names.other(k, "k") for k in names.others]
