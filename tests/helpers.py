@@ -73,6 +73,26 @@ def same_values(a: np.ndarray, b: np.ndarray) -> bool:
     return bool((a == b).all())
 
 
+def stored_edge_values(desc: dml.TensorDesc, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``edge_values`` for the elements a description's buffer stores (fewer than its sizes' where strides
+    repeat elements: a broadcast row), and the array of its sizes that the description reads from them."""
+    itemsize = desc.data_type.size
+    stored = edge_values(desc.data_type, desc.total_tensor_size_in_bytes // itemsize, rng)
+    strides = [s * itemsize for s in desc.effective_strides]
+    return stored, np.lib.stride_tricks.as_strided(stored, desc.sizes, strides, writeable=False)
+
+
+def mismatches(got: np.ndarray, expected: np.ndarray, inputs: Sequence[np.ndarray | None], limit: int = 5) -> str:
+    """The first ``limit`` elements where ``same_values`` fails: index, the inputs there, got and expected."""
+    got, expected = np.asarray(got), np.asarray(expected)
+    wrong = ~np.vectorize(lambda a, b: same_values(np.array([a]), np.array([b])), otypes=[bool])(got, expected)
+    lines = []
+    for index in list(zip(*np.nonzero(wrong)))[:limit]:
+        operands = [None if a is None else np.broadcast_to(a, got.shape)[index] for a in inputs]
+        lines.append(f"{tuple(map(int, index))}: inputs {operands!r} got {got[index]!r} expected {expected[index]!r}")
+    return f"{int(wrong.sum())} of {got.size} differ; " + "; ".join(lines)
+
+
 def disjoint_strides(draw: st.DrawFn, sizes: Sequence[int], zero_axes: Sequence[int] = ()) -> tuple[int, ...]:
     """Strides in a random axis order, each jumping past everything inner to it, plus random padding.
 

@@ -392,7 +392,7 @@ def test_a_torch_tensor_that_requires_grad_or_an_overlapping_out_takes_the_ordin
 
     x = torch.randn(8, 32000, device="cuda")
     dml.argmax(x, 1)
-    key = (ReductionKind.ARGMAX, *(_exact(a) for a in (1, "INCREASING", "INT64", "IGNORE")))  # argmax(x, 1)'s
+    key = (ReductionKind.ARGMAX, *(_exact(a) for a in (1, "INCREASING", "INT64", "IGNORE")), True)  # argmax(x, 1)'s
     assert tensors.direct(None, key, torch.randn(8, 32000, device="cuda"), None) is not None
     grad = torch.randn(8, 32000, device="cuda", requires_grad=True)
     assert tensors.direct(None, key, grad, None) is None

@@ -27,7 +27,7 @@ from opendml.kernels.spec import KernelSpec, Reduction, ReductionKind
 from opendml.ops.argmin import ArgReductionParams, arg_reduction_reference
 from tests.conftest import CUDA_MISSING
 from tests.cuda_lowering_cases import expression_specs, operator_descs
-from tests.helpers import edge_values, run, same_values
+from tests.helpers import edge_values, mismatches, run, same_values, stored_edge_values
 
 pytestmark = pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")
 
@@ -83,10 +83,11 @@ def test_every_operator_matches_its_reference(gpu, desc: object) -> None:
     operator = gpu.create_operator(desc)
     fields = operator.definition.schema.inputs
     rng = np.random.default_rng(len(fields))
-    inputs = [None if (t := operator.tensors[f.name]) is None else
-              edge_values(t.data_type, t.element_count, rng).reshape(t.sizes) for f in fields]
+    pairs = [None if (t := operator.tensors[f.name]) is None else stored_edge_values(t, rng) for f in fields]
+    inputs = [None if p is None else p[1] for p in pairs]  # each as its description reads it (broadcasts too)
     expected = reference(operator, inputs, operator.params)
-    assert same_values(run(gpu, desc, inputs), expected)
+    got = run(gpu, desc, [None if p is None else p[0] for p in pairs])  # the buffers hold the stored elements
+    assert same_values(got, expected), mismatches(got, expected, inputs)
     spec = operator.kernel_spec
     if spec.reduction is None:  # the expression, lowered to NumPy, agrees with the reference too
         assert same_values(evaluate(spec.element, inputs, spec.scalars), expected)

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
@@ -258,6 +259,34 @@ def compile_with_nvcc(sources: Sequence[str], tmp_path) -> str:
 
 needs_nvcc = pytest.mark.skipif(NVCC is None or opendml_settings.SKIP_NVCC.get(),
                                 reason="nvcc (the CUDA toolkit's compiler) is not installed")
+
+
+def _nvrtc() -> Any:
+    """CuPy's binding of NVRTC, the compiler the backend runs, where it and the library load (no GPU needed)."""
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+
+        nvrtc.getVersion()
+    except Exception:  # not installed, or the library is missing: whatever the binding raises
+        return None
+    return nvrtc
+
+
+NVRTC = _nvrtc()
+
+
+@pytest.mark.skipif(NVRTC is None, reason="CuPy's NVRTC binding or the NVRTC library is not installed")
+def test_every_operator_kernel_compiles_with_nvrtc() -> None:
+    """As the backend compiles them: NVRTC with exactly codegen.OPTIONS. nvcc's front end accepts more than
+    NVRTC does (hexadecimal floating literals under --std=c++14, which NVRTC refused)."""
+    sources = [source for _, desc in OPERATORS for source in sources_of(desc)[1]]
+    program = NVRTC.createProgram(translation_unit(sources), "kernels.cu", [], [])
+    try:
+        NVRTC.compileProgram(program, (*OPTIONS, "-arch=compute_80", "--device-as-default-execution-space"))
+    except NVRTC.NVRTCError:
+        pytest.fail(NVRTC.getProgramLog(program)[-4000:])
+    finally:
+        NVRTC.destroyProgram(program)
 
 
 @needs_nvcc

