@@ -47,7 +47,7 @@ class PackedLaunch:
         self._values = [np.array(value) for value in args]
         self._params = np.array([value.ctypes.data for value in self._values], np.uintp)
         self._pointer = int(self._params.ctypes.data)
-        self._function = int(kernel.kernel.ptr)
+        self._function = int(getattr(kernel, "kernel", kernel).ptr)  # a loaded Function, or a RawKernel's
 
     def __call__(self) -> None:
         if not self._driver_launch(current_stream().ptr):
