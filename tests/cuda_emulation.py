@@ -100,7 +100,8 @@ static ull f2ull_rz(float a) {
 """
 
 # expr_c.DOUBLES as host C++: C's conversions (IEEE, rounded to nearest even where inexact; a double straight to
-# _Float16, one rounding), cvt.rzi of a double as ARITHMETIC's of a float.
+# _Float16, one rounding), cvt.rzi of a double as ARITHMETIC's of a float, except that a NaN gives 0x80000000 for
+# 32-bit destinations (what an H100 gives), so that the lowering's NaN selection for doubles is what runs here.
 HOST_DOUBLES = r"""static double f2d(float a) { return (double)a; }
 static double i2d_rn(int a) { return (double)a; }
 static double u2d_rn(unsigned int a) { return (double)a; }
@@ -110,11 +111,11 @@ static float d2f_rn(double a) { volatile float r = (float)a; return r; }
 static unsigned short d2h_rn(double a) { _Float16 x = (_Float16)a; unsigned short h; memcpy(&h, &x, 2); return h; }
 static bool is_number(double a) { return a == a; }
 static int d2i_rz(double a, int lo, int hi) {
-    int r = a != a ? 0 : a >= 2147483648.0 ? 2147483647 : a < -2147483648.0 ? (-2147483647 - 1) : (int)a;
+    int r = a != a ? (-2147483647 - 1) : a >= 2147483648.0 ? 2147483647 : a < -2147483648.0 ? (-2147483647 - 1) : (int)a;
     return r < lo ? lo : (r > hi ? hi : r);
 }
 static unsigned int d2u_rz(double a, unsigned int hi) {
-    unsigned int r = a != a ? 0u : a >= 4294967296.0 ? 4294967295u : a <= -1.0 ? 0u : (unsigned int)a;
+    unsigned int r = a != a ? 0x80000000u : a >= 4294967296.0 ? 4294967295u : a <= -1.0 ? 0u : (unsigned int)a;
     return r > hi ? hi : r;
 }
 static ll d2ll_rz(double a) {

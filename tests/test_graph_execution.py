@@ -326,13 +326,13 @@ def test_remembered_graph_bindings_keep_no_buffer_alive(device: dml.Device) -> N
     alive = [buffer for buffer in (ref() for ref in refs) if buffer is not None]
     if not UNDER_SANITIZER:
         assert alive == []
-    assert all(held_only_by_returned_calls(buffer, alive) for buffer in alive)
+    assert [holder for buffer in alive if (holder := other_holder(buffer, alive)) is not None] == []
 
 
-def held_only_by_returned_calls(target: object, mine: list[object]) -> bool:
-    """Whether every holder of ``target`` (but ``mine`` and the calls running now), followed up through lists,
+def other_holder(target: object, mine: list[object]) -> str | None:
+    """None where every holder of ``target`` (but ``mine`` and the calls running now), followed up through lists,
     tuples, dicts and bound tensors, ends at the frame of a call that has returned: no module, opendml object
-    or running call holds it."""
+    or running call holds it. Else the first other holder's type, with the chain of types that leads to it."""
     from opendml.binding import BoundTensor
 
     running = set()
@@ -340,18 +340,19 @@ def held_only_by_returned_calls(target: object, mine: list[object]) -> bool:
     while frame is not None:
         running.add(id(frame))
         frame = frame.f_back
-    seen, pending = {id(mine)}, [target]
+    seen, pending = {id(mine)}, [(target, type(target).__name__)]
     while pending:
-        for holder in gc.get_referrers(pending.pop()):
+        held, chain = pending.pop()
+        for holder in gc.get_referrers(held):
             if id(holder) in seen or holder is pending or id(holder) in running:
                 continue
             seen.add(id(holder))
             if isinstance(holder, types.FrameType):
                 continue  # a returned call's frame, kept by whoever keeps frames
             if not isinstance(holder, (list, tuple, dict, BoundTensor)):
-                return False
-            pending.append(holder)
-    return True
+                return f"{chain} <- {type(holder).__module__}.{type(holder).__qualname__}"
+            pending.append((holder, f"{chain} <- {type(holder).__name__}"))
+    return None
 
 
 def _long_rows_argmin(device: dml.Device, rows: int, length: int) -> dml.CompiledGraph:

@@ -346,18 +346,20 @@ def _bitwise(node: ex.Bitwise, v: Callable[[ex.Expr], str]) -> str:
 
 
 def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], str]) -> str:
-    """A float (FLOAT32, or FLOAT64 through DOUBLES' ``d2`` helpers) through ``cvt.rzi`` (clamped to 32 bits, or NaN
-    selected apart for 64), then clamped to the type's range; an integer clamped in its own held type to the
+    """A float (FLOAT32, or FLOAT64 through DOUBLES' ``d2`` helpers) through ``cvt.rzi`` (clamped to 32 bits; NaN
+    selected apart for 64 bits and for a double), then clamped to the type's range; an integer clamped in its own held type to the
     limits it can pass, then cast."""
     low, high = node.type.integer_range
     held = held_type(node.type)
     value = v(node.value)
     if node.value.data_type in ex.SATURATED_FLOATS:
         f = "d" if node.value.data_type is DataType.FLOAT64 else "f"
-        if held == "int":
-            return f"{f}2i_rz({value}, {_integer_literal(low, held)}, {_integer_literal(high, held)})"
-        if held == "unsigned int":
-            return f"{f}2u_rz({value}, {_integer_literal(high, held)})"
+        if held in ("int", "unsigned int"):
+            convert = (f"{f}2i_rz({value}, {_integer_literal(low, held)}, {_integer_literal(high, held)})"
+                       if held == "int" else f"{f}2u_rz({value}, {_integer_literal(high, held)})")
+            # cvt.rzi of a float NaN gives 0, of a double NaN 0x80000000 (measured on an H100): a double's NaN
+            # is selected apart, as every 64-bit destination's is
+            return convert if f == "f" else f"(is_number({value}) ? {convert} : {_integer_literal(0, held)})"
         convert = f"{f}2ll_rz" if held == "ll" else f"{f}2ull_rz"
         return f"(is_number({value}) ? {convert}({value}) : {_integer_literal(0, held)})"
     source_low, source_high = node.value.data_type.integer_range  # type: ignore[union-attr]
