@@ -685,3 +685,63 @@ def test_an_onnx_model_runs_its_chain_as_one_fused_kernel() -> None:
         unfused = Session(built).run(feeds)["y"]
     np.testing.assert_array_equal(got, reference(built, feeds)["y"])
     assert got.tobytes() == unfused.tobytes()
+
+
+# --- a fused kernel of more operands than the CPU's runs hoist (codegen.HOISTED_MAX) -----------------------------
+
+def _many_operands(device: dml.Device, rows: int, columns: int, bias: str, function: str | None) -> dml.GraphDesc:
+    """DEQUANTIZE (scale one value, zero point per row) -> ADD bias (``bias``: a row, a column or full) ->
+    [``function``] -> RELU -> QUANTIZE (scale and zero point one value): one kernel of 6 operands."""
+    graph = dml.Graph(device)
+    full = [rows, columns]
+    strides = {"row": [0, 1], "column": [1, 0], "full": [columns, 1]}[bias]
+    stored = {"row": columns, "column": rows, "full": rows * columns}[bias]
+
+    def read(k: int, data_type: str, n: int, at: list[int]) -> g.Expression:
+        return g.reinterpret(graph.input(k, TensorDesc(data_type, [n])), sizes=full, strides=at)
+
+    x = graph.input(0, TensorDesc("UINT8", full))
+    y = g.add(g.dequantize_linear(x, read(1, "FLOAT32", 1, [0, 0]), read(2, "UINT8", rows, [1, 0])),
+              read(3, "FLOAT32", stored, strides))  # type: ignore[attr-defined]
+    if function is not None:
+        y = getattr(g, function.lower())(y)
+    y = g.quantize_linear(g.relu(y), read(4, "FLOAT32", 1, [0, 0]), read(5, "UINT8", 1, [0, 0]))  # type: ignore[attr-defined]
+    return graph.graph_desc([y])
+
+
+@pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
+@pytest.mark.parametrize("function", [None, "EXP"])
+@pytest.mark.parametrize("bias", ["row", "column", "full"])
+def test_a_kernel_of_many_operands_equals_its_nodes(bias: str, function: str | None) -> None:
+    """Past HOISTED_MAX other operands a run reads each one through a view of its run or of a buffer holding
+    its one value, in blocks of CHUNK elements: rows of 1300 elements (two whole blocks and a part), a bias
+    that changes from row to row (its buffer filled anew each run), and the checked blocks of a vector-code
+    function, against the operators run one by one (each of at most two other operands: hoisted loops)."""
+    from opendml.backends.cpu_kernels import codegen
+
+    rows, columns = 5, 1300
+    graph = _many_operands(CPU, rows, columns, bias, function)
+    compiled = CPU.compile_graph(graph)
+    assert len(compiled.plan.groups) == 1 and codegen.HOISTED_MAX < 5  # one kernel, 5 other operands: generic
+    rng = np.random.default_rng(3)
+    stored = {"row": columns, "column": rows, "full": rows * columns}[bias]
+    inputs = [rng.integers(0, 256, rows * columns, np.uint8), np.array([0.03], np.float32),
+              rng.integers(100, 156, rows, np.uint8), (rng.standard_normal(stored) * 2).astype(np.float32),
+              np.array([0.02], np.float32), np.array([5], np.uint8)]
+    assert_fused_equals_unfused(CPU, graph, [packed_bytes(a, _total(a)) for a in inputs])
+
+
+@pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
+def test_quantized_linear_add_in_place_over_views_matches_the_oracle() -> None:
+    """QUANTIZED_LINEAR_ADD (7 other operands: the generic runs) into its own first operand, scales one value
+    and zero points per column, against the page's element rule."""
+    rng = np.random.default_rng(11)
+    a = rng.integers(-128, 128, (3, 1100), np.int8)
+    b = rng.integers(-128, 128, (3, 1100), np.int8)
+    a_zero, b_zero = rng.integers(-5, 5, 1100, np.int8), rng.integers(-5, 5, 1100, np.int8)
+    a_scale, b_scale, out_scale = np.float32(0.05), np.float32(0.07), np.float32(0.09)
+    element = np.vectorize(lambda p, q, zp, zq: oracle.quantized_linear_add_element(
+        int(p), float(a_scale), int(zp), int(q), float(b_scale), int(zq), float(out_scale), None, "INT8"))
+    expected = element(a, b, a_zero, b_zero).astype(np.int8)
+    got = dml.quantized_linear_add(a, a_scale, a_zero, b, b_scale, b_zero, out_scale, output_type="INT8", out=a)
+    assert got is a and np.array_equal(a, expected)

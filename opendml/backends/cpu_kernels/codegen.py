@@ -87,9 +87,10 @@ def source(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
 
 def _runs(element: ex.Expr, roots: tuple[ex.Store, ...], names: _Names) -> list[str]:
     """``run``, checked where a root computes a function of ``fast_functions`` (with ``value_fast`` before it)."""
+    blocks = [f"CHUNK = {CHUNK}"] if checked(roots) or names.generic else []  # runs in blocks of CHUNK elements
     if checked(roots):
-        return [f"CHUNK = {CHUNK}", _value(roots, names, fast=True), _run_checked(names)]
-    return [_run(element, names)]
+        return blocks + [_value(roots, names, fast=True), _run_checked(names)]
+    return blocks + [_run(element, names)]
 
 
 def _roots(element: ex.Expr, extra: tuple[ex.Store, ...]) -> tuple[ex.Store, ...]:
@@ -127,12 +128,18 @@ class _Names:
         self.lead, self.others = ops[0], ops[1:]
         self.q = [f"q{k}" for k in range(params)]
         self.outs = [""] + [str(j) for j in range(1, outputs)]  # suffixes: o, o1, o2...
-        # Too many other operands for a loop per hoisting pattern: one loop reading each at ``k * d`` (d is 0 or 1).
+        # Too many other operands for a loop per hoisting pattern: one loop over blocks, each other operand read
+        # from a view of its run or, where it is one value, from a buffer holding it (``_views``).
         self.generic = len(self.others) > HOISTED_MAX
 
     def other(self, k: int, at: str) -> str:
-        """Other operand ``k``'s element at index ``at`` of a contiguous run (not hoisted)."""
-        return f"r{k}[({at}) * d{k}]" if self.generic else f"r{k}[{at}]"
+        """Other operand ``k``'s element at index ``at`` of a contiguous run (not hoisted); in a generic run, at
+        ``at`` of the block's view ``x{k}``."""
+        return f"x{k}[{at}]" if self.generic else f"r{k}[{at}]"
+
+    def buffers(self) -> list[str]:
+        """A generic run's buffers, one per other operand (``CHUNK`` elements, made once per ``kernel`` call)."""
+        return [f"t{k}" for k in self.others] if self.generic else []
 
     def out(self, pattern: str) -> list[str]:
         """``pattern`` for each output (``{j}``: its suffix)."""
@@ -241,15 +248,18 @@ def _run_checked(names: _Names) -> str:
              "    n = ro.size"]
     lines += [f"    buf{j} = np.empty(CHUNK, ro{j}.dtype)" for j in names.outs]
     lines.append("    marks = np.empty(CHUNK, np.bool_)")
+    lines += _fills(names) if names.generic else []
     for indent, hoisted, opening in _patterns(names):
         lines += opening
-        args = names.call([f"r{names.lead}[c + k]"] + [f"v{k}" if k in hoisted else names.other(k, "c + k")
+        at = "k" if names.generic else "c + k"
+        args = names.call([f"r{names.lead}[c + k]"] + [f"v{k}" if k in hoisted else names.other(k, at)
                                                          for k in names.others], names.q)
         buffers = names.out("buf{j}[k]")
         pad = indent + "        "
         lines += [f"{indent}for c in range(0, n, CHUNK):",
-                  f"{indent}    m = min(CHUNK, n - c)",
-                  f"{indent}    redo = False",
+                  f"{indent}    m = min(CHUNK, n - c)"]
+        lines += _views(names, indent + "    ") if names.generic else []
+        lines += [f"{indent}    redo = False",
                   f"{indent}    for k in range(m):",
                   f"{pad}{', '.join(buffers)}, f = value_fast({args})",
                   f"{pad}marks[k] = f",
@@ -267,7 +277,7 @@ HOISTED_MAX = 3  # other operands beyond which the runs are one generic loop (2*
 
 def _combinations(names: _Names) -> list[tuple[int, ...]]:
     """The other operands hoisted in each specialised loop, most hoisted first (the last: none). Past
-    ``HOISTED_MAX`` other operands, one loop, none hoisted (``names.generic``: each read through its stride)."""
+    ``HOISTED_MAX`` other operands, one loop, none hoisted (``names.generic``: each read through a view)."""
     if names.generic:
         return [()]
     found = []
@@ -278,7 +288,8 @@ def _combinations(names: _Names) -> list[tuple[int, ...]]:
 
 def _run_signature(names: _Names) -> str:
     """``run``'s arguments: the operands' runs, the outputs' runs, the other operands' steps (0 or 1), scalars."""
-    return names.call(names.each("r{k}"), names.out("ro{j}"), [f"d{k}" for k in names.others], names.q)
+    return names.call(names.each("r{k}"), names.out("ro{j}"), [f"d{k}" for k in names.others], names.q,
+                      names.buffers())
 
 
 def _patterns(names: _Names) -> Iterator[tuple[str, tuple[int, ...], list[str]]]:
@@ -305,7 +316,49 @@ def _stores(names: _Names, targets: list[str], call: str, pad: str) -> list[str]
     return [f"{pad}w = {call}"] + [f"{pad}{target} = w[{j}]" for j, target in enumerate(targets)]
 
 
+def _views(names: _Names, pad: str) -> list[str]:
+    """A generic run's lines, inside its loop over blocks of ``m`` elements from ``c``: each other operand's view
+    ``x{k}``, its run's block where it steps (d == 1), else its buffer, filled with its value (``_fills``)."""
+    return [f"{pad}x{k} = r{k}[c:c + m] if d{k} else t{k}[:m]" for k in names.others]
+
+
+def _fills(names: _Names) -> list[str]:
+    """A generic run's first lines: each one-value other operand's buffer filled with the value, as far as
+    the run's first block reaches, so that every block reads each operand through a contiguous view and the
+    block's loop vectorises (a read at ``k * d`` would not)."""
+    return [f"    if d{k} == 0:\n        t{k}[:min(n, CHUNK)] = r{k}[0]" for k in names.others]
+
+
+def _run_generic(element: ex.Expr, names: _Names) -> str:
+    """``run`` past ``HOISTED_MAX`` other operands: blocks of ``CHUNK`` elements over views (``_views``)."""
+    lead = names.lead
+    alias = ex.loads(element).get(lead) is element.data_type
+    outs = names.out("y{j}")
+    lines = ["@jit", f"def run({_run_signature(names)}):",
+             '    """A contiguous run: the first operand per element, the others per element (d == 1) or one '
+             'value (d == 0), in blocks over views."""',
+             "    n = ro.size"] + _fills(names)
+    lines += ["    for c in range(0, n, CHUNK):", "        m = min(CHUNK, n - c)"] + _views(names, "        ")
+    lines += [f"        y{j} = ro{j}[c:c + m]" for j in names.outs]
+
+    def loop(first: str, pad: str) -> list[str]:
+        args = [first] + [names.other(k, "k") for k in names.others]
+        return [f"{pad}for k in range(m):"] + _stores(names, [f"{o}[k]" for o in outs],
+                                                       f"value({names.call(args, names.q)})", pad + "    ")
+
+    if alias:
+        lines.append(f"        if r{lead}.ctypes.data == ro.ctypes.data:  # in place: one array, so it vectorises")
+        lines += loop("y[k]", "            ")
+        lines.append("        else:")
+        lines += [f"            x{lead} = r{lead}[c:c + m]"] + loop(f"x{lead}[k]", "            ")
+    else:
+        lines += [f"        x{lead} = r{lead}[c:c + m]"] + loop(f"x{lead}[k]", "        ")
+    return "\n".join(lines)
+
+
 def _run(element: ex.Expr, names: _Names) -> str:
+    if names.generic:
+        return _run_generic(element, names)
     lead = names.lead
     alias = ex.loads(element).get(lead) is element.data_type  # the lead operand may be the output itself
     outs = names.out("ro{j}")
@@ -352,9 +405,9 @@ def _kernel(names: _Names, streamed: bool, cached: int = 0) -> str:
              "    n = sizes[-1]",
              f"    {steps}",
              "    row = start // n",
-             "    j = start - row * n",
-             "    while start < stop:",
-             "        end = min(n, j + stop - start)"]
+             "    j = start - row * n"]
+    lines += [f"    t{k} = np.empty(CHUNK, a{k}.dtype)" for k in names.others] if names.generic else []
+    lines += ["    while start < stop:", "        end = min(n, j + stop - start)"]
     lines += [f"        b{k} = base_offset(row, sizes, s{k})" for k in names.ops]
     lines += [f"        bo{j} = base_offset(row, sizes, so{j})" for j in names.outs]
     others = [f"d{k} <= 1" for k in names.others]
@@ -362,7 +415,8 @@ def _kernel(names: _Names, streamed: bool, cached: int = 0) -> str:
     call = f"value({names.call(each('a{k}[b{k} + k * d{k}]'), names.q)})"
     targets = names.out("o{j}[bo{j} + k * do{j}]")
     runs = [f"a{names.lead}[b{names.lead} + j:b{names.lead} + end]"] + [f"a{k}[b{k} + j * d{k}:]" for k in names.others]
-    run_args = names.call(runs, names.out("o{j}[bo{j} + j:bo{j} + end]"), [f"d{k}" for k in names.others], names.q)
+    run_args = names.call(runs, names.out("o{j}[bo{j} + j:bo{j} + end]"), [f"d{k}" for k in names.others], names.q,
+                          names.buffers())
     if streamed:
         lead, *rest = names.outs[cached:]
         phased = [f"in_phase(o{lead}, bo{lead}, o{j}, bo{j})" for j in rest]
