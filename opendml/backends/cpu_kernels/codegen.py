@@ -13,8 +13,10 @@
   is per element or one value (stride 0), each combination a loop of its own with the value hoisted, so
   every loop vectorises. Where the first operand is stored as the output is, an exact in-place alias gets
   a loop over the one array (two arrays that may alias do not vectorise). Past ``HOISTED_MAX`` other operands
-  (QUANTIZED_LINEAR_ADD's 7), one loop reads each through its stride instead, and nothing streams: 2**7 loops
-  and streams took 40 s to compile.
+  (QUANTIZED_LINEAR_ADD's 7, a fused chain's 5), the run goes in blocks of ``CHUNK`` elements, each other
+  operand read through a view: of its run, or of a buffer (made once per ``kernel`` call) filled with its one
+  value; one loop that vectorises, and nothing streams (2**7 loops and streams took 40 s to compile; one loop
+  reading each operand at ``k * d`` did not vectorise, 4x slower).
 - ``stream``: the streaming-store vector code of the expression (``vectors.stream_typing``), for outputs of
   at least ``fast.STREAM_MIN_BYTES``; not in modules of FLOAT16 data, which are never streamed.
 - ``kernel``: the row walk over ``sizes`` and per-operand strides from element ``start`` to ``stop``:
