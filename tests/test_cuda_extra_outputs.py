@@ -69,7 +69,9 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
     ACTIVATION_PARAMETERIZED_RELU, ACTIVATION_RELU_GRAD, ELEMENT_WISE_CLIP_GRAD, CLIP_GRAD1 and
     ELEMENT_WISE_QUANTIZED_LINEAR_ADD added (without them: 1551, 08e35403...). Then the correctly rounded
     functions (ELEMENT_WISE_EXP ... ERF, the activations on them, POW, CONSTANT_POW, ATAN_YX) and FLOAT64's CAST and
-    IF kernels added (before: 1624, bba11f16...; every one of the earlier sources still renders byte for byte)."""
+    IF kernels added (before: 1624, bba11f16...; every one of the earlier sources still renders byte for byte).
+    Then CAST of a FLOAT64 NaN to a 32-bit or narrower integer selected apart (an H100's cvt.rzi of a double NaN
+    gives 0x80000000): the 22 CAST FLOAT64 sources change, every other renders as before (1796, 1be6783a...)."""
     sources = []
     for _, desc in OPERATORS:
         spec, rendered = sources_of(desc)
@@ -80,7 +82,7 @@ def test_element_wise_sources_without_extras_are_unchanged() -> None:
         for layout in [collapse([37], [[1]] * (n + 1)), collapse([4, 64], [[64, 1]] * (n + 1)),
                        collapse([4, 6], [[1, 4]] * n + [[6, 1]])]:
             sources += elementwise_sources(spec, layout)
-    assert digest(sources) == (1796, "1be6783ad7f20bb694a5eeef11d00853742ddf711d1569fe405770032cc3aa75")
+    assert digest(sources) == (1796, "1ab7ad7a2310349f74244cc32abb1b0370be3c5040f0a8b292318c832c462b42")
 
 
 def test_prologue_sources_without_extras_are_unchanged() -> None:
