@@ -710,14 +710,21 @@ def _many_operands(device: dml.Device, rows: int, columns: int, bias: str, funct
 
 
 @pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
+@pytest.mark.parametrize("large", [False, True], ids=["small", "past-the-streaming-threshold"])
 @pytest.mark.parametrize("function", [None, "EXP"])
 @pytest.mark.parametrize("bias", ["row", "column", "full"])
-def test_a_kernel_of_many_operands_equals_its_nodes(bias: str, function: str | None) -> None:
+def test_a_kernel_of_many_operands_equals_its_nodes(bias: str, function: str | None, large: bool,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Past HOISTED_MAX other operands a run reads each one through a view of its run or of a buffer holding
     its one value, in blocks of CHUNK elements: rows of 1300 elements (two whole blocks and a part), a bias
     that changes from row to row (its buffer filled anew each run), and the checked blocks of a vector-code
-    function, against the operators run one by one (each of at most two other operands: hoisted loops)."""
-    from opendml.backends.cpu_kernels import codegen
+    function, against the operators run one by one (each of at most two other operands: hoisted loops). Such
+    a kernel has no streamed variant: an output past the streaming threshold (lowered here) takes the plain one
+    (it raised a NameError)."""
+    from opendml.backends.cpu_kernels import codegen, fast
+
+    if large:
+        monkeypatch.setattr(fast, "STREAM_MIN_BYTES", 64)
 
     rows, columns = 5, 1300
     graph = _many_operands(CPU, rows, columns, bias, function)

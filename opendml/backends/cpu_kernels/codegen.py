@@ -76,7 +76,7 @@ def source(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
     docstring)."""
     roots = _roots(element, extra)
     names = _Names(operands(element, extra), _parameters(roots), len(roots))
-    streams = vectors.streamable(*roots) and not names.generic
+    streams = _streams(roots, names)
     parts = [_HEADER, expression(roots), _value(roots, names), *_runs(element, roots, names)]
     if streams:
         parts.append(_stream(names))
@@ -85,6 +85,12 @@ def source(element: ex.Expr, extra: tuple[ex.Store, ...] = ()) -> str:
         parts += [_kernel(names, streamed=True), _driver(names, "_streamed")]
     parts.append(_entry(roots, names))
     return "\n\n\n".join(parts) + "\n"
+
+
+def _streams(roots: tuple[ex.Store, ...], names: _Names) -> bool:
+    """Whether the module has ``stream`` and the streamed kernel (a generic one has not: it would need a stream
+    per hoisting pattern)."""
+    return vectors.streamable(*roots) and not names.generic
 
 
 def _runs(element: ex.Expr, roots: tuple[ex.Store, ...], names: _Names) -> list[str]:
@@ -510,7 +516,7 @@ def _entry_body(roots: tuple[ex.Store, ...], names: _Names, mode: str) -> list[s
     arrays = names.each("a{k}") + outs
     lines = _loads(roots, names, "        ", 1)
     lines.append("        n = o.size")
-    if vectors.streamable(*roots):
+    if _streams(roots, names):
         lines += [f"        if {' + '.join(f'{o}.nbytes' for o in outs)} >= host.STREAM_MIN_BYTES:",
                   "            k, d = kernel_streamed, driver_streamed",
                   "        else:",

@@ -347,8 +347,8 @@ def _bitwise(node: ex.Bitwise, v: Callable[[ex.Expr], str]) -> str:
 
 def _saturate(node: ex.Saturate, v: Callable[[ex.Expr], str]) -> str:
     """A float (FLOAT32, or FLOAT64 through DOUBLES' ``d2`` helpers) through ``cvt.rzi`` (clamped to 32 bits; NaN
-    selected apart for 64 bits and for a double), then clamped to the type's range; an integer clamped in its own held type to the
-    limits it can pass, then cast."""
+    selected apart for 64 bits and for a double), then clamped to the type's range; an integer clamped in its own
+    held type to the limits it can pass, then cast."""
     low, high = node.type.integer_range
     held = held_type(node.type)
     value = v(node.value)
