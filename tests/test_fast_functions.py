@@ -52,6 +52,9 @@ RANGES = {
     "SINH": Fast(-88.0, 88.0, np.sinh, 1, 12, (88.0, -88.0, 100.0, -1e30), "sinh"),
     "COSH": Fast(-88.0, 88.0, np.cosh, 1, 10, (88.0, -88.0, 100.0, -1e30), "cosh"),
     "EXPM1": Fast(-103.0, 88.0, np.expm1, 1, 14, (88.0, 100.0, -103.0, -104.0, -1e30), None),
+    "SIN": Fast(-131072.0, 131072.0, np.sin, 1, 4, (131072.0, -131072.0, 3e5, -1e30, 3e38), "sin"),
+    "COS": Fast(-131072.0, 131072.0, np.cos, 1, 5, (131072.0, -131072.0, 3e5, -1e30, 3e38), "cos"),
+    "TAN": Fast(-131072.0, 131072.0, np.tan, 1, 10, (131072.0, -131072.0, 3e5, -1e30, 3e38), "tan"),
 }
 FUNCTIONS = sorted(RANGES)
 OPERATORS = [name for name in FUNCTIONS if RANGES[name].python]  # those with an operator of their own
