@@ -56,6 +56,7 @@ RANGES = {
     "COS": Fast(-131072.0, 131072.0, np.cos, 1, 5, (131072.0, -131072.0, 3e5, -1e30, 3e38), "cos"),
     "TAN": Fast(-131072.0, 131072.0, np.tan, 1, 10, (131072.0, -131072.0, 3e5, -1e30, 3e38), "tan"),
     "SOFTSIGN": Fast(-3.4028235e38, 3.4028235e38, lambda x: x / (1.0 + np.abs(x)), 2, 2, (), "softsign"),
+    "ATAN": Fast(-3.4028235e38, 3.4028235e38, np.arctan, 1, 5, (), "atan"),
 }
 FUNCTIONS = sorted(RANGES)
 OPERATORS = [name for name in FUNCTIONS if RANGES[name].python]  # those with an operator of their own

@@ -77,6 +77,17 @@ SOFTSIGN
 --------
 For finite ``d`` (else redo: the infinities give +-1 and NaN NaN on the exact path), ``d / (1 + |d|)``: two
 roundings, within 2 ulps; a zero keeps its sign.
+
+ATAN
+----
+For finite ``d`` (else redo: the infinities give +-pi/2 rounded and NaN NaN on the exact path), on ``a = |d|`` (the
+sign put back: odd, a zero keeps its sign): above 1, ``atan(a) = pi / 2 - atan(1 / a)`` (``1 / a`` rounded once; the
+result at least ``pi / 4``, so no cancellation; ``pi / 2`` as two doubles). For ``b <= 1`` (``a`` or ``1 / a``),
+``c = j / 64`` with ``j`` the integer nearest ``64 b``, ``t = (b - c) / (1 + b c)`` (``b - c`` and ``1 + b c``
+exact for a FLOAT32 ``b``: few significant bits; the quotient rounded once; ``|t| <= 2**-7``), and ``atan(b) =
+atan(c) + atan(t)``: ``atan(c)`` from a table (the double nearest a 60-digit value), ``atan(t)`` by its Taylor
+polynomial to ``t**13 / 13`` (the first term left out below ``2**-98`` of ``t``). For ``j >= 1`` the two terms
+cancel by at most a factor 2 (``|atan(t)| <= 2**-7 <= atan(c) / 2``): within 4 ulps; from ``1 / a``, 5.
 """
 
 from __future__ import annotations
@@ -107,7 +118,7 @@ _BASE16, _LOWEST16 = PRECISIONS["FLOAT16"].base, PRECISIONS["FLOAT16"].lowest
 _FRACTION = (1 << 52) - 1
 
 # The functions with an evaluation here (to FLOAT32 and to FLOAT16).
-FAST = ("EXP", "LOG", "TANH", "SIGMOID", "SINH", "COSH", "EXPM1", "SIN", "COS", "TAN", "SOFTSIGN")
+FAST = ("EXP", "LOG", "TANH", "SIGMOID", "SINH", "COSH", "EXPM1", "SIN", "COS", "TAN", "SOFTSIGN", "ATAN")
 
 
 def _exp_constants() -> tuple[np.ndarray, float, float, float]:
@@ -454,3 +465,53 @@ def SOFTSIGN(v):  # type: ignore[no-untyped-def]
     inside = abs(d) < np.inf  # False for NaN and the infinities
     x = d if inside else 0.5
     return divide(x, 1.0 + abs(x)), inside
+
+
+def _atan_decimal(x: Decimal) -> Decimal:
+    """atan(x) for ``0 <= x <= 1`` in the context's precision: the angle halved three times (``x / (1 + sqrt(1 +
+    x**2))``, below ``tan(pi / 32)``), then its Taylor series."""
+    for _ in range(3):
+        x = x / (1 + (1 + x * x).sqrt())
+    total, power, n = Decimal(0), x, 0
+    while abs(power) > Decimal(10) ** -70:
+        total += power / (2 * n + 1) * (-1 if n % 2 else 1)
+        power *= x * x
+        n += 1
+    return 8 * total
+
+
+def _atan_constants() -> tuple[np.ndarray, float, float]:
+    """``atan(j / 64)`` for ``j = 0 .. 64``, and ``pi / 2`` as a high and a low double, from 75-digit values."""
+    with localcontext() as context:
+        context.prec = 75
+        table = np.array([float(_atan_decimal(Decimal(j) / 64)) for j in range(65)], np.float64)
+        half_pi = 2 * _atan_decimal(Decimal(1))
+        high = float(half_pi)
+        return table, high, float(half_pi - Decimal(high))
+
+
+_ATAN_TABLE, _HALF_PI_HI, _HALF_PI_LO = _atan_constants()
+(_A1, _A2, _A3, _A4, _A5, _A6) = ((-1) ** n / (2 * n + 1) for n in range(1, 7))
+
+
+@inline
+def ATAN(v):  # type: ignore[no-untyped-def]
+    """ATAN's evaluation of a FLOAT32 value, and whether the value is inside its range."""
+    d = np.float64(v)
+    inside = abs(d) < np.inf  # False for NaN and the infinities
+    a = abs(d) if inside else 0.5
+    large = a > 1.0
+    b = divide(1.0, a) if large else a
+    j = np.int64(b * 64.0 + 0.5)  # b in [0, 1]: the nearest j / 64 (a tie either way)
+    c = np.float64(j) * 0.015625
+    t = divide(b - c, 1.0 + b * c)
+    s = t * t
+    p = _A6  # written out: a loop would keep the kernel's loop from vectorizing
+    p = _A5 + s * p
+    p = _A4 + s * p
+    p = _A3 + s * p
+    p = _A2 + s * p
+    p = _A1 + s * p
+    small = _ATAN_TABLE[j] + (t + t * (s * p))
+    y = (_HALF_PI_HI - small) + _HALF_PI_LO if large else small
+    return math.copysign(y, d), inside
