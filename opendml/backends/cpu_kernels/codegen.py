@@ -337,10 +337,15 @@ def _fills(names: _Names) -> list[str]:
     return [f"    if d{k} == 0:\n        t{k}[:min(n, CHUNK)] = r{k}[0]" for k in names.others]
 
 
+def _lead_may_be_output(element: ex.Expr, lead: int) -> bool:
+    """Whether the lead operand is read as the output is stored, so that it may be the output itself (in place)."""
+    return ex.loads(element).get(lead) is element.data_type
+
+
 def _run_generic(element: ex.Expr, names: _Names) -> str:
     """``run`` past ``HOISTED_MAX`` other operands: blocks of ``CHUNK`` elements over views (``_views``)."""
     lead = names.lead
-    alias = ex.loads(element).get(lead) is element.data_type
+    alias = _lead_may_be_output(element, lead)
     outs = names.out("y{j}")
     lines = ["@jit", f"def run({_run_signature(names)}):",
              '    """A contiguous run: the first operand per element, the others per element (d == 1) or one '
@@ -368,7 +373,7 @@ def _run(element: ex.Expr, names: _Names) -> str:
     if names.generic:
         return _run_generic(element, names)
     lead = names.lead
-    alias = ex.loads(element).get(lead) is element.data_type  # the lead operand may be the output itself
+    alias = _lead_may_be_output(element, lead)
     outs = names.out("ro{j}")
     lines = ["@jit", f"def run({_run_signature(names)}):",
              '    """A contiguous run: the first operand per element, the others per element (d == 1) or one '

@@ -382,16 +382,37 @@ def EXPM1(v):  # type: ignore[no-untyped-def]
     return series if abs(x) < SERIES_END else large, inside
 
 
+def _atan_decimal(x: Decimal) -> Decimal:
+    """atan(x) for ``0 <= x <= 1`` in the context's precision: the angle halved three times (``x / (1 + sqrt(1 +
+    x**2))``, below ``tan(pi / 32)``), then its Taylor series."""
+    for _ in range(3):
+        x = x / (1 + (1 + x * x).sqrt())
+    total, power, n = Decimal(0), x, 0
+    while abs(power) > Decimal(10) ** -70:
+        total += power / (2 * n + 1) * (-1 if n % 2 else 1)
+        power *= x * x
+        n += 1
+    return 8 * total
+
+
+def _half_pi() -> Decimal:
+    """``pi / 2`` to 75 digits (``2 atan(1)``): SIN's, COS's and TAN's reduction and ATAN's large arguments."""
+    with localcontext() as context:
+        context.prec = 75
+        return 2 * _atan_decimal(Decimal(1))
+
+
+_HALF_PI = _half_pi()
+
+
 def _pi_parts() -> tuple[float, float, float, float]:
     """``2 / pi``, and ``P1``, ``P2`` (33 significant bits each) and ``P3`` (the double nearest the rest) of
-    ``pi / 2`` (the module's docstring), from a 60-digit decimal value."""
+    ``pi / 2`` (the module's docstring)."""
     with localcontext() as context:
-        context.prec = 60
-        half_pi = Decimal("1.57079632679489661923132169163975144209858469968755291048747")
-        p1 = Decimal(round(half_pi * 2**32)) / Decimal(2**32)  # 33 significant bits: pi / 2 is in [1, 2)
-        p2 = Decimal(round((half_pi - p1) * 2**65)) / Decimal(2**65)  # the rest is below 2**-33: 33 more bits
-        p3 = half_pi - p1 - p2
-        return float(1 / half_pi), float(p1), float(p2), float(p3)
+        context.prec = 75
+        p1 = Decimal(round(_HALF_PI * 2**32)) / Decimal(2**32)  # 33 significant bits: pi / 2 is in [1, 2)
+        p2 = Decimal(round((_HALF_PI - p1) * 2**65)) / Decimal(2**65)  # the rest is below 2**-33: 33 more bits
+        return float(1 / _HALF_PI), float(p1), float(p2), float(_HALF_PI - p1 - p2)
 
 
 _TWO_OVER_PI, _P1, _P2, _P3 = _pi_parts()
@@ -467,27 +488,13 @@ def SOFTSIGN(v):  # type: ignore[no-untyped-def]
     return divide(x, 1.0 + abs(x)), inside
 
 
-def _atan_decimal(x: Decimal) -> Decimal:
-    """atan(x) for ``0 <= x <= 1`` in the context's precision: the angle halved three times (``x / (1 + sqrt(1 +
-    x**2))``, below ``tan(pi / 32)``), then its Taylor series."""
-    for _ in range(3):
-        x = x / (1 + (1 + x * x).sqrt())
-    total, power, n = Decimal(0), x, 0
-    while abs(power) > Decimal(10) ** -70:
-        total += power / (2 * n + 1) * (-1 if n % 2 else 1)
-        power *= x * x
-        n += 1
-    return 8 * total
-
-
 def _atan_constants() -> tuple[np.ndarray, float, float]:
     """``atan(j / 64)`` for ``j = 0 .. 64``, and ``pi / 2`` as a high and a low double, from 75-digit values."""
     with localcontext() as context:
         context.prec = 75
         table = np.array([float(_atan_decimal(Decimal(j) / 64)) for j in range(65)], np.float64)
-        half_pi = 2 * _atan_decimal(Decimal(1))
-        high = float(half_pi)
-        return table, high, float(half_pi - Decimal(high))
+        high = float(_HALF_PI)
+        return table, high, float(_HALF_PI - Decimal(high))
 
 
 _ATAN_TABLE, _HALF_PI_HI, _HALF_PI_LO = _atan_constants()
