@@ -12,6 +12,9 @@ Implementations, for each shape (``us`` per call):
   own input buffer, executed by a queue with CUDA graphs (``docs/recording.md``): the kernel's device time,
   the launch gaps of a graph included. ``kernels`` says how many kernels a call runs: one where the pieces of
   a split row are merged by the scan itself, two with a combine pass.
+- ``opendml, clusters off``: the same with the device's thread-block clusters turned off (only on a GPU that
+  has them, sm_90 on): long rows split into pieces that the scan merges through counters, the plan a GPU
+  without clusters runs; a reference, so that both plans are timed in one run on one machine.
 - ``empty kernel (CUDA graph)``: a reference, not an implementation: an empty kernel's launches captured
   into a graph of as many calls, replayed: what any one-kernel call costs in a graph before it reads a byte
   (its launch and the gap to the next node).
@@ -74,9 +77,10 @@ SAMPLE_SECONDS = 0.02
 SMALL_BATCH, SMALL_TARGET_US = 8, 3.5  # the issue's targets: one kernel and <= 3.5 us for batch <= 8 ...
 LARGE_BATCH, LARGE_TARGET = 64, 1.5  # ... and <= 1.5 x the floor from batch 64 up
 OPENDML = "opendml"
+NO_CLUSTERS = "opendml, clusters off"
 EMPTY = "empty kernel (CUDA graph)"
-PEERS = (EMPTY, "torch.argmax (CUDA graph)", "torch.compile (CUDA graph)", "opendml functional (CUDA graph)",
-         "opendml functional (eager)", "torch.argmax (eager)")
+PEERS = (NO_CLUSTERS, EMPTY, "torch.argmax (CUDA graph)", "torch.compile (CUDA graph)",
+         "opendml functional (CUDA graph)", "opendml functional (eager)", "torch.argmax (eager)")
 
 
 def progress(text: str) -> None:
@@ -197,15 +201,23 @@ def logits(shape: Shape, rng: np.random.Generator) -> np.ndarray:
     return x
 
 
-def opendml_impl(shape: Shape, hosts: list[np.ndarray]) -> Impl:
-    """The compiled ARGMAX recorded CALLS times over the inputs in turn, executed by a queue (CUDA graphs)."""
+def opendml_impl(shape: Shape, hosts: list[np.ndarray], clusters: bool = True) -> Impl:
+    """The compiled ARGMAX recorded CALLS times over the inputs in turn, executed by a queue (CUDA graphs);
+    planned without thread-block clusters where ``clusters`` is false."""
     import opendml as dml
     from opendml.backends.cuda import argmin_c
 
     device = dml.Device("cuda")
     x = dml.TensorDesc(shape.dtype, [shape.batch, shape.vocab])
     out = dml.TensorDesc("INT64", [shape.batch, 1])
-    op = device.compile_operator(device.create_operator(dml.ArgMaxDesc(x, out, [1])))
+    backend: Any = device.backend
+    planned = backend.cluster_blocks
+    if not clusters:
+        backend.cluster_blocks = 1
+    try:
+        op = device.compile_operator(device.create_operator(dml.ArgMaxDesc(x, out, [1])))
+    finally:
+        backend.cluster_blocks = planned
     # A buffer holds the tensor's bytes rounded up to 4 (DirectML's sizes: an odd FLOAT16 vocabulary has 2 more).
     size = x.total_tensor_size_in_bytes
     buffers = [device.buffer_from(np.concatenate([h.reshape(-1).view(np.uint8), np.zeros(size - h.nbytes, np.uint8)]))
@@ -367,7 +379,10 @@ def copy_bandwidth(torch: Any) -> float:
 
 def build(torch: Any, shape: Shape, hosts: list[np.ndarray], skip: frozenset[str], compile_vocab: set[int]
           ) -> dict[str, Callable[[], Impl]]:
-    builders: dict[str, Callable[[], Impl]] = {OPENDML: lambda: opendml_impl(shape, hosts), EMPTY: empty_impl}
+    builders: dict[str, Callable[[], Impl]] = {OPENDML: lambda: opendml_impl(shape, hosts)}
+    if _has_clusters():
+        builders[NO_CLUSTERS] = lambda: opendml_impl(shape, hosts, clusters=False)
+    builders[EMPTY] = empty_impl
     if torch is None:
         return builders
     builders["torch.argmax (CUDA graph)"] = lambda: torch_graph_impl(torch, shape, hosts)
@@ -377,6 +392,12 @@ def build(torch: Any, shape: Shape, hosts: list[np.ndarray], skip: frozenset[str
     builders["opendml functional (eager)"] = lambda: eager_impl(torch, shape, hosts, opendml=True)
     builders["torch.argmax (eager)"] = lambda: eager_impl(torch, shape, hosts, opendml=False)
     return builders
+
+
+def _has_clusters() -> bool:
+    import opendml as dml
+
+    return int(getattr(dml.Device("cuda").backend, "cluster_blocks", 1)) > 1
 
 
 def sample(impl: Impl, sync: Callable[[], None]) -> float:

@@ -41,7 +41,7 @@ from tests.cuda_emulation import HostRun, run_batch_on_host
 from tests.graph_helpers import run_graph
 from tests.helpers import edge_values, packed_bytes
 from tests.test_cuda_extra_outputs import argmin_sources_with, check_extra, sentinel_buffer, with_extras
-from tests.test_cuda_large import ARGMIN_CASES, ArgMinCase, argmin_descs, on_gpu
+from tests.test_cuda_large import ARGMIN_CASES, CLUSTERED_CASES, ArgMinCase, argmin_descs, on_gpu, plan_setting
 from tests.test_cuda_lowering import NVCC, needs_nvcc, translation_unit
 from tests.test_cuda_prologue import COLUMN, FULL, ROW, TENSOR, Case, broadcast, fused
 from tests.test_cuda_prologue_rows import fused_clip, special_inputs
@@ -499,19 +499,23 @@ def pooled_input(case: ArgMinCase, t: T, rng: np.random.Generator, first_kind: i
 
 
 # Every plan of tests/test_cuda_large.py on FLOAT32; INT16 (no NaN: ARGMAX alone) on one plan of each family.
-LARGE = [(name, "FLOAT32") for name in ARGMIN_CASES] + [
-    (name, "INT16") for name in ("rows of a warp", "rows of a block", "few long rows, a block combines",
-                                 "columns in pieces, a warp combines", "many columns")]
+# The clustered cases also with clusters off (test_cuda_large.CLUSTERED_CASES).
+LARGE = [(name, "FLOAT32", True) for name in ARGMIN_CASES] + [
+    (name, "INT16", True) for name in ("rows of a warp", "rows of a block", "few long rows, a block combines",
+                                       "columns in pieces, a warp combines", "many columns")] + [
+    (name, "FLOAT32", False) for name in CLUSTERED_CASES]
 
 
 @needs_cuda
-@pytest.mark.parametrize(("name", "data_type"), LARGE)
-def test_large_argmax_and_propagate_match_the_oracle(name: str, data_type: str) -> None:
+@pytest.mark.parametrize(("name", "data_type", "clusters"), LARGE)
+def test_large_argmax_and_propagate_match_the_oracle(name: str, data_type: str, clusters: bool,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Each plan under ARGMAX and PROPAGATE, directions by turns, from an aligned input and (ARGMAX) from one
     an element off (the single-load kernel)."""
     import cupy
 
     gpu = dml.Device("cuda")
+    takes = plan_setting(gpu, name, clusters, monkeypatch)
     case, t = ARGMIN_CASES[name], T[data_type]
     n = sorted(ARGMIN_CASES).index(name)
     x, pool, pick = pooled_input(case, t, np.random.default_rng(n), n)
@@ -521,7 +525,7 @@ def test_large_argmax_and_propagate_match_the_oracle(name: str, data_type: str) 
         make = dml.ArgMaxDesc if kind is ARGMAX else dml.ArgMinDesc
         kernel: Any = gpu.compile_operator(gpu.create_operator(make(x_desc, out_desc, case.axes, direction,
                                                                     nan.name))).kernel
-        assert case.takes(kernel.plan), (name, kernel.plan)
+        assert takes(kernel.plan), (name, kernel.plan)
         found = np.array([oracle.arg_of(row, direction, kind is ARGMAX, nan is PROPAGATE) for row in pool.tolist()])
         expected = found[pick]
         for shift in ((0, 1) if k == 0 else (0,)):

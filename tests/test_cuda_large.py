@@ -96,12 +96,31 @@ ARGMIN_CASES = {
 }
 ARGMIN_TYPES = {"FLOAT32": T.INT64, "INT16": T.UINT32}  # input type: output type
 
+# The cases of fewer rows than half the multiprocessors: on a GPU with thread-block clusters (sm_90 on) each row
+# is one cluster's blocks (plan.cluster_plan); the GPU tests run them a second time with clusters off, so the
+# split plan they are named for is still checked there.
+CLUSTERED_CASES = ("few long rows, a block combines", "one long vector in pieces")
+# (case, whether clusters may be planned): every case as the device plans it, the clustered ones without too
+CLUSTER_SETTINGS = [(name, True) for name in ARGMIN_CASES] + [(name, False) for name in CLUSTERED_CASES]
 
-def argmin_plan(case: ArgMinCase, data_type: T, sm_count: int) -> ArgMinPlan:
-    """The plan ``cuda/plan.py`` makes for a packed input of ``case`` on ``sm_count`` multiprocessors."""
+
+def plan_setting(gpu: dml.Device, name: str, clusters: bool, monkeypatch: pytest.MonkeyPatch) -> Callable[
+        [ArgMinPlan], bool]:
+    """Turns the device's clusters off where ``clusters`` is false; the test of the plan ``name`` then takes."""
+    if not clusters:
+        monkeypatch.setattr(gpu.backend, "cluster_blocks", 1)
+    if name in CLUSTERED_CASES and gpu.backend.cluster_blocks > 1:  # type: ignore[attr-defined]
+        return lambda p: p.cluster and p.splits > 1
+    return ARGMIN_CASES[name].takes
+
+
+def argmin_plan(case: ArgMinCase, data_type: T, sm_count: int, clusters: int = 1) -> ArgMinPlan:
+    """The plan ``cuda/plan.py`` makes for a packed input of ``case`` on ``sm_count`` multiprocessors, with
+    thread-block clusters of at most ``clusters`` blocks."""
     x, out = argmin_descs(case, data_type)
     kept, reduced = split_axes(x.sizes, x.effective_strides, out.effective_strides, case.axes)
-    return plan_argmin(x.sizes, x.effective_strides, case.axes, kept, reduced, sm_count, data_type.size)
+    return plan_argmin(x.sizes, x.effective_strides, case.axes, kept, reduced, sm_count, data_type.size,
+                       clusters=clusters)
 
 
 def argmin_descs(case: ArgMinCase, data_type: T) -> tuple[TensorDesc, TensorDesc]:
@@ -163,23 +182,27 @@ def test_argmin_cases_take_their_plans_on_gpus_of_several_sizes(name: str, data_
     for sm_count in SM_COUNTS:
         plan = argmin_plan(ARGMIN_CASES[name], T[data_type], sm_count)
         assert ARGMIN_CASES[name].takes(plan), (name, data_type, sm_count, plan)
+        clustered = argmin_plan(ARGMIN_CASES[name], T[data_type], sm_count, clusters=8)
+        assert clustered.cluster == (name in CLUSTERED_CASES), (name, data_type, sm_count, clustered)
 
 
 @GPU
 @pytest.mark.parametrize("data_type", list(ARGMIN_TYPES))
-@pytest.mark.parametrize("name", list(ARGMIN_CASES))
-def test_large_argmin_matches_the_oracle(gpu: dml.Device, name: str, data_type: str) -> None:
+@pytest.mark.parametrize(("name", "clusters"), CLUSTER_SETTINGS)
+def test_large_argmin_matches_the_oracle(gpu: dml.Device, name: str, clusters: bool, data_type: str,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Both directions, from a 16-byte aligned input (vector loads where the plan has them) and from one
     an element off (single loads: the same plan's scalar kernel)."""
     import cupy
 
+    takes = plan_setting(gpu, name, clusters, monkeypatch)
     case, t = ARGMIN_CASES[name], T[data_type]
     x, expected = argmin_input(case, t, np.random.default_rng(sorted(ARGMIN_CASES).index(name)))
     x_desc, out_desc = argmin_descs(case, t)
     for direction in ("INCREASING", "DECREASING"):
         desc = dml.ArgMinDesc(x_desc, out_desc, case.axes, direction)
         kernel: Any = gpu.compile_operator(gpu.create_operator(desc)).kernel
-        assert case.takes(kernel.plan), (name, kernel.plan)
+        assert takes(kernel.plan), (name, kernel.plan)
         for shift in (0, 1):
             x_gpu, x_address = on_gpu(x, shift)  # held until the result is read: its memory stays ours
             index = out_desc.data_type.numpy

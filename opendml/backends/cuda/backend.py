@@ -30,10 +30,10 @@ if TYPE_CHECKING:
     from ...operator import Operator
     from ...tensor import TensorDesc
 
-# Greedy decoding's few long rows as thread-block clusters (plan.cluster_plan): checked on the host (the
-# emulation in tests/cuda_emulation.py runs its merge) and run exactly on an H100, faster in a first timing; off
-# until the GPU tests' plan expectations take it and both plans are timed in one run (docs/cuda-backend.md).
-CLUSTER_ROWS = False
+# Greedy decoding's few long rows as thread-block clusters (plan.cluster_plan) where the GPU has them: checked
+# on the host (tests/cuda_emulation.py runs its merge) and on an H100, where it is faster than rows split with
+# counters at every decode shape (docs/cuda-backend.md, both plans timed in one run).
+CLUSTER_ROWS = True
 
 
 class CudaBuffer(Buffer):
