@@ -1,0 +1,57 @@
+"""The rounding of a double evaluation (FLOAT32, FLOAT16) and its test: whether the double lies within ``NEAR``
+ulps of a rounding midpoint (``opendml.rounded.method``'s test, without branches), and the helpers every
+evaluation shares."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ....kernels.cache import use_for_numba
+from ....rounded import NEAR, PRECISIONS
+from ..halves import round_double_to_half
+from ..rounded import _double_bits
+
+use_for_numba()  # before the decorators: Numba picks each function's cache directory then
+# The evaluations are inlined by Numba, not left to LLVM, whose inliner finds the larger ones too costly and
+# leaves a call in the kernel's loop, which then cannot vectorize. Inlined, they take the caller's error model,
+# whose float division checks the divisor (a branch raising ZeroDivisionError, which also keeps a loop from
+# vectorizing): they divide with ``arithmetic.divide``, IEEE's division alone (their divisors are never zero).
+inline = njit(nogil=True, cache=True, inline="always")
+
+_FLOAT32 = PRECISIONS["FLOAT32"]
+_BASE, _LOWEST = _FLOAT32.base, _FLOAT32.lowest
+_BASE16, _LOWEST16 = PRECISIONS["FLOAT16"].base, PRECISIONS["FLOAT16"].lowest
+FRACTION = (1 << 52) - 1  # a double's fraction field
+MAGIC = 1.5 * 2.0**52  # adding it rounds to an integer kept in the low bits
+MAGIC_BITS = int(np.float64(MAGIC).view(np.int64))
+
+
+@inline
+def _near(y, base, lowest):  # type: ignore[no-untyped-def]
+    """Whether the double ``y`` (finite, nonzero) lies within NEAR ulps of a midpoint of the grid ``base``,
+    ``lowest`` (``opendml.rounded.method.Precision``): ``opendml.rounded.method``'s test, without branches."""
+    bits = _double_bits(y)
+    field = (bits >> 52) & 2047
+    significand = (bits & FRACTION) | (1 << 52)
+    shift = min(base + max(0, lowest - field), 60)
+    return abs((significand & ((1 << shift) - 1)) - (1 << (shift - 1))) <= NEAR
+
+
+@inline
+def near_float32(y):  # type: ignore[no-untyped-def]
+    """Whether the double ``y`` (finite, nonzero, below 2**128) lies within NEAR ulps of a FLOAT32 midpoint."""
+    return _near(y, _BASE, _LOWEST)
+
+
+@inline
+def to_float32(y, inside):  # type: ignore[no-untyped-def]
+    """The evaluation ``y`` rounded to FLOAT32, and whether to redo it (outside the range, or near a midpoint)."""
+    return np.float32(y), near_float32(y) | (not inside)
+
+
+@inline
+def to_float16(y, inside):  # type: ignore[no-untyped-def]
+    """The evaluation ``y`` rounded once to FLOAT16 and held as a float32 (at or past FLOAT16's top, an infinity:
+    such a double is past the last midpoint or near it), and whether to redo it."""
+    return round_double_to_half(y), _near(y, _BASE16, _LOWEST16) | (not inside)

@@ -1,0 +1,180 @@
+"""Hyperbolic functions and the logistic function.
+
+TANH
+----
+For ``|d| < 44`` (else redo: the result is +-1 or NaN, which the exact path gives), on ``a = |d|`` (the sign put
+back, so the function stays odd; a zero is redone, for its sign): below 0.55, the Taylor series to ``a**39``
+(coefficients from the Bernoulli numbers; each term a factor ``(2a / pi)**2 < 0.123`` of the last, the first left
+out below ``2**-60`` of the sum); from 0.55, ``1 - q`` with ``q = 2 / (exp(2a) + 1)``: ``exp`` within 4 ulps
+(``8u`` relative, ``u = 2**-53``), ``q`` within ``10u``, and ``q <= 1 - q`` there, so ``1 - q`` within ``11u``: 11
+ulps.
+
+SIGMOID
+-------
+For ``-88 < d < 103`` (else redo), ``1 / (1 + exp(-d))``: ``exp`` within ``8u``, ``1 + t`` carries at most
+``t / (1 + t) <= 1`` of it and one rounding, the division one more: within ``10u``, 10 ulps.
+
+SINH, COSH, EXPM1
+-----------------
+For ``|d| < 88`` (EXPM1: ``-103 < d < 88``; else redo), with ``e = exp(|d|)`` (``exp(d)`` for EXPM1) within
+``8u``: COSH ``(e + 1 / e) / 2`` within ``10u``. SINH below 1 its odd Taylor series to ``d**19 / 19!`` (the
+first term left out below ``2**-65`` of the sum), from 1 ``(e - 1 / e) / 2`` with the sign of ``d``: the terms
+cancel by at most ``coth(1) = 1.31``, within ``12u``. EXPM1 below 1 in magnitude its Taylor series to ``d**18 /
+18!`` (alternating for negative ``d``: the sum of the terms' magnitudes at most ``2.8`` times the result, within
+``4u``), from 1 ``e - 1`` (at ``d >= 1``, ``e / (e - 1) <= 1.6``: within ``14u``; at ``d <= -1`` no cancellation).
+Odd series keep a zero's sign.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ..arithmetic import divide
+from .checks import inline
+from .exponential import EXP_HIGH, EXP_LOW, exp_double
+
+
+def _tanh_coefficients(count: int) -> tuple[float, ...]:
+    """The Taylor coefficients of ``tanh`` (``x``, ``x**3``, ...), from the Bernoulli numbers, each the double
+    nearest the exact fraction: ``2**(2n) (2**(2n) - 1) B_2n / (2n)!``."""
+    bernoulli = [Fraction(0)] * (2 * count + 1)
+    numbers = []
+    for m in range(2 * count + 1):  # Akiyama and Tanigawa's algorithm (B_1 = +1/2; only the even ones are used)
+        bernoulli[m] = Fraction(1, m + 1)
+        for j in range(m, 0, -1):
+            bernoulli[j - 1] = j * (bernoulli[j - 1] - bernoulli[j])
+        numbers.append(bernoulli[0])
+    return tuple(float(Fraction(4**n * (4**n - 1)) * numbers[2 * n] / math.factorial(2 * n))
+                 for n in range(1, count + 1))
+
+
+(_T0, _T1, _T2, _T3, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11, _T12, _T13, _T14, _T15, _T16, _T17, _T18,
+ _T19) = _tanh_coefficients(20)
+TANH_SERIES = 0.55  # below, the series; from it, the exponential (no cancellation: 1 - q >= q)
+TANH_HIGH = 44.0  # from it exp(2|x|) is past the evaluation's range (the exact path: +-1)
+SIGMOID_LOW, SIGMOID_HIGH = -88.0, 103.0
+
+
+@inline
+def tanh_double(x):  # type: ignore[no-untyped-def]
+    """tanh(x) within 11 ulps for ``|x| < TANH_HIGH`` (the module's docstring)."""
+    a = abs(x)
+    s = a * a
+    p = _T19  # written out: a loop would keep the kernel's loop from vectorizing
+    p = _T18 + s * p
+    p = _T17 + s * p
+    p = _T16 + s * p
+    p = _T15 + s * p
+    p = _T14 + s * p
+    p = _T13 + s * p
+    p = _T12 + s * p
+    p = _T11 + s * p
+    p = _T10 + s * p
+    p = _T9 + s * p
+    p = _T8 + s * p
+    p = _T7 + s * p
+    p = _T6 + s * p
+    p = _T5 + s * p
+    p = _T4 + s * p
+    p = _T3 + s * p
+    p = _T2 + s * p
+    p = _T1 + s * p
+    p = _T0 + s * p
+    series = a * p
+    q = divide(2.0, exp_double(2.0 * a) + 1.0)
+    y = series if a < TANH_SERIES else 1.0 - q
+    return -y if x < 0.0 else y
+
+
+@inline
+def TANH(v):  # type: ignore[no-untyped-def]
+    """TANH's evaluation of a FLOAT32 value, and whether the value is inside its range."""
+    d = np.float64(v)
+    inside = abs(d) < TANH_HIGH  # False for NaN and the infinities
+    y = tanh_double(d if inside else 0.5)
+    inside = inside & (y != 0.0)  # a zero (its sign): the exact path
+    return y, inside
+
+
+@inline
+def sigmoid_double(x):  # type: ignore[no-untyped-def]
+    """1 / (1 + exp(-x)) within 11 ulps for ``SIGMOID_LOW < x < SIGMOID_HIGH``."""
+    return divide(1.0, 1.0 + exp_double(-x))
+
+
+@inline
+def SIGMOID(v):  # type: ignore[no-untyped-def]
+    """SIGMOID's evaluation of a FLOAT32 value, and whether the value is inside its range."""
+    d = np.float64(v)
+    inside = (d > SIGMOID_LOW) & (d < SIGMOID_HIGH)
+    y = sigmoid_double(d if inside else 0.0)
+    return y, inside
+
+
+SERIES_END = 1.0  # SINH's and EXPM1's series below it in magnitude, their exponentials from it
+HYPERBOLIC_HIGH = 88.0
+(_F2, _F3, _F4, _F5, _F6, _F7, _F8, _F9, _F10, _F11, _F12, _F13, _F14, _F15, _F16, _F17, _F18, _F19) = (
+    1 / math.factorial(n) for n in range(2, 20))
+
+
+@inline
+def COSH(v):  # type: ignore[no-untyped-def]
+    """COSH's evaluation of a FLOAT32 value, and whether the value is inside its range."""
+    d = np.float64(v)
+    inside = abs(d) < HYPERBOLIC_HIGH  # False for NaN and the infinities
+    e = exp_double(abs(d) if inside else 0.0)
+    y = 0.5 * (e + divide(1.0, e))
+    return y, inside
+
+
+@inline
+def SINH(v):  # type: ignore[no-untyped-def]
+    """SINH's evaluation of a FLOAT32 value, and whether the value is inside its range."""
+    d = np.float64(v)
+    inside = abs(d) < HYPERBOLIC_HIGH
+    x = d if inside else 0.5
+    s = x * x
+    p = _F19  # written out: a loop would keep the kernel's loop from vectorizing
+    p = _F17 + s * p
+    p = _F15 + s * p
+    p = _F13 + s * p
+    p = _F11 + s * p
+    p = _F9 + s * p
+    p = _F7 + s * p
+    p = _F5 + s * p
+    p = _F3 + s * p
+    series = x + x * (s * p)  # odd: a zero keeps its sign
+    e = exp_double(abs(x))
+    large = math.copysign(0.5 * (e - divide(1.0, e)), x)
+    return series if abs(x) < SERIES_END else large, inside
+
+
+@inline
+def EXPM1(v):  # type: ignore[no-untyped-def]
+    """EXPM1's evaluation of a FLOAT32 value, and whether the value is inside its range."""
+    d = np.float64(v)
+    inside = (d > EXP_LOW) & (d < EXP_HIGH)
+    x = d if inside else 0.5
+    p = _F18  # written out: a loop would keep the kernel's loop from vectorizing
+    p = _F17 + x * p
+    p = _F16 + x * p
+    p = _F15 + x * p
+    p = _F14 + x * p
+    p = _F13 + x * p
+    p = _F12 + x * p
+    p = _F11 + x * p
+    p = _F10 + x * p
+    p = _F9 + x * p
+    p = _F8 + x * p
+    p = _F7 + x * p
+    p = _F6 + x * p
+    p = _F5 + x * p
+    p = _F4 + x * p
+    p = _F3 + x * p
+    p = _F2 + x * p
+    series = x * (1.0 + x * p)  # a zero keeps its sign (x + x * (x * p) would make -0.0 +0.0)
+    large = exp_double(x) - 1.0
+    return series if abs(x) < SERIES_END else large, inside
