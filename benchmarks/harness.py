@@ -51,7 +51,8 @@ def names(text: str) -> frozenset[str]:
 # --- the files ------------------------------------------------------------------------------------------------
 
 def write_csv(path: Path, header: Mapping[str, str], columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    """The header as ``# key: value`` lines, then the columns' names and the rows."""
+    """The header as ``# key: value`` lines, then the columns' names and the rows (the folder made if need be)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="") as handle:
         for key, value in header.items():
             handle.write(f"# {key}: {value}\n")

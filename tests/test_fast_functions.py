@@ -57,6 +57,9 @@ RANGES = {
     "TAN": Fast(-131072.0, 131072.0, np.tan, 1, 10, (131072.0, -131072.0, 3e5, -1e30, 3e38), "tan"),
     "SOFTSIGN": Fast(-3.4028235e38, 3.4028235e38, lambda x: x / (1.0 + np.abs(x)), 2, 2, (), "softsign"),
     "ATAN": Fast(-3.4028235e38, 3.4028235e38, np.arctan, 1, 5, (), "atan"),
+    "ASINH": Fast(-3.4028235e38, 3.4028235e38, np.arcsinh, 2, 13, (), "asinh"),
+    "ACOSH": Fast(0.99999994, 3.4028235e38, np.arccosh, 2, 7, (0.99999994, 0.5, 0.0, -1.0, -3e38), "acosh"),
+    "ATANH": Fast(-1.0, 1.0, np.arctanh, 2, 13, (1.0, -1.0, 1.0000001, 3e38, -3e38), "atanh"),
 }
 FUNCTIONS = sorted(RANGES)
 OPERATORS = [name for name in FUNCTIONS if RANGES[name].python]  # those with an operator of their own
@@ -142,6 +145,11 @@ def test_the_checked_evaluation_marks_what_it_cannot_trust(name: str) -> None:
 
 
 def _spread(rng: np.random.Generator, n: int, name: str) -> np.ndarray:
+    if name in ("ATANH", "ACOSH"):  # their domains, every magnitude of |x| and of x - 1, and 5 % outside
+        u = rng.uniform(-1, 1, n)
+        u = np.where(rng.random(n) < 0.3, np.ldexp(u, -rng.integers(1, 140, n)), u)
+        inside = u if name == "ATANH" else 1.0 + np.abs(np.where(rng.random(n) < 0.5, u, np.ldexp(u, 60)))
+        return np.where(rng.random(n) < 0.05, rng.uniform(-3, 3, n), inside).astype(np.float32)
     if name != "LOG":
         wide = rng.uniform(-110, 110, n)
         return np.where(rng.random(n) < 0.3, np.ldexp(wide, -rng.integers(6, 140, n)), wide).astype(np.float32)

@@ -27,11 +27,12 @@ from __future__ import annotations
 from .activations import SOFTSIGN
 from .checks import near_float32, to_float16, to_float32
 from .exponential import EXP, LOG, exp_double
-from .hyperbolic import COSH, EXPM1, SIGMOID, SINH, TANH
+from .hyperbolic import ACOSH, ASINH, ATANH, COSH, EXPM1, SIGMOID, SINH, TANH
 from .trigonometric import ATAN, COS, SIN, TAN
 
 # The functions with an evaluation here (to FLOAT32 and to FLOAT16).
-FAST = ("EXP", "LOG", "TANH", "SIGMOID", "SINH", "COSH", "EXPM1", "SIN", "COS", "TAN", "SOFTSIGN", "ATAN")
+FAST = ("EXP", "LOG", "TANH", "SIGMOID", "SINH", "COSH", "EXPM1", "SIN", "COS", "TAN", "SOFTSIGN", "ATAN", "ASINH",
+        "ACOSH", "ATANH")
 
-__all__ = ["ATAN", "COS", "COSH", "EXP", "EXPM1", "FAST", "LOG", "SIGMOID", "SIN", "SINH", "SOFTSIGN", "TAN", "TANH",
-           "exp_double", "near_float32", "to_float16", "to_float32"]
+__all__ = ["ACOSH", "ASINH", "ATAN", "ATANH", "COS", "COSH", "EXP", "EXPM1", "FAST", "LOG", "SIGMOID", "SIN", "SINH",
+           "SOFTSIGN", "TAN", "TANH", "exp_double", "near_float32", "to_float16", "to_float32"]

@@ -20,6 +20,17 @@ interval rounded to 29 significant bits, 1 exactly for the two intervals beside 
 + U_j))`` with ``LN2_HI`` of 44 significant bits (``e * LN2_HI`` exact), ``T_j + U_j = -log(c_j)`` to 106 bits. Where
 ``e`` and ``j`` are not both 0's, ``|log(d)| >= 0.0039`` and each term is below 3 times it. Within 4 ulps (tests:
 against NumPy's double ``log``).
+
+Of any positive normal double (the inverse hyperbolic functions' arguments), ``m = high + low`` with ``high``
+its first 24 significant bits: ``r = (high * c_j - 1) + low * c_j``, the first term exact as above, ``|low| <
+2**-23``, so ``r`` is rounded once, relatively (for a FLOAT32's ``d``, ``low`` is 0 and ``r`` the same bits):
+within 5 ulps.
+
+LOG1P (``log1p_double``, for ``w >= 0``): ``u = 1 + w`` rounded and the part lost, ``lost = 1 + w - u`` exactly
+(Fast2Sum, the larger term first); ``log(1 + w) = log(u) + log(1 + lost / u)``, and ``|lost / u| <= 2**-53``,
+so ``log(u) + lost / u`` leaves out less than ``2**-107``. ``log(u)`` (``log_any``) within 5 ulps; where ``u >
+1``, ``log(u) >= 2**-52 >= 2 |lost / u|``, so the sum cancels by at most a factor 2: within 11 ulps (where ``u =
+1``, ``log(u)`` is 0 exactly and the result ``lost``, ``w`` itself).
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ from decimal import Decimal, localcontext
 
 import numpy as np
 
+from ..arithmetic import divide
 from ..rounded import _bits_double, _double_bits
 from .checks import FRACTION, MAGIC, MAGIC_BITS, inline
 
@@ -63,7 +75,6 @@ def exp_double(d):  # type: ignore[no-untyped-def]
     return (v + v * p) * scale
 
 
-
 @inline
 def EXP(v):  # type: ignore[no-untyped-def]
     """EXP's evaluation of a FLOAT32 value, and whether the value is inside its range."""
@@ -96,18 +107,42 @@ _HALF_BITS = 1022 << 52
 _D2, _D3, _D4, _D5, _D6, _D7, _D8, _D9 = -1 / 2, 1 / 3, -1 / 4, 1 / 5, -1 / 6, 1 / 7, -1 / 8, 1 / 9
 
 
+_HIGH_BITS = -(1 << 29)  # a double's sign, exponent and first 23 fraction bits: 24 significant bits
+
+
 @inline
-def log_double(d):  # type: ignore[no-untyped-def]
-    """log(d) within 4 ulps, for a positive finite ``d`` that a FLOAT32 holds (the module's docstring)."""
+def _log_parts(d):  # type: ignore[no-untyped-def]
+    """``d``'s ``e``, ``j`` and ``m``'s bits (the module's docstring)."""
     bits = _double_bits(d)
     j = (bits >> 45) & 127
     up = j >= 64
     e = ((bits >> 52) & 2047) - 1023 + (1 if up else 0)
-    m = _bits_double((bits & FRACTION) | (_HALF_BITS if up else _ONE_BITS))
-    r = m * _LOG_C[j] - 1.0
+    return e, j, (bits & FRACTION) | (_HALF_BITS if up else _ONE_BITS)
+
+
+@inline
+def _log_sum(e, j, r):  # type: ignore[no-untyped-def]
+    """``log(2**e / c_j) + log1p(r)``."""
     p = r + r * r * (_D2 + r * (_D3 + r * (_D4 + r * (_D5 + r * (_D6 + r * (_D7 + r * (_D8 + r * _D9)))))))
     ed = np.float64(e)
     return (ed * _LN2_HI + _LOG_T[j]) + (p + (ed * _LN2_LO + _LOG_U[j]))
+
+
+@inline
+def log_double(d):  # type: ignore[no-untyped-def]
+    """log(d) within 4 ulps, for a positive finite ``d`` that a FLOAT32 holds (the module's docstring)."""
+    e, j, m_bits = _log_parts(d)
+    return _log_sum(e, j, _bits_double(m_bits) * _LOG_C[j] - 1.0)
+
+
+@inline
+def log_any(d):  # type: ignore[no-untyped-def]
+    """log(d) within 5 ulps, for any positive finite normal double ``d`` (the module's docstring)."""
+    e, j, m_bits = _log_parts(d)
+    m = _bits_double(m_bits)
+    high = _bits_double(m_bits & _HIGH_BITS)
+    c = _LOG_C[j]
+    return _log_sum(e, j, (high * c - 1.0) + (m - high) * c)
 
 
 @inline
@@ -117,3 +152,11 @@ def LOG(v):  # type: ignore[no-untyped-def]
     inside = (d > 0.0) & (d < np.inf)  # False for NaN
     y = log_double(d if inside else 1.0)
     return y, inside
+
+
+@inline
+def log1p_double(w):  # type: ignore[no-untyped-def]
+    """log(1 + w) within 11 ulps for a finite ``w >= 0`` (the module's docstring)."""
+    u = 1.0 + w
+    lost = (w - (u - 1.0)) if w <= 1.0 else (1.0 - (u - w))  # Fast2Sum: 1 + w = u + lost exactly
+    return log_any(u) + divide(lost, u)
