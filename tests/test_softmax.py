@@ -313,7 +313,7 @@ def test_exact_sum_by_levels(n: int) -> None:
     (ties to even) and just past it by a subnormal, many tiny values, blocks of 4096 crossed."""
     from fractions import Fraction
 
-    from opendml.backends.cpu_kernels import sums
+    from opendml.backends.cpu_kernels import sum_accumulator, sum_rounding
     from opendml.backends.cpu_kernels.softmax_rows import BLOCK, exact_sum_levels
     from tests.reduce_oracle import rounded
 
@@ -327,12 +327,12 @@ def test_exact_sum_by_levels(n: int) -> None:
     if n > 2:
         past[n // 2] = np.float32(2.0**-149)  # just past it: rounded up
     cases += [tie, past]
-    acc = np.zeros(sums.WORDS, np.int64)
-    digits = np.zeros(sums.DIGITS + 3, np.int64)
+    acc = np.zeros(sum_accumulator.WORDS, np.int64)
+    digits = np.zeros(sum_accumulator.DIGITS + 3, np.int64)
     for e in cases:
         acc[:] = 0
-        acc[sums.NONNEG] = 1
+        acc[sum_accumulator.NONNEG] = 1
         exact_sum_levels(e, acc, np.empty(BLOCK), np.empty(BLOCK))
-        got = np.uint32(sums.finish(acc, n, False, *sums.FORMATS[np.dtype(np.float32)], digits)).view(np.float32)
+        got = np.uint32(sum_rounding.finish(acc, n, False, *sum_rounding.FORMATS[np.dtype(np.float32)], digits)).view(np.float32)
         want = rounded(sum((Fraction(float(v)) for v in e), Fraction(0)), np.float32)
         assert got == want and np.signbit(got) == np.signbit(want), (got, want)

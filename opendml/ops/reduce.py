@@ -8,7 +8,8 @@ record: INCREASING, NaN ignored, as the stand-alone operators' defaults); the va
 
 The reference below is the oracle of the kernels: exact sums by ``math.fsum`` (the float64 nearest the
 exact sum), corrected where that float64 lies on a midpoint of the output type, so that the result is the
-exact sum rounded once; the kernels compute it another way (``backends/cpu_kernels/sums.py``).
+exact sum rounded once; the kernels compute it another way (``backends/cpu_kernels/sum_accumulator.py`` and
+``sum_rounding.py``).
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """REDUCE's value functions on the CPU (``KernelSpec.accumulation``): what both kernel modules run.
 
-The exact sums (SUM, AVERAGE, L1 and LOG_SUM's sum of FLOAT32 and FLOAT16) run the Numba accumulator of ``sums``,
-the exact sums of squares (SUM_SQUARE, L2) that of ``squares``, LOG_SUM_EXP the compiled definition of
-``logsumexp``, where Numba is the kernel module in force; every
-other function, and the NumPy path (``OPENDML_CPU_KERNELS=numpy`` and the stand-in while a kernel compiles), runs
-the NumPy reference of ``ops/reduce.py``. Both give the exact sum rounded once (L2: its correctly rounded root;
-LOG_SUM: the same float64 ``log`` of the same float64; LOG_SUM_EXP: the same float64 ``exp``, exact sum and ``log``),
-so the two paths give the same bits.
+The exact sums (SUM, AVERAGE, L1 and LOG_SUM's sum of FLOAT32 and FLOAT16) run the Numba accumulator of
+``sum_accumulator``, the exact sums of squares (SUM_SQUARE, L2) that of ``squares``, LOG_SUM_EXP the compiled definition
+of ``logsumexp``, where Numba is the kernel module in force; every other function, and the NumPy path
+(``OPENDML_CPU_KERNELS=numpy`` and the stand-in while a kernel compiles), runs the NumPy reference of ``ops/reduce.py``.
+Both give the exact sum rounded once (L2: its correctly rounded root; LOG_SUM: the same float64 ``log`` of the same
+float64; LOG_SUM_EXP: the same float64 ``exp``, exact sum and ``log``), so the two paths give the same bits.
 """
 
 from __future__ import annotations
@@ -70,7 +69,7 @@ PIECE = 1 << 10  # elements of a piece: 24 + 19 + 10 bits, so a piece spanning 1
 def _piece_sums(pieces: np.ndarray, absolute: bool) -> tuple[np.ndarray, np.ndarray]:
     """Each row's float64 sum (``pieces``: 2-D FLOAT32) and whether it is exact: its nonzero elements span at
     most ``53 - 24 - log2(row length)`` binades, so that every partial sum, in any order, is a float64 (the
-    argument of ``sums``' module docstring), and no NaN or infinity is among them."""
+    argument of ``sum_accumulator``'s module docstring), and no NaN or infinity is among them."""
     a = pieces.view(np.uint32) << np.uint32(1)
     hi = a.max(axis=1).astype(np.int64)
     lo = (a - np.uint32(1)).min(axis=1).astype(np.int64)
@@ -141,9 +140,9 @@ def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
         return _log_sum_exp_run(accumulation, fallback)
     if accumulation.function not in FAST_FUNCTIONS:
         return fallback
-    from . import sums
+    from . import sum_accumulator, sum_columns, sum_halves, sums
 
-    function = sums.ABS if accumulation.function == "L1" else sums.SUM
+    function = sum_accumulator.ABS if accumulation.function == "L1" else sum_accumulator.SUM
     average = accumulation.function == "AVERAGE"
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
@@ -154,9 +153,9 @@ def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
         columns = _columns(x, accumulation.axes, n)
         halves = _half_rows(x, accumulation.axes, n)
         if halves is not None:
-            result = sums.sum_half_rows(halves, function, average, out.dtype, threads)
+            result = sum_halves.sum_half_rows(halves, function, average, out.dtype, threads)
         elif columns is not None:
-            result = sums.sum_columns(columns, function, average, out.dtype, threads)
+            result = sum_columns.sum_columns(columns, function, average, out.dtype, threads)
         else:
             result = sums.sum_rows(_rows(x, accumulation.axes, n), function, average, out.dtype, threads)
         out[...] = result.reshape(out.shape)
@@ -167,7 +166,7 @@ def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
 def _squares_run(accumulation: Accumulation, fallback: Callable[..., None]) -> Callable[..., None]:
     """SUM_SQUARE and L2 of FLOAT32 and FLOAT16 (its exact FLOAT32 copy): the exact sums of squares of ``squares``,
     rounded once (SUM_SQUARE) or their correctly rounded square roots (L2)."""
-    from . import squares, sums
+    from . import squares, sum_rounding
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
         n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
@@ -182,7 +181,7 @@ def _squares_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
         if accumulation.function == "L2":
             result = squares.roots(accs, out.dtype)
         else:
-            result = sums._finished(accs, n, False, out.dtype, squares.UNIT)
+            result = sum_rounding._finished(accs, n, False, out.dtype, squares.UNIT)
         out[...] = result.reshape(out.shape)
 
     return run
@@ -192,7 +191,7 @@ def _log_sum_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
     """LOG_SUM of FLOAT32 and FLOAT16: the exact sums (SUM's accumulators), each rounded once to float64, then the
     reference's ``log_of_sum``: the reference's bits."""
     from ...ops.reduce import log_of_sum
-    from . import sums
+    from . import sum_accumulator, sum_columns, sum_halves, sum_rounding, sums
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
         n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
@@ -202,12 +201,12 @@ def _log_sum_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
         columns = _columns(x, accumulation.axes, n)
         halves = _half_rows(x, accumulation.axes, n)
         if halves is not None:
-            accs = sums.half_row_accumulators(halves, sums.SUM, threads)
+            accs = sum_halves.half_row_accumulators(halves, sum_accumulator.SUM, threads)
         elif columns is not None:
-            accs = sums.column_accumulators(columns, sums.SUM, threads)
+            accs = sum_columns.column_accumulators(columns, sum_accumulator.SUM, threads)
         else:
-            accs = sums.row_accumulators(_rows(x, accumulation.axes, n), sums.SUM, threads)
-        totals = sums.nearest_doubles(accs).tolist()
+            accs = sums.row_accumulators(_rows(x, accumulation.axes, n), sum_accumulator.SUM, threads)
+        totals = sum_rounding.nearest_doubles(accs).tolist()
         out[...] = np.array([log_of_sum(t) for t in totals], np.float64).astype(out.dtype).reshape(out.shape)
 
     return run
@@ -269,19 +268,19 @@ def prepare(spec: KernelSpec, numba: bool) -> None:
     accumulation = record(spec)
     if not numba or spec.output.numpy not in FAST_TYPES:
         return
-    from . import squares, sums
+    from . import squares, sum_accumulator, sum_rounding, sums
 
     if accumulation.function in FAST_FUNCTIONS or accumulation.function == "LOG_SUM":
-        sums.sum_rows(np.zeros((1, 1), np.float32), sums.SUM, False, spec.output.numpy, 1)
+        sums.sum_rows(np.zeros((1, 1), np.float32), sum_accumulator.SUM, False, spec.output.numpy, 1)
     if accumulation.function == "LOG_SUM":
-        sums.nearest_doubles(sums.row_accumulators(np.ones((1, 1), np.float32), sums.SUM, 1))
+        sum_rounding.nearest_doubles(sums.row_accumulators(np.ones((1, 1), np.float32), sum_accumulator.SUM, 1))
     if accumulation.function == "LOG_SUM_EXP":
         from . import logsumexp
 
         logsumexp.log_sum_exp_rows(np.zeros((1, 1), np.float32), 1)
     if accumulation.function in SQUARE_FUNCTIONS:
         accs = squares.row_accumulators(np.ones((1, 1), np.float32), 1)
-        sums._finished(accs, 1, False, spec.output.numpy, squares.UNIT)
+        sum_rounding._finished(accs, 1, False, spec.output.numpy, squares.UNIT)
         squares.roots(accs, spec.output.numpy)
 
 
@@ -289,30 +288,30 @@ def prepare(spec: KernelSpec, numba: bool) -> None:
 
 def exact_partials(rows: np.ndarray, absolute: bool) -> np.ndarray:
     """Each row's exact sum (2-D FLOAT32 or FLOAT16, rows contiguous; ``absolute``: of the magnitudes, L1) as the
-    accumulator words of ``sums`` (``sums.WORDS`` int64 a row: digits carried, each below 2**32 but the top
+    accumulator words of ``sum_accumulator`` (``WORDS`` int64 a row: digits carried, each below 2**32 but the top
     one, then the NaN, +inf, -inf and "an element other than -0.0" flags). Partials of any split of a row add
     word by word (flags by a sum read as nonzero) to the whole row's: ``finish_partials`` rounds them once.
     Numba's accumulator where it is installed, else Python's integers: the same words."""
     from . import numba_available
 
     if numba_available():
-        from . import sums
+        from . import sum_accumulator, sum_halves, sums
 
-        accs = np.zeros((rows.shape[0], sums.WORDS), np.int64)
-        function = sums.ABS if absolute else sums.SUM
+        accs = np.zeros((rows.shape[0], sum_accumulator.WORDS), np.int64)
+        function = sum_accumulator.ABS if absolute else sum_accumulator.SUM
         if rows.dtype == np.float16:
-            sums._half_rows_task(np.ascontiguousarray(rows).view(np.uint16), 0, rows.shape[0], 0, rows.shape[1],
+            sum_halves._half_rows_task(np.ascontiguousarray(rows).view(np.uint16), 0, rows.shape[0], 0, rows.shape[1],
                                  function, accs)
         else:
             sums._rows_task(np.ascontiguousarray(rows, np.float32), 0, rows.shape[0], 0, rows.shape[1], function,
                             accs)
         for acc in accs:
-            sums._carry(acc[:sums.DIGITS])
+            sum_accumulator._carry(acc[:sum_accumulator.DIGITS])
         return accs
     return np.array([_python_words(row, absolute) for row in rows], np.int64).reshape(-1, WORDS)
 
 
-DIGITS, WORDS = 11, 15  # as ``sums``: digits of base 2**32 in units of 2**-149, then four flags
+DIGITS, WORDS = 11, 15  # as ``sum_accumulator``: digits of base 2**32 in units of 2**-149, then four flags
 
 
 def _python_words(row: np.ndarray, absolute: bool) -> list[int]:
@@ -340,9 +339,9 @@ def finish_partials(words: np.ndarray, count: int, average: bool, out_dtype: np.
     from . import numba_available
 
     if numba_available() and not (average and count >= 1 << 31):
-        from . import sums
+        from . import sum_rounding
 
-        return sums._finished(words, count, average, out_dtype)
+        return sum_rounding._finished(words, count, average, out_dtype)
     from fractions import Fraction
 
     from ...ops.reduce import _round_fraction
@@ -374,12 +373,12 @@ def square_partials(rows: np.ndarray) -> np.ndarray:
     from . import numba_available
 
     if numba_available():
-        from . import squares, sums
+        from . import squares, sum_accumulator
 
         accs = np.zeros((rows.shape[0], squares.WORDS), np.int64)
         squares._rows_task(np.ascontiguousarray(rows, np.float32), 0, rows.shape[0], 0, rows.shape[1], accs)
         for acc in accs:
-            sums._carry(acc[:squares.DIGITS])
+            sum_accumulator._carry(acc[:squares.DIGITS])
         return accs
     return np.array([_python_square_words(row) for row in rows], np.int64).reshape(-1, SQUARE_WORDS)
 
@@ -407,9 +406,11 @@ def finish_square_partials(words: np.ndarray, root: bool, out_dtype: np.dtype) -
     from . import numba_available
 
     if numba_available():
-        from . import squares, sums
+        from . import squares, sum_rounding
 
-        return squares.roots(words, out_dtype) if root else sums._finished(words, 1, False, out_dtype, squares.UNIT)
+        if root:
+            return squares.roots(words, out_dtype)
+        return sum_rounding._finished(words, 1, False, out_dtype, squares.UNIT)
     result = np.empty(words.shape[0], out_dtype)
     with np.errstate(over="ignore"):  # a sum past the type's largest finite value rounds to inf
         for r, w in enumerate(words.tolist()):

@@ -10,10 +10,11 @@ the C library's ``exp``/``log``, the functions Python's ``math`` calls (the loop
 into the accumulator, so it is never vectorised into another library's approximation). The sum is exact: every
 float64 is an integer multiple of ``2**-1074``, and each ``exp(x - m)`` is at most 1 (``x <= m``), so a row's sum
 is an integer below ``2**(1074 + 35)`` in units of ``2**-1074`` for rows below ``2**35`` elements, kept in
-``DIGITS`` int64 digits of base ``2**32`` (``sums``' layout, its flags' words unused). A digit gains less than
-``2**34`` per addition; the digits are carried every ``CARRY`` elements, far below the ``2**29`` additions a
-digit holds. ``S >= 1`` (the largest element's term is ``exp(0) = 1``), so its float64 is normal: the digits'
-top 53 bits, rounded to nearest with ties to even on the bits below, as ``math.fsum`` rounds the exact sum.
+``DIGITS`` int64 digits of base ``2**32`` (``sum_accumulator``'s layout, its flags' words unused). A digit gains
+less than ``2**34`` per addition; the digits are carried every ``CARRY`` elements, far below the ``2**29``
+additions a digit holds. ``S >= 1`` (the largest element's term is ``exp(0) = 1``), so its float64 is normal:
+the digits' top 53 bits, rounded to nearest with ties to even on the bits below, as ``math.fsum`` rounds the
+exact sum.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ import math
 import numpy as np
 
 from .jit import jit
-from .sums import FLAGS, _any_below, _bit_length, _bits, _carry, _magnitude, double_bits
+from .sum_accumulator import FLAGS, _carry, double_bits
+from .sum_rounding import _any_below, _bit_length, _bits, _magnitude
 
 UNIT = 1074  # the accumulator's unit: 2**-1074, float64's smallest subnormal
 DIGITS = 37  # 1184 bits: 2**-1074 .. 1 (bits 0 .. 1074), 2**35 terms and headroom for carries

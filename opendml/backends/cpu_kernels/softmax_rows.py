@@ -24,8 +24,9 @@ of ``2**(k - 52)`` whose every partial sum stays below ``2**(k + 1)``, so they s
 ``k = g`` at the first level (every ``p <= 1``), ``k - 53 + g`` at each next one (its ``p`` below ``2**(k - 53)``).
 Once ``2**(k - 52)`` reaches ``2**-149`` every remainder is on the grid and the level takes it whole. Each level's
 float64 sum (exact; summed with reassociation allowed, so in vector lanes) enters REDUCE's accumulator
-(``sums.add_double``), which rounds the total once (``sums.finish``). The functions are made on first use: compiling
-the rounded functions takes a few seconds, which importing the kernel modules should not cost.
+(``sum_accumulator.add_double``), which rounds the total once (``sum_rounding.finish``). The functions are made
+on first use: compiling the rounded functions takes a few seconds, which importing the kernel modules should not
+cost.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from . import fast_functions, rounded, sums
+from . import fast_functions, rounded, sum_accumulator, sum_rounding
 from .rounded import _bits_float, _double_bits, _float_bits
 
-_FLOAT32 = sums.FORMATS[np.dtype(np.float32)]
+_FLOAT32 = sum_rounding.FORMATS[np.dtype(np.float32)]
 LOG_SOFTMAX = 1  # the kernels' ``log`` flag
 BLOCK = 1 << 12  # elements of a row summed level by level at a time (the scratch stays in the L1 and L2 caches)
 LOWEST = -104.0  # below, exp(d) < 2**-150: +0.0 in FLOAT32
@@ -106,15 +107,15 @@ def exact_sum_levels(e, acc, p, q):  # type: ignore[no-untyped-def]
             p[i] = np.float64(e[j0 + i])
         k = g
         while True:
-            if k - 52 <= -sums.UNIT:  # the grid is finer than the elements': the level takes them whole
+            if k - 52 <= -sum_accumulator.UNIT:  # the grid is finer than the elements': the level takes them whole
                 s = _sum(p, count)
                 if s != 0.0:
-                    sums.add_double(acc, s, sums.UNIT)
+                    sum_accumulator.add_double(acc, s, sum_accumulator.UNIT)
                 break
             more = _extract(p, q, count, 1.5 * 2.0**k)
             s = _sum(q, count)
             if s != 0.0:
-                sums.add_double(acc, s, sums.UNIT)
+                sum_accumulator.add_double(acc, s, sum_accumulator.UNIT)
             if not more:
                 break
             k = k - 53 + g
@@ -125,8 +126,8 @@ def row_kernel() -> Any:
     """``rows(x, out, log)``: each row of the 2-D FLOAT32 ``x`` (rows contiguous) normalized into ``out``."""
     _, exp_rows = _exp_kernels()
     log_ = rounded.LOG_FLOAT32
-    finish = sums.finish
-    words, digit_count = sums.WORDS, sums.DIGITS + 3
+    finish = sum_rounding.finish
+    words, digit_count = sum_accumulator.WORDS, sum_accumulator.DIGITS + 3
     precision, base, inf_bits, nan_bits, sign_bit = _FLOAT32
 
     @njit(nogil=True)
@@ -163,7 +164,7 @@ def row_kernel() -> Any:
                 continue
             exp_rows(row, m, o)
             acc[:] = 0
-            acc[sums.NONNEG] = 1  # the largest element's e is 1: the sum is positive
+            acc[sum_accumulator.NONNEG] = 1  # the largest element's e is 1: the sum is positive
             exact_sum_levels(o, acc, p, q)
             s = _bits_float(np.uint32(finish(acc, n, False, precision, base, inf_bits, nan_bits, sign_bit, digits)))
             if log == LOG_SOFTMAX:

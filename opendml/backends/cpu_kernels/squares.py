@@ -6,11 +6,11 @@ The accumulator
 A finite FLOAT32 ``x`` is ``m * 2**(e - 150)`` with ``m < 2**24`` and ``e`` its exponent field (a subnormal's
 field counted as 1). Its square ``m**2 * 2**(2e - 300)`` has at most 48 significant bits, so it is exact in
 float64, an integer multiple of ``2**-298`` below ``2**(2e - 252) <= 2**256``. A row's sum of squares is kept
-as that integer in ``DIGITS`` int64 digits of base ``2**32`` in units of ``2**-298`` (``sums``' accumulator
-with more digits: 640 bits hold ``2**35`` squares below ``2**256`` with headroom), then ``sums.FLAGS`` words
-(NaN seen, +inf seen; -inf is never seen, a square being positive; an element seen). Partial accumulators
-(threads, segments of a row, Dask's chunks) merge digit by digit (``sums.merge``): the result is the same bits
-whatever the split.
+as that integer in ``DIGITS`` int64 digits of base ``2**32`` in units of ``2**-298`` (``sum_accumulator``'s
+accumulator with more digits: 640 bits hold ``2**35`` squares below ``2**256`` with headroom), then
+``sum_accumulator.FLAGS`` words (NaN seen, +inf seen; -inf is never seen, a square being positive; an element
+seen). Partial accumulators (threads, segments of a row, Dask's chunks) merge digit by digit
+(``sum_accumulator.merge``): the result is the same bits whatever the split.
 
 The fast block (why two float64 sums of a block are exact)
 -----------------------------------------------------------
@@ -27,7 +27,7 @@ bounds every square of the block (``emax``: its largest exponent field) and ``2*
   (``emin``: the block's smallest nonzero field; ``G / U = 2**(2D + b - 5) >= 1`` with ``D = emax - emin``), so
   ``r`` is a multiple of ``U`` no larger than ``v``. In units of ``U``, ``|r| <= 2**(2D + b - 6)``, so
   every partial sum of ``2**b`` of them is at most ``2**(2D + 2b - 6)``: exact where that is at most ``2**53``,
-  that is ``D <= SPAN = 19`` (the span ``sums`` allows a block of plain sums; random data of one scale meets
+  that is ``D <= SPAN = 19`` (the span ``sum_accumulator`` allows a block of plain sums; random data of one scale meets
   it almost always).
 
 ``sigma`` and every value stay far from float64's subnormals (``U >= 2**-298``) and overflow (``sigma <= 2**265``).
@@ -43,7 +43,7 @@ takes never shows.
 
 The rounding
 ------------
-SUM_SQUARE: ``sums.finish`` rounds the digits once, its formats' smallest ulps counted in units of ``2**-298``
+SUM_SQUARE: ``sum_rounding.finish`` rounds the digits once, its formats' smallest ulps counted in units of ``2**-298``
 (FLOAT32 ``2**-149 = 2**149`` units). L2: the square root of the exact sum ``V * 2**-298`` is
 ``sqrt(V) * 2**-149``; with ``j`` chosen so that ``W = floor(V / 4**j)`` has 61 or 62 bits (``j`` negative
 multiplies), ``S = isqrt(W) = floor(sqrt(V) / 2**j)`` has at least 30 bits, and ``sqrt(V) / 2**j`` exceeds ``S``
@@ -60,14 +60,16 @@ import math
 import numpy as np
 from numba import njit
 
-from . import sums
+from . import sum_rounding
 from .jit import jit
-from .sums import BLOCK, FLAGS, FORMATS, SPAN, add_double, split_rows
+from .sum_accumulator import BLOCK, FLAGS, SPAN, add_double
+from .sum_rounding import FORMATS
+from .sums import split_rows
 
 UNIT = 298  # the accumulator's unit: 2**-298, the smallest square's
 DIGITS = 20  # 640 bits: 2**-298 .. 2**256, 2**35 squares and headroom for carries
 WORDS = DIGITS + FLAGS
-NAN, INF, SEEN = DIGITS, DIGITS + 1, DIGITS + 3  # the flags as ``sums`` lays them out (-inf never set)
+NAN, INF, SEEN = DIGITS, DIGITS + 1, DIGITS + 3  # the flags as ``sum_accumulator`` lays them out (-inf never set)
 BIN_FIELDS = 3  # the slow path's bins: 8 exponent fields each
 # sigma of a block whose largest field is e: 2**(2e - 252 + 10 - 1); of a slow bin j: its largest field's.
 SIGMAS = np.array([2.0 ** (2 * max(e, 1) - 243) for e in range(256)], np.float64)
@@ -77,7 +79,7 @@ BIN_SIGMAS = np.array([SIGMAS[min(255, ((j + 1) << BIN_FIELDS) - 1)] for j in ra
 
 @njit(nogil=True, cache=True, fastmath={"reassoc"})
 def _bounds(xb):  # type: ignore[no-untyped-def]
-    """The largest and smallest ``(bits << 1) - 1`` of the block (``sums._fast_block``'s bounds alone)."""
+    """The largest and smallest ``(bits << 1) - 1`` of the block (``sum_accumulator._fast_block``'s bounds alone)."""
     hi = np.uint32(0)
     lo = np.uint32(0xFFFFFFFF)
     for i in range(xb.shape[0]):
@@ -252,9 +254,7 @@ def column_accumulators(x: np.ndarray, threads: int) -> np.ndarray:
 
 def sum_squares(x: np.ndarray, out_dtype: np.dtype, threads: int) -> np.ndarray:
     """SUM_SQUARE of each row: the exact sum of squares rounded once to ``out_dtype``."""
-    from .sums import _finished
-
-    return _finished(row_accumulators(x, threads), x.shape[1], False, out_dtype, UNIT)
+    return sum_rounding._finished(row_accumulators(x, threads), x.shape[1], False, out_dtype, UNIT)
 
 
 @jit
@@ -271,33 +271,33 @@ def _isqrt(w):  # type: ignore[no-untyped-def]
 @jit
 def finish_root(acc, precision, base, inf_bits, nan_bits, digits, root):  # type: ignore[no-untyped-def]
     """The format's bits of the square root of the accumulated sum, correctly rounded (``base``: the format's
-    smallest ulp in units of 2**-149, as ``sums.FORMATS``; ``digits``: scratch of ``DIGITS + 3`` int64,
+    smallest ulp in units of 2**-149, as ``sum_rounding.FORMATS``; ``digits``: scratch of ``DIGITS + 3`` int64,
     ``root``: of 4)."""
     if acc[NAN]:
         return nan_bits
     if acc[INF]:
         return inf_bits
-    sums._magnitude(acc, digits)  # a sum of squares is never negative
+    sum_rounding._magnitude(acc, digits)  # a sum of squares is never negative
     top = -1
     for k in range(digits.shape[0] - 1, -1, -1):
         if digits[k] != 0:
-            top = 32 * k + sums._bit_length(digits[k]) - 1
+            top = 32 * k + sum_rounding._bit_length(digits[k]) - 1
             break
     if top < 0:
         return 0  # +0.0: every square is +0.0
     j = (top + 1 - 61) // 2  # W = floor(V / 4**j) has 61 or 62 bits
     if j >= 0:
-        w = sums._bits(digits, 2 * j, 32) | (sums._bits(digits, 2 * j + 32, 30) << 32)
-        sticky = sums._any_below(digits, 2 * j)
+        w = sum_rounding._bits(digits, 2 * j, 32) | (sum_rounding._bits(digits, 2 * j + 32, 30) << 32)
+        sticky = sum_rounding._any_below(digits, 2 * j)
     else:
-        w = (sums._bits(digits, 0, 32) | (sums._bits(digits, 32, 30) << 32)) << (-2 * j)
+        w = (sum_rounding._bits(digits, 0, 32) | (sum_rounding._bits(digits, 32, 30) << 32)) << (-2 * j)
         sticky = False
     s = _isqrt(w)
     sticky = sticky or s * s != w
     root[:] = 0
     root[0] = s & 0xFFFFFFFF
     root[1] = s >> 32
-    bits, _ = sums._round(root, sticky, precision, base - j)  # S in units of 2**(j - 149)
+    bits, _ = sum_rounding._round(root, sticky, precision, base - j)  # S in units of 2**(j - 149)
     return min(bits, inf_bits)
 
 

@@ -7,20 +7,19 @@ the finish pass, one thread an output, turns an output's words into its value, w
 to zero for the next launch. So a result is the same bits whatever the launch shape, and the CPU's bits where
 the words mean what the CPU's accumulator means.
 
-The exact sums (SUM, AVERAGE, L1 of FLOAT32 and FLOAT16) keep the CPU's accumulator (``cpu_kernels/sums.py``):
-``DIGITS`` signed digits of base 2**32 in units of 2**-149, then the NaN, +inf, -inf and "an element other than
--0.0" words (counts here: only whether they are zero is read). A thread sums up to ``THREAD_CHUNK`` of its elements
-in float64, which is exact where their exponent fields span at most ``SPAN`` binades (``sums``' docstring with
-blocks of ``THREAD_CHUNK``: 24 + SPAN + 8 <= 53); the chunk's float64 sum then enters the digits once, as three
-atomic additions of at most 2**34 each. A chunk that spans more, or holds a NaN or an infinity, is read again
-and summed by exponent bins of 16 binades (each bin's float64 sum of 256 elements below 2**40 of its unit is
-exact), each bin entering the digits. FLOAT16 chunks are always exact (any 8192 FLOAT16 values sum exactly in
-float64); one holding a NaN or an infinity is read again, its finite elements summed apart. No digit is carried
-before the finish pass: a chunk adds at most 16 * 2**34 to a digit, so 2**25 chunks of an output fit in an
-int64; an output's chunks are its elements / THREAD_CHUNK and one more a thread's piece, which the plans
-keep far below that for any tensor of at most 2**32 elements (``check_plan`` refuses the rest). The finish pass
-is ``sums.finish`` in C: carry, sign and magnitude, AVERAGE's exact quotient, one rounding
-to nearest even in the output format.
+The exact sums (SUM, AVERAGE, L1 of FLOAT32 and FLOAT16) keep the CPU's accumulator
+(``cpu_kernels/sum_accumulator.py``): ``DIGITS`` signed digits of base 2**32 in units of 2**-149, then the NaN, +inf,
+-inf and "an element other than -0.0" words (counts here: only whether they are zero is read). A thread sums up to
+``THREAD_CHUNK`` of its elements in float64, which is exact where their exponent fields span at most ``SPAN`` binades
+(``sum_accumulator``'s docstring with blocks of ``THREAD_CHUNK``: 24 + SPAN + 8 <= 53); the chunk's float64 sum then
+enters the digits once, as three atomic additions of at most 2**34 each. A chunk that spans more, or holds a NaN or an
+infinity, is read again and summed by exponent bins of 16 binades (each bin's float64 sum of 256 elements below 2**40 of
+its unit is exact), each bin entering the digits. FLOAT16 chunks are always exact (any 8192 FLOAT16 values sum exactly
+in float64); one holding a NaN or an infinity is read again, its finite elements summed apart. No digit is carried
+before the finish pass: a chunk adds at most 16 * 2**34 to a digit, so 2**25 chunks of an output fit in an int64; an
+output's chunks are its elements / THREAD_CHUNK and one more a thread's piece, which the plans keep far below that for
+any tensor of at most 2**32 elements (``check_plan`` refuses the rest). The finish pass is ``sum_rounding.finish`` in C:
+carry, sign and magnitude, AVERAGE's exact quotient, one rounding to nearest even in the output format.
 
 Integer SUM (INT32, UINT32) is one word, the wrapped sum: additions modulo 2**64 keep every low bit. MAX and
 MIN (floats and integers) map each element to an unsigned key monotone in the order (floats: -0.0 below +0.0),
@@ -42,7 +41,7 @@ from ..layout import Layout, split_axes
 from .codegen import C_TYPE, PRELUDE, decompose
 from .plan import BLOCK
 
-DIGITS = 11  # the CPU accumulator's digits (cpu_kernels/sums.py)
+DIGITS = 11  # the CPU accumulator's digits (cpu_kernels/sum_accumulator.py)
 NAN, PINF, NINF, NONNEG = DIGITS, DIGITS + 1, DIGITS + 2, DIGITS + 3
 THREAD_CHUNK = 256  # elements a thread sums in float64 before they enter the digits
 SPAN = 29 - 8  # binades a chunk of THREAD_CHUNK FLOAT32 elements may span and still sum exactly
@@ -158,7 +157,7 @@ def finish_grid(plan: ReducePlan, sm_count: int) -> int:
     return max(1, min(math.ceil(plan.outputs / BLOCK), sm_count * 32))
 
 
-# Exact helpers: a float64 multiple of 2**-149 added to the digits (``sums.add_double``), atomically.
+# Exact helpers: a float64 multiple of 2**-149 added to the digits (``sum_accumulator.add_double``), atomically.
 ADD_DOUBLE = r"""
 __device__ __forceinline__ void add_double(ull* acc, double s) {
     const ll b = __double_as_longlong(s);
@@ -367,7 +366,7 @@ def _merge(how: str) -> str:
     return "atomicMax" if how == "order" else "atomicAdd"
 
 
-# ``sums.finish`` in C: the digits (base 2**32, units 2**-149; d[DIGITS..] zero) of one output as the format's
+# ``sum_rounding.finish`` in C: the digits (base 2**32, units 2**-149; d[DIGITS..] zero) of one output as the format's
 # bits, rounded once to nearest even. ``d`` holds DIGITS + 3 int64.
 FINISH_HELPERS = r"""
 #define FIN_DIGITS 14

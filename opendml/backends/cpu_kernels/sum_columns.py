@@ -1,0 +1,138 @@
+"""Exact sums of FLOAT32 columns (REDUCE's SUM, AVERAGE and L1 when the reduced axis is not the innermost):
+tiles of columns summed side by side into ``sum_accumulator``'s accumulators, rounded once by ``sum_rounding``.
+
+Rows are summed in ``sums``, FLOAT16 rows in ``sum_halves``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .jit import jit
+from .sum_accumulator import ABS, BINS, BLOCK, NONNEG, UNIT, WORDS, _slow_block, add_double, merge
+from .sum_rounding import _finished
+
+TILE = 512  # columns summed side by side when the reduced axis is not the innermost (``sum_columns``)
+# Rows of a column block: the span is checked over the whole tile's block (TILE x COLUMN_BLOCK elements, whose
+# smallest element is smaller than a row block's), so each column sums fewer elements and may span more.
+COLUMN_BLOCK = 1 << 7
+COLUMN_SPAN = 29 - 7
+
+
+@njit(nogil=True, cache=True, fastmath={"reassoc"})
+def _columns_block(x, xb, r0, r1, c0, c1, absolute, s):  # type: ignore[no-untyped-def]
+    """``s[c - c0]`` = the float64 sum of rows ``r0:r1`` of each column ``c0:c1`` of ``x`` (exact where the
+    block's span allows, as ``sum_accumulator._fast_block``'s: each column sums at most ``COLUMN_BLOCK`` elements),
+    and the largest and smallest ``(bits << 1) - 1`` over the whole block. As ``sum_accumulator._fast_block``: the
+    bits in a loop of their own; four rows are added together before their sum joins ``s`` (one load and store of
+    ``s`` per four rows: any order of these additions is exact)."""
+    hi = np.uint32(0)
+    lo = np.uint32(0xFFFFFFFF)
+    s[:] = 0.0
+    r = r0
+    while r + 4 <= r1:  # four rows at a time: read by the bits' loop, then again from the L1 cache
+        for k in range(r, r + 4):
+            bits = xb[k, c0:c1]
+            for c in range(c1 - c0):
+                a = np.uint32(bits[c] << np.uint32(1))
+                hi = np.uint32(max(hi, a))
+                lo = np.uint32(min(lo, np.uint32(a - np.uint32(1))))
+        p, q, u, v = x[r, c0:c1], x[r + 1, c0:c1], x[r + 2, c0:c1], x[r + 3, c0:c1]
+        if absolute:
+            for c in range(c1 - c0):
+                s[c] += (abs(np.float64(p[c])) + abs(np.float64(q[c]))) + (abs(np.float64(u[c]))
+                                                                          + abs(np.float64(v[c])))
+        else:
+            for c in range(c1 - c0):
+                s[c] += (np.float64(p[c]) + np.float64(q[c])) + (np.float64(u[c]) + np.float64(v[c]))
+        r += 4
+    while r < r1:
+        bits = xb[r, c0:c1]
+        p = x[r, c0:c1]
+        for c in range(c1 - c0):
+            a = np.uint32(bits[c] << np.uint32(1))
+            hi = np.uint32(max(hi, a))
+            lo = np.uint32(min(lo, np.uint32(a - np.uint32(1))))
+            s[c] += abs(np.float64(p[c])) if absolute else np.float64(p[c])
+        r += 1
+    return hi, lo
+
+
+@jit
+def _column_bounds(xb, r0, r1, c0, c1, his, los):  # type: ignore[no-untyped-def]
+    """Each column's largest and smallest ``(bits << 1) - 1`` over rows ``r0:r1`` (read along the rows, so that
+    the loop is vectorised): where a tile's span is too wide, which of its columns are."""
+    his[:] = 0
+    los[:] = 0xFFFFFFFF
+    for r in range(r0, r1):
+        bits = xb[r, c0:c1]
+        for c in range(c1 - c0):
+            a = np.uint32(bits[c] << np.uint32(1))
+            his[c] = max(his[c], a)
+            los[c] = min(los[c], np.uint32(a - np.uint32(1)))
+
+
+@jit
+def _fits(hi, lo, span):  # type: ignore[no-untyped-def]
+    """Whether elements with these bounds have an exact float64 sum (no NaN or infinity; a span of at most
+    ``span`` binades; or zeros only)."""
+    emax = hi >> 24
+    return hi == 0 or (emax != 255 and emax - max((lo + 1) >> 24, 1) <= span)
+
+
+@jit
+def _columns_task(x, r0, r1, c0, c1, function, accs):  # type: ignore[no-untyped-def]
+    """Rows ``r0:r1`` of columns ``c0:c1`` of ``x`` (2-D, rows contiguous) into ``accs[c - c0]``."""
+    xb = x.view(np.uint32)
+    bins = np.zeros(BINS, np.float64)
+    s = np.zeros(c1 - c0, np.float64)
+    his = np.zeros(c1 - c0, np.uint32)
+    los = np.zeros(c1 - c0, np.uint32)
+    absolute = function == ABS
+    for j0 in range(r0, r1, COLUMN_BLOCK):
+        j1 = min(j0 + COLUMN_BLOCK, r1)
+        hi, lo = _columns_block(x, xb, j0, j1, c0, c1, absolute, s)
+        tile_fits = _fits(hi, lo, COLUMN_SPAN)
+        if not tile_fits:  # the tile's span is wider than its columns' (most of them)
+            _column_bounds(xb, j0, j1, c0, c1, his, los)
+        for c in range(c0, c1):
+            acc = accs[c - c0]
+            if not tile_fits and not _fits(his[c - c0], los[c - c0], COLUMN_SPAN):
+                _slow_block(x[j0:j1, c], xb[j0:j1, c], 0, j1 - j0, function, acc, bins)
+                continue
+            if s[c - c0] != 0.0:
+                acc[NONNEG] = 1
+                add_double(acc, s[c - c0], UNIT)
+            elif not acc[NONNEG]:  # an exact zero: -0.0 only if every element of the column is
+                for r in range(j0, j1):
+                    if xb[r, c] != 0x80000000 or absolute:
+                        acc[NONNEG] = 1
+                        break
+
+
+def sum_columns(x: np.ndarray, function: int, average: bool, out_dtype: np.dtype, threads: int) -> np.ndarray:
+    """Each column of ``x`` (2-D FLOAT32, rows contiguous: the reduced axis is the first) summed exactly and
+    rounded once, as ``sums.sum_rows`` does each row."""
+    return _finished(column_accumulators(x, function, threads), x.shape[0], average, out_dtype)
+
+
+def column_accumulators(x: np.ndarray, function: int, threads: int) -> np.ndarray:
+    """``sum_columns``' accumulators (columns, ``WORDS``): tiles of ``TILE`` columns side by side, shared among the
+    threads; with fewer tiles than threads, the rows are split too and the partial sums merged (exactly)."""
+    from .threads import run_tasks
+
+    n, cols = x.shape
+    tiles = [(c0, min(cols, c0 + TILE)) for c0 in range(0, cols, TILE)]
+    parts = 1 if len(tiles) >= threads or n < 2 * BLOCK else min(threads, n // BLOCK)
+    step = -(-n // parts)
+    step = -(-step // BLOCK) * BLOCK
+    partial = np.zeros((parts, cols, WORDS), np.int64)
+    tasks = [(x, p * step, min(n, (p + 1) * step), c0, c1, function, partial[p, c0:c1])
+             for p in range(parts) for c0, c1 in tiles]
+    run_tasks(_columns_task, tasks, threads)
+    accs = partial[0]
+    for p in range(1, parts):
+        for c in range(cols):
+            merge(accs[c], partial[p, c])
+    return accs
