@@ -687,7 +687,7 @@ def test_an_onnx_model_runs_its_chain_as_one_fused_kernel() -> None:
     assert got.tobytes() == unfused.tobytes()
 
 
-# --- a fused kernel of more operands than the CPU's runs hoist (codegen.HOISTED_MAX) -----------------------------
+# --- a fused kernel of more operands than the CPU's runs hoist (codegen_names.HOISTED_MAX) -----------------------
 
 def _many_operands(device: dml.Device, rows: int, columns: int, bias: str, function: str | None) -> dml.GraphDesc:
     """DEQUANTIZE (scale one value, zero point per row) -> ADD bias (``bias``: a row, a column or full) ->
@@ -721,7 +721,7 @@ def test_a_kernel_of_many_operands_equals_its_nodes(bias: str, function: str | N
     function, against the operators run one by one (each of at most two other operands: hoisted loops). Such
     a kernel has no streamed variant: an output past the streaming threshold (lowered here) takes the plain one
     (it raised a NameError)."""
-    from opendml.backends.cpu_kernels import codegen, fast
+    from opendml.backends.cpu_kernels import codegen_names, fast
 
     if large:
         monkeypatch.setattr(fast, "STREAM_MIN_BYTES", 64)
@@ -729,7 +729,7 @@ def test_a_kernel_of_many_operands_equals_its_nodes(bias: str, function: str | N
     rows, columns = 5, 1300
     graph = _many_operands(CPU, rows, columns, bias, function)
     compiled = CPU.compile_graph(graph)
-    assert len(compiled.plan.groups) == 1 and codegen.HOISTED_MAX < 5  # one kernel, 5 other operands: generic
+    assert len(compiled.plan.groups) == 1 and codegen_names.HOISTED_MAX < 5  # one kernel, 5 other operands: generic
     rng = np.random.default_rng(3)
     stored = {"row": columns, "column": rows, "full": rows * columns}[bias]
     inputs = [rng.integers(0, 256, rows * columns, np.uint8), np.array([0.03], np.float32),
