@@ -365,14 +365,14 @@ LOWERINGS = [
 
 
 def _node_classes() -> set[type[ex.Expr]]:
-    """The concrete node classes of opendml.expr (defined in opendml.expr_nodes): every subclass of Expr there but
-    the private bases."""
+    """The concrete node classes of opendml.expr (defined in its node modules, opendml.expr_*): every subclass of
+    Expr there but the private bases."""
     found: set[type[ex.Expr]] = set()
     pending: list[type[ex.Expr]] = [ex.Expr]
     while pending:
         for cls in pending.pop().__subclasses__():
             pending.append(cls)
-            if cls.__module__ == ex.Expr.__module__ and not cls.__name__.startswith("_"):
+            if cls.__module__.startswith("opendml.expr_") and not cls.__name__.startswith("_"):
                 found.add(cls)
     return found
 

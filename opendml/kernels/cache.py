@@ -5,7 +5,7 @@ The cache root is ``OPENDML_CACHE_DIR``, else the user's cache directory as ``pl
 on macOS, ``%LOCALAPPDATA%\\opendml\\Cache`` on Windows). Under it, ``kernels-<fingerprint>`` holds everything
 compiled by one version of the helpers: the generated Numba modules (``generated/``) and Numba's disk cache of
 them and of the hand-written kernels (``numba/``). The fingerprint hashes the source of every kernel helper module (the
-CPU kernel package, ``opendml/expr.py`` and ``expr_nodes.py``, ``opendml/kernels/``) with the Numba,
+CPU kernel package, ``opendml/expr.py`` and its node modules ``expr_*.py``, ``opendml/kernels/``) with the Numba,
 llvmlite, NumPy and Python versions and the machine, so an edit to any helper starts a new directory: a
 kernel is never loaded from code compiled against another version of the helpers it calls (Numba alone
 would only notice an edit to the kernel's own file).
@@ -69,7 +69,7 @@ def user_cache_root() -> Path:
 
 def helper_sources() -> list[Path]:
     """Every module a compiled kernel may depend on: a change to any of them changes the fingerprint."""
-    files = sorted(KERNEL_PACKAGE.rglob("*.py")) + [_PACKAGE / "expr.py", _PACKAGE / "expr_nodes.py"] + sorted(
+    files = sorted(KERNEL_PACKAGE.rglob("*.py")) + [_PACKAGE / "expr.py", *sorted(_PACKAGE.glob("expr_*.py"))] + sorted(
         (_PACKAGE / "kernels").glob("*.py")) + sorted((_PACKAGE / "rounded").rglob("*.py")) + sorted(
         (_PACKAGE / "rounded").rglob("*.npz"))  # the hard cases are frozen into the compiled functions
     return [f for f in files if f.is_file()]
