@@ -608,7 +608,7 @@ class ReduceRun:
 def run_reduce_batch_on_host(runs: Sequence[ReduceRun], folder: Path) -> list[np.ndarray]:
     """The OutputTensor bytes of each run, all from one host program (each distinct kernel compiled once); the
     program fails where a run leaves a word of scratch nonzero (the next launch must find them zero)."""
-    from opendml.backends.cuda import reduce_c
+    from opendml.backends.cuda import reduce_c, reduce_finish_c, reduce_plan
 
     parts: list[str] = []
     lines: list[str] = []
@@ -621,12 +621,12 @@ def run_reduce_batch_on_host(runs: Sequence[ReduceRun], folder: Path) -> list[np
         return namespaces[source]
 
     for n, run in enumerate(runs):
-        kept, reduced = reduce_c.layouts(run.spec, run.x, run.out)
+        kept, reduced = reduce_plan.layouts(run.spec, run.x, run.out)
         assert run.spec.accumulation is not None
-        plan = run.plan or reduce_c.plan_reduce(run.x, run.spec.accumulation.axes, kept, reduced, run.sm_count)
+        plan = run.plan or reduce_plan.plan_reduce(run.x, run.spec.accumulation.axes, kept, reduced, run.sm_count)
         scan = namespace(reduce_c.scan_kernel(run.spec, plan, kept, reduced), f"r{n}s")
-        finish = namespace(reduce_c.finish_kernel(run.spec, plan, kept, run.out.data_type), f"r{n}f")
-        words = plan.outputs * reduce_c.WORDS[reduce_c.mode(run.spec)]
+        finish = namespace(reduce_finish_c.finish_kernel(run.spec, plan, kept, run.out.data_type), f"r{n}f")
+        words = plan.outputs * reduce_plan.WORDS[reduce_plan.mode(run.spec)]
         (folder / f"r{n}in.bin").write_bytes(run.data.tobytes())
         (folder / f"r{n}out.bin").write_bytes(bytes(run.out.total_tensor_size_in_bytes))
         lines += [
@@ -634,8 +634,8 @@ def run_reduce_batch_on_host(runs: Sequence[ReduceRun], folder: Path) -> list[np
             f'  char* px = (char*)read_file("{folder}/r{n}in.bin", 0);',
             f'  char* pout = (char*)read_file("{folder}/r{n}out.bin", 0);',
             f"  ull* words = (ull*)calloc({words}, 8);",
-            f"  launch({reduce_c.grid(plan, run.sm_count)}, {BLOCK}, [=] {{ {scan}::run((ull)px, (ull)words); }});",
-            f"  launch({reduce_c.finish_grid(plan, run.sm_count)}, {BLOCK}, "
+            f"  launch({reduce_plan.grid(plan, run.sm_count)}, {BLOCK}, [=] {{ {scan}::run((ull)px, (ull)words); }});",
+            f"  launch({reduce_plan.finish_grid(plan, run.sm_count)}, {BLOCK}, "
             f"[=] {{ {finish}::run((ull)words, (ull)pout); }});",
             f"  for (int k = 0; k < {words}; ++k) if (words[k]) {{ fprintf(stderr, \"word %d left at %llu\\n\", k, "
             "words[k]); return 3; }",

@@ -1,7 +1,7 @@
-"""REDUCE's value functions on CUDA (opendml/backends/cuda/reduce_c.py): every source compiles with nvcc; the
-scan and finish kernels run on the host under emulation (tests/cuda_emulation.py: each CUDA thread a fiber, the
-64-bit atomics as host atomics) give the CPU backend's bits and the independent oracle's exact sums
-(tests/reduce_oracle.py: fractions) over edge rows, random rows, several axis sets, both plan families and
+"""REDUCE's value functions on CUDA (opendml/backends/cuda/reduce_plan.py, reduce_c.py and reduce_finish_c.py):
+every source compiles with nvcc; the scan and finish kernels run on the host under emulation (tests/cuda_emulation.py:
+each CUDA thread a fiber, the 64-bit atomics as host atomics) give the CPU backend's bits and the independent oracle's
+exact sums (tests/reduce_oracle.py: fractions) over edge rows, random rows, several axis sets, both plan families and
 several splits of one reduction (the words of scratch merge by commuting operations, so the split never shows);
 and on a GPU the backend gives the CPU's bits on larger tensors."""
 
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import opendml as dml
 from opendml import DataType as T
 from opendml import TensorDesc
-from opendml.backends.cuda import reduce_c
+from opendml.backends.cuda import reduce_c, reduce_finish_c, reduce_plan
 from opendml.errors import KernelUnsupportedError
 from opendml.kernels.spec import KernelSpec
 from tests.conftest import CUDA_MISSING
@@ -51,17 +51,17 @@ def spec_of(function: str, x: TensorDesc, out: TensorDesc, axes: Sequence[int]) 
     return dml.Device().create_operator(dml.ReduceDesc(function, x, out, list(axes))).kernel_spec
 
 
-def plan_of(run: ReduceRun) -> reduce_c.ReducePlan:
-    kept, reduced = reduce_c.layouts(run.spec, run.x, run.out)
+def plan_of(run: ReduceRun) -> reduce_plan.ReducePlan:
+    kept, reduced = reduce_plan.layouts(run.spec, run.x, run.out)
     assert run.spec.accumulation is not None
-    return reduce_c.plan_reduce(run.x, run.spec.accumulation.axes, kept, reduced, run.sm_count)
+    return reduce_plan.plan_reduce(run.x, run.spec.accumulation.axes, kept, reduced, run.sm_count)
 
 
 def splits(run: ReduceRun, pieces: int) -> ReduceRun:
     """``run`` with its reductions cut into ``pieces`` (or as many as there are elements)."""
     plan = plan_of(run)
     chunk = max(1, math.ceil(plan.length / pieces))
-    cut = reduce_c.ReducePlan(plan.family, math.ceil(plan.length / chunk), chunk, plan.outputs, plan.length)
+    cut = reduce_plan.ReducePlan(plan.family, math.ceil(plan.length / chunk), chunk, plan.outputs, plan.length)
     return ReduceRun(run.spec, run.x, run.out, run.data, run.sm_count, cut)
 
 
@@ -251,18 +251,18 @@ def test_property_any_split_gives_the_oracle(values: list[float], seed: int, fun
 def all_sources() -> list[str]:
     """The scan and finish sources of every lowered function and type, both families."""
     sources = []
-    for t in sorted(reduce_c.ORDER_TYPES, key=lambda t: t.name):
-        functions = ["MAX", "MIN"] + (["SUM", "AVERAGE", "L1"] if t in reduce_c.FLOATS else [])
-        functions += ["SUM"] if t in reduce_c.WRAP_TYPES else []
+    for t in sorted(reduce_plan.ORDER_TYPES, key=lambda t: t.name):
+        functions = ["MAX", "MIN"] + (["SUM", "AVERAGE", "L1"] if t in reduce_plan.FLOATS else [])
+        functions += ["SUM"] if t in reduce_plan.WRAP_TYPES else []
         for function in functions:
             for shape, axes in (((8, 300), (1,)), ((300, 8), (0,)), ((3, 4, 5), (0, 2))):
                 x = TensorDesc(t, list(shape))
                 out = TensorDesc(t, [1 if k in axes else n for k, n in enumerate(shape)])
                 spec = spec_of(function, x, out, axes)
-                kept, reduced = reduce_c.layouts(spec, x, out)
-                plan = reduce_c.plan_reduce(x, axes, kept, reduced, 132)
+                kept, reduced = reduce_plan.layouts(spec, x, out)
+                plan = reduce_plan.plan_reduce(x, axes, kept, reduced, 132)
                 sources += [reduce_c.scan_kernel(spec, plan, kept, reduced),
-                            reduce_c.finish_kernel(spec, plan, kept, t)]
+                            reduce_finish_c.finish_kernel(spec, plan, kept, t)]
     return sources
 
 
@@ -280,24 +280,24 @@ def test_the_plan_families_follow_the_layout() -> None:
         x = TensorDesc(T.FLOAT32, list(shape))
         out = TensorDesc(T.FLOAT32, [1 if k in axes else n for k, n in enumerate(shape)])
         spec = spec_of("SUM", x, out, axes)
-        kept, reduced = reduce_c.layouts(spec, x, out)
-        plan = reduce_c.plan_reduce(x, axes, kept, reduced, 132)
+        kept, reduced = reduce_plan.layouts(spec, x, out)
+        plan = reduce_plan.plan_reduce(x, axes, kept, reduced, 132)
         assert plan.family == family, (shape, axes)
         assert plan.splits * plan.chunk >= plan.length > (plan.splits - 1) * plan.chunk
     one = TensorDesc(T.FLOAT32, [1 << 20])
     spec = spec_of("SUM", one, TensorDesc(T.FLOAT32, [1]), (0,))
-    kept, reduced = reduce_c.layouts(spec, one, TensorDesc(T.FLOAT32, [1]))
-    assert reduce_c.plan_reduce(one, (0,), kept, reduced, 132).splits > 1
+    kept, reduced = reduce_plan.layouts(spec, one, TensorDesc(T.FLOAT32, [1]))
+    assert reduce_plan.plan_reduce(one, (0,), kept, reduced, 132).splits > 1
 
 
 def test_a_plan_whose_digits_could_overflow_is_refused_by_name() -> None:
     """Digits are never carried before the finish pass: an output's chunks must stay within
-    reduce_c.MOST_CHUNKS, and the 32-bit element counters must not wrap."""
-    reduce_c.check_plan("REDUCE", reduce_c.ReducePlan("rows", 2112, 1 << 21, 1, (1 << 32) - 512))
+    reduce_plan.MOST_CHUNKS, and the 32-bit element counters must not wrap."""
+    reduce_plan.check_plan("REDUCE", reduce_plan.ReducePlan("rows", 2112, 1 << 21, 1, (1 << 32) - 512))
     with pytest.raises(KernelUnsupportedError, match=r"^REDUCE: InputTensor.Sizes must give at most 33554432 "):
-        reduce_c.check_plan("REDUCE", reduce_c.ReducePlan("columns", 1 << 26, 1, 1, 1 << 26))
+        reduce_plan.check_plan("REDUCE", reduce_plan.ReducePlan("columns", 1 << 26, 1, 1, 1 << 26))
     with pytest.raises(KernelUnsupportedError, match=r"fewer than 2\*\*32 - 256 reduced elements"):
-        reduce_c.check_plan("REDUCE", reduce_c.ReducePlan("rows", 1, (1 << 32) - 1, 1, (1 << 32) - 1))
+        reduce_plan.check_plan("REDUCE", reduce_plan.ReducePlan("rows", 1, (1 << 32) - 1, 1, (1 << 32) - 1))
 
 
 @pytest.mark.parametrize(("function", "t"), [("MULTIPLY", T.FLOAT32), ("LOG_SUM", T.FLOAT32),
@@ -308,7 +308,7 @@ def test_functions_not_lowered_are_refused_by_name(function: str, t: T) -> None:
     spec = spec_of(function, x, out, (1,))
     with pytest.raises(KernelUnsupportedError, match=rf"^REDUCE: Function must be SUM, AVERAGE or L1 .* on backend "
                                                      rf"'cuda'; got {function} of {t.name}\.$"):
-        reduce_c.mode(spec)
+        reduce_plan.mode(spec)
 
 
 # --- on a GPU ----------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""REDUCE's value functions on CUDA: the plan and the CUDA C of a scan and a finish pass.
+"""REDUCE's value functions on CUDA: the CUDA C of the scan, and why its words give the same bits whatever
+the launch.
 
 Every output owns ``words`` 64-bit words of scratch in global memory, zero between launches. The scan adds each
 piece of the reduction into them by atomic operations that commute (integer additions, maxima), so the words
@@ -25,137 +26,18 @@ Integer SUM (INT32, UINT32) is one word, the wrapped sum: additions modulo 2**64
 MIN (floats and integers) map each element to an unsigned key monotone in the order (floats: -0.0 below +0.0),
 kept as one word by ``atomicMax`` (MIN by the key's complement, so that zero is the identity of both), and a NaN
 word: NaN is the canonical quiet NaN wherever an element is NaN.
+
+The plan (the mode, the pieces, the grids) is made by ``reduce_plan``; the finish pass's C by ``reduce_finish_c``.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 from ...dtypes import DataType
-from ...errors import KernelUnsupportedError, kernel_unsupported
 from ...kernels.spec import KernelSpec
-from ...tensor import TensorDesc
-from ..layout import Layout, split_axes
+from ..layout import Layout
 from .codegen import C_TYPE, PRELUDE, decompose
 from .plan import BLOCK
-
-DIGITS = 11  # the CPU accumulator's digits (cpu_kernels/sum_accumulator.py)
-NAN, PINF, NINF, NONNEG = DIGITS, DIGITS + 1, DIGITS + 2, DIGITS + 3
-THREAD_CHUNK = 256  # elements a thread sums in float64 before they enter the digits
-SPAN = 29 - 8  # binades a chunk of THREAD_CHUNK FLOAT32 elements may span and still sum exactly
-# Blocks per multiprocessor a row scan aims for, the fewest elements a row's piece holds, and the threads per
-# multiprocessor a column scan aims for (rows split into pieces where the outputs are fewer).
-ROW_BLOCKS_PER_SM = 8
-ROW_PIECE = BLOCK * 64
-COLUMN_THREADS_PER_SM = 1024
-COLUMN_PIECE = 64
-
-EXACT_FUNCTIONS = frozenset({"SUM", "AVERAGE", "L1"})
-ORDER_FUNCTIONS = frozenset({"MAX", "MIN"})
-FLOATS = frozenset({DataType.FLOAT32, DataType.FLOAT16})
-WRAP_TYPES = frozenset({DataType.INT32, DataType.UINT32})
-ORDER_TYPES = FLOATS | {DataType.INT32, DataType.INT16, DataType.INT8, DataType.UINT32, DataType.UINT16,
-                        DataType.UINT8}
-SIGNED = frozenset({DataType.INT32, DataType.INT16, DataType.INT8})
-# Output format of the exact sums: precision, base (in units of 2**-149), infinity's, NaN's and the sign's bits.
-FORMATS = {DataType.FLOAT32: (24, 0, 0x7F800000, 0x7FC00000, 0x80000000),
-           DataType.FLOAT16: (11, 125, 0x7C00, 0x7E00, 0x8000)}
-WORDS = {"exact": DIGITS + 4, "wrap": 1, "order": 2}
-
-
-def mode(spec: KernelSpec) -> str:
-    """How ``spec``'s accumulation runs: "exact" (float sums), "wrap" (integer SUM) or "order" (MAX, MIN); a
-    function or type not lowered is refused by name."""
-    accumulation = spec.accumulation
-    assert accumulation is not None
-    function, x = accumulation.function, spec.inputs[0]
-    if len(spec.inputs) != 1 or x is None or spec.extra or repr(spec.element) != f"Load(0, {x.name})":
-        raise kernel_unsupported(spec.operator, "Accumulation element", "must be the input's own elements on "
-                                 "backend 'cuda' (a computed prologue is not lowered for REDUCE's value functions)",
-                                 repr(spec.element))
-    if function in EXACT_FUNCTIONS and x in FLOATS:
-        return "exact"
-    if function == "SUM" and x in WRAP_TYPES:
-        return "wrap"
-    if function in ORDER_FUNCTIONS and x in ORDER_TYPES:
-        return "order"
-    raise unsupported_function(spec.operator, function, x)
-
-
-def unsupported_function(operator: str, function: str, x: DataType) -> KernelUnsupportedError:
-    return kernel_unsupported(operator, "Function", "must be SUM, AVERAGE or L1 of FLOAT32 or FLOAT16, SUM of "
-                              "INT32 or UINT32, MAX or MIN, or ARGMIN or ARGMAX on backend 'cuda'",
-                              f"{function} of {x.name}")
-
-
-def layouts(spec: KernelSpec, x: TensorDesc, output: TensorDesc) -> tuple[Layout, Layout]:
-    """The kept layout (strides of the InputTensor, then the OutputTensor) and the reduced one (the
-    InputTensor's)."""
-    assert spec.accumulation is not None
-    return split_axes(x.sizes, x.effective_strides, output.effective_strides, spec.accumulation.axes)
-
-
-@dataclass(frozen=True)
-class ReducePlan:
-    """How a REDUCE scan runs: ``rows`` (a block per piece of an output, its threads striding along the
-    reduction: the input's fastest-moving dimension is reduced) or ``columns`` (a thread per piece, adjacent
-    threads on adjacent outputs: it is kept); each output's reduction cut into ``splits`` pieces of ``chunk``
-    elements."""
-
-    family: str
-    splits: int
-    chunk: int
-    outputs: int
-    length: int
-
-    @property
-    def items(self) -> int:
-        return self.outputs * self.splits
-
-
-def plan_reduce(x: TensorDesc, axes: Sequence[int], kept: Layout, reduced: Layout, sm_count: int) -> ReducePlan:
-    """The plan by shape: rows or columns as the input's fastest-moving dimension is reduced or kept, pieces
-    where the outputs are too few to fill the GPU."""
-    outputs, length = math.prod(kept.sizes), math.prod(reduced.sizes)
-    moving = [(s, k) for k, (n, s) in enumerate(zip(x.sizes, x.effective_strides)) if n > 1 and s > 0]
-    rows = not moving or min(moving)[1] in axes
-    if rows:
-        blocks = sm_count * ROW_BLOCKS_PER_SM
-        splits = max(1, min(int(blocks / outputs + 0.5), math.ceil(length / ROW_PIECE)))
-    else:
-        threads = sm_count * COLUMN_THREADS_PER_SM
-        splits = 1 if outputs * 2 >= threads else max(1, min(math.ceil(threads / outputs),
-                                                              math.ceil(length / COLUMN_PIECE)))
-    chunk = max(1, math.ceil(length / splits))
-    return ReducePlan("rows" if rows else "columns", math.ceil(length / chunk) if length else 1, chunk, outputs,
-                      length)
-
-
-MOST_CHUNKS = 1 << 25  # chunks an output's digits take without a carry (the module's docstring)
-
-
-def check_plan(operator: str, plan: ReducePlan) -> None:
-    """Refuse, by name, a reduction whose digits could overflow before the finish pass (an output's chunks: its
-    elements / THREAD_CHUNK, and one more a thread's piece) or whose indices would wrap (32-bit counters)."""
-    chunks = plan.length // THREAD_CHUNK + plan.splits * (BLOCK if plan.family == "rows" else 1)
-    if chunks > MOST_CHUNKS or plan.length + BLOCK >= 1 << 32:
-        raise kernel_unsupported(operator, "InputTensor.Sizes", f"must give at most {MOST_CHUNKS} chunks of "
-                                 f"{THREAD_CHUNK} elements an output and fewer than 2**32 - {BLOCK} reduced elements "
-                                 "on backend 'cuda'", f"{plan.length} elements in {plan.splits} pieces")
-
-
-def grid(plan: ReducePlan, sm_count: int) -> int:
-    """The scan's blocks (grid-stride loops: any count gives the same words)."""
-    if plan.family == "rows":
-        return max(1, min(plan.items, sm_count * 32))
-    return max(1, min(math.ceil(plan.items / BLOCK), sm_count * 32))
-
-
-def finish_grid(plan: ReducePlan, sm_count: int) -> int:
-    return max(1, min(math.ceil(plan.outputs / BLOCK), sm_count * 32))
-
+from .reduce_plan import NAN, NINF, NONNEG, PINF, SIGNED, SPAN, THREAD_CHUNK, WORDS, ReducePlan, mode
 
 # Exact helpers: a float64 multiple of 2**-149 added to the digits (``sum_accumulator.add_double``), atomically.
 ADD_DOUBLE = r"""
@@ -364,130 +246,3 @@ def scan_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, reduced: Layou
 def _merge(how: str) -> str:
     """The atomic operation that merges a word of two partial results."""
     return "atomicMax" if how == "order" else "atomicAdd"
-
-
-# ``sum_rounding.finish`` in C: the digits (base 2**32, units 2**-149; d[DIGITS..] zero) of one output as the format's
-# bits, rounded once to nearest even. ``d`` holds DIGITS + 3 int64.
-FINISH_HELPERS = r"""
-#define FIN_DIGITS 14
-__device__ __forceinline__ void carry(ll* d) {
-    for (int k = 0; k < FIN_DIGITS - 1; ++k) {
-        const ll c = d[k] >> 32;  // arithmetic: floor division by 2**32
-        d[k] &= 0xFFFFFFFFll;
-        d[k + 1] += c;
-    }
-}
-__device__ __forceinline__ ll bits_at(const ll* d, int lo, int width) {
-    const int k = lo >> 5, r = lo & 31;
-    ll out = k < FIN_DIGITS ? d[k] >> r : 0;
-    if (r && k + 1 < FIN_DIGITS) out |= (d[k + 1] & ((1ll << r) - 1)) << (32 - r);
-    return out & ((1ll << width) - 1);
-}
-__device__ __forceinline__ bool any_below(const ll* d, int p) {
-    const int k = p >> 5;
-    for (int j = 0; j < k && j < FIN_DIGITS; ++j) if (d[j] != 0) return true;
-    return k < FIN_DIGITS && (d[k] & ((1ll << (p & 31)) - 1)) != 0;
-}
-__device__ __forceinline__ ll round_bits(const ll* d, bool sticky, int precision, int base, bool* nonzero) {
-    int top = -1;
-    for (int k = FIN_DIGITS - 1; k >= 0; --k) {
-        if (d[k] != 0) { top = 32 * k + 63 - __clzll(d[k]); break; }
-    }
-    *nonzero = top >= 0;
-    if (top < 0) return 0;
-    const int s = max(top - (precision - 1), base);
-    ll q = bits_at(d, s, min(precision, 32));
-    const ll half = s >= 1 ? bits_at(d, s - 1, 1) : 0;
-    const bool rest = sticky || (s >= 1 && any_below(d, s - 1));
-    if (half && (rest || (q & 1))) q += 1;
-    return ((ll)(s - base) << (precision - 1)) + q;
-}
-"""
-
-
-def finish_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, output: DataType) -> str:
-    """The finish pass: one thread an output, its words turned into its value, stored, and zeroed."""
-    how = mode(spec)
-    assert spec.accumulation is not None
-    words = WORDS[how]
-    place = decompose("o", kept.sizes, [kept.strides[1]], ["off"])
-    head = (f'\nextern "C" __global__ void __launch_bounds__({BLOCK}) opendml_kernel(const ull pacc, '
-            f"const ull pout) {{\n"
-            f"    ull* acc = (ull*)pacc;\n"
-            f"    for (unsigned int o = blockIdx.x * blockDim.x + threadIdx.x; o < {plan.outputs}u;"
-            f" o += gridDim.x * blockDim.x) {{\n"
-            f"        ull* a = acc + (ull)o * {words}u;\n        ull off = 0;\n        {place}\n")
-    if how == "exact":
-        body = _finish_exact(spec.accumulation.function == "AVERAGE", plan.length, output)
-        helpers = FINISH_HELPERS
-    elif how == "wrap":
-        body = f"        (({C_TYPE[output]}*)pout)[off] = ({C_TYPE[output]})a[0];\n        a[0] = 0;\n"
-        helpers = ""
-    else:
-        body = _finish_order(spec.accumulation.function == "MAX", output)
-        helpers = ""
-    return PRELUDE + helpers + head + body + "    }\n}\n"
-
-
-def _finish_exact(average: bool, count: int, output: DataType) -> str:
-    precision, base, inf_bits, nan_bits, sign_bit = FORMATS[output]
-    storage = "unsigned int" if output is DataType.FLOAT32 else "unsigned short"
-    divide = ""
-    if average:  # |V| * 2**64 // count, the remainder sticky: units of 2**-(149 + 64)
-        divide = f"""
-        for (int k = FIN_DIGITS - 1; k > 1; --k) d[k] = d[k - 2];
-        d[0] = 0; d[1] = 0;
-        ull r = 0;
-        for (int k = FIN_DIGITS - 1; k >= 0; --k) {{
-            const ull cur = (r << 32) | (ull)d[k];
-            d[k] = (ll)(cur / {count}ull);
-            r = cur - (ull)d[k] * {count}ull;
-        }}
-        sticky = r != 0;
-        b += 64;"""
-    return f"""        ll d[FIN_DIGITS];
-        for (int k = 0; k < FIN_DIGITS; ++k) d[k] = k < {DIGITS} ? (ll)a[k] : 0;
-        const bool nan = a[{NAN}] != 0, pinf = a[{PINF}] != 0, ninf = a[{NINF}] != 0;
-        const bool nonneg = a[{NONNEG}] != 0 || {int(count == 0)};
-        for (int k = 0; k < {DIGITS + 4}; ++k) a[k] = 0;
-        ll bits;
-        if (nan || (pinf && ninf)) {{
-            bits = {nan_bits};
-        }} else if (pinf || ninf) {{
-            bits = ninf ? {inf_bits | sign_bit} : {inf_bits};
-        }} else {{
-            carry(d);
-            bool negative = false;
-            if (d[FIN_DIGITS - 1] < 0) {{
-                negative = true;
-                for (int k = 0; k < FIN_DIGITS; ++k) d[k] = -d[k];
-                carry(d);
-            }}
-            bool sticky = false;
-            int b = {base};{divide}
-            bool nonzero;
-            bits = round_bits(d, sticky, {precision}, b, &nonzero);
-            if (bits >= {inf_bits}) bits = {inf_bits};
-            if (negative || (!nonzero && !nonneg)) bits |= {sign_bit};
-        }}
-        (({storage}*)pout)[off] = ({storage})bits;
-"""
-
-
-def _finish_order(largest: bool, output: DataType) -> str:
-    key = "a[0] - 1ull" if largest else "(1ull << 32) - a[0]"
-    if output is DataType.FLOAT32:
-        value = ("(key >> 31) ? (key & 0x7FFFFFFFu) : ~key", "unsigned int", "0x7FC00000u")
-    elif output is DataType.FLOAT16:
-        value = ("(key >> 15) ? (key & 0x7FFFu) : (~key & 0xFFFFu)", "unsigned short", "0x7E00u")
-    elif output in SIGNED:
-        value = ("(int)(key ^ 0x80000000u)", C_TYPE[output], "")
-    else:
-        value = ("key", C_TYPE[output], "")
-    expression, storage, nan = value
-    nan_case = f"a[1] ? {nan} : " if nan else ""
-    return f"""        const unsigned int key = (unsigned int)({key});
-        (({storage}*)pout)[off] = ({storage})({nan_case}({expression}));
-        a[0] = 0;
-        a[1] = 0;
-"""

@@ -1,5 +1,6 @@
 """REDUCE's value functions on CUDA: the scan and finish kernels of one reduction, its words of scratch, and
-its launches (``reduce_c`` renders the sources and says why the result is the same bits whatever the launch)."""
+its launches (``reduce_plan`` plans them, ``reduce_c`` and ``reduce_finish_c`` render the sources; ``reduce_c`` says why
+the result is the same bits whatever the launch)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import cupy
 import numpy as np
 
 from ...kernels.spec import KernelSpec
-from . import reduce_c
+from . import reduce_c, reduce_finish_c, reduce_plan
 from .argmin_kernel import _Turns
 from .compiler import kernel, title
 from .launch import PackedLaunch, bound_address, current_stream
@@ -30,22 +31,22 @@ class ReduceKernel:
 
     def __init__(self, backend: CudaBackend, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
                  output: TensorDesc) -> None:
-        self.how = reduce_c.mode(spec)  # refuses a function or type not lowered, by name
+        self.how = reduce_plan.mode(spec)  # refuses a function or type not lowered, by name
         x = inputs[0]
         assert x is not None and spec.accumulation is not None
         self.backend, self.spec = backend, spec
-        self.kept, self.reduced = reduce_c.layouts(spec, x, output)
-        self.plan = reduce_c.plan_reduce(x, spec.accumulation.axes, self.kept, self.reduced, backend.sm_count)
-        reduce_c.check_plan(spec.operator, self.plan)
+        self.kept, self.reduced = reduce_plan.layouts(spec, x, output)
+        self.plan = reduce_plan.plan_reduce(x, spec.accumulation.axes, self.kept, self.reduced, backend.sm_count)
+        reduce_plan.check_plan(spec.operator, self.plan)
         function = spec.accumulation.function
         self._scan = kernel(reduce_c.scan_kernel(spec, self.plan, self.kept, self.reduced),
                             title(spec, f"REDUCE {function}, {self.plan.family} scan"))
-        self._finish = kernel(reduce_c.finish_kernel(spec, self.plan, self.kept, output.data_type),
+        self._finish = kernel(reduce_finish_c.finish_kernel(spec, self.plan, self.kept, output.data_type),
                               title(spec, f"REDUCE {function}, finish"))
-        self._words = cupy.zeros(self.plan.outputs * reduce_c.WORDS[self.how], dtype=cupy.uint64)
+        self._words = cupy.zeros(self.plan.outputs * reduce_plan.WORDS[self.how], dtype=cupy.uint64)
         cupy.cuda.get_current_stream().synchronize()  # zeroed before a launch on any stream reads them
-        self._grid = (reduce_c.grid(self.plan, backend.sm_count),)
-        self._finish_grid = (reduce_c.finish_grid(self.plan, backend.sm_count),)
+        self._grid = (reduce_plan.grid(self.plan, backend.sm_count),)
+        self._finish_grid = (reduce_plan.finish_grid(self.plan, backend.sm_count),)
         self._turns = _Turns()
 
     def initialize(self) -> None:
