@@ -85,6 +85,7 @@ ARGMIN_CASES = {
     "rows of a block": ArgMinCase((4000, 1536), (1,), _rows(BLOCK, False, True)),
     "rows of a block, single loads": ArgMinCase((3000, 1999), (1,), _rows(BLOCK, False, False)),
     "few long rows, a block combines": ArgMinCase((3, 400_000), (1,), _rows(BLOCK, True, True, BLOCK), pool=3),
+    "few rows of a cluster": ArgMinCase((3, 100_000), (1,), _rows(BLOCK, True, True, BLOCK), pool=3),
     "rows in pieces, many outputs": ArgMinCase((1000, 20000), (1,), _rows(BLOCK, True, True)),
     "one long vector in pieces": ArgMinCase((1_000_003,), (0,), _rows(BLOCK, True, False, BLOCK), pool=1),
     "reduced axes around a kept one": ArgMinCase((30, 200, 1000), (0, 2), _rows(BLOCK, True, True, BLOCK), pool=8),
@@ -96,10 +97,11 @@ ARGMIN_CASES = {
 }
 ARGMIN_TYPES = {"FLOAT32": T.INT64, "INT16": T.UINT32}  # input type: output type
 
-# The cases of fewer rows than half the multiprocessors: on a GPU with thread-block clusters (sm_90 on) each row
-# is one cluster's blocks (plan.cluster_plan); the GPU tests run them a second time with clusters off, so the
-# split plan they are named for is still checked there.
-CLUSTERED_CASES = ("few long rows, a block combines", "one long vector in pieces")
+# The case of fewer rows than half the multiprocessors, each of at most plan.CLUSTER_ROW_BYTES: on a GPU with
+# thread-block clusters (sm_90 on) each row is one cluster's blocks (plan.cluster_plan); the GPU tests run it a
+# second time with clusters off, so the split plan it takes elsewhere is checked there too. Longer rows ("few long
+# rows", "one long vector") are split whatever the GPU.
+CLUSTERED_CASES = ("few rows of a cluster",)
 # (case, whether clusters may be planned): every case as the device plans it, the clustered ones without too
 CLUSTER_SETTINGS = [(name, True) for name in ARGMIN_CASES] + [(name, False) for name in CLUSTERED_CASES]
 

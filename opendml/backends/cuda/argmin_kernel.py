@@ -322,7 +322,7 @@ class AddressLaunch:
         """The launches of the plan these addresses take: its scan, and its combine pass where it has one."""
         kernel = self._kernel
         launch = kernel._launch(list(addresses))
-        partials: tuple[int, ...] = ()
+        partials: tuple[int, ...] = (0, 0)  # every scan takes the partial results' addresses, read where it splits
         combine = None
         if launch.plan.partial:
             if self._scratch is None:
