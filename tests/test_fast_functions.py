@@ -60,6 +60,9 @@ RANGES = {
     "ASINH": Fast(-3.4028235e38, 3.4028235e38, np.arcsinh, 2, 13, (), "asinh"),
     "ACOSH": Fast(0.99999994, 3.4028235e38, np.arccosh, 2, 7, (0.99999994, 0.5, 0.0, -1.0, -3e38), "acosh"),
     "ATANH": Fast(-1.0, 1.0, np.arctanh, 2, 13, (1.0, -1.0, 1.0000001, 3e38, -3e38), "atanh"),
+    "ASIN": Fast(-1.0, 1.0, np.arcsin, 2, 8, (1.0, -1.0, 1.0000001, 3e38, -3e38), "asin"),
+    "ACOS": Fast(-1.0, 1.0000001, np.arccos, 2, 8, (-1.0, 1.0000001, -1.0000001, 3e38, -3e38), "acos"),
+    "SOFTPLUS": Fast(-100.0, 3.4028235e38, lambda x: np.logaddexp(0.0, x), 2, 16, (-100.0, -1e30, -3e38), "softplus"),
 }
 FUNCTIONS = sorted(RANGES)
 OPERATORS = [name for name in FUNCTIONS if RANGES[name].python]  # those with an operator of their own
@@ -145,10 +148,10 @@ def test_the_checked_evaluation_marks_what_it_cannot_trust(name: str) -> None:
 
 
 def _spread(rng: np.random.Generator, n: int, name: str) -> np.ndarray:
-    if name in ("ATANH", "ACOSH"):  # their domains, every magnitude of |x| and of x - 1, and 5 % outside
+    if name in ("ATANH", "ACOSH", "ASIN", "ACOS"):  # their domains, every magnitude of |x| and of x - 1, and 5 % outside
         u = rng.uniform(-1, 1, n)
         u = np.where(rng.random(n) < 0.3, np.ldexp(u, -rng.integers(1, 140, n)), u)
-        inside = u if name == "ATANH" else 1.0 + np.abs(np.where(rng.random(n) < 0.5, u, np.ldexp(u, 60)))
+        inside = u if name != "ACOSH" else 1.0 + np.abs(np.where(rng.random(n) < 0.5, u, np.ldexp(u, 60)))
         return np.where(rng.random(n) < 0.05, rng.uniform(-3, 3, n), inside).astype(np.float32)
     if name != "LOG":
         wide = rng.uniform(-110, 110, n)

@@ -1,4 +1,4 @@
-"""Trigonometric functions and the arctangent.
+"""Trigonometric functions and their inverses.
 
 SIN, COS, TAN
 -------------
@@ -22,7 +22,22 @@ result at least ``pi / 4``, so no cancellation; ``pi / 2`` as two doubles). For 
 exact for a FLOAT32 ``b``: few significant bits; the quotient rounded once; ``|t| <= 2**-7``), and ``atan(b) =
 atan(c) + atan(t)``: ``atan(c)`` from a table (the double nearest a 60-digit value), ``atan(t)`` by its Taylor
 polynomial to ``t**13 / 13`` (the first term left out below ``2**-98`` of ``t``). For ``j >= 1`` the two terms
-cancel by at most a factor 2 (``|atan(t)| <= 2**-7 <= atan(c) / 2``): within 4 ulps; from ``1 / a``, 5.
+cancel by at most a factor 2 (``|atan(t)| <= 2**-7 <= atan(c) / 2``): within 4 ulps; from ``1 / a``, 5. Of any
+double ``a`` (``atan_double``, ASIN's and ACOS's arguments), ``b c`` and ``1 + b c`` round once each (``b c <= 1``:
+``1 + b c`` within ``1.5u``), the quotient within ``2u``, ``atan(t)`` within ``2u |t|`` plus its polynomial's:
+within 6 ulps. At ``a = inf``, ``1 / a`` is 0 and the result ``pi / 2``.
+
+ASIN, ACOS
+----------
+Each an arctangent (``atan_double``, whose condition number ``t / ((1 + t**2) atan(t))`` is at most 1: a relative
+error of its argument carries over at most once), no cancellation. ASIN, for ``|d| < 1`` (else redo: +-1 give
++-pi/2 rounded, the rest NaN, on the exact path): ``asin(a) = atan(a / sqrt(1 - a**2))`` on ``a = |d|`` (the
+sign put back: odd, a zero keeps its sign), ``1 - a**2`` exact from ``a >= 0.5`` as ``(1 - a) (1 + a)`` (24 and 25
+significant bits), below it rounded once (``a**2`` exact, ``1 - a**2 >= 0.75``); the root and the quotient one
+rounding each: the argument within ``1.5u``, the result within 8 ulps. ACOS, for ``-1 < d <= 1`` (else redo: -1
+gives pi rounded): ``acos(d) = 2 atan(sqrt((1 - d) / (1 + d)))``, ``1 - d`` and ``1 + d`` exact from ``|d| >=
+2**-29``, else rounded once each; the quotient and the root one rounding each: the argument within ``2u``, the
+result within 8 ulps (``acos(1)`` is +0.0).
 """
 
 from __future__ import annotations
@@ -148,11 +163,9 @@ _ATAN_TABLE, _HALF_PI_HI, _HALF_PI_LO = _atan_constants()
 
 
 @inline
-def ATAN(v):  # type: ignore[no-untyped-def]
-    """ATAN's evaluation of a FLOAT32 value, and whether the value is inside its range."""
-    d = np.float64(v)
-    inside = abs(d) < np.inf  # False for NaN and the infinities
-    a = abs(d) if inside else 0.5
+def atan_double(a):  # type: ignore[no-untyped-def]
+    """atan(a) for a double ``0 <= a <= inf``: within 5 ulps for a FLOAT32's ``a``, 6 for any (the module's
+    docstring)."""
     large = a > 1.0
     b = divide(1.0, a) if large else a
     j = np.int64(b * 64.0 + 0.5)  # b in [0, 1]: the nearest j / 64 (a tie either way)
@@ -166,5 +179,31 @@ def ATAN(v):  # type: ignore[no-untyped-def]
     p = _A2 + s * p
     p = _A1 + s * p
     small = _ATAN_TABLE[j] + (t + t * (s * p))
-    y = (_HALF_PI_HI - small) + _HALF_PI_LO if large else small
-    return math.copysign(y, d), inside
+    return (_HALF_PI_HI - small) + _HALF_PI_LO if large else small
+
+
+@inline
+def ATAN(v):  # type: ignore[no-untyped-def]
+    """ATAN's evaluation of a FLOAT32 value, and whether the value is inside its range."""
+    d = np.float64(v)
+    inside = abs(d) < np.inf  # False for NaN and the infinities
+    return math.copysign(atan_double(abs(d) if inside else 0.5), d), inside
+
+
+@inline
+def ASIN(v):  # type: ignore[no-untyped-def]
+    """ASIN's evaluation of a FLOAT32 value, and whether the value is inside its range."""
+    d = np.float64(v)
+    inside = abs(d) < 1.0  # False for NaN, the infinities and +-1
+    a = abs(d) if inside else 0.5
+    q = (1.0 - a) * (1.0 + a) if a >= 0.5 else 1.0 - a * a
+    return math.copysign(atan_double(divide(a, math.sqrt(q))), d), inside
+
+
+@inline
+def ACOS(v):  # type: ignore[no-untyped-def]
+    """ACOS's evaluation of a FLOAT32 value, and whether the value is inside its range."""
+    d = np.float64(v)
+    inside = (d > -1.0) & (d <= 1.0)  # False for NaN, the infinities and -1
+    x = d if inside else 0.5
+    return 2.0 * atan_double(math.sqrt(divide(1.0 - x, 1.0 + x))), inside
