@@ -636,10 +636,10 @@ def _fields_used(value: object, found: set[str]) -> None:
 
 def test_the_rich_model_uses_every_field() -> None:
     """Every field of the reader's tables appears in the rich model, so the schema tests below see it."""
-    from opendml.dispatch import commands, model, operators, resources
+    from opendml.dispatch import commands, descriptions, dispatchables, model, operators, resources
 
     tables = [model.MODEL_FIELDS, resources.RESOURCE_FIELDS, resources.CONSTANT_FIELDS, resources.SEQUENCE_FIELDS,
-              resources.FILE_FIELDS, operators.DISPATCHABLE_FIELDS, operators.TENSOR_FIELDS, commands.BINDING_FIELDS,
+              resources.FILE_FIELDS, dispatchables.DISPATCHABLE_FIELDS, descriptions.TENSOR_FIELDS, commands.BINDING_FIELDS,
               *(fields for fields, _ in commands.COMMAND_FIELDS.values()),
               *([f.name for f in op.fields] for op in operators.OPERATORS)]
     used: set[str] = set()
@@ -758,7 +758,7 @@ def test_what_the_reader_refuses_the_schema_refuses(tmp_path: Path, validator: o
 
 def test_every_name_the_schema_lists_is_read() -> None:
     """Enum spellings in the schema are those opendml's parsers take, and every member is listed."""
-    from opendml.dispatch.operators import parse_operator_type
+    from opendml.dispatch.dispatchables import parse_operator_type
     from opendml.dispatch.schema import model_schema
 
     defs = model_schema()["$defs"]

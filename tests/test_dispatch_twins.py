@@ -10,7 +10,7 @@ from dispatch_helpers import printed, write_model
 
 import opendml as dml
 from opendml.cli import main
-from opendml.dispatch import operators
+from opendml.dispatch import dispatchables
 from opendml.dispatch.reader import parse_json
 
 PREFIX = "opendml dispatch: error: "
@@ -18,8 +18,8 @@ F32 = {"DataType": "FLOAT32", "Sizes": [2, 3]}
 ROWS = {"DataType": "INT64", "Sizes": [2, 1]}
 
 
-def _desc(text: str) -> operators.Dispatchable:
-    return operators.parse_dispatchable("d", parse_json(text, "m.json"), "dispatchables.d")
+def _desc(text: str) -> dispatchables.Dispatchable:
+    return dispatchables.parse_dispatchable("d", parse_json(text, "m.json"), "dispatchables.d")
 
 
 def _arg(op: str, **fields: object) -> dict:

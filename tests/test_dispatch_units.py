@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import opendml as dml
-from opendml.dispatch import operators, timing
+from opendml.dispatch import dispatchables, operators, timing
 from opendml.dispatch import progress as progress_module
 from opendml.dispatch.errors import ModelError, locate
 from opendml.dispatch.formatting import format_values
@@ -41,7 +41,7 @@ def test_every_operator_is_a_directml_operator_type() -> None:
 ])
 def test_an_unknown_operator_type_says_whether_directml_has_it(name: str, message: str) -> None:
     with pytest.raises(ModelError, match=message):
-        operators.parse_operator_type(name, "type")
+        dispatchables.parse_operator_type(name, "type")
 
 
 @pytest.mark.parametrize("spec", operators.OPERATORS, ids=lambda spec: spec.name)
@@ -54,8 +54,8 @@ def test_operator_fields_match_the_descriptions(spec: operators.OperatorSpec) ->
     assert [f.optional for f in spec.tensors] == [t.optional for t in schema.tensors]
 
 
-def _desc(text: str) -> operators.Dispatchable:
-    return operators.parse_dispatchable("d", parse_json(text, "m.json"), "dispatchables.d")
+def _desc(text: str) -> dispatchables.Dispatchable:
+    return dispatchables.parse_dispatchable("d", parse_json(text, "m.json"), "dispatchables.d")
 
 
 def test_tensor_desc_defaults_and_long_form() -> None:

@@ -2,7 +2,8 @@
 
 The pieces, each in its own module: ``reader`` (JSON as DxDispatch reads it), ``fields`` (typed reads
 naming JSON paths), ``paths`` (file names checked, outputs confined), ``resources`` (buffers and
-initial values), ``operators`` (DirectML operator descriptions to opendml descriptions), ``graphs``
+initial values), ``operators`` (the DirectML operators and their fields), ``dispatchables`` (operator
+dispatchables), ``descriptions`` (DirectML operator descriptions to opendml descriptions), ``graphs``
 (graph dispatchables: DML_GRAPH_DESC of operator dispatchables), ``commands``
 (dispatch, print, writeFile), ``model`` (the whole file, checked before anything runs), ``runner``
 (running it on a device), ``outputs`` (files put in place only when a run succeeds), ``timing`` and

@@ -21,9 +21,7 @@ from dataclasses import dataclass
 
 from .. import ExecutionFlags, GraphDesc, InputEdge, IntermediateEdge, OperatorNode, OutputEdge
 from ..operator import Operator
-from .errors import child, describe, model_error
-from .fields import expect_object, expect_string, expect_uint, wrong_type
-from .operators import (
+from .dispatchables import (
     COMPILE_GRAPH,
     DISPATCHABLE_FIELDS,
     Dispatchable,
@@ -31,6 +29,8 @@ from .operators import (
     parse_common,
     parse_dispatchable,
 )
+from .errors import child, describe, model_error
+from .fields import expect_object, expect_string, expect_uint, wrong_type
 from .reader import JsonObject
 
 NAME_LISTS = ("Inputs", "Outputs", "Nodes")

@@ -17,11 +17,11 @@ from ..graphs import CompiledGraph
 from ..operator import Operator
 from ..recording import CommandList, CommandQueue, CommandRecorder
 from .commands import Command, DispatchCommand, PrintCommand, WriteFileCommand
+from .dispatchables import COMPILE_GRAPH, Dispatchable
 from .errors import ModelError, child, guard, locate
 from .formatting import format_chunks, format_verbose
 from .graphs import AnyDispatchable, GraphDispatchable, one_node_graph
 from .model import Model
-from .operators import COMPILE_GRAPH, Dispatchable
 from .outputs import StagedFiles
 from .progress import Progress
 from .timing import TimingOptions, measure, report

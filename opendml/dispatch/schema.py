@@ -15,20 +15,16 @@ from __future__ import annotations
 from typing import Any
 
 from .commands import BINDING_FIELDS, COMMAND_FIELDS
+from .descriptions import BUFFER_TENSOR_FIELDS, SCALAR_MEMBERS
+from .dispatchables import COMPILE_GRAPH, COMPILE_TYPES, DISPATCHABLE_FIELDS, GRAPH_TYPE
 from .fields import FLOAT_WORDS, UINT32_MAX, UINT64_MAX, Names
 from .graphs import EDGES, GRAPH_DESC_FIELDS, GRAPH_DESC_REQUIRED
 from .model import MODEL_FIELDS
 from .operators import (
-    BUFFER_TENSOR_FIELDS,
-    COMPILE_GRAPH,
-    COMPILE_TYPES,
     DATA_TYPE_NAMES,
-    DISPATCHABLE_FIELDS,
     EXECUTION_FLAG_NAMES,
-    GRAPH_TYPE,
     OPERATOR_NAMES,
     OPERATORS,
-    SCALAR_MEMBERS,
     TENSOR_FLAG_NAMES,
     TENSOR_TYPE_NAMES,
     OperatorSpec,
