@@ -32,11 +32,10 @@ from .node_c import (
     Lowering,
     Options,
     clamp_bounds,
-    held_type,
     holds_double,
-    storage_form,
     unsupported,
 )
+from .node_conversions_c import held_type, storage_form
 
 __all__ = [
     "ARITHMETIC",
