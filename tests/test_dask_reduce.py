@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import opendml as dml
 from opendml.backends import cpu_kernels
-from opendml.backends.cpu_kernels import accumulations
+from opendml.backends.cpu_kernels import sum_partials
 from tests.reduce_oracle import oracle_l2, oracle_sum, oracle_sum_square
 
 da = pytest.importorskip("dask.array")
@@ -92,17 +92,17 @@ def test_the_python_square_words_are_numbas(monkeypatch: pytest.MonkeyPatch) -> 
     rows[1] = -0.0
     rows[2, 7] = np.inf
     rows[4, 9] = np.nan
-    fast = accumulations.square_partials(rows)
+    fast = sum_partials.square_partials(rows)
     monkeypatch.setattr(cpu_kernels, "numba_available", lambda: False)
-    slow = accumulations.square_partials(rows)
-    digits = accumulations.SQUARE_DIGITS
+    slow = sum_partials.square_partials(rows)
+    digits = sum_partials.SQUARE_DIGITS
     assert (fast[:, :digits] == slow[:, :digits]).all()
     assert ((fast[:, digits:] != 0) == (slow[:, digits:] != 0)).all()
     for root in (False, True):
         for dtype in (np.dtype(np.float32), np.dtype(np.float16)):
-            python = accumulations.finish_square_partials(slow, root, dtype)
+            python = sum_partials.finish_square_partials(slow, root, dtype)
             monkeypatch.undo()
-            assert same(python, accumulations.finish_square_partials(fast, root, dtype)), (root, dtype)
+            assert same(python, sum_partials.finish_square_partials(fast, root, dtype)), (root, dtype)
             monkeypatch.setattr(cpu_kernels, "numba_available", lambda: False)
 
 
@@ -117,15 +117,15 @@ def test_the_python_words_are_numbas(monkeypatch: pytest.MonkeyPatch) -> None:
     rows[2, 7] = np.inf
     rows[3, :250] = -rows[3, 250:]
     for absolute in (False, True):
-        fast = accumulations.exact_partials(rows, absolute)
+        fast = sum_partials.exact_partials(rows, absolute)
         monkeypatch.setattr(cpu_kernels, "numba_available", lambda: False)
-        slow = accumulations.exact_partials(rows, absolute)
-        assert (fast[:, :accumulations.DIGITS] == slow[:, :accumulations.DIGITS]).all()
-        assert ((fast[:, accumulations.DIGITS:] != 0) == (slow[:, accumulations.DIGITS:] != 0)).all()
+        slow = sum_partials.exact_partials(rows, absolute)
+        assert (fast[:, :sum_partials.DIGITS] == slow[:, :sum_partials.DIGITS]).all()
+        assert ((fast[:, sum_partials.DIGITS:] != 0) == (slow[:, sum_partials.DIGITS:] != 0)).all()
         for average in (False, True):
-            python = accumulations.finish_partials(slow, 500, average, np.dtype(np.float32))
+            python = sum_partials.finish_partials(slow, 500, average, np.dtype(np.float32))
             monkeypatch.undo()
-            assert same(python, accumulations.finish_partials(fast, 500, average, np.dtype(np.float32)))
+            assert same(python, sum_partials.finish_partials(fast, 500, average, np.dtype(np.float32)))
             monkeypatch.setattr(cpu_kernels, "numba_available", lambda: False)
         monkeypatch.undo()
 

@@ -1,7 +1,7 @@
 """``opendml.reduce`` of a Dask array: the same bits whatever the chunking.
 
 SUM, AVERAGE and L1 of FLOAT32 and FLOAT16: each block's exact sums as accumulator words
-(``cpu_kernels.accumulations.exact_partials``), added word by word across the blocks (integers: exactly, in any
+(``cpu_kernels.sum_partials.exact_partials``), added word by word across the blocks (integers: exactly, in any
 order) and rounded once (``finish_partials``): the exact sum rounded once, as on one array. MAX and MIN (any
 type) and SUM of integers (modulo 2**32): one REDUCE per block, then the same REDUCE over the blocks' results
 (these are exact and associative, so the grouping never shows). SUM_SQUARE and L2 of FLOAT32 and FLOAT16: each
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.cpu_kernels.accumulations import (
+from ..backends.cpu_kernels.sum_partials import (
     DIGITS,
     SQUARE_WORDS,
     WORDS,

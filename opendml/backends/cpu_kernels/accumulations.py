@@ -6,11 +6,13 @@ of ``logsumexp``, where Numba is the kernel module in force; every other functio
 (``OPENDML_CPU_KERNELS=numpy`` and the stand-in while a kernel compiles), runs the NumPy reference of ``ops/reduce.py``.
 Both give the exact sum rounded once (L2: its correctly rounded root; LOG_SUM: the same float64 ``log`` of the same
 float64; LOG_SUM_EXP: the same float64 ``exp``, exact sum and ``log``), so the two paths give the same bits.
+
+The NumPy path's exact SUM and L1 of floats (float64 sums of pieces) are in ``sum_pieces``; exact partial sums that
+are merged elsewhere (Dask's chunks) in ``sum_partials``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -19,6 +21,7 @@ from ...enums import ReduceFunction
 from ...errors import kernel_unsupported
 from ...kernels.spec import Accumulation, KernelSpec
 from ...ops.reduce import ReduceParams, reduce_reference
+from .sum_pieces import _numpy_sums
 
 # The functions and input types the exact-sum kernels take.
 FAST_FUNCTIONS = frozenset({"SUM", "AVERAGE", "L1"})
@@ -60,69 +63,6 @@ def numpy_reduction(spec: KernelSpec) -> Callable[..., None]:
         out[...] = reduce_reference([x], params)
 
     return run
-
-
-WHOLE_ROW_MAX = 1 << 16  # rows up to this long are first summed whole (exact where their span is at most 13)
-PIECE = 1 << 10  # elements of a piece: 24 + 19 + 10 bits, so a piece spanning 19 binades sums exactly
-
-
-def _piece_sums(pieces: np.ndarray, absolute: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's float64 sum (``pieces``: 2-D FLOAT32) and whether it is exact: its nonzero elements span at
-    most ``53 - 24 - log2(row length)`` binades, so that every partial sum, in any order, is a float64 (the
-    argument of ``sum_accumulator``'s module docstring), and no NaN or infinity is among them."""
-    a = pieces.view(np.uint32) << np.uint32(1)
-    hi = a.max(axis=1).astype(np.int64)
-    lo = (a - np.uint32(1)).min(axis=1).astype(np.int64)
-    emax, emin = hi >> 24, np.maximum((lo + 1) >> 24, 1)
-    span = 29 - max(0, int(pieces.shape[1] - 1).bit_length())
-    exact = (hi == 0) | ((emax != 255) & (emax - emin <= span))
-    wide = pieces.astype(np.float64)
-    if absolute:
-        np.abs(wide, out=wide)
-    sums64 = wide.sum(axis=1)
-    zero = sums64 == 0  # NumPy's sum may start from +0.0: the sign of an exact zero is the rule's
-    if zero.any():
-        negative = np.zeros_like(zero) if absolute else (pieces.view(np.uint32) == 0x80000000).all(axis=1)
-        sums64[zero] = np.where(negative[zero], -0.0, 0.0)
-    return sums64, exact
-
-
-def _numpy_sums(rows: np.ndarray, params: ReduceParams, out_dtype: np.dtype) -> np.ndarray:
-    """SUM or L1 of each row (2-D FLOAT32), exact, rounded once to ``out_dtype``: a row whose float64 sum is
-    exact is converted once; any other, by ``_pieces_row``."""
-    absolute = params.function is ReduceFunction.L1
-    count, n = rows.shape
-    result = np.empty(count, out_dtype)
-    rest: list[int] = list(range(count))
-    if n <= WHOLE_ROW_MAX:  # each row's float64 sum, where the whole row's span allows it
-        rest = []
-        step = max(1, (1 << 16) // n)  # rows a step: the float64 temporaries stay in the L2 cache
-        for r0 in range(0, count, step):
-            sums64, exact = _piece_sums(rows[r0:r0 + step], absolute)
-            with np.errstate(over="ignore"):
-                result[r0:r0 + step] = sums64.astype(out_dtype)
-            rest += [r0 + int(k) for k in np.flatnonzero(~exact)]
-    for r in rest:
-        result[r] = _pieces_row(rows[r], params, out_dtype, absolute)
-    return result
-
-
-def _pieces_row(row: np.ndarray, params: ReduceParams, out_dtype: np.dtype, absolute: bool) -> np.generic:
-    """One row's exact sum: the exact float64 sums of its pieces of ``PIECE`` elements, the elements of the other
-    pieces, rounded together as the reference rounds a row; NaN and infinities by the reference."""
-    from ...ops.reduce import _exact_float, _float_row
-
-    whole = row.size // PIECE * PIECE
-    pieces = row[:whole].reshape(-1, PIECE)
-    sums64, exact = _piece_sums(pieces, absolute)
-    if whole == 0 or not np.isfinite(sums64).all() or not np.isfinite(row[whole:]).all():
-        return out_dtype.type(_float_row(params.function, row, out_dtype))
-    rest = np.concatenate([pieces[~exact].ravel(), row[whole:]]).astype(np.float64)
-    parts = np.concatenate([sums64[exact], np.abs(rest) if absolute else rest])
-    if not parts.any():  # zeros only: the sign of the rule
-        return out_dtype.type(_float_row(params.function, row, out_dtype))
-    with np.errstate(over="ignore"):
-        return out_dtype.type(_exact_float(parts, out_dtype))  # type: ignore[no-any-return]
 
 
 def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
@@ -282,157 +222,3 @@ def prepare(spec: KernelSpec, numba: bool) -> None:
         accs = squares.row_accumulators(np.ones((1, 1), np.float32), 1)
         sum_rounding._finished(accs, 1, False, spec.output.numpy, squares.UNIT)
         squares.roots(accs, spec.output.numpy)
-
-
-# --- exact partial sums, merged elsewhere (Dask's chunks) -------------------------------------------------------
-
-def exact_partials(rows: np.ndarray, absolute: bool) -> np.ndarray:
-    """Each row's exact sum (2-D FLOAT32 or FLOAT16, rows contiguous; ``absolute``: of the magnitudes, L1) as the
-    accumulator words of ``sum_accumulator`` (``WORDS`` int64 a row: digits carried, each below 2**32 but the top
-    one, then the NaN, +inf, -inf and "an element other than -0.0" flags). Partials of any split of a row add
-    word by word (flags by a sum read as nonzero) to the whole row's: ``finish_partials`` rounds them once.
-    Numba's accumulator where it is installed, else Python's integers: the same words."""
-    from . import numba_available
-
-    if numba_available():
-        from . import sum_accumulator, sum_halves, sums
-
-        accs = np.zeros((rows.shape[0], sum_accumulator.WORDS), np.int64)
-        function = sum_accumulator.ABS if absolute else sum_accumulator.SUM
-        if rows.dtype == np.float16:
-            sum_halves._half_rows_task(np.ascontiguousarray(rows).view(np.uint16), 0, rows.shape[0], 0, rows.shape[1],
-                                 function, accs)
-        else:
-            sums._rows_task(np.ascontiguousarray(rows, np.float32), 0, rows.shape[0], 0, rows.shape[1], function,
-                            accs)
-        for acc in accs:
-            sum_accumulator._carry(acc[:sum_accumulator.DIGITS])
-        return accs
-    return np.array([_python_words(row, absolute) for row in rows], np.int64).reshape(-1, WORDS)
-
-
-DIGITS, WORDS = 11, 15  # as ``sum_accumulator``: digits of base 2**32 in units of 2**-149, then four flags
-
-
-def _python_words(row: np.ndarray, absolute: bool) -> list[int]:
-    """``exact_partials``' words of one row by Python's integers (every finite float32 is an integer multiple
-    of 2**-149)."""
-    from fractions import Fraction
-
-    values = np.abs(row.astype(np.float64)) if absolute else row.astype(np.float64)
-    finite = values[np.isfinite(values)]
-    total = sum((Fraction(v) for v in finite.tolist()), Fraction(0)) * (1 << 149)
-    assert total.denominator == 1
-    integer = int(total)
-    digits = [(integer >> (32 * k)) & 0xFFFFFFFF for k in range(DIGITS - 1)]
-    digits.append(integer >> (32 * (DIGITS - 1)))  # the top digit keeps the sign
-    flags = [int(np.isnan(values).any()), int(np.isposinf(values).any()), int(np.isneginf(values).any()),
-             int(bool(((row.view(f"u{row.itemsize}") != (1 << (8 * row.itemsize - 1))) | absolute).any()))]
-    return digits + flags
-
-
-def finish_partials(words: np.ndarray, count: int, average: bool, out_dtype: np.dtype) -> np.ndarray:
-    """The merged words of each row (2-D: rows, ``WORDS``) rounded once to ``out_dtype``: the exact sum, or
-    with ``average`` the exact quotient by ``count``."""
-    words = np.array(words, np.int64).reshape(-1, WORDS)
-    words[:, DIGITS:] = words[:, DIGITS:] != 0
-    from . import numba_available
-
-    if numba_available() and not (average and count >= 1 << 31):
-        from . import sum_rounding
-
-        return sum_rounding._finished(words, count, average, out_dtype)
-    from fractions import Fraction
-
-    from ...ops.reduce import _round_fraction
-
-    result = np.empty(words.shape[0], out_dtype)
-    for r, w in enumerate(words.tolist()):
-        nan, pinf, ninf, other = w[DIGITS:]
-        if nan or (pinf and ninf):
-            result[r] = np.nan
-        elif pinf or ninf:
-            result[r] = np.inf if pinf else -np.inf
-        else:
-            exact = Fraction(sum(d << (32 * k) for k, d in enumerate(w[:DIGITS])), 1 << 149)
-            exact /= count if average else 1
-            result[r] = (-0.0 if not other else 0.0) if exact == 0 else _round_fraction(exact, out_dtype)
-    return result
-
-
-SQUARE_DIGITS, SQUARE_WORDS = 20, 24  # as ``squares``: digits of base 2**32 in units of 2**-298, then four flags
-SQUARE_UNIT = 298
-
-
-def square_partials(rows: np.ndarray) -> np.ndarray:
-    """Each row's exact sum of squares (2-D FLOAT32 or FLOAT16) as the accumulator words of ``squares``
-    (``SQUARE_WORDS`` int64 a row: digits in units of 2**-298 carried, then the NaN, +inf, (unused) and "an element
-    seen" flags). Partials of any split of a row add word by word to the whole row's, as ``exact_partials``' do:
-    ``finish_square_partials`` rounds them once (SUM_SQUARE) or takes their correctly rounded root (L2). Numba's
-    accumulator where it is installed, else Python's integers: the same words."""
-    from . import numba_available
-
-    if numba_available():
-        from . import squares, sum_accumulator
-
-        accs = np.zeros((rows.shape[0], squares.WORDS), np.int64)
-        squares._rows_task(np.ascontiguousarray(rows, np.float32), 0, rows.shape[0], 0, rows.shape[1], accs)
-        for acc in accs:
-            sum_accumulator._carry(acc[:squares.DIGITS])
-        return accs
-    return np.array([_python_square_words(row) for row in rows], np.int64).reshape(-1, SQUARE_WORDS)
-
-
-def _python_square_words(row: np.ndarray) -> list[int]:
-    """``square_partials``' words of one row by Python's integers (a float32's square is an integer multiple of
-    2**-298)."""
-    from fractions import Fraction
-
-    values = row.astype(np.float64)
-    finite = values[np.isfinite(values)]
-    total = sum((Fraction(v) ** 2 for v in finite.tolist()), Fraction(0)) * (1 << SQUARE_UNIT)
-    assert total.denominator == 1
-    integer = int(total)
-    digits = [(integer >> (32 * k)) & 0xFFFFFFFF for k in range(SQUARE_DIGITS - 1)]
-    digits.append(integer >> (32 * (SQUARE_DIGITS - 1)))
-    return digits + [int(np.isnan(values).any()), int(np.isinf(values).any()), 0, int(row.size > 0)]
-
-
-def finish_square_partials(words: np.ndarray, root: bool, out_dtype: np.dtype) -> np.ndarray:
-    """The merged words of each row (2-D: rows, ``SQUARE_WORDS``): the exact sum of squares rounded once, or with
-    ``root`` its square root correctly rounded (L2)."""
-    words = np.array(words, np.int64).reshape(-1, SQUARE_WORDS)
-    words[:, SQUARE_DIGITS:] = words[:, SQUARE_DIGITS:] != 0
-    from . import numba_available
-
-    if numba_available():
-        from . import squares, sum_rounding
-
-        if root:
-            return squares.roots(words, out_dtype)
-        return sum_rounding._finished(words, 1, False, out_dtype, squares.UNIT)
-    result = np.empty(words.shape[0], out_dtype)
-    with np.errstate(over="ignore"):  # a sum past the type's largest finite value rounds to inf
-        for r, w in enumerate(words.tolist()):
-            result[r] = _python_square_finish(w, root, out_dtype)
-    return result
-
-
-def _python_square_finish(w: list[int], root: bool, out_dtype: np.dtype) -> np.generic:
-    """``finish_square_partials`` of one row's words by Python's integers."""
-    from fractions import Fraction
-
-    from ...ops.reduce import _round_fraction
-
-    nan, inf = w[SQUARE_DIGITS:SQUARE_DIGITS + 2]
-    total = sum(d << (32 * k) for k, d in enumerate(w[:SQUARE_DIGITS]))
-    if nan or inf:
-        return out_dtype.type(np.nan if nan else np.inf)
-    if total == 0:
-        return out_dtype.type(0.0)
-    if root:  # sqrt(total) * 2**-149: the integer root of total * 4**j (>= 2**60) and a sticky half
-        j = max(0, 61 - total.bit_length() // 2)
-        s = math.isqrt(total << (2 * j))
-        inexact = s * s != total << (2 * j)
-        return _round_fraction(Fraction(2 * s + inexact, 1 << (j + 1 + 149)), out_dtype)
-    return _round_fraction(Fraction(total, 1 << SQUARE_UNIT), out_dtype)

@@ -40,7 +40,7 @@ def record(spec: KernelSpec) -> Normalization:
 
 def _numpy_sums(e: np.ndarray) -> np.ndarray:
     """Each row of the FLOAT32 ``e`` summed exactly, rounded once to FLOAT32 (REDUCE's NumPy path)."""
-    from .accumulations import _numpy_sums as exact_rows
+    from .sum_pieces import _numpy_sums as exact_rows
 
     return exact_rows(e, _SUM, np.dtype(np.float32))
 
