@@ -18,7 +18,7 @@ from tests.rounding_oracle import correctly_rounded
 
 numba = pytest.importorskip("numba", reason="the vector-code evaluations are Numba's")
 
-CHUNK = 512  # codegen.CHUNK, restated: the block boundaries the kernels below straddle
+CHUNK = 512  # codegen_names.CHUNK, restated: the block boundaries the kernels below straddle
 
 
 @pytest.fixture(autouse=True)

@@ -105,7 +105,6 @@ NAN_POLICY_NAMES = Names("NAN_POLICY_", tuple(NanPolicy.__members__), tuple(int(
 
 _INPUT = Field("InputTensor", "input", "input_tensor")
 _OUTPUT = Field("OutputTensor", "output", "output_tensor")
-_SCALE_BIAS = Field("ScaleBias", "scale_bias", "scale_bias", optional=True)
 _SCALE = Field("ScaleTensor", "input", "scale_tensor")
 _ZERO_POINT = Field("ZeroPointTensor", "input", "zero_point_tensor", optional=True)
 # ARGMIN's and ARGMAX's fields; NanPolicy, after DirectML's own, is opendml's extension (IGNORE if left out).
