@@ -179,6 +179,7 @@ def _function(name: str) -> object:
     return getattr(dml, RANGES[name].python)
 
 
+@pytest.mark.thin("name", "n")  # each function and each size; every pair under --slow
 @pytest.mark.parametrize("name", OPERATORS)
 @pytest.mark.parametrize("n", [1, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 7])
 def test_the_checked_kernel_gives_the_models_bits(name: str, n: int) -> None:
@@ -221,7 +222,13 @@ def test_a_large_array_on_threads_against_the_model_and_the_numpy_path(name: str
     np.testing.assert_array_equal(_bits(got[sample]), _bits(_model(x[sample], name)))
 
 
-@pytest.mark.parametrize("name", OPERATORS)
+# One function of each module of fast_functions by default (the fused kernel's checked blocks are the same code for
+# every function); every function under --slow.
+FUSED = ("EXP", "TANH", "ASINH", "SIN", "SOFTPLUS")
+
+
+@pytest.mark.parametrize("name", [name if name in FUSED else pytest.param(name, marks=pytest.mark.slow)
+                                  for name in OPERATORS])
 def test_a_fused_chain_with_an_extra_output_gives_the_operators_bits(name: str) -> None:
     """CLIP -> the function -> ADD compiled into one kernel that also writes the CLIP's result (a kernel of two
     roots, checked in blocks): both outputs equal to the operators called one by one (the model's bits for the
