@@ -272,3 +272,18 @@ def test_expm1_through_elu_against_the_model() -> None:
     holding its hard cases, the values left to the exact path and both zeros."""
     x = -np.abs(_inputs("EXPM1", 3 * CHUNK + 9, 31))
     np.testing.assert_array_equal(_bits(dml.elu(x, alpha=1.0)), _bits(_model(x, "EXPM1")))
+
+
+@pytest.mark.parametrize("into", ["a", "b"])
+def test_a_kernel_of_two_operands_into_either_gives_the_operators_bits(into: str) -> None:
+    """ADD1 with a fused SIGMOID (one kernel of two operands, checked in blocks) written over its first or its
+    second operand: every redone element (NaN, the infinities, values past the evaluation's range, hard cases)
+    still reads both operands as they were, so the result is ADD's then SIGMOID's bits."""
+    a = _inputs("SIGMOID", 3 * CHUNK + 5, 41)
+    b = np.random.default_rng(42).uniform(-1, 1, a.size).astype(np.float32)
+    b[::7] = -120.0  # a + b past the evaluation's range: redone
+    want = dml.sigmoid(dml.add(a, b))
+    out = a if into == "a" else b
+    got = dml.add1(a, b, fused_activation=dml.ActivationSigmoidDesc(None, None), out=out)
+    assert got is out
+    np.testing.assert_array_equal(_bits(got), _bits(want))

@@ -130,7 +130,7 @@ from opendml.backends.cpu_kernels.arithmetic import (bitwise_and, bitwise_or, bi
 from opendml.backends.cpu_kernels.drivers import next_share
 from opendml.backends.cpu_kernels.halves import (double_to_half, float_to_half, half_to_float, round_double_to_half,
                                                  round_to_half)
-from opendml.backends.cpu_kernels.rows import base_offset, in_phase, streamed
+from opendml.backends.cpu_kernels.rows import base_offset, in_phase, overlaps, streamed
 from opendml.backends.cpu_kernels.vectors import stream_typing
 from opendml.backends.cpu_kernels.views import PARALLEL_MIN
 from opendml.dtypes import DataType

@@ -33,6 +33,13 @@ def base_offset(row, sizes, strides):  # type: ignore[no-untyped-def]
 
 
 @inline
+def overlaps(a, b):  # type: ignore[no-untyped-def]
+    """Whether two contiguous 1-D runs share memory (their byte ranges meet)."""
+    pa, pb = a.ctypes.data, b.ctypes.data
+    return a.size > 0 and b.size > 0 and pa < pb + b.size * b.itemsize and pb < pa + a.size * a.itemsize
+
+
+@inline
 def streamed(o, ob, j, end, contiguous):  # type: ignore[no-untyped-def]
     """``(h, t)``: the positions of run ``j``..``end`` (from ``o[ob]``) that streaming stores write, whole
     vectors from the first aligned element; ``(end, end)`` when the run is not contiguous."""
