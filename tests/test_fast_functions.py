@@ -214,9 +214,10 @@ def test_the_checked_kernel_in_place_strided_and_with_scale_and_bias(name: str) 
 
 @pytest.mark.parametrize("name", OPERATORS)
 def test_a_large_array_on_threads_against_the_model_and_the_numpy_path(name: str) -> None:
-    """2**20 elements shared out to threads: every element equal to the NumPy path's (the C library's double
-    function and the table), and 2000 of them with 500 of those left to the exact path to the model."""
-    x = _inputs(name, 1 << 20, 5)
+    """2**19 elements (twice the threads' threshold) shared out to threads: every element equal to the NumPy path's
+    (the C library's double function and the table), and 2000 of them with 500 of those left to the exact path to
+    the model."""
+    x = _inputs(name, 1 << 19, 5)
     got = _function(name)(x)  # type: ignore[operator]
     np.testing.assert_array_equal(_bits(got), _bits(evaluate(name, x, "FLOAT32")))
     low, high = RANGES[name].low, RANGES[name].high
