@@ -39,6 +39,7 @@ on the CPU <= 2 x ``np.argmax``. A peer that is not installed is skipped with a 
     python benchmarks/latency.py                    # CPU
     python benchmarks/latency.py --device cuda      # GPU
     python benchmarks/latency.py --repeats 5 --batch 20 --chain-repeats 10 --out DIR   # a quick run
+    python benchmarks/latency.py --device cuda --profile 20000   # and where argmax's host time goes
 
 Writes ``latency-cpu.csv`` and ``.png`` (``latency-<gpu>.csv``, ``.png`` on the GPU) into
 ``benchmarks/results`` or ``--out``; progress goes to stderr, the table to stdout. The exit status is 1 when
@@ -615,7 +616,30 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--chain-repeats", type=int, default=500, help="timed runs of each chain (default 500)")
     parser.add_argument("--skip", default="", help="comma-separated peers not to run (torch, torch.compile)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="folder for the CSV and the PNG")
+    parser.add_argument("--profile", type=int, default=0,
+                        help="after timing, profile this many calls of each opendml argmax row (cProfile, to stderr: "
+                             "where the host time goes)")
     return parser.parse_args(argv)
+
+
+def profile(calls: Mapping[str, Callable[[], object]], count: int) -> None:
+    """Where each opendml argmax row's host time goes: ``count`` calls under cProfile, the functions by their own
+    time, to stderr."""
+    import cProfile
+    import io
+    import pstats
+
+    for name, call in calls.items():
+        if not name.startswith("opendml"):
+            continue
+        profiler = cProfile.Profile()
+        profiler.enable()
+        for _ in range(count):
+            call()
+        profiler.disable()
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(12)
+        progress(f"argmax: profile of {name}, {count} calls\n{text.getvalue()}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -637,6 +661,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress(f"argmax: timing {len(argmax)} implementations, {args.repeats} samples of {batch} calls")
     for name, samples in host_samples(ctx, {n: i.call for n, i in argmax.items()}, batch, args.repeats).items():
         results.rows.append(Row("argmax", name, samples, 1, "exact"))
+    if args.profile:
+        profile({n: i.call for n, i in argmax.items()}, args.profile)
     q = rng.integers(0, 256, N, dtype=np.uint8)
     progress("chain: building and checking")
     chain = checked(results, "chain", chain_impls(ctx, q), lambda impl: numpy_chain(q))

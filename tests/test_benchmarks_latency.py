@@ -30,7 +30,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Compl
     out = tmp_path_factory.mktemp("latency")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
     done = subprocess.run([sys.executable, str(SCRIPT), "--device", "cpu", "--repeats", "3", "--batch", "5",
-                           "--chain-repeats", "3", "--skip", "torch.compile", "--out", str(out)],
+                           "--chain-repeats", "3", "--skip", "torch.compile", "--profile", "20", "--out", str(out)],
                           env=env, capture_output=True, text=True, check=False, timeout=HANG_SECONDS)
     path = out / "latency-cpu.csv"
     assert path.exists(), done.stdout + done.stderr
@@ -70,3 +70,6 @@ def test_targets_header_and_files(tiny_run) -> None:
         assert path.with_suffix(".png").stat().st_size > 0
     assert "target PASS" in done.stdout or "target FAIL" in done.stdout
     assert "round 1 of 3" in done.stderr and "round 1 of 3" not in done.stdout  # progress on stderr
+    # --profile: the opendml argmax row's 20 calls under cProfile, the functional call among what it lists
+    assert "argmax: profile of opendml argmax (new array), 20 calls" in done.stderr
+    assert "reductions.py" in done.stderr.split("argmax: profile of", 1)[1]
