@@ -289,6 +289,7 @@ def test_every_operator_kernel_compiles_with_nvrtc() -> None:
         NVRTC.destroyProgram(program)
 
 
+@pytest.mark.slow  # 18 s of nvcc where it is installed; NVRTC compiles the same kernels in the default run
 @needs_nvcc
 def test_every_operator_kernel_compiles(tmp_path) -> None:
     sources = [source for _, desc in OPERATORS for source in sources_of(desc)[1]]

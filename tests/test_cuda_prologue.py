@@ -358,6 +358,7 @@ int main() {
     assert subprocess.run([str(program)], capture_output=True, text=True, check=True).stdout.split() == ["0"]
 
 
+@pytest.mark.slow  # 14 s of nvcc where it is installed; the host runs compile and run the same sources with g++
 @needs_nvcc
 def test_every_prologue_kernel_compiles(tmp_path) -> None:
     sources = [source for _, case in CASES for source in prologue_sources(case)]
