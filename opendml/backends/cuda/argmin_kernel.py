@@ -84,7 +84,7 @@ class ArgMinKernel:
         (``_SplitLaunch``)."""
         launch = self._launch([bound_address(b) for b in inputs if b is not None] + [bound_address(b) for b in outputs])
         if not launch.plan.partial:
-            return PackedLaunch(launch.scan, launch.grid, (launch.plan.block,), launch.args(0, 0))
+            return PackedLaunch(launch.scan, launch.grid, (launch.plan.block,), launch.args())
         scratch = self._scratch(launch.plan)
         combine = self._combine_launch(launch, scratch, PackedLaunch) if self._combines(launch.plan) else None
         return _SplitLaunch(launch, combine, scratch, self._partials(launch.plan, scratch))
@@ -118,7 +118,7 @@ class ArgMinKernel:
         launch = self._launch(pointers)
         block = (launch.plan.block,)
         if not launch.plan.partial:
-            launch.scan(launch.grid, block, launch.args(0, 0))
+            launch.scan(launch.grid, block, launch.args())
             return
         scratch = self._scratch(launch.plan, pooled=True)
         launch.scan(launch.grid, block, launch.args(*self._partials(launch.plan, scratch)))
@@ -212,7 +212,12 @@ class _ScanLaunch(NamedTuple):
 
     def args(self, *partials: int) -> tuple[Any, ...]:
         """The arguments with these partial-result addresses (values, indices, and counters where taken)."""
-        return self.addresses + self.pout + tuple(np.uint64(p) for p in partials) + self.scalars
+        return self.addresses + self.pout + self.after(*partials)
+
+    def after(self, *partials: int) -> tuple[Any, ...]:
+        """The arguments after the output's address: the partial results' (0, 0 where none are given: every scan
+        takes them, and reads them where it splits), then the scalars."""
+        return tuple(np.uint64(p) for p in partials or (0, 0)) + self.scalars
 
 
 class _Turns:
@@ -322,7 +327,7 @@ class AddressLaunch:
         """The launches of the plan these addresses take: its scan, and its combine pass where it has one."""
         kernel = self._kernel
         launch = kernel._launch(list(addresses))
-        partials: tuple[int, ...] = (0, 0)  # every scan takes the partial results' addresses, read where it splits
+        partials: tuple[int, ...] = ()
         combine = None
         if launch.plan.partial:
             if self._scratch is None:
@@ -332,5 +337,5 @@ class AddressLaunch:
                 before = (np.uint64(self._scratch.values.data.ptr), np.uint64(self._scratch.indices.data.ptr))
                 combine = PointerLaunch(kernel._combine_kernel(), kernel._combine_grid(launch.plan), _BLOCK, 1, (),
                                         before)
-        fixed = tuple(np.uint64(p) for p in partials) + kernel.scalars
+        fixed = launch.after(*partials)
         return PointerLaunch(launch.scan, launch.grid, (launch.plan.block,), self._count + 1, fixed), combine
