@@ -162,10 +162,11 @@ def _value(roots: tuple[ex.Store, ...], names: _Names, fast: bool = False) -> st
                 continue
             of[node] = f"t{len(of)}"
             if fast and _fast(node):
-                assert isinstance(node, ex.Function)
+                assert isinstance(node, (ex.Function, ex.BinaryFunction))
                 flags.append(f"f{len(of) - 1}")
                 y, inside = f"y{len(of) - 1}", f"inside{len(of) - 1}"
-                lines.append(f"    {y}, {inside} = fast_functions.{node.name}({of[node.value]})")
+                operands = of[node.value] if isinstance(node, ex.Function) else f"{of[node.a]}, {of[node.b]}"
+                lines.append(f"    {y}, {inside} = fast_functions.{node.name}({operands})")
                 rounding = f"fast_functions.to_{node.precision.name.lower()}({y}, {inside})"
                 lines.append(f"    {of[node]}, {flags[-1]} = {rounding}")
             else:
@@ -186,4 +187,6 @@ def checked(roots: tuple[ex.Store, ...]) -> bool:
 
 
 def _fast(node: ex.Expr) -> bool:
+    if isinstance(node, ex.BinaryFunction):
+        return node.name in fast_functions.FAST_BINARY
     return isinstance(node, ex.Function) and node.name in fast_functions.FAST

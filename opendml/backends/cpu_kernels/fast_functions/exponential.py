@@ -26,6 +26,14 @@ its first 24 significant bits: ``r = (high * c_j - 1) + low * c_j``, the first t
 2**-23``, so ``r`` is rounded once, relatively (for a FLOAT32's ``d``, ``low`` is 0 and ``r`` the same bits):
 within 5 ulps.
 
+LOG AS A DOUBLE-DOUBLE (``log_double_double``, POW's): the same ``e``, ``j`` and exact ``r``, the sum kept as
+``hi + lo``: ``e * LN2_HI + T_j`` (Fast2Sum: ``|e * LN2_HI| >= |T_j|`` or ``e = 0``) and ``r`` (TwoSum) exactly,
+the rest (``q = log1p(r) - r`` by the same polynomial, ``e * LN2_LO + U_j``, the two sums' errors) in ``lo``. ``|q|
+<= r**2 / 2 (1 + 2**-6) < 2**-15``, computed within 3 of its ulps: an absolute error below ``2**-66``, the rest's
+roundings below ``2**-68``. Where ``e`` and ``j`` are not both 0's (nor ``j`` the other interval beside 1),
+``|log(d)| >= 0.0039``: within ``2**-57`` relatively; where they are, ``log(d) = r + q`` with ``|q| <= 2**-8 |r|``:
+within ``2**-59``.
+
 LOG1P (``log1p_double``, for ``w >= 0``): ``u = 1 + w`` rounded and the part lost, ``lost = 1 + w - u`` exactly
 (Fast2Sum, the larger term first); ``log(1 + w) = log(u) + log(1 + lost / u)``, and ``|lost / u| <= 2**-53``,
 so ``log(u) + lost / u`` leaves out less than ``2**-107``. ``log(u)`` (``log_any``) within 5 ulps; where ``u >
@@ -64,7 +72,8 @@ EXP_LOW, EXP_HIGH = -103.0, 88.0  # the range of ``EXP``'s evaluation (open)
 
 @inline
 def exp_double(d):  # type: ignore[no-untyped-def]
-    """exp(d) within 4 ulps, for ``-104 <= d <= 88`` (the module's docstring)."""
+    """exp(d) within 4 ulps, for ``-708 <= d <= 88`` (the module's docstring; down to -708 the scale
+    ``2**(k >> 6)`` is a normal double)."""
     t = d * _INVERSE + MAGIC
     k = _double_bits(t) - MAGIC_BITS
     kd = t - MAGIC
@@ -126,6 +135,25 @@ def _log_sum(e, j, r):  # type: ignore[no-untyped-def]
     p = r + r * r * (_D2 + r * (_D3 + r * (_D4 + r * (_D5 + r * (_D6 + r * (_D7 + r * (_D8 + r * _D9)))))))
     ed = np.float64(e)
     return (ed * _LN2_HI + _LOG_T[j]) + (p + (ed * _LN2_LO + _LOG_U[j]))
+
+
+@inline
+def log_double_double(d):  # type: ignore[no-untyped-def]
+    """log(d) as ``hi + lo`` (``|lo| <= ulp(hi) / 2``) within ``2**-57`` relatively, for a positive finite ``d`` that
+    a FLOAT32 holds (the module's docstring, LOG AS A DOUBLE-DOUBLE)."""
+    e, j, m_bits = _log_parts(d)
+    r = _bits_double(m_bits) * _LOG_C[j] - 1.0  # exact
+    q = r * r * (_D2 + r * (_D3 + r * (_D4 + r * (_D5 + r * (_D6 + r * (_D7 + r * (_D8 + r * _D9)))))))
+    ed = np.float64(e)
+    a = ed * _LN2_HI  # exact
+    h1 = a + _LOG_T[j]
+    e1 = _LOG_T[j] - (h1 - a)  # Fast2Sum: |a| >= |T_j|, or a = 0
+    h2 = h1 + r
+    back = h2 - h1
+    e2 = (h1 - (h2 - back)) + (r - back)  # TwoSum
+    low = ((q + (ed * _LN2_LO + _LOG_U[j])) + e1) + e2
+    hi = h2 + low
+    return hi, low - (hi - h2)  # Fast2Sum: |h2| >= |low|
 
 
 @inline
