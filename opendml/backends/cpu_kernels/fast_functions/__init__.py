@@ -18,8 +18,9 @@ path's bits on every input.
 
 The evaluations, each module's docstring proving its bounds: ``exponential`` (EXP, LOG and the logarithms of any
 double that the inverse hyperbolic functions build on), ``hyperbolic`` (TANH, SIGMOID, SINH, COSH, EXPM1, ASINH,
-ACOSH, ATANH), ``trigonometric`` (SIN, COS, TAN, ATAN, ASIN, ACOS), ``activations`` (SOFTSIGN, SOFTPLUS),
-``error_function`` (ERF, GELU), ``power`` (POW, of two values); ``checks`` holds the rounding test and the roundings.
+ACOSH, ATANH), ``trigonometric`` (SIN, COS, TAN, ATAN, ASIN, ACOS, and ATAN_YX of two values), ``activations``
+(SOFTSIGN, SOFTPLUS), ``error_function`` (ERF, GELU), ``power`` (POW, of two values); ``checks`` holds the rounding
+test and the roundings.
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ from .error_function import ERF, GELU
 from .exponential import EXP, LOG, exp_double
 from .hyperbolic import ACOSH, ASINH, ATANH, COSH, EXPM1, SIGMOID, SINH, TANH
 from .power import POW
-from .trigonometric import ACOS, ASIN, ATAN, COS, SIN, TAN
+from .trigonometric import ACOS, ASIN, ATAN, ATAN_YX, COS, SIN, TAN
 
 # The functions with an evaluation here (to FLOAT32 and to FLOAT16).
 FAST = ("EXP", "LOG", "TANH", "SIGMOID", "SINH", "COSH", "EXPM1", "SIN", "COS", "TAN", "SOFTSIGN", "ATAN", "ASINH",
         "ACOSH", "ATANH", "ASIN", "ACOS", "SOFTPLUS", "ERF", "GELU")
 # The functions of two values with an evaluation here (``BinaryFunction`` nodes).
-FAST_BINARY = ("POW",)
+FAST_BINARY = ("POW", "ATAN_YX")
 
-__all__ = ["ACOS", "ACOSH", "ASIN", "ASINH", "ATAN", "ATANH", "COS", "COSH", "ERF", "EXP", "EXPM1", "FAST",
+__all__ = ["ACOS", "ACOSH", "ASIN", "ASINH", "ATAN", "ATANH", "ATAN_YX", "COS", "COSH", "ERF", "EXP", "EXPM1", "FAST",
            "FAST_BINARY", "GELU", "LOG", "POW", "SIGMOID", "SIN", "SINH", "SOFTPLUS", "SOFTSIGN", "TAN", "TANH",
            "exp_double", "near_float32", "to_float16", "to_float32"]

@@ -27,6 +27,14 @@ double ``a`` (``atan_double``, ASIN's and ACOS's arguments), ``b c`` and ``1 + b
 ``1 + b c`` within ``1.5u``), the quotient within ``2u``, ``atan(t)`` within ``2u |t|`` plus its polynomial's:
 within 6 ulps. At ``a = inf``, ``1 / a`` is 0 and the result ``pi / 2``.
 
+ATAN_YX
+-------
+``atan2(a, b)`` of two finite nonzero values (else redo: the zeros and infinities are C99's special values, and NaN
+NaN, on the exact path): ``theta = atan(|a| / |b|)`` (``atan_double`` of the quotient rounded once, whose relative
+error carries over at most once: within 7 ulps), and ``pi - theta`` for a negative ``b`` (``pi`` as two doubles;
+``pi - theta >= pi / 2 >= theta``, so the difference cancels by at most a factor 2: within 15 ulps), the sign
+``a``'s.
+
 ASIN, ACOS
 ----------
 Each an arctangent (``atan_double``, whose condition number ``t / ((1 + t**2) atan(t))`` is at most 1: a relative
@@ -159,6 +167,7 @@ def _atan_constants() -> tuple[np.ndarray, float, float]:
 
 
 _ATAN_TABLE, _HALF_PI_HI, _HALF_PI_LO = _atan_constants()
+_PI_HI, _PI_LO = 2.0 * _HALF_PI_HI, 2.0 * _HALF_PI_LO  # pi as two doubles (doubling is exact)
 (_A1, _A2, _A3, _A4, _A5, _A6) = ((-1) ** n / (2 * n + 1) for n in range(1, 7))
 
 
@@ -207,3 +216,14 @@ def ACOS(v):  # type: ignore[no-untyped-def]
     inside = (d > -1.0) & (d <= 1.0)  # False for NaN, the infinities and -1
     x = d if inside else 0.5
     return 2.0 * atan_double(math.sqrt(divide(1.0 - x, 1.0 + x))), inside
+
+
+@inline
+def ATAN_YX(v, w):  # type: ignore[no-untyped-def]
+    """ATAN_YX's evaluation of two FLOAT32 values (``atan2(v, w)``), and whether the pair is inside its range."""
+    a = np.float64(v)
+    b = np.float64(w)
+    inside = (abs(a) > 0.0) & (abs(a) < np.inf) & (abs(b) > 0.0) & (abs(b) < np.inf)
+    theta = atan_double(divide(abs(a), abs(b)) if inside else 0.5)
+    angle = (_PI_HI - theta) + _PI_LO if b < 0.0 else theta
+    return math.copysign(angle, a), inside
