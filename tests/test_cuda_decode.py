@@ -155,6 +155,38 @@ def test_decode_kernels_run_on_the_host_give_the_oracles_indices(tmp_path: Path)
 
 
 @needs_gxx
+def test_pieces_merged_by_blocks_give_the_oracles_indices(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``merge.WARP_PARTIALS_MOST`` partial results an output (lowered to 8 here, so the decode cases take
+    it), each piece merges over its block and counts once, and the last block to count merges every piece
+    with all its threads: ARGMAX PROPAGATE and ARGMIN IGNORE of the cases' rows give the oracle's indices."""
+    monkeypatch.setattr(argmin_c.merge, "WARP_PARTIALS_MOST", 8)
+    rng = np.random.default_rng(32)
+    runs, checks = [], []
+    for name, t, sizes, shift, _ in DECODE_HOST:
+        x, out = TensorDesc(t, sizes), TensorDesc(T.INT64, [sizes[0], 1])
+        raw = tensor_bytes(x, (1,), rng)
+        for kind, nan, direction in [(ARGMAX, PROPAGATE, INCREASING), (ARGMIN, IGNORE, DECREASING)]:
+            spec = arg_spec(t, T.INT64, (1,), kind, nan, direction)
+            runs.append(HostRun(spec, [x], out, [raw], [shift]))
+            checks.append((f"{name}: {kind.name} {nan.name} {direction.name}", spec, x, out, raw))
+    results = run_batch_on_host(runs, tmp_path)
+    for (where, spec, x, out, raw), ((got, *_), plan) in zip(checks, results):
+        assert argmin_c.merge.by_block(spec, plan), (where, plan)
+        check_indices(where, spec, compared_values(spec, [x], [raw]), out, got)
+
+
+def test_a_reduction_of_many_pieces_merges_them_by_blocks() -> None:
+    """ARGMIN over all of 2**28 FLOAT32 elements: 2112 pieces of 8 warps, so each piece merges over its block,
+    its first thread stores and counts, and the last block's 256 threads merge the 2112 results."""
+    spec = arg_spec(T.FLOAT32, T.INT64, (0,), ARGMIN)
+    x, out = TensorDesc(T.FLOAT32, [1 << 28]), TensorDesc(T.INT64, [1])
+    (source, *_) = argmin_sources(spec, [x], out)
+    assert "last = atomicAdd((unsigned int*)pc + o, 1u) == 2111u;" in source
+    assert "((float*)pv)[o * 2112ull + s] = bv[0];" in source
+    assert "for (ull k = threadIdx.x; k < 2112ull; k += 256ull) {" in source
+
+
+@needs_gxx
 def test_a_warps_pieces_merged_by_the_scan_give_the_oracles_indices(tmp_path: Path) -> None:
     """A fused DEQUANTIZE_LINEAR -> CLIP -> ARGMIN over few rows no 16-byte load divides: a warp's pieces (the
     scan of one take an element), merged by the scan's last warp of each output."""

@@ -12,7 +12,16 @@ from ..codegen import PRELUDE, decompose
 from ..plan import ArgMinPlan
 from .ballot import ballot_kernel, uses_ballot
 from .comparison import BEST_HELPERS, EQ_HELPERS, _compute, _value_functions, order
-from .merge import CLUSTER_HELPERS, _group_reduce, _item_loop, _merge_in_cluster, _merge_in_scan, cluster_dims, one_pass
+from .merge import (
+    CLUSTER_HELPERS,
+    _group_reduce,
+    _item_loop,
+    _merge_in_cluster,
+    _merge_in_scan,
+    cluster_dims,
+    merged_group,
+    one_pass,
+)
 from .operands import _hoisted, extras, operands
 from .scan import _finish, _lanes_merged, _scan, _take_function, _unroll, lanes
 from .steps import COLUMN_BLOCKS_PER_SM, _by_steps, _rescan, factor_functions, stored_order
@@ -58,7 +67,7 @@ extern "C" __global__ void {bounds}opendml_kernel({parameters}) {{
         #pragma unroll
         for (int j = 0; j < {lanes(plan)}; ++j) {{ bv[j] = ({compute})0; bi[j] = INVALID_INDEX; }}
         {_scan(spec, plan, reduced, others, hoisted, written, integers)}{rescan}{_lanes_merged(plan)}
-        {_group_reduce(32 if one_pass(spec, plan) else plan.group, compute)}
+        {_group_reduce(merged_group(spec, plan), compute)}
         {_merge(spec, plan, direction, compute, guard[plan.family], kept)}
     }}
 }}

@@ -74,16 +74,35 @@ def _item_loop(plan: ArgMinPlan) -> str:
 # found them.
 
 
+# Past this many warps' partial results an output, the pieces merge over their block first and a block counts
+# itself done: every warp counting on one counter serialises its atomic adds (ARGMIN over all of 2**28 FLOAT32
+# elements, 2112 blocks of 8 warps: 16,896 adds and partial results, 0.50 x copy bandwidth on an H100), and
+# the last block's threads merge the blocks' results together, not one warp alone.
+WARP_PARTIALS_MOST = 256
+
+
 def one_pass(spec: KernelSpec, plan: ArgMinPlan) -> bool:
     """Whether ``plan``'s scan merges the pieces of its split rows itself (the scan of one take per element;
     the min-and-ballot scan and split columns keep the combine pass)."""
     return plan.family == "rows" and plan.partial and not uses_ballot(spec, plan)
 
 
+def by_block(spec: KernelSpec, plan: ArgMinPlan) -> bool:
+    """Whether a ``one_pass`` scan merges each piece over its block and counts blocks (``WARP_PARTIALS_MOST``),
+    not warps."""
+    return one_pass(spec, plan) and plan.group > 32 and plan.splits * (plan.group // 32) > WARP_PARTIALS_MOST
+
+
+def merged_group(spec: KernelSpec, plan: ArgMinPlan) -> int:
+    """The threads whose candidates are merged before a piece's result is written or counted: a warp where the
+    scan's last warp merges the pieces, else those that shared the item."""
+    return 32 if one_pass(spec, plan) and not by_block(spec, plan) else plan.group
+
+
 def partials_per_output(spec: KernelSpec, plan: ArgMinPlan) -> int:
-    """Partial results a split reduction writes per output: one per warp of each piece where its scan merges
-    them (``one_pass``), else one per piece."""
-    return plan.splits * (plan.group // 32) if one_pass(spec, plan) else plan.splits
+    """Partial results a split reduction writes per output: one per warp of each piece where its scan's last
+    warp merges them (``one_pass``, not ``by_block``), else one per piece."""
+    return plan.splits * (plan.group // 32) if merged_group(spec, plan) == 32 and one_pass(spec, plan) else plan.splits
 
 
 def _merge_in_scan(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, compute: str) -> str:
@@ -93,6 +112,8 @@ def _merge_in_scan(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection,
     out = C_TYPE[spec.output]
     empty = empty_index(direction, plan.length)
     count = partials_per_output(spec, plan)
+    if by_block(spec, plan):
+        return _merge_blocks_in_scan(plan, compute, out, empty, count)
     slot = f"o * {count}ull + s" + (f" * {plan.group // 32}ull + (threadIdx.x >> 5)" if plan.group > 32 else "")
     return f"""unsigned int last = 0u;
         if ((threadIdx.x & 31) == 0) {{
@@ -114,6 +135,33 @@ def _merge_in_scan(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection,
                 ((unsigned int*)pc)[o] = 0u;
             }}
         }}"""
+
+
+def _merge_blocks_in_scan(plan: ArgMinPlan, compute: str, out: str, empty: str, count: int) -> str:
+    """``_merge_in_scan`` by blocks (``by_block``): the piece's candidate, merged over the block, stored and counted
+    by its first thread; the block that counts last merges every piece's with all its threads. The barriers are
+    the whole block's (the count is read from shared memory), the last one before the next item reuses it."""
+    return f"""__shared__ unsigned int last;
+        if (threadIdx.x == 0) {{
+            (({compute}*)pv)[o * {count}ull + s] = bv[0]; ((ull*)pi)[o * {count}ull + s] = bi[0];
+            __threadfence();
+            last = atomicAdd((unsigned int*)pc + o, 1u) == {count - 1}u;
+        }}
+        __syncthreads();
+        if (last) {{
+            __threadfence();
+            bv[0] = ({compute})0; bi[0] = INVALID_INDEX;
+            for (ull k = threadIdx.x; k < {count}ull; k += {plan.group}ull) {{
+                take(bv[0], bi[0], __ldcg((const {compute}*)pv + o * {count}ull + k),
+                     __ldcg((const ull*)pi + o * {count}ull + k));
+            }}
+            {_group_reduce(plan.group, compute)}
+            if (threadIdx.x == 0) {{
+                (({out}*)pout)[oo] = ({out})(bi[0] == INVALID_INDEX ? {empty}ull : bi[0]);
+                ((unsigned int*)pc)[o] = 0u;
+            }}
+        }}
+        __syncthreads();"""
 
 
 # --- a row's pieces merged through a thread-block cluster -------------------------------------------------
