@@ -11,6 +11,11 @@ reading each operand at ``k * d`` did not vectorise, 4x slower).
 A run of an expression computing a function of ``fast_functions`` is checked (``_run_checked``): computed in
 vector code block by block, the marked elements again by ``value`` (an in-place block's operands copied aside
 first).
+
+Every run asks LLVM for 512-bit vectors (``fast_functions.prefer_wide_vectors``) where the CPU has them: the
+arithmetic-bound runs gain (one core, 2**22 elements: EXP's checked run 9.9 -> 4.8 ms, ERF's 17.5 -> 10.5 ms; the
+fused DEQUANTIZE -> ADD -> RELU -> QUANTIZE chain on [16384, 4096], 2 cores, 15.9 -> 12.4 ms), the memory-bound
+ones are unchanged (CLIP, ADD, QUANTIZE_LINEAR alone).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ def _run_checked(names: _Names) -> str:
     lines = ["@jit", f"def run({_run_signature(names)}):",
              '    """A contiguous run: the first operand per element, the others per element (d == 1) or one '
              'value (d == 0); checked in blocks."""',
+             "    fast_functions.prefer_wide_vectors()",
              "    n = ro.size",
              "    marks = np.empty(CHUNK, np.bool_)"]
     lines += [f"    s{k} = np.empty(CHUNK, r{k}.dtype)" for k in stepping_ops]
@@ -109,6 +115,7 @@ def _run_generic(element: ex.Expr, names: _Names) -> str:
     lines = ["@jit", f"def run({_run_signature(names)}):",
              '    """A contiguous run: the first operand per element, the others per element (d == 1) or one '
              'value (d == 0), in blocks over views."""',
+             "    fast_functions.prefer_wide_vectors()",
              "    n = ro.size"] + _fills(names)
     lines += ["    for c in range(0, n, CHUNK):", "        m = min(CHUNK, n - c)"] + _views(names, "        ")
     lines += [f"        y{j} = ro{j}[c:c + m]" for j in names.outs]
@@ -136,7 +143,8 @@ def _run(element: ex.Expr, names: _Names) -> str:
     outs = names.out("ro{j}")
     lines = ["@jit", f"def run({_run_signature(names)}):",
              '    """A contiguous run: the first operand per element, the others per element (d == 1) or one '
-             'value (d == 0)."""']
+             'value (d == 0)."""',
+             "    fast_functions.prefer_wide_vectors()"]
     for indent, hoisted, opening in _patterns(names):
         lines += opening
 

@@ -26,7 +26,7 @@ test and the roundings.
 from __future__ import annotations
 
 from .activations import SOFTPLUS, SOFTSIGN
-from .checks import near_float32, to_float16, to_float32
+from .checks import near_float32, prefer_wide_vectors, to_float16, to_float32
 from .error_function import ERF, GELU
 from .exponential import EXP, LOG, exp_double
 from .hyperbolic import ACOSH, ASINH, ATANH, COSH, EXPM1, SIGMOID, SINH, TANH
@@ -41,4 +41,4 @@ FAST_BINARY = ("POW", "ATAN_YX")
 
 __all__ = ["ACOS", "ACOSH", "ASIN", "ASINH", "ATAN", "ATANH", "ATAN_YX", "COS", "COSH", "ERF", "EXP", "EXPM1", "FAST",
            "FAST_BINARY", "GELU", "LOG", "POW", "SIGMOID", "SIN", "SINH", "SOFTPLUS", "SOFTSIGN", "TAN", "TANH",
-           "exp_double", "near_float32", "to_float16", "to_float32"]
+           "exp_double", "near_float32", "prefer_wide_vectors", "to_float16", "to_float32"]

@@ -4,8 +4,11 @@ evaluation shares."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import intrinsic
 
 from ....kernels.cache import use_for_numba
 from ....rounded import NEAR, PRECISIONS
@@ -55,3 +58,17 @@ def to_float16(y, inside):  # type: ignore[no-untyped-def]
     """The evaluation ``y`` rounded once to FLOAT16 and held as a float32 (at or past FLOAT16's top, an infinity:
     such a double is past the last midpoint or near it), and whether to redo it."""
     return round_double_to_half(y), _near(y, _BASE16, _LOWEST16) | (not inside)
+
+
+@intrinsic
+def prefer_wide_vectors(typingctx):  # type: ignore[no-untyped-def]
+    """Asks LLVM to vectorize the calling function's loops with 512-bit vectors where the CPU has them: its function
+    attribute ``"prefer-vector-width"="512"`` (x86 targets with AVX-512 otherwise prefer 256 bits; a CPU without
+    them keeps its widest). The checked runs' double evaluations are bound by arithmetic, not memory: twice the
+    lanes a vector."""
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        set.add(builder.function.attributes, '"prefer-vector-width"="512"')  # llvmlite's add() takes no key-value
+        return context.get_dummy_value()
+
+    return types.none(), codegen

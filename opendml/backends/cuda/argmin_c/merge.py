@@ -137,7 +137,7 @@ def _merge_in_scan(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection,
         }}"""
 
 
-def _merge_blocks_in_scan(plan: ArgMinPlan, compute: str, out: str, empty: str, count: int) -> str:
+def _merge_blocks_in_scan(plan: ArgMinPlan, compute: str, out: str, empty: int, count: int) -> str:
     """``_merge_in_scan`` by blocks (``by_block``): the piece's candidate, merged over the block, stored and counted
     by its first thread; the block that counts last merges every piece's with all its threads. The barriers are
     the whole block's (the count is read from shared memory), the last one before the next item reuses it."""
