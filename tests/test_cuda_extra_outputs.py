@@ -90,9 +90,10 @@ def test_prologue_sources_without_extras_are_unchanged() -> None:
     by tests/test_cuda_prologue.py): writing extras adds nothing to a kernel without them, and a change to
     these sources is a deliberate one that updates the digest (last: split rows merged by their scan's last
     warp, argmin_c.one_pass, so fewer combine passes; a scan's last positions one guarded step and a candidate
-    per element of a 16-byte load of a plain ARGMIN's rows, which leaves prologues' scans as they were)."""
+    per element of a 16-byte load of a plain ARGMIN's rows, which leaves prologues' scans as they were; then
+    pieces merged over their blocks past merge.WARP_PARTIALS_MOST warps' results an output)."""
     sources = [source for _, case in CASES for source in prologue_sources(case)]
-    assert digest(sources) == (156, "928acf4cc62e9ab84bfe081813b737b923dbbc6874727d8062fc000b4e6b7c6b")
+    assert digest(sources) == (156, "97a9047f95626a1172a6aca951145c205c8bb318f58e84bb860010b64735ddad")
 
 
 # --- extra output descriptions and the values to write --------------------------------------------------------
