@@ -15,6 +15,7 @@ import pytest
 import opendml as dml
 from opendml.rounded.evaluate import evaluate_binary
 from tests.rounding_oracle import correctly_rounded_pair
+from tests.test_rounded_binary import EDGES, EXACT
 
 numba = pytest.importorskip("numba", reason="the vector-code evaluations are Numba's")
 
@@ -24,12 +25,7 @@ CHUNK = 512  # codegen_names.CHUNK, restated: the block boundaries the kernels b
 BOUNDS = {"POW": 8, "ATAN_YX": 15}
 REFERENCES = {"POW": np.power, "ATAN_YX": np.arctan2}
 NAMES = sorted(BOUNDS)
-EDGES = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 0.5, -0.5, 1.5, 0.25, 1e-45, -1e-45, 1.1754944e-38,
-         3.4028235e38, -3.4028235e38, 1 + 2**-12, 1 - 2**-24, 100.0, -127.5, math.inf, -math.inf, math.nan]
-# Pairs whose power is a FLOAT32 midpoint (rounded to even) or lies on the grid, and powers at the format's ends.
-EXACT = [(1 + 2**-12, 2.0), (1 + 2**-8, 3.0), (1 - 2**-12, 2.0), (-(1 + 2**-8), 3.0), (1 + 3 * 2**-12, 2.0),
-         (1 + 2**-10 + 2**-22, 0.5), (9.0, 0.5), (4.0, 1.5), (2.0, -149.0), (2.0, -150.0), (-2.0, -149.0),
-         (2.0, 127.0), (2.0, 128.0), (65504.0, 1.0), (2049.0, 1.0), (4097.0, 1.0), (3.0, 11.0), (1 + 2**-6, 2.0)]
+# The edge pairs and the pairs on or beside the grid are test_rounded_binary's.
 MIDPOINTS = [(1 + 2**-12, 2.0), (1 + 2**-8, 3.0), (-(1 + 2**-8), 3.0), (1 + 3 * 2**-12, 2.0)]
 
 
