@@ -649,6 +649,20 @@ def _one_per_element_kind(combinations: list[tuple[dml.Operator, Tensors]],
     return list(kept.values())
 
 
+def _covering(combinations: list[tuple[dml.Operator, Tensors]]) -> list[tuple[dml.Operator, Tensors]]:
+    """The compiled kernels of a default run: the combinations that give some tensor a type no combination kept
+    before gave it, so every type of every tensor is compiled and run at least once (ARGMAX's 40 input and
+    output pairs: 10); every combination under --slow (and through the NumPy lowering in every run)."""
+    seen: set[tuple[str, object]] = set()
+    kept = []
+    for op, tensors in combinations:
+        pairs = {(name, None if t is None else t.data_type) for name, t in tensors.items()}
+        if not pairs <= seen:
+            kept.append((op, tensors))
+            seen |= pairs
+    return kept
+
+
 @pytest.mark.parametrize(("backend", "kernels", "streamed"), PATHS)
 @pytest.mark.parametrize(("schema", "row"), COMPILED_ROWS)
 def test_every_type_of_every_row_compiles_and_runs_through_every_lowering(
@@ -665,6 +679,8 @@ def test_every_type_of_every_row_compiles_and_runs_through_every_lowering(
     combinations = accepted(schema, row, STREAMED_ROW if streamed else 3)
     if streamed and not suite.slow_tests_wanted(request.config):
         combinations = _one_per_element_kind(combinations, schema.outputs[0].name)
+    elif kernels == "numba" and not suite.slow_tests_wanted(request.config):
+        combinations = _covering(combinations)
     for op, tensors in combinations:
         if backend == "cuda" and op.kernel_spec.accumulation is not None and not cuda_lowers(op.kernel_spec):
             continue  # a REDUCE value function CUDA does not lower yet (refused by name: test_cuda_reduce.py)
