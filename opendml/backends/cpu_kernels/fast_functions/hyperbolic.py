@@ -11,8 +11,12 @@ ulps.
 
 SIGMOID
 -------
-For ``-88 < d < 103`` (else redo), ``1 / (1 + exp(-d))``: ``exp`` within ``8u``, ``1 + t`` carries at most
-``t / (1 + t) <= 1`` of it and one rounding, the division one more: within ``10u``, 10 ulps.
+For finite ``d`` (else redo: the infinities give 0 and 1, NaN NaN, on the exact path), ``1 / (1 + exp(-d))``
+with ``-d`` clamped to ``[-700, 700]`` (``exponential.exp_double``'s range, its results normal doubles): ``exp``
+within ``8u``, ``1 + t`` carries at most ``t / (1 + t) <= 1`` of it and one rounding, the division one more:
+within ``10u``, 10 ulps, for ``|d| <= 700``. Past it the clamped evaluation is ``1 / (1 + exp(700))``, about
+``1e-304`` (below -700), or 1 (above 700), and so is the exact value to far within half an ulp of FLOAT32 or FLOAT16:
+each rounds to +0.0 or 1, far from every midpoint (no redo: saturated logits stay in vector code).
 
 SINH, COSH, EXPM1
 -----------------
@@ -67,7 +71,7 @@ def _tanh_coefficients(count: int) -> tuple[float, ...]:
  _T19) = _tanh_coefficients(20)
 TANH_SERIES = 0.55  # below, the series; from it, the exponential (no cancellation: 1 - q >= q)
 TANH_HIGH = 44.0  # from it exp(2|x|) is past the evaluation's range (the exact path: +-1)
-SIGMOID_LOW, SIGMOID_HIGH = -88.0, 103.0
+SIGMOID_CLAMP = 700.0  # |-d| clamped to it: exp_double's range, its results normal doubles
 
 
 @inline
@@ -113,15 +117,16 @@ def TANH(v):  # type: ignore[no-untyped-def]
 
 @inline
 def sigmoid_double(x):  # type: ignore[no-untyped-def]
-    """1 / (1 + exp(-x)) within 11 ulps for ``SIGMOID_LOW < x < SIGMOID_HIGH``."""
-    return divide(1.0, 1.0 + exp_double(-x))
+    """1 / (1 + exp(-x)) within 10 ulps for ``|x| <= SIGMOID_CLAMP``, rounding as the exact value beyond (the
+    module's docstring)."""
+    return divide(1.0, 1.0 + exp_double(min(max(-x, -SIGMOID_CLAMP), SIGMOID_CLAMP)))
 
 
 @inline
 def SIGMOID(v):  # type: ignore[no-untyped-def]
     """SIGMOID's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
-    inside = (d > SIGMOID_LOW) & (d < SIGMOID_HIGH)
+    inside = abs(d) < np.inf  # False for NaN and the infinities
     y = sigmoid_double(d if inside else 0.0)
     return y, inside
 
