@@ -303,3 +303,22 @@ def test_a_kernel_of_two_operands_into_either_gives_the_operators_bits(into: str
     got = dml.add1(a, b, fused_activation=dml.ActivationSigmoidDesc(None, None), out=out)
     assert got is out
     np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+def test_a_run_asks_llvm_for_512_bit_vectors() -> None:
+    """``prefer_wide_vectors`` (called by every generated run) puts the function attribute on the function that
+    calls it, so LLVM vectorizes its loops at 512 bits where the CPU has AVX-512."""
+    from opendml.backends.cpu_kernels import fast_functions
+
+    @numba.njit
+    def scaled(x, out):  # type: ignore[no-untyped-def]
+        fast_functions.prefer_wide_vectors()
+        for i in range(x.size):
+            out[i] = x[i] * 2.0
+
+    x = np.arange(8, dtype=np.float64)
+    out = np.empty_like(x)
+    scaled(x, out)
+    np.testing.assert_array_equal(out, x * 2.0)
+    (ir,) = scaled.inspect_llvm().values()
+    assert '"prefer-vector-width"="512"' in ir

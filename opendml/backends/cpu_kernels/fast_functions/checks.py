@@ -68,7 +68,9 @@ def prefer_wide_vectors(typingctx):  # type: ignore[no-untyped-def]
     lanes a vector."""
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        set.add(builder.function.attributes, '"prefer-vector-width"="512"')  # llvmlite's add() takes no key-value
+        attributes = builder.function.attributes
+        if isinstance(attributes, set):  # llvmlite's AttributeSet; its add() takes no key-value attribute
+            set.add(attributes, '"prefer-vector-width"="512"')
         return context.get_dummy_value()
 
     return types.none(), codegen
