@@ -2,12 +2,13 @@
 
 TANH
 ----
-For ``|d| < 44`` (else redo: the result is +-1 or NaN, which the exact path gives), on ``a = |d|`` (the sign put
+For finite ``d`` (else redo: the infinities give +-1 and NaN NaN on the exact path), on ``a = |d|`` (the sign put
 back, so the function stays odd; a zero is redone, for its sign): below 0.55, the Taylor series to ``a**39``
 (coefficients from the Bernoulli numbers; each term a factor ``(2a / pi)**2 < 0.123`` of the last, the first left
 out below ``2**-60`` of the sum); from 0.55, ``1 - q`` with ``q = 2 / (exp(2a) + 1)``: ``exp`` within 4 ulps
 (``8u`` relative, ``u = 2**-53``), ``q`` within ``10u``, and ``q <= 1 - q`` there, so ``1 - q`` within ``11u``: 11
-ulps.
+ulps. ``2a`` is clamped to 700 (``exponential.exp_double``'s range); from ``a = 44`` on, ``q < 2**-125`` and
+``1 - q`` is 1 itself, as the exact value rounds in FLOAT32 and FLOAT16, far from every midpoint.
 
 SIGMOID
 -------
@@ -70,13 +71,13 @@ def _tanh_coefficients(count: int) -> tuple[float, ...]:
 (_T0, _T1, _T2, _T3, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11, _T12, _T13, _T14, _T15, _T16, _T17, _T18,
  _T19) = _tanh_coefficients(20)
 TANH_SERIES = 0.55  # below, the series; from it, the exponential (no cancellation: 1 - q >= q)
-TANH_HIGH = 44.0  # from it exp(2|x|) is past the evaluation's range (the exact path: +-1)
+TANH_CLAMP = 350.0  # |x| clamped to it in exp(2|x|): exp_double's range
 SIGMOID_CLAMP = 700.0  # |-d| clamped to it: exp_double's range, its results normal doubles
 
 
 @inline
 def tanh_double(x):  # type: ignore[no-untyped-def]
-    """tanh(x) within 11 ulps for ``|x| < TANH_HIGH`` (the module's docstring)."""
+    """tanh(x) within 11 ulps for a finite ``x`` (the module's docstring)."""
     a = abs(x)
     s = a * a
     p = _T19  # written out: a loop would keep the kernel's loop from vectorizing
@@ -100,7 +101,7 @@ def tanh_double(x):  # type: ignore[no-untyped-def]
     p = _T1 + s * p
     p = _T0 + s * p
     series = a * p
-    q = divide(2.0, exp_double(2.0 * a) + 1.0)
+    q = divide(2.0, exp_double(2.0 * min(a, TANH_CLAMP)) + 1.0)
     y = series if a < TANH_SERIES else 1.0 - q
     return -y if x < 0.0 else y
 
@@ -109,7 +110,7 @@ def tanh_double(x):  # type: ignore[no-untyped-def]
 def TANH(v):  # type: ignore[no-untyped-def]
     """TANH's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
-    inside = abs(d) < TANH_HIGH  # False for NaN and the infinities
+    inside = abs(d) < np.inf  # False for NaN and the infinities
     y = tanh_double(d if inside else 0.5)
     inside = inside & (y != 0.0)  # a zero (its sign): the exact path
     return y, inside
