@@ -324,3 +324,16 @@ def test_a_run_asks_llvm_for_512_bit_vectors() -> None:
     np.testing.assert_array_equal(out, x * 2.0)
     (ir,) = scaled.inspect_llvm().values()
     assert '"prefer-vector-width"="512"' in ir
+
+
+def test_gelus_erfcx_table_is_the_taylor_coefficients_rounded_once() -> None:
+    """GELU's table (``error_function._erfcx_table``: 420-bit fixed point, each coefficient rounded once) against
+    mpmath's Taylor coefficients of ``exp(v**2) erfc(v)`` at centers across it, the last one included."""
+    mpmath = pytest.importorskip("mpmath")
+    from opendml.backends.cpu_kernels.fast_functions import error_function
+
+    table = error_function._erfcx_table()
+    with mpmath.workdps(60):
+        for j in (0, 1, 17, 64, 200, table.shape[0] - 1):
+            wanted = mpmath.taylor(lambda v: mpmath.exp(v * v) * mpmath.erfc(v), mpmath.mpf(j) / 32, table.shape[1] - 1)
+            assert [float(c) for c in wanted] == table[j].tolist(), j
