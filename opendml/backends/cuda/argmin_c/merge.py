@@ -102,66 +102,46 @@ def merged_group(spec: KernelSpec, plan: ArgMinPlan) -> int:
 def partials_per_output(spec: KernelSpec, plan: ArgMinPlan) -> int:
     """Partial results a split reduction writes per output: one per warp of each piece where its scan's last
     warp merges them (``one_pass``, not ``by_block``), else one per piece."""
-    return plan.splits * (plan.group // 32) if merged_group(spec, plan) == 32 and one_pass(spec, plan) else plan.splits
+    return plan.splits * (plan.group // merged_group(spec, plan))
 
 
 def _merge_in_scan(spec: KernelSpec, plan: ArgMinPlan, direction: AxisDirection, compute: str) -> str:
-    """The end of a warp's share of a piece of a split row, its candidate merged over the warp: stored and
-    counted, and by the warp that counts last, every warp's merged and the index written (``oo``: the
-    output's offset)."""
+    """The end of a piece's share of a split row, its candidate merged over the threads that count (a warp, or the
+    block where ``by_block``): stored and counted by their first thread, and by the threads that count last, every
+    piece's merged and the index written (``oo``: the output's offset). Counted by blocks, the count is read from
+    shared memory behind the block's barrier, and a last barrier keeps it until the next item."""
     out = C_TYPE[spec.output]
     empty = empty_index(direction, plan.length)
     count = partials_per_output(spec, plan)
-    if by_block(spec, plan):
-        return _merge_blocks_in_scan(plan, compute, out, empty, count)
-    slot = f"o * {count}ull + s" + (f" * {plan.group // 32}ull + (threadIdx.x >> 5)" if plan.group > 32 else "")
-    return f"""unsigned int last = 0u;
-        if ((threadIdx.x & 31) == 0) {{
+    group = merged_group(spec, plan)
+    if group == 32:
+        slot = f"o * {count}ull + s" + (f" * {plan.group // 32}ull + (threadIdx.x >> 5)" if plan.group > 32 else "")
+        first, thread, declared = "(threadIdx.x & 31) == 0", "threadIdx.x & 31", "unsigned int last = 0u;"
+        shared, done = "last = __shfl_sync(0xffffffffu, last, 0);", ""
+    else:
+        slot, first, thread, declared = f"o * {count}ull + s", "threadIdx.x == 0", "threadIdx.x", \
+            "__shared__ unsigned int last;"
+        shared, done = "__syncthreads();", "\n        __syncthreads();"
+    return f"""{declared}
+        if ({first}) {{
             (({compute}*)pv)[{slot}] = bv[0]; ((ull*)pi)[{slot}] = bi[0];
             __threadfence();
             last = atomicAdd((unsigned int*)pc + o, 1u) == {count - 1}u;
         }}
-        last = __shfl_sync(0xffffffffu, last, 0);
+        {shared}
         if (last) {{
             __threadfence();
             bv[0] = ({compute})0; bi[0] = INVALID_INDEX;
-            for (ull k = threadIdx.x & 31; k < {count}ull; k += 32ull) {{
+            for (ull k = {thread}; k < {count}ull; k += {group}ull) {{
                 take(bv[0], bi[0], __ldcg((const {compute}*)pv + o * {count}ull + k),
                      __ldcg((const ull*)pi + o * {count}ull + k));
             }}
-            {_group_reduce(32, compute)}
-            if ((threadIdx.x & 31) == 0) {{
+            {_group_reduce(group, compute)}
+            if ({first}) {{
                 (({out}*)pout)[oo] = ({out})(bi[0] == INVALID_INDEX ? {empty}ull : bi[0]);
                 ((unsigned int*)pc)[o] = 0u;
             }}
-        }}"""
-
-
-def _merge_blocks_in_scan(plan: ArgMinPlan, compute: str, out: str, empty: int, count: int) -> str:
-    """``_merge_in_scan`` by blocks (``by_block``): the piece's candidate, merged over the block, stored and counted
-    by its first thread; the block that counts last merges every piece's with all its threads. The barriers are
-    the whole block's (the count is read from shared memory), the last one before the next item reuses it."""
-    return f"""__shared__ unsigned int last;
-        if (threadIdx.x == 0) {{
-            (({compute}*)pv)[o * {count}ull + s] = bv[0]; ((ull*)pi)[o * {count}ull + s] = bi[0];
-            __threadfence();
-            last = atomicAdd((unsigned int*)pc + o, 1u) == {count - 1}u;
-        }}
-        __syncthreads();
-        if (last) {{
-            __threadfence();
-            bv[0] = ({compute})0; bi[0] = INVALID_INDEX;
-            for (ull k = threadIdx.x; k < {count}ull; k += {plan.group}ull) {{
-                take(bv[0], bi[0], __ldcg((const {compute}*)pv + o * {count}ull + k),
-                     __ldcg((const ull*)pi + o * {count}ull + k));
-            }}
-            {_group_reduce(plan.group, compute)}
-            if (threadIdx.x == 0) {{
-                (({out}*)pout)[oo] = ({out})(bi[0] == INVALID_INDEX ? {empty}ull : bi[0]);
-                ((unsigned int*)pc)[o] = 0u;
-            }}
-        }}
-        __syncthreads();"""
+        }}{done}"""
 
 
 # --- a row's pieces merged through a thread-block cluster -------------------------------------------------
