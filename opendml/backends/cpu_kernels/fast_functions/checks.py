@@ -60,6 +60,33 @@ def to_float16(y, inside):  # type: ignore[no-untyped-def]
     return round_double_to_half(y), _near(y, _BASE16, _LOWEST16) | (not inside)
 
 
+SPLIT = 134217729.0  # 2**27 + 1, Veltkamp's constant
+
+
+@inline
+def fast_two_sum(a, b):  # type: ignore[no-untyped-def]
+    """``a + b`` rounded and what the rounding lost, exactly (Fast2Sum: ``|a| >= |b|``, or ``a`` 0)."""
+    s = a + b
+    return s, b - (s - a)
+
+
+@inline
+def two_sum(a, b):  # type: ignore[no-untyped-def]
+    """``a + b`` rounded and what the rounding lost, exactly, whatever their magnitudes (Knuth's TwoSum)."""
+    s = a + b
+    back = s - a
+    return s, (a - (s - back)) + (b - back)
+
+
+@inline
+def split(a):  # type: ignore[no-untyped-def]
+    """``a`` as ``top + rest`` exactly, each of 26 significant bits at most (Veltkamp's split; no overflow below
+    ``2**996``)."""
+    t = a * SPLIT
+    top = t - (t - a)
+    return top, a - top
+
+
 @intrinsic
 def prefer_wide_vectors(typingctx):  # type: ignore[no-untyped-def]
     """Asks LLVM to vectorize the calling function's loops with 512-bit vectors where the CPU has them: its function

@@ -49,7 +49,7 @@ from decimal import Decimal, localcontext
 
 import numpy as np
 
-from .checks import inline
+from .checks import fast_two_sum, inline, split
 from .exponential import exp_double
 from .trigonometric import _HALF_PI
 
@@ -135,6 +135,21 @@ _UNDER = -(2.0**-200)  # GELU's evaluation at or below GELU_LOW
 
 
 @inline
+def _taylor(j, h, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9):  # type: ignore[no-untyped-def]
+    """``sum c_n[j] h**n`` by Horner's rule (written out: a loop would keep the kernel's loop from vectorizing)."""
+    p = c9[j]
+    p = c8[j] + h * p
+    p = c7[j] + h * p
+    p = c6[j] + h * p
+    p = c5[j] + h * p
+    p = c4[j] + h * p
+    p = c3[j] + h * p
+    p = c2[j] + h * p
+    p = c1[j] + h * p
+    return c0[j] + h * p
+
+
+@inline
 def ERF(v):  # type: ignore[no-untyped-def]
     """ERF's evaluation of a FLOAT32 value, and whether the value is inside its range."""
     d = np.float64(v)
@@ -142,16 +157,8 @@ def ERF(v):  # type: ignore[no-untyped-def]
     a = min(abs(d), ERF_HIGH) if inside else 0.5
     j = np.int64(a * 32.0 + 0.5)
     h = a - np.float64(j) * 0.03125
-    p = _D9[j]  # written out: a loop would keep the kernel's loop from vectorizing
-    p = _D8[j] + h * p
-    p = _D7[j] + h * p
-    p = _D6[j] + h * p
-    p = _D5[j] + h * p
-    p = _D4[j] + h * p
-    p = _D3[j] + h * p
-    p = _D2[j] + h * p
-    p = _D1[j] + h * p
-    y = _D0[j] + h * p if a < ERF_HIGH else 1.0
+    taylor = _taylor(j, h, _D0, _D1, _D2, _D3, _D4, _D5, _D6, _D7, _D8, _D9)
+    y = taylor if a < ERF_HIGH else 1.0
     return math.copysign(y, d), inside
 
 
@@ -161,27 +168,13 @@ def GELU(v):  # type: ignore[no-untyped-def]
     d = np.float64(v)
     inside = abs(d) < np.inf  # False for NaN and the infinities
     x = d if inside else 0.5
-    high = x * _C1  # exact
-    low = x * _C2
-    s = high + low
-    ds = low - (s - high)  # s + ds = high + low exactly
+    s, ds = fast_two_sum(x * _C1, x * _C2)  # the first product exact: s + ds = d / sqrt(2) within 2**-80
     a = min(abs(s), _A_END)
     j = np.int64(a * 32.0 + 0.5)
     h = a - np.float64(j) * 0.03125
-    p = _E9[j]  # written out: a loop would keep the kernel's loop from vectorizing
-    p = _E8[j] + h * p
-    p = _E7[j] + h * p
-    p = _E6[j] + h * p
-    p = _E5[j] + h * p
-    p = _E4[j] + h * p
-    p = _E3[j] + h * p
-    p = _E2[j] + h * p
-    p = _E1[j] + h * p
-    p = _E0[j] + h * p
+    p = _taylor(j, h, _E0, _E1, _E2, _E3, _E4, _E5, _E6, _E7, _E8, _E9)
     p = p + _TWO_OVER_ROOT_PI * (ds if s < 0.0 else -ds)
-    split = a * 134217729.0  # Veltkamp: a = top + rest, each of 26 bits at most
-    top = split - (split - a)
-    rest = a - top
+    top, rest = split(a)
     q = a * a
     r = ((top * top - q) + 2.0 * top * rest) + rest * rest  # a**2 - q, exactly
     t = (exp_double(-q) * (1.0 - r)) * p

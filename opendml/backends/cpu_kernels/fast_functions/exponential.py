@@ -49,7 +49,7 @@ import numpy as np
 
 from ..arithmetic import divide
 from ..rounded import _bits_double, _double_bits
-from .checks import FRACTION, MAGIC, MAGIC_BITS, inline
+from .checks import FRACTION, MAGIC, MAGIC_BITS, fast_two_sum, inline, two_sum
 
 
 def _exp_constants() -> tuple[np.ndarray, float, float, float]:
@@ -146,14 +146,9 @@ def log_double_double(d):  # type: ignore[no-untyped-def]
     q = r * r * (_D2 + r * (_D3 + r * (_D4 + r * (_D5 + r * (_D6 + r * (_D7 + r * (_D8 + r * _D9)))))))
     ed = np.float64(e)
     a = ed * _LN2_HI  # exact
-    h1 = a + _LOG_T[j]
-    e1 = _LOG_T[j] - (h1 - a)  # Fast2Sum: |a| >= |T_j|, or a = 0
-    h2 = h1 + r
-    back = h2 - h1
-    e2 = (h1 - (h2 - back)) + (r - back)  # TwoSum
-    low = ((q + (ed * _LN2_LO + _LOG_U[j])) + e1) + e2
-    hi = h2 + low
-    return hi, low - (hi - h2)  # Fast2Sum: |h2| >= |low|
+    h1, e1 = fast_two_sum(a, _LOG_T[j])  # |a| >= |T_j|, or a = 0
+    h2, e2 = two_sum(h1, r)
+    return fast_two_sum(h2, ((q + (ed * _LN2_LO + _LOG_U[j])) + e1) + e2)  # |h2| >= the rest
 
 
 @inline

@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import inline
+from .checks import fast_two_sum, inline, split, two_sum
 from .exponential import EXP_HIGH, EXP_LOW, exp_double, log_double_double
 
 _ODD_BELOW = 16777216.0  # 2**24: from it, every FLOAT32 is an even integer
-_SPLIT = 134217729.0  # 2**27 + 1, Veltkamp's constant
 
 
 @inline
@@ -43,15 +42,9 @@ def POW(v, w):  # type: ignore[no-untyped-def]
     inside = (magnitude > 0.0) & (magnitude < np.inf) & (abs(y) < np.inf) & ((x > 0.0) | integral)
     hi, lo = log_double_double(magnitude if inside else 1.0)
     e = y if inside else 0.0
-    split = hi * _SPLIT
-    top = split - (split - hi)
-    p1 = e * top  # exact: 24 and 26 significant bits
-    p2 = e * (hi - top)  # exact: 24 and 27
-    s = p1 + p2
-    back = s - p1
-    low = ((p1 - (s - back)) + (p2 - back)) + e * lo  # TwoSum's error, and y * lo
-    th = s + low
-    tl = low - (th - s)  # Fast2Sum: |s| >= |low|, or s = 0
+    top, rest = split(hi)
+    s, error = two_sum(e * top, e * rest)  # each product exact: 24 and 26 (27) significant bits
+    th, tl = fast_two_sum(s, error + e * lo)  # |s| >= the rest, or s = 0
     inside = inside & (th > EXP_LOW) & (th < EXP_HIGH)
     r = exp_double(th if inside else 0.0)
     r = r + r * tl
