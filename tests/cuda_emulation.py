@@ -605,9 +605,10 @@ class ReduceRun:
     plan: Any = None
 
 
-def run_reduce_batch_on_host(runs: Sequence[ReduceRun], folder: Path) -> list[np.ndarray]:
+def run_reduce_batch_on_host(runs: Sequence[ReduceRun], folder: Path, words_only: bool = False) -> list[np.ndarray]:
     """The OutputTensor bytes of each run, all from one host program (each distinct kernel compiled once); the
-    program fails where a run leaves a word of scratch nonzero (the next launch must find them zero)."""
+    program fails where a run leaves a word of scratch nonzero (the next launch must find them zero). With
+    ``words_only``: the scan alone, and each run's words of scratch (uint64) in place of its output."""
     from opendml.backends.cuda import reduce_c, reduce_finish_c, reduce_plan
 
     parts: list[str] = []
@@ -623,10 +624,9 @@ def run_reduce_batch_on_host(runs: Sequence[ReduceRun], folder: Path) -> list[np
     for n, run in enumerate(runs):
         kept, reduced = reduce_plan.layouts(run.spec, run.x, run.out)
         assert run.spec.accumulation is not None
-        plan = run.plan or reduce_plan.plan_reduce(run.x, run.spec.accumulation.axes, kept, reduced, run.sm_count)
+        plan = run.plan or reduce_plan.plan_for(run.spec, run.x, kept, reduced, run.sm_count)
         scan = namespace(reduce_c.scan_kernel(run.spec, plan, kept, reduced), f"r{n}s")
-        finish = namespace(reduce_finish_c.finish_kernel(run.spec, plan, kept, run.out.data_type), f"r{n}f")
-        words = plan.outputs * reduce_plan.WORDS[reduce_plan.mode(run.spec)]
+        words = reduce_plan.scratch_words(plan, reduce_plan.mode(run.spec))
         (folder / f"r{n}in.bin").write_bytes(run.data.tobytes())
         (folder / f"r{n}out.bin").write_bytes(bytes(run.out.total_tensor_size_in_bytes))
         lines += [
@@ -635,13 +635,21 @@ def run_reduce_batch_on_host(runs: Sequence[ReduceRun], folder: Path) -> list[np
             f'  char* pout = (char*)read_file("{folder}/r{n}out.bin", 0);',
             f"  ull* words = (ull*)calloc({words}, 8);",
             f"  launch({reduce_plan.grid(plan, run.sm_count)}, {BLOCK}, [=] {{ {scan}::run((ull)px, (ull)words); }});",
-            f"  launch({reduce_plan.finish_grid(plan, run.sm_count)}, {BLOCK}, "
-            f"[=] {{ {finish}::run((ull)words, (ull)pout); }});",
-            f"  for (int k = 0; k < {words}; ++k) if (words[k]) {{ fprintf(stderr, \"word %d left at %llu\\n\", k, "
-            "words[k]); return 3; }",
-            f'  FILE* f = fopen("{folder}/r{n}out.bin", "wb"); fwrite(pout, 1, {run.out.total_tensor_size_in_bytes}, f);'
-            " fclose(f);",
-            "  }",
         ]
+        if words_only:
+            lines.append(f'  FILE* f = fopen("{folder}/r{n}out.bin", "wb"); fwrite(words, 8, {words}, f); fclose(f);')
+        else:
+            finish = namespace(reduce_finish_c.finish_kernel(run.spec, plan, kept, run.out.data_type), f"r{n}f")
+            lines += [
+                f"  launch({reduce_plan.finish_grid(plan, run.sm_count)}, {BLOCK}, "
+                f"[=] {{ {finish}::run((ull)words, (ull)pout); }});",
+                f"  for (int k = 0; k < {words}; ++k) if (words[k]) {{ fprintf(stderr, \"word %d left at %llu\\n\", k, "
+                "words[k]); return 3; }",
+                f'  FILE* f = fopen("{folder}/r{n}out.bin", "wb"); fwrite(pout, 1, {run.out.total_tensor_size_in_bytes}, f);'
+                " fclose(f);",
+            ]
+        lines.append("  }")
     _build_and_run("\n".join([HARNESS, *parts, "int main() {", *lines, "  return 0; }"]) + "\n", folder)
+    if words_only:
+        return [np.frombuffer((folder / f"r{n}out.bin").read_bytes(), np.uint64) for n in range(len(runs))]
     return [np.frombuffer((folder / f"r{n}out.bin").read_bytes(), np.uint8) for n in range(len(runs))]

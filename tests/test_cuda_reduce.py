@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import shutil
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -25,11 +26,13 @@ from opendml.errors import KernelUnsupportedError
 from opendml.kernels.spec import KernelSpec
 from tests.conftest import CUDA_MISSING
 from tests.cuda_emulation import ReduceRun, run_reduce_batch_on_host
-from tests.reduce_oracle import oracle_sum
+from tests.reduce_oracle import oracle_l2, oracle_sum, oracle_sum_square
 from tests.test_cuda_lowering import compile_with_nvcc, needs_nvcc
+from tests.test_reduce_squares import EDGES as SQUARE_EDGES
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 FLOAT_FUNCTIONS = ("SUM", "AVERAGE", "L1", "MAX", "MIN")
+SQUARE_FUNCTIONS = ("SUM_SQUARE", "L2")
 
 
 def same(got: np.ndarray, want: np.ndarray) -> bool:
@@ -53,13 +56,18 @@ def spec_of(function: str, x: TensorDesc, out: TensorDesc, axes: Sequence[int]) 
 
 def plan_of(run: ReduceRun) -> reduce_plan.ReducePlan:
     kept, reduced = reduce_plan.layouts(run.spec, run.x, run.out)
-    assert run.spec.accumulation is not None
-    return reduce_plan.plan_reduce(run.x, run.spec.accumulation.axes, kept, reduced, run.sm_count)
+    return reduce_plan.plan_for(run.spec, run.x, kept, reduced, run.sm_count)
 
 
 def splits(run: ReduceRun, pieces: int) -> ReduceRun:
-    """``run`` with its reductions cut into ``pieces`` (or as many as there are elements)."""
+    """``run`` with its reductions cut into ``pieces`` (or as many as there are elements); MULTIPLY's tree cut at
+    level ``pieces`` instead (or its top)."""
     plan = plan_of(run)
+    if plan.tree:
+        sizes = reduce_plan.tree_sizes(plan.length)
+        level = min(pieces, len(sizes) - 1)
+        cut = reduce_plan.ReducePlan(plan.family, sizes[level], 0, plan.outputs, plan.length, level, True)
+        return ReduceRun(run.spec, run.x, run.out, run.data, run.sm_count, cut)
     chunk = max(1, math.ceil(plan.length / pieces))
     cut = reduce_plan.ReducePlan(plan.family, math.ceil(plan.length / chunk), chunk, plan.outputs, plan.length)
     return ReduceRun(run.spec, run.x, run.out, run.data, run.sm_count, cut)
@@ -115,12 +123,16 @@ def expected(x: np.ndarray, function: str, axes: Sequence[int]) -> np.ndarray:
 
 
 def oracle(x: np.ndarray, function: str, axes: Sequence[int]) -> np.ndarray | None:
-    """The exact sums by fractions (tests/reduce_oracle.py), shaped as the output; None for other functions."""
-    if function not in ("SUM", "AVERAGE", "L1") or x.dtype.kind != "f":
+    """The exact sums (and L2's correctly rounded root) by fractions (tests/reduce_oracle.py), shaped as the output;
+    None for other functions."""
+    if function not in ("SUM", "AVERAGE", "L1", *SQUARE_FUNCTIONS) or x.dtype.kind != "f":
         return None
     kept = [k for k in range(x.ndim) if k not in axes]
     rows = np.transpose(x, kept + list(axes)).reshape(-1, math.prod(x.shape[a] for a in axes))
     shape = tuple(1 if k in axes else n for k, n in enumerate(x.shape))
+    if function in SQUARE_FUNCTIONS:
+        exact = oracle_sum_square if function == "SUM_SQUARE" else oracle_l2
+        return np.array([exact(r, x.dtype.type) for r in rows], x.dtype).reshape(shape)
     return np.array([oracle_sum(r, x.dtype.type, function == "AVERAGE", function == "L1") for r in rows],
                     x.dtype).reshape(shape)
 
@@ -172,6 +184,111 @@ def test_edge_rows_on_every_plan_give_the_cpu_bits_and_the_exact_sum(dtype: type
     check(runs, arrays, tmp_path)
 
 
+def square_matrix(dtype: type, length: int, rng: np.random.Generator) -> np.ndarray:
+    """One row per edge case of the CPU's tests (midpoints of L2 and SUM_SQUARE, squares past the range or below
+    2**-149, specials, a span of 300 binades), its values at random places among zeros; then random rows: one scale
+    (every chunk split against one boundary), wide (chunks read again by bins), subnormal."""
+    rows = []
+    for case in SQUARE_EDGES:
+        row = np.zeros(length)
+        row[rng.choice(length, len(case), replace=False)] = case
+        rows.append(row)
+    top = 60 if dtype == np.float32 else 7
+    rows.append(rng.standard_normal(length) * np.exp2(rng.integers(-4, 5, length)))
+    rows.append(rng.standard_normal(length) * np.exp2(rng.integers(-top, top, length)))
+    rows.append(rng.standard_normal(length) * (2.0 ** -140 if dtype == np.float32 else 2.0 ** -20))
+    with np.errstate(over="ignore"):
+        return np.array(rows).astype(dtype)
+
+
+@needs_gxx
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_sums_of_squares_on_every_plan_give_the_cpu_bits_and_the_oracle(dtype: type, tmp_path: Path) -> None:
+    """SUM_SQUARE and L2 (chunks of 32 squares split against one boundary, or read again by bins): rows and
+    columns, the plans of 1 and 132 multiprocessors, rows cut into pieces: the CPU's bits and the oracle's (the
+    exact sum of squares rounded once; the correctly rounded root)."""
+    rng = np.random.default_rng(23)
+    rows = square_matrix(dtype, 300, rng)
+    columns = np.ascontiguousarray(rows.T)
+    runs = runs_of(rows, SQUARE_FUNCTIONS, (1,), (3, 7), (1, 132))
+    runs += runs_of(columns, SQUARE_FUNCTIONS, (0,), (2, 5), (1, 132))
+    arrays = [rows] * (len(runs) // 2) + [columns] * (len(runs) // 2)
+    check(runs, arrays, tmp_path)
+
+
+def exact_squares(row: np.ndarray) -> int:
+    """The sum of the squares of ``row`` in units of 2**-298, by Python's integers (every finite FLOAT32 is an
+    integer multiple of 2**-149)."""
+    return sum(int(Fraction(float(v)) * 2 ** 149) ** 2 for v in row)
+
+
+def digits_value(words: np.ndarray) -> int:
+    """The integer a square accumulator's signed digits (base 2**32) stand for."""
+    return sum(int(d) << (32 * k) for k, d in enumerate(words[: reduce_plan.SQUARE_DIGITS].view(np.int64)))
+
+
+@needs_gxx
+def test_the_words_of_squares_hold_the_exact_sum(tmp_path: Path) -> None:
+    """The scan's words after it, before any rounding, against the exact integer sum of squares: rows of one scale
+    with full 24-bit significands (the chunk's split: a plain float64 sum of such squares is not exact), rows
+    spanning 35 and 200 binades (the bins), subnormals; rows and columns, rows in pieces."""
+    rng = np.random.default_rng(29)
+    narrow = rng.uniform(1, 2, (4, 300)) * np.exp2(rng.integers(-11, 12, (4, 300)))
+    wider = rng.uniform(1, 2, (2, 300)) * np.exp2(rng.integers(-17, 18, (2, 300)))  # past SQUARE_SPAN: bins
+    wide = rng.uniform(1, 2, (3, 300)) * np.exp2(rng.integers(-120, 100, (3, 300)))
+    tiny = rng.uniform(-1, 1, (1, 300)) * 2.0 ** -126
+    # Two scales 29 binades apart, one after the other: a group of the first must not take the second.
+    halves = np.concatenate([np.exp2(rng.integers(0, 10, (2, 150))), np.exp2(rng.integers(-20, -10, (2, 150)))], 1)
+    x = np.concatenate([narrow, wider, wide, tiny, rng.uniform(1, 2, (2, 300)) * halves]).astype(np.float32)
+    runs = runs_of(x, ["SUM_SQUARE"], (1,), (3,)) + runs_of(np.ascontiguousarray(x.T), ["SUM_SQUARE"], (0,), (4,))
+    # A long row of one scale: each thread's chunks join groups of 1024 elements.
+    scales = np.concatenate([rng.integers(-9, 10, 30000), rng.integers(-29, -19, 10000)])
+    long = (rng.uniform(1, 2, (1, 40000)) * np.exp2(scales)).astype(np.float32)
+    runs += runs_of(long, ["SUM_SQUARE"], (1,), (2,))
+    got = run_reduce_batch_on_host(runs, tmp_path, words_only=True)
+    words = reduce_plan.WORDS["squares"]
+    for raw, run in zip(got, runs):
+        for o, row in enumerate(long if run.x.sizes[1] == 40000 else x):
+            assert digits_value(raw[o * words:(o + 1) * words]) == exact_squares(row), (o, plan_of(run))
+
+
+def product_matrix(dtype: type, length: int, rng: np.random.Generator) -> np.ndarray:
+    """Rows for MULTIPLY: factors near 1 of either sign (finite products of every length), with a zero, with
+    -0.0, an infinity times a zero (NaN), a NaN, an infinity, products past the type's range (float64 keeps them:
+    rounded once to infinity) and below it (to a zero of their sign); integers at their limits (wrapping)."""
+    if np.dtype(dtype).kind in "iu":
+        info = np.iinfo(dtype)
+        rows = rng.integers(info.min, info.max, (5, length), dtype=dtype, endpoint=True)
+        rows[1, :] = rng.choice(np.array([-1, 1, 3], np.int64), length).astype(dtype)
+        rows[2, ::7] = info.max
+        rows[3, 5] = 0
+        return rows
+    near_one = rng.uniform(0.5, 2, (9, length)) * rng.choice([-1.0, 1.0], (9, length))
+    near_one[1, 7] = 0.0
+    near_one[2, 3] = -0.0
+    near_one[3, [4, 9]] = [np.inf, 0.0]
+    near_one[4, 11] = np.nan
+    near_one[5, 2] = -np.inf
+    big = 6e4 if dtype == np.float16 else 3e38
+    near_one[6, :5] = big
+    near_one[7, :5] = 1 / big
+    return near_one.astype(dtype)
+
+
+@needs_gxx
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint32])
+def test_products_follow_the_cpus_tree_on_every_cut(dtype: type, tmp_path: Path) -> None:
+    """MULTIPLY: each output's pairwise tree cut at the plan's level and at others (a thread a node, the nodes
+    folded by a block), rows and columns, odd lengths: the CPU's bits (NaN any NaN)."""
+    rng = np.random.default_rng(31)
+    rows = product_matrix(dtype, 301, rng)
+    columns = np.ascontiguousarray(rows.T)
+    runs = runs_of(rows, ["MULTIPLY"], (1,), (1, 3, 6, 40), (1, 132))
+    runs += runs_of(columns, ["MULTIPLY"], (0,), (2, 5), (1, 132))
+    arrays = [rows] * 6 + [columns] * (len(runs) - 6)
+    check(runs, arrays, tmp_path)
+
+
 @needs_gxx
 def test_axis_sets_layouts_and_long_rows(tmp_path: Path) -> None:
     """Non-adjacent axes, all axes, a middle axis, a transposed input read through its strides, and one long
@@ -185,9 +302,9 @@ def test_axis_sets_layouts_and_long_rows(tmp_path: Path) -> None:
             cases.append((x, axes, FLOAT_FUNCTIONS))
     long = (rng.standard_normal(1 << 17) * np.exp2(rng.integers(-20, 20, 1 << 17))).astype(np.float32)
     long[[5000, 90000]] = [3e38, 1e-44]
-    cases.append((long.reshape(1, -1), (1,), ("SUM", "AVERAGE", "L1")))
+    cases.append((long.reshape(1, -1), (1,), ("SUM", "AVERAGE", "L1", "L2")))
     half = (rng.standard_normal(1 << 15) * 100).astype(np.float16)
-    cases.append((half.reshape(1, -1), (1,), ("SUM", "L1", "MAX")))
+    cases.append((half.reshape(1, -1), (1,), ("SUM", "L1", "MAX", "SUM_SQUARE")))
     runs: list[ReduceRun] = []
     arrays: list[np.ndarray] = []
     for x, axes, functions in cases:
@@ -252,15 +369,17 @@ def all_sources() -> list[str]:
     """The scan and finish sources of every lowered function and type, both families."""
     sources = []
     for t in sorted(reduce_plan.ORDER_TYPES, key=lambda t: t.name):
-        functions = ["MAX", "MIN"] + (["SUM", "AVERAGE", "L1"] if t in reduce_plan.FLOATS else [])
+        functions = ["MAX", "MIN"] + (["SUM", "AVERAGE", "L1", *SQUARE_FUNCTIONS] if t in reduce_plan.FLOATS else [])
         functions += ["SUM"] if t in reduce_plan.WRAP_TYPES else []
+        functions += ["MULTIPLY"] if t in reduce_plan.PRODUCT_TYPES else []
         for function in functions:
-            for shape, axes in (((8, 300), (1,)), ((300, 8), (0,)), ((3, 4, 5), (0, 2))):
+            deep = [((4096, 600), (1,))] if function == "MULTIPLY" else []  # a tree cut above its elements
+            for shape, axes in [((8, 300), (1,)), ((300, 8), (0,)), ((3, 4, 5), (0, 2)), *deep]:
                 x = TensorDesc(t, list(shape))
                 out = TensorDesc(t, [1 if k in axes else n for k, n in enumerate(shape)])
                 spec = spec_of(function, x, out, axes)
                 kept, reduced = reduce_plan.layouts(spec, x, out)
-                plan = reduce_plan.plan_reduce(x, axes, kept, reduced, 132)
+                plan = reduce_plan.plan_for(spec, x, kept, reduced, 132)
                 sources += [reduce_c.scan_kernel(spec, plan, kept, reduced),
                             reduce_finish_c.finish_kernel(spec, plan, kept, t)]
     return sources
@@ -290,6 +409,22 @@ def test_the_plan_families_follow_the_layout() -> None:
     assert reduce_plan.plan_reduce(one, (0,), kept, reduced, 132).splits > 1
 
 
+def test_multiply_cuts_its_tree_where_its_nodes_fill_the_gpu() -> None:
+    """MULTIPLY's cut: the first level of at most 2048 nodes a multiprocessor over every output and 2**16 an
+    output; many outputs take each whole row in a thread (one node)."""
+    assert reduce_plan.tree_sizes(7) == [7, 4, 2, 1] and reduce_plan.tree_sizes(1) == [1]
+    for shape, axes, level, width in (((1 << 22,), (0,), 6, 65536), ((64, 100000), (1,), 5, 3125),
+                                      ((100000, 64), (0,), 5, 3125), ((1 << 20, 3), (1,), 2, 1),
+                                      ((8, 300), (1,), 0, 300)):
+        x = TensorDesc(T.FLOAT32, list(shape))
+        out = TensorDesc(T.FLOAT32, [1 if k in axes else n for k, n in enumerate(shape)])
+        spec = spec_of("MULTIPLY", x, out, axes)
+        kept, reduced = reduce_plan.layouts(spec, x, out)
+        plan = reduce_plan.plan_for(spec, x, kept, reduced, 132)
+        assert plan.tree and (plan.levels, plan.splits) == (level, width), (shape, plan)
+        assert reduce_plan.scratch_words(plan, "product") == plan.outputs * width
+
+
 def test_a_plan_whose_digits_could_overflow_is_refused_by_name() -> None:
     """Digits are never carried before the finish pass: an output's chunks must stay within
     reduce_plan.MOST_CHUNKS, and the 32-bit element counters must not wrap."""
@@ -300,15 +435,25 @@ def test_a_plan_whose_digits_could_overflow_is_refused_by_name() -> None:
         reduce_plan.check_plan("REDUCE", reduce_plan.ReducePlan("rows", 1, (1 << 32) - 1, 1, (1 << 32) - 1))
 
 
-@pytest.mark.parametrize(("function", "t"), [("MULTIPLY", T.FLOAT32), ("LOG_SUM", T.FLOAT32),
-                                             ("LOG_SUM_EXP", T.FLOAT16), ("SUM_SQUARE", T.FLOAT32),
-                                             ("L2", T.FLOAT16), ("MULTIPLY", T.INT32)])
+@pytest.mark.parametrize(("function", "t"), [("LOG_SUM", T.FLOAT32), ("LOG_SUM_EXP", T.FLOAT16)])
 def test_functions_not_lowered_are_refused_by_name(function: str, t: T) -> None:
     x, out = TensorDesc(t, [2, 3]), TensorDesc(t, [2, 1])
     spec = spec_of(function, x, out, (1,))
-    with pytest.raises(KernelUnsupportedError, match=rf"^REDUCE: Function must be SUM, AVERAGE or L1 .* on backend "
-                                                     rf"'cuda'; got {function} of {t.name}\.$"):
+    with pytest.raises(KernelUnsupportedError, match=rf"^REDUCE: Function must be SUM, AVERAGE, L1, SUM_SQUARE or L2 "
+                                                     rf"of FLOAT32 or FLOAT16, SUM or MULTIPLY of FLOAT32, FLOAT16, INT32 or UINT32, "
+                                                     rf"MAX or MIN, .* on backend 'cuda'; got {function} of "
+                                                     rf"{t.name}\.$"):
         reduce_plan.mode(spec)
+
+
+def test_sums_of_squares_past_their_digits_bound_are_refused_by_name() -> None:
+    """At most two additions an element enter a square's digits: outputs of 2**29 elements or more are refused."""
+    fits = reduce_plan.ReducePlan("rows", 1, reduce_plan.MOST_SQUARES - 256, 1, reduce_plan.MOST_SQUARES - 256)
+    reduce_plan.check_plan("REDUCE", fits, "squares")
+    reduce_plan.check_plan("REDUCE", reduce_plan.ReducePlan("rows", 1, 1 << 29, 1, 1 << 29))  # a plain sum takes it
+    with pytest.raises(KernelUnsupportedError, match=r"^REDUCE: InputTensor.Sizes must give at most 536870656 "
+                                                     r"reduced elements an output for SUM_SQUARE and L2"):
+        reduce_plan.check_plan("REDUCE", reduce_plan.ReducePlan("rows", 1, 1 << 29, 1, 1 << 29), "squares")
 
 
 # --- on a GPU ----------------------------------------------------------------------------------------------
@@ -332,11 +477,25 @@ def test_on_the_gpu_the_cpu_bits(shape: tuple[int, ...], axes: tuple[int, ...], 
     flat = x.reshape(-1)
     flat[rng.choice(flat.size, 3, replace=False)] = [np.inf, -0.0, np.finfo(dtype).tiny]
     on_gpu = cupy.asarray(x)
-    for function in FLOAT_FUNCTIONS:
+    for function in FLOAT_FUNCTIONS + SQUARE_FUNCTIONS:
         want = expected(x, function, axes)
         for _ in range(2):
             got = cupy.asnumpy(dml.reduce(on_gpu, function, list(axes)))
             assert same(got, want), (function, shape, axes)
+
+
+@pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint32])
+def test_on_the_gpu_products_give_the_cpu_bits(dtype: type) -> None:
+    """MULTIPLY over rows, columns and one long row (its tree cut 6 levels up), run twice."""
+    import cupy
+
+    rng = np.random.default_rng(3)
+    for shape, axes in (((64, 100000), (1,)), ((100000, 64), (0,)), ((1 << 22,), (0,))):
+        rows = product_matrix(dtype, math.prod(shape) // 4, rng)[:4].reshape(shape)
+        for _ in range(2):
+            got = cupy.asnumpy(dml.reduce(cupy.asarray(rows), "MULTIPLY", list(axes)))
+            assert same(got, expected(rows, "MULTIPLY", axes)), (dtype, shape, axes)
 
 
 @pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}")

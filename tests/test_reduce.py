@@ -243,13 +243,14 @@ def test_half_rows_with_specials(kernels: str) -> None:
 
 
 def test_cuda_refuses_the_value_functions_it_does_not_lower_by_name() -> None:
-    """CUDA lowers SUM, AVERAGE, L1 of floats, integer SUM, MAX and MIN (tests/test_cuda_reduce.py); the backend
-    refuses the rest, naming REDUCE and the function (CuPy imported, no GPU needed)."""
+    """CUDA lowers SUM, AVERAGE, L1, SUM_SQUARE and L2 of floats, SUM and MULTIPLY, MAX and MIN
+    (tests/test_cuda_reduce.py); the backend refuses the rest, naming REDUCE and the function (CuPy imported, no GPU
+    needed)."""
     pytest.importorskip("cupy")
     from opendml.backends.cuda.backend import CudaBackend
     from opendml.errors import KernelUnsupportedError
 
-    spec = dml.Device().create_operator(dml.ReduceDesc("MULTIPLY", dml.TensorDesc("FLOAT32", [2, 3]),
+    spec = dml.Device().create_operator(dml.ReduceDesc("LOG_SUM", dml.TensorDesc("FLOAT32", [2, 3]),
                                                        dml.TensorDesc("FLOAT32", [2, 1]), [1])).kernel_spec
-    with pytest.raises(KernelUnsupportedError, match=r"^REDUCE: Function .*; got MULTIPLY of FLOAT32\.$"):
+    with pytest.raises(KernelUnsupportedError, match=r"^REDUCE: Function .*; got LOG_SUM of FLOAT32\.$"):
         CudaBackend.compile_spec(None, None, spec, [None], dml.TensorDesc("FLOAT32", [2, 1]))  # type: ignore[arg-type]

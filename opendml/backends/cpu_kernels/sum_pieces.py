@@ -29,7 +29,8 @@ def _piece_sums(pieces: np.ndarray, absolute: bool) -> tuple[np.ndarray, np.ndar
     wide = pieces.astype(np.float64)
     if absolute:
         np.abs(wide, out=wide)
-    sums64 = wide.sum(axis=1)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf + -inf, a float64 overflow: rows not exact, redone
+        sums64 = wide.sum(axis=1)
     zero = sums64 == 0  # NumPy's sum may start from +0.0: the sign of an exact zero is the rule's
     if zero.any():
         negative = np.zeros_like(zero) if absolute else (pieces.view(np.uint32) == 0x80000000).all(axis=1)

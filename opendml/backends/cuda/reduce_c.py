@@ -22,6 +22,31 @@ output's chunks are its elements / THREAD_CHUNK and one more a thread's piece, w
 any tensor of at most 2**32 elements (``check_plan`` refuses the rest). The finish pass is ``sum_rounding.finish`` in C:
 carry, sign and magnitude, AVERAGE's exact quotient, one rounding to nearest even in the output format.
 
+The sums of squares (SUM_SQUARE, L2 of FLOAT32 and FLOAT16, a FLOAT16 through its exact FLOAT32 value) keep the
+CPU's accumulator of squares (``cpu_kernels/squares.py``): ``SQUARE_DIGITS`` digits in units of 2**-298 (a FLOAT32's
+square is exact in float64, a multiple of 2**-298), then the NaN and infinity words. A float64 sum of squares is
+rarely exact, so a thread reads a chunk of ``SQUARE_CHUNK`` = 2**b elements into registers, takes their largest
+exponent field ``emax`` and splits each square ``v`` against ``sigma = 2**(2 emax - 252 + b - 1)``: ``q = (sigma + v)
+- sigma``, ``r = v - q`` (squares.py proves both float64 sums exact in any order where the chunk spans at most
+``59 / 2 - b`` binades: ``SQUARE_SPAN`` = 24 for b = 5); each sum enters the digits once. A chunk that spans more, or
+holds a NaN or an infinity, is read again and split by exponent bins of 8 fields (squares.py's ``_slow_block``, the
+same boundaries). The operations are the IEEE ones written (``__dmul_rn``, ``__dadd_rn``, ``__dsub_rn``: never
+contracted into a fused multiply-add). No digit is carried before the finish pass: an addition adds below 2**33 to
+a digit, and an output's additions are at most two an element (a chunk's two sums, or its bins), so outputs of
+fewer than ``MOST_SQUARES`` = 2**29 elements fit (``check_plan`` refuses the rest). The finish pass rounds SUM_SQUARE
+as the sums are rounded (its base 149 binades lower), and takes L2's correctly rounded root as
+``squares.finish_root`` does (the integer square root of the sum's top 62 bits and a sticky bit, rounded once).
+
+MULTIPLY keeps the CPU's fixed order: the pairwise tree over each output's elements in their row-major order
+(``reduce_plan.tree_sizes``: node ``i`` of a level the product of nodes ``i`` and ``i + width`` of the level below,
+the middle node of an odd level carried up), in float64 for floats, modulo 2**64 for INT32 and UINT32. The plan cuts
+the tree at a level (``plan.levels`` above the elements, ``plan.splits`` nodes an output); the scan gives each node
+of that level a thread, which walks its subtree depth first (a stack a level) and stores the node's product in
+its word of scratch; the finish pass folds each output's nodes level by level, as the tree does above the cut, in
+one block, rounds the product once to the output type and zeroes the words. Each product is one IEEE
+multiplication of the same two operands as on the CPU, so the result is the CPU's bits whatever the cut; NaN is
+the canonical quiet NaN (the CPU's NaN has the payload the host's multiplications give it).
+
 Integer SUM (INT32, UINT32) is one word, the wrapped sum: additions modulo 2**64 keep every low bit. MAX and
 MIN (floats and integers) map each element to an unsigned key monotone in the order (floats: -0.0 below +0.0),
 kept as one word by ``atomicMax`` (MIN by the key's complement, so that zero is the identity of both), and a NaN
@@ -37,15 +62,40 @@ from ...kernels.spec import KernelSpec
 from ..layout import Layout
 from .codegen import C_TYPE, PRELUDE, decompose
 from .plan import BLOCK
-from .reduce_plan import NAN, NINF, NONNEG, PINF, SIGNED, SPAN, THREAD_CHUNK, WORDS, ReducePlan, mode
+from .reduce_plan import (
+    NAN,
+    NINF,
+    NONNEG,
+    PINF,
+    SIGNED,
+    SPAN,
+    SQUARE_CHUNK,
+    SQUARE_GROUP,
+    SQUARE_GROUP_SPAN,
+    SQUARE_INF,
+    SQUARE_NAN,
+    SQUARE_SPAN,
+    SQUARE_UNIT,
+    THREAD_CHUNK,
+    WORDS,
+    ReducePlan,
+    mode,
+    tree_sizes,
+)
+from .reduce_plan import (
+    THREAD_LOADS as LOADS,
+)
 
-# Exact helpers: a float64 multiple of 2**-149 added to the digits (``sum_accumulator.add_double``), atomically.
-ADD_DOUBLE = r"""
+
+def _add_double(unit: int) -> str:
+    """``add_double``: a float64 multiple of 2**-unit added to the digits (``sum_accumulator.add_double``),
+    atomically."""
+    return r"""
 __device__ __forceinline__ void add_double(ull* acc, double s) {
     const ll b = __double_as_longlong(s);
     const int e = (int)((b >> 52) & 0x7FF);
     ull m = ((ull)b & 0xFFFFFFFFFFFFFull) | (1ull << 52);
-    int sh = e - 1075 + 149;
+    int sh = e - 1075 + """ + str(unit) + r""";
     if (sh < 0) { m >>= -sh; sh = 0; }
     const int k = sh >> 5, r = sh & 31;
     const ull t0 = (m & 0xFFFFFFFFull) << r, t1 = (m >> 32) << r;
@@ -56,6 +106,7 @@ __device__ __forceinline__ void add_double(ull* acc, double s) {
     if (d2) atomicAdd(acc + k + 2, d2);
 }
 """
+
 
 
 def _at(reduced: Layout) -> str:
@@ -86,27 +137,38 @@ __device__ __noinline__ void slow(const unsigned int* x, unsigned int j, const u
 }}
 __device__ __forceinline__ void scan(const unsigned int* x, unsigned int j, const unsigned int end,
                                      const unsigned int step, ull* acc) {{
+    unsigned int other = 0u;
     while (j < end) {{
         const unsigned int first = j;
-        double s = 0.0;
-        unsigned int hi = 0u, lo = 0xFFFFFFFFu, other = 0u;
-        for (unsigned int n = 0; n < {THREAD_CHUNK}u && j < end; ++n, j += step) {{
-            const unsigned int b = x[at(j)]{mask};
-            s += (double)__uint_as_float(b);
-            const unsigned int k = b << 1;
-            hi = max(hi, k);
-            lo = min(lo, k - 1u);
-            other |= b ^ 0x80000000u;
+        double s0 = 0.0, s1 = 0.0;
+        unsigned int hi = 0u, lo = 0xFFFFFFFFu;
+        for (unsigned int n = 0; n < {THREAD_CHUNK}u && j < end; n += {LOADS}u) {{
+            unsigned int b[{LOADS}];
+            #pragma unroll
+            for (unsigned int k = 0; k < {LOADS}u; ++k) {{  // the loads first, all in flight; -0.0 past the end
+                const unsigned int i = j + k * step;
+                b[k] = (i < end ? x[at(i)] : 0x80000000u){mask};
+            }}
+            #pragma unroll
+            for (unsigned int k = 0; k < {LOADS}u; ++k) {{
+                if (k & 1u) s1 += (double)__uint_as_float(b[k]);
+                else s0 += (double)__uint_as_float(b[k]);
+                hi = max(hi, b[k] << 1);
+                lo = min(lo, (b[k] << 1) - 1u);
+                other |= b[k] ^ 0x80000000u;
+            }}
+            j = end - j > {LOADS}u * step ? j + {LOADS}u * step : end;
         }}
-        if (other) atomicAdd(acc + {NONNEG}, 1ull);
         if (hi == 0u) continue;  // zeros only
         const unsigned int emax = hi >> 24, emin = max((lo + 1u) >> 24, 1u);
         if (emax != 255u && emax - emin <= {SPAN}u) {{
+            const double s = s0 + s1;
             if (s != 0.0) add_double(acc, s);
         }} else {{
             slow(x, first, j, step, acc);
         }}
     }}
+    if (other) atomicAdd(acc + {NONNEG}, 1ull);
 }}
 """
     mask = " & 0x7FFFu" if absolute else ""
@@ -126,19 +188,186 @@ __device__ __noinline__ void slow(const unsigned short* x, unsigned int j, const
 }}
 __device__ __forceinline__ void scan(const unsigned short* x, unsigned int j, const unsigned int end,
                                      const unsigned int step, ull* acc) {{
+    unsigned int other = 0u;
     while (j < end) {{
         const unsigned int first = j;
-        double s = 0.0;
-        unsigned int hi = 0u, other = 0u;
-        for (unsigned int n = 0; n < {THREAD_CHUNK}u && j < end; ++n, j += step) {{
-            const unsigned int b = x[at(j)]{mask};
-            s += (double)h2f((unsigned short)b);
-            hi = max(hi, b & 0x7FFFu);
-            other |= b ^ 0x8000u;
+        double s0 = 0.0, s1 = 0.0;
+        unsigned int hi = 0u;
+        for (unsigned int n = 0; n < {THREAD_CHUNK}u && j < end; n += {LOADS}u) {{
+            unsigned int b[{LOADS}];
+            #pragma unroll
+            for (unsigned int k = 0; k < {LOADS}u; ++k) {{  // the loads first, all in flight; -0.0 past the end
+                const unsigned int i = j + k * step;
+                b[k] = (i < end ? (unsigned int)x[at(i)] : 0x8000u){mask};
+            }}
+            #pragma unroll
+            for (unsigned int k = 0; k < {LOADS}u; ++k) {{
+                if (k & 1u) s1 += (double)h2f((unsigned short)b[k]);
+                else s0 += (double)h2f((unsigned short)b[k]);
+                hi = max(hi, b[k] & 0x7FFFu);
+                other |= b[k] ^ 0x8000u;
+            }}
+            j = end - j > {LOADS}u * step ? j + {LOADS}u * step : end;
         }}
-        if (other) atomicAdd(acc + {NONNEG}, 1ull);
-        if (hi >= 0x7C00u) slow(x, first, j, step, acc);
-        else if (s != 0.0) add_double(acc, s);
+        if (hi >= 0x7C00u) {{
+            slow(x, first, j, step, acc);
+        }} else {{
+            const double s = s0 + s1;
+            if (s != 0.0) add_double(acc, s);
+        }}
+    }}
+    if (other) atomicAdd(acc + {NONNEG}, 1ull);
+}}
+"""
+
+
+def _squares_scan(x: DataType) -> str:
+    """``scan`` of the sums of squares: chunks of SQUARE_CHUNK elements in registers, each split against its
+    boundary (the module's docstring); ``slow``: a chunk read again, split by bins of 8 exponent fields."""
+    bits = "x[at(i)]" if x is DataType.FLOAT32 else "__float_as_uint(h2f(x[at(i)]))"
+    b = SQUARE_CHUNK.bit_length() - 1
+    group_bits = SQUARE_GROUP.bit_length() - 1
+    return f"""
+__device__ __forceinline__ unsigned int bits_of(const {_element_type(x)}* x, const unsigned int i) {{
+    return ({bits}) & 0x7FFFFFFFu;
+}}
+__device__ __forceinline__ double power_of_two(const int p) {{ return __longlong_as_double((ll)(p + 1023) << 52); }}
+__device__ __forceinline__ void split_add(const double sigma, const double v, double& q, double& r) {{
+    const double t = __dsub_rn(__dadd_rn(sigma, v), sigma);
+    q = __dadd_rn(q, t);
+    r = __dadd_rn(r, __dsub_rn(v, t));
+}}
+__device__ __noinline__ void slow(const {_element_type(x)}* x, unsigned int j, const unsigned int end,
+                                  const unsigned int step, ull* acc) {{
+    double bins[64];
+    for (int k = 0; k < 64; ++k) bins[k] = 0.0;
+    for (; j < end; j += step) {{
+        const unsigned int b = bits_of(x, j);
+        const unsigned int e = b >> 23;
+        if (e == 255u) {{
+            atomicAdd(acc + ((b & 0x7FFFFFu) ? {SQUARE_NAN} : {SQUARE_INF}), 1ull);
+            continue;
+        }}
+        const double f = (double)__uint_as_float(b);
+        const int k = (int)(e >> 3);
+        split_add(power_of_two(2 * min(255, 8 * k + 7) - 243), __dmul_rn(f, f), bins[k], bins[32 + k]);
+    }}
+    for (int k = 0; k < 64; ++k) if (bins[k] != 0.0) add_double(acc, bins[k]);
+}}
+__device__ __forceinline__ void flush(double& q, double& r, ull* acc) {{
+    if (q != 0.0) add_double(acc, q);
+    if (r != 0.0) add_double(acc, r);
+    q = 0.0;
+    r = 0.0;
+}}
+__device__ __forceinline__ void scan(const {_element_type(x)}* x, unsigned int j, const unsigned int end,
+                                     const unsigned int step, ull* acc) {{
+    double q = 0.0, r = 0.0;  // the group's two sums
+    unsigned int top = 0u, bottom = 0u, chunks = 0u;  // its largest and smallest fields, its chunks (top 0: none)
+    while (j < end) {{
+        const unsigned int first = j;
+        unsigned int v[{SQUARE_CHUNK}];
+        unsigned int hi = 0u, lo = 0xFFFFFFFFu;
+        #pragma unroll
+        for (unsigned int n = 0; n < {SQUARE_CHUNK}u; ++n) {{
+            const unsigned int i = j + n * step;
+            v[n] = i < end ? bits_of(x, i) : 0u;
+            hi = max(hi, v[n] << 1);
+            lo = min(lo, (v[n] << 1) - 1u);
+        }}
+        j = end - j > {SQUARE_CHUNK}u * step ? j + {SQUARE_CHUNK}u * step : end;
+        if (hi == 0u) continue;  // zeros only
+        const unsigned int emax = hi >> 24, emin = max((lo + 1u) >> 24, 1u);
+        if (emax == 255u) {{
+            slow(x, first, j, step, acc);
+            continue;
+        }}
+        int b = {group_bits};
+        if (top != 0u && emax <= top && top - min(bottom, emin) <= {SQUARE_GROUP_SPAN}u
+            && chunks < {SQUARE_GROUP // SQUARE_CHUNK}u) {{
+            bottom = min(bottom, emin);  // the chunk joins the group: its boundary bounds it
+            ++chunks;
+        }} else {{
+            flush(q, r, acc);
+            top = 0u;
+            if (emax - emin <= {SQUARE_GROUP_SPAN}u) {{  // a new group
+                top = emax;
+                bottom = emin;
+                chunks = 1u;
+            }} else if (emax - emin <= {SQUARE_SPAN}u) {{  // the chunk alone, against its own boundary
+                b = {b};
+            }} else {{
+                slow(x, first, j, step, acc);
+                continue;
+            }}
+        }}
+        const double sigma = power_of_two(2 * (int)(top ? top : emax) - 252 + b - 1);
+        #pragma unroll
+        for (unsigned int n = 0; n < {SQUARE_CHUNK}u; ++n) {{
+            const double f = (double)__uint_as_float(v[n]);
+            split_add(sigma, __dmul_rn(f, f), q, r);
+        }}
+        if (!top) flush(q, r, acc);
+    }}
+    flush(q, r, acc);
+}}
+"""
+
+
+def _leaf(x: DataType) -> str:
+    """C of an element ``v`` as a node of MULTIPLY's tree: float64, or its two's complement bits in 64."""
+    if x is DataType.FLOAT32:
+        return "(double)__uint_as_float(v)"
+    if x is DataType.FLOAT16:
+        return "(double)h2f(v)"
+    return "(ull)(ll)v"
+
+
+def _tree_scan(x: DataType, plan: ReducePlan) -> str:
+    """``subtree``: the product of the nodes of MULTIPLY's tree below node ``p`` of the plan's level, depth first:
+    ``held[k]``, ``right[k]`` and ``node[k]`` are the frame of the node ``k + 1`` levels above the elements on the path
+    (its left child's product, whether its right child is being walked, its position)."""
+    sizes = tree_sizes(plan.length)
+    element = _element_type(x)
+    levels = plan.levels
+    value = "double" if x in (DataType.FLOAT32, DataType.FLOAT16) else "ull"
+    leaf = f"{value} leaf(const {element}* x, const unsigned int j) {{\n    const {element} v = x[at(j)];\n" \
+           f"    return {_leaf(x)};\n}}\n"
+    if levels == 0:
+        return f"""
+__device__ __forceinline__ {leaf}__device__ __forceinline__ {value} subtree(const {element}* x, const unsigned int p) {{
+    return leaf(x, p);
+}}
+"""
+    multiply = "__dmul_rn(held[k], v)" if value == "double" else "held[k] * v"
+    halves = ", ".join(f"{n // 2}u" for n in sizes[:levels])
+    widths = ", ".join(f"{n}u" for n in sizes[1:levels + 1])
+    return f"""
+__device__ __forceinline__ {leaf}__device__ {value} subtree(const {element}* x, const unsigned int p) {{
+    const unsigned int halves[{levels}] = {{{halves}}};  // node i of level k + 1 has a right child where i < halves[k]
+    const unsigned int widths[{levels}] = {{{widths}}};  // ... node i + widths[k] of level k (widths[k]: level k + 1's)
+    {value} held[{levels}];
+    unsigned int node[{levels}];
+    bool right[{levels}];
+    {value} v;
+    int k = {levels};
+    unsigned int q = p;
+    for (;;) {{
+        for (; k > 0; --k) {{ node[k - 1] = q; right[k - 1] = false; }}  // down the left children
+        v = leaf(x, q);
+        bool down = false;
+        for (; k < {levels}; ++k) {{  // up: v is the product of a child of frame k
+            if (right[k]) {{
+                v = {multiply};
+            }} else if (node[k] < halves[k]) {{
+                held[k] = v;
+                right[k] = true;
+                q = node[k] + widths[k];
+                down = true;
+                break;
+            }}
+        }}
+        if (!down) return v;
     }}
 }}
 """
@@ -188,11 +417,15 @@ __device__ __forceinline__ void scan(const {_element_type(x)}* x, unsigned int j
 """
 
 
-def _scan_functions(spec: KernelSpec, how: str, x: DataType) -> str:
+def _scan_functions(spec: KernelSpec, how: str, x: DataType, plan: ReducePlan) -> str:
     assert spec.accumulation is not None
     function = spec.accumulation.function
     if how == "exact":
-        return ADD_DOUBLE + _exact_scan(x, function == "L1")
+        return _add_double(149) + _exact_scan(x, function == "L1")
+    if how == "squares":
+        return _add_double(SQUARE_UNIT) + _squares_scan(x)
+    if how == "product":
+        return _tree_scan(x, plan)
     if how == "wrap":
         return _wrap_scan(x)
     return _order_scan(x, function == "MAX")
@@ -208,10 +441,21 @@ def scan_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, reduced: Layou
     how = mode(spec)
     x = spec.inputs[0]
     assert x is not None
-    words = WORDS[how]
+    words = WORDS.get(how, 0)  # an output's words (MULTIPLY's: the plan's nodes)
     element = _element_type(x)
     base = decompose("o", kept.sizes, [kept.strides[0]], ["base"])
-    if plan.family == "rows":
+    if plan.tree:  # a thread a node of the tree's cut: adjacent threads on adjacent nodes (rows) or outputs
+        o, node = (("item / {0}u", "item % {0}u") if plan.family == "rows" else ("item % {1}u", "item / {1}u"))
+        value = "double" if x in (DataType.FLOAT32, DataType.FLOAT16) else "ull"
+        body = f"""
+    for (unsigned int item = blockIdx.x * blockDim.x + threadIdx.x; item < {plan.items}u;
+         item += gridDim.x * blockDim.x) {{
+        const unsigned int o = {o.format(plan.splits, plan.outputs)}, node = {node.format(plan.splits, plan.outputs)};
+        ull base = 0;
+        {base}
+        (({value}*)acc)[(ull)o * {plan.splits}u + node] = subtree(x + base, node);
+    }}"""
+    elif plan.family == "rows":
         body = f"""
     __shared__ ull shared_acc[{words}];
     for (unsigned int item = blockIdx.x; item < {plan.items}u; item += gridDim.x) {{
@@ -237,7 +481,7 @@ def scan_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, reduced: Layou
         const unsigned int j0 = piece * {plan.chunk}u, j1 = min(j0 + {plan.chunk}u, {plan.length}u);
         scan(x + base, j0, j1, 1u, acc + (ull)o * {words}u);
     }}"""
-    return (PRELUDE + _at(reduced) + _scan_functions(spec, how, x)
+    return (PRELUDE + _at(reduced) + _scan_functions(spec, how, x, plan)
             + f'\nextern "C" __global__ void __launch_bounds__({BLOCK}) opendml_kernel(const ull px, '
             f"const ull pacc) {{\n"
             f"    const {element}* x = (const {element}*)px;\n    ull* acc = (ull*)pacc;{body}\n}}\n")

@@ -12,12 +12,26 @@ from ...kernels.spec import KernelSpec
 from ..layout import Layout
 from .codegen import C_TYPE, PRELUDE, decompose
 from .plan import BLOCK
-from .reduce_plan import DIGITS, FORMATS, NAN, NINF, NONNEG, PINF, SIGNED, WORDS, ReducePlan, mode
+from .reduce_plan import (
+    DIGITS,
+    FORMATS,
+    NAN,
+    NINF,
+    NONNEG,
+    PINF,
+    SIGNED,
+    SQUARE_DIGITS,
+    SQUARE_INF,
+    SQUARE_NAN,
+    SQUARE_UNIT,
+    WORDS,
+    ReducePlan,
+    mode,
+)
 
-# ``sum_rounding.finish`` in C: the digits (base 2**32, units 2**-149; d[DIGITS..] zero) of one output as the format's
-# bits, rounded once to nearest even. ``d`` holds DIGITS + 3 int64.
+# ``sum_rounding.finish`` in C: the digits (base 2**32; d[digits..] zero) of one output as the format's bits, rounded
+# once to nearest even. ``d`` holds FIN_DIGITS int64: the accumulator's digits and 3 more.
 FINISH_HELPERS = r"""
-#define FIN_DIGITS 14
 __device__ __forceinline__ void carry(ll* d) {
     for (int k = 0; k < FIN_DIGITS - 1; ++k) {
         const ll c = d[k] >> 32;  // arithmetic: floor division by 2**32
@@ -51,12 +65,65 @@ __device__ __forceinline__ ll round_bits(const ll* d, bool sticky, int precision
     return ((ll)(s - base) << (precision - 1)) + q;
 }
 """
+# ``squares.finish_root`` in C: the correctly rounded square root of the carried digits (units 2**-298) as the
+# format's bits (``base``: its smallest ulp in units of 2**-149).
+ROOT_HELPERS = r"""
+__device__ __forceinline__ ll root_bits(ll* d, int precision, int base, bool* nonzero) {
+    int top = -1;
+    for (int k = FIN_DIGITS - 1; k >= 0; --k) {
+        if (d[k] != 0) { top = 32 * k + 63 - __clzll(d[k]); break; }
+    }
+    *nonzero = top >= 0;
+    if (top < 0) return 0;
+    const int j = (top + 1 - 61) >> 1;  // W = floor(V / 4**j) has 61 or 62 bits (an arithmetic shift: floor)
+    ll w;
+    bool sticky = false;
+    if (j >= 0) {
+        w = bits_at(d, 2 * j, 32) | (bits_at(d, 2 * j + 32, 30) << 32);
+        sticky = any_below(d, 2 * j);
+    } else {
+        w = (bits_at(d, 0, 32) | (bits_at(d, 32, 30) << 32)) << (-2 * j);
+    }
+    ll s = (ll)__dsqrt_rn((double)w);
+    while (s * s > w) --s;
+    while ((s + 1) * (s + 1) <= w) ++s;
+    sticky = sticky || s * s != w;
+    ll root[FIN_DIGITS];
+    for (int k = 0; k < FIN_DIGITS; ++k) root[k] = 0;
+    root[0] = s & 0xFFFFFFFFll;
+    root[1] = s >> 32;
+    return round_bits(root, sticky, precision, base - j, nonzero);  // S in units of 2**(j - 149)
+}
+"""
+
+
+# A float64 rounded once to FLOAT16 bits, to nearest even (NaN: the canonical quiet NaN), as ``round_bits`` rounds:
+# the ulp's position ``s`` (binades, units of 1) the larger of the value's and the subnormals' 2**-24.
+HALF_OF_DOUBLE = r"""
+__device__ __forceinline__ unsigned short half_of(const double v) {
+    const ull b = (ull)__double_as_longlong(v), a = b & 0x7FFFFFFFFFFFFFFFull;
+    const unsigned short sign = (unsigned short)((b >> 48) & 0x8000u);
+    if (a > 0x7FF0000000000000ull) return 0x7E00u;
+    const int e = (int)(a >> 52) - 1023;
+    if (e < -25) return sign;  // below 2**-25: rounds to a zero
+    const ull m = (a & 0xFFFFFFFFFFFFFull) | (1ull << 52);
+    const int s = max(e - 10, -24), shift = s - e + 52;  // 42 .. 53
+    ull q = m >> shift;
+    const ull rest = m & ((1ull << shift) - 1ull), half = 1ull << (shift - 1);
+    if (rest > half || (rest == half && (q & 1ull))) q += 1ull;
+    const ull bits = ((ull)(s + 24) << 10) + q;
+    return (unsigned short)(sign | (bits >= 0x7C00ull ? 0x7C00u : (unsigned int)bits));
+}
+"""
 
 
 def finish_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, output: DataType) -> str:
-    """The finish pass: one thread an output, its words turned into its value, stored, and zeroed."""
+    """The finish pass: one thread an output, its words turned into its value, stored, and zeroed (MULTIPLY: a
+    block an output, its tree's nodes folded)."""
     how = mode(spec)
     assert spec.accumulation is not None
+    if how == "product":
+        return _tree_finish(plan, kept, output)
     words = WORDS[how]
     place = decompose("o", kept.sizes, [kept.strides[1]], ["off"])
     head = (f'\nextern "C" __global__ void __launch_bounds__({BLOCK}) opendml_kernel(const ull pacc, '
@@ -67,7 +134,10 @@ def finish_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, output: Data
             f"        ull* a = acc + (ull)o * {words}u;\n        ull off = 0;\n        {place}\n")
     if how == "exact":
         body = _finish_exact(spec.accumulation.function == "AVERAGE", plan.length, output)
-        helpers = FINISH_HELPERS
+        helpers = f"#define FIN_DIGITS {DIGITS + 3}\n" + FINISH_HELPERS
+    elif how == "squares":
+        body = _finish_squares(spec.accumulation.function == "L2", output)
+        helpers = f"#define FIN_DIGITS {SQUARE_DIGITS + 3}\n" + FINISH_HELPERS + ROOT_HELPERS
     elif how == "wrap":
         body = f"        (({C_TYPE[output]}*)pout)[off] = ({C_TYPE[output]})a[0];\n        a[0] = 0;\n"
         helpers = ""
@@ -117,6 +187,68 @@ def _finish_exact(average: bool, count: int, output: DataType) -> str:
             bits = round_bits(d, sticky, {precision}, b, &nonzero);
             if (bits >= {inf_bits}) bits = {inf_bits};
             if (negative || (!nonzero && !nonneg)) bits |= {sign_bit};
+        }}
+        (({storage}*)pout)[off] = ({storage})bits;
+"""
+
+
+def _tree_finish(plan: ReducePlan, kept: Layout, output: DataType) -> str:
+    """MULTIPLY's finish: a block folds each output's nodes as the tree does above the plan's cut (node ``i`` times
+    node ``i + r`` of a level of ``n``, ``r`` the upper half's start), rounds the product once and zeroes the nodes."""
+    floats = output in (DataType.FLOAT32, DataType.FLOAT16)
+    value = "double" if floats else "ull"
+    multiply = "__dmul_rn(a[i], a[i + r])" if floats else "a[i] * a[i + r]"
+    place = decompose("o", kept.sizes, [kept.strides[1]], ["off"])
+    if output is DataType.FLOAT32:
+        store = "((unsigned int*)pout)[off] = v != v ? 0x7FC00000u : __float_as_uint(__double2float_rn(v));"
+    elif output is DataType.FLOAT16:
+        store = "((unsigned short*)pout)[off] = half_of(v);"
+    else:
+        store = f"(({C_TYPE[output]}*)pout)[off] = ({C_TYPE[output]})v;"
+    return PRELUDE + (HALF_OF_DOUBLE if output is DataType.FLOAT16 else "") + f"""
+extern "C" __global__ void __launch_bounds__({BLOCK}) opendml_kernel(const ull pacc, const ull pout) {{
+    for (unsigned int o = blockIdx.x; o < {plan.outputs}u; o += gridDim.x) {{
+        {value}* a = ({value}*)pacc + (ull)o * {plan.splits}u;
+        for (unsigned int n = {plan.splits}u; n > 1u;) {{
+            const unsigned int h = n / 2u, r = n - h;
+            for (unsigned int i = threadIdx.x; i < h; i += blockDim.x) a[i] = {multiply};
+            __syncthreads();
+            n = r;
+        }}
+        if (threadIdx.x == 0) {{
+            ull off = 0;
+            {place}
+            const {value} v = a[0];
+            {store}
+        }}
+        __syncthreads();
+        for (unsigned int i = threadIdx.x; i < {plan.splits}u; i += blockDim.x) a[i] = 0;
+    }}
+}}
+"""
+
+
+def _finish_squares(root: bool, output: DataType) -> str:
+    """SUM_SQUARE: the digits rounded once (a sum of squares is never negative, its zero +0.0); L2: their
+    correctly rounded square root."""
+    precision, base, inf_bits, nan_bits, _ = FORMATS[output]
+    storage = "unsigned int" if output is DataType.FLOAT32 else "unsigned short"
+    rounded = (f"root_bits(d, {precision}, {base}, &nonzero)" if root
+               else f"round_bits(d, false, {precision}, {base + SQUARE_UNIT - 149}, &nonzero)")
+    return f"""        ll d[FIN_DIGITS];
+        for (int k = 0; k < FIN_DIGITS; ++k) d[k] = k < {SQUARE_DIGITS} ? (ll)a[k] : 0;
+        const bool nan = a[{SQUARE_NAN}] != 0, inf = a[{SQUARE_INF}] != 0;
+        for (int k = 0; k < {SQUARE_DIGITS + 2}; ++k) a[k] = 0;
+        ll bits;
+        if (nan) {{
+            bits = {nan_bits};
+        }} else if (inf) {{
+            bits = {inf_bits};
+        }} else {{
+            carry(d);
+            bool nonzero;
+            bits = {rounded};
+            if (bits >= {inf_bits}) bits = {inf_bits};
         }}
         (({storage}*)pout)[off] = ({storage})bits;
 """

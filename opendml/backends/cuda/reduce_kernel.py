@@ -36,14 +36,14 @@ class ReduceKernel:
         assert x is not None and spec.accumulation is not None
         self.backend, self.spec = backend, spec
         self.kept, self.reduced = reduce_plan.layouts(spec, x, output)
-        self.plan = reduce_plan.plan_reduce(x, spec.accumulation.axes, self.kept, self.reduced, backend.sm_count)
-        reduce_plan.check_plan(spec.operator, self.plan)
+        self.plan = reduce_plan.plan_for(spec, x, self.kept, self.reduced, backend.sm_count)
+        reduce_plan.check_plan(spec.operator, self.plan, self.how)
         function = spec.accumulation.function
         self._scan = kernel(reduce_c.scan_kernel(spec, self.plan, self.kept, self.reduced),
                             title(spec, f"REDUCE {function}, {self.plan.family} scan"))
         self._finish = kernel(reduce_finish_c.finish_kernel(spec, self.plan, self.kept, output.data_type),
                               title(spec, f"REDUCE {function}, finish"))
-        self._words = cupy.zeros(self.plan.outputs * reduce_plan.WORDS[self.how], dtype=cupy.uint64)
+        self._words = cupy.zeros(reduce_plan.scratch_words(self.plan, self.how), dtype=cupy.uint64)
         cupy.cuda.get_current_stream().synchronize()  # zeroed before a launch on any stream reads them
         self._grid = (reduce_plan.grid(self.plan, backend.sm_count),)
         self._finish_grid = (reduce_plan.finish_grid(self.plan, backend.sm_count),)
