@@ -653,3 +653,47 @@ def run_reduce_batch_on_host(runs: Sequence[ReduceRun], folder: Path, words_only
     if words_only:
         return [np.frombuffer((folder / f"r{n}out.bin").read_bytes(), np.uint64) for n in range(len(runs))]
     return [np.frombuffer((folder / f"r{n}out.bin").read_bytes(), np.uint8) for n in range(len(runs))]
+
+
+@dataclass(frozen=True)
+class TopKRun:
+    """One TOP_K selection run on the host: ``spec``'s kernel over the InputTensor's bytes ``data``, writing the
+    values and the indices described by ``values`` and ``indices``, on a grid of ``grid`` blocks."""
+
+    spec: KernelSpec
+    x: TensorDesc
+    values: TensorDesc
+    indices: TensorDesc
+    data: np.ndarray
+    grid: int = 3
+
+
+def run_top_k_batch_on_host(runs: Sequence[TopKRun], folder: Path) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The values' and the indices' bytes of each run, all from one host program."""
+    from opendml.backends.cuda import top_k_c
+
+    parts: list[str] = []
+    lines: list[str] = []
+    for n, run in enumerate(runs):
+        assert run.spec.selection is not None
+        plan = top_k_c.plan_top_k(run.spec, run.x, run.values, run.indices)
+        parts.extend([f"namespace t{n} {{", _body(top_k_c.top_k_kernel(run.spec, plan, run.spec.selection.index_type),
+                                                   "run"), "}"])
+        (folder / f"t{n}in.bin").write_bytes(run.data.tobytes())
+        for name, desc in (("v", run.values), ("i", run.indices)):
+            (folder / f"t{n}{name}.bin").write_bytes(bytes(desc.total_tensor_size_in_bytes))
+        lines += [
+            "  {",
+            f'  char* px = (char*)read_file("{folder}/t{n}in.bin", 0);',
+            f'  char* pv = (char*)read_file("{folder}/t{n}v.bin", 0);',
+            f'  char* pi = (char*)read_file("{folder}/t{n}i.bin", 0);',
+            f"  launch({run.grid}, {BLOCK}, [=] {{ t{n}::run((ull)px, (ull)pv, (ull)pi); }});",
+            f'  FILE* f = fopen("{folder}/t{n}v.bin", "wb"); fwrite(pv, 1, {run.values.total_tensor_size_in_bytes}, f);'
+            " fclose(f);",
+            f'  f = fopen("{folder}/t{n}i.bin", "wb"); fwrite(pi, 1, {run.indices.total_tensor_size_in_bytes}, f);'
+            " fclose(f);",
+            "  }",
+        ]
+    _build_and_run("\n".join([HARNESS, *parts, "int main() {", *lines, "  return 0; }"]) + "\n", folder)
+    return [(np.frombuffer((folder / f"t{n}v.bin").read_bytes(), np.uint8),
+             np.frombuffer((folder / f"t{n}i.bin").read_bytes(), np.uint8)) for n in range(len(runs))]

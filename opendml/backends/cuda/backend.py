@@ -21,6 +21,7 @@ from .compiler import kernel, title
 from .launch import PackedLaunch, PointerLaunch, bound_address, current_stream
 from .plan import BLOCK
 from .reduce_kernel import ReduceKernel
+from .top_k_kernel import TopKKernel
 
 _BLOCK = (BLOCK,)  # a launch's block shape
 
@@ -139,7 +140,11 @@ class CudaBackend:
 
     def compile(self, operator: Operator) -> Any:
         """The kernel of the operator's KernelSpec: chosen by its structure, never by the operator's name."""
-        return self.compile_spec(operator.device, operator.kernel_spec, *operator.kernel_tensors)
+        spec = operator.kernel_spec
+        if spec.selection is not None:  # the indices are a second output of their own description
+            inputs, values = operator.kernel_tensors
+            return TopKKernel(self, spec, inputs, values, operator.tensor(operator.definition.schema.outputs[1].name))
+        return self.compile_spec(operator.device, spec, *operator.kernel_tensors)
 
     def compile_spec(self, device: Device, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
                      output: TensorDesc, extra_outputs: Sequence[TensorDesc] = ()) -> Any:
@@ -147,9 +152,9 @@ class CudaBackend:
         ``spec.extra`` written to its description in ``extra_outputs``, through its own strides."""
         if spec.accumulation is not None:
             return ReduceKernel(self, spec, inputs, output)  # refuses a function it does not lower, by name
-        if spec.selection is not None:
+        if spec.selection is not None:  # an operator's alone (compile): never fused
             raise expr_c.unsupported(spec.operator, "kernel", "must be element-wise or an ARGMIN or ARGMAX "
-                                     "reduction on backend 'cuda'", "a TOP_K selection")
+                                     "reduction on backend 'cuda'", "a fused TOP_K selection")
         if spec.normalization is not None:
             raise expr_c.unsupported(spec.operator, "kernel", "must be element-wise or an ARGMIN or ARGMAX "
                                      "reduction on backend 'cuda'", f"a {spec.normalization.function} normalization")
