@@ -4,7 +4,9 @@ memory-bandwidth reference: each row's ``x copy`` is the copy's bandwidth over t
 reduction over its time, against bytes read and written by the copy over its time): 1.0 reads at copy speed.
 
 Cases: the issue's [16384, 16384] over all axes, the last axis and the first, FLOAT32 and FLOAT16 (SUM), then
-SUM_SQUARE, L2, MULTIPLY, MAX and AVERAGE over the last axis of the same tensor (FLOAT32). Each call is timed by
+SUM_SQUARE, L2, MULTIPLY, MAX and AVERAGE over the last axis of the same tensor (FLOAT32); then TOP_K over the last
+axis of [batch, 128256] FLOAT16 logits (batch 1 to 256, K 1 to 64) against ``torch.topk``, both called eagerly in a
+row (host time or device time, whichever is longer: what a sampling loop sees). Each call is timed by
 CUDA events around ``--calls`` calls of the functional API on a CuPy array (its host cost is hidden behind the
 kernels of a 1 GiB read), the median of ``--repeats`` samples; ``equal`` says whether opendml's result has the bits
 of PyTorch's (not expected for sums: opendml's is exact, PyTorch's is not).
@@ -18,6 +20,7 @@ without a GPU.
 
 from __future__ import annotations
 
+import math
 import statistics
 import sys
 from collections.abc import Callable
@@ -34,6 +37,7 @@ sys.path.pop(0)
 
 FUNCTIONS = ("SUM_SQUARE", "L2", "MULTIPLY", "MAX", "AVERAGE")
 COLUMNS = ("case", "dtype", "implementation", "median_ms", "x_copy", "equal")
+TOP_K_BATCHES, TOP_K_KS, VOCAB = (1, 8, 64, 256), (1, 8, 64), 128256
 
 
 def timed(call: Callable[[], object], calls: int, repeats: int) -> float:
@@ -83,7 +87,7 @@ def main() -> int:
     parser.add_argument("--size", type=int, default=16384, help="the tensor is [size, size] (default 16384)")
     parser.add_argument("--calls", type=int, default=20, help="calls a sample (default 20)")
     harness.add_repeats(parser, "samples a row (default 7)", 7)
-    harness.add_skip(parser, "implementations to leave out: torch")
+    harness.add_skip(parser, "what to leave out: torch, top_k")
     harness.add_out(parser)
     args = parser.parse_args()
     try:
@@ -122,11 +126,39 @@ def main() -> int:
             print(f"{row[0]:22s} {row[1]:8s} {row[2]:14s} {row[3]:8.3f} {row[4]:7.3f}  {row[5]}")
         del x
         cupy.get_default_memory_pool().free_all_blocks()
+    if "top_k" not in skip:
+        rows += top_k_rows(args, torch, rng)
     header = {"gpu": gpu, "size": f"[{args.size}, {args.size}]", "commit": harness.commit()}
     stem = "reduce-" + gpu.lower().replace("nvidia ", "").replace(" ", "-")
     harness.write_csv(args.out / f"{stem}.csv", header, COLUMNS, rows)
     _plot(rows, args.out / f"{stem}.png", gpu)
     return 0
+
+
+def top_k_rows(args: Any, torch: Any, rng: np.random.Generator) -> list[tuple[Any, ...]]:
+    """TOP_K over [batch, VOCAB] FLOAT16 logits: opendml.top_k on a CuPy array, torch.topk on the same memory."""
+    import cupy
+
+    import opendml as dml
+
+    rows = []
+    for batch in TOP_K_BATCHES:
+        x = cupy.asarray(rng.standard_normal((batch, VOCAB)).astype(np.float16))
+        for k in TOP_K_KS:
+            case = f"TOP_K [{batch}, {VOCAB}] K={k}"
+            found = [_row(case, "float16", "opendml", timed(partial(dml.top_k, x, k), args.calls, args.repeats),
+                          x.nbytes, math.nan, "")]
+            if torch is not None:
+                tx = torch.as_tensor(x, device="cuda")
+                ours = [cupy.asnumpy(a) for a in dml.top_k(x, k)]
+                theirs = [a.cpu().numpy() for a in torch.topk(tx, k)]
+                equal = ours[0].tobytes() == theirs[0].tobytes() and np.array_equal(ours[1], theirs[1])
+                found.append(_row(case, "float16", "torch", timed(partial(torch.topk, tx, k), args.calls,
+                                                                      args.repeats), x.nbytes, math.nan, str(equal)))
+            for row in found:
+                print(f"{row[0]:34s} {row[2]:14s} {row[3]:8.4f}  {row[5]}")
+            rows += found
+    return rows
 
 
 def _torch() -> Any:
@@ -138,6 +170,7 @@ def _torch() -> Any:
 
 
 def _row(case: str, dtype: str, name: str, ms: float, read: int, bandwidth: float, equal: str) -> tuple[Any, ...]:
+    """A row of the table (``bandwidth`` NaN where a copy is no reference: no x_copy)."""
     return (case, dtype, name, round(ms, 4), round(read / ms / bandwidth, 3), equal)
 
 
@@ -145,6 +178,7 @@ def _plot(rows: list[tuple[Any, ...]], path: Path, gpu: str) -> None:
     plt = harness.pyplot(lambda text: print(text, file=sys.stderr))
     if plt is None:
         return
+    rows = [r for r in rows if not math.isnan(r[4])]  # the bandwidth rows (TOP_K's are in the CSV)
     labels = sorted({(r[0], r[1]) for r in rows}, key=lambda k: [(r[0], r[1]) for r in rows].index(k))
     fig, ax = plt.subplots(figsize=(10, 0.35 * len(labels) + 1.5))
     for offset, name in ((-0.2, "opendml"), (0.2, "torch")):
