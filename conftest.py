@@ -26,6 +26,7 @@ collect_ignore = [] if importlib.util.find_spec("cupy") else [
     "opendml/backends/cuda/graphs.py",
     "opendml/backends/cuda/launch.py",
     "opendml/backends/cuda/reduce_kernel.py",
+    "opendml/backends/cuda/top_k_kernel.py",
 ]
 
 _NEED_ONNX = ["opendml/onnx/*.py", "opendml/onnx/ops/*.py", "tests/onnx_models.py"]
