@@ -27,6 +27,7 @@ from .codegen import C_TYPE, PRELUDE, decompose
 from .plan import BLOCK
 
 MOST_K = 2048
+LOADS = 8  # elements a thread loads at once, all in flight, before it counts or gathers them
 KEY_BITS = {DataType.FLOAT32: 32, DataType.FLOAT16: 16, DataType.INT32: 32, DataType.UINT32: 32,
             DataType.INT16: 16, DataType.UINT16: 16, DataType.INT8: 16, DataType.UINT8: 16,
             DataType.INT64: 64, DataType.UINT64: 64}
@@ -117,6 +118,25 @@ def top_k_kernel(spec: KernelSpec, plan: TopKPlan, index_type: DataType) -> str:
     shifts = ", ".join(str(s) for _, s in digits)
     offsets = decompose("s", plan.sizes, list(plan.strides), ["xb", "vb", "ib"])
     sx, sv, si = plan.steps
+
+    def each(action: str) -> str:
+        """A loop over the sequence's elements, ``LOADS`` keys a thread loaded at once (all in flight) before
+        ``action`` runs on each (``key``, ``j``)."""
+        return f"""for (ull j0 = t; j0 < {plan.length}ull; j0 += {LOADS}ull * blockDim.x) {{
+                ull keys_of[{LOADS}];
+                #pragma unroll
+                for (unsigned int k = 0; k < {LOADS}u; ++k) {{
+                    const ull i = j0 + k * blockDim.x;
+                    keys_of[k] = i < {plan.length}ull ? key_of(x[xb + i * {sx}ull]) : 0ull;
+                }}
+                #pragma unroll
+                for (unsigned int k = 0; k < {LOADS}u; ++k) {{
+                    const unsigned int j = (unsigned int)(j0 + k * blockDim.x);
+                    const ull key = keys_of[k];
+                    if (j0 + k * blockDim.x < {plan.length}ull) {{ {action} }}
+                }}
+            }}"""
+
     return PRELUDE + _key_of(x, selection.largest) + f"""
 __device__ __forceinline__ bool before(const ull ka, const unsigned int ia, const ull kb, const unsigned int ib) {{
     return ka < kb || (ka == kb && ia < ib);
@@ -142,12 +162,8 @@ extern "C" __global__ void __launch_bounds__({BLOCK}) opendml_kernel(const ull p
             __syncthreads();
             const ull km = kmask, kp = kprefix;
             const unsigned int im = imask, ip = iprefix;
-            for (unsigned int j = t; j < {plan.length}u; j += blockDim.x) {{
-                const ull key = key_of(x[xb + (ull)j * {sx}ull]);
-                if ((key & km) == kp && (j & im) == ip) {{
-                    atomicAdd(&hist[parts[p] ? (j >> shifts[p]) & 255u : (unsigned int)(key >> shifts[p]) & 255u], 1u);
-                }}
-            }}
+            {each("if ((key & km) == kp && (j & im) == ip) atomicAdd(&hist[parts[p] ? (j >> shifts[p]) & 255u : "
+                  "(unsigned int)(key >> shifts[p]) & 255u], 1u);")}
             __syncthreads();
             if (t == 0) {{  // the digit of the K-th pair among those beginning with the chosen digits
                 unsigned int below = 0u, d = 0u;
@@ -161,14 +177,8 @@ extern "C" __global__ void __launch_bounds__({BLOCK}) opendml_kernel(const ull p
         }}
         const ull km = kmask, kp = kprefix;
         const unsigned int im = imask, ip = iprefix;
-        for (unsigned int j = t; j < {plan.length}u; j += blockDim.x) {{  // the K selected, in any order
-            const ull key = key_of(x[xb + (ull)j * {sx}ull]);
-            if ((key & km) < kp || ((key & km) == kp && (j & im) <= ip)) {{
-                const unsigned int slot = atomicAdd(&count, 1u);
-                keys[slot] = key;
-                places[slot] = j;
-            }}
-        }}
+        {each("if ((key & km) < kp || ((key & km) == kp && (j & im) <= ip)) { const unsigned int slot = "
+              "atomicAdd(&count, 1u); keys[slot] = key; places[slot] = j; }")}  // the K selected, in any order
         for (unsigned int i = {plan.k}u + t; i < {plan.slots}u; i += blockDim.x) {{
             keys[i] = 0xFFFFFFFFFFFFFFFFull;
             places[i] = 0xFFFFFFFFu;
