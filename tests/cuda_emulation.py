@@ -657,8 +657,9 @@ def run_reduce_batch_on_host(runs: Sequence[ReduceRun], folder: Path, words_only
 
 @dataclass(frozen=True)
 class TopKRun:
-    """One TOP_K selection run on the host: ``spec``'s kernel over the InputTensor's bytes ``data``, writing the
-    values and the indices described by ``values`` and ``indices``, on a grid of ``grid`` blocks."""
+    """One TOP_K selection run on the host: ``spec``'s kernels over the InputTensor's bytes ``data``, writing the
+    values and the indices described by ``values`` and ``indices``, on a grid of ``grid`` blocks, with the plan of a
+    GPU of ``sm_count`` multiprocessors."""
 
     spec: KernelSpec
     x: TensorDesc
@@ -666,19 +667,23 @@ class TopKRun:
     indices: TensorDesc
     data: np.ndarray
     grid: int = 3
+    sm_count: int = 132
 
 
 def run_top_k_batch_on_host(runs: Sequence[TopKRun], folder: Path) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The values' and the indices' bytes of each run, all from one host program."""
+    """The values' and the indices' bytes of each run, all from one host program (the plan of a GPU of
+    ``run.sm_count`` multiprocessors: sequences too few for it cut into slices, then merged)."""
     from opendml.backends.cuda import top_k_c
 
     parts: list[str] = []
     lines: list[str] = []
     for n, run in enumerate(runs):
         assert run.spec.selection is not None
-        plan = top_k_c.plan_top_k(run.spec, run.x, run.values, run.indices)
-        parts.extend([f"namespace t{n} {{", _body(top_k_c.top_k_kernel(run.spec, plan, run.spec.selection.index_type),
-                                                   "run"), "}"])
+        plan = top_k_c.plan_top_k(run.spec, run.x, run.values, run.indices, run.sm_count)
+        stages = [top_k_c.SLICES, top_k_c.MERGE] if plan.slices > 1 else [top_k_c.WHOLE]
+        for m, stage in enumerate(stages):
+            source = top_k_c.top_k_kernel(run.spec, plan, run.spec.selection.index_type, stage)
+            parts.extend([f"namespace t{n}s{m} {{", _body(source, "run"), "}"])
         (folder / f"t{n}in.bin").write_bytes(run.data.tobytes())
         for name, desc in (("v", run.values), ("i", run.indices)):
             (folder / f"t{n}{name}.bin").write_bytes(bytes(desc.total_tensor_size_in_bytes))
@@ -687,7 +692,9 @@ def run_top_k_batch_on_host(runs: Sequence[TopKRun], folder: Path) -> list[tuple
             f'  char* px = (char*)read_file("{folder}/t{n}in.bin", 0);',
             f'  char* pv = (char*)read_file("{folder}/t{n}v.bin", 0);',
             f'  char* pi = (char*)read_file("{folder}/t{n}i.bin", 0);',
-            f"  launch({run.grid}, {BLOCK}, [=] {{ t{n}::run((ull)px, (ull)pv, (ull)pi); }});",
+            f"  unsigned int* pc = (unsigned int*)calloc({max(1, plan.candidates)}, 4);",
+            *(f"  launch({run.grid}, {BLOCK}, [=] {{ t{n}s{m}::run((ull)px, (ull)pv, (ull)pi, (ull)pc); }});"
+              for m in range(len(stages))),
             f'  FILE* f = fopen("{folder}/t{n}v.bin", "wb"); fwrite(pv, 1, {run.values.total_tensor_size_in_bytes}, f);'
             " fclose(f);",
             f'  f = fopen("{folder}/t{n}i.bin", "wb"); fwrite(pi, 1, {run.indices.total_tensor_size_in_bytes}, f);'

@@ -96,6 +96,35 @@ def test_every_axis_strided_outputs_and_long_rows(tmp_path: Path) -> None:
     check(runs, cases, tmp_path)
 
 
+@needs_gxx
+def test_few_sequences_cut_into_slices_then_merged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sequences too few to fill the GPU: each cut into slices (here of a few dozen elements: ties across every
+    slice boundary), the K first of each slice listed, the K first of the lists selected and sorted; both
+    directions, K of 1 and up to a quarter of the slice, each type width."""
+    monkeypatch.setattr(top_k_c, "SLICE", 1)
+    rng = np.random.default_rng(53)
+    runs, cases = [], []
+    for type_name, k, largest in (("FLOAT16", 1, True), ("FLOAT32", 10, False), ("INT8", 7, True),
+                                  ("UINT64", 12, False), ("FLOAT32", 25, True)):
+        x = random_values(rng, type_name, (2, 1001), 5)
+        spec, desc, values, indices = described(x, 1, k, largest)
+        run = TopKRun(spec, desc, values, indices, x)
+        assert top_k_c.plan_top_k(spec, desc, values, indices, run.sm_count).slices > 8, type_name
+        runs.append(run)
+        cases.append((x, 1, k, largest, values, indices))
+    check(runs, cases, tmp_path)
+
+
+def test_decoding_shapes_are_cut_where_their_sequences_are_few() -> None:
+    """[8, 128256] logits: 15 slices of 8,551 elements a sequence (120 blocks, then 8); [256, 128256] and short
+    rows: a block a sequence."""
+    x = np.zeros((8, 128256), np.float16)
+    plan = top_k_c.plan_top_k(*described(x, 1, 50, True))
+    assert (plan.slices, plan.chunk, plan.candidates) == (15, 8551, 8 * 15 * 50)
+    assert top_k_c.plan_top_k(*described(np.zeros((256, 128256), np.float16), 1, 50, True)).slices == 1
+    assert top_k_c.plan_top_k(*described(np.zeros((2, 5000), np.float16), 1, 50, True)).slices == 1
+
+
 def check(runs: list[TopKRun], cases: list, folder: Path) -> None:
     got = run_top_k_batch_on_host(runs, folder)
     for raw, (x, axis, k, largest, values, indices) in zip(got, cases):

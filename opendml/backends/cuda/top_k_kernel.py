@@ -1,16 +1,18 @@
-"""TOP_K and TOP_K1 on CUDA: the selection's launch (``top_k_c`` plans it and renders its source)."""
+"""TOP_K and TOP_K1 on CUDA: the selection's launches (``top_k_c`` plans them and renders their sources)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import cupy
 import numpy as np
 
 from ...kernels.spec import KernelSpec
 from . import top_k_c
+from .argmin_kernel import _Turns
 from .compiler import kernel, title
-from .launch import PackedLaunch, bound_address
+from .launch import PackedLaunch, bound_address, current_stream
 from .plan import BLOCK
 
 if TYPE_CHECKING:
@@ -20,17 +22,31 @@ if TYPE_CHECKING:
 
 
 class TopKKernel:
-    """A TOP_K selection: a block a sequence, no scratch outside its block's shared memory (so launches on any
-    streams need no turns)."""
+    """A TOP_K selection: a block a sequence; where the sequences are too few to fill the GPU, a block a slice
+    of one into a list of candidates, then a block a sequence over its candidates. Launches from several
+    streams take turns over the list as a split ARGMIN's do over its partial results."""
 
     def __init__(self, backend: CudaBackend, spec: KernelSpec, inputs: Sequence[TensorDesc | None],
                  values: TensorDesc, indices: TensorDesc) -> None:
         x = inputs[0]
         assert x is not None and spec.selection is not None
-        self.plan = top_k_c.plan_top_k(spec, x, values, indices)  # refuses a K or a length not lowered, by name
-        self._kernel = kernel(top_k_c.top_k_kernel(spec, self.plan, spec.selection.index_type),
-                              title(spec, f"{spec.operator} K={spec.selection.k}"))
-        self._grid = (max(1, min(self.plan.sequences, backend.sm_count * 32)),)
+        # refuses a K or a length not lowered, by name
+        self.plan = plan = top_k_c.plan_top_k(spec, x, values, indices, backend.sm_count)
+        index_type, name = spec.selection.index_type, f"{spec.operator} K={spec.selection.k}"
+        grid = backend.sm_count * 32
+        if plan.slices > 1:
+            self._stages = [
+                (kernel(top_k_c.top_k_kernel(spec, plan, index_type, top_k_c.SLICES), title(spec, f"{name}, slices")),
+                 (max(1, min(plan.sequences * plan.slices, grid)),)),
+                (kernel(top_k_c.top_k_kernel(spec, plan, index_type, top_k_c.MERGE), title(spec, f"{name}, merge")),
+                 (max(1, min(plan.sequences, grid)),))]
+            self._candidates = cupy.empty(plan.candidates, dtype=cupy.uint32)
+            self._list = np.uint64(self._candidates.data.ptr)
+        else:
+            self._stages = [(kernel(top_k_c.top_k_kernel(spec, plan, index_type), title(spec, name)),
+                             (max(1, min(plan.sequences, grid)),))]
+            self._list = np.uint64(0)
+        self._turns = _Turns()
 
     def initialize(self) -> None:
         """Nothing to prepare."""
@@ -40,13 +56,29 @@ class TopKKernel:
 
     def run(self, pointers: Sequence[int]) -> None:
         """Launch on device addresses: the InputTensor's first element, then the values' and the indices'."""
-        self._kernel(self._grid, (BLOCK,), tuple(np.uint64(p) for p in pointers[:3]))
+        args = (*(np.uint64(p) for p in pointers[:3]), self._list)
+        stream = current_stream()
+        with self._turns.lock:
+            self._turns.enter(stream.ptr, stream)
+            for function, grid in self._stages:
+                function(grid, (BLOCK,), args)
 
     def prepare(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> Callable[[], None]:
-        """The launch over these bindings, its arguments packed once (a recorded dispatch, a CUDA graph's
+        """The launches over these bindings, their arguments packed once (a recorded dispatch, a CUDA graph's
         capture)."""
         pointers = [bound_address(b) for b in inputs if b is not None] + [bound_address(b) for b in outputs]
-        return PackedLaunch(self._kernel, self._grid, (BLOCK,), tuple(np.uint64(p) for p in pointers[:3]))
+        args = (*(np.uint64(p) for p in pointers[:3]), self._list)
+        launches = [PackedLaunch(function, grid, (BLOCK,), args) for function, grid in self._stages]
+        turns = self._turns
+
+        def launch() -> None:
+            stream = current_stream()
+            with turns.lock:
+                turns.enter(stream.ptr, stream)
+                for one in launches:
+                    one()
+
+        return launch
 
     def prepare_arrays(self, inputs: Sequence[Any], out: Any) -> Callable[..., None] | None:
         """No launch over arrays: TOP_K has two outputs, bound through ``execute``."""
