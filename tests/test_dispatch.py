@@ -14,6 +14,7 @@ import pytest
 from dispatch_helpers import DATA, assert_printed, median_ms, printed, run_dispatch, write_model
 
 from opendml.dispatch.catalog import examples_dir
+from tests.conftest import CUDA_MISSING
 from tests.limits import HANG_SECONDS
 
 EXAMPLES = sorted(p.stem for p in examples_dir().glob("*.json"))
@@ -160,10 +161,11 @@ def test_dxdispatch_model_of_a_missing_operator_is_refused_in_one_line(backend: 
         "runs); got 'DML_OPERATOR_GEMM'."]
 
 
-def test_dxdispatch_reduce_model_runs_unchanged_on_the_cpu() -> None:
-    """DirectML's dml_reduce.json: SUM over the last axis of 1..9 as 3 x 3 (REDUCE's value functions are not
-    lowered on CUDA yet)."""
-    result = run_dispatch(DATA / "dxdispatch" / "dml_reduce.json", "--backend", "cpu")
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    CUDA_MISSING is not None, reason=f"no usable CUDA GPU: {CUDA_MISSING}"))])
+def test_dxdispatch_reduce_model_runs_unchanged(backend: str) -> None:
+    """DirectML's dml_reduce.json: SUM over the last axis of 1..9 as 3 x 3, on each backend."""
+    result = run_dispatch(DATA / "dxdispatch" / "dml_reduce.json", "--backend", backend)
     assert result.returncode == 0, result.stderr
     assert "Resource 'output': 6, 15, 24" in result.stdout.splitlines()
 
