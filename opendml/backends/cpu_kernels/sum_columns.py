@@ -16,44 +16,45 @@ from .sum_rounding import _finished
 TILE = 512  # columns summed side by side when the reduced axis is not the innermost (``sum_columns``)
 # Rows of a column block: the span is checked over the whole tile's block (TILE x COLUMN_BLOCK elements, whose
 # smallest element is smaller than a row block's), so each column sums fewer elements and may span more.
-COLUMN_BLOCK = 1 << 7
-COLUMN_SPAN = 29 - 7
+COLUMN_BLOCK = 1 << 8
+COLUMN_SPAN = 29 - 8
 
 
 @njit(nogil=True, cache=True, fastmath={"reassoc"})
 def _columns_block(x, xb, r0, r1, c0, c1, absolute, s):  # type: ignore[no-untyped-def]
     """``s[c - c0]`` = the float64 sum of rows ``r0:r1`` of each column ``c0:c1`` of ``x`` (exact where the
     block's span allows, as ``sum_accumulator._fast_block``'s: each column sums at most ``COLUMN_BLOCK`` elements),
-    and the largest and smallest ``(bits << 1) - 1`` over the whole block. As ``sum_accumulator._fast_block``: the
-    bits in a loop of their own; four rows are added together before their sum joins ``s`` (one load and store of
-    ``s`` per four rows: any order of these additions is exact)."""
+    and the largest and smallest ``(bits << 1) - 1`` over the whole block. Four rows at a time in one loop along
+    the columns: their bits' bounds and their sum, which joins ``s`` (one load and store of ``s`` per four rows: any
+    order of these additions is exact)."""
     hi = np.uint32(0)
     lo = np.uint32(0xFFFFFFFF)
+    one = np.uint32(1)
     s[:] = 0.0
     r = r0
-    while r + 4 <= r1:  # four rows at a time: read by the bits' loop, then again from the L1 cache
-        for k in range(r, r + 4):
-            bits = xb[k, c0:c1]
-            for c in range(c1 - c0):
-                a = np.uint32(bits[c] << np.uint32(1))
-                hi = np.uint32(max(hi, a))
-                lo = np.uint32(min(lo, np.uint32(a - np.uint32(1))))
+    n = c1 - c0
+    while r + 4 <= r1:
         p, q, u, v = x[r, c0:c1], x[r + 1, c0:c1], x[r + 2, c0:c1], x[r + 3, c0:c1]
-        if absolute:
-            for c in range(c1 - c0):
+        bp, bq, bu, bv = xb[r, c0:c1], xb[r + 1, c0:c1], xb[r + 2, c0:c1], xb[r + 3, c0:c1]
+        for c in range(n):
+            a0, a1 = np.uint32(bp[c] << one), np.uint32(bq[c] << one)
+            a2, a3 = np.uint32(bu[c] << one), np.uint32(bv[c] << one)
+            hi = np.uint32(max(hi, max(max(a0, a1), max(a2, a3))))
+            lo = np.uint32(min(lo, min(min(np.uint32(a0 - one), np.uint32(a1 - one)),
+                                       min(np.uint32(a2 - one), np.uint32(a3 - one)))))
+            if absolute:
                 s[c] += (abs(np.float64(p[c])) + abs(np.float64(q[c]))) + (abs(np.float64(u[c]))
                                                                           + abs(np.float64(v[c])))
-        else:
-            for c in range(c1 - c0):
+            else:
                 s[c] += (np.float64(p[c]) + np.float64(q[c])) + (np.float64(u[c]) + np.float64(v[c]))
         r += 4
     while r < r1:
         bits = xb[r, c0:c1]
         p = x[r, c0:c1]
-        for c in range(c1 - c0):
-            a = np.uint32(bits[c] << np.uint32(1))
+        for c in range(n):
+            a = np.uint32(bits[c] << one)
             hi = np.uint32(max(hi, a))
-            lo = np.uint32(min(lo, np.uint32(a - np.uint32(1))))
+            lo = np.uint32(min(lo, np.uint32(a - one)))
             s[c] += abs(np.float64(p[c])) if absolute else np.float64(p[c])
         r += 1
     return hi, lo
