@@ -143,7 +143,8 @@ def _exact_float(values: np.ndarray, out: np.dtype) -> float:
     if out == np.float64 or not math.isfinite(total) or total == 0.0:
         return total
     size = abs(total)
-    near = np.asarray(size).astype(out)
+    with np.errstate(over="ignore"):  # a sum past the type's range: its infinity, as the rounding gives
+        near = np.asarray(size).astype(out)
     low = near if float(near) <= size else np.nextafter(near, out.type(0))
     biggest = np.finfo(out).max
     high = float(np.nextafter(low, out.type(np.inf))) if low < biggest else 2.0 ** np.finfo(out).maxexp
@@ -300,7 +301,8 @@ def reduce_reference(inputs: Sequence[np.ndarray | None], params: ReduceParams) 
     if rows.dtype.kind in "iu":  # SUM of integers: modulo 2**width (wrap)
         return rows.astype(np.uint64).sum(axis=-1, dtype=np.uint64).astype(out_type).reshape(out_shape)
     values = [_float_row(f, row, out_type) for row in rows]
-    return np.array(values, dtype=np.float64).astype(out_type).reshape(out_shape)
+    with np.errstate(over="ignore"):  # a result past the output's range rounds to infinity
+        return np.array(values, dtype=np.float64).astype(out_type).reshape(out_shape)
 
 
 def _float_row(f: ReduceFunction, row: np.ndarray, out: np.dtype) -> float:

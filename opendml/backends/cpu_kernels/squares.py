@@ -185,10 +185,46 @@ COLUMN_SIGMAS = np.array([2.0 ** (2 * max(e, 1) - 252 + 8 - 1) for e in range(25
 
 
 @jit
-def _columns_block(x, xb, j0, j1, c0, c1, acc, sq, sr, bins):  # type: ignore[no-untyped-def]
-    """The squares of rows ``j0:j1`` of columns ``c0:c1`` into ``acc[c - c0]``. Each column's two sums are kept
-    side by side (``sq``, ``sr``) and added row by row: the loop runs along the columns, so it is vectorised with
-    each column's additions in order (no fastmath needed). A tile whose span is too wide: each column by bins."""
+def _split_rows(x, xb, j0, j1, c0, c1, sq, sr, sigma):  # type: ignore[no-untyped-def]
+    """Each column's squares of rows ``j0:j1`` split against ``sigma`` into its two sums (``sq``, ``sr``), and the
+    largest and smallest ``(bits << 1) - 1`` over the block, in one loop along the columns (vectorised with each
+    column's additions in order; no fastmath: the split is evaluated as written)."""
+    hi = np.uint32(0)
+    lo = np.uint32(0xFFFFFFFF)
+    sq[:] = 0.0
+    sr[:] = 0.0
+    for i in range(j0, j1):
+        row = x[i, c0:c1]
+        bits = xb[i, c0:c1]
+        for c in range(c1 - c0):
+            a = np.uint32(bits[c] << np.uint32(1))
+            hi = max(hi, a)
+            lo = min(lo, np.uint32(a - np.uint32(1)))
+            v = np.float64(row[c]) * np.float64(row[c])
+            t = (sigma + v) - sigma
+            sq[c] += t
+            sr[c] += v - t
+    return hi, lo
+
+
+@jit
+def _columns_block(x, xb, j0, j1, c0, c1, acc, sq, sr, bins, guess):  # type: ignore[no-untyped-def]
+    """The squares of rows ``j0:j1`` of columns ``c0:c1`` into ``acc[c - c0]``; returns the next block's guess.
+
+    The block is split in one pass against the boundary of ``guess`` (the largest exponent field of the tile's
+    blocks so far), its bounds taken in the same pass: the sums are kept where the guess bounds every element and
+    the block's span below it is at most ``COLUMN_SPAN`` (the module's argument holds for any boundary above the
+    block's largest square). Otherwise (the first block, a larger element, a wider span) the bounds are taken first
+    and the block split against its own boundary; a block whose own span is too wide goes column by column by
+    bins."""
+    if guess:
+        hi, lo = _split_rows(x, xb, j0, j1, c0, c1, sq, sr, COLUMN_SIGMAS[guess])
+        if hi == 0:
+            return guess
+        emax = hi >> 24
+        if emax <= guess and guess - max((lo + 1) >> 24, 1) <= COLUMN_SPAN:
+            _add_sums(acc, sq, sr, c1 - c0)
+            return guess
     hi = np.uint32(0)
     lo = np.uint32(0xFFFFFFFF)
     for i in range(j0, j1):
@@ -197,23 +233,20 @@ def _columns_block(x, xb, j0, j1, c0, c1, acc, sq, sr, bins):  # type: ignore[no
             hi = max(hi, a)
             lo = min(lo, np.uint32(a - np.uint32(1)))
     if hi == 0:
-        return
+        return guess
     emax = hi >> 24
     if emax == 255 or emax - max((lo + 1) >> 24, 1) > COLUMN_SPAN:
         for c in range(c0, c1):
             _slow_block(x[:, c], xb[:, c], j0, j1, acc[c - c0], bins)
-        return
-    sigma = COLUMN_SIGMAS[emax]
-    sq[:] = 0.0
-    sr[:] = 0.0
-    for i in range(j0, j1):
-        row = x[i, c0:c1]
-        for c in range(c1 - c0):
-            v = np.float64(row[c]) * np.float64(row[c])
-            t = (sigma + v) - sigma
-            sq[c] += t
-            sr[c] += v - t
-    for c in range(c1 - c0):
+        return 0
+    _split_rows(x, xb, j0, j1, c0, c1, sq, sr, COLUMN_SIGMAS[emax])
+    _add_sums(acc, sq, sr, c1 - c0)
+    return max(emax, guess) if guess - max((lo + 1) >> 24, 1) <= COLUMN_SPAN else emax
+
+
+@jit
+def _add_sums(acc, sq, sr, n):  # type: ignore[no-untyped-def]
+    for c in range(n):
         if sq[c] != 0.0:
             add_double(acc[c], sq[c], UNIT)
         if sr[c] != 0.0:
@@ -233,9 +266,10 @@ def _columns_task(x, r0, r1, c0, c1, accs):  # type: ignore[no-untyped-def]
             accs[c - c0, SEEN] = 1
     for t0 in range(c0, c1, TILE):
         t1 = min(t0 + TILE, c1)
+        guess = np.uint32(0)
         for j0 in range(r0, r1, COLUMN_BLOCK):
-            _columns_block(x, xb, j0, min(j0 + COLUMN_BLOCK, r1), t0, t1, accs[t0 - c0:t1 - c0], sq[:t1 - t0],
-                           sr[:t1 - t0], bins)
+            guess = np.uint32(_columns_block(x, xb, j0, min(j0 + COLUMN_BLOCK, r1), t0, t1, accs[t0 - c0:t1 - c0],
+                                             sq[:t1 - t0], sr[:t1 - t0], bins, guess))
 
 
 def column_accumulators(x: np.ndarray, threads: int) -> np.ndarray:
