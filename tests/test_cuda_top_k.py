@@ -149,6 +149,12 @@ def test_every_type_compiles_with_nvcc(tmp_path: Path) -> None:
             plan = top_k_c.plan_top_k(spec, desc, values, indices)
             assert spec.selection is not None
             sources.append(top_k_c.top_k_kernel(spec, plan, spec.selection.index_type))
+    long = np.zeros((2, 50000), np.float16)  # cut into slices: both stages
+    spec, desc, values, indices = described(long, 1, 64, True)
+    plan = top_k_c.plan_top_k(spec, desc, values, indices)
+    assert plan.slices > 1 and spec.selection is not None
+    sources += [top_k_c.top_k_kernel(spec, plan, spec.selection.index_type, stage)
+                for stage in (top_k_c.SLICES, top_k_c.MERGE)]
     ptx = compile_with_nvcc(sources, tmp_path)
     assert ptx.count(".entry opendml_kernel_") == len(sources)
 
