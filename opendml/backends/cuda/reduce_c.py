@@ -11,7 +11,7 @@ the words mean what the CPU's accumulator means.
 The exact sums (SUM, AVERAGE, L1 of FLOAT32 and FLOAT16) keep the CPU's accumulator
 (``cpu_kernels/sum_accumulator.py``): ``DIGITS`` signed digits of base 2**32 in units of 2**-149, then the NaN, +inf,
 -inf and "an element other than -0.0" words (counts here: only whether they are zero is read). A thread sums up to
-``THREAD_CHUNK`` of its elements in float64, which is exact where their exponent fields span at most ``SPAN`` binades
+``THREAD_CHUNK`` of its elements in float64 (loaded ``THREAD_LOADS`` at a time, all in flight, then added), which is exact where their exponent fields span at most ``SPAN`` binades
 (``sum_accumulator``'s docstring with blocks of ``THREAD_CHUNK``: 24 + SPAN + 8 <= 53); the chunk's float64 sum then
 enters the digits once, as three atomic additions of at most 2**34 each. A chunk that spans more, or holds a NaN or an
 infinity, is read again and summed by exponent bins of 16 binades (each bin's float64 sum of 256 elements below 2**40 of
@@ -28,9 +28,13 @@ square is exact in float64, a multiple of 2**-298), then the NaN and infinity wo
 rarely exact, so a thread reads a chunk of ``SQUARE_CHUNK`` = 2**b elements into registers, takes their largest
 exponent field ``emax`` and splits each square ``v`` against ``sigma = 2**(2 emax - 252 + b - 1)``: ``q = (sigma + v)
 - sigma``, ``r = v - q`` (squares.py proves both float64 sums exact in any order where the chunk spans at most
-``59 / 2 - b`` binades: ``SQUARE_SPAN`` = 24 for b = 5); each sum enters the digits once. A chunk that spans more, or
-holds a NaN or an infinity, is read again and split by exponent bins of 8 fields (squares.py's ``_slow_block``, the
-same boundaries). The operations are the IEEE ones written (``__dmul_rn``, ``__dadd_rn``, ``__dsub_rn``: never
+``59 / 2 - b`` binades: ``SQUARE_SPAN`` = 24 for b = 5). Chunks of one scale share a boundary: a thread's chunk
+joins its group (at most ``SQUARE_GROUP`` = 1024 elements, split against the boundary of the group's largest field,
+b = 10: a span of ``SQUARE_GROUP_SPAN`` = 19 binades below it, the CPU's blocks) where that boundary bounds it and the
+span allows, and the group's two sums enter the digits once, when a chunk does not join or the thread ends; a chunk
+that fits no group is split against its own boundary and its sums enter at once. A chunk that spans more, or holds a
+NaN or an infinity, is read again and split by exponent bins of 8 fields (squares.py's ``_slow_block``, the same
+boundaries). The operations are the IEEE ones written (``__dmul_rn``, ``__dadd_rn``, ``__dsub_rn``: never
 contracted into a fused multiply-add). No digit is carried before the finish pass: an addition adds below 2**33 to
 a digit, and an output's additions are at most two an element (a chunk's two sums, or its bins), so outputs of
 fewer than ``MOST_SQUARES`` = 2**29 elements fit (``check_plan`` refuses the rest). The finish pass rounds SUM_SQUARE
