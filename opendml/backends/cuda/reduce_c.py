@@ -9,18 +9,19 @@ to zero for the next launch. So a result is the same bits whatever the launch sh
 the words mean what the CPU's accumulator means.
 
 The exact sums (SUM, AVERAGE, L1 of FLOAT32 and FLOAT16) keep the CPU's accumulator
-(``cpu_kernels/sum_accumulator.py``): ``DIGITS`` signed digits of base 2**32 in units of 2**-149, then the NaN, +inf,
--inf and "an element other than -0.0" words (counts here: only whether they are zero is read). A thread sums up to
-``THREAD_CHUNK`` of its elements in float64 (loaded ``THREAD_LOADS`` at a time, all in flight, then added), which
-is exact where their exponent fields span at most ``SPAN`` binades (``sum_accumulator``'s docstring with blocks of
-``THREAD_CHUNK``: 24 + SPAN + 8 <= 53); the chunk's float64 sum then enters the digits once, as three atomic additions of at most 2**34 each. A chunk that spans more, or holds a NaN or an
-infinity, is read again and summed by exponent bins of 16 binades (each bin's float64 sum of 256 elements below 2**40 of
-its unit is exact), each bin entering the digits. FLOAT16 chunks are always exact (any 8192 FLOAT16 values sum exactly
-in float64); one holding a NaN or an infinity is read again, its finite elements summed apart. No digit is carried
-before the finish pass: a chunk adds at most 16 * 2**34 to a digit, so 2**25 chunks of an output fit in an int64; an
-output's chunks are its elements / THREAD_CHUNK and one more a thread's piece, which the plans keep far below that for
-any tensor of at most 2**32 elements (``check_plan`` refuses the rest). The finish pass is ``sum_rounding.finish`` in C:
-carry, sign and magnitude, AVERAGE's exact quotient, one rounding to nearest even in the output format.
+(``cpu_kernels/sum_accumulator.py``): ``DIGITS`` signed digits of base 2**32 in units of 2**-149, then the NaN,
++inf, -inf and "an element other than -0.0" words (counts here: only whether they are zero is read). A thread sums
+up to ``THREAD_CHUNK`` of its elements in float64 (loaded ``THREAD_LOADS`` at a time, all in flight, then added),
+which is exact where their exponent fields span at most ``SPAN`` binades (``sum_accumulator``'s docstring with
+blocks of ``THREAD_CHUNK``: 24 + SPAN + 8 <= 53); the chunk's float64 sum then enters the digits once, as three
+atomic additions of at most 2**34 each. A chunk that spans more, or holds a NaN or an infinity, is read again and
+summed by exponent bins of 16 binades (each bin's float64 sum of 256 elements below 2**40 of its unit is exact),
+each bin entering the digits. FLOAT16 chunks are always exact (any 8192 FLOAT16 values sum exactly in float64); one
+holding a NaN or an infinity is read again, its finite elements summed apart. No digit is carried before the finish
+pass: a chunk adds at most 16 * 2**34 to a digit, so 2**25 chunks of an output fit in an int64; an output's chunks
+are its elements / THREAD_CHUNK and one more a thread's piece, which the plans keep far below that for any tensor of
+at most 2**32 elements (``check_plan`` refuses the rest). The finish pass is ``sum_rounding.finish`` in C: carry,
+sign and magnitude, AVERAGE's exact quotient, one rounding to nearest even in the output format.
 
 The sums of squares (SUM_SQUARE, L2 of FLOAT32 and FLOAT16, a FLOAT16 through its exact FLOAT32 value) keep the
 CPU's accumulator of squares (``cpu_kernels/squares.py``): ``SQUARE_DIGITS`` digits in units of 2**-298 (a FLOAT32's
