@@ -49,7 +49,7 @@ RANGES = {
     "LOG": Fast(1e-45, 3.4028235e38, np.log, 1, 4, (0.0, -0.0, -1e-45, -1.0, -3e38), "log"),
     # From |x| = 44 on TANH's evaluation is +-1 itself, unmarked (the exact value rounds to it): the kernels' tests
     # check those inputs against the model; the bound holds below. A zero is marked (its sign: the exact path).
-    "TANH": Fast(-44.0, 44.0, np.tanh, 1, 11, (0.0, -0.0), "tanh"),
+    "TANH": Fast(-44.0, 44.0, np.tanh, 1, 16, (0.0, -0.0), "tanh"),
     # Past 700 in magnitude SIGMOID's evaluation is clamped, unmarked (it rounds to +0.0 or 1 as the exact value
     # does): the kernels' tests check those inputs against the model; the bound holds between.
     "SIGMOID": Fast(-700.0, 700.0, lambda x: 1.0 / (1.0 + np.exp(-x)), 3, 10, (), "sigmoid"),

@@ -3,10 +3,13 @@
 TANH
 ----
 For finite ``d`` (else redo: the infinities give +-1 and NaN NaN on the exact path), on ``a = |d|`` (the sign put
-back, so the function stays odd; a zero is redone, for its sign): below 0.55, the Taylor series to ``a**39``
-(coefficients from the Bernoulli numbers; each term a factor ``(2a / pi)**2 < 0.123`` of the last, the first left
-out below ``2**-60`` of the sum); from 0.55, ``1 - q`` with ``q = 2 / (exp(2a) + 1)``: ``exp`` within 4 ulps
-(``8u`` relative, ``u = 2**-53``), ``q`` within ``10u``, and ``q <= 1 - q`` there, so ``1 - q`` within ``11u``: 11
+back, so the function stays odd; a zero is redone, for its sign): below 0.35, the Taylor series to ``a**27``
+(coefficients from the Bernoulli numbers; each term a factor ``(2a / pi)**2 < 0.0497`` of the last, the first left
+out below ``2**-60`` of the sum); from 0.35, ``1 - q`` with ``q = 2 / (e + 1)``, ``e = exp(2a)``: ``e`` within 4
+ulps (``8u`` relative, ``u = 2**-53``), ``e + 1`` carries ``e / (e + 1) <= 1`` of it (at most ``0.67`` at ``a =
+0.35``, where the bound below is worst; 1 in general) and one rounding, the division one more: ``q`` within ``7.4u``
+at ``a = 0.35`` (``10u`` in general, where ``q`` is smaller). ``1 - q`` carries ``q / (1 - q)`` of that (at most
+``1.98``, at ``a = 0.35``; below 1 from ``a = 0.55``) and one rounding: within ``15.6u`` (``11u`` from 0.55): 16
 ulps. ``2a`` is clamped to 700 (``exponential.exp_double``'s range); from ``a = 44`` on, ``q < 2**-125`` and
 ``1 - q`` is 1 itself, as the exact value rounds in FLOAT32 and FLOAT16, far from every midpoint.
 
@@ -70,7 +73,7 @@ def _tanh_coefficients(count: int) -> tuple[float, ...]:
 
 (_T0, _T1, _T2, _T3, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11, _T12, _T13, _T14, _T15, _T16, _T17, _T18,
  _T19) = _tanh_coefficients(20)
-TANH_SERIES = 0.55  # below, the series; from it, the exponential (no cancellation: 1 - q >= q)
+TANH_SERIES = 0.35  # below, the series; from it, the exponential (1 - q >= q / 1.98)
 TANH_CLAMP = 350.0  # |x| clamped to it in exp(2|x|): exp_double's range
 SIGMOID_CLAMP = 700.0  # |-d| clamped to it: exp_double's range, its results normal doubles
 
@@ -80,13 +83,7 @@ def tanh_double(x):  # type: ignore[no-untyped-def]
     """tanh(x) within 11 ulps for a finite ``x`` (the module's docstring)."""
     a = abs(x)
     s = a * a
-    p = _T19  # written out: a loop would keep the kernel's loop from vectorizing
-    p = _T18 + s * p
-    p = _T17 + s * p
-    p = _T16 + s * p
-    p = _T15 + s * p
-    p = _T14 + s * p
-    p = _T13 + s * p
+    p = _T13  # written out: a loop would keep the kernel's loop from vectorizing
     p = _T12 + s * p
     p = _T11 + s * p
     p = _T10 + s * p
