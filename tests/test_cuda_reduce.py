@@ -168,6 +168,16 @@ def runs_of(x: np.ndarray, functions: Sequence[str], axes: Sequence[int], pieces
     return found
 
 
+def check_rows_and_columns(rows: np.ndarray, functions: Sequence[str], row_pieces: Sequence[int],
+                           column_pieces: Sequence[int], folder: Path) -> None:
+    """``rows`` reduced along its rows and, transposed, along its columns: the plans of 1 and 132 multiprocessors
+    and each reduction cut into each count of pieces (MULTIPLY: its tree cut at that level)."""
+    columns = np.ascontiguousarray(rows.T)
+    along_rows = runs_of(rows, functions, (1,), row_pieces, (1, 132))
+    along_columns = runs_of(columns, functions, (0,), column_pieces, (1, 132))
+    check(along_rows + along_columns, [rows] * len(along_rows) + [columns] * len(along_columns), folder)
+
+
 @needs_gxx
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_edge_rows_on_every_plan_give_the_cpu_bits_and_the_exact_sum(dtype: type, tmp_path: Path) -> None:
@@ -175,13 +185,8 @@ def test_edge_rows_on_every_plan_give_the_cpu_bits_and_the_exact_sum(dtype: type
     shared memory then global words) and columns (a thread walks its column's piece in chunks of 256, each
     checked for its span, re-read by bins where it fails); the plan of 1 and 132 multiprocessors, and a row cut
     into 2, 3 and 7 pieces (merged in any order): every result the same bits."""
-    rng = np.random.default_rng(5)
-    rows = edge_matrix(dtype, 700, rng)
-    columns = np.ascontiguousarray(rows.T)
-    runs = runs_of(rows, FLOAT_FUNCTIONS, (1,), (3, 7), (1, 132))
-    runs += runs_of(columns, FLOAT_FUNCTIONS, (0,), (2, 7), (1, 132))
-    arrays = [rows] * (len(runs) // 2) + [columns] * (len(runs) // 2)
-    check(runs, arrays, tmp_path)
+    check_rows_and_columns(edge_matrix(dtype, 700, np.random.default_rng(5)), FLOAT_FUNCTIONS, (3, 7), (2, 7),
+                           tmp_path)
 
 
 def square_matrix(dtype: type, length: int, rng: np.random.Generator) -> np.ndarray:
@@ -207,13 +212,8 @@ def test_sums_of_squares_on_every_plan_give_the_cpu_bits_and_the_oracle(dtype: t
     """SUM_SQUARE and L2 (chunks of 32 squares split against one boundary, or read again by bins): rows and
     columns, the plans of 1 and 132 multiprocessors, rows cut into pieces: the CPU's bits and the oracle's (the
     exact sum of squares rounded once; the correctly rounded root)."""
-    rng = np.random.default_rng(23)
-    rows = square_matrix(dtype, 300, rng)
-    columns = np.ascontiguousarray(rows.T)
-    runs = runs_of(rows, SQUARE_FUNCTIONS, (1,), (3, 7), (1, 132))
-    runs += runs_of(columns, SQUARE_FUNCTIONS, (0,), (2, 5), (1, 132))
-    arrays = [rows] * (len(runs) // 2) + [columns] * (len(runs) // 2)
-    check(runs, arrays, tmp_path)
+    check_rows_and_columns(square_matrix(dtype, 300, np.random.default_rng(23)), SQUARE_FUNCTIONS, (3, 7), (2, 5),
+                           tmp_path)
 
 
 def exact_squares(row: np.ndarray) -> int:
@@ -280,13 +280,8 @@ def product_matrix(dtype: type, length: int, rng: np.random.Generator) -> np.nda
 def test_products_follow_the_cpus_tree_on_every_cut(dtype: type, tmp_path: Path) -> None:
     """MULTIPLY: each output's pairwise tree cut at the plan's level and at others (a thread a node, the nodes
     folded by a block), rows and columns, odd lengths: the CPU's bits (NaN any NaN)."""
-    rng = np.random.default_rng(31)
-    rows = product_matrix(dtype, 301, rng)
-    columns = np.ascontiguousarray(rows.T)
-    runs = runs_of(rows, ["MULTIPLY"], (1,), (1, 3, 6, 40), (1, 132))
-    runs += runs_of(columns, ["MULTIPLY"], (0,), (2, 5), (1, 132))
-    arrays = [rows] * 6 + [columns] * (len(runs) - 6)
-    check(runs, arrays, tmp_path)
+    check_rows_and_columns(product_matrix(dtype, 301, np.random.default_rng(31)), ["MULTIPLY"], (1, 3, 6, 40),
+                           (2, 5), tmp_path)
 
 
 @needs_gxx

@@ -234,6 +234,14 @@ class _Turns:
         self._owner: object = None  # what keeps that stream alive: its handle is used at the next call
         self._event: Any = None
 
+    def run(self, launches: Sequence[Callable[[], None]]) -> None:
+        """``launches`` in order on the current stream, after the calls before them (a call's turn)."""
+        stream = current_stream()
+        with self.lock:
+            self.enter(stream.ptr, stream)
+            for launch in launches:
+                launch()
+
     def enter(self, stream: int, owner: object) -> None:
         """Order a call on ``stream`` after the calls before it (with ``lock`` held). ``owner`` is the object
         whose life the stream's (a CuPy stream; None for one that is never destroyed, as PyTorch's are): it

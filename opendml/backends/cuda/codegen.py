@@ -76,6 +76,13 @@ C_TYPE = {
     DataType.UINT64: "ull", DataType.INT64: "ll",
 }
 
+
+
+def storage_type(data_type: DataType) -> str:
+    """The C type an element is read and written as raw bits (FLOAT32 as its bits; the others as C_TYPE)."""
+    return "unsigned int" if data_type is DataType.FLOAT32 else C_TYPE[data_type]
+
+
 # Types that values are compared and computed in: exact widenings that warp shuffles accept.
 COMPUTE_TYPE = {
     DataType.FLOAT64: "double", DataType.FLOAT32: "float", DataType.FLOAT16: "float",

@@ -65,7 +65,7 @@ from __future__ import annotations
 from ...dtypes import DataType
 from ...kernels.spec import KernelSpec
 from ..layout import Layout
-from .codegen import C_TYPE, PRELUDE, decompose
+from .codegen import C_TYPE, PRELUDE, decompose, storage_type
 from .plan import BLOCK
 from .reduce_plan import (
     NAN,
@@ -233,7 +233,7 @@ def _squares_scan(x: DataType) -> str:
     b = SQUARE_CHUNK.bit_length() - 1
     group_bits = SQUARE_GROUP.bit_length() - 1
     return f"""
-__device__ __forceinline__ unsigned int bits_of(const {_element_type(x)}* x, const unsigned int i) {{
+__device__ __forceinline__ unsigned int bits_of(const {storage_type(x)}* x, const unsigned int i) {{
     return ({bits}) & 0x7FFFFFFFu;
 }}
 __device__ __forceinline__ double power_of_two(const int p) {{ return __longlong_as_double((ll)(p + 1023) << 52); }}
@@ -242,7 +242,7 @@ __device__ __forceinline__ void split_add(const double sigma, const double v, do
     q = __dadd_rn(q, t);
     r = __dadd_rn(r, __dsub_rn(v, t));
 }}
-__device__ __noinline__ void slow(const {_element_type(x)}* x, unsigned int j, const unsigned int end,
+__device__ __noinline__ void slow(const {storage_type(x)}* x, unsigned int j, const unsigned int end,
                                   const unsigned int step, ull* acc) {{
     double bins[64];
     for (int k = 0; k < 64; ++k) bins[k] = 0.0;
@@ -265,7 +265,7 @@ __device__ __forceinline__ void flush(double& q, double& r, ull* acc) {{
     q = 0.0;
     r = 0.0;
 }}
-__device__ __forceinline__ void scan(const {_element_type(x)}* x, unsigned int j, const unsigned int end,
+__device__ __forceinline__ void scan(const {storage_type(x)}* x, unsigned int j, const unsigned int end,
                                      const unsigned int step, ull* acc) {{
     double q = 0.0, r = 0.0;  // the group's two sums
     unsigned int top = 0u, bottom = 0u, chunks = 0u;  // its largest and smallest fields, its chunks (top 0: none)
@@ -333,7 +333,7 @@ def _tree_scan(x: DataType, plan: ReducePlan) -> str:
     ``held[k]``, ``right[k]`` and ``node[k]`` are the frame of the node ``k + 1`` levels above the elements on the path
     (its left child's product, whether its right child is being walked, its position)."""
     sizes = tree_sizes(plan.length)
-    element = _element_type(x)
+    element = storage_type(x)
     levels = plan.levels
     value = "double" if x in (DataType.FLOAT32, DataType.FLOAT16) else "ull"
     leaf = f"{value} leaf(const {element}* x, const unsigned int j) {{\n    const {element} v = x[at(j)];\n" \
@@ -407,12 +407,12 @@ def _key(x: DataType) -> str:
 def _order_scan(x: DataType, largest: bool) -> str:
     word = "key + 1ull" if largest else "(1ull << 32) - key"  # zero: no element yet
     return f"""
-__device__ __forceinline__ void scan(const {_element_type(x)}* x, unsigned int j, const unsigned int end,
+__device__ __forceinline__ void scan(const {storage_type(x)}* x, unsigned int j, const unsigned int end,
                                      const unsigned int step, ull* acc) {{
     ull best = 0;
     unsigned int nan = 0;
     for (; j < end; j += step) {{
-        const {_element_type(x)} v = x[at(j)];
+        const {storage_type(x)} v = x[at(j)];
         {_key(x)}
         best = max(best, {word});
     }}
@@ -436,18 +436,13 @@ def _scan_functions(spec: KernelSpec, how: str, x: DataType, plan: ReducePlan) -
     return _order_scan(x, function == "MAX")
 
 
-def _element_type(x: DataType) -> str:
-    """The C type the scan reads an element as (FLOAT32 by its bits)."""
-    return "unsigned int" if x is DataType.FLOAT32 else C_TYPE[x]
-
-
 def scan_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, reduced: Layout) -> str:
     """The scan: each (output, piece) item's elements added into the output's words."""
     how = mode(spec)
     x = spec.inputs[0]
     assert x is not None
     words = WORDS.get(how, 0)  # an output's words (MULTIPLY's: the plan's nodes)
-    element = _element_type(x)
+    element = storage_type(x)
     base = decompose("o", kept.sizes, [kept.strides[0]], ["base"])
     if plan.tree:  # a thread a node of the tree's cut: adjacent threads on adjacent nodes (rows) or outputs
         o, node = (("item / {0}u", "item % {0}u") if plan.family == "rows" else ("item % {1}u", "item / {1}u"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...dtypes import DataType
 from ...kernels.spec import KernelSpec
 from ..layout import Layout
-from .codegen import C_TYPE, PRELUDE, decompose
+from .codegen import C_TYPE, PRELUDE, decompose, storage_type
 from .plan import BLOCK
 from .reduce_plan import (
     DIGITS,
@@ -149,7 +149,7 @@ def finish_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, output: Data
 
 def _finish_exact(average: bool, count: int, output: DataType) -> str:
     precision, base, inf_bits, nan_bits, sign_bit = FORMATS[output]
-    storage = "unsigned int" if output is DataType.FLOAT32 else "unsigned short"
+    storage = storage_type(output)
     divide = ""
     if average:  # |V| * 2**64 // count, the remainder sticky: units of 2**-(149 + 64)
         divide = f"""
@@ -232,7 +232,7 @@ def _finish_squares(root: bool, output: DataType) -> str:
     """SUM_SQUARE: the digits rounded once (a sum of squares is never negative, its zero +0.0); L2: their
     correctly rounded square root."""
     precision, base, inf_bits, nan_bits, _ = FORMATS[output]
-    storage = "unsigned int" if output is DataType.FLOAT32 else "unsigned short"
+    storage = storage_type(output)
     rounded = (f"root_bits(d, {precision}, {base}, &nonzero)" if root
                else f"round_bits(d, false, {precision}, {base + SQUARE_UNIT - 149}, &nonzero)")
     return f"""        ll d[FIN_DIGITS];

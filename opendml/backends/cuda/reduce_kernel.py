@@ -4,6 +4,7 @@ the result is the same bits whatever the launch)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +15,7 @@ from ...kernels.spec import KernelSpec
 from . import reduce_c, reduce_finish_c, reduce_plan
 from .argmin_kernel import _Turns
 from .compiler import kernel, title
-from .launch import PackedLaunch, bound_address, current_stream
+from .launch import PackedLaunch, bound_address
 from .plan import BLOCK
 
 if TYPE_CHECKING:
@@ -59,29 +60,17 @@ class ReduceKernel:
         """Launch on device addresses: the InputTensor's first element, then the OutputTensor's."""
         source, target = pointers[0], pointers[1]
         words = np.uint64(self._words.data.ptr)
-        stream = current_stream()
-        with self._turns.lock:
-            self._turns.enter(stream.ptr, stream)
-            self._scan(self._grid, (BLOCK,), (np.uint64(source), words))
-            self._finish(self._finish_grid, (BLOCK,), (words, np.uint64(target)))
+        self._turns.run([lambda: self._scan(self._grid, (BLOCK,), (np.uint64(source), words)),
+                         lambda: self._finish(self._finish_grid, (BLOCK,), (words, np.uint64(target)))])
 
     def prepare(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> Callable[[], None]:
         """The two launches over these bindings, their arguments packed once (a recorded dispatch, a CUDA
         graph's capture)."""
         source = bound_address(next(b for b in inputs if b is not None))
-        words = np.uint64(self._words.data.ptr)
-        scan = PackedLaunch(self._scan, self._grid, (BLOCK,), (np.uint64(source), words))
-        finish = PackedLaunch(self._finish, self._finish_grid, (BLOCK,), (words, np.uint64(bound_address(outputs[0]))))
-        turns = self._turns
-
-        def launch() -> None:
-            stream = current_stream()
-            with turns.lock:
-                turns.enter(stream.ptr, stream)
-                scan()
-                finish()
-
-        return launch
+        words, target = np.uint64(self._words.data.ptr), np.uint64(bound_address(outputs[0]))
+        launches = [PackedLaunch(self._scan, self._grid, (BLOCK,), (np.uint64(source), words)),
+                    PackedLaunch(self._finish, self._finish_grid, (BLOCK,), (words, target))]
+        return functools.partial(self._turns.run, launches)
 
     def prepare_arrays(self, inputs: Sequence[Any], out: Any) -> Callable[..., None] | None:
         """A launch over CuPy arrays laid out as these: a call taking ``(x, out)``."""

@@ -17,13 +17,14 @@ grid; K up to ``MOST_K`` (the sort's shared memory), sequences of fewer than 2**
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ...dtypes import DataType
-from ...errors import KernelUnsupportedError, kernel_unsupported
+from ...errors import kernel_unsupported
 from ...kernels.spec import KernelSpec
 from ...tensor import TensorDesc
-from .codegen import C_TYPE, PRELUDE, decompose
+from .codegen import C_TYPE, PRELUDE, decompose, storage_type
 from .plan import BLOCK
 
 MOST_K = 2048
@@ -32,7 +33,6 @@ LOADS = 8  # elements a thread loads at once, all in flight, before it counts or
 KEY_BITS = {DataType.FLOAT32: 32, DataType.FLOAT16: 16, DataType.INT32: 32, DataType.UINT32: 32,
             DataType.INT16: 16, DataType.UINT16: 16, DataType.INT8: 16, DataType.UINT8: 16,
             DataType.INT64: 64, DataType.UINT64: 64}
-STORAGE = {DataType.FLOAT32: "unsigned int"}  # raw storage where it is not C_TYPE's
 
 
 @dataclass(frozen=True)
@@ -75,9 +75,7 @@ def plan_top_k(spec: KernelSpec, x: TensorDesc, values: TensorDesc, indices: Ten
         return tuple(desc.effective_strides[a] for a in others) or (0,)
 
     slots = 1 << max(0, (k - 1).bit_length())
-    sequences = 1
-    for n in sizes:
-        sequences *= n
+    sequences = math.prod(sizes)
     slices = 1
     if 2 * sequences < sm_count:
         slices = max(1, min(-(-2 * sm_count // sequences), length // max(SLICE, 4 * k)))
@@ -88,15 +86,12 @@ def plan_top_k(spec: KernelSpec, x: TensorDesc, values: TensorDesc, indices: Ten
 
 
 def check(operator: str, k: int, length: int) -> None:
+    """Refuse, by name, a K past the sort's shared memory or a sequence whose indices would not fit."""
     if k > MOST_K:
-        raise _unsupported(operator, "K", f"must be at most {MOST_K} on backend 'cuda'", str(k))
+        raise kernel_unsupported(operator, "K", f"must be at most {MOST_K} on backend 'cuda'", str(k))
     if length >= (1 << 32) - 1:
-        raise _unsupported(operator, "InputTensor.Sizes", "must give sequences of fewer than 2**32 - 1 elements on "
-                           "backend 'cuda'", f"{length} elements")
-
-
-def _unsupported(operator: str, field: str, expected: str, given: str) -> KernelUnsupportedError:
-    return kernel_unsupported(operator, field, expected, given)
+        raise kernel_unsupported(operator, "InputTensor.Sizes", "must give sequences of fewer than 2**32 - 1 "
+                                 "elements on backend 'cuda'", f"{length} elements")
 
 
 def passes(plan: TopKPlan, x: DataType) -> list[tuple[int, int]]:
@@ -110,7 +105,7 @@ def _key_of(x: DataType, largest: bool) -> str:
     """C of ``key_of``: an element's key, smaller for an element ranked first (before the index decides)."""
     bits = KEY_BITS[x]
     ones = (1 << bits) - 1
-    storage = STORAGE.get(x, C_TYPE[x])
+    storage = storage_type(x)
     if x in (DataType.FLOAT32, DataType.FLOAT16):
         sign, magnitude, infinity = 1 << (bits - 1), (1 << (bits - 1)) - 1, 0x7F800000 if bits == 32 else 0x7C00
         body = (f"ull b = (ull)v;\n"
@@ -153,7 +148,7 @@ def top_k_kernel(spec: KernelSpec, plan: TopKPlan, index_type: DataType, stage: 
     selection = spec.selection
     x = spec.inputs[0]
     assert selection is not None and x is not None
-    storage = STORAGE.get(x, C_TYPE[x])
+    storage = storage_type(x)
     digits = passes(plan, x)
     parts = ", ".join(str(p) for p, _ in digits)
     shifts = ", ".join(str(s) for _, s in digits)

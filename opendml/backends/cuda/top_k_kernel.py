@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +13,7 @@ from ...kernels.spec import KernelSpec
 from . import top_k_c
 from .argmin_kernel import _Turns
 from .compiler import kernel, title
-from .launch import PackedLaunch, bound_address, current_stream
+from .launch import PackedLaunch, bound_address
 from .plan import BLOCK
 
 if TYPE_CHECKING:
@@ -57,28 +58,15 @@ class TopKKernel:
     def run(self, pointers: Sequence[int]) -> None:
         """Launch on device addresses: the InputTensor's first element, then the values' and the indices'."""
         args = (*(np.uint64(p) for p in pointers[:3]), self._list)
-        stream = current_stream()
-        with self._turns.lock:
-            self._turns.enter(stream.ptr, stream)
-            for function, grid in self._stages:
-                function(grid, (BLOCK,), args)
+        self._turns.run([functools.partial(function, grid, (BLOCK,), args) for function, grid in self._stages])
 
     def prepare(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> Callable[[], None]:
         """The launches over these bindings, their arguments packed once (a recorded dispatch, a CUDA graph's
         capture)."""
         pointers = [bound_address(b) for b in inputs if b is not None] + [bound_address(b) for b in outputs]
         args = (*(np.uint64(p) for p in pointers[:3]), self._list)
-        launches = [PackedLaunch(function, grid, (BLOCK,), args) for function, grid in self._stages]
-        turns = self._turns
-
-        def launch() -> None:
-            stream = current_stream()
-            with turns.lock:
-                turns.enter(stream.ptr, stream)
-                for one in launches:
-                    one()
-
-        return launch
+        return functools.partial(self._turns.run, [PackedLaunch(function, grid, (BLOCK,), args)
+                                                   for function, grid in self._stages])
 
     def prepare_arrays(self, inputs: Sequence[Any], out: Any) -> Callable[..., None] | None:
         """No launch over arrays: TOP_K has two outputs, bound through ``execute``."""
