@@ -90,14 +90,27 @@ def oracle_l2(values: np.ndarray, dtype: type) -> np.generic:
     raise AssertionError("no candidate brackets the root")
 
 
+def log_rounded(exact: Fraction, addend: float, dtype: type) -> float:
+    """``addend + ln(exact)`` (``exact > 0``) rounded once to ``dtype``: mpmath at 400 bits, the nearest value of
+    the type to it (``rounding_oracle``'s comparison of exact distances)."""
+    import mpmath
+
+    from tests.rounding_oracle import _nearest
+
+    with mpmath.workprec(400):
+        value = mpmath.mpf(addend) + mpmath.log(mpmath.mpf(exact.numerator) / exact.denominator)
+        return _nearest(value, dtype)
+
+
 def oracle_log_sum(values: np.ndarray, dtype: type) -> np.generic:
-    """LOG_SUM as documented: ``log`` of the exact sum rounded to float64 (``float(Fraction)`` rounds correctly), then
-    rounded to the type; log(0) is -inf, a negative sum NaN."""
+    """LOG_SUM as documented: ``ln`` of the exact sum, correctly rounded to the type; log(0) is -inf, of a negative
+    sum (or of -inf) NaN."""
     items = [float(v) for v in values.ravel()]
-    if any(math.isnan(v) for v in items) or (math.inf in items and -math.inf in items):
+    if any(math.isnan(v) for v in items) or -math.inf in items:
         return dtype(np.nan)
-    if math.inf in items or -math.inf in items:
-        return dtype(np.inf if math.inf in items else np.nan)
-    total = float(sum((Fraction(v) for v in items), Fraction(0)))
-    with np.errstate(over="ignore"):
-        return dtype(math.log(total) if total > 0 else (-math.inf if total == 0 else math.nan))
+    if math.inf in items:
+        return dtype(np.inf)
+    total = sum((Fraction(v) for v in items), Fraction(0))
+    if total <= 0:
+        return dtype(-np.inf if total == 0 else np.nan)
+    return dtype(log_rounded(total, 0.0, dtype))

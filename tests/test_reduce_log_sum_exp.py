@@ -1,7 +1,6 @@
 """REDUCE LOG_SUM_EXP on both CPU kernel modules against its documented definition computed here (the largest
-element m, then m + log of the float64 nearest the exact sum of exp(x - m), by fractions), on edge rows: huge,
-tiny, -inf, +inf, NaN, all equal, terms below float64's normal range; and the compiled kernel's exact sum of
-float64 terms against math.fsum."""
+element m, then m + ln S correctly rounded, S the exact sum of the correctly rounded EXP(x - m), by mpmath and
+fractions), on edge rows: huge, tiny, -inf, +inf, NaN, all equal, terms that underflow, sums just above 1."""
 
 from __future__ import annotations
 
@@ -16,6 +15,9 @@ from hypothesis import strategies as st
 import opendml as dml
 from opendml.backends import cpu_kernels
 from tests import test_reduce
+from tests.reduce_oracle import log_rounded
+from tests.rounding_oracle import correctly_rounded
+from tests.softmax_oracle import _largest, _subtract
 from tests.test_reduce import same
 
 kernels = test_reduce.kernels  # the fixture choosing the CPU kernel module (Numba or NumPy)
@@ -23,17 +25,16 @@ kernels = test_reduce.kernels  # the fixture choosing the CPU kernel module (Num
 
 def oracle(values: np.ndarray, dtype: type) -> np.generic:
     """LOG_SUM_EXP as docs/semantics.md defines it: NaN if an element is NaN; the largest element m where it is
-    infinite; else m + log(S), S the float64 nearest the exact sum of the float64 exp(x - m) (float(Fraction)
-    rounds correctly), rounded once more to the type."""
-    items = [float(v) for v in np.asarray(values, np.float64).ravel()]
+    infinite; else m + ln(S) correctly rounded, S the exact sum of EXP(x - m) (the FLOAT32 difference, EXP correctly
+    rounded to FLOAT32: SOFTMAX's steps, by mpmath and fractions)."""
+    items = [float(v) for v in np.asarray(values, np.float32).ravel()]
     if any(math.isnan(v) for v in items):
         return dtype(np.nan)
-    m = max(items)
+    m = _largest(items)
     if math.isinf(m):
         return dtype(m)
-    total = float(sum((Fraction(math.exp(v - m)) for v in items), Fraction(0)))
-    with np.errstate(over="ignore"):
-        return dtype(m + math.log(total))
+    terms = [correctly_rounded("EXP", _subtract(v, m), "FLOAT32") for v in items]
+    return dtype(log_rounded(sum((Fraction(t) for t in terms), Fraction(0)), m, dtype))
 
 
 EDGES = [
@@ -49,7 +50,11 @@ EDGES = [
     [np.inf, -np.inf, 5.0],
     [np.nan, np.inf],
     [1.0, np.nan],
-    [0.0, -700.0, -720.0, -745.0, -746.0],  # exp(x - m) subnormal (720, 745) and zero (746)
+    [0.0, -700.0, -720.0, -745.0, -746.0],  # EXP(x - m) zero
+    [0.0, -87.0, -103.0, -103.9, -104.5],  # EXP(x - m) subnormal FLOAT32 values (103), rounded to 0 (104.5)
+    [0.0, -30.0],  # S just above 1: ln S about 9.4e-14
+    [-0.6931472, -0.6931472],  # m + ln 2 cancels to about 1.9e-9
+    [1.0, 1.0, 1.0, 1.0],  # 1 + ln 4
     [-50.0] * 1023 + [0.0],  # many small terms beside 1
     [88.0, 88.7, -88.0],
 ]
@@ -81,36 +86,6 @@ def test_random_rows_on_every_thread_count_against_the_definition(kernels: str) 
         assert same(got, want), threads
     t = dml.reduce(np.ascontiguousarray(x.T), "LOG_SUM_EXP", 0, keepdims=False)
     assert same(t, want)
-
-
-def _exact_sum(terms: list[float]) -> float:
-    from opendml.backends.cpu_kernels import logsumexp
-
-    acc = np.zeros(logsumexp.WORDS, np.int64)
-    for t in terms:
-        logsumexp._add(acc, t)
-    return float(logsumexp._nearest(acc, np.zeros(logsumexp.DIGITS + 3, np.int64)))
-
-
-@pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
-@pytest.mark.parametrize("terms", [
-    [1.0, 2.0 ** -53],  # a tie: to even, 1
-    [1.0, 2.0 ** -53, 5e-324],  # just above it: 1 + 2**-52
-    [1.0 + 2.0 ** -52, 2.0 ** -53],  # a tie: to even, 1 + 2**-51
-    [1.0] + [2.0 ** -54] * 2 + [5e-324],
-    [1.0, 0.5, 0.25, 2.0 ** -1022, 2.0 ** -1060],
-    [1.0] * 1000 + [2.0 ** -40] * 1000,
-])
-def test_the_kernels_exact_sum_is_fsums(terms: list[float]) -> None:
-    assert _exact_sum(terms) == math.fsum(terms)
-
-
-@pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.floats(min_value=0.0, max_value=1.0, exclude_min=True, allow_subnormal=True), max_size=60))
-def test_the_kernels_exact_sum_of_any_terms_is_fsums(terms: list[float]) -> None:
-    terms = [1.0, *terms]  # a row's largest element's term
-    assert _exact_sum(terms) == math.fsum(terms)
 
 
 @pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")

@@ -96,6 +96,36 @@ def test_log_sum_of_signed_and_special_rows(kernels: str) -> None:
     assert got[0] == 0.0 and np.isnan(got[1]) and got[2] == -np.inf and got[3] == np.inf
 
 
+LOG_SUM_EDGES = [
+    [1.0, 2.0 ** -140],  # ln(1 + 2**-140): 2**-140, kept by the exact D = V - 2**q
+    [1.0, -(2.0 ** -140)],  # just below 1: -2**-140
+    [0.5, 0.25, 0.25],  # exactly 1: +0.0
+    [1e-45],  # the smallest subnormal: ln(2**-149)
+    [3.4e38, 3.4e38, 3.4e38],  # a sum past FLOAT32's range: its ln is finite
+    [1.4142135, 0.0],  # just below sqrt(2), where the scaling of 1 + t switches
+    [1.4142137],  # just above it
+    [0.70710677], [0.7071068],
+    [1.0, 2.0 ** -24, 2.0 ** -24, 2.0 ** -60],
+    [2.0, -(2.0 ** -40)],
+    [65504.0, 65504.0, -1.0],
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_log_sum_is_the_correctly_rounded_ln_of_the_exact_sum(kernels: str, dtype: type) -> None:
+    width = max(len(row) for row in LOG_SUM_EDGES)
+    x = np.zeros((len(LOG_SUM_EDGES), width), np.float32)
+    for r, row in enumerate(LOG_SUM_EDGES):
+        x[r, :len(row)] = row
+    with np.errstate(over="ignore"):
+        x = x.astype(dtype)
+    got = dml.reduce(x, "LOG_SUM", 1).ravel()
+    assert same(got, np.array([oracle_log_sum(r, dtype) for r in x], dtype))
+    assert same(dml.reduce(np.ascontiguousarray(x.T), "LOG_SUM", 0).ravel(), got)  # the columns' path
+    if dtype == np.float32:
+        assert got[0] == np.float32(2.0 ** -140) and got[1] == np.float32(-(2.0 ** -140)) and got[2] == 0.0
+
+
 @settings(max_examples=10, deadline=None)
 @given(st.lists(st.floats(width=32, allow_nan=False, allow_infinity=False), min_size=1, max_size=2500),
        st.integers(1, 3), st.sampled_from(["SUM_SQUARE", "L2"]))

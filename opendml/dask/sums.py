@@ -8,11 +8,11 @@ type) and SUM of integers (modulo 2**32): one REDUCE per block, then the same RE
 block's exact sums of squares as accumulator words (``square_partials``, units of 2**-298), added word by word
 and rounded once, or their square root correctly rounded (``finish_square_partials``): one array's bits. ARGMIN
 and ARGMAX: ``argmin``'s and ``argmax``'s Dask graphs with REDUCE's rules (INCREASING, NaN ignored). LOG_SUM:
-SUM's words merged, rounded once to float64 and finished by REDUCE's ``log_of_sum``. MULTIPLY of integers (modulo
-2**width, associative): per block, then over the blocks' results. MULTIPLY of floats and LOG_SUM_EXP depend on the
-whole row at once (the pairwise tree over the row's index; float64 terms of the row's largest element, summed
-exactly in units of 2**-1074): the reduced axes are rechunked to one chunk, and each block's call gives one
-array's bits.
+SUM's words merged and finished by REDUCE's ``log_of_units`` (``ln`` of the exact sum, correctly rounded).
+MULTIPLY of integers (modulo 2**width, associative): per block, then over the blocks' results. MULTIPLY of floats
+and LOG_SUM_EXP depend on the whole row at once (the pairwise tree over the row's index; the terms
+``EXP(x - m)`` of the row's largest element): the reduced axes are rechunked to one chunk, and each block's call
+gives one array's bits.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from ..errors import invalid
 from ..functional.devices import _resolve_device
 from ..functional.reduce import reduce as reduce_array
 from ..functional.reductions import _normalize_axes, argmax, argmin
-from ..ops.reduce import INDEX_FUNCTIONS, REDUCE_SCHEMA, ReduceDesc, log_of_sum
+from ..ops.reduce import INDEX_FUNCTIONS, REDUCE_SCHEMA, ReduceDesc, log_of_units
 from ..tensor import TensorDesc
 from .checks import known_shape, refuse_out, validation_device
 
@@ -156,16 +156,15 @@ def _finish_block(reduced: tuple[int, ...], count: int, function: ReduceFunction
 
 
 def _log_sums(words: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """LOG_SUM of merged words: the exact sum rounded once to float64 (Python's integer division is correctly
-    rounded), ``log_of_sum`` of it, rounded once more to ``dtype``: one array's steps (docs/semantics.md 9c)."""
-    totals = np.empty(words.shape[0], np.float64)
+    """LOG_SUM of merged words: ``ln`` of the exact sum (the words' integer) correctly rounded to ``dtype`` by
+    REDUCE's ``log_of_units``: one array's steps (docs/semantics.md 9c)."""
+    values = np.empty(words.shape[0], np.float64)
     for r, w in enumerate(words.tolist()):
         nan, pinf, ninf = (flag != 0 for flag in w[DIGITS:DIGITS + 3])
-        if nan or (pinf and ninf):
-            total = math.nan
-        elif pinf or ninf:
-            total = math.inf if pinf else -math.inf
+        if nan or ninf:
+            values[r] = math.nan  # a NaN, both infinities, or the log of -inf
+        elif pinf:
+            values[r] = math.inf
         else:
-            total = sum(d << (32 * k) for k, d in enumerate(w[:DIGITS])) / (1 << 149)
-        totals[r] = log_of_sum(total)
-    return totals.astype(dtype)
+            values[r] = log_of_units(sum(d << (32 * k) for k, d in enumerate(w[:DIGITS])), 0.0, dtype)
+    return values.astype(dtype)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import expr as ex
-from ..dtypes import FLOATS
+from ..dtypes import FLOATS, from_numpy
 from ..dtypes import DataType as T
 from ..enums import AxisDirection, NanPolicy, ReduceFunction
 from ..errors import invalid
@@ -203,10 +203,24 @@ def _round_fraction(value: object, out: np.dtype) -> np.generic:
     return best[1]  # type: ignore[return-value]
 
 
-def log_of_sum(total: float) -> float:
-    """LOG_SUM's finish: ``log`` of the exact sum rounded to float64 (the platform's ``log``; ``log(0)`` is -inf, of a
-    negative sum NaN), which the output type rounds once more. The CPU kernels call it too: the same bits."""
-    return math.log(total) if total > 0 else (-math.inf if total == 0 else math.nan)
+SUM_UNIT = 149  # every FLOAT32 (and FLOAT16) is an integer multiple of 2**-149
+
+
+def exact_units(values: np.ndarray) -> int:
+    """The exact sum of finite FLOAT32 or FLOAT16 values (or their exact float64 copies) as an integer in units of
+    ``2**-149``."""
+    return sum(map(int, np.ldexp(values.astype(np.float64), SUM_UNIT).tolist()))
+
+
+def log_of_units(total: int, addend: float, out: np.dtype) -> float:
+    """``addend + ln(total * 2**-149)`` correctly rounded to ``out`` (``opendml.rounded.log_sum``), as a float64
+    that converts to it exactly: LOG_SUM's and LOG_SUM_EXP's finish. ``log(0)`` is -inf, of a negative sum NaN."""
+    from ..rounded.log_sum import log_of_integer
+    from ..rounded.method import PRECISIONS
+
+    if total <= 0:
+        return -math.inf if total == 0 else math.nan
+    return log_of_integer(total, SUM_UNIT, addend, PRECISIONS[from_numpy(out).name])
 
 
 def _root_of_squares(squares: np.ndarray, out: np.dtype) -> float:
@@ -319,14 +333,27 @@ def _float_row(f: ReduceFunction, row: np.ndarray, out: np.dtype) -> float:
     if f is F.L2:
         return _root_of_squares(squares, out)
     if f is F.LOG_SUM:
-        return log_of_sum(_sum_row(wide, np.dtype(np.float64)))
-    # LOG_SUM_EXP: the largest element m, then m + log(sum of exp(x - m)), in float64
-    if np.isnan(wide).any():
+        if np.isnan(wide).any() or np.isneginf(wide).any():
+            return math.nan
+        return math.inf if np.isposinf(wide).any() else log_of_units(exact_units(wide), 0.0, out)
+    return _log_sum_exp_row(row, out)
+
+
+def _log_sum_exp_row(row: np.ndarray, out: np.dtype) -> float:
+    """LOG_SUM_EXP: NaN if an element is NaN; the largest element ``m`` where it is infinite; else ``m + ln S``
+    correctly rounded, ``S`` the exact sum of ``EXP(x - m)`` (the FLOAT32 difference, EXP correctly rounded to
+    FLOAT32), as SOFTMAX's steps 1 to 4 (docs/semantics.md 9c)."""
+    from ..rounded.evaluate import evaluate
+
+    x = row.astype(np.float32)
+    if np.isnan(x).any():
         return math.nan
-    m = float(wide.max())
-    if math.isinf(m):  # +inf, or every element -inf
-        return m
-    return m + math.log(math.fsum(math.exp(v - m) for v in wide.tolist()))
+    m = x.max()
+    if np.isinf(m):
+        return float(m)
+    with np.errstate(over="ignore"):  # a difference past FLOAT32's range is -inf, whose EXP is 0
+        e = evaluate("EXP", x - m, "FLOAT32")
+    return log_of_units(exact_units(e), float(m), out)
 
 
 def reduce_kernel(params: ReduceParams, tensors: Mapping[str, TensorDesc | None]) -> KernelSpec:

@@ -130,14 +130,12 @@ def _sqrt(ah: float, al: float) -> tuple[float, float]:
 
 
 @_jitable
-def _log(x: float) -> tuple[float, float]:
-    """``ln x`` of a positive finite FLOAT32 value (a normal double), as a double-double."""
-    m, q = math.frexp(x)
-    if m < _SQRT_HALF:
-        m = m + m
-        q -= 1
-    # m - 1 and m + 1 are exact: m has at most 24 significant bits and lies in [0.70, 1.42)
-    sh, sl = _divide(m - 1.0, 0.0, m + 1.0, 0.0)
+def log_scaled(q: float, th: float, tl: float) -> tuple[float, float]:
+    """``ln(2**q (1 + t))`` as a double-double, for an integral ``q`` and a double-double ``t = th + tl`` with
+    ``1 + t`` in about ``[sqrt(1/2), sqrt(2)]``: ``q ln 2 + 2 atanh(s)``, ``s = t / (2 + t)`` (``|s| <= 0.172``).
+    ``s`` is relative to ``t``, so a ``1 + t`` near 1 loses nothing to cancellation."""
+    dh, dl = _add(2.0, 0.0, th, tl)
+    sh, sl = _divide(th, tl, dh, dl)
     s2h, s2l = _multiply(sh, sl, sh, sl)
     ah, al = _divide(1.0, 0.0, float(2 * _LOG_TERMS + 1), 0.0)
     for n in range(_LOG_TERMS - 1, -1, -1):
@@ -145,8 +143,19 @@ def _log(x: float) -> tuple[float, float]:
         ch, cl = _divide(1.0, 0.0, float(2 * n + 1), 0.0)
         ah, al = _add(ah, al, ch, cl)
     lh, ll = _multiply(sh, sl, ah, al)
-    kh, kl = _two_product(float(q), _LN2_HI)
-    return _add(kh, kl + float(q) * _LN2_LO, lh + lh, ll + ll)
+    kh, kl = _two_product(q, _LN2_HI)
+    return _add(kh, kl + q * _LN2_LO, lh + lh, ll + ll)
+
+
+@_jitable
+def _log(x: float) -> tuple[float, float]:
+    """``ln x`` of a positive finite FLOAT32 value (a normal double), as a double-double."""
+    m, q = math.frexp(x)
+    if m < _SQRT_HALF:
+        m = m + m
+        q -= 1
+    # m - 1 is exact, and so is 2 + (m - 1) = m + 1: m has at most 24 significant bits and lies in [0.70, 1.42)
+    return log_scaled(float(q), m - 1.0, 0.0)
 
 
 @_jitable

@@ -4,8 +4,9 @@ The exact sums (SUM, AVERAGE, L1 and LOG_SUM's sum of FLOAT32 and FLOAT16) run t
 ``sum_accumulator``, the exact sums of squares (SUM_SQUARE, L2) that of ``squares``, LOG_SUM_EXP the compiled definition
 of ``logsumexp``, where Numba is the kernel module in force; every other function, and the NumPy path
 (``OPENDML_CPU_KERNELS=numpy`` and the stand-in while a kernel compiles), runs the NumPy reference of ``ops/reduce.py``.
-Both give the exact sum rounded once (L2: its correctly rounded root; LOG_SUM: the same float64 ``log`` of the same
-float64; LOG_SUM_EXP: the same float64 ``exp``, exact sum and ``log``), so the two paths give the same bits.
+Both give the exact sum rounded once (L2: its correctly rounded root; LOG_SUM and LOG_SUM_EXP: ``m + ln S``
+correctly rounded by ``opendml.rounded.log_sum``'s steps, LOG_SUM_EXP's ``S`` the exact sum of correctly rounded
+EXPs), so the two paths give the same bits.
 
 The NumPy path's exact SUM and L1 of floats (float64 sums of pieces) are in ``sum_pieces``; exact partial sums that
 are merged elsewhere (Dask's chunks) in ``sum_partials``.
@@ -128,10 +129,9 @@ def _squares_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
 
 
 def _log_sum_run(accumulation: Accumulation, fallback: Callable[..., None]) -> Callable[..., None]:
-    """LOG_SUM of FLOAT32 and FLOAT16: the exact sums (SUM's accumulators), each rounded once to float64, then the
-    reference's ``log_of_sum``: the reference's bits."""
-    from ...ops.reduce import log_of_sum
-    from . import sum_accumulator, sum_columns, sum_halves, sum_rounding, sums
+    """LOG_SUM of FLOAT32 and FLOAT16: the exact sums (SUM's accumulators), then ``ln S`` of each correctly rounded
+    (``log_sums``: the reference's steps on the accumulator's digits): the reference's bits."""
+    from . import log_sums, sum_accumulator, sum_columns, sum_halves, sums
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
         n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
@@ -146,25 +146,31 @@ def _log_sum_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
             accs = sum_columns.column_accumulators(columns, sum_accumulator.SUM, threads)
         else:
             accs = sums.row_accumulators(_rows(x, accumulation.axes, n), sum_accumulator.SUM, threads)
-        totals = sum_rounding.nearest_doubles(accs).tolist()
-        out[...] = np.array([log_of_sum(t) for t in totals], np.float64).astype(out.dtype).reshape(out.shape)
+        out[...] = log_sums.log_sums(accs, *_format(out.dtype)).astype(out.dtype).reshape(out.shape)
 
     return run
 
 
+def _format(dtype: np.dtype) -> tuple[int, int, float]:
+    """The rounding grid (``Precision``'s base, lowest, top) of FLOAT32 or FLOAT16."""
+    from ...rounded.method import FLOAT16, FLOAT32
+
+    precision = FLOAT16 if dtype == np.float16 else FLOAT32
+    return precision.base, precision.lowest, precision.top
+
+
 def _log_sum_exp_run(accumulation: Accumulation, fallback: Callable[..., None]) -> Callable[..., None]:
-    """LOG_SUM_EXP of FLOAT32 and FLOAT16 (its exact FLOAT32 copy): the reference's definition compiled
-    (``logsumexp``: the same float64 operations, its sum exact), rounded once to the output type."""
+    """LOG_SUM_EXP of FLOAT32 and FLOAT16 (its exact FLOAT32 copy): the reference's steps compiled (``logsumexp``:
+    the same FLOAT32 differences, correctly rounded EXP, exact sum and correctly rounded ``m + ln S``)."""
     from . import logsumexp
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
         n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
-        if n == 0 or n >= 1 << 35:
+        if n == 0:
             fallback(x, out, threads)
             return
-        result = logsumexp.log_sum_exp_rows(_rows(x, accumulation.axes, n), threads)
-        with np.errstate(over="ignore"):
-            out[...] = result.astype(out.dtype).reshape(out.shape)
+        result = logsumexp.log_sum_exp_rows(_rows(x, accumulation.axes, n), _format(out.dtype), threads)
+        out[...] = result.astype(out.dtype).reshape(out.shape)
 
     return run
 
@@ -213,11 +219,14 @@ def prepare(spec: KernelSpec, numba: bool) -> None:
     if accumulation.function in FAST_FUNCTIONS or accumulation.function == "LOG_SUM":
         sums.sum_rows(np.zeros((1, 1), np.float32), sum_accumulator.SUM, False, spec.output.numpy, 1)
     if accumulation.function == "LOG_SUM":
-        sum_rounding.nearest_doubles(sums.row_accumulators(np.ones((1, 1), np.float32), sum_accumulator.SUM, 1))
+        from . import log_sums
+
+        log_sums.log_sums(sums.row_accumulators(np.ones((1, 1), np.float32), sum_accumulator.SUM, 1),
+                          *_format(spec.output.numpy))
     if accumulation.function == "LOG_SUM_EXP":
         from . import logsumexp
 
-        logsumexp.log_sum_exp_rows(np.zeros((1, 1), np.float32), 1)
+        logsumexp.log_sum_exp_rows(np.zeros((1, 1), np.float32), _format(spec.output.numpy), 1)
     if accumulation.function in SQUARE_FUNCTIONS:
         accs = squares.row_accumulators(np.ones((1, 1), np.float32), 1)
         sum_rounding._finished(accs, 1, False, spec.output.numpy, squares.UNIT)

@@ -121,31 +121,32 @@ def exact_sum_levels(e, acc, p, q):  # type: ignore[no-untyped-def]
             k = k - 53 + g
 
 
+@njit(nogil=True)
+def largest(row):  # type: ignore[no-untyped-def]
+    """The row's largest element (+0.0 above -0.0) and whether it holds a NaN: the largest of integer keys
+    ordered as the numbers (a float's bits, the magnitude's reversed where the sign is set: -0.0 just below
+    +0.0), which vectorizes where a float maximum cannot without fast-math. The key of a NaN does not matter:
+    its row is NaN throughout."""
+    top = np.int32(-(1 << 31))
+    nan = 0
+    for i in range(row.shape[0]):
+        v = row[i]
+        bits = np.int32(_float_bits(v))
+        key = bits ^ ((bits >> np.int32(31)) & np.int32(0x7FFFFFFF))
+        top = max(top, key)
+        nan |= v != v
+    bits = top ^ ((top >> np.int32(31)) & np.int32(0x7FFFFFFF))
+    return _bits_float(np.uint32(bits)), nan != 0
+
+
 @cache
 def row_kernel() -> Any:
     """``rows(x, out, log)``: each row of the 2-D FLOAT32 ``x`` (rows contiguous) normalized into ``out``."""
-    _, exp_rows = _exp_kernels()
+    exp_rows = exp_float32()
     log_ = rounded.LOG_FLOAT32
     finish = sum_rounding.finish
     words, digit_count = sum_accumulator.WORDS, sum_accumulator.DIGITS + 3
     precision, base, inf_bits, nan_bits, sign_bit = _FLOAT32
-
-    @njit(nogil=True)
-    def largest(row):  # type: ignore[no-untyped-def]
-        """The row's largest element (+0.0 above -0.0) and whether it holds a NaN: the largest of integer keys
-        ordered as the numbers (a float's bits, the magnitude's reversed where the sign is set: -0.0 just below
-        +0.0), which vectorizes where a float maximum cannot without fast-math. The key of a NaN does not matter:
-        its row is NaN throughout."""
-        top = np.int32(-(1 << 31))
-        nan = 0
-        for i in range(row.shape[0]):
-            v = row[i]
-            bits = np.int32(_float_bits(v))
-            key = bits ^ ((bits >> np.int32(31)) & np.int32(0x7FFFFFFF))
-            top = max(top, key)
-            nan |= v != v
-        bits = top ^ ((top >> np.int32(31)) & np.int32(0x7FFFFFFF))
-        return _bits_float(np.uint32(bits)), nan != 0
 
     @njit(nogil=True)
     def rows(x, out, log):  # type: ignore[no-untyped-def]

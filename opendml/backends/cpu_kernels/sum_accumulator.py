@@ -29,8 +29,8 @@ A block that fails (a wider range, or a NaN or an infinity in it) is summed agai
 collects its elements, and each bin's float64 enters the accumulator. Both paths are exact, so which one
 a block takes never shows in the result.
 
-Where the rest went: the rounding of an accumulator (``finish``, ``nearest_double``) is in ``sum_rounding``; the
-sums of FLOAT32 rows in ``sums``, of columns in ``sum_columns``, of FLOAT16 rows in ``sum_halves``.
+Where the rest went: the rounding of an accumulator (``finish``) is in ``sum_rounding``, LOG_SUM's ``ln`` of it in
+``log_sums``; the sums of FLOAT32 rows in ``sums``, of columns in ``sum_columns``, of FLOAT16 rows in ``sum_halves``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """The exact sums' rounding: an accumulator of ``sum_accumulator`` (its digits and specials' flags) rounded once to
-FLOAT32 or FLOAT16 bits (``finish``, ``FORMATS``), or to the nearest float64 (``nearest_double``, LOG_SUM's
-argument).
+FLOAT32 or FLOAT16 bits (``finish``, ``FORMATS``).
 
 The rounding
 ------------
@@ -23,8 +22,6 @@ The accumulator, and why its blocks' float64 sums are exact, is in ``sum_accumul
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -155,45 +152,3 @@ def _finished(accs: np.ndarray, count: int, average: bool, out_dtype: np.dtype, 
     _finish_rows(accs, bits, count, average, precision, base + unit - UNIT, inf_bits, nan_bits, sign_bit)
     unsigned = np.uint32 if np.dtype(out_dtype).itemsize == 4 else np.uint16
     return bits.astype(unsigned).view(out_dtype)
-
-
-@jit
-def nearest_double(acc, digits):  # type: ignore[no-untyped-def]
-    """The float64 nearest the accumulated sum (units 2**-149; ties to even): NaN, an infinity, the sign of a zero
-    as ``finish`` gives them (``digits``: scratch of ``DIGITS + 3`` int64). Every such sum is below 2**(139 + 35)
-    and a multiple of 2**-149, so the float64 is normal or zero and no rounding overflows."""
-    f = acc.shape[0] - FLAGS
-    if acc[f + 0] or (acc[f + 1] and acc[f + 2]):
-        return np.nan
-    if acc[f + 1]:
-        return np.inf
-    if acc[f + 2]:
-        return -np.inf
-    negative = _magnitude(acc, digits)
-    top = -1
-    for k in range(digits.shape[0] - 1, -1, -1):
-        if digits[k] != 0:
-            top = 32 * k + _bit_length(digits[k]) - 1
-            break
-    if top < 0:
-        return -0.0 if not acc[f + 3] else 0.0
-    s = max(top - 52, 0)  # the lowest bit kept: 53 significant bits
-    q = _bits(digits, s, 32) | (_bits(digits, s + 32, 21) << 32)
-    if s >= 1 and _bits(digits, s - 1, 1) and ((q & 1) or _any_below(digits, s - 1)):
-        q += 1  # to nearest, ties to even (a carry to 2**53 is still exact)
-    value = math.ldexp(np.float64(q), s - UNIT)
-    return -value if negative else value
-
-
-@jit
-def _nearest_rows(accs, out):  # type: ignore[no-untyped-def]
-    digits = np.zeros(accs.shape[1] - FLAGS + 3, np.int64)
-    for r in range(accs.shape[0]):
-        out[r] = nearest_double(accs[r], digits)
-
-
-def nearest_doubles(accs: np.ndarray) -> np.ndarray:
-    """Each accumulator's exact sum rounded once to float64 (LOG_SUM's argument)."""
-    out = np.zeros(accs.shape[0], np.float64)
-    _nearest_rows(accs, out)
-    return out

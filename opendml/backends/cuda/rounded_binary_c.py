@@ -69,20 +69,23 @@ __device__ __forceinline__ opendml_dd dd_sqrt(opendml_dd a) {{
     const opendml_dd p = dd_two_product(s, s);
     return dd_fast_two_sum(s, __ddiv_rn(__dadd_rn(__dsub_rn(__dsub_rn(a.h, p.h), p.l), a.l), __dadd_rn(s, s)));
 }}
-__device__ opendml_dd dd_log(double x) {{
-    int q;
-    double m = frexp(x, &q);
-    if (m < {_h(b._SQRT_HALF)}) {{ m = __dadd_rn(m, m); q -= 1; }}
-    const opendml_dd s = dd_divide({{__dsub_rn(m, 1.0), 0.0}}, {{__dadd_rn(m, 1.0), 0.0}});
+__device__ opendml_dd dd_log_scaled(double q, opendml_dd t) {{
+    const opendml_dd s = dd_divide(t, dd_add({{2.0, 0.0}}, t));
     const opendml_dd s2 = dd_multiply(s, s);
     opendml_dd a = dd_divide({{1.0, 0.0}}, {{(double)(2 * {b._LOG_TERMS} + 1), 0.0}});
     for (int n = {b._LOG_TERMS} - 1; n >= 0; --n) {{
         a = dd_add(dd_multiply(a, s2), dd_divide({{1.0, 0.0}}, {{(double)(2 * n + 1), 0.0}}));
     }}
     const opendml_dd l = dd_multiply(s, a);
-    const opendml_dd k = dd_two_product((double)q, {_h(b._LN2_HI)});
-    return dd_add({{k.h, __dadd_rn(k.l, __dmul_rn((double)q, {_h(b._LN2_LO)}))}},
+    const opendml_dd k = dd_two_product(q, {_h(b._LN2_HI)});
+    return dd_add({{k.h, __dadd_rn(k.l, __dmul_rn(q, {_h(b._LN2_LO)}))}},
                   {{__dadd_rn(l.h, l.h), __dadd_rn(l.l, l.l)}});
+}}
+__device__ opendml_dd dd_log(double x) {{
+    int q;
+    double m = frexp(x, &q);
+    if (m < {_h(b._SQRT_HALF)}) {{ m = __dadd_rn(m, m); q -= 1; }}
+    return dd_log_scaled((double)q, {{__dsub_rn(m, 1.0), 0.0}});
 }}
 __device__ opendml_dd dd_exp(opendml_dd t) {{
     const double k = floor(__dadd_rn(__dmul_rn(t.h, {_h(b._INV_LN2)}), 0.5));

@@ -1,0 +1,114 @@
+"""REDUCE's LOG_SUM and LOG_SUM_EXP finish in Numba: ``addend + ln S`` of an exact sum ``S`` held in an
+accumulator (``sum_accumulator``'s digits and flags), correctly rounded once: ``opendml.rounded.log_sum``'s steps
+(its docstring) on the accumulator's carried digits instead of a Python integer, so both give the same bits.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...rounded.binary import _add, log_scaled, round_double_double
+from ...rounded.log_sum import SQRT2_LEAD
+from ...rounded.method import register_for_numba
+from .jit import jit
+from .sum_accumulator import FLAGS, UNIT, _carry
+from .sum_rounding import _bits, _magnitude
+
+register_for_numba()  # the double-double steps, compiled where they are called
+
+
+@jit
+def _top(digits):  # type: ignore[no-untyped-def]
+    """The position of the highest set bit of the carried digits, -1 for zero."""
+    for k in range(digits.shape[0] - 1, -1, -1):
+        d = digits[k]
+        if d != 0:
+            n = 0
+            while d:
+                d >>= 1
+                n += 1
+            return 32 * k + n - 1
+    return -1
+
+
+@jit
+def _wide(digits, lo, width):  # type: ignore[no-untyped-def]
+    """Bits [lo, lo + width) of the carried digits (width <= 53), the bits below 0 taken as zeros."""
+    below = max(-lo, 0)
+    lo += below
+    width -= below
+    if width <= 0:
+        return 0
+    if width <= 32:
+        return _bits(digits, lo, width) << below
+    return (_bits(digits, lo, 32) | (_bits(digits, lo + 32, width - 32) << 32)) << below
+
+
+@jit
+def scaled_parts(digits, scratch):  # type: ignore[no-untyped-def]
+    """``V > 0`` (carried digits) as ``2**q (1 + t)``: ``q`` and the double-double ``t`` (``log_sum.scaled_parts``)."""
+    n = digits.shape[0]
+    top = _top(digits)
+    q = top if _wide(digits, top - 52, 53) <= SQRT2_LEAD else top + 1
+    negative = q != top
+    for k in range(n):
+        scratch[k] = -digits[k] if negative else digits[k]
+    if negative:  # 2**q - V
+        scratch[q >> 5] += 1 << (q & 31)
+    else:  # V - 2**q: V without its top bit
+        scratch[q >> 5] -= 1 << (q & 31)
+    _carry(scratch)
+    top = _top(scratch)
+    if top < 0:
+        return q, 0.0, 0.0
+    shift = top + 1 - 53
+    high = _wide(scratch, shift, 53)
+    low_shift = max(shift - 53, 0)
+    rest = _wide(scratch, low_shift, shift - low_shift) if shift > 0 else 0
+    th = math.ldexp(np.float64(high), shift - q)
+    tl = math.ldexp(np.float64(rest), low_shift - q)
+    return (q, -th, -tl) if negative else (q, th, tl)
+
+
+@jit
+def log_of_digits(digits, scratch, unit, addend, base, lowest, top):  # type: ignore[no-untyped-def]
+    """``addend + ln(V * 2**-unit)`` of carried digits ``V > 0``, rounded once (``log_sum.log_of_integer``)."""
+    q, th, tl = scaled_parts(digits, scratch)
+    lh, ll = log_scaled(np.float64(q - unit), th, tl)
+    h, low = _add(addend, 0.0, lh, ll)
+    return round_double_double(h, low, base, lowest, top)
+
+
+@jit
+def log_of_sum(acc, digits, scratch, addend, base, lowest, top):  # type: ignore[no-untyped-def]
+    """``addend + ln S`` of an accumulator's exact sum ``S`` rounded once, with LOG_SUM's specials: NaN where an
+    element is NaN or both infinities occur, or the sum is negative (or -inf); +inf for +inf; -inf for an exact
+    zero (``addend`` is 0 or finite)."""
+    f = acc.shape[0] - FLAGS
+    if acc[f + 0] or acc[f + 2]:
+        return np.nan
+    if acc[f + 1]:
+        return np.inf
+    if _magnitude(acc, digits):
+        return np.nan
+    if _top(digits) < 0:
+        return -np.inf
+    return log_of_digits(digits, scratch, UNIT, addend, base, lowest, top)
+
+
+@jit
+def _log_rows(accs, base, lowest, top, out):  # type: ignore[no-untyped-def]
+    digits = np.zeros(accs.shape[1] - FLAGS + 3, np.int64)
+    scratch = np.zeros(accs.shape[1] - FLAGS + 3, np.int64)
+    for r in range(accs.shape[0]):
+        out[r] = log_of_sum(accs[r], digits, scratch, 0.0, base, lowest, top)
+
+
+def log_sums(accs: np.ndarray, base: int, lowest: int, top: float) -> np.ndarray:
+    """LOG_SUM of each accumulator (a row of ``accs``), rounded once to the format (``Precision``'s fields), as
+    float64 values that convert to it exactly."""
+    out = np.empty(accs.shape[0], np.float64)
+    _log_rows(accs, base, lowest, top, out)
+    return out
