@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import opendml as dml
 from opendml.backends import cpu_kernels
 from opendml.backends.cpu_kernels import sum_partials
-from tests.reduce_oracle import oracle_l2, oracle_sum, oracle_sum_square
+from tests.reduce_oracle import oracle_l2, oracle_log_sum, oracle_sum, oracle_sum_square
 
 da = pytest.importorskip("dask.array")
 
@@ -172,6 +172,16 @@ def test_log_sum_log_sum_exp_and_multiply_of_any_chunking_give_one_arrays_bits(
     assert same(got, dml.reduce(x, function, axes))
     if function == "LOG_SUM" and axes == 1:  # ln of the exact sum, correctly rounded
         assert same(got.ravel(), np.array([oracle_log_sum(row, x.dtype.type) for row in x], x.dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_log_sum_of_chunked_rows_is_the_oracles(dtype: type) -> None:
+    rng = np.random.default_rng(77)
+    x = np.exp2(rng.uniform(-8, 8, (5, 37))).astype(dtype)
+    x[1, 3] = -x[1, 3] * 2  # a sum of either sign
+    x[2] = -x[2]
+    got = dml.reduce(da.from_array(x, chunks=(2, (5, 11, 21))), "LOG_SUM", 1, keepdims=False).compute()
+    assert same(got, np.array([oracle_log_sum(row, dtype) for row in x], dtype))
 
 
 def test_log_sum_across_chunks_is_the_log_of_the_exact_sum() -> None:

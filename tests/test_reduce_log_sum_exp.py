@@ -9,8 +9,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import opendml as dml
 from opendml.backends import cpu_kernels
