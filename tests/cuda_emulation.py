@@ -132,6 +132,7 @@ HARNESS = r"""
 // thread, switched at barriers, so that a barrier costs two context switches a thread, not a wake-up of
 // hundreds of OS threads contending for a few cores.
 #include <ucontext.h>
+#include <math.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -609,7 +610,7 @@ def run_reduce_batch_on_host(runs: Sequence[ReduceRun], folder: Path, words_only
     """The OutputTensor bytes of each run, all from one host program (each distinct kernel compiled once); the
     program fails where a run leaves a word of scratch nonzero (the next launch must find them zero). With
     ``words_only``: the scan alone, and each run's words of scratch (uint64) in place of its output."""
-    from opendml.backends.cuda import reduce_c, reduce_finish_c, reduce_plan
+    from opendml.backends.cuda import reduce_plan, reduce_stages
 
     parts: list[str] = []
     lines: list[str] = []
@@ -618,33 +619,36 @@ def run_reduce_batch_on_host(runs: Sequence[ReduceRun], folder: Path, words_only
     def namespace(source: str, name: str) -> str:
         if source not in namespaces:
             namespaces[source] = name
-            parts.extend([f"namespace {name} {{", _body(source, "run"), "}"])
+            # each source's macros (FIN_DIGITS, the rounded functions' include guards) its own
+            undefine = [f"#undef {macro}" for macro in re.findall(r"^#define (\w+)", source, re.MULTILINE)]
+            parts.extend([f"namespace {name} {{", _body(source, "run"), "}", *undefine])
         return namespaces[source]
 
     for n, run in enumerate(runs):
         kept, reduced = reduce_plan.layouts(run.spec, run.x, run.out)
         assert run.spec.accumulation is not None
         plan = run.plan or reduce_plan.plan_for(run.spec, run.x, kept, reduced, run.sm_count)
-        scan = namespace(reduce_c.scan_kernel(run.spec, plan, kept, reduced), f"r{n}s")
-        words = reduce_plan.scratch_words(plan, reduce_plan.mode(run.spec))
+        stages = reduce_stages.stages(run.spec, plan, kept, reduced, run.out.data_type, run.sm_count)
+        scratch = reduce_stages.scratch(plan, reduce_plan.mode(run.spec))
         (folder / f"r{n}in.bin").write_bytes(run.data.tobytes())
         (folder / f"r{n}out.bin").write_bytes(bytes(run.out.total_tensor_size_in_bytes))
         lines += [
             "  {",
             f'  char* px = (char*)read_file("{folder}/r{n}in.bin", 0);',
             f'  char* pout = (char*)read_file("{folder}/r{n}out.bin", 0);',
-            f"  ull* words = (ull*)calloc({words}, 8);",
-            f"  launch({reduce_plan.grid(plan, run.sm_count)}, {BLOCK}, [=] {{ {scan}::run((ull)px, (ull)words); }});",
+            *(f"  ull* {name} = (ull*)calloc({words}, 8);" for name, words in scratch.items()),
         ]
+        for k, stage in enumerate(stages[:-1] if words_only else stages):
+            kernel = namespace(stage.source, f"r{n}k{k}")
+            arguments = ", ".join(f"(ull){'p' + name if name in ('x', 'out') else name}" for name in stage.args)
+            lines.append(f"  launch({stage.grid}, {BLOCK}, [=] {{ {kernel}::run({arguments}); }});")
         if words_only:
+            words = scratch["words"]
             lines.append(f'  FILE* f = fopen("{folder}/r{n}out.bin", "wb"); fwrite(words, 8, {words}, f); fclose(f);')
         else:
-            finish = namespace(reduce_finish_c.finish_kernel(run.spec, plan, kept, run.out.data_type), f"r{n}f")
             lines += [
-                f"  launch({reduce_plan.finish_grid(plan, run.sm_count)}, {BLOCK}, "
-                f"[=] {{ {finish}::run((ull)words, (ull)pout); }});",
-                f"  for (int k = 0; k < {words}; ++k) if (words[k]) {{ fprintf(stderr, \"word %d left at %llu\\n\", k, "
-                "words[k]); return 3; }",
+                *(f"  for (int k = 0; k < {words}; ++k) if ({name}[k]) {{ fprintf(stderr, \"{name} word %d left at "
+                  f"%llu\\n\", k, {name}[k]); return 3; }}" for name, words in scratch.items()),
                 f'  FILE* f = fopen("{folder}/r{n}out.bin", "wb"); fwrite(pout, 1, {run.out.total_tensor_size_in_bytes}, f);'
                 " fclose(f);",
             ]

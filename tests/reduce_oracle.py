@@ -114,3 +114,20 @@ def oracle_log_sum(values: np.ndarray, dtype: type) -> np.generic:
     if total <= 0:
         return dtype(-np.inf if total == 0 else np.nan)
     return dtype(log_rounded(total, 0.0, dtype))
+
+
+def oracle_log_sum_exp(values: np.ndarray, dtype: type) -> np.generic:
+    """LOG_SUM_EXP as docs/semantics.md defines it: NaN if an element is NaN; the largest element m where it is
+    infinite; else m + ln(S) correctly rounded, S the exact sum of EXP(x - m) (the FLOAT32 difference, EXP correctly
+    rounded to FLOAT32: SOFTMAX's steps, by mpmath and fractions)."""
+    from tests.rounding_oracle import correctly_rounded
+    from tests.softmax_oracle import _largest, _subtract
+
+    items = [float(v) for v in np.asarray(values, np.float32).ravel()]
+    if any(math.isnan(v) for v in items):
+        return dtype(np.nan)
+    m = _largest(items)
+    if math.isinf(m):
+        return dtype(m)
+    terms = [correctly_rounded("EXP", _subtract(v, m), "FLOAT32") for v in items]
+    return dtype(log_rounded(sum((Fraction(t) for t in terms), Fraction(0)), m, dtype))

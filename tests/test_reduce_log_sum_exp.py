@@ -4,36 +4,19 @@ fractions), on edge rows: huge, tiny, -inf, +inf, NaN, all equal, terms that und
 
 from __future__ import annotations
 
-import math
-from fractions import Fraction
-
 import numpy as np
 import pytest
 
 import opendml as dml
 from opendml.backends import cpu_kernels
 from tests import test_reduce
-from tests.reduce_oracle import log_rounded
-from tests.rounding_oracle import correctly_rounded
-from tests.softmax_oracle import _largest, _subtract
+from tests.reduce_oracle import oracle_log_sum_exp
 from tests.test_reduce import same
 
 kernels = test_reduce.kernels  # the fixture choosing the CPU kernel module (Numba or NumPy)
 
 
-def oracle(values: np.ndarray, dtype: type) -> np.generic:
-    """LOG_SUM_EXP as docs/semantics.md defines it: NaN if an element is NaN; the largest element m where it is
-    infinite; else m + ln(S) correctly rounded, S the exact sum of EXP(x - m) (the FLOAT32 difference, EXP correctly
-    rounded to FLOAT32: SOFTMAX's steps, by mpmath and fractions)."""
-    items = [float(v) for v in np.asarray(values, np.float32).ravel()]
-    if any(math.isnan(v) for v in items):
-        return dtype(np.nan)
-    m = _largest(items)
-    if math.isinf(m):
-        return dtype(m)
-    terms = [correctly_rounded("EXP", _subtract(v, m), "FLOAT32") for v in items]
-    return dtype(log_rounded(sum((Fraction(t) for t in terms), Fraction(0)), m, dtype))
-
+oracle = oracle_log_sum_exp
 
 EDGES = [
     [3e38, 3e38, 3e38],  # huge, all equal: m + log(3), rounded back to m

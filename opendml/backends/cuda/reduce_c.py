@@ -62,9 +62,13 @@ The plan (the mode, the pieces, the grids) is made by ``reduce_plan``; the finis
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ... import expr as ex
 from ...dtypes import DataType
 from ...kernels.spec import KernelSpec
 from ..layout import Layout
+from . import rounded_c
 from .codegen import C_TYPE, PRELUDE, decompose, storage_type
 from .plan import BLOCK
 from .reduce_plan import (
@@ -90,6 +94,10 @@ from .reduce_plan import (
 from .reduce_plan import (
     THREAD_LOADS as LOADS,
 )
+
+# LOG_SUM_EXP's terms: EXP correctly rounded to FLOAT32 (``rounded_c``'s device function of this node).
+_EXP_NODE = ex.Function(ex.Load(0, DataType.FLOAT32), "EXP", DataType.FLOAT32)
+_EXP = rounded_c.function_name(_EXP_NODE)
 
 
 def _add_double(unit: int) -> str:
@@ -120,17 +128,39 @@ def _at(reduced: Layout) -> str:
             + decompose("j", reduced.sizes, [reduced.strides[0]], ["off"]) + "\n    return off;\n}\n")
 
 
-def _exact_scan(x: DataType, absolute: bool) -> str:
-    """``scan``: the elements ``j, j + step, ...`` below ``end`` added to the words ``acc``."""
-    if x is DataType.FLOAT32:
-        mask = " & 0x7FFFFFFFu" if absolute else ""
+def _element(x: DataType, absolute: bool, terms: bool) -> str:
+    """``element(x, i, m)``: the bits the exact scan adds for the ``i``-th element: its own (L1: its magnitude's),
+    or for LOG_SUM_EXP (``terms``) the FLOAT32 bits of ``EXP(x_i - m)``, the difference one FLOAT32 subtraction and
+    EXP correctly rounded (``rounded_c``), whatever the input type."""
+    storage = storage_type(x)
+    if terms:
+        value = "__uint_as_float(v)" if x is DataType.FLOAT32 else "h2f(v)"
         return f"""
-__device__ __noinline__ void slow(const unsigned int* x, unsigned int j, const unsigned int end,
-                                  const unsigned int step, ull* acc) {{
+__device__ __forceinline__ unsigned int element(const {storage}* x, const unsigned int i, const float m) {{
+    const {storage} v = x[at(i)];
+    return __float_as_uint({_EXP}(add_rn({value}, -m)));
+}}
+"""
+    mask = (" & 0x7FFFFFFFu" if x is DataType.FLOAT32 else " & 0x7FFFu") if absolute else ""
+    return f"""
+__device__ __forceinline__ unsigned int element(const {storage}* x, const unsigned int i, const float) {{
+    return (unsigned int)x[at(i)]{mask};
+}}
+"""
+
+
+def _exact_scan(bits: DataType, x: DataType) -> str:
+    """``scan``: ``element``'s bits (of type ``bits``) of ``j, j + step, ...`` below ``end`` added to the words
+    ``acc``; ``x`` the InputTensor's type."""
+    storage = storage_type(x)
+    if bits is DataType.FLOAT32:
+        return f"""
+__device__ __noinline__ void slow(const {storage}* x, unsigned int j, const unsigned int end,
+                                  const unsigned int step, ull* acc, const float m) {{
     double bins[16];
     for (int k = 0; k < 16; ++k) bins[k] = 0.0;
     for (; j < end; j += step) {{
-        const unsigned int b = x[at(j)]{mask};
+        const unsigned int b = element(x, j, m);
         const unsigned int e = (b >> 23) & 255u;
         if (e == 255u) {{
             atomicAdd(acc + ((b & 0x7FFFFFu) ? {NAN} : ((b >> 31) ? {NINF} : {PINF})), 1ull);
@@ -140,8 +170,8 @@ __device__ __noinline__ void slow(const unsigned int* x, unsigned int j, const u
     }}
     for (int k = 0; k < 16; ++k) if (bins[k] != 0.0) add_double(acc, bins[k]);
 }}
-__device__ __forceinline__ void scan(const unsigned int* x, unsigned int j, const unsigned int end,
-                                     const unsigned int step, ull* acc) {{
+__device__ __forceinline__ void scan(const {storage}* x, unsigned int j, const unsigned int end,
+                                     const unsigned int step, ull* acc, const float m) {{
     unsigned int other = 0u;
     while (j < end) {{
         const unsigned int first = j;
@@ -152,7 +182,7 @@ __device__ __forceinline__ void scan(const unsigned int* x, unsigned int j, cons
             #pragma unroll
             for (unsigned int k = 0; k < {LOADS}u; ++k) {{  // the loads first, all in flight; -0.0 past the end
                 const unsigned int i = j + k * step;
-                b[k] = (i < end ? x[at(i)] : 0x80000000u){mask};
+                b[k] = i < end ? element(x, i, m) : 0x80000000u;
             }}
             #pragma unroll
             for (unsigned int k = 0; k < {LOADS}u; ++k) {{
@@ -170,19 +200,18 @@ __device__ __forceinline__ void scan(const unsigned int* x, unsigned int j, cons
             const double s = s0 + s1;
             if (s != 0.0) add_double(acc, s);
         }} else {{
-            slow(x, first, j, step, acc);
+            slow(x, first, j, step, acc, m);
         }}
     }}
     if (other) atomicAdd(acc + {NONNEG}, 1ull);
 }}
 """
-    mask = " & 0x7FFFu" if absolute else ""
     return f"""
-__device__ __noinline__ void slow(const unsigned short* x, unsigned int j, const unsigned int end,
-                                  const unsigned int step, ull* acc) {{
+__device__ __noinline__ void slow(const {storage}* x, unsigned int j, const unsigned int end,
+                                  const unsigned int step, ull* acc, const float m) {{
     double s = 0.0;
     for (; j < end; j += step) {{
-        const unsigned int b = x[at(j)]{mask};
+        const unsigned int b = element(x, j, m);
         if ((b & 0x7FFFu) >= 0x7C00u) {{
             atomicAdd(acc + ((b & 0x7FFFu) > 0x7C00u ? {NAN} : ((b >> 15) ? {NINF} : {PINF})), 1ull);
             continue;
@@ -191,8 +220,8 @@ __device__ __noinline__ void slow(const unsigned short* x, unsigned int j, const
     }}
     if (s != 0.0) add_double(acc, s);
 }}
-__device__ __forceinline__ void scan(const unsigned short* x, unsigned int j, const unsigned int end,
-                                     const unsigned int step, ull* acc) {{
+__device__ __forceinline__ void scan(const {storage}* x, unsigned int j, const unsigned int end,
+                                     const unsigned int step, ull* acc, const float m) {{
     unsigned int other = 0u;
     while (j < end) {{
         const unsigned int first = j;
@@ -203,7 +232,7 @@ __device__ __forceinline__ void scan(const unsigned short* x, unsigned int j, co
             #pragma unroll
             for (unsigned int k = 0; k < {LOADS}u; ++k) {{  // the loads first, all in flight; -0.0 past the end
                 const unsigned int i = j + k * step;
-                b[k] = (i < end ? (unsigned int)x[at(i)] : 0x8000u){mask};
+                b[k] = i < end ? element(x, i, m) : 0x8000u;
             }}
             #pragma unroll
             for (unsigned int k = 0; k < {LOADS}u; ++k) {{
@@ -215,7 +244,7 @@ __device__ __forceinline__ void scan(const unsigned short* x, unsigned int j, co
             j = end - j > {LOADS}u * step ? j + {LOADS}u * step : end;
         }}
         if (hi >= 0x7C00u) {{
-            slow(x, first, j, step, acc);
+            slow(x, first, j, step, acc, m);
         }} else {{
             const double s = s0 + s1;
             if (s != 0.0) add_double(acc, s);
@@ -422,11 +451,34 @@ __device__ __forceinline__ void scan(const {storage_type(x)}* x, unsigned int j,
 """
 
 
+def decoded_key(x: DataType) -> str:
+    """C of the float whose MAX key (``_key``) is ``key``."""
+    if x is DataType.FLOAT32:
+        return "__uint_as_float((key >> 31) ? (key & 0x7FFFFFFFu) : ~key)"
+    return "h2f((unsigned short)((key >> 15) ? (key & 0x7FFFu) : (~key & 0xFFFFu)))"
+
+
+def _largest(x: DataType) -> str:
+    """``largest(order, o)``: output ``o``'s largest element from MAX's words (``_order_scan``), NaN where an
+    element is NaN (LOG_SUM_EXP's ``m``; its finish reads the same words)."""
+    return f"""
+__device__ __forceinline__ float largest(const ull* order, const unsigned int o) {{
+    const ull* w = order + (ull)o * 2u;
+    if (w[1] || !w[0]) return __uint_as_float(0x7FC00000u);
+    const unsigned int key = (unsigned int)(w[0] - 1ull);
+    return {decoded_key(x)};
+}}
+"""
+
+
 def _scan_functions(spec: KernelSpec, how: str, x: DataType, plan: ReducePlan) -> str:
     assert spec.accumulation is not None
     function = spec.accumulation.function
     if how == "exact":
-        return _add_double(149) + _exact_scan(x, function == "L1")
+        return _add_double(149) + _element(x, function == "L1", False) + _exact_scan(x, x)
+    if how == "logsumexp":
+        return (rounded_c.helpers([_EXP_NODE]) + _add_double(149) + _largest(x) + _element(x, False, True)
+                + _exact_scan(DataType.FLOAT32, x))
     if how == "squares":
         return _add_double(SQUARE_UNIT) + _squares_scan(x)
     if how == "product":
@@ -436,9 +488,24 @@ def _scan_functions(spec: KernelSpec, how: str, x: DataType, plan: ReducePlan) -
     return _order_scan(x, function == "MAX")
 
 
-def scan_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, reduced: Layout) -> str:
-    """The scan: each (output, piece) item's elements added into the output's words."""
+def _scan_call(how: str, acc: str) -> tuple[str, str]:
+    """The scan's call over a piece (``acc`` its words) and what comes before it: LOG_SUM_EXP reads its output's
+    ``m`` and scans only where it is finite (else the finish pass answers: NaN, or ``m``)."""
+    if how == "logsumexp":
+        return ("const float m = largest((const ull*)porder, o);\n        ",
+                f"if (fabsf(m) <= 3.4028234663852886e38f) scan(x + base, j0 JUMP, j1, STEP, {acc}, m);")
+    extra = ", 0.0f" if how == "exact" else ""
+    return "", f"scan(x + base, j0 JUMP, j1, STEP, {acc}{extra});"
+
+
+def scan_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, reduced: Layout, order: bool = False) -> str:
+    """The scan: each (output, piece) item's elements added into the output's words (``order``: LOG_SUM_EXP's first
+    scan, MAX's words of each output)."""
     how = mode(spec)
+    if order:
+        assert spec.accumulation is not None
+        spec = replace(spec, accumulation=replace(spec.accumulation, function="MAX"))
+        how = "order"
     x = spec.inputs[0]
     assert x is not None
     words = WORDS.get(how, 0)  # an output's words (MULTIPLY's: the plan's nodes)
@@ -456,6 +523,8 @@ def scan_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, reduced: Layou
         (({value}*)acc)[(ull)o * {plan.splits}u + node] = subtree(x + base, node);
     }}"""
     elif plan.family == "rows":
+        before, call = _scan_call(how, "shared_acc")
+        call = call.replace(" JUMP", " + threadIdx.x").replace("STEP", f"{BLOCK}u")
         body = f"""
     __shared__ ull shared_acc[{words}];
     for (unsigned int item = blockIdx.x; item < {plan.items}u; item += gridDim.x) {{
@@ -465,13 +534,15 @@ def scan_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, reduced: Layou
         ull base = 0;
         {base}
         const unsigned int j0 = piece * {plan.chunk}u, j1 = min(j0 + {plan.chunk}u, {plan.length}u);
-        scan(x + base, j0 + threadIdx.x, j1, {BLOCK}u, shared_acc);
+        {before}{call}
         __syncthreads();
         if (threadIdx.x < {words}u && shared_acc[threadIdx.x]) {_merge(how)}(acc + (ull)o * {words}u + threadIdx.x,
                                                                       shared_acc[threadIdx.x]);
         __syncthreads();
     }}"""
     else:
+        before, call = _scan_call(how, f"acc + (ull)o * {words}u")
+        call = call.replace(" JUMP", "").replace("STEP", "1u")
         body = f"""
     for (unsigned int item = blockIdx.x * blockDim.x + threadIdx.x; item < {plan.items}u;
          item += gridDim.x * blockDim.x) {{
@@ -479,11 +550,12 @@ def scan_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, reduced: Layou
         ull base = 0;
         {base}
         const unsigned int j0 = piece * {plan.chunk}u, j1 = min(j0 + {plan.chunk}u, {plan.length}u);
-        scan(x + base, j0, j1, 1u, acc + (ull)o * {words}u);
+        {before}{call}
     }}"""
+    order_param = ", const ull porder" if how == "logsumexp" else ""
     return (PRELUDE + _at(reduced) + _scan_functions(spec, how, x, plan)
             + f'\nextern "C" __global__ void __launch_bounds__({BLOCK}) opendml_kernel(const ull px, '
-            f"const ull pacc) {{\n"
+            f"const ull pacc{order_param}) {{\n"
             f"    const {element}* x = (const {element}*)px;\n    ull* acc = (ull*)pacc;{body}\n}}\n")
 
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from ...dtypes import DataType
 from ...kernels.spec import KernelSpec
+from ...rounded import PRECISIONS
+from ...rounded.log_sum import SQRT2_LEAD
 from ..layout import Layout
 from .codegen import C_TYPE, PRELUDE, decompose, storage_type
 from .plan import BLOCK
+from .reduce_c import decoded_key
 from .reduce_plan import (
     DIGITS,
     FORMATS,
@@ -28,6 +31,7 @@ from .reduce_plan import (
     ReducePlan,
     mode,
 )
+from .rounded_binary_c import DOUBLE_DOUBLE
 
 # ``sum_rounding.finish`` in C: the digits (base 2**32; d[digits..] zero) of one output as the format's bits, rounded
 # once to nearest even. ``d`` holds FIN_DIGITS int64: the accumulator's digits and 3 more.
@@ -97,6 +101,44 @@ __device__ __forceinline__ ll root_bits(ll* d, int precision, int base, bool* no
 """
 
 
+# ``log_sums.log_of_digits`` in C: ``addend + ln(V * 2**-unit)`` of carried digits ``V > 0`` rounded once to a
+# format (``opendml.rounded.log_sum``'s steps: the same integers, the same double-double operations).
+LOG_HELPERS = r"""
+__device__ __forceinline__ int top_bit(const ll* d) {
+    for (int k = FIN_DIGITS - 1; k >= 0; --k) if (d[k] != 0) return 32 * k + 63 - __clzll(d[k]);
+    return -1;
+}
+__device__ __forceinline__ ll wide_at(const ll* d, int lo, int width) {  // bits [lo, lo + width), zeros below 0
+    const int below = lo < 0 ? -lo : 0;
+    lo += below;
+    width -= below;
+    if (width <= 0) return 0;
+    const ll v = width <= 32 ? bits_at(d, lo, width) : (bits_at(d, lo, 32) | (bits_at(d, lo + 32, width - 32) << 32));
+    return v << below;
+}
+__device__ double log_of_digits(const ll* d, int unit, double addend, int base, int lowest, double top) {
+    const int t = top_bit(d);
+    const int q = wide_at(d, t - 52, 53) <= """ + str(SQRT2_LEAD) + r"""ll ? t : t + 1;
+    const bool negative = q != t;
+    ll s[FIN_DIGITS];
+    for (int k = 0; k < FIN_DIGITS; ++k) s[k] = negative ? -d[k] : d[k];
+    s[q >> 5] += negative ? (1ll << (q & 31)) : -(1ll << (q & 31));
+    carry(s);
+    const int u = top_bit(s);
+    double th = 0.0, tl = 0.0;
+    if (u >= 0) {
+        const int shift = u + 1 - 53, low_shift = shift - 53 > 0 ? shift - 53 : 0;
+        const ll high = wide_at(s, shift, 53), rest = shift > 0 ? wide_at(s, low_shift, shift - low_shift) : 0;
+        th = ldexp((double)high, shift - q);
+        tl = ldexp((double)rest, low_shift - q);
+        if (negative) { th = -th; tl = -tl; }
+    }
+    const opendml_dd l = dd_log_scaled((double)(q - unit), {th, tl});
+    return dd_round(dd_add({addend, 0.0}, l), base, lowest, top);
+}
+"""
+
+
 # A float64 rounded once to FLOAT16 bits, to nearest even (NaN: the canonical quiet NaN), as ``round_bits`` rounds:
 # the ulp's position ``s`` (binades, units of 1) the larger of the value's and the subnormals' 2**-24.
 HALF_OF_DOUBLE = r"""
@@ -126,14 +168,22 @@ def finish_kernel(spec: KernelSpec, plan: ReducePlan, kept: Layout, output: Data
         return _tree_finish(plan, kept, output)
     words = WORDS[how]
     place = decompose("o", kept.sizes, [kept.strides[1]], ["off"])
-    head = (f'\nextern "C" __global__ void __launch_bounds__({BLOCK}) opendml_kernel(const ull pacc, '
+    order = ", const ull porder" if how == "logsumexp" else ""
+    head = (f'\nextern "C" __global__ void __launch_bounds__({BLOCK}) opendml_kernel(const ull pacc{order}, '
             f"const ull pout) {{\n"
             f"    ull* acc = (ull*)pacc;\n"
             f"    for (unsigned int o = blockIdx.x * blockDim.x + threadIdx.x; o < {plan.outputs}u;"
             f" o += gridDim.x * blockDim.x) {{\n"
             f"        ull* a = acc + (ull)o * {words}u;\n        ull off = 0;\n        {place}\n")
-    if how == "exact":
-        body = _finish_exact(spec.accumulation.function == "AVERAGE", plan.length, output)
+    function = spec.accumulation.function
+    if how in ("exact", "logsumexp") and function in ("LOG_SUM", "LOG_SUM_EXP"):
+        x = spec.inputs[0]
+        assert x is not None
+        body = _finish_log(x if function == "LOG_SUM_EXP" else None, output)
+        helpers = (f"#define FIN_DIGITS {DIGITS + 3}\n" + FINISH_HELPERS + DOUBLE_DOUBLE + LOG_HELPERS
+                   + (HALF_OF_DOUBLE if output is DataType.FLOAT16 else ""))
+    elif how == "exact":
+        body = _finish_exact(function == "AVERAGE", plan.length, output)
         helpers = f"#define FIN_DIGITS {DIGITS + 3}\n" + FINISH_HELPERS
     elif how == "squares":
         body = _finish_squares(spec.accumulation.function == "L2", output)
@@ -189,6 +239,48 @@ def _finish_exact(average: bool, count: int, output: DataType) -> str:
             if (negative || (!nonzero && !nonneg)) bits |= {sign_bit};
         }}
         (({storage}*)pout)[off] = ({storage})bits;
+"""
+
+
+def _finish_log(terms: DataType | None, output: DataType) -> str:
+    """LOG_SUM (``ln S``) and LOG_SUM_EXP (``m + ln S``; ``terms``: the InputTensor's type, whose MAX words give
+    ``m`` and NaN, zeroed here too): ``log_of_digits`` of the carried digits, rounded once; the specials as
+    ``log_sums.log_of_sum`` and the reference give them."""
+    grid = PRECISIONS[output.name]
+    nan_bits = FORMATS[output][3]
+    flags = ""
+    if terms is not None:
+        specials = """        ull* w = (ull*)porder + (ull)o * 2u;
+        const bool unordered = w[1] != 0;
+        const unsigned int key = (unsigned int)(w[0] - 1ull);
+        w[0] = 0;
+        w[1] = 0;
+        const double m = (double)""" + decoded_key(terms) + """;
+        double v;
+        if (unordered) {
+            v = __longlong_as_double(0x7FF8000000000000ll);
+        } else if (fabs(m) == __longlong_as_double(0x7FF0000000000000ll)) {
+            v = m;
+        } else {
+            carry(d);
+            v = log_of_digits(d, 149, m, """
+    else:
+        flags = f"        const bool nan = a[{NAN}] != 0 || a[{NINF}] != 0, pinf = a[{PINF}] != 0;\n"
+        specials = """        double v;
+        carry(d);
+        if (nan || d[FIN_DIGITS - 1] < 0) {
+            v = __longlong_as_double(0x7FF8000000000000ll);  // a NaN, -inf, or a negative sum
+        } else if (pinf || top_bit(d) < 0) {
+            v = pinf ? __longlong_as_double(0x7FF0000000000000ll) : -__longlong_as_double(0x7FF0000000000000ll);
+        } else {
+            v = log_of_digits(d, 149, 0.0, """
+    store = ("__float_as_uint(__double2float_rn(v))" if output is DataType.FLOAT32 else "half_of(v)")
+    return f"""        ll d[FIN_DIGITS];
+        for (int k = 0; k < FIN_DIGITS; ++k) d[k] = k < {DIGITS} ? (ll)a[k] : 0;
+{flags}        for (int k = 0; k < {DIGITS + 4}; ++k) a[k] = 0;
+{specials}{grid.base}, {grid.lowest}, {grid.top!r});
+        }}
+        (({storage_type(output)}*)pout)[off] = v != v ? {nan_bits} : {store};
 """
 
 

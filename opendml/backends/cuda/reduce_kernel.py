@@ -1,6 +1,6 @@
 """REDUCE's value functions on CUDA: the scan and finish kernels of one reduction, its words of scratch, and
-its launches (``reduce_plan`` plans them, ``reduce_c`` and ``reduce_finish_c`` render the sources; ``reduce_c`` says why
-the result is the same bits whatever the launch)."""
+its launches (``reduce_plan`` plans them, ``reduce_stages`` lists them, ``reduce_c`` and ``reduce_finish_c`` render the
+sources; ``reduce_c`` says why the result is the same bits whatever the launch)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import cupy
 import numpy as np
 
 from ...kernels.spec import KernelSpec
-from . import reduce_c, reduce_finish_c, reduce_plan
+from . import reduce_plan, reduce_stages
 from .argmin_kernel import _Turns
 from .compiler import kernel, title
 from .launch import PackedLaunch, bound_address
@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 class ReduceKernel:
     """A REDUCE value reduction: a scan adding every piece of each output into the output's words by commuting
-    atomic operations, then a finish pass that writes each output from its words and zeroes them. The words
+    atomic operations, then a finish pass that writes each output from its words and zeroes them (LOG_SUM_EXP: a
+    scan of the largest elements first; ``reduce_stages``). The words
     are allocated zero once and left at zero by every launch; launches from several streams take turns over
     them as a split ARGMIN's do over its partial results (``argmin_kernel._Turns``)."""
 
@@ -40,14 +41,12 @@ class ReduceKernel:
         self.plan = reduce_plan.plan_for(spec, x, self.kept, self.reduced, backend.sm_count)
         reduce_plan.check_plan(spec.operator, self.plan, self.how)
         function = spec.accumulation.function
-        self._scan = kernel(reduce_c.scan_kernel(spec, self.plan, self.kept, self.reduced),
-                            title(spec, f"REDUCE {function}, {self.plan.family} scan"))
-        self._finish = kernel(reduce_finish_c.finish_kernel(spec, self.plan, self.kept, output.data_type),
-                              title(spec, f"REDUCE {function}, finish"))
-        self._words = cupy.zeros(reduce_plan.scratch_words(self.plan, self.how), dtype=cupy.uint64)
+        self._stages = [(kernel(stage.source, title(spec, f"REDUCE {function}, {stage.what}")), stage)
+                        for stage in reduce_stages.stages(spec, self.plan, self.kept, self.reduced, output.data_type,
+                                                          backend.sm_count)]
+        self._scratch = {name: cupy.zeros(words, dtype=cupy.uint64)
+                         for name, words in reduce_stages.scratch(self.plan, self.how).items()}
         cupy.cuda.get_current_stream().synchronize()  # zeroed before a launch on any stream reads them
-        self._grid = (reduce_plan.grid(self.plan, backend.sm_count),)
-        self._finish_grid = (reduce_plan.finish_grid(self.plan, backend.sm_count),)
         self._turns = _Turns()
 
     def initialize(self) -> None:
@@ -56,20 +55,23 @@ class ReduceKernel:
     def execute(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> None:
         self.run([bound_address(b) for b in inputs if b is not None] + [bound_address(b) for b in outputs])
 
+    def _arguments(self, source: int, target: int) -> list[tuple[Any, tuple[int], tuple[np.uint64, ...]]]:
+        """Each stage's kernel, grid and arguments over these device addresses."""
+        addresses = {"x": source, "out": target, **{name: a.data.ptr for name, a in self._scratch.items()}}
+        return [(compiled, (stage.grid,), tuple(np.uint64(addresses[name]) for name in stage.args))
+                for compiled, stage in self._stages]
+
     def run(self, pointers: Sequence[int]) -> None:
         """Launch on device addresses: the InputTensor's first element, then the OutputTensor's."""
-        source, target = pointers[0], pointers[1]
-        words = np.uint64(self._words.data.ptr)
-        self._turns.run([lambda: self._scan(self._grid, (BLOCK,), (np.uint64(source), words)),
-                         lambda: self._finish(self._finish_grid, (BLOCK,), (words, np.uint64(target)))])
+        launches = self._arguments(pointers[0], pointers[1])
+        self._turns.run([functools.partial(compiled, grid, (BLOCK,), args) for compiled, grid, args in launches])
 
     def prepare(self, inputs: Sequence[BoundTensor | None], outputs: Sequence[BoundTensor]) -> Callable[[], None]:
-        """The two launches over these bindings, their arguments packed once (a recorded dispatch, a CUDA
-        graph's capture)."""
+        """The launches over these bindings, their arguments packed once (a recorded dispatch, a CUDA graph's
+        capture)."""
         source = bound_address(next(b for b in inputs if b is not None))
-        words, target = np.uint64(self._words.data.ptr), np.uint64(bound_address(outputs[0]))
-        launches = [PackedLaunch(self._scan, self._grid, (BLOCK,), (np.uint64(source), words)),
-                    PackedLaunch(self._finish, self._finish_grid, (BLOCK,), (words, target))]
+        launches = [PackedLaunch(compiled, grid, (BLOCK,), args)
+                    for compiled, grid, args in self._arguments(source, bound_address(outputs[0]))]
         return functools.partial(self._turns.run, launches)
 
     def prepare_arrays(self, inputs: Sequence[Any], out: Any) -> Callable[..., None] | None:

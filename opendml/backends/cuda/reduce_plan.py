@@ -33,7 +33,7 @@ ROW_PIECE = BLOCK * 64
 COLUMN_THREADS_PER_SM = 1024
 COLUMN_PIECE = 64
 
-EXACT_FUNCTIONS = frozenset({"SUM", "AVERAGE", "L1"})
+EXACT_FUNCTIONS = frozenset({"SUM", "AVERAGE", "L1", "LOG_SUM"})
 SQUARE_FUNCTIONS = frozenset({"SUM_SQUARE", "L2"})
 ORDER_FUNCTIONS = frozenset({"MAX", "MIN"})
 FLOATS = frozenset({DataType.FLOAT32, DataType.FLOAT16})
@@ -55,7 +55,8 @@ SQUARE_CHUNK, SQUARE_SPAN = 32, 24
 # the digits once: two additions a group, not a chunk.
 SQUARE_GROUP, SQUARE_GROUP_SPAN = 1024, 19
 MOST_SQUARES = 1 << 29  # elements an output's digits take without a carry (reduce_c's docstring)
-WORDS = {"exact": DIGITS + 4, "squares": SQUARE_DIGITS + 2, "wrap": 1, "order": 2}
+# LOG_SUM_EXP ("logsumexp") keeps the exact sum's words of its terms, and MAX's two words (its ``m``) apart.
+WORDS = {"exact": DIGITS + 4, "squares": SQUARE_DIGITS + 2, "wrap": 1, "order": 2, "logsumexp": DIGITS + 4}
 # MULTIPLY: the CPU's pairwise tree cut at a level of at most TREE_MOST_WIDTH nodes an output, the first whose nodes
 # (over every output) number at most TREE_NODES_PER_SM a multiprocessor: a thread a node, a word of scratch each.
 TREE_NODES_PER_SM = 2048
@@ -77,6 +78,8 @@ def mode(spec: KernelSpec) -> str:
         return "exact"
     if function in SQUARE_FUNCTIONS and x in FLOATS:
         return "squares"
+    if function == "LOG_SUM_EXP" and x in FLOATS:
+        return "logsumexp"
     if function == "SUM" and x in WRAP_TYPES:
         return "wrap"
     if function in ORDER_FUNCTIONS and x in ORDER_TYPES:
@@ -87,9 +90,9 @@ def mode(spec: KernelSpec) -> str:
 
 
 def unsupported_function(operator: str, function: str, x: DataType) -> KernelUnsupportedError:
-    return kernel_unsupported(operator, "Function", "must be SUM, AVERAGE, L1, SUM_SQUARE or L2 of FLOAT32 or "
-                              "FLOAT16, SUM or MULTIPLY of FLOAT32, FLOAT16, INT32 or UINT32, MAX or MIN, or ARGMIN "
-                              "or ARGMAX on backend 'cuda'",
+    return kernel_unsupported(operator, "Function", "must be SUM, AVERAGE, L1, SUM_SQUARE, L2, LOG_SUM or "
+                              "LOG_SUM_EXP of FLOAT32 or FLOAT16, SUM or MULTIPLY of FLOAT32, FLOAT16, INT32 or "
+                              "UINT32, MAX or MIN, or ARGMIN or ARGMAX on backend 'cuda'",
                               f"{function} of {x.name}")
 
 
