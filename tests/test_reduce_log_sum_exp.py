@@ -69,6 +69,22 @@ def test_random_rows_on_every_thread_count_against_the_definition(kernels: str) 
     assert same(t, want)
 
 
+def test_long_rows_cut_between_threads_against_the_definition(kernels: str) -> None:
+    """Rows past the length from which a row is cut into segments (2**16): the segments' largest elements combined,
+    their terms' accumulators merged; -inf fills most places (no term; the oracle's EXP of it is immediate)."""
+    rng = np.random.default_rng(71)
+    x = np.full((2, 70001), -np.inf, np.float32)
+    for row, scale in zip(x, (1.0, 30.0)):
+        places = rng.choice(row.size, 1500, replace=False)
+        row[places] = rng.standard_normal(1500) * scale
+    x[1, 69999] = 41.5  # the largest in the last segment
+    want = np.array([oracle(row, np.float32) for row in x], np.float32)
+    for threads in (1, 2, 3):
+        device = dml.Device(threads=threads)
+        assert same(dml.reduce(x, "LOG_SUM_EXP", 1, keepdims=False, device=device), want), threads
+        assert same(dml.reduce(x[1], "LOG_SUM_EXP", 0, keepdims=False, device=device), want[1]), threads
+
+
 @pytest.mark.skipif(not cpu_kernels.numba_available(), reason="Numba is not installed (the opendml[fast] extra)")
 def test_numba_runs_the_compiled_definition_not_the_per_row_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     from opendml.backends.cpu_kernels import accumulations

@@ -98,7 +98,7 @@ def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
         elif columns is not None:
             result = sum_columns.sum_columns(columns, function, average, out.dtype, threads)
         else:
-            result = sums.sum_rows(_rows(x, accumulation.axes, n), function, average, out.dtype, threads)
+            result = sums.sum_rows(_rows(x, accumulation.axes, n, threads), function, average, out.dtype, threads)
         out[...] = result.reshape(out.shape)
 
     return run
@@ -118,7 +118,7 @@ def _squares_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
         if columns is not None:
             accs = squares.column_accumulators(columns, threads)
         else:
-            accs = squares.row_accumulators(_rows(x, accumulation.axes, n), threads)
+            accs = squares.row_accumulators(_rows(x, accumulation.axes, n, threads), threads)
         if accumulation.function == "L2":
             result = squares.roots(accs, out.dtype)
         else:
@@ -145,7 +145,7 @@ def _log_sum_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
         elif columns is not None:
             accs = sum_columns.column_accumulators(columns, sum_accumulator.SUM, threads)
         else:
-            accs = sums.row_accumulators(_rows(x, accumulation.axes, n), sum_accumulator.SUM, threads)
+            accs = sums.row_accumulators(_rows(x, accumulation.axes, n, threads), sum_accumulator.SUM, threads)
         out[...] = log_sums.log_sums(accs, *_format(out.dtype)).astype(out.dtype).reshape(out.shape)
 
     return run
@@ -169,7 +169,8 @@ def _log_sum_exp_run(accumulation: Accumulation, fallback: Callable[..., None]) 
         if n == 0:
             fallback(x, out, threads)
             return
-        result = logsumexp.log_sum_exp_rows(_rows(x, accumulation.axes, n), _format(out.dtype), threads)
+        rows = _rows(x, accumulation.axes, n, threads)
+        result = logsumexp.log_sum_exp_rows(rows, _format(out.dtype), threads)
         out[...] = result.astype(out.dtype).reshape(out.shape)
 
     return run
@@ -197,13 +198,20 @@ def _half_rows(x: np.ndarray, axes: Sequence[int], n: int) -> np.ndarray | None:
     return moved.reshape(-1, n).view(np.uint16) if moved.flags.c_contiguous else None
 
 
-def _rows(x: np.ndarray, axes: Sequence[int], n: int) -> np.ndarray:
+def _rows(x: np.ndarray, axes: Sequence[int], n: int, threads: int = 1) -> np.ndarray:
     """``x`` as FLOAT32 rows (one per output element, the reduced axes flattened), each contiguous: free where
-    the reduced axes are the innermost of a contiguous FLOAT32 array, else one copy (FLOAT16 is converted,
-    exactly, in that copy)."""
+    the reduced axes are the innermost of a contiguous FLOAT32 array, else one copy (tile by tile on ``threads``
+    threads where the reduced axes are one block of a contiguous array's: ``transpose``; FLOAT16 is converted,
+    exactly, after it)."""
+    from .transpose import contiguous_rows
+
     kept = [k for k in range(x.ndim) if k not in axes]
     moved = np.transpose(x, kept + list(axes))
-    rows = moved.reshape(-1, n) if moved.flags.c_contiguous else np.ascontiguousarray(moved).reshape(-1, n)
+    if moved.flags.c_contiguous:
+        rows = moved.reshape(-1, n)
+    else:
+        tiled = contiguous_rows(x, axes, threads)
+        rows = np.ascontiguousarray(moved).reshape(-1, n) if tiled is None else tiled
     if rows.dtype != np.float32:
         rows = rows.astype(np.float32)
     return rows
