@@ -131,3 +131,24 @@ def oracle_log_sum_exp(values: np.ndarray, dtype: type) -> np.generic:
         return dtype(m)
     terms = [correctly_rounded("EXP", _subtract(v, m), "FLOAT32") for v in items]
     return dtype(log_rounded(sum((Fraction(t) for t in terms), Fraction(0)), m, dtype))
+
+
+def oracle_product(values: np.ndarray, dtype: type) -> np.generic:
+    """MULTIPLY of floats as documented: the pairwise tree over the flattened index (node i of a level the product
+    of nodes i and i + ceil(width / 2) below, an odd level's middle node carried up), each product one IEEE double
+    multiplication (Python's floats), the root rounded once to the type."""
+    level = [float(v) for v in values.ravel()]
+    while len(level) > 1:
+        half, rest = len(level) // 2, len(level) - len(level) // 2
+        level = [level[i] * level[i + rest] for i in range(half)] + level[half:rest]
+    with np.errstate(over="ignore"):
+        return dtype(level[0])
+
+
+def oracle_order(values: np.ndarray, largest: bool) -> float:
+    """MAX (MIN) as documented: NaN where an element is NaN, else the largest (smallest) with -0.0 below +0.0."""
+    items = [float(v) for v in values.ravel()]
+    if any(math.isnan(v) for v in items):
+        return math.nan
+    key = (lambda v: (v, math.copysign(1.0, v)))  # noqa: E731 - the order, -0.0 below +0.0
+    return max(items, key=key) if largest else min(items, key=key)

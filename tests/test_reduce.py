@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import opendml as dml
 from opendml.backends import cpu_kernels
-from tests.reduce_oracle import bits, oracle_sum, rounded
+from tests.reduce_oracle import bits, oracle_order, oracle_product, oracle_sum, rounded
 
 KERNELS = [
     pytest.param("numba", id="numba", marks=pytest.mark.skipif(
@@ -254,3 +254,68 @@ def test_cuda_refuses_the_value_functions_it_does_not_lower_by_name() -> None:
                                                        dml.TensorDesc("FLOAT32", [2, 1]), [1])).kernel_spec
     with pytest.raises(KernelUnsupportedError, match=r"^REDUCE: Function .*; got LOG_SUM of FLOAT32\.$"):
         CudaBackend.compile_spec(None, None, spec, [None], dml.TensorDesc("FLOAT32", [2, 1]))  # type: ignore[arg-type]
+
+
+def _rows_of(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    kept = [k for k in range(x.ndim) if k not in axes]
+    return np.transpose(x, kept + list(axes)).reshape(-1, math.prod(x.shape[a] for a in axes))
+
+
+@pytest.mark.parametrize(("shape", "axes"), [((5, 1000), (1,)), ((1000, 5), (0,)), ((1, 140001), (1,)),
+                                             ((3, 70001), (1,)), ((4, 9, 33), (0, 2))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_products_follow_the_tree_on_every_thread_count(kernels: str, shape: tuple[int, ...],
+                                                        axes: tuple[int, ...], dtype: type) -> None:
+    """MULTIPLY against the tree computed here (tests/reduce_oracle.py), rows shared among threads and one long row's
+    levels shared (from 2**16 products a level), with a zero, an infinity and a NaN in their own rows."""
+    rng = np.random.default_rng(shape[-1])
+    x = np.exp2(rng.uniform(-0.02, 0.02, shape)) * np.where(rng.random(shape) < 0.5, 1, -1)
+    rows = _rows_of(x, axes)
+    rows[0, rows.shape[1] // 3] = 0.0
+    if len(rows) > 2:
+        rows[1, -1], rows[2, 0] = np.inf, np.nan
+    x = np.ascontiguousarray(np.moveaxis(rows.reshape(*[shape[k] for k in range(len(shape)) if k not in axes],
+                                                      *[shape[a] for a in axes]),
+                                         list(range(len(shape) - len(axes), len(shape))), list(axes))).astype(dtype)
+    want = np.array([oracle_product(r, dtype) for r in _rows_of(x, axes)], dtype)
+    for threads in (1, 2, 3):
+        got = dml.reduce(x, "MULTIPLY", axes, keepdims=False, device=dml.Device(threads=threads))
+        assert same(got.ravel(), want), threads
+
+
+@pytest.mark.parametrize(("shape", "axes"), [((3, 200001), (1,)), ((200001, 3), (0,)), ((300000,), (0,)),
+                                             ((6, 50000), (1,))])
+def test_max_and_min_on_every_thread_count(kernels: str, shape: tuple[int, ...], axes: tuple[int, ...]) -> None:
+    """MAX and MIN against Python's max and min with -0.0 below +0.0 (tests/reduce_oracle.py), the outputs shared
+    among the threads or, fewer than the threads, each row's segments reduced once more: zeros of both signs as the
+    extremes, a NaN in a row."""
+    rng = np.random.default_rng(sum(shape))
+    x = -np.abs(rng.standard_normal(shape).astype(np.float32)) - np.float32(1)  # every element below the zeros
+    rows = _rows_of(x, axes)  # a view: its places are x's
+    rows[0, [5, rows.shape[1] - 1]] = [-0.0, 0.0]  # +0.0 the largest, in the last segment
+    if len(rows) > 1:
+        rows[1, 7] = np.nan
+    if len(rows) > 2:
+        rows[2, -3:] = [-0.0, -0.0, -0.0]
+    for threads in (1, 2, 3):
+        device = dml.Device(threads=threads)
+        for function, largest in (("MAX", True), ("MIN", False)):
+            got = dml.reduce(x, function, axes, keepdims=False, device=device).ravel()
+            want = np.array([oracle_order(r, largest) for r in _rows_of(x, axes)], np.float32)
+            assert same(got, want), (function, threads)
+
+
+@pytest.mark.parametrize("n", [256, 1 << 17])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_the_products_order_shows_where_float64_overflows(kernels: str, n: int, dtype: type) -> None:
+    """Alternating huge and tiny elements: the tree pairs elements of one parity (i with i + n / 2), so its float64
+    products overflow to inf and underflow to 0, whose product is NaN; pairing a huge with a tiny element (any
+    other order) stays finite. Rows of one thread, and a row whose levels are shared (2**17 elements)."""
+    huge, tiny = (1e38, 1e-38) if dtype == np.float32 else (60000.0, 2.0 ** -14)
+    x = np.tile(np.array([huge, tiny], dtype), (2, n // 2))
+    x[1] = x[1, ::-1]  # tiny first
+    want = np.array([oracle_product(r, dtype) for r in x], dtype)
+    assert np.isnan(want).all()
+    for threads in (1, 2, 3):
+        got = dml.reduce(x, "MULTIPLY", 1, keepdims=False, device=dml.Device(threads=threads))
+        assert same(got, want), threads

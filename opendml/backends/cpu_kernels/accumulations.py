@@ -71,6 +71,8 @@ def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
     accumulation = record(spec)
     params = _params(spec, accumulation)
     fallback = numpy_reduction(spec)
+    if accumulation.function in ("MAX", "MIN"):
+        return _order_run(accumulation)
     if params.input_type.numpy not in FAST_TYPES:
         return fallback
     if accumulation.function in SQUARE_FUNCTIONS:
@@ -79,6 +81,8 @@ def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
         return _log_sum_run(accumulation, fallback)
     if accumulation.function == "LOG_SUM_EXP":
         return _log_sum_exp_run(accumulation, fallback)
+    if accumulation.function == "MULTIPLY":
+        return _products_run(accumulation, fallback)
     if accumulation.function not in FAST_FUNCTIONS:
         return fallback
     from . import sum_accumulator, sum_columns, sum_halves, sums
@@ -172,6 +176,55 @@ def _log_sum_exp_run(accumulation: Accumulation, fallback: Callable[..., None]) 
         rows = _rows(x, accumulation.axes, n, threads)
         result = logsumexp.log_sum_exp_rows(rows, _format(out.dtype), threads)
         out[...] = result.astype(out.dtype).reshape(out.shape)
+
+    return run
+
+
+def _order_run(accumulation: Accumulation) -> Callable[..., None]:
+    """MAX and MIN of every type: the reference's NumPy maximum (minimum) with its signed-zero rule
+    (``ops.reduce._ordered``), the outputs shared among the threads, or with fewer outputs than threads each row
+    cut into segments whose results are reduced once more (the largest of the segments' largest is the row's, a
+    NaN anywhere a NaN, a zero's sign settled again among the segments' zeros)."""
+    from ...ops.reduce import _ordered
+    from ...ops.reduce import _rows as row_view
+    from .threads import run_tasks
+    from .views import PARALLEL_MIN
+
+    largest = accumulation.function == "MAX"
+
+    def part(rows: np.ndarray) -> np.ndarray:
+        return _ordered(rows, largest)
+
+    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
+        rows = row_view(x, accumulation.axes)
+        count, n = rows.shape
+        if threads <= 1 or rows.size < PARALLEL_MIN:
+            result = part(rows)
+        elif count >= threads:
+            step = -(-count // threads)
+            result = np.concatenate(run_tasks(part, [(rows[r:r + step],) for r in range(0, count, step)], threads))
+        else:
+            step = -(-n // threads)
+            pieces = run_tasks(part, [(rows[:, i:i + step],) for i in range(0, n, step)], threads)
+            result = part(np.stack(pieces, axis=-1))
+        out[...] = result.astype(out.dtype).reshape(out.shape)
+
+    return run
+
+
+def _products_run(accumulation: Accumulation, fallback: Callable[..., None]) -> Callable[..., None]:
+    """MULTIPLY of FLOAT32 and FLOAT16 (its exact FLOAT32 copy): the reference's pairwise tree in float64
+    (``products``), rounded once to the output type."""
+    from . import products
+
+    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
+        n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
+        if n == 0:
+            fallback(x, out, threads)
+            return
+        result = products.products(_rows(x, accumulation.axes, n, threads), threads)
+        with np.errstate(over="ignore"):  # a product past the output's range rounds to infinity
+            out[...] = result.astype(out.dtype).reshape(out.shape)
 
     return run
 
