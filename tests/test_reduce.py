@@ -319,3 +319,6 @@ def test_the_products_order_shows_where_float64_overflows(kernels: str, n: int, 
     for threads in (1, 2, 3):
         got = dml.reduce(x, "MULTIPLY", 1, keepdims=False, device=dml.Device(threads=threads))
         assert same(got, want), threads
+        columns = dml.reduce(np.ascontiguousarray(x.T), "MULTIPLY", 0, keepdims=False,
+                             device=dml.Device(threads=threads))
+        assert same(columns, want), threads

@@ -214,7 +214,7 @@ def _order_run(accumulation: Accumulation) -> Callable[..., None]:
 
 def _products_run(accumulation: Accumulation, fallback: Callable[..., None]) -> Callable[..., None]:
     """MULTIPLY of FLOAT32 and FLOAT16 (its exact FLOAT32 copy): the reference's pairwise tree in float64
-    (``products``), rounded once to the output type."""
+    (``products``: along rows, or along the columns of a first-axis reduction), rounded once to the output type."""
     from . import products
 
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
@@ -222,7 +222,11 @@ def _products_run(accumulation: Accumulation, fallback: Callable[..., None]) -> 
         if n == 0:
             fallback(x, out, threads)
             return
-        result = products.products(_rows(x, accumulation.axes, n, threads), threads)
+        columns = _columns(x, accumulation.axes, n)
+        if columns is not None:
+            result = products.column_products(columns, threads)
+        else:
+            result = products.products(_rows(x, accumulation.axes, n, threads), threads)
         with np.errstate(over="ignore"):  # a product past the output's range rounds to infinity
             out[...] = result.astype(out.dtype).reshape(out.shape)
 

@@ -82,3 +82,45 @@ def products(x: np.ndarray, threads: int) -> np.ndarray:
     step = -(-rows // max(1, min(threads, rows)))
     run_tasks(_rows_task, [(x, r0, min(rows, r0 + step), out) for r0 in range(0, rows, step)], threads)
     return out
+
+
+COLUMN_TILE = 64  # columns whose tree levels a task keeps in one scratch (2**11 rows: 1 MiB of float64)
+
+
+@jit
+def _columns_task(x, c0, c1, out):  # type: ignore[no-untyped-def]
+    """The product of each column ``c0 <= c < c1`` of ``x`` (rows contiguous): the same tree over the column's
+    index, each level a product of whole row pieces, ``COLUMN_TILE`` columns at a time."""
+    n = x.shape[0]
+    scratch = np.empty((n // 2 + 1, COLUMN_TILE), np.float64)
+    for t0 in range(c0, c1, COLUMN_TILE):
+        w = min(COLUMN_TILE, c1 - t0)
+        half, rest = n // 2, n - n // 2
+        for i in range(half):
+            for c in range(w):
+                scratch[i, c] = np.float64(x[i, t0 + c]) * np.float64(x[i + rest, t0 + c])
+        if rest > half:
+            for c in range(w):
+                scratch[half, c] = np.float64(x[half, t0 + c])
+        m = rest
+        while m > 1:
+            half, rest = m // 2, m - m // 2
+            for i in range(half):
+                for c in range(w):
+                    scratch[i, c] = scratch[i, c] * scratch[i + rest, c]
+            m = rest
+        for c in range(w):
+            out[t0 + c] = scratch[0, c] if n > 1 else np.float64(x[0, t0 + c])
+
+
+def column_products(x: np.ndarray, threads: int) -> np.ndarray:
+    """The float64 product of each column of ``x`` (2-D FLOAT32, rows contiguous: a first-axis reduction) in the
+    tree's order over the column's index, the columns shared among up to ``threads`` threads."""
+    from .threads import run_tasks
+
+    columns = x.shape[1]
+    out = np.empty(columns, np.float64)
+    step = -(-columns // max(1, threads))
+    step = -(-step // COLUMN_TILE) * COLUMN_TILE
+    run_tasks(_columns_task, [(x, c, min(columns, c + step), out) for c in range(0, columns, step)], threads)
+    return out
