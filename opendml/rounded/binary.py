@@ -129,6 +129,12 @@ def _sqrt(ah: float, al: float) -> tuple[float, float]:
     return _fast_two_sum(s, (((ah - p) - e) + al) / (s + s))
 
 
+# The atanh series' coefficients 1 / (2n + 1) as double-doubles, each the quotient ``_divide`` gives (so a table
+# changes no bit of the evaluation that divided at each step), for n = 0 .. _LOG_TERMS.
+_LOG_HI = np.array([_divide(1.0, 0.0, float(2 * n + 1), 0.0)[0] for n in range(_LOG_TERMS + 1)])
+_LOG_LO = np.array([_divide(1.0, 0.0, float(2 * n + 1), 0.0)[1] for n in range(_LOG_TERMS + 1)])
+
+
 @_jitable
 def log_scaled(q: float, th: float, tl: float) -> tuple[float, float]:
     """``ln(2**q (1 + t))`` as a double-double, for an integral ``q`` and a double-double ``t = th + tl`` with
@@ -137,11 +143,10 @@ def log_scaled(q: float, th: float, tl: float) -> tuple[float, float]:
     dh, dl = _add(2.0, 0.0, th, tl)
     sh, sl = _divide(th, tl, dh, dl)
     s2h, s2l = _multiply(sh, sl, sh, sl)
-    ah, al = _divide(1.0, 0.0, float(2 * _LOG_TERMS + 1), 0.0)
+    ah, al = _LOG_HI[_LOG_TERMS], _LOG_LO[_LOG_TERMS]
     for n in range(_LOG_TERMS - 1, -1, -1):
         ah, al = _multiply(ah, al, s2h, s2l)
-        ch, cl = _divide(1.0, 0.0, float(2 * n + 1), 0.0)
-        ah, al = _add(ah, al, ch, cl)
+        ah, al = _add(ah, al, _LOG_HI[n], _LOG_LO[n])
     lh, ll = _multiply(sh, sl, ah, al)
     kh, kl = _two_product(q, _LN2_HI)
     return _add(kh, kl + q * _LN2_LO, lh + lh, ll + ll)

@@ -150,7 +150,7 @@ def _log_sum_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
             accs = sum_columns.column_accumulators(columns, sum_accumulator.SUM, threads)
         else:
             accs = sums.row_accumulators(_rows(x, accumulation.axes, n, threads), sum_accumulator.SUM, threads)
-        out[...] = log_sums.log_sums(accs, *_format(out.dtype)).astype(out.dtype).reshape(out.shape)
+        out[...] = log_sums.log_sums(accs, *_format(out.dtype), threads).astype(out.dtype).reshape(out.shape)
 
     return run
 

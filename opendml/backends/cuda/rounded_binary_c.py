@@ -20,6 +20,10 @@ def _h(value: float) -> str:
     return value.hex()
 
 
+def _table(values: Iterable[float]) -> str:
+    return ", ".join(float(v).hex() for v in values)
+
+
 # The double-double steps and the two evaluations (opendml.rounded.binary's functions, in its order).
 DOUBLE_DOUBLE = rf"""#ifndef ROUNDED_DOUBLE_DOUBLE
 #define ROUNDED_DOUBLE_DOUBLE
@@ -69,12 +73,14 @@ __device__ __forceinline__ opendml_dd dd_sqrt(opendml_dd a) {{
     const opendml_dd p = dd_two_product(s, s);
     return dd_fast_two_sum(s, __ddiv_rn(__dadd_rn(__dsub_rn(__dsub_rn(a.h, p.h), p.l), a.l), __dadd_rn(s, s)));
 }}
+__device__ const double opendml_log_hi[{b._LOG_TERMS + 1}] = {{{_table(b._LOG_HI)}}};
+__device__ const double opendml_log_lo[{b._LOG_TERMS + 1}] = {{{_table(b._LOG_LO)}}};
 __device__ opendml_dd dd_log_scaled(double q, opendml_dd t) {{
     const opendml_dd s = dd_divide(t, dd_add({{2.0, 0.0}}, t));
     const opendml_dd s2 = dd_multiply(s, s);
-    opendml_dd a = dd_divide({{1.0, 0.0}}, {{(double)(2 * {b._LOG_TERMS} + 1), 0.0}});
+    opendml_dd a = {{opendml_log_hi[{b._LOG_TERMS}], opendml_log_lo[{b._LOG_TERMS}]}};
     for (int n = {b._LOG_TERMS} - 1; n >= 0; --n) {{
-        a = dd_add(dd_multiply(a, s2), dd_divide({{1.0, 0.0}}, {{(double)(2 * n + 1), 0.0}}));
+        a = dd_add(dd_multiply(a, s2), {{opendml_log_hi[n], opendml_log_lo[n]}});
     }}
     const opendml_dd l = dd_multiply(s, a);
     const opendml_dd k = dd_two_product(q, {_h(b._LN2_HI)});
