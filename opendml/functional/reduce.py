@@ -18,7 +18,9 @@ from ..errors import invalid
 from ..ops.reduce import INDEX_FUNCTIONS, REDUCE_SCHEMA, ReduceDesc
 from ..tensor import TensorDesc
 from ..typing import ArrayInput, ArrayObject, Axes, DataTypeLike, DeviceLike
+from . import tensors
 from .devices import _as_array, _resolve_device
+from .fastpath import _direct, _exact, _remember_reduction
 from .placement import _run
 from .reductions import _normalize_axes, axis_alias, check_keepdims, reduced_layout
 
@@ -44,9 +46,17 @@ def reduce(x: ArrayInput, function: ReduceFunction | str | int, axes: Axes = Non
     array(1., dtype=float32)
     """
     name = REDUCE_SCHEMA.name
-    parsed = ReduceFunction.parse(function, owner=name)
     if axis is not None:
         axes = axis_alias(name, axes, axis)
+    key = None
+    if keepdims is True:  # DirectML's shape: a layout seen before runs its kernel at once (fastpath)
+        key = (name, _exact(function), _exact(axes), _exact(output_type))
+        done = _direct(device, key, x, out)
+        if done is None:
+            done = tensors.direct(device, key, x, out)  # PyTorch's tensors
+        if done is not None:
+            return done
+    parsed = ReduceFunction.parse(function, owner=name)
     check_keepdims(name, keepdims)
     front_end = front_ends.of((x,), out)
     if front_end is not None:  # traced (opendml.compile) or Dask
@@ -60,7 +70,12 @@ def reduce(x: ArrayInput, function: ReduceFunction | str | int, axes: Axes = Non
     def make(i: TensorDesc, o: TensorDesc) -> object:
         return ReduceDesc(parsed, i, o, layout.shifted)
 
-    _run(device, REDUCE_SCHEMA, make, [layout.in_view], layout.out_view)
+    compiled = _run(device, REDUCE_SCHEMA, make, [layout.in_view], layout.out_view)
+    if key is not None and compiled is not None:
+        if array is x:
+            _remember_reduction(device, key, x, out, layout.result.array, compiled, layout.pad)
+        else:
+            tensors.remember(device, key, x, out, array, layout.result.array, compiled, layout.pad)
     return layout.delivered(out)
 
 
