@@ -322,3 +322,21 @@ def test_the_products_order_shows_where_float64_overflows(kernels: str, n: int, 
         columns = dml.reduce(np.ascontiguousarray(x.T), "MULTIPLY", 0, keepdims=False,
                              device=dml.Device(threads=threads))
         assert same(columns, want), threads
+
+
+@pytest.mark.parametrize("shape", [(600, 130), (2100, 40), (256, 300)])
+def test_first_axis_sums_on_every_thread_count_against_the_oracle(kernels: str, shape: tuple[int, int]) -> None:
+    """The column kernel: tiles of columns (one a thread where columns are few), blocks of 256 rows, a column whose
+    span is too wide for its block read again by bins, rows split between threads where the tiles are fewer than
+    the threads (2100 rows), merged exactly."""
+    rng = np.random.default_rng(shape[1])
+    x = (rng.standard_normal(shape) * np.exp2(rng.integers(-8, 8, shape))).astype(np.float32)
+    x[:, 7] *= np.exp2(rng.integers(-60, 60, shape[0])).astype(np.float32)  # one wide column
+    x[:, 9] = -0.0
+    x[3, 11] = np.inf
+    for function in ("SUM", "L1", "AVERAGE"):
+        want = np.array([oracle_sum(column, np.float32, function == "AVERAGE", function == "L1") for column in x.T],
+                        np.float32)
+        for threads in (1, 2, 3):
+            got = dml.reduce(x, function, 0, keepdims=False, device=dml.Device(threads=threads))
+            assert same(got, want), (function, threads)

@@ -126,7 +126,7 @@ def _squares_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
         if accumulation.function == "L2":
             result = squares.roots(accs, out.dtype)
         else:
-            result = sum_rounding._finished(accs, n, False, out.dtype, squares.UNIT)
+            result = sum_rounding._finished(accs, n, False, out.dtype, squares.UNIT, threads)
         out[...] = result.reshape(out.shape)
 
     return run

@@ -288,7 +288,7 @@ def column_accumulators(x: np.ndarray, threads: int) -> np.ndarray:
 
 def sum_squares(x: np.ndarray, out_dtype: np.dtype, threads: int) -> np.ndarray:
     """SUM_SQUARE of each row: the exact sum of squares rounded once to ``out_dtype``."""
-    return sum_rounding._finished(row_accumulators(x, threads), x.shape[1], False, out_dtype, UNIT)
+    return sum_rounding._finished(row_accumulators(x, threads), x.shape[1], False, out_dtype, UNIT, threads)
 
 
 @jit

@@ -13,39 +13,41 @@ from .jit import jit
 from .sum_accumulator import ABS, BINS, BLOCK, NONNEG, UNIT, WORDS, _slow_block, add_double, merge
 from .sum_rounding import _finished
 
-TILE = 512  # columns summed side by side when the reduced axis is not the innermost (``sum_columns``)
-# Rows of a column block: the span is checked over the whole tile's block (TILE x COLUMN_BLOCK elements, whose
-# smallest element is smaller than a row block's), so each column sums fewer elements and may span more.
+TILE = 1024  # columns summed side by side (their sums and bounds, 16 KiB, stay in the L1 cache)
+# Rows of a column block: each column's span is checked over its COLUMN_BLOCK elements, so it may span more than a
+# row block of BLOCK elements.
 COLUMN_BLOCK = 1 << 8
 COLUMN_SPAN = 29 - 8
 
 
 @njit(nogil=True, cache=True, fastmath={"reassoc"})
-def _columns_block(x, xb, r0, r1, c0, c1, absolute, s):  # type: ignore[no-untyped-def]
-    """``s[c - c0]`` = the float64 sum of rows ``r0:r1`` of each column ``c0:c1`` of ``x`` (exact where the
-    block's span allows, as ``sum_accumulator._fast_block``'s: each column sums at most ``COLUMN_BLOCK`` elements),
-    and the largest and smallest ``(bits << 1) - 1`` over the whole block. Four rows at a time in one loop along
-    the columns: their bits' bounds and their sum, which joins ``s`` (one load and store of ``s`` per four rows: any
-    order of these additions is exact)."""
-    hi = np.uint32(0)
-    lo = np.uint32(0xFFFFFFFF)
+def _columns_block(x, xb, r0, r1, c0, c1, absolute, s, his, los):  # type: ignore[no-untyped-def]
+    """``s[c - c0]`` = the float64 sum of rows ``r0:r1`` of each column ``c0:c1`` of ``x`` (exact where the column's
+    span allows, as ``sum_accumulator._fast_block``'s: each column sums at most ``COLUMN_BLOCK`` elements), and
+    ``his[c - c0]``, ``los[c - c0]`` the column's largest and smallest ``(bits << 1) - 1``. Four rows at a time: their
+    bounds in one loop along the columns (integer lanes as wide as the vectors), then their sum, which joins ``s``
+    (any order of these additions is exact where the bounds allow)."""
     one = np.uint32(1)
-    s[:] = 0.0
-    r = r0
     n = c1 - c0
+    s[:n] = 0.0
+    his[:n] = 0
+    los[:n] = 0xFFFFFFFF
+    r = r0
     while r + 4 <= r1:
-        p, q, u, v = x[r, c0:c1], x[r + 1, c0:c1], x[r + 2, c0:c1], x[r + 3, c0:c1]
         bp, bq, bu, bv = xb[r, c0:c1], xb[r + 1, c0:c1], xb[r + 2, c0:c1], xb[r + 3, c0:c1]
         for c in range(n):
             a0, a1 = np.uint32(bp[c] << one), np.uint32(bq[c] << one)
             a2, a3 = np.uint32(bu[c] << one), np.uint32(bv[c] << one)
-            hi = np.uint32(max(hi, max(max(a0, a1), max(a2, a3))))
-            lo = np.uint32(min(lo, min(min(np.uint32(a0 - one), np.uint32(a1 - one)),
-                                       min(np.uint32(a2 - one), np.uint32(a3 - one)))))
-            if absolute:
+            his[c] = max(his[c], max(max(a0, a1), max(a2, a3)))
+            los[c] = min(los[c], min(min(np.uint32(a0 - one), np.uint32(a1 - one)),
+                                     min(np.uint32(a2 - one), np.uint32(a3 - one))))
+        p, q, u, v = x[r, c0:c1], x[r + 1, c0:c1], x[r + 2, c0:c1], x[r + 3, c0:c1]
+        if absolute:
+            for c in range(n):
                 s[c] += (abs(np.float64(p[c])) + abs(np.float64(q[c]))) + (abs(np.float64(u[c]))
                                                                           + abs(np.float64(v[c])))
-            else:
+        else:
+            for c in range(n):
                 s[c] += (np.float64(p[c]) + np.float64(q[c])) + (np.float64(u[c]) + np.float64(v[c]))
         r += 4
     while r < r1:
@@ -53,25 +55,10 @@ def _columns_block(x, xb, r0, r1, c0, c1, absolute, s):  # type: ignore[no-untyp
         p = x[r, c0:c1]
         for c in range(n):
             a = np.uint32(bits[c] << one)
-            hi = np.uint32(max(hi, a))
-            lo = np.uint32(min(lo, np.uint32(a - one)))
+            his[c] = max(his[c], a)
+            los[c] = min(los[c], np.uint32(a - one))
             s[c] += abs(np.float64(p[c])) if absolute else np.float64(p[c])
         r += 1
-    return hi, lo
-
-
-@jit
-def _column_bounds(xb, r0, r1, c0, c1, his, los):  # type: ignore[no-untyped-def]
-    """Each column's largest and smallest ``(bits << 1) - 1`` over rows ``r0:r1`` (read along the rows, so that
-    the loop is vectorised): where a tile's span is too wide, which of its columns are."""
-    his[:] = 0
-    los[:] = 0xFFFFFFFF
-    for r in range(r0, r1):
-        bits = xb[r, c0:c1]
-        for c in range(c1 - c0):
-            a = np.uint32(bits[c] << np.uint32(1))
-            his[c] = max(his[c], a)
-            los[c] = min(los[c], np.uint32(a - np.uint32(1)))
 
 
 @jit
@@ -93,13 +80,10 @@ def _columns_task(x, r0, r1, c0, c1, function, accs):  # type: ignore[no-untyped
     absolute = function == ABS
     for j0 in range(r0, r1, COLUMN_BLOCK):
         j1 = min(j0 + COLUMN_BLOCK, r1)
-        hi, lo = _columns_block(x, xb, j0, j1, c0, c1, absolute, s)
-        tile_fits = _fits(hi, lo, COLUMN_SPAN)
-        if not tile_fits:  # the tile's span is wider than its columns' (most of them)
-            _column_bounds(xb, j0, j1, c0, c1, his, los)
+        _columns_block(x, xb, j0, j1, c0, c1, absolute, s, his, los)
         for c in range(c0, c1):
             acc = accs[c - c0]
-            if not tile_fits and not _fits(his[c - c0], los[c - c0], COLUMN_SPAN):
+            if not _fits(his[c - c0], los[c - c0], COLUMN_SPAN):
                 _slow_block(x[j0:j1, c], xb[j0:j1, c], 0, j1 - j0, function, acc, bins)
                 continue
             if s[c - c0] != 0.0:
@@ -115,7 +99,7 @@ def _columns_task(x, r0, r1, c0, c1, function, accs):  # type: ignore[no-untyped
 def sum_columns(x: np.ndarray, function: int, average: bool, out_dtype: np.dtype, threads: int) -> np.ndarray:
     """Each column of ``x`` (2-D FLOAT32, rows contiguous: the reduced axis is the first) summed exactly and
     rounded once, as ``sums.sum_rows`` does each row."""
-    return _finished(column_accumulators(x, function, threads), x.shape[0], average, out_dtype)
+    return _finished(column_accumulators(x, function, threads), x.shape[0], average, out_dtype, threads=threads)
 
 
 def column_accumulators(x: np.ndarray, function: int, threads: int) -> np.ndarray:
@@ -124,7 +108,8 @@ def column_accumulators(x: np.ndarray, function: int, threads: int) -> np.ndarra
     from .threads import run_tasks
 
     n, cols = x.shape
-    tiles = [(c0, min(cols, c0 + TILE)) for c0 in range(0, cols, TILE)]
+    width = min(TILE, max(64, -(-cols // (16 * max(1, threads))) * 16))  # a tile a thread where columns are few
+    tiles = [(c0, min(cols, c0 + width)) for c0 in range(0, cols, width)]
     parts = 1 if len(tiles) >= threads or n < 2 * BLOCK else min(threads, n // BLOCK)
     step = -(-n // parts)
     step = -(-step // BLOCK) * BLOCK

@@ -69,7 +69,7 @@ def _half_rows_task(h, r0, r1, i0, i1, function, accs):  # type: ignore[no-untyp
 
 def sum_half_rows(h: np.ndarray, function: int, average: bool, out_dtype: np.dtype, threads: int) -> np.ndarray:
     """``sums.sum_rows`` of FLOAT16 rows given as their bits (2-D uint16, rows contiguous), read in place."""
-    return _finished(half_row_accumulators(h, function, threads), h.shape[1], average, out_dtype)
+    return _finished(half_row_accumulators(h, function, threads), h.shape[1], average, out_dtype, threads=threads)
 
 
 def half_row_accumulators(h: np.ndarray, function: int, threads: int) -> np.ndarray:

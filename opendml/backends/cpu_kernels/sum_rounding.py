@@ -145,10 +145,20 @@ def _finish_rows(accs, out, count, average, precision, base, inf_bits, nan_bits,
         out[r] = finish(accs[r], count, average, precision, base, inf_bits, nan_bits, sign_bit, digits)
 
 
-def _finished(accs: np.ndarray, count: int, average: bool, out_dtype: np.dtype, unit: int = UNIT) -> np.ndarray:
-    """The accumulators ``accs`` (units ``2**-unit``) rounded once to ``out_dtype``."""
+FINISH_SHARE = 1024  # accumulators a thread rounds at least (about 0.1 microsecond each)
+
+
+def _finished(accs: np.ndarray, count: int, average: bool, out_dtype: np.dtype, unit: int = UNIT,
+              threads: int = 1) -> np.ndarray:
+    """The accumulators ``accs`` (units ``2**-unit``) rounded once to ``out_dtype``, shared among up to ``threads``
+    threads in shares of at least ``FINISH_SHARE``."""
+    from .threads import run_tasks
+
     precision, base, inf_bits, nan_bits, sign_bit = FORMATS[np.dtype(out_dtype)]
-    bits = np.zeros(accs.shape[0], np.int64)
-    _finish_rows(accs, bits, count, average, precision, base + unit - UNIT, inf_bits, nan_bits, sign_bit)
+    rows = accs.shape[0]
+    bits = np.zeros(rows, np.int64)
+    step = max(-(-rows // max(1, threads)), FINISH_SHARE)
+    run_tasks(_finish_rows, [(accs[r:r + step], bits[r:r + step], count, average, precision, base + unit - UNIT,
+                              inf_bits, nan_bits, sign_bit) for r in range(0, rows, step)], threads)
     unsigned = np.uint32 if np.dtype(out_dtype).itemsize == 4 else np.uint16
     return bits.astype(unsigned).view(out_dtype)

@@ -76,7 +76,7 @@ def sum_rows(x: np.ndarray, function: int, average: bool, out_dtype: np.dtype, t
     rows, n = x.shape
     if n <= BLOCK and not average:
         return _short_rows(x, function, out_dtype, threads, np.zeros((rows, WORDS), np.int64))
-    return _finished(row_accumulators(x, function, threads), n, average, out_dtype)
+    return _finished(row_accumulators(x, function, threads), n, average, out_dtype, threads=threads)
 
 
 def row_accumulators(x: np.ndarray, function: int, threads: int) -> np.ndarray:
