@@ -4,6 +4,7 @@ L2's root bracketed by its neighbours' midpoints; never opendml's accumulator), 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import opendml as dml
+from opendml.backends import cpu_kernels
 from tests import test_reduce
 from tests.reduce_oracle import oracle_l2, oracle_log_sum, oracle_sum_square
 from tests.test_reduce import same
@@ -157,3 +159,26 @@ def test_a_first_axis_reduction_across_tiles(kernels: str) -> None:
         got = dml.reduce(x, function, 0).ravel()
         want = np.array([oracle(x[:, c], np.float32) for c in range(x.shape[1])], np.float32)
         assert same(got, want), function
+
+
+def test_first_axis_blocks_whose_scale_moves(kernels: str) -> None:
+    """Each column's span checked against the boundary the block before left: a block of smaller elements (most
+    columns miss, the block is split again against its own boundary), one column with an element far above it
+    (that column alone by bins), subnormals; every thread count against the oracle."""
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((900, 300)).astype(np.float32)
+    x[300, 3] = np.float32(1.2345 * 2.0 ** 20)  # the second block: one column far above the first block's boundary
+    x[512:768] *= np.float32(2.0 ** -40)  # the third block far smaller: most columns miss
+    x[800:810, 8] = np.float32(1e-44)  # subnormals beside normal numbers
+    for function, oracle in ORACLES.items():
+        want = np.array([oracle(x[:, c], np.float32) for c in range(x.shape[1])], np.float32)
+        for threads in (1, 2, 3):
+            got = dml.reduce(x, function, 0, device=dml.Device(threads=threads)).ravel()
+            assert same(got, want), (function, threads)
+    if cpu_kernels.numba_available():  # the accumulators before rounding: the exact integer sums of squares
+        from opendml.backends.cpu_kernels import squares
+
+        words = squares.column_accumulators(x, 2)
+        for c in (3, 8, 100):
+            value = sum(int(d) << (32 * k) for k, d in enumerate(words[c, :squares.DIGITS]))
+            assert value == sum(int(Fraction(float(v)) * 2 ** 149) ** 2 for v in x[:, c]), c

@@ -179,78 +179,98 @@ def row_accumulators(x: np.ndarray, threads: int) -> np.ndarray:
 
 
 TILE = 512  # columns side by side when the reduced axis is the first (``_columns_task``)
-COLUMN_BLOCK = 1 << 8  # rows of a tile: b = 8, so the tile's span may be 21 binades (2 D <= 59 - 2 b)
+COLUMN_BLOCK = 1 << 8  # rows of a tile: b = 8, so a column's span may be 21 binades (2 D <= 59 - 2 b)
 COLUMN_SPAN = 21
 COLUMN_SIGMAS = np.array([2.0 ** (2 * max(e, 1) - 252 + 8 - 1) for e in range(256)], np.float64)
 
 
 @jit
-def _split_rows(x, xb, j0, j1, c0, c1, sq, sr, sigma):  # type: ignore[no-untyped-def]
-    """Each column's squares of rows ``j0:j1`` split against ``sigma`` into its two sums (``sq``, ``sr``), and the
-    largest and smallest ``(bits << 1) - 1`` over the block, in one loop along the columns (vectorised with each
-    column's additions in order; no fastmath: the split is evaluated as written)."""
-    hi = np.uint32(0)
-    lo = np.uint32(0xFFFFFFFF)
-    sq[:] = 0.0
-    sr[:] = 0.0
+def _split_rows(x, xb, j0, j1, c0, c1, sq, sr, his, los, sigma):  # type: ignore[no-untyped-def]
+    """Each column's squares of rows ``j0:j1`` split against ``sigma`` into its two sums (``sq``, ``sr``), and each
+    column's largest and smallest ``(bits << 1) - 1`` (``his``, ``los``), in one loop along the columns (vectorised
+    with each column's additions in order; no fastmath: the split is evaluated as written)."""
+    n = c1 - c0
+    sq[:n] = 0.0
+    sr[:n] = 0.0
+    his[:n] = 0
+    los[:n] = 0xFFFFFFFF
     for i in range(j0, j1):
         row = x[i, c0:c1]
         bits = xb[i, c0:c1]
-        for c in range(c1 - c0):
+        for c in range(n):
             a = np.uint32(bits[c] << np.uint32(1))
-            hi = max(hi, a)
-            lo = min(lo, np.uint32(a - np.uint32(1)))
+            his[c] = max(his[c], a)
+            los[c] = min(los[c], np.uint32(a - np.uint32(1)))
             v = np.float64(row[c]) * np.float64(row[c])
             t = (sigma + v) - sigma
             sq[c] += t
             sr[c] += v - t
-    return hi, lo
 
 
 @jit
-def _columns_block(x, xb, j0, j1, c0, c1, acc, sq, sr, bins, guess):  # type: ignore[no-untyped-def]
+def _largest_field(his, los, n):  # type: ignore[no-untyped-def]
+    """The largest exponent field below 255 among the columns' bounds (0: none)."""
+    top = np.uint32(0)
+    for c in range(n):
+        e = his[c] >> np.uint32(24)
+        if e != 255:
+            top = max(top, e)
+    return top
+
+
+@jit
+def _misses(his, los, n, guess):  # type: ignore[no-untyped-def]
+    """How many columns (not all zeros) the boundary of field ``guess`` does not take exactly: an element above
+    it, a NaN or an infinity, or a span below it wider than ``COLUMN_SPAN``."""
+    count = 0
+    for c in range(n):
+        if his[c] and not _fits_guess(his[c], los[c], guess):
+            count += 1
+    return count
+
+
+@jit
+def _fits_guess(hi, lo, guess):  # type: ignore[no-untyped-def]
+    emax = hi >> np.uint32(24)
+    return emax != 255 and emax <= guess and guess - max((lo + np.uint32(1)) >> np.uint32(24), np.uint32(1)) \
+        <= COLUMN_SPAN
+
+
+@jit
+def _columns_block(x, xb, j0, j1, c0, c1, acc, sq, sr, his, los, bins, guess):  # type: ignore[no-untyped-def]
     """The squares of rows ``j0:j1`` of columns ``c0:c1`` into ``acc[c - c0]``; returns the next block's guess.
 
-    The block is split in one pass against the boundary of ``guess`` (the largest exponent field of the tile's
-    blocks so far), its bounds taken in the same pass: the sums are kept where the guess bounds every element and
-    the block's span below it is at most ``COLUMN_SPAN`` (the module's argument holds for any boundary above the
-    block's largest square). Otherwise (the first block, a larger element, a wider span) the bounds are taken first
-    and the block split against its own boundary; a block whose own span is too wide goes column by column by
-    bins."""
-    if guess:
-        hi, lo = _split_rows(x, xb, j0, j1, c0, c1, sq, sr, COLUMN_SIGMAS[guess])
-        if hi == 0:
-            return guess
-        emax = hi >> 24
-        if emax <= guess and guess - max((lo + 1) >> 24, 1) <= COLUMN_SPAN:
-            _add_sums(acc, sq, sr, c1 - c0)
-            return guess
-    hi = np.uint32(0)
-    lo = np.uint32(0xFFFFFFFF)
-    for i in range(j0, j1):
-        for c in range(c0, c1):
-            a = np.uint32(xb[i, c] << np.uint32(1))
-            hi = max(hi, a)
-            lo = min(lo, np.uint32(a - np.uint32(1)))
-    if hi == 0:
-        return guess
-    emax = hi >> 24
-    if emax == 255 or emax - max((lo + 1) >> 24, 1) > COLUMN_SPAN:
-        for c in range(c0, c1):
-            _slow_block(x[:, c], xb[:, c], j0, j1, acc[c - c0], bins)
-        return 0
-    _split_rows(x, xb, j0, j1, c0, c1, sq, sr, COLUMN_SIGMAS[emax])
-    _add_sums(acc, sq, sr, c1 - c0)
-    return max(emax, guess) if guess - max((lo + 1) >> 24, 1) <= COLUMN_SPAN else emax
-
-
-@jit
-def _add_sums(acc, sq, sr, n):  # type: ignore[no-untyped-def]
+    The block is split in one pass against the boundary of ``guess`` (the largest exponent field of the block before;
+    the first block's own, from a pass of its bounds), each column's bounds taken in the same pass: a column's two
+    sums are kept where the guess bounds every element of it and its span below the guess is at most ``COLUMN_SPAN``
+    (the module's argument, for a column's ``COLUMN_BLOCK`` elements and any boundary above its largest square).
+    Where more than one column in eight misses, the block is split again against its own largest field; a column
+    that still misses (a NaN, an infinity, a span too wide) goes alone, by bins."""
+    n = c1 - c0
+    if not guess:
+        _split_rows(x, xb, j0, j1, c0, c1, sq, sr, his, los, COLUMN_SIGMAS[254])
+        guess = _largest_field(his, los, n)
+        if guess == 0:  # zeros only (or specials only, which the bins note)
+            guess = np.uint32(1)
+        _split_rows(x, xb, j0, j1, c0, c1, sq, sr, his, los, COLUMN_SIGMAS[guess])
+    else:
+        _split_rows(x, xb, j0, j1, c0, c1, sq, sr, his, los, COLUMN_SIGMAS[guess])
+        if 8 * _misses(his, los, n, guess) > n:
+            own = _largest_field(his, los, n)
+            if own != guess and own != 0:
+                guess = own
+                _split_rows(x, xb, j0, j1, c0, c1, sq, sr, his, los, COLUMN_SIGMAS[guess])
     for c in range(n):
-        if sq[c] != 0.0:
-            add_double(acc[c], sq[c], UNIT)
-        if sr[c] != 0.0:
-            add_double(acc[c], sr[c], UNIT)
+        if not his[c]:  # zeros only: nothing to add
+            continue
+        if _fits_guess(his[c], los[c], guess):
+            if sq[c] != 0.0:
+                add_double(acc[c], sq[c], UNIT)
+            if sr[c] != 0.0:
+                add_double(acc[c], sr[c], UNIT)
+        else:
+            _slow_block(x[:, c0 + c], xb[:, c0 + c], j0, j1, acc[c], bins)
+    return max(_largest_field(his, los, n), np.uint32(1))
 
 
 @jit
@@ -260,6 +280,8 @@ def _columns_task(x, r0, r1, c0, c1, accs):  # type: ignore[no-untyped-def]
     xb = x.view(np.uint32)
     sq = np.zeros(TILE, np.float64)
     sr = np.zeros(TILE, np.float64)
+    his = np.zeros(TILE, np.uint32)
+    los = np.zeros(TILE, np.uint32)
     bins = np.zeros(2 * BIN_SIGMAS.shape[0], np.float64)
     if r1 > r0:
         for c in range(c0, c1):
@@ -269,7 +291,7 @@ def _columns_task(x, r0, r1, c0, c1, accs):  # type: ignore[no-untyped-def]
         guess = np.uint32(0)
         for j0 in range(r0, r1, COLUMN_BLOCK):
             guess = np.uint32(_columns_block(x, xb, j0, min(j0 + COLUMN_BLOCK, r1), t0, t1, accs[t0 - c0:t1 - c0],
-                                             sq[:t1 - t0], sr[:t1 - t0], bins, guess))
+                                             sq, sr, his, los, bins, guess))
 
 
 def column_accumulators(x: np.ndarray, threads: int) -> np.ndarray:
