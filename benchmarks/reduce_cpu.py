@@ -42,6 +42,7 @@ SQUARE_CASES = [  # (name, shape, axes)
     ("first axis of 1024x1024", (1024, 1024), (0,)),
     ("all of 2^20", (1 << 20,), None),
     ("last axis of 4096x4096", (4096, 4096), (1,)),
+    ("first axis of 4096x4096", (4096, 4096), (0,)),
 ]
 FUNCTION_CASES = [  # (name, shape, axes)
     ("last axis of 4096x4096", (4096, 4096), (1,)),
