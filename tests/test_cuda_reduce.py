@@ -214,7 +214,7 @@ def log_matrix(dtype: type, length: int, rng: np.random.Generator) -> np.ndarray
 
 
 @needs_gxx
-@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.float16, marks=pytest.mark.slow)])
 def test_logarithms_on_every_plan_give_the_cpu_bits_and_the_oracle(dtype: type, tmp_path: Path) -> None:
     """LOG_SUM (SUM's scan, the logarithm's finish) and LOG_SUM_EXP (a scan of the largest elements, then the exact
     scan of the terms EXP(x - m)): rows and columns, the plans of 1 and 132 multiprocessors, reductions cut into

@@ -324,7 +324,7 @@ def test_the_products_order_shows_where_float64_overflows(kernels: str, n: int, 
         assert same(columns, want), threads
 
 
-@pytest.mark.parametrize("shape", [(600, 130), (2100, 40), (256, 300)])
+@pytest.mark.parametrize("shape", [pytest.param((600, 130), marks=pytest.mark.slow), (2100, 40), (256, 300)])
 def test_first_axis_sums_on_every_thread_count_against_the_oracle(kernels: str, shape: tuple[int, int]) -> None:
     """The column kernel: tiles of columns (one a thread where columns are few), blocks of 256 rows, a column whose
     span is too wide for its block read again by bins, rows split between threads where the tiles are fewer than
