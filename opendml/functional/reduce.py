@@ -18,11 +18,10 @@ from ..errors import invalid
 from ..ops.reduce import INDEX_FUNCTIONS, REDUCE_SCHEMA, ReduceDesc
 from ..tensor import TensorDesc
 from ..typing import ArrayInput, ArrayObject, Axes, DataTypeLike, DeviceLike
-from . import tensors
 from .devices import _as_array, _resolve_device
-from .fastpath import _direct, _exact, _remember_reduction
+from .fastpath import _exact
 from .placement import _run
-from .reductions import _normalize_axes, axis_alias, check_keepdims, reduced_layout
+from .reductions import _normalize_axes, axis_alias, check_keepdims, direct_call, reduced_layout, remember_call
 
 OWNER = "opendml.reduce"
 
@@ -51,9 +50,7 @@ def reduce(x: ArrayInput, function: ReduceFunction | str | int, axes: Axes = Non
     key = None
     if keepdims is True:  # DirectML's shape: a layout seen before runs its kernel at once (fastpath)
         key = (name, _exact(function), _exact(axes), _exact(output_type))
-        done = _direct(device, key, x, out)
-        if done is None:
-            done = tensors.direct(device, key, x, out)  # PyTorch's tensors
+        done = direct_call(device, key, x, out)
         if done is not None:
             return done
     parsed = ReduceFunction.parse(function, owner=name)
@@ -71,11 +68,8 @@ def reduce(x: ArrayInput, function: ReduceFunction | str | int, axes: Axes = Non
         return ReduceDesc(parsed, i, o, layout.shifted)
 
     compiled = _run(device, REDUCE_SCHEMA, make, [layout.in_view], layout.out_view)
-    if key is not None and compiled is not None:
-        if array is x:
-            _remember_reduction(device, key, x, out, layout.result.array, compiled, layout.pad)
-        else:
-            tensors.remember(device, key, x, out, array, layout.result.array, compiled, layout.pad)
+    if key is not None:
+        remember_call(device, key, x, out, array, layout, compiled)
     return layout.delivered(out)
 
 

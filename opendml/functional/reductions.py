@@ -105,9 +105,7 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
     if return_values is False and keepdims is True:  # the indices alone, as DirectML shapes them: a layout seen
         # before runs its kernel at once (fastpath); a call dropping the reduced axes takes the ordinary path
         key = (kind, _exact(axes), _exact(axis_direction), _exact(output_type), _exact(nan_policy), keepdims)
-        done = _direct(device, key, x, out)
-        if done is None:
-            done = tensors.direct(device, key, x, out)  # PyTorch's tensors
+        done = direct_call(device, key, x, out)
         if done is not None:
             return done
     schema, desc_type = ARG_REDUCTIONS[kind]
@@ -133,11 +131,8 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
     split = reduction_split.split_axis(layout.in_view, layout.shifted)
     if split is None:
         compiled = _run(device, schema, make, [layout.in_view], layout.out_view)
-        if key is not None and compiled is not None:
-            if array is x:
-                _remember_reduction(device, key, x, out, layout.result.array, compiled, layout.pad)
-            else:
-                tensors.remember(device, key, x, out, array, layout.result.array, compiled, layout.pad)
+        if key is not None:
+            remember_call(device, key, x, out, array, layout, compiled)
     else:
         reduction_split.run_in_two(device, schema, make, kind, policy, direction, layout.in_view, layout.out_view,
                                    layout.shifted, split)
@@ -147,6 +142,24 @@ def _arg_reduction(kind: ReductionKind, x: Any, axes: object, axis_direction: ob
     values = values_at(device.backend.xp, array, layout.result.array, reduced)
     values = values if layout.dropped is None else values.reshape(layout.dropped)
     return indices, device.backend.to_caller(values, indices)
+
+
+def direct_call(device: Any, key: Any, x: Any, out: Any) -> Any:
+    """A reduction's result through the kernel remembered for ``key`` and these arrays' layouts (NumPy or CuPy
+    arrays: ``fastpath``; PyTorch's tensors: ``tensors``), or None where the checked path must take the call."""
+    done = _direct(device, key, x, out)
+    return tensors.direct(device, key, x, out) if done is None else done
+
+
+def remember_call(device: Device, key: Any, x: Any, out: Any, array: Any, layout: Any, compiled: Any) -> None:
+    """Remember a reduction's checked call for ``direct_call``: by ``fastpath`` where it ran on ``x`` itself (NumPy,
+    CuPy), by ``tensors`` where ``array`` is a PyTorch tensor's memory (each decides what it can take)."""
+    if compiled is None:
+        return
+    if array is x:
+        _remember_reduction(device, key, x, out, layout.result.array, compiled, layout.pad)
+    else:
+        tensors.remember(device, key, x, out, array, layout.result.array, compiled, layout.pad)
 
 
 def axis_alias(owner: str, axes: object, axis: Any) -> Any:
