@@ -13,11 +13,13 @@ the double-double of ``|D|``'s top 106 bits, truncated (relative error below ``2
 as a double-double, and ``binary.round_double_double`` rounds the sum once to the output format by the side of
 its nearest midpoint.
 
-``ln S`` of a dyadic ``S != 1`` is transcendental, so neither it nor ``m + ln S`` is ever a midpoint: LOG_SUM is
-correctly rounded wherever the double-double's error (``2**-95`` relative) stays below the distance to the
-midpoint, which for LOG_SUM holds for every ``S``, and LOG_SUM_EXP's ``m + ln S`` likewise unless ``m`` and
-``ln S`` cancel to below about ``2**-90`` of ``|m|`` (a documented limit; the result is the same bits on every
-backend regardless). ``S = 1`` gives ``ln S = +0.0`` exactly.
+``ln S`` of a dyadic ``S != 1`` is transcendental, so neither it nor ``m + ln S`` is ever a midpoint. LOG_SUM is
+correctly rounded unless ``ln S`` lies within ``binary.TIE = 2**-93`` (relative) of a midpoint of the output format,
+where the test takes it as the tie (as POW's decided pairs: heuristically about ``2**-69`` a sum for FLOAT32, and
+none is known). LOG_SUM_EXP's ``m + ln S`` likewise where it does not cancel; where ``|m + ln S|`` is far below
+``|m|``, the double-double's error (about ``2**-100 (|m| + |ln S|)``) grows against the result, and a value within
+that error of a midpoint may round to its other neighbour. The result is the same bits on every backend either way.
+``S = 1`` gives ``ln S = +0.0`` exactly.
 
 The steps are written here on Python integers (the NumPy path, Dask's merged words), in Numba on an
 accumulator's carried digits (``backends/cpu_kernels/log_sums.py``) and in CUDA C
