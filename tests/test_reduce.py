@@ -261,6 +261,7 @@ def _rows_of(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return np.transpose(x, kept + list(axes)).reshape(-1, math.prod(x.shape[a] for a in axes))
 
 
+@pytest.mark.thin("kernels", "shape", "dtype")  # each kernel module, shape and type once; every case under --slow
 @pytest.mark.parametrize(("shape", "axes"), [((5, 1000), (1,)), ((1000, 5), (0,)), ((1, 140001), (1,)),
                                              ((3, 70001), (1,)), ((4, 9, 33), (0, 2))])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
@@ -305,6 +306,7 @@ def test_max_and_min_on_every_thread_count(kernels: str, shape: tuple[int, ...],
             assert same(got, want), (function, threads)
 
 
+@pytest.mark.thin(("kernels", "n"), "dtype")  # each kernel module at each length, each type; all under --slow
 @pytest.mark.parametrize("n", [256, 1 << 17])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_the_products_order_shows_where_float64_overflows(kernels: str, n: int, dtype: type) -> None:
