@@ -2,7 +2,8 @@
 
 The exact sums (SUM, AVERAGE, L1 and LOG_SUM's sum of FLOAT32 and FLOAT16) run the Numba accumulator of
 ``sum_accumulator``, the exact sums of squares (SUM_SQUARE, L2) that of ``squares``, LOG_SUM_EXP the compiled definition
-of ``logsumexp``, where Numba is the kernel module in force; every other function, and the NumPy path
+of ``logsumexp``, float MULTIPLY the compiled tree of ``products``, where Numba is the kernel module in force; MAX and
+MIN there run the reference's NumPy steps shared among the threads. Every other function, and the NumPy path
 (``OPENDML_CPU_KERNELS=numpy`` and the stand-in while a kernel compiles), runs the NumPy reference of ``ops/reduce.py``.
 Both give the exact sum rounded once (L2: its correctly rounded root; LOG_SUM and LOG_SUM_EXP: ``m + ln S``
 correctly rounded by ``opendml.rounded.log_sum``'s steps, LOG_SUM_EXP's ``S`` the exact sum of correctly rounded
