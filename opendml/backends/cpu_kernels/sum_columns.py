@@ -24,7 +24,7 @@ COLUMN_SPAN = 29 - 8
 def _columns_block(x, xb, r0, r1, c0, c1, absolute, s, his, los):  # type: ignore[no-untyped-def]
     """``s[c - c0]`` = the float64 sum of rows ``r0:r1`` of each column ``c0:c1`` of ``x`` (exact where the column's
     span allows, as ``sum_accumulator._fast_block``'s: each column sums at most ``COLUMN_BLOCK`` elements), and
-    ``his[c - c0]``, ``los[c - c0]`` the column's largest and smallest ``(bits << 1) - 1``. Four rows at a time: their
+    ``his[c - c0]``, ``los[c - c0]`` the column's largest and smallest ``(bits << 1) - 1``. Eight rows at a time: their
     bounds in one loop along the columns (integer lanes as wide as the vectors), then their sum, which joins ``s``
     (any order of these additions is exact where the bounds allow)."""
     one = np.uint32(1)
@@ -33,23 +33,32 @@ def _columns_block(x, xb, r0, r1, c0, c1, absolute, s, his, los):  # type: ignor
     his[:n] = 0
     los[:n] = 0xFFFFFFFF
     r = r0
-    while r + 4 <= r1:
-        bp, bq, bu, bv = xb[r, c0:c1], xb[r + 1, c0:c1], xb[r + 2, c0:c1], xb[r + 3, c0:c1]
+    while r + 8 <= r1:
+        b0, b1, b2, b3 = xb[r, c0:c1], xb[r + 1, c0:c1], xb[r + 2, c0:c1], xb[r + 3, c0:c1]
+        b4, b5, b6, b7 = xb[r + 4, c0:c1], xb[r + 5, c0:c1], xb[r + 6, c0:c1], xb[r + 7, c0:c1]
         for c in range(n):
-            a0, a1 = np.uint32(bp[c] << one), np.uint32(bq[c] << one)
-            a2, a3 = np.uint32(bu[c] << one), np.uint32(bv[c] << one)
-            his[c] = max(his[c], max(max(a0, a1), max(a2, a3)))
-            los[c] = min(los[c], min(min(np.uint32(a0 - one), np.uint32(a1 - one)),
-                                     min(np.uint32(a2 - one), np.uint32(a3 - one))))
-        p, q, u, v = x[r, c0:c1], x[r + 1, c0:c1], x[r + 2, c0:c1], x[r + 3, c0:c1]
+            a0, a1 = np.uint32(b0[c] << one), np.uint32(b1[c] << one)
+            a2, a3 = np.uint32(b2[c] << one), np.uint32(b3[c] << one)
+            a4, a5 = np.uint32(b4[c] << one), np.uint32(b5[c] << one)
+            a6, a7 = np.uint32(b6[c] << one), np.uint32(b7[c] << one)
+            his[c] = max(his[c], max(max(max(a0, a1), max(a2, a3)), max(max(a4, a5), max(a6, a7))))
+            los[c] = min(los[c], min(min(min(np.uint32(a0 - one), np.uint32(a1 - one)),
+                                         min(np.uint32(a2 - one), np.uint32(a3 - one))),
+                                     min(min(np.uint32(a4 - one), np.uint32(a5 - one)),
+                                         min(np.uint32(a6 - one), np.uint32(a7 - one)))))
+        p0, p1, p2, p3 = x[r, c0:c1], x[r + 1, c0:c1], x[r + 2, c0:c1], x[r + 3, c0:c1]
+        p4, p5, p6, p7 = x[r + 4, c0:c1], x[r + 5, c0:c1], x[r + 6, c0:c1], x[r + 7, c0:c1]
         if absolute:
             for c in range(n):
-                s[c] += (abs(np.float64(p[c])) + abs(np.float64(q[c]))) + (abs(np.float64(u[c]))
-                                                                          + abs(np.float64(v[c])))
+                s[c] += ((abs(np.float64(p0[c])) + abs(np.float64(p1[c])))
+                         + (abs(np.float64(p2[c])) + abs(np.float64(p3[c])))) \
+                    + ((abs(np.float64(p4[c])) + abs(np.float64(p5[c])))
+                       + (abs(np.float64(p6[c])) + abs(np.float64(p7[c]))))
         else:
             for c in range(n):
-                s[c] += (np.float64(p[c]) + np.float64(q[c])) + (np.float64(u[c]) + np.float64(v[c]))
-        r += 4
+                s[c] += ((np.float64(p0[c]) + np.float64(p1[c])) + (np.float64(p2[c]) + np.float64(p3[c]))) \
+                    + ((np.float64(p4[c]) + np.float64(p5[c])) + (np.float64(p6[c]) + np.float64(p7[c])))
+        r += 8
     while r < r1:
         bits = xb[r, c0:c1]
         p = x[r, c0:c1]
