@@ -229,7 +229,10 @@ def test_the_checked_kernel_in_place_strided_and_with_scale_and_bias(name: str) 
                                   _bits(_model(affine.astype(np.float32), name)))
 
 
-@pytest.mark.parametrize("name", OPERATORS)
+# The threads' shares are the same code for every function: one function of each evaluation module by default (FUSED,
+# below), every function under --slow.
+@pytest.mark.parametrize("name", [name if name in ("EXP", "TANH", "ASINH", "SIN", "SOFTPLUS") else
+                                  pytest.param(name, marks=pytest.mark.slow) for name in OPERATORS])
 def test_a_large_array_on_threads_against_the_model_and_the_numpy_path(name: str) -> None:
     """2**19 elements (twice the threads' threshold) shared out to threads: every element equal to the NumPy path's
     (the C library's double function and the table), and 2000 of them with 500 of those left to the exact path to
