@@ -5,7 +5,6 @@ and the calls that still take the ordinary path."""
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ import pytest
 import opendml as dml
 from opendml.errors import InvalidArgumentError
 from tests.reduce_oracle import oracle_order, oracle_sum
+from tests.test_functional_reduction_repeat import spy_on_run
 
 reduce_module = importlib.import_module("opendml.functional.reduce")  # the package's ``reduce`` is the function
 
@@ -20,15 +20,7 @@ reduce_module = importlib.import_module("opendml.functional.reduce")  # the pack
 @pytest.fixture
 def ordinary(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Calls that took the ordinary path (described, bound, executed)."""
-    calls: list[int] = []
-    original = reduce_module._run
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        calls.append(1)
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(reduce_module, "_run", spy)
-    return calls
+    return spy_on_run(monkeypatch, reduce_module)
 
 
 def test_new_arrays_of_a_seen_layout_skip_the_ordinary_path_and_give_the_oracles_sums(ordinary: list[int]) -> None:

@@ -15,18 +15,24 @@ from opendml.functional import fastpath, reductions
 from tests.test_argmin_large import oracle_argmin
 
 
-@pytest.fixture
-def ordinary(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Calls that took the ordinary path (described, bound, executed)."""
+def spy_on_run(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[int]:
+    """A list that grows by one at each call of ``module._run`` (a call that took the ordinary path: described,
+    bound, executed)."""
     calls: list[int] = []
-    original = reductions._run
+    original = module._run
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(reductions, "_run", spy)
+    monkeypatch.setattr(module, "_run", spy)
     return calls
+
+
+@pytest.fixture
+def ordinary(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Calls that took the ordinary path (described, bound, executed)."""
+    return spy_on_run(monkeypatch, reductions)
 
 
 def special(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:

@@ -158,9 +158,10 @@ def _log_sum_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
 
 def _format(dtype: np.dtype) -> tuple[int, int, float]:
     """The rounding grid (``Precision``'s base, lowest, top) of FLOAT32 or FLOAT16."""
-    from ...rounded.method import FLOAT16, FLOAT32
+    from ...dtypes import from_numpy
+    from ...rounded.method import PRECISIONS
 
-    precision = FLOAT16 if dtype == np.float16 else FLOAT32
+    precision = PRECISIONS[from_numpy(np.dtype(dtype)).name]
     return precision.base, precision.lowest, precision.top
 
 

@@ -219,6 +219,18 @@ def _largest_field(his, los, n):  # type: ignore[no-untyped-def]
 
 
 @jit
+def _block_field(xb, j0, j1, c0, c1):  # type: ignore[no-untyped-def]
+    """The largest exponent field below 255 among rows ``j0:j1`` of columns ``c0:c1`` (0: none)."""
+    top = np.uint32(0)
+    for i in range(j0, j1):
+        bits = xb[i, c0:c1]
+        for c in range(c1 - c0):
+            e = (bits[c] >> np.uint32(23)) & np.uint32(0xFF)
+            top = max(top, e if e != np.uint32(255) else np.uint32(0))
+    return top
+
+
+@jit
 def _misses(his, los, n, guess):  # type: ignore[no-untyped-def]
     """How many columns (not all zeros) the boundary of field ``guess`` does not take exactly: an element above
     it, a NaN or an infinity, or a span below it wider than ``COLUMN_SPAN``."""
@@ -248,10 +260,7 @@ def _columns_block(x, xb, j0, j1, c0, c1, acc, sq, sr, his, los, bins, guess):  
     that still misses (a NaN, an infinity, a span too wide) goes alone, by bins."""
     n = c1 - c0
     if not guess:
-        _split_rows(x, xb, j0, j1, c0, c1, sq, sr, his, los, COLUMN_SIGMAS[254])
-        guess = _largest_field(his, los, n)
-        if guess == 0:  # zeros only (or specials only, which the bins note)
-            guess = np.uint32(1)
+        guess = max(_block_field(xb, j0, j1, c0, c1), np.uint32(1))  # 1: zeros only (or specials, which bins note)
         _split_rows(x, xb, j0, j1, c0, c1, sq, sr, his, los, COLUMN_SIGMAS[guess])
     else:
         _split_rows(x, xb, j0, j1, c0, c1, sq, sr, his, los, COLUMN_SIGMAS[guess])

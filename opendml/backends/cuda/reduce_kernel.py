@@ -47,6 +47,7 @@ class ReduceKernel:
         self._scratch = {name: cupy.zeros(words, dtype=cupy.uint64)
                          for name, words in reduce_stages.scratch(self.plan, self.how).items()}
         cupy.cuda.get_current_stream().synchronize()  # zeroed before a launch on any stream reads them
+        self._scratch_addresses = {name: a.data.ptr for name, a in self._scratch.items()}  # fixed for its life
         self._turns = _Turns()
 
     def initialize(self) -> None:
@@ -57,7 +58,7 @@ class ReduceKernel:
 
     def _arguments(self, source: int, target: int) -> list[tuple[Any, tuple[int], tuple[np.uint64, ...]]]:
         """Each stage's kernel, grid and arguments over these device addresses."""
-        addresses = {"x": source, "out": target, **{name: a.data.ptr for name, a in self._scratch.items()}}
+        addresses = {"x": source, "out": target, **self._scratch_addresses}
         return [(compiled, (stage.grid,), tuple(np.uint64(addresses[name]) for name in stage.args))
                 for compiled, stage in self._stages]
 
