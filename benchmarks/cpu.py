@@ -42,6 +42,9 @@ from opendml.backends.cpu_kernels.threads import run_tasks
 from opendml.backends.cpu_kernels.views import shares
 from opendml.thread_count import available_cores
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # for harness.py: what the benchmark scripts share
+import harness
+
 # Compiled kernels from the first timed call, never the NumPy path standing in while they compile (tiered
 # execution, docs/cpu-backend.md), unless the environment says otherwise.
 os.environ.setdefault("OPENDML_TIERED", "0")
@@ -142,21 +145,7 @@ def per_call_us(repeats: int = 7, calls: int = 20000) -> dict[str, float]:
 
 
 def ort_session(nodes: list, inputs: list, outputs: list, initializers: list | None = None):  # type: ignore
-    import onnx
-    import onnxruntime as ort
-    from onnx import helper
-
-    graph = helper.make_graph(nodes, "bench", inputs, outputs, initializers or [])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
-    model.ir_version = 10
-    onnx.checker.check_model(model)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = available_cores()
-    options.inter_op_num_threads = 1
-    # Its worker threads would otherwise spin on the cores after each run, slowing whatever runs next
-    # (opendml's ARGMIN right after it: 22.0 against 17.4 ms); its own time does not change (19.7 and 19.9).
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return harness.ort_session(nodes, inputs, outputs, initializers, threads=available_cores())
 
 
 def ort_unary(op: str, x: np.ndarray, attrs: dict | None = None, extra: list | None = None,  # type: ignore

@@ -101,6 +101,20 @@ def _spy(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
 
 
 @pytest.fixture
+def numpy_kernels_unless_slow(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CPU's NumPy kernels (as OPENDML_CPU_KERNELS=numpy chooses them), which compile nothing, unless the slow
+    tests run (``--slow``): for tests of what comes before the kernels (descriptions, strides, a front end's mapping)
+    whose cases would each compile kernels of their own. Every type of every operator's compiled kernel is checked
+    against the NumPy lowering, bit for bit, in tests/test_kernel_specs.py; the engines and REDUCE's kernels in
+    their own tests."""
+    from opendml.backends import cpu_kernels
+    from tests.suite import slow_tests_wanted
+
+    if not slow_tests_wanted(request.config):
+        monkeypatch.setattr(cpu_kernels, "_chosen", cpu_kernels.load("numpy"))
+
+
+@pytest.fixture
 def checked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Calls that reached the layout-keyed path (``_direct``): a repeat on the same arrays never does."""
     return _spy(monkeypatch, "_direct")

@@ -75,6 +75,11 @@ def _must_stay_unsupported(test: Callable[..., Any], reason: str) -> Callable[..
     return pytest.mark.xfail(raises=UnsupportedModelError, strict=True, reason=f"onnx_exclusions.txt: {reason}")(test)
 
 
+# The node tests check ONNX's mapping onto opendml's operators: by default on the CPU's NumPy kernels (each node test
+# would otherwise compile kernels of its own: two minutes of the suite), under --slow on the compiled ones.
+pytestmark = pytest.mark.usefixtures("numpy_kernels_unless_slow")
+
+
 class _Backend(backend.OpenDMLBackend):
     """opendml's backend, except that ONNX's runner may not skip a model as incompatible: every model
     must then run, or fail as its exclusion says."""

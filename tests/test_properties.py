@@ -597,7 +597,10 @@ def argmin_cases(draw: st.DrawFn, input_type: str) -> ArgMinCase:
     return ArgMinCase(axes, direction, x, output)
 
 
+# Descriptions, strides and axes against the model: on the NumPy kernels by default (each example's output type and
+# direction would compile engines of its own; the engines' every type and direction are in test_cpu_fast).
 @pytest.mark.parametrize("input_type", ARGMIN_INPUT_TYPES)
+@pytest.mark.usefixtures("numpy_kernels_unless_slow")
 @per_test_device
 @given(data=st.data())
 def test_argmin_matches_the_model(device: dml.Device, input_type: str, data: st.DataObject) -> None:

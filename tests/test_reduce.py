@@ -326,11 +326,20 @@ def test_the_products_order_shows_where_float64_overflows(kernels: str, n: int, 
         assert same(columns, want), threads
 
 
-@pytest.mark.parametrize("shape", [pytest.param((600, 130), marks=pytest.mark.slow), (2100, 40), (256, 300)])
-def test_first_axis_sums_on_every_thread_count_against_the_oracle(kernels: str, shape: tuple[int, int]) -> None:
-    """The column kernel: tiles of columns (one a thread where columns are few), blocks of 256 rows, a column whose
-    span is too wide for its block read again by bins, rows split between threads where the tiles are fewer than
-    the threads (2100 rows), merged exactly."""
+@pytest.mark.parametrize(("shape", "tile"), [pytest.param((600, 130), None, marks=pytest.mark.slow),
+                                             ((2100, 40), None), ((256, 300), None), ((1100, 300), 64)])
+def test_first_axis_sums_on_every_thread_count_against_the_oracle(kernels: str, shape: tuple[int, int],
+                                                                   tile: int | None,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The column kernel: tiles of columns (several where ``tile`` narrows them: shared among the threads), blocks
+    of 1024 rows, a column whose span is too wide for its block read again by bins, rows split between threads
+    where the tiles are fewer than the threads (2100 rows), merged exactly."""
+    if tile is not None:
+        if kernels != "numba":
+            pytest.skip("the tiles are the Numba column kernel's; the NumPy path has none")
+        from opendml.backends.cpu_kernels import sum_columns
+
+        monkeypatch.setattr(sum_columns, "TILE", tile)
     rng = np.random.default_rng(shape[1])
     x = (rng.standard_normal(shape) * np.exp2(rng.integers(-8, 8, shape))).astype(np.float32)
     x[:, 7] *= np.exp2(rng.integers(-60, 60, shape[0])).astype(np.float32)  # one wide column

@@ -110,6 +110,7 @@ LOG_SUM_EDGES = [
     [1.0, 2.0 ** -24, 2.0 ** -24, 2.0 ** -60],
     [2.0, -(2.0 ** -40)],
     [65504.0, 65504.0, -1.0],
+    [-5.0, np.inf, -3.0],  # +inf among finite elements of a negative sum: +inf, not the NaN of a negative sum
 ]
 
 

@@ -1,6 +1,14 @@
 """REDUCE's LOG_SUM and LOG_SUM_EXP finish in Numba: ``addend + ln S`` of an exact sum ``S`` held in an
 accumulator (``sum_accumulator``'s digits and flags), correctly rounded once: ``opendml.rounded.log_sum``'s steps
 (its docstring) on the accumulator's carried digits instead of a Python integer, so both give the same bits.
+
+LOG_SUM first tries a double (``_quick_log``): ``S``'s leading 53 bits, truncated (``d = S (1 - delta)``, ``0 <=
+delta < 2**-52``), and ELEMENT_WISE_LOG's ``exponential.log_any`` (within 5 ulps). Where ``d >= 3`` or ``d <= 0.36``,
+``|ln S| > 1``, so ``|ln d - ln S| < 1.0001 * 2**-52`` is at most an ulp of the result, and the double lies within 11
+ulps of ``ln S`` (an ulp of either binade). Unless it lies within ``NEAR`` (32) ulps of a midpoint of the output
+format (ELEMENT_WISE_LOG's test), ``ln S`` is on its side, and the double rounded is the correctly rounded result:
+the value the double-double route gives (which is correct wherever ``ln S`` is farther than ``2**-93`` from a
+midpoint), so which route a sum takes never shows. Otherwise the double-double route decides.
 """
 
 from __future__ import annotations
@@ -12,8 +20,10 @@ import numpy as np
 from ...rounded.binary import _add, log_scaled, round_double_double
 from ...rounded.log_sum import SQRT2_LEAD
 from ...rounded.method import register_for_numba
+from .fast_functions.checks import _near
+from .fast_functions.exponential import log_any
 from .jit import jit
-from .sum_accumulator import FLAGS, UNIT, _carry
+from .sum_accumulator import FLAGS, UNIT, _carry, bit_length
 from .sum_rounding import _bits, _magnitude
 
 register_for_numba()  # the double-double steps, compiled where they are called
@@ -23,13 +33,8 @@ register_for_numba()  # the double-double steps, compiled where they are called
 def _top(digits):  # type: ignore[no-untyped-def]
     """The position of the highest set bit of the carried digits, -1 for zero."""
     for k in range(digits.shape[0] - 1, -1, -1):
-        d = digits[k]
-        if d != 0:
-            n = 0
-            while d:
-                d >>= 1
-                n += 1
-            return 32 * k + n - 1
+        if digits[k] != 0:
+            return 32 * k + bit_length(digits[k]) - 1
     return -1
 
 
@@ -82,6 +87,19 @@ def log_of_digits(digits, scratch, unit, addend, base, lowest, top):  # type: ig
 
 
 @jit
+def _quick_log(digits, top_bit, base, lowest, top):  # type: ignore[no-untyped-def]
+    """``ln(V * 2**-UNIT)`` of carried digits ``V > 0`` (top bit ``top_bit``) rounded once from a double, where the
+    module's docstring shows that correct; else NaN (the double-double route decides)."""
+    d = math.ldexp(np.float64(_wide(digits, top_bit - 52, 53)), top_bit - 52 - UNIT)
+    if 0.36 < d < 3.0:
+        return np.nan
+    y = log_any(d)
+    if _near(y, base, lowest):
+        return np.nan
+    return round_double_double(y, 0.0, base, lowest, top)
+
+
+@jit
 def log_of_sum(acc, digits, scratch, addend, base, lowest, top):  # type: ignore[no-untyped-def]
     """``addend + ln S`` of an accumulator's exact sum ``S`` rounded once, with LOG_SUM's specials: NaN where an
     element is NaN or both infinities occur, or the sum is negative (or -inf); +inf for +inf; -inf for an exact
@@ -93,8 +111,13 @@ def log_of_sum(acc, digits, scratch, addend, base, lowest, top):  # type: ignore
         return np.inf
     if _magnitude(acc, digits):
         return np.nan
-    if _top(digits) < 0:
+    top_bit = _top(digits)
+    if top_bit < 0:
         return -np.inf
+    if addend == 0.0:  # LOG_SUM
+        quick = _quick_log(digits, top_bit, base, lowest, top)
+        if quick == quick:
+            return quick
     return log_of_digits(digits, scratch, UNIT, addend, base, lowest, top)
 
 

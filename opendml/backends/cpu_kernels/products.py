@@ -84,33 +84,90 @@ def products(x: np.ndarray, threads: int) -> np.ndarray:
     return out
 
 
-COLUMN_TILE = 64  # columns whose tree levels a task keeps in one scratch (2**11 rows: 1 MiB of float64)
+COLUMN_TILE = 512  # columns a tree evaluates side by side (its stack of partial products, 4 KiB a level, in cache)
+
+
+@jit
+def _level_sizes(n):  # type: ignore[no-untyped-def]
+    """The tree's level widths ``m[0] = n, m[l + 1] = m[l] - m[l] // 2`` down to the root's 1."""
+    depth = 0
+    m = n
+    while m > 1:
+        m -= m // 2
+        depth += 1
+    sizes = np.empty(depth + 1, np.int64)
+    sizes[0] = n
+    for level in range(1, depth + 1):
+        sizes[level] = sizes[level - 1] - sizes[level - 1] // 2
+    return sizes
+
+
+@jit
+def _leaf(t, sizes):  # type: ignore[no-untyped-def]
+    """Leaf ``t`` of the root's complete binary tree: its row, or -1 where a node on its path does not exist. Node
+    ``i`` of level ``l`` has the children ``i`` and ``i + m[l]`` of level ``l - 1``, bit ``l - 1`` of ``t`` choosing
+    the second; a child at or past its level's width is absent (an odd level's carried middle node has one child)."""
+    i = 0
+    for level in range(sizes.shape[0] - 1, 0, -1):
+        if (t >> (level - 1)) & 1:
+            i += sizes[level]
+            if i >= sizes[level - 1]:
+                return -1
+    return i
+
+
+@jit
+def _join(dest, a, a_one, b, b_one, w):  # type: ignore[no-untyped-def]
+    """``dest[:w] = a[:w] * b[:w]``, an absent operand (``*_one``) leaving the other as it is (the carried node:
+    no multiplication, as multiplying by 1.0 would be); returns whether the result is absent too."""
+    if a_one and b_one:
+        return True
+    if a_one or b_one:
+        src = b if a_one else a
+        for c in range(w):
+            dest[c] = src[c]
+        return False
+    for c in range(w):
+        dest[c] = a[c] * b[c]
+    return False
 
 
 @jit
 def _columns_task(x, c0, c1, out):  # type: ignore[no-untyped-def]
-    """The product of each column ``c0 <= c < c1`` of ``x`` (rows contiguous): the same tree over the column's
-    index, each level a product of whole row pieces, ``COLUMN_TILE`` columns at a time."""
-    n = x.shape[0]
-    scratch = np.empty((n // 2 + 1, COLUMN_TILE), np.float64)
+    """The product of each column ``c0 <= c < c1`` of ``x`` (rows contiguous): the tree over the column's index,
+    ``COLUMN_TILE`` columns side by side, evaluated leaf by leaf as a binary counter (slot ``l`` of ``stack`` holds a
+    finished subtree of height ``l`` until its sibling is done), so each row of ``x`` is read once and only a
+    level's row of partial products per level is kept, whatever the column's length."""
+    sizes = _level_sizes(x.shape[0])
+    depth = sizes.shape[0] - 1
+    stack = np.empty((depth + 1, COLUMN_TILE), np.float64)
+    leaf = np.empty(COLUMN_TILE, np.float64)
+    absent = np.zeros(depth + 1, np.bool_)
     for t0 in range(c0, c1, COLUMN_TILE):
         w = min(COLUMN_TILE, c1 - t0)
-        half, rest = n // 2, n - n // 2
-        for i in range(half):
-            for c in range(w):
-                scratch[i, c] = np.float64(x[i, t0 + c]) * np.float64(x[i + rest, t0 + c])
-        if rest > half:
-            for c in range(w):
-                scratch[half, c] = np.float64(x[half, t0 + c])
-        m = rest
-        while m > 1:
-            half, rest = m // 2, m - m // 2
-            for i in range(half):
+        for t in range(1 << depth):
+            row = _leaf(t, sizes)
+            leaf_absent = row < 0
+            if not leaf_absent:
+                piece = x[row, t0:t0 + w]
+                target = stack[0] if t & 1 == 0 else leaf
                 for c in range(w):
-                    scratch[i, c] = scratch[i, c] * scratch[i + rest, c]
-            m = rest
+                    target[c] = np.float64(piece[c])
+            if t & 1 == 0:
+                absent[0] = leaf_absent
+                continue
+            # Carry up: the finished subtree of height j (in ``leaf``, then in slot j - 1) joins its left sibling in
+            # slot j; the result waits in slot j + 1, or in slot j where bit j + 1 of t says it is a right sibling
+            # and joins further.
+            right, right_absent, j = leaf, leaf_absent, 0
+            while True:
+                d = j if (t >> (j + 1)) & 1 else j + 1
+                absent[d] = _join(stack[d], stack[j], absent[j], right, right_absent, w)
+                if d == j + 1:
+                    break
+                right, right_absent, j = stack[j], absent[j], j + 1
         for c in range(w):
-            out[t0 + c] = scratch[0, c] if n > 1 else np.float64(x[0, t0 + c])
+            out[t0 + c] = 1.0 if absent[depth] else stack[depth, c]
 
 
 def column_products(x: np.ndarray, threads: int) -> np.ndarray:
@@ -121,6 +178,6 @@ def column_products(x: np.ndarray, threads: int) -> np.ndarray:
     columns = x.shape[1]
     out = np.empty(columns, np.float64)
     step = -(-columns // max(1, threads))
-    step = -(-step // COLUMN_TILE) * COLUMN_TILE
+    step = -(-step // 16) * 16
     run_tasks(_columns_task, [(x, c, min(columns, c + step), out) for c in range(0, columns, step)], threads)
     return out

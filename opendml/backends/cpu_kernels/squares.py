@@ -62,7 +62,7 @@ from numba import njit
 
 from . import sum_rounding
 from .jit import jit
-from .sum_accumulator import BLOCK, FLAGS, SPAN, add_double
+from .sum_accumulator import BLOCK, FLAGS, SPAN, add_double, bit_length
 from .sum_rounding import FORMATS
 from .sums import split_rows
 
@@ -346,7 +346,7 @@ def finish_root(acc, precision, base, inf_bits, nan_bits, digits, root):  # type
     top = -1
     for k in range(digits.shape[0] - 1, -1, -1):
         if digits[k] != 0:
-            top = 32 * k + sum_rounding._bit_length(digits[k]) - 1
+            top = 32 * k + bit_length(digits[k]) - 1
             break
     if top < 0:
         return 0  # +0.0: every square is +0.0

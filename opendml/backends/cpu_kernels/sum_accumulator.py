@@ -63,6 +63,17 @@ def double_bits(typingctx, value):  # type: ignore[no-untyped-def]
     return types.int64(types.float64), codegen
 
 
+@intrinsic
+def bit_length(typingctx, value):  # type: ignore[no-untyped-def]
+    """The bit length of a nonnegative int64, as Python's ``int.bit_length`` (one count-leading-zeros instruction,
+    where a loop of shifts would take up to 63 steps)."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        i64 = ir.IntType(64)
+        zeros = builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+        return builder.sub(ir.Constant(i64, 64), zeros)
+    return types.int64(types.int64), codegen
+
+
 UNIT = 149  # the accumulator's unit: 2**-UNIT
 
 

@@ -10,23 +10,24 @@ import numpy as np
 from numba import njit
 
 from .jit import jit
-from .sum_accumulator import ABS, BINS, BLOCK, NONNEG, UNIT, WORDS, _slow_block, add_double, merge
+from .sum_accumulator import ABS, BINS, NONNEG, UNIT, WORDS, _slow_block, add_double, merge
 from .sum_rounding import _finished
 
-TILE = 1024  # columns summed side by side (their sums and bounds, 16 KiB, stay in the L1 cache)
-# Rows of a column block: each column's span is checked over its COLUMN_BLOCK elements, so it may span more than a
-# row block of BLOCK elements.
-COLUMN_BLOCK = 1 << 8
-COLUMN_SPAN = 29 - 8
+TILE = 4096  # columns summed side by side: rows read in runs of 16 KiB (their sums and bounds, 64 KiB, in L2)
+# Rows of a column block: each column's float64 sum of its COLUMN_BLOCK elements is exact where their span is at most
+# COLUMN_SPAN binades (24 + COLUMN_SPAN + 10 <= 53, as a row block's); a larger block adds to the accumulators less
+# often.
+COLUMN_BLOCK = 1 << 10
+COLUMN_SPAN = 29 - 10
 
 
 @njit(nogil=True, cache=True, fastmath={"reassoc"})
 def _columns_block(x, xb, r0, r1, c0, c1, absolute, s, his, los):  # type: ignore[no-untyped-def]
     """``s[c - c0]`` = the float64 sum of rows ``r0:r1`` of each column ``c0:c1`` of ``x`` (exact where the column's
     span allows, as ``sum_accumulator._fast_block``'s: each column sums at most ``COLUMN_BLOCK`` elements), and
-    ``his[c - c0]``, ``los[c - c0]`` the column's largest and smallest ``(bits << 1) - 1``. Eight rows at a time: their
-    bounds in one loop along the columns (integer lanes as wide as the vectors), then their sum, which joins ``s``
-    (any order of these additions is exact where the bounds allow)."""
+    ``his[c - c0]``, ``los[c - c0]`` the column's largest and smallest ``(bits << 1) - 1``. Eight rows at a time, their
+    bounds and their sum in one loop along the columns (any order of the additions is exact where the bounds
+    allow): each element is read from memory once, in runs as long as the tile's rows."""
     one = np.uint32(1)
     n = c1 - c0
     s[:n] = 0.0
@@ -36,26 +37,28 @@ def _columns_block(x, xb, r0, r1, c0, c1, absolute, s, his, los):  # type: ignor
     while r + 8 <= r1:
         b0, b1, b2, b3 = xb[r, c0:c1], xb[r + 1, c0:c1], xb[r + 2, c0:c1], xb[r + 3, c0:c1]
         b4, b5, b6, b7 = xb[r + 4, c0:c1], xb[r + 5, c0:c1], xb[r + 6, c0:c1], xb[r + 7, c0:c1]
-        for c in range(n):
-            a0, a1 = np.uint32(b0[c] << one), np.uint32(b1[c] << one)
-            a2, a3 = np.uint32(b2[c] << one), np.uint32(b3[c] << one)
-            a4, a5 = np.uint32(b4[c] << one), np.uint32(b5[c] << one)
-            a6, a7 = np.uint32(b6[c] << one), np.uint32(b7[c] << one)
-            his[c] = max(his[c], max(max(max(a0, a1), max(a2, a3)), max(max(a4, a5), max(a6, a7))))
-            los[c] = min(los[c], min(min(min(np.uint32(a0 - one), np.uint32(a1 - one)),
-                                         min(np.uint32(a2 - one), np.uint32(a3 - one))),
-                                     min(min(np.uint32(a4 - one), np.uint32(a5 - one)),
-                                         min(np.uint32(a6 - one), np.uint32(a7 - one)))))
         p0, p1, p2, p3 = x[r, c0:c1], x[r + 1, c0:c1], x[r + 2, c0:c1], x[r + 3, c0:c1]
         p4, p5, p6, p7 = x[r + 4, c0:c1], x[r + 5, c0:c1], x[r + 6, c0:c1], x[r + 7, c0:c1]
         if absolute:
             for c in range(n):
+                a0, a1 = np.uint32(b0[c] << one), np.uint32(b1[c] << one)
+                a2, a3 = np.uint32(b2[c] << one), np.uint32(b3[c] << one)
+                a4, a5 = np.uint32(b4[c] << one), np.uint32(b5[c] << one)
+                a6, a7 = np.uint32(b6[c] << one), np.uint32(b7[c] << one)
+                his[c] = max(his[c], _max8(a0, a1, a2, a3, a4, a5, a6, a7))
+                los[c] = min(los[c], _min8(a0, a1, a2, a3, a4, a5, a6, a7))
                 s[c] += ((abs(np.float64(p0[c])) + abs(np.float64(p1[c])))
                          + (abs(np.float64(p2[c])) + abs(np.float64(p3[c])))) \
                     + ((abs(np.float64(p4[c])) + abs(np.float64(p5[c])))
                        + (abs(np.float64(p6[c])) + abs(np.float64(p7[c]))))
         else:
             for c in range(n):
+                a0, a1 = np.uint32(b0[c] << one), np.uint32(b1[c] << one)
+                a2, a3 = np.uint32(b2[c] << one), np.uint32(b3[c] << one)
+                a4, a5 = np.uint32(b4[c] << one), np.uint32(b5[c] << one)
+                a6, a7 = np.uint32(b6[c] << one), np.uint32(b7[c] << one)
+                his[c] = max(his[c], _max8(a0, a1, a2, a3, a4, a5, a6, a7))
+                los[c] = min(los[c], _min8(a0, a1, a2, a3, a4, a5, a6, a7))
                 s[c] += ((np.float64(p0[c]) + np.float64(p1[c])) + (np.float64(p2[c]) + np.float64(p3[c]))) \
                     + ((np.float64(p4[c]) + np.float64(p5[c])) + (np.float64(p6[c]) + np.float64(p7[c])))
         r += 8
@@ -68,6 +71,19 @@ def _columns_block(x, xb, r0, r1, c0, c1, absolute, s, his, los):  # type: ignor
             los[c] = min(los[c], np.uint32(a - one))
             s[c] += abs(np.float64(p[c])) if absolute else np.float64(p[c])
         r += 1
+
+
+@njit(inline="always")
+def _max8(a0, a1, a2, a3, a4, a5, a6, a7):  # type: ignore[no-untyped-def]
+    return max(max(max(a0, a1), max(a2, a3)), max(max(a4, a5), max(a6, a7)))
+
+
+@njit(inline="always")
+def _min8(a0, a1, a2, a3, a4, a5, a6, a7):  # type: ignore[no-untyped-def]
+    """The smallest ``a - 1`` of eight uint32, wrapped to 32 bits (that of a zero is the largest)."""
+    one = np.uint32(1)
+    return min(min(min(np.uint32(a0 - one), np.uint32(a1 - one)), min(np.uint32(a2 - one), np.uint32(a3 - one))),
+               min(min(np.uint32(a4 - one), np.uint32(a5 - one)), min(np.uint32(a6 - one), np.uint32(a7 - one))))
 
 
 @jit
@@ -112,22 +128,29 @@ def sum_columns(x: np.ndarray, function: int, average: bool, out_dtype: np.dtype
 
 
 def column_accumulators(x: np.ndarray, function: int, threads: int) -> np.ndarray:
-    """``sum_columns``' accumulators (columns, ``WORDS``): tiles of ``TILE`` columns side by side, shared among the
-    threads; with fewer tiles than threads, the rows are split too and the partial sums merged (exactly)."""
+    """``sum_columns``' accumulators (columns, ``WORDS``): tiles of up to ``TILE`` columns side by side, shared among
+    the threads; with fewer tiles than threads, the rows are split too and the partial sums merged (exactly)."""
     from .threads import run_tasks
 
     n, cols = x.shape
-    width = min(TILE, max(64, -(-cols // (16 * max(1, threads))) * 16))  # a tile a thread where columns are few
+    width = min(TILE, cols)
     tiles = [(c0, min(cols, c0 + width)) for c0 in range(0, cols, width)]
-    parts = 1 if len(tiles) >= threads or n < 2 * BLOCK else min(threads, n // BLOCK)
+    parts = 1 if len(tiles) >= threads else max(1, min(threads, n // COLUMN_BLOCK))
     step = -(-n // parts)
-    step = -(-step // BLOCK) * BLOCK
+    step = -(-step // COLUMN_BLOCK) * COLUMN_BLOCK
     partial = np.zeros((parts, cols, WORDS), np.int64)
     tasks = [(x, p * step, min(n, (p + 1) * step), c0, c1, function, partial[p, c0:c1])
-             for p in range(parts) for c0, c1 in tiles]
+             for p in range(parts) for c0, c1 in tiles if p * step < n]
     run_tasks(_columns_task, tasks, threads)
-    accs = partial[0]
-    for p in range(1, parts):
-        for c in range(cols):
-            merge(accs[c], partial[p, c])
-    return accs
+    if parts > 1:
+        share = -(-cols // threads)
+        run_tasks(_merge_parts, [(partial, c, min(cols, c + share)) for c in range(0, cols, share)], threads)
+    return partial[0]
+
+
+@jit
+def _merge_parts(partial, c0, c1):  # type: ignore[no-untyped-def]
+    """``partial[0, c] += partial[p, c]`` for every part ``p`` and column ``c0 <= c < c1`` (exactly)."""
+    for c in range(c0, c1):
+        for p in range(1, partial.shape[0]):
+            merge(partial[0, c], partial[p, c])

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from .jit import jit
-from .sum_accumulator import FLAGS, UNIT, _carry
+from .sum_accumulator import FLAGS, UNIT, _carry, bit_length
 
 
 @jit
@@ -44,15 +44,6 @@ def _magnitude(acc, digits):  # type: ignore[no-untyped-def]
             digits[k] = -digits[k]
         _carry(digits)
     return negative
-
-
-@jit
-def _bit_length(v):  # type: ignore[no-untyped-def]
-    n = 0
-    while v:
-        v >>= 1
-        n += 1
-    return n
 
 
 @jit
@@ -84,7 +75,7 @@ def _round(digits, sticky, precision, base):  # type: ignore[no-untyped-def]
     top = -1
     for k in range(digits.shape[0] - 1, -1, -1):
         if digits[k] != 0:
-            top = 32 * k + _bit_length(digits[k]) - 1
+            top = 32 * k + bit_length(digits[k]) - 1
             break
     if top < 0:
         return 0, sticky

@@ -268,9 +268,9 @@ def _finish_log(terms: DataType | None, output: DataType) -> str:
         flags = f"        const bool nan = a[{NAN}] != 0 || a[{NINF}] != 0, pinf = a[{PINF}] != 0;\n"
         specials = """        double v;
         carry(d);
-        if (nan || d[FIN_DIGITS - 1] < 0) {
-            v = __longlong_as_double(0x7FF8000000000000ll);  // a NaN, -inf, or a negative sum
-        } else if (pinf || top_bit(d) < 0) {
+        if (nan || (!pinf && d[FIN_DIGITS - 1] < 0)) {
+            v = __longlong_as_double(0x7FF8000000000000ll);  // a NaN, -inf, or a negative sum without +inf
+        } else if (pinf || top_bit(d) < 0) {  // +inf whatever the finite elements' sum, else an exact zero
             v = pinf ? __longlong_as_double(0x7FF0000000000000ll) : -__longlong_as_double(0x7FF0000000000000ll);
         } else {
             v = log_of_digits(d, 149, 0.0, """
