@@ -242,18 +242,28 @@ def test_half_rows_with_specials(kernels: str) -> None:
         assert same(got, np.array(want, np.float16)), function
 
 
-def test_cuda_refuses_the_value_functions_it_does_not_lower_by_name() -> None:
-    """CUDA lowers SUM, AVERAGE, L1, SUM_SQUARE and L2 of floats, SUM and MULTIPLY, MAX and MIN
-    (tests/test_cuda_reduce.py); the backend refuses the rest, naming REDUCE and the function (CuPy imported, no GPU
-    needed)."""
-    pytest.importorskip("cupy")
-    from opendml.backends.cuda.backend import CudaBackend
-    from opendml.errors import KernelUnsupportedError
+def test_cuda_plans_every_value_function_and_type_the_table_allows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CUDA's REDUCE lowering (``reduce_plan.mode``, no CuPy needed) takes every value function of every input type
+    REDUCE's support table allows: none reaches the refusal, which names REDUCE, the function and the type."""
+    from opendml.backends.cuda import reduce_plan
+    from opendml.errors import KernelUnsupportedError, OpenDMLError
 
+    planned = set()
+    for function in ("SUM", "AVERAGE", "L1", "L2", "LOG_SUM", "LOG_SUM_EXP", "MAX", "MIN", "MULTIPLY", "SUM_SQUARE"):
+        for data_type in dml.DataType:
+            try:
+                operator = dml.Device().create_operator(dml.ReduceDesc(
+                    function, dml.TensorDesc(data_type.name, [2, 3]), dml.TensorDesc(data_type.name, [2, 1]), [1]))
+            except OpenDMLError:
+                continue
+            reduce_plan.mode(operator.kernel_spec)
+            planned.add((function, data_type.name))
+    assert {("LOG_SUM_EXP", "FLOAT16"), ("MULTIPLY", "UINT32"), ("MAX", "INT8"), ("L2", "FLOAT32")} <= planned
     spec = dml.Device().create_operator(dml.ReduceDesc("LOG_SUM", dml.TensorDesc("FLOAT32", [2, 3]),
                                                        dml.TensorDesc("FLOAT32", [2, 1]), [1])).kernel_spec
+    monkeypatch.setattr(reduce_plan, "FLOATS", frozenset())  # as if FLOAT32's sums were not lowered
     with pytest.raises(KernelUnsupportedError, match=r"^REDUCE: Function .*; got LOG_SUM of FLOAT32\.$"):
-        CudaBackend.compile_spec(None, None, spec, [None], dml.TensorDesc("FLOAT32", [2, 1]))  # type: ignore[arg-type]
+        reduce_plan.mode(spec)
 
 
 def _rows_of(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -282,6 +292,26 @@ def test_products_follow_the_tree_on_every_thread_count(kernels: str, shape: tup
     for threads in (1, 2, 3):
         got = dml.reduce(x, "MULTIPLY", axes, keepdims=False, device=dml.Device(threads=threads))
         assert same(got.ravel(), want), threads
+
+
+def test_column_products_of_every_length_follow_the_tree(kernels: str) -> None:
+    """MULTIPLY over the first axis (the column kernel's counter over the tree's leaves, eight at a time where all
+    eight rows exist): columns of lengths around every group of eight and power of two, with zeros, infinities and
+    NaN, on one and two threads, against the tree computed here. The order shows only in the double root before its
+    rounding (a FLOAT32 result hides almost every reordering): the Numba kernel's roots are compared too."""
+    rng = np.random.default_rng(17)
+    for n in (1, 2, 3, 7, 8, 9, 15, 16, 17, 24, 100, 1023, 1025):
+        x = (np.exp2(rng.uniform(-4, 4, (n, 37))) * np.where(rng.random((n, 37)) < 0.5, 1, -1)).astype(np.float32)
+        x[rng.integers(n), 3], x[rng.integers(n), 5], x[rng.integers(n), 8] = 0.0, np.inf, np.nan
+        roots = np.array([oracle_product(column, np.float64) for column in x.T])
+        for threads in (1, 2):
+            got = dml.reduce(x, "MULTIPLY", 0, keepdims=False, device=dml.Device(threads=threads))
+            with np.errstate(over="ignore"):  # a root past FLOAT32's range rounds to infinity
+                assert same(got, roots.astype(np.float32)), (n, threads)
+            if kernels == "numba":
+                from opendml.backends.cpu_kernels import products
+
+                assert same(products.column_products(x, threads), roots), (n, threads)
 
 
 @pytest.mark.parametrize(("shape", "axes"), [((3, 200001), (1,)), ((200001, 3), (0,)), ((300000,), (0,)),
