@@ -149,9 +149,17 @@ __device__ __forceinline__ unsigned int element(const {storage}* x, const unsign
 """
 
 
-def _exact_scan(bits: DataType, x: DataType) -> str:
+def _exact_scan(bits: DataType, x: DataType, warp: bool = False) -> str:
     """``scan``: ``element``'s bits (of type ``bits``) of ``j, j + step, ...`` below ``end`` added to the words
-    ``acc``; ``x`` the InputTensor's type."""
+    ``acc``; ``x`` the InputTensor's type; ``warp``: the rows family's scan, a warp's chunks together
+    (``_warp_exact_scan``)."""
+    source = _lane_exact_scan(bits, x)
+    if not warp:
+        return source
+    return source[:source.index("__device__ __forceinline__ void scan(")] + _warp_exact_scan(bits, x)
+
+
+def _lane_exact_scan(bits: DataType, x: DataType) -> str:
     storage = storage_type(x)
     if bits is DataType.FLOAT32:
         return f"""
@@ -251,6 +259,83 @@ __device__ __forceinline__ void scan(const {storage}* x, unsigned int j, const u
         }}
     }}
     if (other) atomicAdd(acc + {NONNEG}, 1ull);
+}}
+"""
+
+
+def _warp_exact_scan(bits: DataType, x: DataType) -> str:
+    """``scan`` of the rows family (a block's lanes on adjacent elements, ``step`` the block's width): as
+    ``_exact_scan``'s, but a warp's 32 chunks enter the digits as one float64 sum where the warp's elements together
+    sum exactly (their exponent fields span at most ``29 - ceil(log2(32 n))`` binades for ``n`` loads a lane:
+    ``sum_accumulator``'s argument over the warp's elements; FLOAT16: always, any 8192 of them summing exactly), the
+    lanes' sums added in any order by shuffles: three atomic additions a warp instead of a lane. Elsewhere each lane's
+    chunk enters alone, as ``_exact_scan``'s. The loops' counts are the warp's (its first lane's elements), so every
+    lane takes part in the shuffles; a lane past the end reads -0.0."""
+    storage = storage_type(x)
+    single = "0x80000000u" if bits is DataType.FLOAT32 else "0x8000u"
+    if bits is DataType.FLOAT32:
+        value = "(double)__uint_as_float(b[k])"
+        bounds = "hi = max(hi, b[k] << 1);\n                lo = min(lo, (b[k] << 1) - 1u);"
+        together = """const unsigned int emax = whi >> 24, emin = max((wlo + 1u) >> 24, 1u);
+        const unsigned int count = 32u - __clz(32u * n - 1u);  // ceil(log2(32 n)): the warp's elements at most
+        if (emax != 255u && emax - emin + count <= 29u) {"""
+        alone = """const unsigned int e1 = hi >> 24, e0 = max((lo + 1u) >> 24, 1u);
+            if (e1 != 255u && e1 - e0 <= """ + str(SPAN) + """u) {"""
+    else:
+        value = "(double)h2f((unsigned short)b[k])"
+        bounds = "hi = max(hi, b[k] & 0x7FFFu);"
+        together = "if (whi < 0x7C00u) {"
+        alone = "if (hi < 0x7C00u) {"
+    return f"""
+__device__ __forceinline__ unsigned int warp_max(unsigned int v) {{
+    for (int off = 16; off; off >>= 1) v = max(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+    return v;
+}}
+__device__ __forceinline__ unsigned int warp_min(unsigned int v) {{
+    for (int off = 16; off; off >>= 1) v = min(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+    return v;
+}}
+__device__ __forceinline__ void scan(const {storage}* x, const unsigned int j, const unsigned int end,
+                                     const unsigned int step, ull* acc, const float m) {{
+    const unsigned int lane = threadIdx.x & 31u;
+    unsigned int w = j - lane;  // the warp's first lane's element
+    unsigned int other = 0u;
+    while (w < end) {{
+        const unsigned int first = w + lane;
+        double s0 = 0.0, s1 = 0.0;
+        unsigned int hi = 0u, lo = 0xFFFFFFFFu, n = 0u;
+        for (; n < {THREAD_CHUNK}u && w < end; n += {LOADS}u) {{
+            unsigned int b[{LOADS}];
+            #pragma unroll
+            for (unsigned int k = 0; k < {LOADS}u; ++k) {{  // the loads first, all in flight
+                const unsigned int i = w + lane + k * step;
+                b[k] = i < end ? element(x, i, m) : {single};
+            }}
+            #pragma unroll
+            for (unsigned int k = 0; k < {LOADS}u; ++k) {{
+                if (k & 1u) s1 += {value};
+                else s0 += {value};
+                {bounds}
+                other |= b[k] ^ {single};
+            }}
+            w = end - w > {LOADS}u * step ? w + {LOADS}u * step : end;
+        }}
+        const unsigned int whi = warp_max(hi), wlo = warp_min(lo);
+        if (whi == 0u) continue;  // zeros only
+        {together}
+            double s = s0 + s1;
+            for (int off = 16; off; off >>= 1) s += __shfl_xor_sync(0xFFFFFFFFu, s, off);
+            if (lane == 0u && s != 0.0) add_double(acc, s);
+        }} else if (hi != 0u) {{
+            {alone}
+                const double s = s0 + s1;
+                if (s != 0.0) add_double(acc, s);
+            }} else {{
+                slow(x, first, min(w + lane, end), step, acc, m);
+            }}
+        }}
+    }}
+    if (__ballot_sync(0xFFFFFFFFu, other != 0u) && lane == 0u) atomicAdd(acc + {NONNEG}, 1ull);
 }}
 """
 
@@ -475,10 +560,10 @@ def _scan_functions(spec: KernelSpec, how: str, x: DataType, plan: ReducePlan) -
     assert spec.accumulation is not None
     function = spec.accumulation.function
     if how == "exact":
-        return _add_double(149) + _element(x, function == "L1", False) + _exact_scan(x, x)
+        return _add_double(149) + _element(x, function == "L1", False) + _exact_scan(x, x, plan.family == "rows")
     if how == "logsumexp":
         return (rounded_c.helpers([_EXP_NODE]) + _add_double(149) + _largest(x) + _element(x, False, True)
-                + _exact_scan(DataType.FLOAT32, x))
+                + _exact_scan(DataType.FLOAT32, x, plan.family == "rows"))
     if how == "squares":
         return _add_double(SQUARE_UNIT) + _squares_scan(x)
     if how == "product":
