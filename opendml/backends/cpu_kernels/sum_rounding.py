@@ -109,7 +109,10 @@ def finish(acc, count, average, precision, base, inf_bits, nan_bits, sign_bit, d
         digits[0] = 0
         digits[1] = 0
         r = 0
-        for k in range(top, -1, -1):
+        high = top
+        while high > 0 and digits[high] == 0:  # zero digits above the highest: zero quotient digits, no remainder
+            high -= 1
+        for k in range(high, -1, -1):
             cur = (r << 32) | digits[k]
             digits[k] = cur // count
             r = cur - digits[k] * count
