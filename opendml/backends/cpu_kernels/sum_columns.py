@@ -41,24 +41,14 @@ def _columns_block(x, xb, r0, r1, c0, c1, absolute, s, his, los):  # type: ignor
         p4, p5, p6, p7 = x[r + 4, c0:c1], x[r + 5, c0:c1], x[r + 6, c0:c1], x[r + 7, c0:c1]
         if absolute:
             for c in range(n):
-                a0, a1 = np.uint32(b0[c] << one), np.uint32(b1[c] << one)
-                a2, a3 = np.uint32(b2[c] << one), np.uint32(b3[c] << one)
-                a4, a5 = np.uint32(b4[c] << one), np.uint32(b5[c] << one)
-                a6, a7 = np.uint32(b6[c] << one), np.uint32(b7[c] << one)
-                his[c] = max(his[c], _max8(a0, a1, a2, a3, a4, a5, a6, a7))
-                los[c] = min(los[c], _min8(a0, a1, a2, a3, a4, a5, a6, a7))
+                _bounds8(his, los, c, b0[c], b1[c], b2[c], b3[c], b4[c], b5[c], b6[c], b7[c])
                 s[c] += ((abs(np.float64(p0[c])) + abs(np.float64(p1[c])))
                          + (abs(np.float64(p2[c])) + abs(np.float64(p3[c])))) \
                     + ((abs(np.float64(p4[c])) + abs(np.float64(p5[c])))
                        + (abs(np.float64(p6[c])) + abs(np.float64(p7[c]))))
         else:
             for c in range(n):
-                a0, a1 = np.uint32(b0[c] << one), np.uint32(b1[c] << one)
-                a2, a3 = np.uint32(b2[c] << one), np.uint32(b3[c] << one)
-                a4, a5 = np.uint32(b4[c] << one), np.uint32(b5[c] << one)
-                a6, a7 = np.uint32(b6[c] << one), np.uint32(b7[c] << one)
-                his[c] = max(his[c], _max8(a0, a1, a2, a3, a4, a5, a6, a7))
-                los[c] = min(los[c], _min8(a0, a1, a2, a3, a4, a5, a6, a7))
+                _bounds8(his, los, c, b0[c], b1[c], b2[c], b3[c], b4[c], b5[c], b6[c], b7[c])
                 s[c] += ((np.float64(p0[c]) + np.float64(p1[c])) + (np.float64(p2[c]) + np.float64(p3[c]))) \
                     + ((np.float64(p4[c]) + np.float64(p5[c])) + (np.float64(p6[c]) + np.float64(p7[c])))
         r += 8
@@ -71,6 +61,18 @@ def _columns_block(x, xb, r0, r1, c0, c1, absolute, s, his, los):  # type: ignor
             los[c] = min(los[c], np.uint32(a - one))
             s[c] += abs(np.float64(p[c])) if absolute else np.float64(p[c])
         r += 1
+
+
+@njit(inline="always")
+def _bounds8(his, los, c, b0, b1, b2, b3, b4, b5, b6, b7):  # type: ignore[no-untyped-def]
+    """Column ``c``'s bounds (``his``, ``los``) joined by eight more elements' bits."""
+    one = np.uint32(1)
+    a0, a1 = np.uint32(b0 << one), np.uint32(b1 << one)
+    a2, a3 = np.uint32(b2 << one), np.uint32(b3 << one)
+    a4, a5 = np.uint32(b4 << one), np.uint32(b5 << one)
+    a6, a7 = np.uint32(b6 << one), np.uint32(b7 << one)
+    his[c] = max(his[c], _max8(a0, a1, a2, a3, a4, a5, a6, a7))
+    los[c] = min(los[c], _min8(a0, a1, a2, a3, a4, a5, a6, a7))
 
 
 @njit(inline="always")
