@@ -16,6 +16,7 @@ are merged elsewhere (Dask's chunks) in ``sum_partials``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -91,22 +92,18 @@ def numba_reduction(spec: KernelSpec) -> Callable[..., None]:
     function = sum_accumulator.ABS if accumulation.function == "L1" else sum_accumulator.SUM
     average = accumulation.function == "AVERAGE"
 
-    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
-        n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
-        if n == 0 or (average and n >= 1 << 31):
+    def body(x: np.ndarray, n: int, out: np.ndarray, threads: int) -> None:
+        if average and n >= 1 << 31:
             fallback(x, out, threads)
             return
-        columns = _columns(x, accumulation.axes, n)
-        halves = _half_rows(x, accumulation.axes, n)
-        if halves is not None:
-            result = sum_halves.sum_half_rows(halves, function, average, out.dtype, threads)
-        elif columns is not None:
-            result = sum_columns.sum_columns(columns, function, average, out.dtype, threads)
-        else:
-            result = sums.sum_rows(_rows(x, accumulation.axes, n, threads), function, average, out.dtype, threads)
+        result = _by_layout(
+            x, accumulation.axes, n, threads,
+            lambda columns: sum_columns.sum_columns(columns, function, average, out.dtype, threads),
+            lambda rows: sums.sum_rows(rows, function, average, out.dtype, threads),
+            lambda halves: sum_halves.sum_half_rows(halves, function, average, out.dtype, threads))
         out[...] = result.reshape(out.shape)
 
-    return run
+    return _nonempty(accumulation, fallback, body)
 
 
 def _squares_run(accumulation: Accumulation, fallback: Callable[..., None]) -> Callable[..., None]:
@@ -114,23 +111,17 @@ def _squares_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
     rounded once (SUM_SQUARE) or their correctly rounded square roots (L2)."""
     from . import squares, sum_rounding
 
-    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
-        n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
-        if n == 0:
-            fallback(x, out, threads)
-            return
-        columns = _columns(x, accumulation.axes, n)
-        if columns is not None:
-            accs = squares.column_accumulators(columns, threads)
-        else:
-            accs = squares.row_accumulators(_rows(x, accumulation.axes, n, threads), threads)
+    def body(x: np.ndarray, n: int, out: np.ndarray, threads: int) -> None:
+        accs = _by_layout(x, accumulation.axes, n, threads,
+                          lambda columns: squares.column_accumulators(columns, threads),
+                          lambda rows: squares.row_accumulators(rows, threads))
         if accumulation.function == "L2":
             result = squares.roots(accs, out.dtype)
         else:
             result = sum_rounding._finished(accs, n, False, out.dtype, squares.UNIT, threads)
         out[...] = result.reshape(out.shape)
 
-    return run
+    return _nonempty(accumulation, fallback, body)
 
 
 def _log_sum_run(accumulation: Accumulation, fallback: Callable[..., None]) -> Callable[..., None]:
@@ -138,22 +129,16 @@ def _log_sum_run(accumulation: Accumulation, fallback: Callable[..., None]) -> C
     (``log_sums``: the reference's steps on the accumulator's digits): the reference's bits."""
     from . import log_sums, sum_accumulator, sum_columns, sum_halves, sums
 
-    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
-        n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
-        if n == 0:
-            fallback(x, out, threads)
-            return
-        columns = _columns(x, accumulation.axes, n)
-        halves = _half_rows(x, accumulation.axes, n)
-        if halves is not None:
-            accs = sum_halves.half_row_accumulators(halves, sum_accumulator.SUM, threads)
-        elif columns is not None:
-            accs = sum_columns.column_accumulators(columns, sum_accumulator.SUM, threads)
-        else:
-            accs = sums.row_accumulators(_rows(x, accumulation.axes, n, threads), sum_accumulator.SUM, threads)
+    add = sum_accumulator.SUM
+
+    def body(x: np.ndarray, n: int, out: np.ndarray, threads: int) -> None:
+        accs = _by_layout(x, accumulation.axes, n, threads,
+                          lambda columns: sum_columns.column_accumulators(columns, add, threads),
+                          lambda rows: sums.row_accumulators(rows, add, threads),
+                          lambda halves: sum_halves.half_row_accumulators(halves, add, threads))
         out[...] = log_sums.log_sums(accs, *_format(out.dtype), threads).astype(out.dtype).reshape(out.shape)
 
-    return run
+    return _nonempty(accumulation, fallback, body)
 
 
 def _format(dtype: np.dtype) -> tuple[int, int, float]:
@@ -170,16 +155,12 @@ def _log_sum_exp_run(accumulation: Accumulation, fallback: Callable[..., None]) 
     the same FLOAT32 differences, correctly rounded EXP, exact sum and correctly rounded ``m + ln S``)."""
     from . import logsumexp
 
-    def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
-        n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
-        if n == 0:
-            fallback(x, out, threads)
-            return
+    def body(x: np.ndarray, n: int, out: np.ndarray, threads: int) -> None:
         rows = _rows(x, accumulation.axes, n, threads)
         result = logsumexp.log_sum_exp_rows(rows, _format(out.dtype), threads)
         out[...] = result.astype(out.dtype).reshape(out.shape)
 
-    return run
+    return _nonempty(accumulation, fallback, body)
 
 
 def _order_run(accumulation: Accumulation) -> Callable[..., None]:
@@ -219,20 +200,43 @@ def _products_run(accumulation: Accumulation, fallback: Callable[..., None]) -> 
     (``products``: along rows, or along the columns of a first-axis reduction), rounded once to the output type."""
     from . import products
 
+    def body(x: np.ndarray, n: int, out: np.ndarray, threads: int) -> None:
+        result = _by_layout(x, accumulation.axes, n, threads,
+                            lambda columns: products.column_products(columns, threads),
+                            lambda rows: products.products(rows, threads))
+        with np.errstate(over="ignore"):  # a product past the output's range rounds to infinity
+            out[...] = result.astype(out.dtype).reshape(out.shape)
+
+    return _nonempty(accumulation, fallback, body)
+
+
+def _nonempty(accumulation: Accumulation, fallback: Callable[..., None],
+              body: Callable[[np.ndarray, int, np.ndarray, int], None]) -> Callable[..., None]:
+    """The call ``run(x, out, threads)``: ``fallback`` (the reference's) for a reduction over no elements, else
+    ``body(x, n, out, threads)``, ``n`` the elements each output reduces."""
+
     def run(x: np.ndarray, out: np.ndarray, threads: int) -> None:
         n = int(np.prod([x.shape[a] for a in accumulation.axes], dtype=np.int64))
         if n == 0:
             fallback(x, out, threads)
             return
-        columns = _columns(x, accumulation.axes, n)
-        if columns is not None:
-            result = products.column_products(columns, threads)
-        else:
-            result = products.products(_rows(x, accumulation.axes, n, threads), threads)
-        with np.errstate(over="ignore"):  # a product past the output's range rounds to infinity
-            out[...] = result.astype(out.dtype).reshape(out.shape)
+        body(x, n, out, threads)
 
     return run
+
+
+def _by_layout(x: np.ndarray, axes: Sequence[int], n: int, threads: int, on_columns: Callable[[np.ndarray], Any],
+               on_rows: Callable[[np.ndarray], Any], on_halves: Callable[[np.ndarray], Any] | None = None) -> Any:
+    """``x``'s reduction by its layout: ``on_halves`` of FLOAT16 rows where they are a view of its bits (and the
+    kernel takes them), ``on_columns`` of a first-axis reduction's FLOAT32 columns, else ``on_rows`` of FLOAT32 rows
+    (a copy where they are not a view)."""
+    halves = None if on_halves is None else _half_rows(x, axes, n)
+    if halves is not None and on_halves is not None:
+        return on_halves(halves)
+    columns = _columns(x, axes, n)
+    if columns is not None:
+        return on_columns(columns)
+    return on_rows(_rows(x, axes, n, threads))
 
 
 def _columns(x: np.ndarray, axes: Sequence[int], n: int) -> np.ndarray | None:

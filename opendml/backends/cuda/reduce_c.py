@@ -152,14 +152,14 @@ __device__ __forceinline__ unsigned int element(const {storage}* x, const unsign
 def _exact_scan(bits: DataType, x: DataType, warp: bool = False) -> str:
     """``scan``: ``element``'s bits (of type ``bits``) of ``j, j + step, ...`` below ``end`` added to the words
     ``acc``; ``x`` the InputTensor's type; ``warp``: the rows family's scan, a warp's chunks together
-    (``_warp_exact_scan``)."""
-    source = _lane_exact_scan(bits, x)
-    if not warp:
-        return source
-    return source[:source.index("__device__ __forceinline__ void scan(")] + _warp_exact_scan(bits, x)
+    (``_warp_exact_scan``), else each lane's chunks alone (``_lane_exact_scan``). Both read a chunk that does not sum
+    exactly again with ``slow``."""
+    return _slow_scan(bits, x) + (_warp_exact_scan if warp else _lane_exact_scan)(bits, x)
 
 
-def _lane_exact_scan(bits: DataType, x: DataType) -> str:
+def _slow_scan(bits: DataType, x: DataType) -> str:
+    """``slow``: a chunk read again, FLOAT32 by exponent bins of 16 binades, FLOAT16 its finite elements apart, the
+    specials counted."""
     storage = storage_type(x)
     if bits is DataType.FLOAT32:
         return f"""
@@ -178,6 +178,28 @@ __device__ __noinline__ void slow(const {storage}* x, unsigned int j, const unsi
     }}
     for (int k = 0; k < 16; ++k) if (bins[k] != 0.0) add_double(acc, bins[k]);
 }}
+"""
+    return f"""
+__device__ __noinline__ void slow(const {storage}* x, unsigned int j, const unsigned int end,
+                                  const unsigned int step, ull* acc, const float m) {{
+    double s = 0.0;
+    for (; j < end; j += step) {{
+        const unsigned int b = element(x, j, m);
+        if ((b & 0x7FFFu) >= 0x7C00u) {{
+            atomicAdd(acc + ((b & 0x7FFFu) > 0x7C00u ? {NAN} : ((b >> 15) ? {NINF} : {PINF})), 1ull);
+            continue;
+        }}
+        s += (double)h2f((unsigned short)b);
+    }}
+    if (s != 0.0) add_double(acc, s);
+}}
+"""
+
+
+def _lane_exact_scan(bits: DataType, x: DataType) -> str:
+    storage = storage_type(x)
+    if bits is DataType.FLOAT32:
+        return f"""
 __device__ __forceinline__ void scan(const {storage}* x, unsigned int j, const unsigned int end,
                                      const unsigned int step, ull* acc, const float m) {{
     unsigned int other = 0u;
@@ -215,19 +237,6 @@ __device__ __forceinline__ void scan(const {storage}* x, unsigned int j, const u
 }}
 """
     return f"""
-__device__ __noinline__ void slow(const {storage}* x, unsigned int j, const unsigned int end,
-                                  const unsigned int step, ull* acc, const float m) {{
-    double s = 0.0;
-    for (; j < end; j += step) {{
-        const unsigned int b = element(x, j, m);
-        if ((b & 0x7FFFu) >= 0x7C00u) {{
-            atomicAdd(acc + ((b & 0x7FFFu) > 0x7C00u ? {NAN} : ((b >> 15) ? {NINF} : {PINF})), 1ull);
-            continue;
-        }}
-        s += (double)h2f((unsigned short)b);
-    }}
-    if (s != 0.0) add_double(acc, s);
-}}
 __device__ __forceinline__ void scan(const {storage}* x, unsigned int j, const unsigned int end,
                                      const unsigned int step, ull* acc, const float m) {{
     unsigned int other = 0u;
