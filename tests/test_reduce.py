@@ -389,3 +389,48 @@ def test_first_axis_sums_on_every_thread_count_against_the_oracle(kernels: str, 
         for threads in (1, 2, 3):
             got = dml.reduce(x, function, 0, keepdims=False, device=dml.Device(threads=threads))
             assert same(got, want), (function, threads)
+
+
+def _of_field(field: int, significands: np.ndarray) -> np.ndarray:
+    """FLOAT32 values ``m * 2**(field - 150)`` of 24-bit significands ``m`` (normal fields)."""
+    return (significands.astype(np.float64) * 2.0 ** (field - 150)).astype(np.float32)
+
+
+def _wide_blocks() -> np.ndarray:
+    """Blocks of 1024 positive elements whose span (largest field ``E`` minus smallest ``e``) is past what one float64
+    sum holds: each built so that one group's float64 sum would need more than 53 bits, with an odd total, if the
+    elements were grouped otherwise than at the field ``E - 19`` (or, at span 40, grouped at all)."""
+    rng = np.random.default_rng(40)
+    top, odd = (lambda k: rng.integers((1 << 24) - 4096, 1 << 24, k)), (lambda k: rng.integers(1 << 22, 1 << 23, k) * 2 + 1)
+    e = 140
+    rows = [
+        # span 39: 600 of the largest field over the field below the split (E - 20), whose sum an upper group one
+        # field wider would have to hold: 2**53 units of that field and more, 401 odd elements
+        np.concatenate([_of_field(e, top(600)), _of_field(e - 20, odd(401)), _of_field(e - 39, odd(23))]),
+        # span 39: 800 elements at the split's field (E - 19), which a lower group one field wider would hold beside
+        # the smallest field's 223 odd elements
+        np.concatenate([_of_field(e, top(1)), _of_field(e - 19, top(800)), _of_field(e - 39, odd(223))]),
+        # span 40: two groups would not do (the lower one's span 20): 600 elements at E - 20, 423 odd at E - 40
+        np.concatenate([_of_field(e, top(1)), _of_field(e - 20, top(600)), _of_field(e - 40, odd(423))]),
+        # span 20, the smallest past one sum, and zeros among the lower group
+        np.concatenate([_of_field(e, top(500)), _of_field(e - 20, odd(501)), np.zeros(23, np.float32)]),
+    ]
+    return np.stack([rng.permutation(row) for row in rows])
+
+
+def test_wide_blocks_reach_the_accumulator_exactly() -> None:
+    """The accumulator itself, not its rounding (which hides an error far below the result's last bit): a block
+    whose span is past one float64 sum is summed as two groups split at ``E - 19``, or by bins where the span is past
+    39; rows and columns, SUM and L1, against the exact integer sum in units of ``2**-149``."""
+    if not cpu_kernels.numba_available():
+        pytest.skip("the accumulators are the Numba kernels'; the NumPy path keeps none")
+    from opendml.backends.cpu_kernels import sum_accumulator, sum_columns, sums
+
+    blocks = _wide_blocks()
+    for function, signs in ((sum_accumulator.SUM, 1), (sum_accumulator.ABS, -1)):
+        x = blocks * np.float32(signs)
+        want = [sum(Fraction(float(abs(v) if signs < 0 else v)) for v in row) * 2**149 for row in x]
+        for accs in (sums.row_accumulators(np.ascontiguousarray(x), function, 1),
+                     sum_columns.column_accumulators(np.ascontiguousarray(x.T), function, 1)):
+            got = [sum(int(acc[k]) << (32 * k) for k in range(sum_accumulator.DIGITS)) for acc in accs]
+            assert got == want, function

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from .jit import jit
-from .sum_accumulator import ABS, BINS, NONNEG, UNIT, WORDS, _slow_block, add_double, merge
+from .sum_accumulator import ABS, BINS, NONNEG, UNIT, WORDS, add_double, add_wide_block, merge
 from .sum_rounding import _finished
 
 TILE = 4096  # columns summed side by side: rows read in runs of 16 KiB (their sums and bounds, 64 KiB, in L2)
@@ -110,8 +110,10 @@ def _columns_task(x, r0, r1, c0, c1, function, accs):  # type: ignore[no-untyped
         _columns_block(x, xb, j0, j1, c0, c1, absolute, s, his, los)
         for c in range(c0, c1):
             acc = accs[c - c0]
-            if not _fits(his[c - c0], los[c - c0], COLUMN_SPAN):
-                _slow_block(x[j0:j1, c], xb[j0:j1, c], 0, j1 - j0, function, acc, bins)
+            hi, lo = his[c - c0], los[c - c0]
+            if not _fits(hi, lo, COLUMN_SPAN):  # a column block is no longer than a row block: the same groups
+                add_wide_block(x[j0:j1, c], xb[j0:j1, c], 0, j1 - j0, function, acc, bins, hi >> 24,
+                               max((lo + 1) >> 24, 1))
                 continue
             if s[c - c0] != 0.0:
                 acc[NONNEG] = 1

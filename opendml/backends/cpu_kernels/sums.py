@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .jit import jit
-from .sum_accumulator import ABS, AHEAD, BINS, BLOCK, SPAN, WORDS, _fast_block, accumulate, merge, prefetch_run
+from .sum_accumulator import ABS, BINS, BLOCK, SPAN, WORDS, _fast_block, accumulate, merge
 from .sum_rounding import _finished
 
 
@@ -23,8 +23,6 @@ def _rows_task(x, r0, r1, i0, i1, function, accs):  # type: ignore[no-untyped-de
     bins = np.zeros(BINS, np.float64)
     xb = x.view(np.uint32)
     for r in range(r0, r1):
-        if r + 1 < r1:  # the next row's first lines, which its own blocks ask for too late
-            prefetch_run(x[r + 1], i0, min(i0 + AHEAD, i1))
         accumulate(x[r], xb[r], i0, i1, function, accs[r - r0], bins)
 
 
