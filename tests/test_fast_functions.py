@@ -340,3 +340,48 @@ def test_gelus_erfcx_table_is_the_taylor_coefficients_rounded_once() -> None:
         for j in (0, 1, 17, 64, 200, table.shape[0] - 1):
             wanted = mpmath.taylor(lambda v: mpmath.exp(v * v) * mpmath.erfc(v), mpmath.mpf(j) / 32, table.shape[1] - 1)
             assert [float(c) for c in wanted] == table[j].tolist(), j
+
+
+def _midpoint_distance(y: float, precision: int, emin: int) -> float:
+    """The distance from the double ``y`` to the nearest midpoint of a format of ``precision`` significant bits and
+    smallest normal ``2**emin``, in ulps of ``y`` (exact: fractions)."""
+    from fractions import Fraction
+
+    v = abs(Fraction(y))
+    exponent = max(math.frexp(abs(y))[1] - 1, emin)
+    step = Fraction(2) ** (exponent - precision + 1)  # the format's spacing at v (the subnormals': the first binade's)
+    offset = v / step - math.floor(v / step)
+    return float(abs(offset - Fraction(1, 2)) * step / Fraction(math.ulp(y)))
+
+
+@pytest.mark.parametrize(("precision", "emin"), [(24, -126), (11, -14)], ids=["FLOAT32", "FLOAT16"])
+def test_the_rounding_test_flags_every_double_near_a_midpoint(precision: int, emin: int) -> None:
+    """The checked runs' test (``to_float32``, ``to_float16``) against the exact distance to the nearest midpoint:
+    every double within NEAR ulps of one is flagged, subnormal results too (a test of the fraction's low bits alone
+    misses them); at or above the smallest normal value it flags exactly those, and a zero never."""
+    from opendml.backends.cpu_kernels import fast_functions
+    from opendml.rounded import NEAR
+
+    flag = (lambda y: fast_functions.to_float32(y, True)[1]) if precision == 24 else (
+        lambda y: fast_functions.to_float16(y, True)[1])
+    rng = np.random.default_rng(precision)
+    cases = []
+    for exponent in list(range(emin - precision + 1, emin + 3)) + list(rng.integers(emin, 16, 12)):
+        step = 2.0 ** (max(int(exponent), emin) - precision + 1)
+        for _ in range(4):
+            grid = float(rng.integers(1 << (precision - 1), 1 << precision)) * step if exponent >= emin else \
+                float(rng.integers(0, 1 << (precision - 1))) * 2.0 ** (emin - precision + 1)
+            midpoint = grid + step / 2 if exponent >= emin else grid + 2.0 ** (emin - precision)
+            for k in (0, 1, 7, NEAR - 1, NEAR, NEAR + 1, NEAR + 2, 3 * NEAR, 1000):
+                for sign in (1, -1):
+                    y = midpoint
+                    for _ in range(k):
+                        y = math.nextafter(y, sign * math.inf)
+                    cases.append(y)
+    cases += [0.0, -0.0, 2.0 ** (emin - 60), 2.0**emin, 2.0 ** (emin - 1)]
+    for y in cases:
+        near = _midpoint_distance(y, precision, emin) <= NEAR if y else False
+        got = bool(flag(np.float64(y)))
+        assert got or not near, y  # never a miss
+        if abs(y) >= 2.0**emin or y == 0:
+            assert got == near, y

@@ -25,6 +25,7 @@ inline = njit(nogil=True, cache=True, inline="always")
 _FLOAT32 = PRECISIONS["FLOAT32"]
 _BASE, _LOWEST = _FLOAT32.base, _FLOAT32.lowest
 _BASE16, _LOWEST16 = PRECISIONS["FLOAT16"].base, PRECISIONS["FLOAT16"].lowest
+_SMALLEST, _SMALLEST16 = 2.0 ** (_LOWEST - 1023), 2.0 ** (_LOWEST16 - 1023)  # the formats' smallest normal values
 FRACTION = (1 << 52) - 1  # a double's fraction field
 MAGIC = 1.5 * 2.0**52  # adding it rounds to an integer kept in the low bits
 MAGIC_BITS = int(np.float64(MAGIC).view(np.int64))
@@ -42,9 +43,25 @@ def _near(y, base, lowest):  # type: ignore[no-untyped-def]
 
 
 @inline
+def _near_grid(y, base, smallest):  # type: ignore[no-untyped-def]
+    """Whether the double ``y`` may lie within NEAR ulps of a midpoint of a format of ``53 - base`` significant bits
+    whose smallest normal value is ``smallest``: ``_near``'s test, in a handful of vector operations. Where ``|y| >=
+    smallest`` it is ``_near``'s: the low ``base`` bits of ``y``'s fraction against a half (``(L + NEAR - half) mod
+    2**base <= 2 NEAR`` is ``|L - half| <= NEAR``). Below, ``smallest`` is added first: the sum lies in the first
+    binade, whose ulp at the format's precision is the subnormals' own, so its low bits measure the distance to the
+    subnormals' midpoints in ulps of that binade's doubles, at least twice ``y``'s (the addition's rounding moves it
+    by at most half of one): a ``y`` within NEAR of its own ulps of a midpoint is still flagged, and a zero is not.
+    Past the format's top, the low bits say nothing, and the result (an infinity) needs no test."""
+    a = abs(y)
+    z = a + (smallest if a < smallest else 0.0)
+    half = 1 << (base - 1)
+    return ((_double_bits(z) + (NEAR - half)) & ((1 << base) - 1)) <= 2 * NEAR
+
+
+@inline
 def near_float32(y):  # type: ignore[no-untyped-def]
-    """Whether the double ``y`` (finite, nonzero, below 2**128) lies within NEAR ulps of a FLOAT32 midpoint."""
-    return _near(y, _BASE, _LOWEST)
+    """Whether the double ``y`` (finite) may lie within NEAR ulps of a FLOAT32 midpoint (``_near_grid``)."""
+    return _near_grid(y, _BASE, _SMALLEST)
 
 
 @inline
@@ -57,7 +74,7 @@ def to_float32(y, inside):  # type: ignore[no-untyped-def]
 def to_float16(y, inside):  # type: ignore[no-untyped-def]
     """The evaluation ``y`` rounded once to FLOAT16 and held as a float32 (at or past FLOAT16's top, an infinity:
     such a double is past the last midpoint or near it), and whether to redo it."""
-    return round_double_to_half(y), _near(y, _BASE16, _LOWEST16) | (not inside)
+    return round_double_to_half(y), _near_grid(y, _BASE16, _SMALLEST16) | (not inside)
 
 
 SPLIT = 134217729.0  # 2**27 + 1, Veltkamp's constant
