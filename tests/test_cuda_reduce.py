@@ -22,7 +22,7 @@ import opendml as dml
 from opendml import DataType as T
 from opendml import TensorDesc
 from opendml import expr as ex
-from opendml.backends.cuda import reduce_plan, reduce_stages
+from opendml.backends.cuda import reduce_c, reduce_plan, reduce_stages
 from opendml.errors import KernelUnsupportedError
 from opendml.kernels.spec import Accumulation, KernelSpec
 from tests.conftest import CUDA_MISSING
@@ -462,6 +462,20 @@ def test_a_plan_whose_digits_could_overflow_is_refused_by_name() -> None:
         reduce_plan.check_plan("REDUCE", reduce_plan.ReducePlan("columns", 1 << 26, 1, 1, 1 << 26))
     with pytest.raises(KernelUnsupportedError, match=r"fewer than 2\*\*32 - 256 reduced elements"):
         reduce_plan.check_plan("REDUCE", reduce_plan.ReducePlan("rows", 1, (1 << 32) - 1, 1, (1 << 32) - 1))
+
+
+def test_the_rows_warps_test_short_chunks_unless_an_outputs_chunks_would_pass_the_bound() -> None:
+    """The rows family's lanes add WARP_CHUNK elements before their warp's span test (a lane adding alone adds once a
+    chunk); an output so long that its chunks of WARP_CHUNK could overflow the digits takes THREAD_CHUNK, so every
+    length the digits' bound allowed before is still planned, and the scan's source says which."""
+    short = reduce_plan.ReducePlan("rows", 1056, 1 << 18, 1, 1 << 28)
+    longest = reduce_plan.ReducePlan("rows", 2112, 1 << 21, 1, (1 << 32) - 512)
+    assert reduce_plan.warp_chunk(short) == reduce_plan.WARP_CHUNK < reduce_plan.THREAD_CHUNK
+    assert reduce_plan.warp_chunk(longest) == reduce_plan.THREAD_CHUNK
+    for plan in (short, longest):
+        reduce_plan.check_plan("REDUCE", plan)
+        assert f"n < {reduce_plan.warp_chunk(plan)}u && w < end" in reduce_c._warp_exact_scan(
+            T.FLOAT32, T.FLOAT32, reduce_plan.warp_chunk(plan))
 
 
 @pytest.mark.parametrize(("function", "t"), [("SUM", T.INT16), ("MULTIPLY", T.UINT8)])

@@ -90,6 +90,7 @@ from .reduce_plan import (
     ReducePlan,
     mode,
     tree_sizes,
+    warp_chunk,
 )
 from .reduce_plan import (
     THREAD_LOADS as LOADS,
@@ -149,12 +150,12 @@ __device__ __forceinline__ unsigned int element(const {storage}* x, const unsign
 """
 
 
-def _exact_scan(bits: DataType, x: DataType, warp: bool = False) -> str:
+def _exact_scan(bits: DataType, x: DataType, warp: int = 0) -> str:
     """``scan``: ``element``'s bits (of type ``bits``) of ``j, j + step, ...`` below ``end`` added to the words
-    ``acc``; ``x`` the InputTensor's type; ``warp``: the rows family's scan, a warp's chunks together
-    (``_warp_exact_scan``), else each lane's chunks alone (``_lane_exact_scan``). Both read a chunk that does not sum
+    ``acc``; ``x`` the InputTensor's type; ``warp``: the rows family's scan, a warp's chunks of ``warp`` elements a lane
+    together (``_warp_exact_scan``), else (0) each lane's chunks alone (``_lane_exact_scan``). Both read a chunk that does not sum
     exactly again with ``slow``."""
-    return _slow_scan(bits, x) + (_warp_exact_scan if warp else _lane_exact_scan)(bits, x)
+    return _slow_scan(bits, x) + (_warp_exact_scan(bits, x, warp) if warp else _lane_exact_scan(bits, x))
 
 
 def _slow_scan(bits: DataType, x: DataType) -> str:
@@ -272,12 +273,13 @@ __device__ __forceinline__ void scan(const {storage}* x, unsigned int j, const u
 """
 
 
-def _warp_exact_scan(bits: DataType, x: DataType) -> str:
+def _warp_exact_scan(bits: DataType, x: DataType, chunk: int) -> str:
     """``scan`` of the rows family (a block's lanes on adjacent elements, ``step`` the block's width): as
     ``_exact_scan``'s, but a warp's 32 chunks enter the digits as one float64 sum where the warp's elements together
     sum exactly (their exponent fields span at most ``29 - ceil(log2(32 n))`` binades for ``n`` loads a lane:
-    ``sum_accumulator``'s argument over the warp's elements; FLOAT16: always, any 8192 of them summing exactly), the
-    lanes' sums added in any order by shuffles: three atomic additions a warp instead of a lane. Elsewhere each lane's
+    ``sum_accumulator``'s argument over the warp's elements, ``n`` at most ``chunk``: ``reduce_plan.warp_chunk``;
+    FLOAT16: always, any 8192 of them summing exactly), the lanes' sums added in any order by shuffles: three atomic
+    additions a warp instead of a lane. Elsewhere each lane's
     chunk enters alone, as ``_exact_scan``'s. The loops' counts are the warp's (its first lane's elements), so every
     lane takes part in the shuffles; a lane past the end reads -0.0."""
     storage = storage_type(x)
@@ -313,7 +315,7 @@ __device__ __forceinline__ void scan(const {storage}* x, const unsigned int j, c
         const unsigned int first = w + lane;
         double s0 = 0.0, s1 = 0.0;
         unsigned int hi = 0u, lo = 0xFFFFFFFFu, n = 0u;
-        for (; n < {THREAD_CHUNK}u && w < end; n += {LOADS}u) {{
+        for (; n < {chunk}u && w < end; n += {LOADS}u) {{
             unsigned int b[{LOADS}];
             #pragma unroll
             for (unsigned int k = 0; k < {LOADS}u; ++k) {{  // the loads first, all in flight
@@ -565,14 +567,19 @@ __device__ __forceinline__ float largest(const ull* order, const unsigned int o)
 """
 
 
+def _rows_chunk(plan: ReducePlan) -> int:
+    """The warp's chunk of the rows family's exact scan (``_warp_exact_scan``); 0: the columns family's lanes alone."""
+    return warp_chunk(plan) if plan.family == "rows" else 0
+
+
 def _scan_functions(spec: KernelSpec, how: str, x: DataType, plan: ReducePlan) -> str:
     assert spec.accumulation is not None
     function = spec.accumulation.function
     if how == "exact":
-        return _add_double(149) + _element(x, function == "L1", False) + _exact_scan(x, x, plan.family == "rows")
+        return _add_double(149) + _element(x, function == "L1", False) + _exact_scan(x, x, _rows_chunk(plan))
     if how == "logsumexp":
         return (rounded_c.helpers([_EXP_NODE]) + _add_double(149) + _largest(x) + _element(x, False, True)
-                + _exact_scan(DataType.FLOAT32, x, plan.family == "rows"))
+                + _exact_scan(DataType.FLOAT32, x, _rows_chunk(plan)))
     if how == "squares":
         return _add_double(SQUARE_UNIT) + _squares_scan(x)
     if how == "product":

@@ -26,6 +26,10 @@ NAN, PINF, NINF, NONNEG = DIGITS, DIGITS + 1, DIGITS + 2, DIGITS + 3
 THREAD_CHUNK = 256  # elements a thread sums in float64 before they enter the digits
 THREAD_LOADS = 8  # elements a thread loads at once (all in flight) before it adds them
 SPAN = 29 - 8  # binades a chunk of THREAD_CHUNK FLOAT32 elements may span and still sum exactly
+# Elements a lane of the rows family adds before its warp tests whether the warp's elements sum exactly together
+# (``reduce_c._warp_exact_scan``: a span of at most 29 - log2(32 WARP_CHUNK) binades, 18 here, where random normal
+# samples of 2048 almost always fit; 8192 of them (THREAD_CHUNK) fit 16 binades in about half the warps).
+WARP_CHUNK = 64
 # Blocks per multiprocessor a row scan aims for, the fewest elements a row's piece holds, and the threads per
 # multiprocessor a column scan aims for (rows split into pieces where the outputs are fewer).
 ROW_BLOCKS_PER_SM = 8
@@ -176,9 +180,18 @@ def scratch_words(plan: ReducePlan, how: str) -> int:
 MOST_CHUNKS = 1 << 25  # chunks an output's digits take without a carry (the module's docstring)
 
 
+def warp_chunk(plan: ReducePlan) -> int:
+    """Elements a lane of the rows family adds before its warp's span test: WARP_CHUNK, or THREAD_CHUNK where an
+    output's chunks of WARP_CHUNK would pass MOST_CHUNKS (a lane adding alone adds once a chunk)."""
+    if plan.length // WARP_CHUNK + plan.splits * BLOCK <= MOST_CHUNKS:
+        return WARP_CHUNK
+    return THREAD_CHUNK
+
+
 def check_plan(operator: str, plan: ReducePlan, how: str = "exact") -> None:
     """Refuse, by name, a reduction whose digits could overflow before the finish pass (an output's chunks: its
-    elements / THREAD_CHUNK, and one more a thread's piece; sums of squares: at most two additions an element)
+    elements / THREAD_CHUNK (the rows family: ``warp_chunk``), and one more a thread's piece; sums of squares: at most
+    two additions an element)
     or whose indices would wrap (32-bit counters)."""
     if how == "squares" and plan.length + BLOCK > MOST_SQUARES:
         raise kernel_unsupported(operator, "InputTensor.Sizes", f"must give at most {MOST_SQUARES - BLOCK} reduced "
@@ -187,7 +200,8 @@ def check_plan(operator: str, plan: ReducePlan, how: str = "exact") -> None:
     if plan.tree:
         chunks = 0  # no digits: the tree's nodes are products
     else:
-        chunks = plan.length // THREAD_CHUNK + plan.splits * (BLOCK if plan.family == "rows" else 1)
+        chunk = warp_chunk(plan) if plan.family == "rows" else THREAD_CHUNK
+        chunks = plan.length // chunk + plan.splits * (BLOCK if plan.family == "rows" else 1)
     if chunks > MOST_CHUNKS or plan.length + BLOCK >= 1 << 32:
         raise kernel_unsupported(operator, "InputTensor.Sizes", f"must give at most {MOST_CHUNKS} chunks of "
                                  f"{THREAD_CHUNK} elements an output and fewer than 2**32 - {BLOCK} reduced elements "
