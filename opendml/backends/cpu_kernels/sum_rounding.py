@@ -139,7 +139,7 @@ def _finish_rows(accs, out, count, average, precision, base, inf_bits, nan_bits,
         out[r] = finish(accs[r], count, average, precision, base, inf_bits, nan_bits, sign_bit, digits)
 
 
-FINISH_SHARE = 1024  # accumulators a thread rounds at least (about 0.1 microsecond each)
+FINISH_SHARE = 256  # accumulators a thread rounds at least (about 0.1 microsecond each)
 
 
 def _finished(accs: np.ndarray, count: int, average: bool, out_dtype: np.dtype, unit: int = UNIT,
