@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 from ....kernels.cache import use_for_numba
@@ -102,6 +104,25 @@ def split(a):  # type: ignore[no-untyped-def]
     t = a * SPLIT
     top = t - (t - a)
     return top, a - top
+
+
+@intrinsic
+def fma(typingctx, a, b, c):  # type: ignore[no-untyped-def]
+    """``a * b + c`` of float64s rounded once (LLVM's ``llvm.fma``: the CPU's fused multiply-add where it has one,
+    which vectorizes, else a correctly rounded library call). One rounding where ``a * b + c`` written out has two:
+    an evaluation in them is at least as accurate as its bound, proven for the written-out form, allows (the bounds
+    add the roundings' errors; a fused step leaves one of them out), and takes half the operations. Never for the
+    error-free transformations (``two_sum``, ``split``...), whose exactness rests on each rounding as written."""
+    if not (a == b == c == types.float64):
+        return None
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        double = ir.DoubleType()
+        function = cgutils.get_or_insert_function(builder.module, ir.FunctionType(double, [double] * 3),
+                                                  "llvm.fma.f64")
+        return builder.call(function, args)
+
+    return types.float64(types.float64, types.float64, types.float64), codegen
 
 
 @intrinsic
