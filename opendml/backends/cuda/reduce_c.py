@@ -152,9 +152,9 @@ __device__ __forceinline__ unsigned int element(const {storage}* x, const unsign
 
 def _exact_scan(bits: DataType, x: DataType, warp: int = 0) -> str:
     """``scan``: ``element``'s bits (of type ``bits``) of ``j, j + step, ...`` below ``end`` added to the words
-    ``acc``; ``x`` the InputTensor's type; ``warp``: the rows family's scan, a warp's chunks of ``warp`` elements a lane
-    together (``_warp_exact_scan``), else (0) each lane's chunks alone (``_lane_exact_scan``). Both read a chunk that does not sum
-    exactly again with ``slow``."""
+    ``acc``; ``x`` the InputTensor's type; ``warp``: the rows family's scan, a warp's chunks of ``warp`` elements a
+    lane together (``_warp_exact_scan``), else (0) each lane's chunks alone (``_lane_exact_scan``). Both read a chunk
+    that does not sum exactly again with ``slow``."""
     return _slow_scan(bits, x) + (_warp_exact_scan(bits, x, warp) if warp else _lane_exact_scan(bits, x))
 
 
